@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recording core: the API every in-process source (preload/, nvtx, cupti,
+ * counters) writes through. Lives in liblatprof_core.so so that one process
+ * has exactly one log no matter how many sources are loaded.
+ *
+ * Rules for callers (all run inside the app):
+ *  - lp_rec_begin()/lp_rec_commit() are the hot path: no locks, no malloc,
+ *    no syscalls once the thread holds a chunk. A NULL return means the
+ *    record was dropped (and counted); the caller just carries on.
+ *  - Nothing here changes errno.
+ *  - Everything is a no-op until lp_core_init() succeeded (LATPROF_DIR set).
+ */
+#ifndef LP_CORE_H
+#define LP_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "lp_log_format.h"
+
+#define LP_EXPORT __attribute__((visibility("default")))
+
+/* Open this process's log (idempotent; thread-safe). Returns 0 or -errno. */
+LP_EXPORT int lp_core_init(void);
+/* True once the log is open in this process. */
+LP_EXPORT int lp_core_active(void);
+/* Call in the child right after fork(): the child gets a log of its own. */
+LP_EXPORT void lp_core_after_fork_child(void);
+/* Write the exit record and mark the log closed. Safe to call twice. */
+LP_EXPORT void lp_core_exit(int status, unsigned how);
+/* Before exec*(): record it; the new image opens a fresh log. */
+LP_EXPORT void lp_core_before_exec(const char *path);
+/* Append a module snapshot (dl_iterate_phdr) so stacks can be symbolized. */
+LP_EXPORT void lp_core_record_modules(void);
+
+/*
+ * Reserve a record of `payload` bytes of type `type` with header aux
+ * `aux`; returns the payload (zero-filled is NOT guaranteed) or NULL.
+ * Must be followed by lp_rec_commit() on the same thread before any other
+ * lp_rec_begin(). Signal handlers that interrupt a begin/commit pair get
+ * NULL (counted as dropped) instead of corrupting the record.
+ */
+LP_EXPORT void *lp_rec_begin(uint16_t type, uint32_t aux, size_t payload);
+LP_EXPORT void lp_rec_commit(void);
+
+/* Intern a string/stack for this process: returns its id (> 0), writing
+ * its definition record the first time; 0 if it could not be recorded. */
+LP_EXPORT uint32_t lp_intern_string(const char *s, size_t len);
+LP_EXPORT uint32_t lp_intern_stack(const uint64_t *pcs, unsigned n);
+
+/* Capture the caller's stack (skipping `skip` innermost frames) and intern
+ * it. Returns the stack id or 0. */
+LP_EXPORT uint32_t lp_capture_stack(unsigned skip);
+
+/* Cached kernel thread id of the calling thread (reset after fork). */
+LP_EXPORT uint32_t lp_tid(void);
+
+/* The one clock: CLOCK_MONOTONIC nanoseconds (vDSO, no syscall). */
+static inline uint64_t lp_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#endif

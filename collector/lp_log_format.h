@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-process event log: the one contract between the code that runs
+ * inside the app (collector/, preload/) and the importer (analyze/).
+ * Documented field by field in schemas/eventlog.md; bump LP_LOG_VERSION on
+ * any layout change so an old importer refuses a new log instead of
+ * misreading it.
+ *
+ * Layout: [file header, LP_LOG_HEADER_SIZE bytes][chunk 0][chunk 1]...
+ * Every chunk is chunk_size bytes: a chunk header, then 8-byte aligned
+ * records. A chunk has one writer at a time (a thread); the writer publishes
+ * `committed` with a release store after each whole record, so a reader that
+ * loads it with acquire semantics never sees a torn record. All integers are
+ * little-endian (the writer is the host; the importer checks the byte-order
+ * mark).
+ */
+#ifndef LP_LOG_FORMAT_H
+#define LP_LOG_FORMAT_H
+
+#include <stdint.h>
+
+#define LP_LOG_MAGIC "LPLOG\0\r\n"
+#define LP_LOG_VERSION 1u
+#define LP_LOG_BOM 0x01020304u
+#define LP_LOG_HEADER_SIZE 4096u
+#define LP_CHUNK_MAGIC 0x4b43504cu /* "LPCK" */
+#define LP_REC_ALIGN 8u
+
+/* Header flags. */
+#define LP_LOGF_CLOSED 0x1u /* the process ran its exit path */
+
+enum lp_clock_kind {
+	LP_CLOCK_MONOTONIC_NS = 1, /* timestamps are CLOCK_MONOTONIC ns */
+};
+
+struct lp_log_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t bom;
+	uint32_t header_size;
+	uint32_t chunk_size;
+	uint32_t max_chunks;
+	uint32_t clock_kind;
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t start_ns;	   /* CLOCK_MONOTONIC at log creation */
+	uint64_t start_realtime_ns; /* CLOCK_REALTIME at the same moment */
+	/* Updated by the app while it runs (atomics). */
+	uint32_t n_chunks;	   /* chunks handed out (may exceed max: then dropped) */
+	uint32_t flags;
+	uint64_t dropped_records;  /* records not written: no chunk, reentrancy */
+	uint64_t dropped_chunks;   /* chunk allocations that failed (disk full) */
+	uint64_t dropped_strings;  /* intern table full */
+	uint64_t exit_ns;	   /* set with LP_LOGF_CLOSED */
+	char reserved[LP_LOG_HEADER_SIZE - 96];
+};
+_Static_assert(sizeof(struct lp_log_header) == LP_LOG_HEADER_SIZE, "header size");
+
+struct lp_chunk_header {
+	uint32_t magic;	    /* LP_CHUNK_MAGIC once the chunk is usable */
+	uint32_t index;	    /* position in the file */
+	uint64_t committed; /* bytes of whole records after this header */
+};
+_Static_assert(sizeof(struct lp_chunk_header) == 16, "chunk header size");
+
+/* Every record starts with this; size covers header and payload, is a
+ * multiple of LP_REC_ALIGN and never 0. */
+struct lp_rec_header {
+	uint16_t type;
+	uint16_t size;
+	uint32_t aux; /* type-specific small field (see each record) */
+};
+_Static_assert(sizeof(struct lp_rec_header) == 8, "record header size");
+
+/*
+ * Record types. Each source owns a range so sources can grow independently:
+ *   1..31 core, 32..63 NVTX, 64..127 CUDA/CUPTI, 128..159 counters.
+ * An importer skips (and counts) types it does not know.
+ */
+enum lp_rec_type {
+	LP_REC_CTX = 1,		/* aux = tid; u64 seq: records that follow belong to tid */
+	LP_REC_STRING = 2,	/* aux = length; lp_rec_string + bytes */
+	LP_REC_STACK = 3,	/* aux = frame count; lp_rec_stack + u64 pcs */
+	LP_REC_MODULE = 4,	/* aux = path length; lp_rec_module + path */
+	LP_REC_PROC_START = 5,	/* aux = cmdline length; lp_rec_proc_start + argv */
+	LP_REC_PROC_EXIT = 6,	/* lp_rec_proc_exit */
+	LP_REC_EXEC = 7,	/* aux = path length; lp_rec_exec + path */
+	LP_REC_THREAD_START = 8, /* lp_rec_thread_start */
+	LP_REC_THREAD_NAME = 9,	/* lp_rec_thread_name */
+	LP_REC_THREAD_END = 10,	/* lp_rec_thread_end */
+	LP_REC_LOCK_WAIT = 11,	/* aux = lp_lock_kind; lp_rec_lock_wait */
+	LP_REC_COND_WAIT = 12,	/* aux = lp_cond_kind; lp_rec_cond_wait */
+	LP_REC_CHILD_STATUS = 13, /* lp_rec_child_status: a wait() result */
+	LP_REC_CORE_LAST = 31,
+
+	LP_REC_NVTX_FIRST = 32,
+	LP_REC_NVTX_LAST = 63,
+	LP_REC_CUDA_FIRST = 64,
+	LP_REC_CUDA_LAST = 127,
+	LP_REC_COUNTERS_FIRST = 128,
+	LP_REC_COUNTERS_LAST = 159,
+};
+
+/* A CTX record opens each stretch of records one thread wrote into a chunk;
+ * seq grows across the process, so sorting stretches by seq restores each
+ * thread's order even when chunks are reused out of index order. */
+struct lp_rec_ctx {
+	uint64_t seq;
+};
+
+struct lp_rec_string {
+	uint32_t id; /* per-process, > 0 */
+	uint32_t pad;
+	/* char bytes[aux], not NUL-terminated */
+};
+
+struct lp_rec_stack {
+	uint32_t id; /* per-process, > 0 */
+	uint32_t pad;
+	/* uint64_t pcs[aux], innermost first */
+};
+
+struct lp_rec_module {
+	uint64_t load_bias; /* dlpi_addr: address = bias + ELF vaddr */
+	uint64_t start;	    /* lowest mapped PT_LOAD address */
+	uint64_t end;	    /* one past the highest */
+	/* char path[aux] */
+};
+
+struct lp_rec_proc_start {
+	uint64_t ts;
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t realtime_ns;
+	/* char argv[aux]: arguments, each NUL-terminated */
+};
+
+enum lp_exit_how {
+	LP_EXIT_RETURN = 1, /* exit()/return from main: status valid */
+	LP_EXIT_UNDERSCORE = 2, /* _exit()/_Exit() */
+	LP_EXIT_SIGNAL = 3,	/* fatal signal observed in-process */
+	LP_EXIT_DESTRUCTOR = 4, /* ran exit handlers; status unknown in-process */
+};
+
+struct lp_rec_proc_exit {
+	uint64_t ts;
+	int32_t status;
+	uint32_t how; /* lp_exit_how */
+};
+
+struct lp_rec_exec {
+	uint64_t ts;
+	/* char path[aux] */
+};
+
+struct lp_rec_thread_start {
+	uint64_t ts;
+	uint32_t tid;
+	uint32_t parent_tid; /* creator, 0 for the main thread */
+};
+
+struct lp_rec_thread_name {
+	uint64_t ts;
+	uint32_t tid;
+	uint32_t name; /* string id */
+};
+
+struct lp_rec_thread_end {
+	uint64_t ts;
+	uint32_t tid;
+	uint32_t pad;
+};
+
+enum lp_lock_kind {
+	LP_LOCK_MUTEX = 1,
+	LP_LOCK_RWLOCK_RD = 2,
+	LP_LOCK_RWLOCK_WR = 3,
+	LP_LOCK_SEM = 4,
+	LP_LOCK_SPIN = 5,
+};
+
+/* lp_rec_lock_wait.flags */
+#define LP_WAITF_TIMEDOUT 0x1u /* the timed form gave up */
+#define LP_WAITF_FAILED 0x2u   /* returned an error other than timeout */
+
+struct lp_rec_lock_wait {
+	uint64_t lock;	/* address of the lock object */
+	uint64_t start; /* ns: before the blocking call */
+	uint64_t end;	/* ns: after it returned */
+	uint32_t stack; /* stack id, 0 if none */
+	uint32_t owner; /* tid holding it when the wait began, 0 if unknown */
+	uint32_t flags;
+	uint32_t pad;
+};
+
+enum lp_cond_kind {
+	LP_COND_WAIT = 1,
+	LP_COND_TIMEDWAIT = 2,
+};
+
+struct lp_rec_cond_wait {
+	uint64_t cond;
+	uint64_t mutex;
+	uint64_t start;
+	uint64_t end;
+	uint32_t stack;
+	uint32_t flags; /* LP_WAITF_* */
+};
+
+struct lp_rec_child_status {
+	uint64_t ts;
+	uint32_t pid;	 /* the child */
+	int32_t status;	 /* raw wait status */
+};
+
+#endif
