@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+#include "lp_db.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+	struct stat st;
+	sqlite3 *db = NULL;
+	int rc = -EINVAL;
+
+	*out = NULL;
+	if (stat(path, &st) != 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file", path);
+		return -EINVAL;
+	}
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
+		goto fail;
+	}
+	sqlite3_stmt *st_ver = NULL;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st_ver, NULL) != SQLITE_OK ||
+	    sqlite3_step(st_ver) != SQLITE_ROW) {
+		snprintf(err, errlen, "%s is not a latprof database (not SQLite)", path);
+		sqlite3_finalize(st_ver);
+		goto fail;
+	}
+	int ver = sqlite3_column_int(st_ver, 0);
+	sqlite3_finalize(st_ver);
+	if (!lp_db_has_table(db, "meta") || !lp_db_has_table(db, "processes")) {
+		snprintf(err, errlen, "%s is not a latprof database (no meta/processes tables)", path);
+		goto fail;
+	}
+	if (ver != LP_SCHEMA_VERSION) {
+		snprintf(err, errlen,
+			 "%s has schema version %d; this latprof reads version %d (re-import the logs "
+			 "or use the matching latprof)",
+			 path, ver, LP_SCHEMA_VERSION);
+		goto fail;
+	}
+	*out = db;
+	return 0;
+fail:
+	sqlite3_close(db);
+	return rc;
+}
+
+int lp_db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	snprintf(err, errlen, "database error: %s", msg ? msg : sqlite3_errmsg(db));
+	sqlite3_free(msg);
+	return -EIO;
+}
+
+const char *lp_db_meta(sqlite3 *db, const char *key, char *buf, size_t len)
+{
+	sqlite3_stmt *st;
+	const char *res = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+		res = buf;
+	}
+	sqlite3_finalize(st);
+	return res;
+}
+
+int lp_db_has_table(sqlite3 *db, const char *table)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+long long lp_db_count(sqlite3 *db, const char *table)
+{
+	char sql[256];
+	sqlite3_stmt *st;
+	long long n = 0;
+	if (!lp_db_has_table(db, table))
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM \"%s\"", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}

@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Import driver: validates every log before the output exists, then per log
+ * runs two passes (definitions, then events in per-thread order) and hands
+ * each record to the source that owns its type.
+ */
+#define _GNU_SOURCE
+#include "lp_import.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "lp_db.h"
+#include "lp_import_sources.h"
+#include "lp_logread.h"
+#include "lp_symbols.h"
+
+struct lp_import_priv {
+	struct lp_map strings; /* xxh64(content) -> strings.id */
+	struct lp_map frames;  /* xxh64(module, offset) -> frames.id */
+	sqlite3_stmt *ins_string, *ins_frame, *ins_stack, *ins_stack_frame, *ins_thread,
+		*ins_meta;
+	void *state[LP_IMPORT_MAX_SOURCES];
+	const struct lp_import_source *by_type[256];
+	int source_of_type[256];
+	uint64_t records;
+};
+
+sqlite3_stmt *lp_import_prepare(struct lp_import *imp, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v3(imp->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+		snprintf(imp->err, imp->errlen, "internal error preparing SQL: %s",
+			 sqlite3_errmsg(imp->db));
+		return NULL;
+	}
+	return st;
+}
+
+int lp_import_step(struct lp_import *imp, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return 0;
+	snprintf(imp->err, imp->errlen, "database write failed: %s", sqlite3_errmsg(imp->db));
+	return -EIO;
+}
+
+int64_t lp_import_intern(struct lp_import *imp, const char *s, size_t len)
+{
+	struct lp_import_priv *p = imp->priv;
+	uint64_t key = XXH3_64bits(s, len) | 1, id;
+	if (lp_map_get(&p->strings, key, &id))
+		return (int64_t)id;
+	sqlite3_bind_text(p->ins_string, 1, s, (int)len, SQLITE_TRANSIENT);
+	if (lp_import_step(imp, p->ins_string))
+		return 0;
+	id = (uint64_t)sqlite3_last_insert_rowid(imp->db);
+	lp_map_put(&p->strings, key, id);
+	return (int64_t)id;
+}
+
+int64_t lp_import_string(struct lp_import *imp, uint32_t local_id)
+{
+	uint64_t id;
+	return local_id && lp_map_get(&imp->proc->strings, local_id, &id) ? (int64_t)id : 0;
+}
+
+int64_t lp_import_stack(struct lp_import *imp, uint32_t local_id)
+{
+	uint64_t id;
+	return local_id && lp_map_get(&imp->proc->stacks, local_id, &id) ? (int64_t)id : 0;
+}
+
+int64_t lp_import_thread(struct lp_import *imp, uint32_t tid)
+{
+	struct lp_import_priv *p = imp->priv;
+	uint64_t id;
+	if (!tid)
+		tid = imp->proc->pid;
+	if (lp_map_get(&imp->proc->threads, tid, &id))
+		return (int64_t)id;
+	sqlite3_bind_int64(p->ins_thread, 1, imp->proc->id);
+	sqlite3_bind_int64(p->ins_thread, 2, tid);
+	if (lp_import_step(imp, p->ins_thread))
+		return 0;
+	id = (uint64_t)sqlite3_last_insert_rowid(imp->db);
+	lp_map_put(&imp->proc->threads, tid, id);
+	return (int64_t)id;
+}
+
+int lp_import_meta(struct lp_import *imp, const char *key, const char *text, int64_t num)
+{
+	sqlite3_stmt *st = imp->priv->ins_meta;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+	if (text)
+		sqlite3_bind_text(st, 2, text, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_int64(st, 2, num);
+	return lp_import_step(imp, st);
+}
+
+/* ---- stacks: symbolized once per process, frames shared across stacks -- */
+
+static int64_t lp_import_frame(struct lp_import *imp, uint64_t pc)
+{
+	struct lp_import_priv *p = imp->priv;
+	struct lp_sym sym = {0};
+	int found = imp->proc->symtab && lp_symtab_lookup_pc(imp->proc->symtab, pc, &sym) == 0;
+	uint64_t off = found ? sym.offset : pc;
+	const char *mod = found ? sym.module : "";
+	uint64_t key = (XXH3_64bits_withSeed(mod, strlen(mod), off) | 1), id;
+	if (lp_map_get(&p->frames, key, &id))
+		return (int64_t)id;
+	sqlite3_stmt *st = p->ins_frame;
+	if (found && sym.module)
+		sqlite3_bind_text(st, 1, sym.module, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 1);
+	sqlite3_bind_int64(st, 2, (int64_t)off);
+	if (sym.function)
+		sqlite3_bind_text(st, 3, sym.function, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 3);
+	if (sym.file)
+		sqlite3_bind_text(st, 4, sym.file, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 4);
+	if (sym.line)
+		sqlite3_bind_int(st, 5, sym.line);
+	else
+		sqlite3_bind_null(st, 5);
+	if (lp_import_step(imp, st))
+		return 0;
+	id = (uint64_t)sqlite3_last_insert_rowid(imp->db);
+	lp_map_put(&p->frames, key, id);
+	return (int64_t)id;
+}
+
+static int lp_import_stack_def(struct lp_import *imp, const struct lp_rec_header *h,
+			       const void *payload, size_t len)
+{
+	struct lp_import_priv *p = imp->priv;
+	const struct lp_rec_stack *s = payload;
+	uint32_t n = h->aux;
+	if (len < sizeof(*s) || n > (len - sizeof(*s)) / 8 || !s->id)
+		return 0; /* damaged definition: the stack stays unknown */
+	const uint64_t *pcs = (const uint64_t *)(s + 1);
+	int64_t frame_ids[64];
+	if (n > 64)
+		n = 64;
+	for (uint32_t i = 0; i < n; i++)
+		if (!(frame_ids[i] = lp_import_frame(imp, pcs[i])))
+			return -EIO;
+	sqlite3_bind_int(p->ins_stack, 1, (int)n);
+	sqlite3_bind_int64(p->ins_stack, 2, n ? frame_ids[0] : 0);
+	if (lp_import_step(imp, p->ins_stack))
+		return -EIO;
+	int64_t sid = sqlite3_last_insert_rowid(imp->db);
+	for (uint32_t i = 0; i < n; i++) {
+		sqlite3_bind_int64(p->ins_stack_frame, 1, sid);
+		sqlite3_bind_int(p->ins_stack_frame, 2, (int)i);
+		sqlite3_bind_int64(p->ins_stack_frame, 3, frame_ids[i]);
+		if (lp_import_step(imp, p->ins_stack_frame))
+			return -EIO;
+	}
+	lp_map_put(&imp->proc->stacks, s->id, (uint64_t)sid);
+	return 0;
+}
+
+/* ---- pass 1: definitions ---------------------------------------------- */
+
+struct lp_pass1 {
+	struct lp_import *imp;
+	const struct lp_rec_header **stack_defs;
+	size_t n_stack_defs, cap_stack_defs;
+	sqlite3_stmt *ins_module;
+};
+
+static int lp_pass1_cb(void *ctx, uint32_t tid, const struct lp_rec_header *h, const void *payload,
+		       size_t len)
+{
+	struct lp_pass1 *p1 = ctx;
+	struct lp_import *imp = p1->imp;
+
+	if (h->type == LP_REC_STRING) {
+		const struct lp_rec_string *s = payload;
+		if (len < sizeof(*s) || h->aux > len - sizeof(*s) || !s->id)
+			return 0;
+		int64_t id = lp_import_intern(imp, (const char *)(s + 1), h->aux);
+		if (!id)
+			return -EIO;
+		return lp_map_put(&imp->proc->strings, s->id, (uint64_t)id) ? -ENOMEM : 0;
+	}
+	if (h->type == LP_REC_STACK) {
+		if (p1->n_stack_defs == p1->cap_stack_defs) {
+			p1->cap_stack_defs = p1->cap_stack_defs ? 2 * p1->cap_stack_defs : 256;
+			void *n = realloc(p1->stack_defs, p1->cap_stack_defs * sizeof(void *));
+			if (!n)
+				return -ENOMEM;
+			p1->stack_defs = n;
+		}
+		p1->stack_defs[p1->n_stack_defs++] = h;
+		return 0;
+	}
+	if (h->type == LP_REC_MODULE) {
+		const struct lp_rec_module *m = payload;
+		if (len < sizeof(*m) || h->aux > len - sizeof(*m) || m->start >= m->end)
+			return 0;
+		char path[PATH_MAX];
+		size_t n = h->aux < sizeof(path) - 1 ? h->aux : sizeof(path) - 1;
+		memcpy(path, m + 1, n);
+		path[n] = 0;
+		lp_symtab_add_module(imp->proc->symtab, path, m->load_bias, m->start, m->end);
+		sqlite3_stmt *st = p1->ins_module;
+		sqlite3_bind_int64(st, 1, imp->proc->id);
+		sqlite3_bind_text(st, 2, path, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 3, (int64_t)m->load_bias);
+		sqlite3_bind_int64(st, 4, (int64_t)m->start);
+		sqlite3_bind_int64(st, 5, (int64_t)m->end);
+		sqlite3_bind_int64(st, 6, imp->proc->id);
+		sqlite3_bind_text(st, 7, path, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 8, (int64_t)m->load_bias);
+		return lp_import_step(imp, st);
+	}
+	return lp_core_pass1(imp, tid, h, payload, len);
+}
+
+/* ---- pass 2: events --------------------------------------------------- */
+
+static int lp_pass2_cb(void *ctx, uint32_t tid, const struct lp_rec_header *h, const void *payload,
+		       size_t len)
+{
+	struct lp_import *imp = ctx;
+	struct lp_import_priv *p = imp->priv;
+	p->records++;
+	if (h->type < 256 && p->by_type[h->type]) {
+		int i = p->source_of_type[h->type];
+		return p->by_type[h->type]->record(imp, p->state[i], tid, h, payload, len);
+	}
+	if (h->type > LP_REC_CORE_LAST || h->type == 0)
+		imp->unknown_records++;
+	return 0;
+}
+
+static int lp_import_log(struct lp_import *imp, const struct lp_log *log)
+{
+	struct lp_import_priv *p = imp->priv;
+	struct lp_proc proc = {0};
+	struct lp_pass1 p1 = {.imp = imp};
+	int rc;
+
+	proc.pid = log->hdr.pid;
+	proc.start_ns = log->hdr.start_ns;
+	proc.symtab = lp_symtab_new();
+	imp->proc = &proc;
+	rc = lp_core_begin_process(imp, log);
+	if (rc)
+		goto out;
+	p1.ins_module = lp_import_prepare(
+		imp, "INSERT INTO modules(process_id, path, load_bias, start_addr, end_addr) "
+		     "SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS (SELECT 1 FROM modules WHERE "
+		     "process_id = ?6 AND path = ?7 AND load_bias = ?8)");
+	rc = p1.ins_module ? lp_log_foreach(log, lp_pass1_cb, &p1) : -EIO;
+	for (size_t i = 0; rc == 0 && i < p1.n_stack_defs; i++) {
+		const struct lp_rec_header *h = p1.stack_defs[i];
+		rc = lp_import_stack_def(imp, h, h + 1, h->size - sizeof(*h));
+	}
+	if (rc == 0)
+		rc = lp_log_foreach(log, lp_pass2_cb, imp);
+	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
+		if (lp_import_sources[i]->end_process)
+			rc = lp_import_sources[i]->end_process(imp, p->state[i]);
+out:
+	if (rc && !imp->err[0])
+		snprintf(imp->err, imp->errlen, "%s: import failed (%s)", log->path, strerror(-rc));
+	sqlite3_finalize(p1.ins_module);
+	free(p1.stack_defs);
+	lp_map_free(&proc.strings);
+	lp_map_free(&proc.stacks);
+	lp_map_free(&proc.threads);
+	lp_symtab_free(proc.symtab);
+	imp->proc = NULL;
+	return rc;
+}
+
+/* ---- driver ----------------------------------------------------------- */
+
+static int lp_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted list of the .lplog paths in dir (caller frees). */
+static int lp_list_logs(const char *dir, char ***out, size_t *n, char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		snprintf(err, errlen, "cannot read log directory %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	char **v = NULL;
+	size_t len = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l <= 6 || strcmp(e->d_name + l - 6, ".lplog"))
+			continue;
+		if (len == cap) {
+			cap = cap ? cap * 2 : 16;
+			char **nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		if (asprintf(&v[len], "%s/%s", dir, e->d_name) < 0)
+			break;
+		len++;
+	}
+	closedir(d);
+	qsort(v, len, sizeof(*v), lp_name_cmp);
+	*out = v;
+	*n = len;
+	if (!len) {
+		snprintf(err, errlen, "%s holds no latprof event logs (*.lplog)", dir);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int lp_output_check(const char *out, int force, char *err, size_t errlen)
+{
+	struct stat st;
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s", out);
+	const char *dir = dirname(tmp);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "output directory %s does not exist", dir);
+		return -ENOENT;
+	}
+	if (access(dir, W_OK) != 0) {
+		snprintf(err, errlen, "output directory %s is not writable", dir);
+		return -EACCES;
+	}
+	if (lstat(out, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(err, errlen, "%s exists and is not a regular file; refusing to write it",
+				 out);
+			return -EEXIST;
+		}
+		if (!force) {
+			snprintf(err, errlen, "%s exists; use --force to overwrite it", out);
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
+int lp_import_output_check(const char *out, int force, char *err, size_t errlen)
+{
+	return lp_output_check(out, force, err, errlen);
+}
+
+static int lp_import_setup(struct lp_import *imp)
+{
+	struct lp_import_priv *p = imp->priv;
+	int rc = lp_db_exec(imp->db,
+			    "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+			    "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536; "
+			    "PRAGMA temp_store=MEMORY; BEGIN;",
+			    imp->err, imp->errlen);
+	for (int i = 0; rc == 0 && lp_import_sources[i]; i++) {
+		const struct lp_import_source *s = lp_import_sources[i];
+		if (s->schema)
+			rc = lp_db_exec(imp->db, s->schema, imp->err, imp->errlen);
+		for (int t = s->first_type; rc == 0 && s->record && t <= s->last_type && t < 256; t++) {
+			p->by_type[t] = s;
+			p->source_of_type[t] = i;
+		}
+	}
+	if (rc)
+		return rc;
+	p->ins_string = lp_import_prepare(imp, "INSERT INTO strings(value) VALUES (?)");
+	p->ins_frame = lp_import_prepare(
+		imp, "INSERT INTO frames(module, offset, function, file, line) VALUES (?,?,?,?,?)");
+	p->ins_stack = lp_import_prepare(imp, "INSERT INTO stacks(depth, top_frame) VALUES (?,?)");
+	p->ins_stack_frame = lp_import_prepare(
+		imp, "INSERT INTO stack_frames(stack_id, depth, frame_id) VALUES (?,?,?)");
+	p->ins_thread = lp_import_prepare(imp, "INSERT INTO threads(process_id, tid) VALUES (?,?)");
+	p->ins_meta = lp_import_prepare(imp, "INSERT OR REPLACE INTO meta(key, value) VALUES (?,?)");
+	if (!p->ins_string || !p->ins_frame || !p->ins_stack || !p->ins_stack_frame ||
+	    !p->ins_thread || !p->ins_meta)
+		return -EIO;
+	for (int i = 0; lp_import_sources[i]; i++)
+		if (lp_import_sources[i]->begin && (rc = lp_import_sources[i]->begin(imp, &p->state[i])))
+			return rc;
+	return 0;
+}
+
+static int lp_import_finish(struct lp_import *imp, const char *dir)
+{
+	struct lp_import_priv *p = imp->priv;
+	int rc = 0;
+	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
+		if (lp_import_sources[i]->finish)
+			rc = lp_import_sources[i]->finish(imp, p->state[i]);
+	if (rc == 0)
+		rc = lp_import_meta(imp, "import.records", NULL, (int64_t)p->records);
+	if (rc == 0)
+		rc = lp_import_meta(imp, "import.unknown_records", NULL,
+				    (int64_t)imp->unknown_records);
+	if (rc == 0)
+		rc = lp_db_exec(imp->db, "COMMIT", imp->err, imp->errlen);
+	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
+		if (lp_import_sources[i]->indexes)
+			rc = lp_db_exec(imp->db, lp_import_sources[i]->indexes, imp->err,
+					imp->errlen);
+	if (rc == 0) {
+		char sql[64];
+		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", LP_SCHEMA_VERSION);
+		rc = lp_db_exec(imp->db, sql, imp->err, imp->errlen);
+	}
+	(void)dir;
+	return rc;
+}
+
+static void lp_import_teardown(struct lp_import *imp)
+{
+	struct lp_import_priv *p = imp->priv;
+	for (int i = 0; lp_import_sources[i]; i++)
+		if (lp_import_sources[i]->destroy)
+			lp_import_sources[i]->destroy(p->state[i]);
+	sqlite3_finalize(p->ins_string);
+	sqlite3_finalize(p->ins_frame);
+	sqlite3_finalize(p->ins_stack);
+	sqlite3_finalize(p->ins_stack_frame);
+	sqlite3_finalize(p->ins_thread);
+	sqlite3_finalize(p->ins_meta);
+	lp_map_free(&p->strings);
+	lp_map_free(&p->frames);
+}
+
+/* Move the finished temporary database into place without ever replacing a
+ * file the user has unless force: link() fails on an existing name. */
+static int lp_publish(const char *tmp, const char *out, int force, char *err, size_t errlen)
+{
+	if (force ? rename(tmp, out) : link(tmp, out)) {
+		int e = errno;
+		snprintf(err, errlen, "cannot create %s: %s", out, strerror(e));
+		unlink(tmp);
+		return -e;
+	}
+	if (!force)
+		unlink(tmp);
+	return 0;
+}
+
+int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts *opts,
+		  struct lp_import_stats *stats, char *err, size_t errlen)
+{
+	struct lp_import_priv priv = {0};
+	struct lp_import imp = {.err = err, .errlen = errlen, .priv = &priv};
+	struct lp_import_stats local = {0};
+	char **paths = NULL;
+	size_t n = 0;
+	struct lp_log *logs = NULL;
+	char tmp[PATH_MAX];
+	int rc, fd;
+
+	err[0] = 0;
+	stats = stats ? stats : &local;
+	memset(stats, 0, sizeof(*stats));
+	rc = lp_output_check(out, opts && opts->force, err, errlen);
+	if (rc)
+		return rc;
+	rc = lp_list_logs(dir, &paths, &n, err, errlen);
+	if (rc)
+		goto out_paths;
+	logs = calloc(n, sizeof(*logs));
+	rc = logs ? 0 : -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = lp_log_open(&logs[i], paths[i], err, errlen);
+	if (rc)
+		goto out_logs;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", out) >= (int)sizeof(tmp)) {
+		rc = -ENAMETOOLONG;
+		snprintf(err, errlen, "output path too long");
+		goto out_logs;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+		goto out_logs;
+	}
+	close(fd);
+	if (sqlite3_open_v2(tmp, &imp.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot open %s: %s", tmp, sqlite3_errmsg(imp.db));
+		rc = -EIO;
+		goto out_db;
+	}
+	rc = lp_import_setup(&imp);
+	if (rc == 0) {
+		char reaped[PATH_MAX];
+		snprintf(reaped, sizeof(reaped), "%s/reaped", dir);
+		lp_import_core_reaped(reaped);
+	}
+	if (rc == 0 && opts && opts->run_cmdline)
+		rc = lp_import_meta(&imp, "run.cmdline", opts->run_cmdline, 0);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		rc = lp_import_log(&imp, &logs[i]);
+		stats->damaged_chunks += (long long)logs[i].damaged_chunks;
+		stats->dropped_records += (long long)logs[i].hdr.dropped_records;
+	}
+	if (rc == 0)
+		rc = lp_import_finish(&imp, dir);
+	lp_import_teardown(&imp);
+	if (rc == 0) {
+		stats->processes = (int)n;
+		stats->records = (long long)priv.records;
+		stats->unknown_records = (long long)imp.unknown_records;
+		stats->threads = lp_db_count(imp.db, "threads");
+		stats->lock_waits = lp_db_count(imp.db, "lock_waits");
+	}
+out_db:
+	sqlite3_close(imp.db);
+	if (rc == 0)
+		rc = lp_publish(tmp, out, opts && opts->force, err, errlen);
+	else
+		unlink(tmp);
+out_logs:
+	for (size_t i = 0; logs && i < n; i++)
+		lp_log_close(&logs[i]);
+	free(logs);
+out_paths:
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return rc;
+}

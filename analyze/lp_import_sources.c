@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: MIT */
+#include "lp_import_sources.h"
+
+extern const struct lp_import_source lp_src_core;
+
+/* One line per source; keep core first (it creates processes and threads). */
+const struct lp_import_source *const lp_import_sources[] = {
+	&lp_src_core,
+	NULL,
+};

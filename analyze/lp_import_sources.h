@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* The sources the importer knows, in the order their hooks run. */
+#ifndef LP_IMPORT_SOURCES_H
+#define LP_IMPORT_SOURCES_H
+
+#include "lp_import.h"
+
+struct lp_log;
+
+#define LP_IMPORT_MAX_SOURCES 8
+extern const struct lp_import_source *const lp_import_sources[];
+
+/* The core source also sees process-level definitions in pass 1. */
+int lp_core_begin_process(struct lp_import *imp, const struct lp_log *log);
+int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
+		  const void *payload, size_t len);
+
+/* Adds the wait statuses `latprof run` collected as subreaper (a text file
+ * of "pid status" lines); a missing file is fine. */
+int lp_import_core_reaped(const char *path);
+
+/* Checks an output path before anything runs: 0 or -errno with err set. */
+int lp_import_output_check(const char *out, int force, char *err, size_t errlen);
+
+#endif

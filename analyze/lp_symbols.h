@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symbolization at import time with elfutils libdwfl: code addresses to
+ * function and file:line (module+offset without debug info), data addresses
+ * to the variable that holds them (a global `model_lock` -> "model_lock").
+ * One lp_symtab per recorded process, built from its LP_REC_MODULE records.
+ */
+#ifndef LP_SYMBOLS_H
+#define LP_SYMBOLS_H
+
+#include <stdint.h>
+
+struct lp_symtab;
+
+struct lp_sym {
+	const char *module;   /* path of the module, NULL if none covers addr */
+	uint64_t offset;      /* addr - module load bias (ELF vaddr) */
+	const char *function; /* or variable, for data lookups; NULL if unknown */
+	uint64_t sym_offset;  /* addr - symbol start */
+	const char *file;     /* source file, NULL without debug info */
+	int line;	      /* 0 without debug info */
+};
+
+struct lp_symtab *lp_symtab_new(void);
+void lp_symtab_free(struct lp_symtab *st);
+/* Duplicate (path, bias) pairs are ignored. */
+void lp_symtab_add_module(struct lp_symtab *st, const char *path, uint64_t load_bias, uint64_t start,
+			  uint64_t end);
+/* Code address (a return address: looked up at pc-1). Strings stay valid
+ * until lp_symtab_free. Returns 0 when a module covers pc, -1 otherwise. */
+int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out);
+/* Data address: the object symbol (STT_OBJECT/TLS) containing addr. Returns
+ * 0 when a named object covers it, -1 otherwise (heap, stack). */
+int lp_symtab_lookup_data(struct lp_symtab *st, uint64_t addr, struct lp_sym *out);
+
+#endif

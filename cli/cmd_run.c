@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * latprof run: start the app with the collectors injected, follow its
+ * process tree as subreaper, pass its exit status through, then import.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lp_cli.h"
+#include "lp_cmd_run.h"
+#include "lp_import.h"
+#include "lp_import_sources.h"
+
+static volatile sig_atomic_t lp_child_pid;
+
+/* Forward signals sent to us by another process (kill, a job scheduler).
+ * A terminal's ^C already reaches the app through the process group, so
+ * kernel-generated ones are not sent twice. */
+static void lp_forward(int sig, siginfo_t *info, void *uctx)
+{
+	(void)uctx;
+	if (lp_child_pid > 0 && (info->si_code == SI_USER || info->si_code == SI_QUEUE ||
+				 info->si_code == SI_TKILL))
+		kill(lp_child_pid, sig);
+}
+
+static void lp_install_forwarding(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+	struct sigaction sa = {0};
+	sa.sa_sigaction = lp_forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static int lp_find_program(const char *prog, char *out, size_t len)
+{
+	if (strchr(prog, '/')) {
+		snprintf(out, len, "%s", prog);
+		return access(prog, X_OK) == 0 ? 0 : -errno;
+	}
+	const char *path = getenv("PATH");
+	char *copy = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	int rc = -ENOENT;
+	for (char *save, *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		snprintf(out, len, "%s/%s", *dir ? dir : ".", prog);
+		struct stat st;
+		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) {
+			rc = 0;
+			break;
+		}
+	}
+	free(copy);
+	return rc;
+}
+
+static void lp_setenv_prepend(const char *name, const char *value, char sep)
+{
+	const char *old = getenv(name);
+	if (old && *old) {
+		char *v = xasprintf("%s%c%s", value, sep, old);
+		setenv(name, v, 1);
+		free(v);
+	} else {
+		setenv(name, value, 1);
+	}
+}
+
+/* The child: collectors in the environment, default signal handling. */
+static void lp_exec_app(const struct lp_run_opts *o, char **argv)
+{
+	struct sigaction sa = {0};
+	sigset_t none;
+	sa.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG; s++)
+		sigaction(s, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setenv("LATPROF_DIR", o->logdir, 1);
+	char *preload = xasprintf("%s/liblatprof_preload.so", lp_cli_libdir());
+	/* glibc's LD_PRELOAD takes spaces or colons; ours goes first. */
+	lp_setenv_prepend("LD_PRELOAD", preload, ':');
+	lp_run_env_sources(o);
+	execvp(argv[0], argv);
+	fprintf(stderr, "latprof: cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+static void lp_note_reaped(FILE *reaped, pid_t pid, int status)
+{
+	if (reaped) {
+		fprintf(reaped, "%d %d\n", (int)pid, status);
+		fflush(reaped);
+	}
+}
+
+/* Reap the app and every orphan reparented to us until the app is gone;
+ * then collect zombies already waiting. Returns the app's wait status. */
+static int lp_wait_tree(pid_t app, FILE *reaped)
+{
+	int app_status = 0, status;
+	for (;;) {
+		pid_t p = waitpid(-1, &status, __WALL);
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		lp_note_reaped(reaped, p, status);
+		if (p == app) {
+			app_status = status;
+			break;
+		}
+	}
+	pid_t p;
+	while ((p = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
+		lp_note_reaped(reaped, p, status);
+	return app_status;
+}
+
+static int lp_exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static void lp_remove_logdir(const char *dir)
+{
+	char *cmd[] = {"rm", "-rf", "--", (char *)dir, NULL};
+	pid_t p = fork();
+	if (p == 0) {
+		execvp("rm", cmd);
+		_exit(127);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
+static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double secs)
+{
+	char err[1024];
+	struct lp_import_stats st;
+	struct lp_import_opts io = {.force = o->force};
+	char cmdline[1024] = "";
+	for (int i = 0; argv[i]; i++) {
+		size_t l = strlen(cmdline);
+		snprintf(cmdline + l, sizeof(cmdline) - l, "%s%s", i ? " " : "", argv[i]);
+	}
+	io.run_cmdline = cmdline;
+	int rc = lp_import_dir(o->logdir, o->output, &io, &st, err, sizeof(err));
+	if (rc) {
+		lp_cli_error("import failed: %s", err);
+		lp_cli_error("the event logs are kept in %s (latprof import %s -o FILE.db)",
+			     o->logdir, o->logdir);
+		return -1;
+	}
+	if (!o->keep_logs)
+		lp_remove_logdir(o->logdir);
+	fprintf(stderr,
+		"latprof: recorded %d process%s, %lld thread%s, %lld lock wait%s in %.2f s "
+		"(%lld records dropped)\n",
+		st.processes, st.processes == 1 ? "" : "es", st.threads, st.threads == 1 ? "" : "s",
+		st.lock_waits, st.lock_waits == 1 ? "" : "s", secs, st.dropped_records);
+	fprintf(stderr, "latprof: wrote %s; see 'latprof report %s'\n", o->output, o->output);
+	return 0;
+}
+
+static const struct option lp_run_longopts[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"force", no_argument, NULL, 'f'},
+	{"keep-logs", no_argument, NULL, 'k'},
+	{"cuda", required_argument, NULL, 'C'},
+	{"counters", required_argument, NULL, 'c'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
+static int lp_run_parse(int argc, char **argv, struct lp_run_opts *o)
+{
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+o:fh", lp_run_longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output_pattern = optarg;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'k':
+			o->keep_logs = 1;
+			break;
+		case 'C':
+		case 'c':
+			if (lp_run_source_option(o, c, optarg))
+				return -1;
+			break;
+		case 'h':
+			lp_cli_print_help(&lp_cmd_run);
+			exit(0);
+		default:
+			lp_cli_usage_error("run", "unknown or incomplete option '%s'",
+					   argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind >= argc) {
+		lp_cli_usage_error("run", "no program given: latprof run [options] -- CMD ARGS...");
+		return -1;
+	}
+	return optind;
+}
+
+static int lp_run(int argc, char **argv)
+{
+	struct lp_run_opts o = {0};
+	char prog[PATH_MAX];
+	int first = lp_run_parse(argc, argv, &o);
+	if (first < 0)
+		return LP_EXIT_USAGE;
+	char **app_argv = argv + first;
+	if (lp_find_program(app_argv[0], prog, sizeof(prog)))
+		return lp_cli_error("cannot find program '%s'", app_argv[0]);
+	if (lp_run_prepare_output(&o))
+		return LP_EXIT_USAGE;
+	char *preload = xasprintf("%s/liblatprof_preload.so", lp_cli_libdir());
+	if (access(preload, R_OK) != 0)
+		return lp_cli_error("missing %s (reinstall latprof)", preload);
+	free(preload);
+	const char *tmp = getenv("TMPDIR");
+	snprintf(o.logdir, sizeof(o.logdir), "%s/latprof-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(o.logdir))
+		return lp_cli_error("cannot create a log directory in %s: %s",
+				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	char *reaped_path = xasprintf("%s/reaped", o.logdir);
+	FILE *reaped = fopen(reaped_path, "we");
+	free(reaped_path);
+
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid_t pid = fork();
+	if (pid < 0)
+		return lp_cli_error("fork failed: %s", strerror(errno));
+	if (pid == 0)
+		lp_exec_app(&o, app_argv);
+	lp_child_pid = pid;
+	lp_install_forwarding();
+	int status = lp_wait_tree(pid, reaped);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (reaped)
+		fclose(reaped);
+	int app_rc = lp_exit_code(status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && lp_run_no_logs(&o))
+		return 127; /* exec failed; the child said why */
+	if (lp_run_finish_output(&o, pid))
+		return app_rc ? app_rc : LP_EXIT_USAGE;
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (lp_import_and_report(&o, app_argv, secs))
+		return app_rc ? app_rc : LP_EXIT_USAGE;
+	int src_rc = lp_run_check_sources(&o);
+	if (src_rc)
+		return src_rc;
+	return app_rc;
+}
+
+const struct lp_cmd lp_cmd_run = {
+	.name = "run",
+	.run = lp_run,
+	.summary = "record a program: lock waits, NVTX stages, CUDA work, CPU counters",
+	.usage = "usage: latprof run [-o FILE.db] [--force] [--keep-logs] [--cuda=auto|on|off]\n"
+		 "                   [--counters LIST] -- CMD ARGS...\n\n"
+		 "  -o, --output FILE   database to write (default latprof-N.db in the current\n"
+		 "                      directory); %p expands to the app's pid, %q{VAR} to\n"
+		 "                      the value of environment variable VAR\n"
+		 "  -f, --force         overwrite FILE if it exists\n"
+		 "      --keep-logs     keep the raw event logs after import\n"
+		 "      --cuda=MODE     CUDA capture: auto (default), on (exit 2 when nothing\n"
+		 "                      was captured), off\n"
+		 "      --counters LIST CPU counters (libpfm4 names), 'default', 'hw', 'none'\n\n"
+		 "The exit status is the app's (128+N when signal N killed it). Signals\n"
+		 "INT, TERM, HUP, QUIT, USR1, USR2 sent to latprof are forwarded to the app.\n"
+		 "If the import fails, the logs are kept and 'latprof import DIR' retries.\n",
+};

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include "lp_cli.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int lp_cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("latprof: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return LP_EXIT_USAGE;
+}
+
+int lp_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "latprof %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'latprof %s --help')\n", cmd);
+	return LP_EXIT_USAGE;
+}
+
+void lp_cli_print_help(const struct lp_cmd *cmd)
+{
+	printf("latprof %s: %s\n\n%s", cmd->name, cmd->summary, cmd->usage);
+}
+
+static void lp_oom(void)
+{
+	fputs("latprof: out of memory\n", stderr);
+	exit(LP_EXIT_USAGE);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		lp_oom();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		lp_oom();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		lp_oom();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		lp_oom();
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	int rc = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		lp_oom();
+	return s;
+}
+
+const char *lp_cli_libdir(void)
+{
+	static char dir[PATH_MAX];
+	char exe[PATH_MAX];
+	const char *env = getenv("LATPROF_LIBDIR");
+	if (env && *env)
+		return env;
+	if (dir[0])
+		return dir;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return ".";
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	if (strlen(exe) + 16 >= sizeof(dir))
+		return ".";
+	memcpy(dir, exe, strlen(exe));
+	strcpy(dir + strlen(exe), "/../lib/latprof");
+	char *real = realpath(dir, NULL);
+	if (real) {
+		snprintf(dir, sizeof(dir), "%s", real);
+		free(real);
+	}
+	return dir;
+}
+
+static size_t lp_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 32 || lb > 32)
+		return 99;
+	size_t d[33][33];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+			size_t m = sub < del ? sub : del;
+			m = m < ins ? m : ins;
+			/* transposition counts as one edit ("reprot") */
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < m)
+				m = d[i - 2][j - 2] + 1;
+			d[i][j] = m;
+		}
+	return d[la][lb];
+}
+
+const char *lp_cli_suggest(const char *word, const char *const *candidates, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = 3;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = lp_edit_distance(word, candidates[i]);
+		if (d < best_d) {
+			best_d = d;
+			best = candidates[i];
+		}
+	}
+	return best;
+}
+
+const char *lp_fmt_ns(double ns, char *buf, size_t len)
+{
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.2f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	return buf;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals of `latprof run`, split by concern: output naming
+ * (run_output.c) and per-source options and environment (run_sources.c). */
+#ifndef LP_CMD_RUN_H
+#define LP_CMD_RUN_H
+
+#include <limits.h>
+#include <sys/types.h>
+
+enum lp_cuda_mode { LP_CUDA_AUTO = 0, LP_CUDA_ON, LP_CUDA_OFF };
+
+struct lp_run_opts {
+	const char *output_pattern;
+	char output[PATH_MAX];
+	int output_has_pid; /* %p: the name is known only after fork */
+	int force;
+	int keep_logs;
+	char logdir[PATH_MAX];
+	enum lp_cuda_mode cuda;
+	const char *counters; /* NULL = default set */
+};
+
+extern const struct lp_cmd lp_cmd_run;
+
+/* Expand %q{VAR}, pick latprof-N.db, and refuse a bad path before the app
+ * starts: one message, returns -1. */
+int lp_run_prepare_output(struct lp_run_opts *o);
+/* After the app ran: expand %p and re-check. */
+int lp_run_finish_output(struct lp_run_opts *o, pid_t app);
+/* True when no process wrote a log (the exec failed). */
+int lp_run_no_logs(const struct lp_run_opts *o);
+
+/* Source options (--cuda, --counters): 0 or -1 after a message. */
+int lp_run_source_option(struct lp_run_opts *o, int opt, const char *arg);
+/* In the child before exec: environment for the NVTX/CUDA/counter sources. */
+void lp_run_env_sources(const struct lp_run_opts *o);
+/* After import: non-zero exit code when a source that was required
+ * captured nothing (e.g. --cuda=on without a GPU). */
+int lp_run_check_sources(const struct lp_run_opts *o);
+
+#endif

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* The command table: one line per cmd_*.c, in the order help lists them. */
+#include "lp_cli.h"
+
+extern const struct lp_cmd lp_cmd_run, lp_cmd_import;
+
+const struct lp_cmd *const lp_commands[] = {
+	&lp_cmd_run,
+	&lp_cmd_import,
+	NULL,
+};

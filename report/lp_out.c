@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+#include "lp_out.h"
+
+#include <string.h>
+
+int lp_utf8_len(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	int n = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	if (!n || (n == 2 && s[0] < 0xc2) || (n == 4 && s[0] > 0xf4))
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
+		return 0; /* overlong, or a UTF-16 surrogate */
+	if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
+		return 0;
+	return n;
+}
+
+void lp_json_str(FILE *f, const char *str)
+{
+	if (!str) {
+		fputs("null", f);
+		return;
+	}
+	const unsigned char *s = (const unsigned char *)str;
+	fputc('"', f);
+	while (*s) {
+		int n = lp_utf8_len(s);
+		if (!n) {
+			fputs("\\ufffd", f);
+			s++;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(s, 1, (size_t)n, f);
+		} else if (*s == '"' || *s == '\\') {
+			fputc('\\', f);
+			fputc(*s, f);
+		} else if (*s == '\n') {
+			fputs("\\n", f);
+		} else if (*s == '\t') {
+			fputs("\\t", f);
+		} else if (*s < 0x20 || *s == 0x7f) {
+			fprintf(f, "\\u%04x", *s);
+		} else if (*s == '<' || *s == '>' || *s == '&') {
+			/* safe to embed inside an HTML <script> block */
+			fprintf(f, "\\u%04x", *s);
+		} else {
+			fputc(*s, f);
+		}
+		s += n;
+	}
+	fputc('"', f);
+}
+
+void lp_csv_str(FILE *f, const char *str)
+{
+	if (!str)
+		return;
+	int quote = strpbrk(str, ",\"\r\n") != NULL || str[0] == ' ';
+	if (quote)
+		fputc('"', f);
+	for (const unsigned char *s = (const unsigned char *)str; *s; s++) {
+		if (*s == '"')
+			fputs("\"\"", f);
+		else if (*s < 0x20 || *s == 0x7f)
+			fputc(' ', f);
+		else
+			fputc(*s, f);
+	}
+	if (quote)
+		fputc('"', f);
+}
+
+void lp_html_str(FILE *f, const char *str)
+{
+	if (!str)
+		return;
+	const unsigned char *s = (const unsigned char *)str;
+	while (*s) {
+		int n = lp_utf8_len(s);
+		if (!n) {
+			fputs("&#xfffd;", f);
+			s++;
+			continue;
+		}
+		switch (n > 1 ? 0 : *s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default:
+			if (n == 1 && (*s < 0x20 || *s == 0x7f) && *s != '\n' && *s != '\t')
+				break;
+			fwrite(s, 1, (size_t)n, f);
+		}
+		s += n;
+	}
+}

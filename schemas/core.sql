@@ -1,0 +1,110 @@
+-- latprof database, core tables (schema version in PRAGMA user_version,
+-- see analyze/lp_db.h LP_SCHEMA_VERSION). Documented column by column in
+-- docs/schema.md. All times are CLOCK_MONOTONIC nanoseconds.
+
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value
+) WITHOUT ROWID;
+
+CREATE TABLE strings (
+  id    INTEGER PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+-- One row per process image: exec() starts a new row with the same pid.
+CREATE TABLE processes (
+  id          INTEGER PRIMARY KEY,
+  pid         INTEGER NOT NULL,
+  ppid        INTEGER NOT NULL,
+  parent_id   INTEGER REFERENCES processes(id),
+  exec_from   INTEGER REFERENCES processes(id),
+  cmdline     TEXT,
+  exe         TEXT,
+  start_ns    INTEGER NOT NULL,
+  end_ns      INTEGER,
+  exit_status INTEGER,
+  exit_signal INTEGER,
+  exit_how    TEXT,
+  log_closed  INTEGER NOT NULL DEFAULT 0,
+  dropped_records INTEGER NOT NULL DEFAULT 0,
+  dropped_chunks  INTEGER NOT NULL DEFAULT 0,
+  dropped_strings INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE threads (
+  id          INTEGER PRIMARY KEY,
+  process_id  INTEGER NOT NULL REFERENCES processes(id),
+  tid         INTEGER NOT NULL,
+  parent_tid  INTEGER,
+  name        TEXT,
+  start_ns    INTEGER,
+  end_ns      INTEGER
+);
+
+CREATE TABLE modules (
+  id          INTEGER PRIMARY KEY,
+  process_id  INTEGER NOT NULL REFERENCES processes(id),
+  path        TEXT NOT NULL,
+  load_bias   INTEGER NOT NULL,
+  start_addr  INTEGER NOT NULL,
+  end_addr    INTEGER NOT NULL
+);
+
+-- A symbolized code location, shared by every stack that passes through it.
+CREATE TABLE frames (
+  id        INTEGER PRIMARY KEY,
+  module    TEXT,
+  offset    INTEGER,
+  function  TEXT,
+  file      TEXT,
+  line      INTEGER
+);
+
+CREATE TABLE stacks (
+  id        INTEGER PRIMARY KEY,
+  depth     INTEGER NOT NULL,
+  top_frame INTEGER REFERENCES frames(id)
+);
+
+CREATE TABLE stack_frames (
+  stack_id  INTEGER NOT NULL REFERENCES stacks(id),
+  depth     INTEGER NOT NULL, -- 0 = innermost (the caller of the lock function)
+  frame_id  INTEGER NOT NULL REFERENCES frames(id),
+  PRIMARY KEY (stack_id, depth)
+) WITHOUT ROWID;
+
+CREATE TABLE locks (
+  id          INTEGER PRIMARY KEY,
+  process_id  INTEGER NOT NULL REFERENCES processes(id),
+  address     INTEGER NOT NULL,
+  kind        TEXT NOT NULL,      -- mutex, rwlock, sem, spin
+  name        TEXT,               -- variable symbol when the lock is static data
+  module      TEXT                -- module whose data holds it, NULL for heap/stack
+);
+
+CREATE TABLE lock_waits (
+  id        INTEGER PRIMARY KEY,
+  lock_id   INTEGER NOT NULL REFERENCES locks(id),
+  thread_id INTEGER NOT NULL REFERENCES threads(id),
+  owner_tid INTEGER,             -- NULL when unknown
+  start_ns  INTEGER NOT NULL,
+  dur_ns    INTEGER NOT NULL,
+  end_ns    INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL,
+  mode      INTEGER NOT NULL DEFAULT 0, -- 0 exclusive, 1 shared (rwlock read)
+  stack_id  INTEGER REFERENCES stacks(id),
+  flags     INTEGER NOT NULL DEFAULT 0 -- 1 timed out, 2 failed
+);
+
+CREATE TABLE cond_waits (
+  id        INTEGER PRIMARY KEY,
+  thread_id INTEGER NOT NULL REFERENCES threads(id),
+  cond_addr INTEGER NOT NULL,
+  mutex_lock_id INTEGER REFERENCES locks(id),
+  start_ns  INTEGER NOT NULL,
+  dur_ns    INTEGER NOT NULL,
+  end_ns    INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL,
+  timed     INTEGER NOT NULL DEFAULT 0,
+  stack_id  INTEGER REFERENCES stacks(id),
+  flags     INTEGER NOT NULL DEFAULT 0
+);
