@@ -1,0 +1,74 @@
+"""Helpers for latprof's end-to-end tests: run a program under latprof,
+open the database, assert on recorded numbers. Tests exit 77 to skip
+(ctest SKIP_RETURN_CODE) and always say why."""
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+LATPROF = os.environ.get("LATPROF", "latprof")
+BUILD = os.environ.get("LP_BUILD", "build")
+SRC = os.environ.get("LP_SRC", ".")
+
+
+def sample(name):
+    """Path of a sample binary built into build/samples/."""
+    return os.path.join(BUILD, "samples", name)
+
+
+def tmpdir():
+    return tempfile.mkdtemp(prefix="lptest-")
+
+
+def latprof(*args, check=None, env=None, timeout=600, **kw):
+    """Run latprof; returns CompletedProcess with text stdout/stderr."""
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.run([LATPROF, *map(str, args)], capture_output=True, text=True,
+                       env=e, timeout=timeout, **kw)
+    if check is not None and p.returncode != check:
+        fail(f"latprof {' '.join(map(str, args))} exited {p.returncode}, expected {check}\n"
+             f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
+def record(db, *cmd, args=(), check_app=0, env=None):
+    """latprof run -o db [args] -- cmd...; asserts the app's exit status."""
+    p = latprof("run", "-o", db, *args, "--", *cmd, env=env)
+    if check_app is not None and p.returncode != check_app:
+        fail(f"latprof run exited {p.returncode}, expected {check_app}\n{p.stderr}")
+    return p
+
+
+def db(path):
+    c = sqlite3.connect(path)
+    c.row_factory = sqlite3.Row
+    return c
+
+
+def q1(conn, sql, *params):
+    row = conn.execute(sql, params).fetchone()
+    return None if row is None else row[0]
+
+
+def fail(msg):
+    print("FAIL:", msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+    print("ok:", msg)
+
+
+def skip(why):
+    print("SKIP:", why)
+    sys.exit(77)
+
+
+def within(measured, expected, rel=None, abs_=None):
+    d = abs(measured - expected)
+    return (rel is not None and d <= rel * abs(expected)) or (abs_ is not None and d <= abs_)
