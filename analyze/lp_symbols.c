@@ -1,34 +1,286 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until the libdwfl implementation lands: no symbols. */
+/*
+ * Symbolization with elfutils libdwfl, offline: every module is reported
+ * with dwfl_report_elf(path, bias) from the recorded LP_REC_MODULE records,
+ * so no live process is needed. A module whose file is gone (or a pseudo
+ * module like [vdso]) stays in our own range table and yields module+offset.
+ */
+#define _GNU_SOURCE
 #include "lp_symbols.h"
 
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+struct lp_obj {
+	uint64_t addr, size;
+	const char *name; /* interned */
+	int global;
+};
+
+struct lp_symmod {
+	const char *path; /* interned */
+	uint64_t bias, start, end;
+	Dwfl_Module *mod; /* NULL when libdwfl could not open the file */
+	struct lp_obj *objs;
+	size_t n_objs;
+	int objs_loaded;
+};
 
 struct lp_symtab {
-	int unused;
+	Dwfl *dwfl;
+	struct lp_symmod *mods;
+	size_t n_mods, cap_mods;
+	size_t last; /* index of the last module hit: lookups cluster */
+	/* Interned strings: open addressing on xxh3, owned by the symtab. */
+	char **strs;
+	size_t n_strs, cap_strs;
 };
+
+static char *lp_debuginfo_path;
+
+static const Dwfl_Callbacks lp_dwfl_cb = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &lp_debuginfo_path,
+};
+
+/* ---- string interning ------------------------------------------------- */
+
+static int lp_strs_grow(struct lp_symtab *st)
+{
+	size_t ncap = st->cap_strs ? 2 * st->cap_strs : 256;
+	char **n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return -1;
+	for (size_t i = 0; i < st->cap_strs; i++) {
+		char *s = st->strs[i];
+		if (!s)
+			continue;
+		size_t j = XXH3_64bits(s, strlen(s)) & (ncap - 1);
+		while (n[j])
+			j = (j + 1) & (ncap - 1);
+		n[j] = s;
+	}
+	free(st->strs);
+	st->strs = n;
+	st->cap_strs = ncap;
+	return 0;
+}
+
+/* Returns a copy owned by st, or NULL for NULL input or out of memory. */
+static const char *lp_intern(struct lp_symtab *st, const char *s)
+{
+	if (!s)
+		return NULL;
+	if (2 * (st->n_strs + 1) > st->cap_strs && lp_strs_grow(st))
+		return NULL;
+	size_t len = strlen(s), mask = st->cap_strs - 1;
+	size_t j = XXH3_64bits(s, len) & mask;
+	for (; st->strs[j]; j = (j + 1) & mask)
+		if (!strcmp(st->strs[j], s))
+			return st->strs[j];
+	st->strs[j] = strdup(s);
+	if (!st->strs[j])
+		return NULL;
+	st->n_strs++;
+	return st->strs[j];
+}
+
+/* "memcpy@@GLIBC_2.14" -> "memcpy": the version tag is noise in a report. */
+static const char *lp_intern_sym(struct lp_symtab *st, const char *name)
+{
+	const char *at = strchr(name, '@');
+	if (!at || at == name)
+		return lp_intern(st, name);
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%.*s", (int)(at - name), name);
+	return lp_intern(st, buf);
+}
+
+/* ---- modules ---------------------------------------------------------- */
 
 struct lp_symtab *lp_symtab_new(void)
 {
-	return calloc(1, sizeof(struct lp_symtab));
+	struct lp_symtab *st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->dwfl = dwfl_begin(&lp_dwfl_cb);
+	/* Without a Dwfl every lookup still gives module+offset. */
+	return st;
 }
 
 void lp_symtab_free(struct lp_symtab *st)
 {
+	if (!st)
+		return;
+	if (st->dwfl)
+		dwfl_end(st->dwfl);
+	for (size_t i = 0; i < st->n_mods; i++)
+		free(st->mods[i].objs);
+	free(st->mods);
+	for (size_t i = 0; i < st->cap_strs; i++)
+		free(st->strs[i]);
+	free(st->strs);
 	free(st);
 }
 
 void lp_symtab_add_module(struct lp_symtab *st, const char *path, uint64_t load_bias, uint64_t start,
 			  uint64_t end)
 {
+	if (!st || !path || start >= end)
+		return;
+	for (size_t i = 0; i < st->n_mods; i++)
+		if (st->mods[i].bias == load_bias && !strcmp(st->mods[i].path, path))
+			return;
+	if (st->n_mods == st->cap_mods) {
+		size_t ncap = st->cap_mods ? 2 * st->cap_mods : 32;
+		void *n = realloc(st->mods, ncap * sizeof(*st->mods));
+		if (!n)
+			return;
+		st->mods = n;
+		st->cap_mods = ncap;
+	}
+	struct lp_symmod *m = &st->mods[st->n_mods];
+	memset(m, 0, sizeof(*m));
+	m->path = lp_intern(st, path);
+	if (!m->path)
+		return;
+	m->bias = load_bias;
+	m->start = start;
+	m->end = end;
+	if (st->dwfl && path[0] && path[0] != '[') {
+		/* add_p_vaddr=false: base is the bias (dlpi_addr), not the
+		 * address of the first PT_LOAD (libdwfl.h, dwfl_report_elf). */
+		dwfl_report_begin_add(st->dwfl);
+		m->mod = dwfl_report_elf(st->dwfl, path, path, -1, load_bias, false);
+		dwfl_report_end(st->dwfl, NULL, NULL);
+	}
+	st->n_mods++;
 }
+
+static struct lp_symmod *lp_find_mod(struct lp_symtab *st, uint64_t addr)
+{
+	if (st->last < st->n_mods && addr >= st->mods[st->last].start &&
+	    addr < st->mods[st->last].end)
+		return &st->mods[st->last];
+	for (size_t i = 0; i < st->n_mods; i++)
+		if (addr >= st->mods[i].start && addr < st->mods[i].end) {
+			st->last = i;
+			return &st->mods[i];
+		}
+	return NULL;
+}
+
+/* ---- code ------------------------------------------------------------- */
 
 int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out)
 {
-	return -1;
+	memset(out, 0, sizeof(*out));
+	if (!st || !pc)
+		return -1;
+	/* A return address points after the call, possibly into the next
+	 * line or even the next function: look up the call itself. */
+	uint64_t a = pc - 1;
+	struct lp_symmod *m = lp_find_mod(st, a);
+	if (!m)
+		return -1;
+	out->module = m->path;
+	out->offset = pc - m->bias;
+	if (!m->mod)
+		return 0;
+
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(m->mod, a, &off, &sym, NULL, NULL, NULL);
+	if (name) {
+		out->function = lp_intern_sym(st, name);
+		out->sym_offset = off + 1; /* relative to pc, like a backtrace */
+	}
+	Dwfl_Line *line = dwfl_module_getsrc(m->mod, a);
+	if (line) {
+		int lineno = 0;
+		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+		if (file) {
+			out->file = lp_intern(st, file);
+			out->line = lineno;
+		}
+	}
+	return 0;
+}
+
+/* ---- data ------------------------------------------------------------- */
+
+/* Collect the module's data objects once. STT_TLS symbols are left out:
+ * their value is an offset in each thread's TLS block, not an address in
+ * the module's mapping, so no recorded address can be matched against it. */
+static void lp_load_objs(struct lp_symtab *st, struct lp_symmod *m)
+{
+	m->objs_loaded = 1;
+	int n = dwfl_module_getsymtab(m->mod);
+	if (n <= 0)
+		return;
+	m->objs = calloc((size_t)n, sizeof(*m->objs));
+	if (!m->objs)
+		return;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
+		    (type != STT_OBJECT && type != STT_COMMON))
+			continue;
+		struct lp_obj *o = &m->objs[m->n_objs];
+		o->name = lp_intern_sym(st, name);
+		if (!o->name)
+			continue;
+		o->addr = addr;
+		o->size = sym.st_size;
+		o->global = GELF_ST_BIND(sym.st_info) != STB_LOCAL;
+		m->n_objs++;
+	}
+}
+
+/* The tightest object containing addr; globals win ties (an alias of a
+ * static under a public name is what users wrote). */
+static const struct lp_obj *lp_find_obj(const struct lp_symmod *m, uint64_t addr)
+{
+	const struct lp_obj *best = NULL;
+	for (size_t i = 0; i < m->n_objs; i++) {
+		const struct lp_obj *o = &m->objs[i];
+		int in = o->size ? addr >= o->addr && addr - o->addr < o->size : addr == o->addr;
+		if (!in)
+			continue;
+		if (!best || o->size < best->size || (o->size == best->size && o->global > best->global))
+			best = o;
+	}
+	return best;
 }
 
 int lp_symtab_lookup_data(struct lp_symtab *st, uint64_t addr, struct lp_sym *out)
 {
-	return -1;
+	memset(out, 0, sizeof(*out));
+	if (!st)
+		return -1;
+	struct lp_symmod *m = lp_find_mod(st, addr);
+	if (!m || !m->mod)
+		return -1;
+	if (!m->objs_loaded)
+		lp_load_objs(st, m);
+	const struct lp_obj *o = lp_find_obj(m, addr);
+	if (!o)
+		return -1;
+	out->module = m->path;
+	out->offset = addr - m->bias;
+	out->function = o->name;
+	out->sym_offset = addr - o->addr;
+	return 0;
 }
