@@ -506,6 +506,10 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
 		goto out_logs;
 	}
+	/* mkstemp makes 0600; the database is a normal user file. */
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
 	close(fd);
 	if (sqlite3_open_v2(tmp, &imp.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open %s: %s", tmp, sqlite3_errmsg(imp.db));
