@@ -446,7 +446,7 @@ static void lp_core_destroy(void *state)
 
 static const char lp_core_indexes[] =
 	"CREATE INDEX lock_waits_start ON lock_waits(start_ns);"
-	"CREATE INDEX lock_waits_lock ON lock_waits(lock_id);"
+	
 	"CREATE INDEX cond_waits_start ON cond_waits(start_ns);"
 	"CREATE INDEX threads_tid ON threads(process_id, tid);";
 
