@@ -1,0 +1,94 @@
+"""Damaged input: one clear stderr line, exit 2, input unchanged.
+Cases: truncated log, log of another format version, random bytes,
+`latprof report` on a non-database, output in a missing directory."""
+import glob
+import os
+import shutil
+import struct
+import subprocess
+
+from corelib import SMALL_LOGS, lock_server, one_error_line, sha256
+from lptest import check, fail, latprof, tmpdir
+
+d = tmpdir()
+tmp = os.path.join(d, "tmp")
+os.mkdir(tmp)
+# Real logs, kept: TMPDIR tells latprof run where to make its latprof-XXXXXX dir.
+p = latprof("run", "--keep-logs", "-o", os.path.join(d, "good.db"), "--", lock_server(),
+            "--threads", "2", "--requests", "50", env={**SMALL_LOGS, "TMPDIR": tmp}, check=0)
+dirs = glob.glob(os.path.join(tmp, "latprof-*"))
+if len(dirs) != 1:
+    fail(f"expected one kept log directory in {tmp}, found {dirs}")
+logs = glob.glob(os.path.join(dirs[0], "*.lplog"))
+check(len(logs) == 1, f"one process log kept ({logs})")
+good = logs[0]
+
+
+def case(name, mutate):
+    """Copy the good log into DIR/<name>/, damage it, import: must refuse."""
+    cd = os.path.join(d, name)
+    os.mkdir(cd)
+    path = os.path.join(cd, os.path.basename(good))
+    subprocess.run(["cp", "--sparse=always", good, path], check=True)
+    mutate(path)
+    before = sha256(path)
+    out = os.path.join(d, name + ".db")
+    p = latprof("import", cd, "-o", out)
+    one_error_line(p, f"import of a {name} log")
+    check(sha256(path) == before, f"{name}: the log is unchanged")
+    check(not os.path.exists(out), f"{name}: no database left behind")
+
+
+def truncate(path):
+    os.truncate(path, os.path.getsize(path) // 2)
+
+
+def other_version(path):
+    with open(path, "r+b") as f:
+        f.seek(8)
+        (v,) = struct.unpack("<I", f.read(4))
+        f.seek(8)
+        f.write(struct.pack("<I", v + 1))
+
+
+case("truncated", truncate)
+case("other-version", other_version)
+
+rd = os.path.join(d, "random")
+os.mkdir(rd)
+rnd = os.path.join(rd, "x.lplog")
+with open(rnd, "wb") as f:
+    f.write(os.urandom(256 * 1024))
+before = sha256(rnd)
+p = latprof("import", rd, "-o", os.path.join(d, "random.db"))
+one_error_line(p, "import of random bytes")
+check(sha256(rnd) == before, "random bytes: the file is unchanged")
+
+# `latprof run` refuses an output in a missing directory before starting the app.
+marker = os.path.join(d, "app-ran")
+p = latprof("run", "-o", "/nonexistent/dir/x.db", "--", "touch", marker)
+one_error_line(p, "run -o /nonexistent/dir/x.db")
+check(not os.path.exists(marker), "the app was not started")
+
+# `latprof report` on a file that is not a latprof database.
+if latprof("report", "--help").returncode != 0:
+    print("SKIP: 'latprof report' does not exist yet; the report case is not checked")
+    raise SystemExit(77)
+for name, data in (("text.db", b"hello, not a database\n" * 100),
+                   ("random.db", os.urandom(64 * 1024))):
+    path = os.path.join(d, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    before = sha256(path)
+    p = latprof("report", path, "--locks")
+    one_error_line(p, f"report on {name}")
+    check(sha256(path) == before, f"report on {name}: the file is unchanged")
+# A valid SQLite file that is not latprof's.
+path = os.path.join(d, "other.sqlite")
+subprocess.run(["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
+                "c.execute('create table t(x)'); c.commit()", path], check=True)
+before = sha256(path)
+p = latprof("report", path, "--locks")
+one_error_line(p, "report on a foreign SQLite database")
+check(sha256(path) == before, "foreign SQLite database unchanged")
+shutil.rmtree(d, ignore_errors=True)

@@ -1,0 +1,44 @@
+"""fork without exec, fork+exec, posix_spawn and a 3-level tree: every
+process and thread appears in the database with the right parent. Ground
+truth: each final process image writes 'pid= ppid= threads=' to a file."""
+import os
+
+from corelib import helper, open_db, read_kv
+from lptest import check, fail, q1, record, tmpdir
+
+d = tmpdir()
+EXPECT = {"fork": 2, "forkexec": 2, "spawn": 2, "tree": 3}
+
+for mode, nproc in EXPECT.items():
+    truth = os.path.join(d, f"{mode}.txt")
+    out = os.path.join(d, f"{mode}.db")
+    record(out, helper(), mode, truth)
+    with open(truth) as f:
+        procs = [read_kv_line for read_kv_line in
+                 (dict((k, int(v)) for k, _, v in (t.partition("=") for t in line.split()))
+                  for line in f if line.strip())]
+    if len(procs) != nproc:
+        fail(f"{mode}: helper reported {len(procs)} processes, expected {nproc}")
+    c = open_db(out)
+    pids = {p["pid"] for p in procs}
+    root_pid = [p for p in procs if p["ppid"] not in pids]
+    check(len(root_pid) == 1, f"{mode}: one root process")
+    for p in procs:
+        # The last image of each pid (after any exec).
+        row = c.execute("SELECT * FROM processes WHERE pid = ? ORDER BY start_ns DESC LIMIT 1",
+                        (p["pid"],)).fetchone()
+        check(row is not None, f"{mode}: pid {p['pid']} recorded")
+        check(row["ppid"] == p["ppid"], f"{mode}: pid {p['pid']} ppid {row['ppid']} == {p['ppid']}")
+        if p["ppid"] in pids:
+            parent = q1(c, "SELECT pid FROM processes WHERE id = ?", row["parent_id"])
+            check(parent == p["ppid"],
+                  f"{mode}: pid {p['pid']} parent_id points at pid {parent} (want {p['ppid']})")
+        n = q1(c, "SELECT count(*) FROM threads WHERE process_id = ?", row["id"])
+        check(n == p["threads"], f"{mode}: pid {p['pid']} has {n} threads (want {p['threads']})")
+        check(row["exit_status"] == 0, f"{mode}: pid {p['pid']} exit_status {row['exit_status']}")
+    if mode in ("forkexec", "tree"):
+        n = q1(c, "SELECT count(*) FROM processes WHERE exec_from IS NOT NULL")
+        check(n == 1, f"{mode}: the exec'd image links to its pre-exec image ({n})")
+        pre = c.execute("SELECT * FROM processes WHERE id = (SELECT exec_from FROM processes "
+                        "WHERE exec_from IS NOT NULL)").fetchone()
+        check(pre["exit_how"] == "exec", f"{mode}: pre-exec image ends with exec ({pre['exit_how']})")

@@ -1,0 +1,15 @@
+# End-to-end tests of issue 2: record real programs with `latprof run` and
+# assert on the numbers in the database.
+add_executable(lp_core_proc ${CMAKE_CURRENT_LIST_DIR}/lp_core_proc.c)
+target_compile_options(lp_core_proc PRIVATE -g -O2)
+target_link_libraries(lp_core_proc PRIVATE Threads::Threads)
+set_target_properties(lp_core_proc PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/core)
+
+lp_py_test(core_contention test_contention.py LABELS e2e)
+lp_py_test(core_python_lock test_python_lock.py LABELS e2e)
+lp_py_test(core_exit_signals test_exit_signals.py LABELS e2e)
+lp_py_test(core_process_tree test_process_tree.py LABELS e2e)
+lp_py_test(core_stress test_stress.py LABELS e2e TIMEOUT 600)
+lp_py_test(core_damaged_input test_damaged_input.py LABELS e2e)
+lp_py_test(core_output_names test_output_names.py LABELS e2e)
