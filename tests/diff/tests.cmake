@@ -1,0 +1,3 @@
+# Run comparison: statistics, diff and check (issue 6).
+lp_c_test(lp_stats_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_stats_test.c
+  LIBS latprof_analyze LABELS unit)
