@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NVTX capture: an NVTX injection library (NVTX_INJECTION64_PATH). The
+ * NVTX3 headers compiled into the app dlopen() it on the first NVTX call and
+ * call InitializeInjectionNvtx2(), where we fill the CORE and CORE2 callback
+ * tables (nvtxDetail/nvtxImpl.h: table[cbid] points at the slot the app's
+ * nvtx* call jumps through). Records: collector/lp_log_nvtx.h.
+ *
+ * Hot path (push/pop): one lp_now(), a per-thread name cache keyed by the
+ * message pointer (verified with memcmp, since a buffer may be reused for
+ * another text), one record. No locks, no malloc, errno preserved.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stddef.h>
+#include <wchar.h>
+
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
+#include "lp_core.h"
+#include "lp_counters.h"
+#include "lp_log_nvtx.h"
+
+#define LP_NC_SLOTS 64
+#define LP_NC_MAX 47 /* longest message the cache keeps a copy of */
+
+/* One cache line per entry: pointer, id, then the bytes to verify. */
+struct lp_nc_ent {
+	const char *p;
+	uint32_t id;
+	uint8_t len;
+	char s[LP_NC_MAX];
+};
+_Static_assert(sizeof(struct lp_nc_ent) == 64, "cache entry size");
+
+/* Domains and registered strings are rare: heap objects, listed so a forked
+ * child can define them again in its own log (string ids are per log). */
+struct lp_nvtx_obj {
+	struct lp_nvtx_obj *next;
+	uint32_t id; /* domain id, or string id of a registered string */
+	uint32_t is_domain;
+	uint32_t name; /* domain: string id of its name */
+	uint32_t len;
+	char s[];
+};
+
+static __thread struct lp_nc_ent lp_nc[LP_NC_SLOTS];
+static __thread int lp_depth;
+static uint64_t lp_next_range;
+static uint32_t lp_next_domain;
+static struct lp_nvtx_obj *lp_objs;
+static int lp_inited;
+
+static uint32_t lp_name_slow(const char *s, size_t len, struct lp_nc_ent *e)
+{
+	if (len > LP_NC_MAX)
+		return lp_intern_string(s, strlen(s));
+	uint32_t id = lp_intern_string(s, len);
+	if (id) {
+		e->p = s;
+		e->id = id;
+		e->len = (uint8_t)len;
+		memcpy(e->s, s, len);
+	}
+	return id;
+}
+
+static inline uint32_t lp_name(const char *s)
+{
+	if (!s)
+		return 0;
+	uintptr_t k = (uintptr_t)s;
+	struct lp_nc_ent *e = &lp_nc[(k ^ (k >> 6) ^ (k >> 12)) & (LP_NC_SLOTS - 1)];
+	size_t len = strnlen(s, LP_NC_MAX + 1);
+	if (e->p == s && e->len == len && memcmp(e->s, s, len) == 0)
+		return e->id;
+	return lp_name_slow(s, len, e);
+}
+
+/* wchar_t is UTF-32 on Linux; encode it ourselves (wcrtomb depends on the
+ * app's locale, which is often "C"). Rare path: the W forms. */
+static size_t lp_w_to_utf8(const wchar_t *w, char *buf, size_t cap)
+{
+	size_t n = 0;
+	for (; w && *w && n + 5 < cap; w++) {
+		uint32_t c = (uint32_t)*w;
+		if (c < 0x80) {
+			buf[n++] = (char)c;
+		} else if (c < 0x800) {
+			buf[n++] = (char)(0xc0 | c >> 6);
+			buf[n++] = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			buf[n++] = (char)(0xe0 | c >> 12);
+			buf[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			buf[n++] = (char)(0x80 | (c & 0x3f));
+		} else {
+			buf[n++] = (char)(0xf0 | ((c >> 18) & 0x07));
+			buf[n++] = (char)(0x80 | ((c >> 12) & 0x3f));
+			buf[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			buf[n++] = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	buf[n] = 0;
+	return n;
+}
+
+static uint32_t lp_name_w(const wchar_t *w)
+{
+	char buf[1024];
+	if (!w)
+		return 0;
+	return lp_intern_string(buf, lp_w_to_utf8(w, buf, sizeof(buf)));
+}
+
+static inline uint32_t lp_dom(nvtxDomainHandle_t d)
+{
+	return d ? ((const struct lp_nvtx_obj *)(const void *)d)->id : 0;
+}
+
+/* ---- attributes of the *Ex calls ------------------------------------- */
+
+struct lp_attr {
+	uint32_t name, category;
+	int tail;
+	struct lp_rec_nvtx_attr a;
+};
+
+/* An attribute struct may be older (smaller) than ours: read only what its
+ * size field covers (nvToolsExt.h, NVTX_EVENT_ATTRIB_STRUCT_SIZE). */
+#define LP_HAS(at, field)                                                                          \
+	((at)->size >= offsetof(nvtxEventAttributes_t, field) + sizeof((at)->field))
+
+static void lp_attr_read(const nvtxEventAttributes_t *at, struct lp_attr *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (!at)
+		return;
+	o->category = at->category;
+	if (at->colorType == NVTX_COLOR_ARGB) {
+		o->a.color = at->color;
+		o->a.flags |= LP_NVTX_ATTR_COLOR;
+	}
+	if (at->payloadType >= NVTX_PAYLOAD_TYPE_UNSIGNED_INT64 &&
+	    at->payloadType <= NVTX_PAYLOAD_TYPE_FLOAT && LP_HAS(at, payload)) {
+		o->a.payload_type = (uint16_t)at->payloadType;
+		if (at->payloadType <= NVTX_PAYLOAD_TYPE_DOUBLE)
+			o->a.payload = at->payload.ullValue;
+		else
+			o->a.payload = at->payload.uiValue; /* 32-bit kinds: low half */
+	}
+	o->tail = o->a.flags || o->a.payload_type;
+	if (!LP_HAS(at, message))
+		return;
+	switch (at->messageType) {
+	case NVTX_MESSAGE_TYPE_ASCII:
+		o->name = lp_name(at->message.ascii);
+		break;
+	case NVTX_MESSAGE_TYPE_UNICODE:
+		o->name = lp_name_w(at->message.unicode);
+		break;
+	case NVTX_MESSAGE_TYPE_REGISTERED:
+		if (at->message.registered)
+			o->name = ((const struct lp_nvtx_obj *)(const void *)at->message.registered)->id;
+		break;
+	}
+}
+
+/* PUSH/MARK share a layout; START adds the id. */
+static void lp_event(uint16_t type, uint32_t dom, uint64_t ts, const struct lp_attr *a)
+{
+	size_t n = sizeof(struct lp_rec_nvtx_push) + (a->tail ? sizeof(a->a) : 0);
+	struct lp_rec_nvtx_push *r = lp_rec_begin(type, dom, n);
+	if (!r)
+		return;
+	r->ts = ts;
+	r->name = a->name;
+	r->category = a->category;
+	if (a->tail)
+		memcpy(r + 1, &a->a, sizeof(a->a));
+	lp_rec_commit();
+}
+
+/* ---- push/pop --------------------------------------------------------- */
+
+static int lp_push_rec(uint32_t dom, uint32_t name)
+{
+	/* Stamp after interning so a first-seen name does not lengthen the range. */
+	uint64_t ts = lp_now();
+	struct lp_rec_nvtx_push *r = lp_rec_begin(LP_REC_NVTX_PUSH, dom, sizeof(*r));
+	if (r) {
+		r->ts = ts;
+		r->name = name;
+		r->category = 0;
+		lp_rec_commit();
+	}
+	lp_counters_boundary(ts);
+	return lp_depth++;
+}
+
+static int lp_push_a(const char *msg)
+{
+	int saved = errno;
+	int d = lp_push_rec(0, lp_name(msg));
+	errno = saved;
+	return d;
+}
+
+static int lp_push_w(const wchar_t *msg)
+{
+	int saved = errno;
+	int d = lp_push_rec(0, lp_name_w(msg));
+	errno = saved;
+	return d;
+}
+
+static int lp_push_ex_dom(uint32_t dom, const nvtxEventAttributes_t *at)
+{
+	int saved = errno;
+	struct lp_attr a;
+	lp_attr_read(at, &a);
+	uint64_t ts = lp_now();
+	lp_event(LP_REC_NVTX_PUSH, dom, ts, &a);
+	lp_counters_boundary(ts);
+	errno = saved;
+	return lp_depth++;
+}
+
+static int lp_push_ex(const nvtxEventAttributes_t *at)
+{
+	return lp_push_ex_dom(0, at);
+}
+
+static int lp_dpush_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *at)
+{
+	return lp_push_ex_dom(lp_dom(d), at);
+}
+
+static int lp_pop_dom(uint32_t dom)
+{
+	uint64_t ts = lp_now();
+	int saved = errno;
+	struct lp_rec_nvtx_pop *r = lp_rec_begin(LP_REC_NVTX_POP, dom, sizeof(*r));
+	if (r) {
+		r->ts = ts;
+		lp_rec_commit();
+	}
+	lp_counters_boundary(ts);
+	errno = saved;
+	/* nvtxRangePop returns the level of the range it ended, negative on error. */
+	return lp_depth > 0 ? --lp_depth : -1;
+}
+
+static int lp_pop(void)
+{
+	return lp_pop_dom(0);
+}
+
+static int lp_dpop(nvtxDomainHandle_t d)
+{
+	return lp_pop_dom(lp_dom(d));
+}
+
+/* ---- start/end -------------------------------------------------------- */
+
+static nvtxRangeId_t lp_start_dom(uint32_t dom, const struct lp_attr *a)
+{
+	int saved = errno;
+	uint64_t id = __atomic_add_fetch(&lp_next_range, 1, __ATOMIC_RELAXED);
+	uint64_t ts = lp_now();
+	size_t n = sizeof(struct lp_rec_nvtx_start) + (a->tail ? sizeof(a->a) : 0);
+	struct lp_rec_nvtx_start *r = lp_rec_begin(LP_REC_NVTX_START, dom, n);
+	if (r) {
+		r->ts = ts;
+		r->id = id;
+		r->name = a->name;
+		r->category = a->category;
+		if (a->tail)
+			memcpy(r + 1, &a->a, sizeof(a->a));
+		lp_rec_commit();
+	}
+	lp_counters_boundary(ts);
+	errno = saved;
+	return id;
+}
+
+static nvtxRangeId_t lp_start_a(const char *msg)
+{
+	struct lp_attr a = {.name = lp_name(msg)};
+	return lp_start_dom(0, &a);
+}
+
+static nvtxRangeId_t lp_start_w(const wchar_t *msg)
+{
+	struct lp_attr a = {.name = lp_name_w(msg)};
+	return lp_start_dom(0, &a);
+}
+
+static nvtxRangeId_t lp_start_ex(const nvtxEventAttributes_t *at)
+{
+	struct lp_attr a;
+	lp_attr_read(at, &a);
+	return lp_start_dom(0, &a);
+}
+
+static nvtxRangeId_t lp_dstart_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *at)
+{
+	struct lp_attr a;
+	lp_attr_read(at, &a);
+	return lp_start_dom(lp_dom(d), &a);
+}
+
+static void lp_end_dom(uint32_t dom, nvtxRangeId_t id)
+{
+	uint64_t ts = lp_now();
+	int saved = errno;
+	struct lp_rec_nvtx_end *r = lp_rec_begin(LP_REC_NVTX_END, dom, sizeof(*r));
+	if (r) {
+		r->ts = ts;
+		r->id = id;
+		lp_rec_commit();
+	}
+	lp_counters_boundary(ts);
+	errno = saved;
+}
+
+static void lp_end(nvtxRangeId_t id)
+{
+	lp_end_dom(0, id);
+}
+
+static void lp_dend(nvtxDomainHandle_t d, nvtxRangeId_t id)
+{
+	lp_end_dom(lp_dom(d), id);
+}
+
+/* ---- marks ------------------------------------------------------------ */
+
+static void lp_mark_dom(uint32_t dom, const struct lp_attr *a)
+{
+	int saved = errno;
+	lp_event(LP_REC_NVTX_MARK, dom, lp_now(), a);
+	errno = saved;
+}
+
+static void lp_mark_a(const char *msg)
+{
+	struct lp_attr a = {.name = lp_name(msg)};
+	lp_mark_dom(0, &a);
+}
+
+static void lp_mark_w(const wchar_t *msg)
+{
+	struct lp_attr a = {.name = lp_name_w(msg)};
+	lp_mark_dom(0, &a);
+}
+
+static void lp_mark_ex(const nvtxEventAttributes_t *at)
+{
+	struct lp_attr a;
+	lp_attr_read(at, &a);
+	lp_mark_dom(0, &a);
+}
+
+static void lp_dmark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *at)
+{
+	struct lp_attr a;
+	lp_attr_read(at, &a);
+	lp_mark_dom(lp_dom(d), &a);
+}
+
+/* ---- names: threads, categories --------------------------------------- */
+
+static void lp_thread_name(uint32_t tid, uint32_t name)
+{
+	int saved = errno;
+	struct lp_rec_thread_name *r = lp_rec_begin(LP_REC_THREAD_NAME, 0, sizeof(*r));
+	if (r) {
+		r->ts = lp_now();
+		r->tid = tid;
+		r->name = name;
+		lp_rec_commit();
+	}
+	errno = saved;
+}
+
+static void lp_name_thread_a(uint32_t tid, const char *name)
+{
+	lp_thread_name(tid, lp_intern_string(name, name ? strlen(name) : 0));
+}
+
+static void lp_name_thread_w(uint32_t tid, const wchar_t *name)
+{
+	lp_thread_name(tid, lp_name_w(name));
+}
+
+static void lp_category(uint32_t dom, uint32_t category, uint32_t name)
+{
+	int saved = errno;
+	struct lp_rec_nvtx_category *r = lp_rec_begin(LP_REC_NVTX_CATEGORY, dom, sizeof(*r));
+	if (r) {
+		r->category = category;
+		r->name = name;
+		lp_rec_commit();
+	}
+	errno = saved;
+}
+
+static void lp_cat_a(uint32_t c, const char *name)
+{
+	lp_category(0, c, name ? lp_intern_string(name, strlen(name)) : 0);
+}
+
+static void lp_cat_w(uint32_t c, const wchar_t *name)
+{
+	lp_category(0, c, lp_name_w(name));
+}
+
+static void lp_dcat_a(nvtxDomainHandle_t d, uint32_t c, const char *name)
+{
+	lp_category(lp_dom(d), c, name ? lp_intern_string(name, strlen(name)) : 0);
+}
+
+static void lp_dcat_w(nvtxDomainHandle_t d, uint32_t c, const wchar_t *name)
+{
+	lp_category(lp_dom(d), c, lp_name_w(name));
+}
+
+/* ---- domains and registered strings ------------------------------------ */
+
+static void lp_domain_rec(const struct lp_nvtx_obj *o)
+{
+	struct lp_rec_nvtx_domain *r = lp_rec_begin(LP_REC_NVTX_DOMAIN, o->id, sizeof(*r));
+	if (r) {
+		r->ts = lp_now();
+		r->name = o->name;
+		r->pad = 0;
+		lp_rec_commit();
+	}
+}
+
+static struct lp_nvtx_obj *lp_obj_new(const char *s, size_t len, int is_domain)
+{
+	struct lp_nvtx_obj *o = malloc(sizeof(*o) + len + 1);
+	if (!o)
+		return NULL;
+	memcpy(o->s, s, len);
+	o->s[len] = 0;
+	o->len = (uint32_t)len;
+	o->is_domain = is_domain;
+	uint32_t sid = lp_intern_string(s, len);
+	if (is_domain) {
+		o->id = __atomic_add_fetch(&lp_next_domain, 1, __ATOMIC_RELAXED);
+		o->name = sid;
+		lp_domain_rec(o);
+	} else {
+		o->id = sid;
+		o->name = sid;
+	}
+	o->next = __atomic_load_n(&lp_objs, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&lp_objs, &o->next, o, 1, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+	return o;
+}
+
+static nvtxDomainHandle_t lp_domain_a(const char *name)
+{
+	int saved = errno;
+	struct lp_nvtx_obj *o = lp_obj_new(name ? name : "", name ? strlen(name) : 0, 1);
+	errno = saved;
+	return (nvtxDomainHandle_t)(void *)o;
+}
+
+static nvtxDomainHandle_t lp_domain_w(const wchar_t *name)
+{
+	char buf[1024];
+	return lp_domain_a(name ? (lp_w_to_utf8(name, buf, sizeof(buf)), buf) : NULL);
+}
+
+/* Handles stay valid after destroy: NVTX calls with a destroyed domain are
+ * undefined, and keeping the object is cheaper than checking. */
+static void lp_domain_destroy(nvtxDomainHandle_t d)
+{
+	(void)d;
+}
+
+static nvtxStringHandle_t lp_register_a(nvtxDomainHandle_t d, const char *s)
+{
+	(void)d; /* string ids are per process, not per domain */
+	int saved = errno;
+	struct lp_nvtx_obj *o = lp_obj_new(s ? s : "", s ? strlen(s) : 0, 0);
+	errno = saved;
+	return (nvtxStringHandle_t)(void *)o;
+}
+
+static nvtxStringHandle_t lp_register_w(nvtxDomainHandle_t d, const wchar_t *s)
+{
+	char buf[1024];
+	return lp_register_a(d, s ? (lp_w_to_utf8(s, buf, sizeof(buf)), buf) : NULL);
+}
+
+/* The child's log starts empty and its string ids start over: forget the
+ * forking thread's cache, define every domain and registered string again.
+ * Runs after the core's own handler (registered later), so the log exists. */
+static void lp_nvtx_atfork_child(void)
+{
+	memset(lp_nc, 0, sizeof(lp_nc));
+	for (struct lp_nvtx_obj *o = lp_objs; o; o = o->next) {
+		uint32_t sid = lp_intern_string(o->s, o->len);
+		o->name = sid;
+		if (o->is_domain)
+			lp_domain_rec(o);
+		else
+			o->id = sid;
+	}
+}
+
+/* ---- injection entry point -------------------------------------------- */
+
+struct lp_slot {
+	unsigned cbid;
+	NvtxFunctionPointer fn;
+};
+
+#define LP_FN(f) ((NvtxFunctionPointer)(void (*)(void))(f))
+
+static const struct lp_slot lp_core_slots[] = {
+	{NVTX_CBID_CORE_MarkEx, LP_FN(lp_mark_ex)},
+	{NVTX_CBID_CORE_MarkA, LP_FN(lp_mark_a)},
+	{NVTX_CBID_CORE_MarkW, LP_FN(lp_mark_w)},
+	{NVTX_CBID_CORE_RangeStartEx, LP_FN(lp_start_ex)},
+	{NVTX_CBID_CORE_RangeStartA, LP_FN(lp_start_a)},
+	{NVTX_CBID_CORE_RangeStartW, LP_FN(lp_start_w)},
+	{NVTX_CBID_CORE_RangeEnd, LP_FN(lp_end)},
+	{NVTX_CBID_CORE_RangePushEx, LP_FN(lp_push_ex)},
+	{NVTX_CBID_CORE_RangePushA, LP_FN(lp_push_a)},
+	{NVTX_CBID_CORE_RangePushW, LP_FN(lp_push_w)},
+	{NVTX_CBID_CORE_RangePop, LP_FN(lp_pop)},
+	{NVTX_CBID_CORE_NameCategoryA, LP_FN(lp_cat_a)},
+	{NVTX_CBID_CORE_NameCategoryW, LP_FN(lp_cat_w)},
+	{NVTX_CBID_CORE_NameOsThreadA, LP_FN(lp_name_thread_a)},
+	{NVTX_CBID_CORE_NameOsThreadW, LP_FN(lp_name_thread_w)},
+};
+
+static const struct lp_slot lp_core2_slots[] = {
+	{NVTX_CBID_CORE2_DomainMarkEx, LP_FN(lp_dmark_ex)},
+	{NVTX_CBID_CORE2_DomainRangeStartEx, LP_FN(lp_dstart_ex)},
+	{NVTX_CBID_CORE2_DomainRangeEnd, LP_FN(lp_dend)},
+	{NVTX_CBID_CORE2_DomainRangePushEx, LP_FN(lp_dpush_ex)},
+	{NVTX_CBID_CORE2_DomainRangePop, LP_FN(lp_dpop)},
+	{NVTX_CBID_CORE2_DomainNameCategoryA, LP_FN(lp_dcat_a)},
+	{NVTX_CBID_CORE2_DomainNameCategoryW, LP_FN(lp_dcat_w)},
+	{NVTX_CBID_CORE2_DomainRegisterStringA, LP_FN(lp_register_a)},
+	{NVTX_CBID_CORE2_DomainRegisterStringW, LP_FN(lp_register_w)},
+	{NVTX_CBID_CORE2_DomainCreateA, LP_FN(lp_domain_a)},
+	{NVTX_CBID_CORE2_DomainCreateW, LP_FN(lp_domain_w)},
+	{NVTX_CBID_CORE2_DomainDestroy, LP_FN(lp_domain_destroy)},
+};
+
+static int lp_fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule mod,
+		   const struct lp_slot *slots, size_t n)
+{
+	NvtxFunctionTable table = NULL;
+	unsigned size = 0;
+	if (!cb->GetModuleFunctionTable(mod, &table, &size) || !table)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (slots[i].cbid < size && table[slots[i].cbid])
+			*table[slots[i].cbid] = slots[i].fn;
+	return 0;
+}
+
+/*
+ * Called once per NVTX instance in the process (the app's headers, the
+ * Python nvtx module's copy...), each with its own tables. Returning 0
+ * makes that instance a no-op: what we want when latprof is not recording.
+ */
+LP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
+{
+	int saved = errno;
+	int ok = 0;
+	if (!get || lp_core_init() != 0)
+		goto out;
+	const NvtxExportTableCallbacks *cb = get(NVTX_ETID_CALLBACKS);
+	if (!cb || cb->struct_size < sizeof(*cb) || !cb->GetModuleFunctionTable)
+		goto out;
+	if (lp_fill(cb, NVTX_CB_MODULE_CORE, lp_core_slots,
+		    sizeof(lp_core_slots) / sizeof(lp_core_slots[0])) ||
+	    lp_fill(cb, NVTX_CB_MODULE_CORE2, lp_core2_slots,
+		    sizeof(lp_core2_slots) / sizeof(lp_core2_slots[0])))
+		goto out;
+	const NvtxExportTableVersionInfo *vi = get(NVTX_ETID_VERSIONINFO);
+	if (vi && vi->struct_size >= sizeof(*vi) && vi->SetInjectionNvtxVersion)
+		vi->SetInjectionNvtxVersion(NVTX_VERSION);
+	if (!__atomic_exchange_n(&lp_inited, 1, __ATOMIC_ACQ_REL))
+		pthread_atfork(NULL, NULL, lp_nvtx_atfork_child);
+	ok = 1;
+out:
+	errno = saved;
+	return ok;
+}
