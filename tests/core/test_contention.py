@@ -38,6 +38,16 @@ check(waiters >= 2, f"waits come from several workers ({waiters})")
 bad = q1(c, "SELECT count(*) FROM lock_waits WHERE dur_ns < 0 OR stack_id IS NULL")
 check(bad == 0, f"every wait has a duration >= 0 and a stack ({bad} without)")
 check(dropped(c) == 0, "no record dropped")
+# Call sites are symbolized: lock_server is built with -g.
+fns = {r[0] for r in c.execute(
+    "SELECT DISTINCT f.function FROM lock_waits w JOIN stack_frames sf ON sf.stack_id = w.stack_id "
+    "JOIN frames f ON f.id = sf.frame_id WHERE w.lock_id = ?", (top["id"],))}
+check(fns & {"serve", "lock_timed", "worker_main"},
+      f"wait stacks name lock_server's functions (got {sorted(f for f in fns if f)[:8]})")
+line = q1(c, "SELECT count(*) FROM lock_waits w JOIN stack_frames sf ON sf.stack_id = w.stack_id "
+             "JOIN frames f ON f.id = sf.frame_id WHERE w.lock_id = ? AND f.file LIKE "
+             "'%lock_server.c' AND f.line > 0", top["id"])
+check(line > 0, f"wait stacks carry lock_server.c:line ({line} frames)")
 
 # Same work, per-thread state: nothing to wait for.
 stats = os.path.join(d, "per_thread.txt")

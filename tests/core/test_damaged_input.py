@@ -1,6 +1,6 @@
 """Damaged input: one clear stderr line, exit 2, input unchanged.
-Cases: truncated log, log of another format version, random bytes,
-`latprof report` on a non-database, output in a missing directory."""
+Cases: truncated log, log of another format version, random bytes, output
+in a missing directory (`latprof report` cases: test_damaged_report.py)."""
 import glob
 import os
 import shutil
@@ -70,25 +70,4 @@ p = latprof("run", "-o", "/nonexistent/dir/x.db", "--", "touch", marker)
 one_error_line(p, "run -o /nonexistent/dir/x.db")
 check(not os.path.exists(marker), "the app was not started")
 
-# `latprof report` on a file that is not a latprof database.
-if latprof("report", "--help").returncode != 0:
-    print("SKIP: 'latprof report' does not exist yet; the report case is not checked")
-    raise SystemExit(77)
-for name, data in (("text.db", b"hello, not a database\n" * 100),
-                   ("random.db", os.urandom(64 * 1024))):
-    path = os.path.join(d, name)
-    with open(path, "wb") as f:
-        f.write(data)
-    before = sha256(path)
-    p = latprof("report", path, "--locks")
-    one_error_line(p, f"report on {name}")
-    check(sha256(path) == before, f"report on {name}: the file is unchanged")
-# A valid SQLite file that is not latprof's.
-path = os.path.join(d, "other.sqlite")
-subprocess.run(["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
-                "c.execute('create table t(x)'); c.commit()", path], check=True)
-before = sha256(path)
-p = latprof("report", path, "--locks")
-one_error_line(p, "report on a foreign SQLite database")
-check(sha256(path) == before, "foreign SQLite database unchanged")
 shutil.rmtree(d, ignore_errors=True)
