@@ -1,0 +1,91 @@
+"""latprof benchmarks; figures only, never a failure on a ratio.
+
+  run_bench.py lock     uncontended lock+unlock: bare vs under `latprof run`,
+                        interleaved, 5 rounds, medians (target <= 1.10x)
+  run_bench.py import   `latprof import` of 1M synthetic lock waits written
+                        through the recording core (targets >= 1M records/s
+                        on one core, <= 64 DB bytes per lock wait)
+"""
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+LATPROF = os.environ.get("LATPROF", "latprof")
+BUILD = os.environ.get("LP_BUILD", "build")
+BENCH = os.path.join(BUILD, "tests", "bench")
+ROUNDS = int(os.environ.get("LP_BENCH_ROUNDS", "5"))
+
+
+def run(cmd, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    if p.returncode != 0:
+        print(f"bench: {' '.join(cmd)} exited {p.returncode}\n{p.stdout}{p.stderr}")
+        sys.exit(1)
+    return p
+
+
+def kv(text):
+    return dict(t.split("=", 1) for t in text.split() if "=" in t)
+
+
+def bench_lock():
+    iters = os.environ.get("LP_BENCH_LOCK_ITERS", "20000000")
+    d = tempfile.mkdtemp(prefix="lpbench-")
+    exe = os.path.join(BENCH, "bench_lock")
+    bare, traced = [], []
+    for r in range(ROUNDS):
+        bare.append(float(kv(run([exe, iters]).stdout)["ns_per_op"]))
+        db = os.path.join(d, "lock.db")
+        p = run([LATPROF, "run", "--force", "-o", db, "--", exe, iters])
+        traced.append(float(kv(p.stdout)["ns_per_op"]))
+    shutil.rmtree(d, ignore_errors=True)
+    b, t = statistics.median(bare), statistics.median(traced)
+    print("=== bench: uncontended pthread_mutex_lock+unlock ===")
+    print(f"iterations per run   {iters}, {ROUNDS} rounds interleaved")
+    print(f"bare                 {b:8.2f} ns/op  (rounds: {', '.join(f'{x:.2f}' for x in bare)})")
+    print(f"latprof run          {t:8.2f} ns/op  (rounds: {', '.join(f'{x:.2f}' for x in traced)})")
+    print(f"ratio                {t / b:8.3f}x   (target <= 1.10x; LTTng-UST ~23x, uftrace ~42x)")
+    print("=== end ===")
+
+
+def bench_import():
+    n = int(os.environ.get("LP_BENCH_IMPORT_WAITS", "1000000"))
+    d = tempfile.mkdtemp(prefix="lpbench-")
+    logs = os.path.join(d, "logs")
+    os.mkdir(logs)
+    run([os.path.join(BENCH, "bench_gen_log"), logs, str(n)])
+    log_bytes = sum(os.stat(os.path.join(logs, f)).st_blocks * 512 for f in os.listdir(logs))
+    walls, cpus, size, waits = [], [], 0, 0
+    for r in range(ROUNDS):
+        db = os.path.join(d, "import.db")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.monotonic()
+        run([LATPROF, "import", "--force", logs, "-o", db])
+        walls.append(time.monotonic() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+        size = os.path.getsize(db)
+        out = subprocess.run(["sqlite3", db, "SELECT count(*) FROM lock_waits"],
+                             capture_output=True, text=True)
+        waits = int(out.stdout.strip() or 0) if out.returncode == 0 else n
+    shutil.rmtree(d, ignore_errors=True)
+    w, c = statistics.median(walls), statistics.median(cpus)
+    print("=== bench: latprof import ===")
+    print(f"lock waits           {waits} (generated {n}, 4 threads, {log_bytes / 2**20:.1f} MiB of log)")
+    print(f"wall                 {w:8.3f} s median of {ROUNDS}  -> {waits / w / 1e6:.2f} M records/s")
+    print(f"cpu (user+sys)       {c:8.3f} s median           -> {waits / c / 1e6:.2f} M records/s per core")
+    print(f"database             {size} bytes -> {size / max(waits, 1):.1f} bytes per lock wait "
+          f"(target <= 64)")
+    print("target               >= 1.00 M records/s on one core")
+    print("=== end ===")
+
+
+if __name__ == "__main__":
+    what = sys.argv[1:] or ["lock", "import"]
+    for w in what:
+        {"lock": bench_lock, "import": bench_import}[w]()
