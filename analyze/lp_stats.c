@@ -41,6 +41,18 @@ double lp_quantile_sorted(const double *sorted, size_t n, double q)
 	return sorted[lo] + (h - (double)lo) * (sorted[lo + 1] - sorted[lo]);
 }
 
+double lp_quantile_nearest(const double *sorted, size_t n, double q)
+{
+	if (n == 0)
+		return NAN;
+	double r = ceil(q * (double)n) - 1;
+	if (r < 0)
+		r = 0;
+	if (r > (double)n - 1)
+		r = (double)n - 1;
+	return sorted[(size_t)r];
+}
+
 /*
  * The number of orderings of n1 x's and n2 y's with U = u is the coefficient
  * of q^u in the Gaussian binomial [n1+n2 choose n1]_q = prod_{k=1..n1}

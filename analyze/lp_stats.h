@@ -54,6 +54,14 @@ int lp_holm(const double *p, size_t m, double *adj);
  */
 double lp_quantile_sorted(const double *sorted, size_t n, double q);
 
+/*
+ * Nearest-rank quantile: sorted[ceil(q n) - 1] clamped to [0, n - 1], the
+ * definition report --breakdown uses (lp_pctl in lp_breakdown.c) and
+ * numpy.percentile(method='inverted_cdf'). diff and check use this one so
+ * their numbers equal the breakdown's. n == 0 returns NAN.
+ */
+double lp_quantile_nearest(const double *sorted, size_t n, double q);
+
 /* Sorts v ascending in place (qsort). */
 void lp_sort_doubles(double *v, size_t n);
 double lp_mean(const double *v, size_t n);

@@ -127,6 +127,18 @@ static void test_quantile(void)
 		snprintf(what, sizeof(what), "quantile %g", q[i]);
 		expect_near(what, lp_quantile_sorted(v, 6, q[i]), want[i], 1e-9);
 	}
+	/* numpy.percentile(v, q, method='inverted_cdf'): nearest rank. */
+	static const double want_nr[] = {1.0, 3.0, 10.0, 10.0, 10.0, 10.0};
+	for (int i = 0; i < 6; i++) {
+		snprintf(what, sizeof(what), "nearest-rank quantile %g", q[i]);
+		expect_near(what, lp_quantile_nearest(v, 6, q[i]), want_nr[i], 0);
+	}
+	double h[100];
+	for (int i = 0; i < 100; i++)
+		h[i] = i + 1;
+	expect_near("nearest-rank p50 of 1..100", lp_quantile_nearest(h, 100, 0.5), 50, 0);
+	expect_near("nearest-rank p99 of 1..100", lp_quantile_nearest(h, 100, 0.99), 99, 0);
+	expect_near("nearest-rank p99.9 of 1..100", lp_quantile_nearest(h, 100, 0.999), 100, 0);
 	expect_near("mean", lp_mean(v, 6), 25.0 / 6, 1e-12);
 }
 
