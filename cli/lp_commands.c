@@ -3,9 +3,11 @@
 #include "lp_cli.h"
 
 extern const struct lp_cmd lp_cmd_run, lp_cmd_import;
+extern const struct lp_cmd lp_cmd_report;
 
 const struct lp_cmd *const lp_commands[] = {
 	&lp_cmd_run,
 	&lp_cmd_import,
+	&lp_cmd_report,
 	NULL,
 };

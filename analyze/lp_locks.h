@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lock contention analysis: which locks threads queued on, for how long,
+ * where and behind whom. One struct, queried from a latprof database and
+ * rendered by report/lp_report_locks.c (writers never touch SQLite).
+ *
+ * Thread time, the denominator of every share: the sum over recorded
+ * threads of (end_ns - start_ns), a missing bound taken from the thread's
+ * process; when no thread has both, the sum of process durations. A share
+ * of 0.5 means the run's threads spent half their lives waiting on it.
+ */
+#ifndef LP_LOCKS_H
+#define LP_LOCKS_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A code location: the innermost recorded frame of a wait's stack. */
+struct lp_lock_site {
+	char *where;	/* "fn file:line", "fn (module+0xoff)", "module+0xoff", "(no stack)" */
+	char *function; /* NULL when unknown */
+	char *file;	/* NULL without debug info */
+	int line;
+	char *module;	 /* NULL when no module covered the pc */
+	uint64_t offset; /* pc - module load bias */
+	long long count;
+	int64_t wait_ns;
+};
+
+struct lp_lock_thread {
+	int tid;
+	char *name; /* NULL when the thread was never named */
+	long long count;
+	int64_t wait_ns; /* waiters: time it waited; owners: time others waited on it */
+};
+
+struct lp_lock_row {
+	int64_t id; /* locks.id */
+	char *name; /* variable, or "0xADDR (heap) at <most frequent call site>" */
+	char *symbol; /* locks.name: the variable, NULL for heap/stack locks */
+	char *module; /* module whose data holds it, NULL for heap/stack */
+	uint64_t address;
+	char *kind; /* mutex, rwlock, sem, spin */
+	int pid;
+	char *process; /* the process's exe (argv[0]) */
+	long long count; /* contended acquisitions */
+	long long timeouts;
+	int64_t total_ns, max_ns;
+	int64_t p50_ns, p99_ns; /* nearest rank, as lp_quantile_nearest */
+	double mean_ns;
+	double share; /* total_ns / thread time */
+	struct lp_lock_site *sites;
+	size_t n_sites;
+	size_t n_sites_total; /* distinct sites before the cut to top N */
+	struct lp_lock_thread *waiters, *owners;
+	size_t n_waiters, n_owners;
+	long long owner_unknown; /* waits whose owner glibc did not expose */
+};
+
+struct lp_lock_report {
+	int top; /* N of --top: locks, sites and threads each cut to N */
+	int64_t thread_time_ns;
+	const char *thread_time_basis; /* "threads" or "processes" (static) */
+	long long n_threads;
+	long long n_locks; /* locks with at least one contended acquisition */
+	long long lock_waits, cond_waits;
+	int64_t lock_wait_ns, cond_wait_ns;
+	struct lp_lock_row *locks; /* by total wait, descending; at most top */
+	size_t n;
+};
+
+/* Fill r from db; top <= 0 means 10. Returns 0, or -errno with one
+ * sentence in err. r is zeroed first and safe to free either way. */
+int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, size_t errlen);
+void lp_lock_report_free(struct lp_lock_report *r);
+
+#endif

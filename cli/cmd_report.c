@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * latprof report FILE.db [--VIEW] [--top N] [--format text|json|csv] [-o OUT]
+ *
+ * A view is one analysis (analyze/, returns a struct) plus its writers
+ * (report/, one per format). Adding a view = an adapter of a few lines and
+ * one entry in lp_views[]; option parsing, output files and errors are
+ * shared. Without a view flag the default view prints the run summary
+ * followed by the top locks.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lp_cli.h"
+#include "lp_db.h"
+#include "lp_locks.h"
+#include "lp_report_locks.h"
+#include "lp_report_summary.h"
+#include "lp_summary.h"
+
+enum lp_fmt { LP_FMT_TEXT, LP_FMT_JSON, LP_FMT_CSV, LP_FMT_N };
+static const char *const lp_fmt_names[LP_FMT_N] = {"text", "json", "csv"};
+
+struct lp_report_opts {
+	int top;
+	enum lp_fmt fmt;
+};
+
+typedef void (*lp_writer_fn)(FILE *f, const void *res);
+
+struct lp_view {
+	const char *flag; /* --flag; NULL marks the default view */
+	/* A heap result, or NULL with one sentence in err. */
+	void *(*analyze)(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen);
+	void (*free)(void *res);
+	lp_writer_fn write[LP_FMT_N]; /* NULL: format not offered by this view */
+};
+
+/* ---- --locks ---------------------------------------------------------- */
+
+static void *lp_view_locks(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+{
+	struct lp_lock_report *r = xcalloc(1, sizeof(*r));
+	if (lp_locks_analyze(db, o->top, r, err, errlen)) {
+		lp_lock_report_free(r);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void lp_view_locks_free(void *r)
+{
+	lp_lock_report_free(r);
+	free(r);
+}
+
+static void lp_w_locks_text(FILE *f, const void *r)
+{
+	lp_locks_write_text(f, r);
+}
+
+static void lp_w_locks_json(FILE *f, const void *r)
+{
+	lp_locks_write_json(f, r);
+}
+
+static void lp_w_locks_csv(FILE *f, const void *r)
+{
+	lp_locks_write_csv(f, r);
+}
+
+/* ---- default: run summary + top locks --------------------------------- */
+
+struct lp_summary_view {
+	struct lp_run_summary run;
+	struct lp_lock_report locks;
+};
+
+static void lp_view_summary_free(void *res)
+{
+	struct lp_summary_view *v = res;
+	lp_summary_free(&v->run);
+	lp_lock_report_free(&v->locks);
+	free(v);
+}
+
+static void *lp_view_summary(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+{
+	struct lp_summary_view *v = xcalloc(1, sizeof(*v));
+	if (lp_summary_analyze(db, &v->run, err, errlen) ||
+	    lp_locks_analyze(db, o->top, &v->locks, err, errlen)) {
+		lp_view_summary_free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static void lp_w_summary_text(FILE *f, const void *res)
+{
+	const struct lp_summary_view *v = res;
+	lp_summary_write_text(f, &v->run);
+	lp_locks_write_text(f, &v->locks);
+}
+
+static void lp_w_summary_json(FILE *f, const void *res)
+{
+	const struct lp_summary_view *v = res;
+	fputs("{\n  \"format\": \"latprof.report.summary\",\n  \"version\": 1,\n  ", f);
+	lp_summary_write_json_members(f, &v->run);
+	fputs(",\n  \"locks\": ", f);
+	lp_locks_write_json(f, &v->locks);
+	fputs("}\n", f);
+}
+
+static void lp_w_summary_csv(FILE *f, const void *res)
+{
+	lp_summary_write_csv(f, &((const struct lp_summary_view *)res)->run);
+}
+
+/* ---- the table: one line per view ------------------------------------- */
+
+static const struct lp_view lp_views[] = {
+	{NULL, lp_view_summary, lp_view_summary_free,
+	 {lp_w_summary_text, lp_w_summary_json, lp_w_summary_csv}},
+	{"locks", lp_view_locks, lp_view_locks_free,
+	 {lp_w_locks_text, lp_w_locks_json, lp_w_locks_csv}},
+};
+#define LP_N_VIEWS (sizeof(lp_views) / sizeof(lp_views[0]))
+
+/* ---- command ---------------------------------------------------------- */
+
+enum { LP_OPT_TOP = 256, LP_OPT_FORMAT, LP_OPT_VIEW0 };
+
+static int lp_parse_top(const char *s, int *top)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > 1000000)
+		return lp_cli_usage_error("report", "--top wants a count from 1 to 1000000, not '%s'", s);
+	*top = (int)v;
+	return 0;
+}
+
+static int lp_parse_fmt(const char *s, enum lp_fmt *fmt)
+{
+	for (int i = 0; i < LP_FMT_N; i++)
+		if (!strcmp(s, lp_fmt_names[i])) {
+			*fmt = (enum lp_fmt)i;
+			return 0;
+		}
+	return lp_cli_usage_error("report", "--format is text, json or csv, not '%s'", s);
+}
+
+/* Never write the report over the database it reads. */
+static int lp_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+static int lp_report_write(const struct lp_view *v, const struct lp_report_opts *o, void *res,
+			   const char *out)
+{
+	FILE *f = stdout;
+	if (out && !(f = fopen(out, "w")))
+		return lp_cli_error("cannot write %s: %s", out, strerror(errno));
+	v->write[o->fmt](f, res);
+	int bad = ferror(f);
+	if (f != stdout)
+		bad |= fclose(f) != 0;
+	else
+		bad |= fflush(f) != 0;
+	if (bad)
+		return lp_cli_error("cannot write %s: %s", out ? out : "standard output",
+				    strerror(errno));
+	return LP_EXIT_OK;
+}
+
+static int lp_report_cmd(int argc, char **argv)
+{
+	struct option longopts[LP_N_VIEWS + 4] = {
+		{"top", required_argument, NULL, LP_OPT_TOP},
+		{"format", required_argument, NULL, LP_OPT_FORMAT},
+		{"output", required_argument, NULL, 'o'},
+	};
+	size_t nopt = 3;
+	for (size_t i = 0; i < LP_N_VIEWS; i++)
+		if (lp_views[i].flag)
+			longopts[nopt++] = (struct option){lp_views[i].flag, no_argument, NULL,
+							   LP_OPT_VIEW0 + (int)i};
+	struct lp_report_opts o = {.top = 10, .fmt = LP_FMT_TEXT};
+	const struct lp_view *view = NULL;
+	const char *out = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+		if (c == LP_OPT_TOP) {
+			if (lp_parse_top(optarg, &o.top))
+				return LP_EXIT_USAGE;
+		} else if (c == LP_OPT_FORMAT) {
+			if (lp_parse_fmt(optarg, &o.fmt))
+				return LP_EXIT_USAGE;
+		} else if (c == 'o') {
+			out = optarg;
+		} else if (c >= LP_OPT_VIEW0 && c < LP_OPT_VIEW0 + (int)LP_N_VIEWS) {
+			if (view && view != &lp_views[c - LP_OPT_VIEW0])
+				return lp_cli_usage_error("report", "choose one view per report");
+			view = &lp_views[c - LP_OPT_VIEW0];
+		} else {
+			return lp_cli_usage_error("report", "unknown or incomplete option '%s'",
+						  argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return lp_cli_usage_error("report", "give exactly one database file");
+	if (!view)
+		view = &lp_views[0];
+	const char *path = argv[optind];
+	if (!view->write[o.fmt])
+		return lp_cli_usage_error("report", "--%s has no %s output",
+					  view->flag ? view->flag : "(summary)", lp_fmt_names[o.fmt]);
+	if (out && lp_same_file(out, path))
+		return lp_cli_error("refusing to write the report over the database %s", path);
+
+	char err[1024];
+	sqlite3 *db;
+	if (lp_db_open_ro(path, &db, err, sizeof(err)))
+		return lp_cli_error("%s", err);
+	void *res = view->analyze(db, &o, err, sizeof(err));
+	sqlite3_close(db);
+	if (!res)
+		return lp_cli_error("%s: %s", path, err);
+	int rc = lp_report_write(view, &o, res, out);
+	view->free(res);
+	return rc;
+}
+
+const struct lp_cmd lp_cmd_report = {
+	.name = "report",
+	.run = lp_report_cmd,
+	.summary = "report on a recorded run",
+	.usage = "usage: latprof report FILE.db [VIEW] [--top N] [--format text|json|csv] [-o OUT]\n\n"
+		 "Without a VIEW: the run summary (processes, exit status, threads, duration,\n"
+		 "records dropped, GPU data) followed by the most contended locks.\n\n"
+		 "views:\n"
+		 "  --locks      contended locks: waits, total/mean/p50/p99/max wait, share of\n"
+		 "               thread time, call sites, waiter and owner threads\n\n"
+		 "options:\n"
+		 "  --top N      rows per table (locks, call sites, threads); default 10\n"
+		 "  --format F   text (default), json (schemas/report-*.schema.json) or csv\n"
+		 "  -o OUT       write to OUT instead of standard output\n\n"
+		 "A file that is not a latprof database of this schema version is refused\n"
+		 "with exit status 2; the database is only read.\n",
+};

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/* Lock contention report: text (aligned columns), JSON, CSV. */
+#include "lp_report_locks.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "lp_out.h"
+
+#define LP_NAME_W 40 /* the table cuts names; each lock's section has it whole */
+
+/* ---- text helpers ----------------------------------------------------- */
+
+const char *lp_txt_ns(double ns, char *buf, size_t len)
+{
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.3g us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.3g ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3g s", ns / 1e9);
+	return buf;
+}
+
+size_t lp_txt_cell(char *dst, size_t len, const char *s, size_t maxw)
+{
+	size_t w = 0, o = 0;
+	if (!s)
+		s = "-";
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p && o + 5 < len) {
+		if (w == maxw && maxw < 4)
+			break;
+		if (w == maxw) { /* cut: replace the last 3 characters by "..." */
+			while (o && w > maxw - 3) {
+				do
+					o--;
+				while (o && ((unsigned char)dst[o] & 0xc0) == 0x80);
+				w--;
+			}
+			memcpy(dst + o, "...", 3);
+			o += 3;
+			w += 3;
+			break;
+		}
+		int n = lp_utf8_len(p);
+		if (n <= 1) {
+			dst[o++] = (n == 1 && *p >= 0x20 && *p != 0x7f) ? (char)*p : '?';
+			p++;
+		} else {
+			memcpy(dst + o, p, (size_t)n);
+			o += (size_t)n;
+			p += n;
+		}
+		w++;
+	}
+	dst[o] = 0;
+	return w;
+}
+
+void lp_txt_pad(FILE *f, const char *s, size_t w, int right)
+{
+	char cell[1024];
+	size_t cw = lp_txt_cell(cell, sizeof(cell), s, w > 0 ? w : sizeof(cell) / 4);
+	if (right)
+		fprintf(f, "%*s%s", (int)(w > cw ? w - cw : 0), "", cell);
+	else
+		fprintf(f, "%s%*s", cell, (int)(w > cw ? w - cw : 0), "");
+}
+
+/* ---- text ------------------------------------------------------------- */
+
+static void lp_locks_text_table(FILE *f, const struct lp_lock_report *r)
+{
+	static const char *const hdr[] = {"#",	   "lock", "kind", "pid", "waits", "total",
+					  "mean",  "p50",  "p99",  "max", "share"};
+	enum { NC = 11 };
+	char cells[NC][128];
+	size_t w[NC];
+	for (int c = 0; c < NC; c++)
+		w[c] = strlen(hdr[c]);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i <= r->n; i++) {
+			if (i == 0) { /* header row */
+				for (int c = 0; c < NC; c++)
+					snprintf(cells[c], sizeof(cells[c]), "%s", hdr[c]);
+			} else {
+				const struct lp_lock_row *l = &r->locks[i - 1];
+				snprintf(cells[0], 128, "%zu", i);
+				lp_txt_cell(cells[1], 128, l->name, LP_NAME_W);
+				lp_txt_cell(cells[2], 128, l->kind, 10);
+				snprintf(cells[3], 128, "%d", l->pid);
+				snprintf(cells[4], 128, "%lld", l->count);
+				lp_txt_ns((double)l->total_ns, cells[5], 128);
+				lp_txt_ns(l->mean_ns, cells[6], 128);
+				lp_txt_ns((double)l->p50_ns, cells[7], 128);
+				lp_txt_ns((double)l->p99_ns, cells[8], 128);
+				lp_txt_ns((double)l->max_ns, cells[9], 128);
+				snprintf(cells[10], 128, "%.1f%%", 100.0 * l->share);
+			}
+			for (int c = 0; c < NC; c++) {
+				char tmp[128];
+				size_t cw = lp_txt_cell(tmp, sizeof(tmp), cells[c], 127);
+				if (pass == 0) {
+					if (cw > w[c])
+						w[c] = cw;
+					continue;
+				}
+				fputs(c ? "  " : "  ", f);
+				lp_txt_pad(f, cells[c], w[c], c != 1 && c != 2);
+			}
+			if (pass == 1)
+				fputc('\n', f);
+		}
+	}
+}
+
+static void lp_locks_text_threads(FILE *f, const char *title, const struct lp_lock_thread *t,
+				  size_t n)
+{
+	char buf[32], id[32];
+	if (!n)
+		return;
+	fprintf(f, "   %s\n", title);
+	size_t nw = 4;
+	for (size_t i = 0; i < n; i++) {
+		char cell[128];
+		size_t cw = lp_txt_cell(cell, sizeof(cell), t[i].name, 32);
+		if (cw > nw)
+			nw = cw;
+	}
+	for (size_t i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "%d", t[i].tid);
+		fputs("     ", f);
+		lp_txt_pad(f, id, 8, 1);
+		fputs("  ", f);
+		lp_txt_pad(f, t[i].name, nw, 0);
+		fprintf(f, "  %10lld waits  ", t[i].count);
+		lp_txt_pad(f, lp_txt_ns((double)t[i].wait_ns, buf, sizeof(buf)), 9, 1);
+		fputc('\n', f);
+	}
+}
+
+static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row *l)
+{
+	char buf[32];
+	fprintf(f, "\n#%zu ", rank);
+	lp_txt_pad(f, l->name, 0, 0);
+	fprintf(f, "  (%s at 0x%" PRIx64 ", pid %d ", l->kind ? l->kind : "?", l->address, l->pid);
+	lp_txt_pad(f, l->process, 0, 0);
+	if (l->module) {
+		fputs(", in ", f);
+		lp_txt_pad(f, l->module, 0, 0);
+	}
+	fputs(")\n", f);
+	fprintf(f, "   call sites (%zu of %zu)\n", l->n_sites, l->n_sites_total);
+	for (size_t i = 0; i < l->n_sites; i++) {
+		fprintf(f, "     %10lld waits  ", l->sites[i].count);
+		lp_txt_pad(f, lp_txt_ns((double)l->sites[i].wait_ns, buf, sizeof(buf)), 9, 1);
+		fputs("  ", f);
+		lp_txt_pad(f, l->sites[i].where, 0, 0);
+		fputc('\n', f);
+	}
+	lp_locks_text_threads(f, "top waiters (tid, name)", l->waiters, l->n_waiters);
+	lp_locks_text_threads(f, "top owners (held it while others waited)", l->owners, l->n_owners);
+	if (l->owner_unknown)
+		fprintf(f, "     owner unknown for %lld waits\n", l->owner_unknown);
+	if (l->timeouts)
+		fprintf(f, "     %lld waits timed out\n", l->timeouts);
+}
+
+void lp_locks_write_text(FILE *f, const struct lp_lock_report *r)
+{
+	char a[32], b[32], c[32];
+	double share = r->thread_time_ns > 0 ? 100.0 * (double)r->lock_wait_ns /
+						       (double)r->thread_time_ns
+					     : 0;
+	fprintf(f, "Locks: %lld contended, %lld contended acquisitions, %s waited (%.1f%% of %s %s "
+		   "time, %lld threads)\n",
+		r->n_locks, r->lock_waits, lp_txt_ns((double)r->lock_wait_ns, a, sizeof(a)), share,
+		lp_txt_ns((double)r->thread_time_ns, b, sizeof(b)),
+		strcmp(r->thread_time_basis ? r->thread_time_basis : "", "threads") ? "process"
+										     : "thread",
+		r->n_threads);
+	fprintf(f, "Condition waits: %lld, %s (waiting for work or a signal; not contention)\n",
+		r->cond_waits, lp_txt_ns((double)r->cond_wait_ns, c, sizeof(c)));
+	if (!r->n) {
+		fputs("No contended lock acquisitions were recorded.\n", f);
+		return;
+	}
+	fputc('\n', f);
+	lp_locks_text_table(f, r);
+	for (size_t i = 0; i < r->n; i++)
+		lp_locks_text_detail(f, i + 1, &r->locks[i]);
+}
+
+/* ---- JSON ------------------------------------------------------------- */
+
+static void lp_json_threads(FILE *f, const char *key, const struct lp_lock_thread *t, size_t n)
+{
+	fprintf(f, ",\n      \"%s\": [", key);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s{\"tid\": %d, \"name\": ", i ? ", " : "", t[i].tid);
+		lp_json_str(f, t[i].name);
+		fprintf(f, ", \"count\": %lld, \"wait_ns\": %" PRId64 "}", t[i].count, t[i].wait_ns);
+	}
+	fputc(']', f);
+}
+
+static void lp_json_site(FILE *f, const struct lp_lock_site *s)
+{
+	fputs("{\"where\": ", f);
+	lp_json_str(f, s->where);
+	fputs(", \"function\": ", f);
+	lp_json_str(f, s->function);
+	fputs(", \"file\": ", f);
+	lp_json_str(f, s->file);
+	if (s->file)
+		fprintf(f, ", \"line\": %d", s->line);
+	else
+		fputs(", \"line\": null", f);
+	fputs(", \"module\": ", f);
+	lp_json_str(f, s->module);
+	if (s->module)
+		fprintf(f, ", \"offset\": \"0x%" PRIx64 "\"", s->offset);
+	else
+		fputs(", \"offset\": null", f);
+	fprintf(f, ", \"count\": %lld, \"wait_ns\": %" PRId64 "}", s->count, s->wait_ns);
+}
+
+static void lp_json_lock(FILE *f, size_t rank, const struct lp_lock_row *l)
+{
+	fprintf(f, "    {\n      \"rank\": %zu,\n      \"name\": ", rank);
+	lp_json_str(f, l->name);
+	fputs(",\n      \"symbol\": ", f);
+	lp_json_str(f, l->symbol);
+	fputs(",\n      \"module\": ", f);
+	lp_json_str(f, l->module);
+	fprintf(f, ",\n      \"address\": \"0x%" PRIx64 "\",\n      \"kind\": ", l->address);
+	lp_json_str(f, l->kind);
+	fprintf(f, ",\n      \"pid\": %d,\n      \"process\": ", l->pid);
+	lp_json_str(f, l->process);
+	fprintf(f,
+		",\n      \"count\": %lld,\n      \"timeouts\": %lld,\n      \"total_ns\": %" PRId64
+		",\n      \"mean_ns\": %.1f,\n      \"p50_ns\": %" PRId64 ",\n      \"p99_ns\": %" PRId64
+		",\n      \"max_ns\": %" PRId64 ",\n      \"share\": %.6f",
+		l->count, l->timeouts, l->total_ns, l->mean_ns, l->p50_ns, l->p99_ns, l->max_ns,
+		l->share);
+	fprintf(f, ",\n      \"sites_total\": %zu,\n      \"sites\": [", l->n_sites_total);
+	for (size_t i = 0; i < l->n_sites; i++) {
+		fputs(i ? ",\n        " : "\n        ", f);
+		lp_json_site(f, &l->sites[i]);
+	}
+	fputs(l->n_sites ? "\n      ]" : "]", f);
+	lp_json_threads(f, "waiters", l->waiters, l->n_waiters);
+	lp_json_threads(f, "owners", l->owners, l->n_owners);
+	fprintf(f, ",\n      \"owner_unknown\": %lld\n    }", l->owner_unknown);
+}
+
+void lp_locks_write_json(FILE *f, const struct lp_lock_report *r)
+{
+	fprintf(f,
+		"{\n  \"format\": \"latprof.report.locks\",\n  \"version\": 1,\n  \"top\": %d,\n"
+		"  \"totals\": {\"threads\": %lld, \"thread_time_ns\": %" PRId64
+		", \"thread_time_basis\": ",
+		r->top, r->n_threads, r->thread_time_ns);
+	lp_json_str(f, r->thread_time_basis ? r->thread_time_basis : "threads");
+	fprintf(f,
+		", \"contended_locks\": %lld, \"lock_waits\": %lld, \"lock_wait_ns\": %" PRId64
+		", \"cond_waits\": %lld, \"cond_wait_ns\": %" PRId64 "},\n  \"locks\": [",
+		r->n_locks, r->lock_waits, r->lock_wait_ns, r->cond_waits, r->cond_wait_ns);
+	for (size_t i = 0; i < r->n; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		lp_json_lock(f, i + 1, &r->locks[i]);
+	}
+	fputs(r->n ? "\n  ]\n}\n" : "]\n}\n", f);
+}
+
+/* ---- CSV: one row per lock, its top site/waiter/owner flattened -------- */
+
+void lp_locks_write_csv(FILE *f, const struct lp_lock_report *r)
+{
+	fputs("rank,name,symbol,module,address,kind,pid,process,count,timeouts,total_ns,mean_ns,"
+	      "p50_ns,p99_ns,max_ns,share,top_site,top_site_count,top_waiter_tid,top_waiter_name,"
+	      "top_owner_tid,top_owner_name\r\n",
+	      f);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct lp_lock_row *l = &r->locks[i];
+		fprintf(f, "%zu,", i + 1);
+		lp_csv_str(f, l->name);
+		fputc(',', f);
+		lp_csv_str(f, l->symbol);
+		fputc(',', f);
+		lp_csv_str(f, l->module);
+		fprintf(f, ",0x%" PRIx64 ",", l->address);
+		lp_csv_str(f, l->kind);
+		fprintf(f, ",%d,", l->pid);
+		lp_csv_str(f, l->process);
+		fprintf(f,
+			",%lld,%lld,%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.6f,",
+			l->count, l->timeouts, l->total_ns, l->mean_ns, l->p50_ns, l->p99_ns,
+			l->max_ns, l->share);
+		lp_csv_str(f, l->n_sites ? l->sites[0].where : NULL);
+		if (l->n_sites)
+			fprintf(f, ",%lld,", l->sites[0].count);
+		else
+			fputs(",,", f);
+		if (l->n_waiters)
+			fprintf(f, "%d,", l->waiters[0].tid);
+		else
+			fputc(',', f);
+		lp_csv_str(f, l->n_waiters ? l->waiters[0].name : NULL);
+		if (l->n_owners)
+			fprintf(f, ",%d,", l->owners[0].tid);
+		else
+			fputs(",,", f);
+		lp_csv_str(f, l->n_owners ? l->owners[0].name : NULL);
+		fputs("\r\n", f);
+	}
+}
