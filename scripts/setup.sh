@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Install the Debian packages latprof needs (only the missing ones; sudo only
+# when not root), then configure and build into $LP_BUILD_DIR (default build/).
+#   LATPROF_WERROR=ON   warnings are errors (CI)
+#   LP_NO_APT=1         never call apt-get (just report what is missing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LP_PACKAGES=(cmake gcc g++ make pkg-config python3 libsqlite3-dev libdw-dev libelf-dev
+	libpfm4-dev libxxhash-dev gnuplot-nox chromium clang libclang-rt-14-dev sqlite3)
+LP_BUILD_DIR=${LP_BUILD_DIR:-build}
+
+lp_missing_packages() {
+	local p
+	for p in "${LP_PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"
+	done
+}
+
+lp_install_packages() {
+	command -v dpkg-query >/dev/null || { echo "setup: not a Debian system; install: ${LP_PACKAGES[*]}" >&2; return 0; }
+	local missing
+	missing=$(lp_missing_packages)
+	[ -z "$missing" ] && return 0
+	if [ "${LP_NO_APT:-0}" = 1 ]; then
+		echo "setup: missing packages (LP_NO_APT=1, not installing):" $missing >&2
+		return 0
+	fi
+	local sudo=()
+	[ "$(id -u)" -ne 0 ] && sudo=(sudo)
+	echo "setup: installing" $missing >&2
+	"${sudo[@]}" apt-get update -qq
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq $missing
+}
+
+lp_build() {
+	cmake -S . -B "$LP_BUILD_DIR" -DLATPROF_WERROR="${LATPROF_WERROR:-OFF}" ${LP_CMAKE_ARGS:-}
+	cmake --build "$LP_BUILD_DIR" -j "$(nproc)"
+}
+
+lp_install_packages
+lp_build
