@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CUPTI collector internals. The translator is a plain function over one
+ * completed activity buffer so unit tests can feed it hand-built buffers of
+ * the real cupti_activity.h structs without a GPU.
+ */
+#ifndef LP_CUPTI_H
+#define LP_CUPTI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct lp_cupti_counts {
+	uint64_t records;	/* activity records translated */
+	uint64_t unknown_kinds; /* skipped: kinds we do not translate */
+	uint64_t log_drops;	/* the core log refused the record */
+};
+
+/* Translate every record of buf[0, valid) into the recording core's log.
+ * Walks with cuptiActivityGetNextRecord (pure buffer parsing: works
+ * without a driver). Returns the number of records seen. */
+uint64_t lp_cupti_translate(uint8_t *buf, size_t valid, struct lp_cupti_counts *c);
+
+/* Writes an LP_REC_CUDA_STATUS record. */
+void lp_cupti_status(unsigned phase, int code, unsigned detail, const char *msg);
+
+/* Writes an LP_REC_CUDA_STATS record with the totals so far. */
+void lp_cupti_stats(const struct lp_cupti_counts *c, uint64_t dropped, uint64_t buffers,
+		    uint64_t denied);
+
+#endif

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CUPTI activity records -> event-log records (lp_log_cuda.h). Runs on
+ * CUPTI's buffer-completion thread (or the thread forcing a flush), never
+ * on an app hot path; still allocation-free.
+ */
+#define _GNU_SOURCE
+/* Only the latest struct versions: a CUDA release that moves one of the
+ * structs below to cupti_activity_deprecated.h then fails this build
+ * instead of misreading records. */
+#define _CUPTI_ACTIVITY_DEPRECATED_H_
+#include <cupti.h>
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "lp_core.h"
+#include "lp_cupti.h"
+#include "lp_log_cuda.h"
+
+#if CUPTI_API_VERSION < 130000 || CUPTI_API_VERSION >= 140000
+#error "collector/cupti reads the CUDA 13 (CUPTI 13.x) activity structs; check them against this CUPTI"
+#endif
+
+/* The layouts this file reads, as in CUDA 13.0's cupti_activity.h. Any
+ * change means a new struct version: update the translation and these. */
+#define LP_AT(T, f, off) _Static_assert(offsetof(T, f) == (off), #T "." #f " moved")
+#define LP_SIZE(T, n) _Static_assert(sizeof(T) == (n), #T " changed size")
+LP_SIZE(CUpti_ActivityKernel10, 216);
+LP_AT(CUpti_ActivityKernel10, registersPerThread, 6);
+LP_AT(CUpti_ActivityKernel10, start, 16);
+LP_AT(CUpti_ActivityKernel10, end, 24);
+LP_AT(CUpti_ActivityKernel10, deviceId, 40);
+LP_AT(CUpti_ActivityKernel10, streamId, 48);
+LP_AT(CUpti_ActivityKernel10, gridX, 52);
+LP_AT(CUpti_ActivityKernel10, blockZ, 72);
+LP_AT(CUpti_ActivityKernel10, dynamicSharedMemory, 80);
+LP_AT(CUpti_ActivityKernel10, correlationId, 92);
+LP_AT(CUpti_ActivityKernel10, name, 104);
+LP_AT(CUpti_ActivityKernel10, launchType, 136);
+LP_AT(CUpti_ActivityKernel10, graphNodeId, 144);
+LP_AT(CUpti_ActivityKernel10, graphId, 156);
+LP_SIZE(CUpti_ActivityMemcpy6, 96);
+LP_AT(CUpti_ActivityMemcpy6, copyKind, 4);
+LP_AT(CUpti_ActivityMemcpy6, flags, 7);
+LP_AT(CUpti_ActivityMemcpy6, bytes, 8);
+LP_AT(CUpti_ActivityMemcpy6, correlationId, 44);
+LP_AT(CUpti_ActivityMemcpy6, runtimeCorrelationId, 48);
+LP_AT(CUpti_ActivityMemcpy6, graphId, 72);
+LP_SIZE(CUpti_ActivityMemcpyPtoP4, 96);
+LP_AT(CUpti_ActivityMemcpyPtoP4, srcDeviceId, 44);
+LP_AT(CUpti_ActivityMemcpyPtoP4, dstDeviceId, 52);
+LP_AT(CUpti_ActivityMemcpyPtoP4, correlationId, 60);
+LP_AT(CUpti_ActivityMemcpyPtoP4, graphId, 80);
+LP_SIZE(CUpti_ActivityMemset4, 88);
+LP_AT(CUpti_ActivityMemset4, value, 4);
+LP_AT(CUpti_ActivityMemset4, correlationId, 44);
+LP_AT(CUpti_ActivityMemset4, flags, 48);
+LP_AT(CUpti_ActivityMemset4, memoryKind, 50);
+LP_AT(CUpti_ActivityMemset4, graphId, 72);
+LP_SIZE(CUpti_ActivitySynchronization2, 56);
+LP_AT(CUpti_ActivitySynchronization2, correlationId, 24);
+LP_AT(CUpti_ActivitySynchronization2, cudaEventSyncId, 40);
+LP_AT(CUpti_ActivitySynchronization2, returnValue, 48);
+LP_SIZE(CUpti_ActivityAPI, 40);
+LP_AT(CUpti_ActivityAPI, threadId, 28);
+LP_AT(CUpti_ActivityAPI, returnValue, 36);
+LP_SIZE(CUpti_ActivityOverhead3, 56);
+LP_AT(CUpti_ActivityOverhead3, start, 24);
+LP_AT(CUpti_ActivityOverhead3, correlationId, 40);
+LP_SIZE(CUpti_ActivityMemory4, 128);
+LP_AT(CUpti_ActivityMemory4, correlationId, 12);
+LP_AT(CUpti_ActivityMemory4, timestamp, 32);
+LP_AT(CUpti_ActivityMemory4, streamId, 60);
+LP_AT(CUpti_ActivityMemory4, isAsync, 72);
+LP_SIZE(CUpti_ActivityDevice5, 184);
+LP_AT(CUpti_ActivityDevice5, numMultiprocessors, 44);
+LP_AT(CUpti_ActivityDevice5, computeCapabilityMajor, 104);
+LP_AT(CUpti_ActivityDevice5, name, 136);
+
+/* Interned API names, per domain and callback id (ids are small, dense). */
+#define LP_CBID_CACHE 2048
+static uint32_t lp_api_names[2][LP_CBID_CACHE];
+
+static uint32_t lp_api_name(int driver, uint32_t cbid)
+{
+	uint32_t *slot = cbid < LP_CBID_CACHE ? &lp_api_names[driver][cbid] : NULL;
+	uint32_t id = slot ? __atomic_load_n(slot, __ATOMIC_RELAXED) : 0;
+	if (id)
+		return id;
+	const char *name = NULL;
+	CUpti_CallbackDomain dom = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+	if (cuptiGetCallbackName(dom, cbid, &name) != CUPTI_SUCCESS || !name)
+		return 0;
+	id = lp_intern_string(name, strlen(name));
+	if (slot)
+		__atomic_store_n(slot, id, __ATOMIC_RELAXED);
+	return id;
+}
+
+static uint32_t lp_str(const char *s)
+{
+	return s ? lp_intern_string(s, strnlen(s, 4000)) : 0;
+}
+
+/* Each tr_* returns 0, or -ENOSPC when the log refused the record. */
+#define LP_BEGIN(var, type, aux)                                                   \
+	struct type *var = lp_rec_begin(LP_##type##_ID, (aux), sizeof(struct type)); \
+	if (!var)                                                                  \
+		return -ENOSPC;                                                    \
+	memset(var, 0, sizeof(*var))
+
+#define LP_lp_rec_cuda_kernel_ID LP_REC_CUDA_KERNEL
+#define LP_lp_rec_cuda_memcpy_ID LP_REC_CUDA_MEMCPY
+#define LP_lp_rec_cuda_memset_ID LP_REC_CUDA_MEMSET
+#define LP_lp_rec_cuda_sync_ID LP_REC_CUDA_SYNC
+#define LP_lp_rec_cuda_api_ID LP_REC_CUDA_API
+#define LP_lp_rec_cuda_overhead_ID LP_REC_CUDA_OVERHEAD
+#define LP_lp_rec_cuda_memory_ID LP_REC_CUDA_MEMORY
+#define LP_lp_rec_cuda_device_ID LP_REC_CUDA_DEVICE
+
+static int lp_tr_kernel(const CUpti_ActivityKernel10 *k)
+{
+	uint32_t name = lp_str(k->name); /* before begin: interning writes a record */
+	LP_BEGIN(r, lp_rec_cuda_kernel, 0);
+	r->start = k->start;
+	r->end = k->end;
+	r->graph_node_id = k->graphNodeId;
+	r->device = k->deviceId;
+	r->context = k->contextId;
+	r->stream = k->streamId;
+	r->correlation = k->correlationId;
+	r->grid[0] = k->gridX, r->grid[1] = k->gridY, r->grid[2] = k->gridZ;
+	r->block[0] = k->blockX, r->block[1] = k->blockY, r->block[2] = k->blockZ;
+	r->static_smem = k->staticSharedMemory;
+	r->dynamic_smem = k->dynamicSharedMemory;
+	r->name = name;
+	r->graph_id = k->graphId;
+	r->registers = k->registersPerThread;
+	r->launch_type = k->launchType;
+	lp_rec_commit();
+	return 0;
+}
+
+static int lp_tr_memcpy(const CUpti_ActivityMemcpy6 *m)
+{
+	LP_BEGIN(r, lp_rec_cuda_memcpy, 0);
+	r->start = m->start;
+	r->end = m->end;
+	r->bytes = m->bytes;
+	r->device = r->src_device = r->dst_device = m->deviceId;
+	r->context = m->contextId;
+	r->stream = m->streamId;
+	r->correlation = m->correlationId;
+	r->runtime_correlation = m->runtimeCorrelationId;
+	r->graph_id = m->graphId;
+	r->copy_kind = m->copyKind;
+	r->src_kind = m->srcKind;
+	r->dst_kind = m->dstKind;
+	r->flags = m->flags;
+	lp_rec_commit();
+	return 0;
+}
+
+static int lp_tr_p2p(const CUpti_ActivityMemcpyPtoP4 *m)
+{
+	LP_BEGIN(r, lp_rec_cuda_memcpy, LP_CUDA_MEMCPY_P2P);
+	r->start = m->start;
+	r->end = m->end;
+	r->bytes = m->bytes;
+	r->device = m->deviceId;
+	r->src_device = m->srcDeviceId;
+	r->dst_device = m->dstDeviceId;
+	r->context = m->contextId;
+	r->stream = m->streamId;
+	r->correlation = m->correlationId;
+	r->graph_id = m->graphId;
+	r->copy_kind = m->copyKind;
+	r->src_kind = m->srcKind;
+	r->dst_kind = m->dstKind;
+	r->flags = m->flags;
+	lp_rec_commit();
+	return 0;
+}
+
+static int lp_tr_memset(const CUpti_ActivityMemset4 *m)
+{
+	LP_BEGIN(r, lp_rec_cuda_memset, 0);
+	r->start = m->start;
+	r->end = m->end;
+	r->bytes = m->bytes;
+	r->device = m->deviceId;
+	r->context = m->contextId;
+	r->stream = m->streamId;
+	r->correlation = m->correlationId;
+	r->value = m->value;
+	r->flags = m->flags;
+	r->memory_kind = m->memoryKind;
+	r->graph_id = m->graphId;
+	lp_rec_commit();
+	return 0;
+}
+
+static int lp_tr_sync(const CUpti_ActivitySynchronization2 *s)
+{
+	LP_BEGIN(r, lp_rec_cuda_sync, 0);
+	r->start = s->start;
+	r->end = s->end;
+	r->event_sync_id = s->cudaEventSyncId;
+	r->type = (uint32_t)s->type;
+	r->context = s->contextId;
+	r->stream = s->streamId;
+	r->correlation = s->correlationId;
+	r->event = s->cudaEventId;
+	r->return_value = s->returnValue;
+	lp_rec_commit();
+	return 0;
+}
+
+static int lp_tr_api(const CUpti_ActivityAPI *a, int driver)
+{
+	uint32_t name = lp_api_name(driver, (uint32_t)a->cbid);
+	LP_BEGIN(r, lp_rec_cuda_api, driver ? LP_CUDA_API_DRIVER : LP_CUDA_API_RUNTIME);
+	r->start = a->start;
+	r->end = a->end;
+	r->cbid = (uint32_t)a->cbid;
+	r->name = name;
+	r->tid = a->threadId;
+	r->pid = a->processId;
+	r->correlation = a->correlationId;
+	r->return_value = a->returnValue;
+	lp_rec_commit();
+	return 0;
+}
+
+static int lp_tr_overhead(const CUpti_ActivityOverhead3 *o)
+{
+	LP_BEGIN(r, lp_rec_cuda_overhead, 0);
+	r->start = o->start;
+	r->end = o->end;
+	r->kind = (uint32_t)o->overheadKind;
+	r->object_kind = (uint32_t)o->objectKind;
+	r->object_id = o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
+				       o->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS
+			       ? o->objectId.pt.threadId
+			       : o->objectId.dcs.deviceId;
+	r->correlation = o->correlationId;
+	lp_rec_commit();
+	return 0;
+}
+
+static int lp_tr_memory(const CUpti_ActivityMemory4 *m)
+{
+	LP_BEGIN(r, lp_rec_cuda_memory, 0);
+	r->ts = m->timestamp;
+	r->address = m->address;
+	r->bytes = m->bytes;
+	r->op = (uint32_t)m->memoryOperationType;
+	r->memory_kind = (uint32_t)m->memoryKind;
+	r->device = m->deviceId;
+	r->context = m->contextId;
+	r->stream = m->streamId;
+	r->correlation = m->correlationId;
+	r->is_async = m->isAsync;
+	lp_rec_commit();
+	return 0;
+}
+
+static int lp_tr_device(const CUpti_ActivityDevice5 *d)
+{
+	uint32_t name = lp_str(d->name);
+	LP_BEGIN(r, lp_rec_cuda_device, 0);
+	r->global_memory = d->globalMemorySize;
+	r->memory_bandwidth = d->globalMemoryBandwidth;
+	r->id = d->id;
+	r->sm_count = d->numMultiprocessors;
+	r->cc_major = d->computeCapabilityMajor;
+	r->cc_minor = d->computeCapabilityMinor;
+	r->core_clock_khz = d->coreClockRate;
+	r->name = name;
+	lp_rec_commit();
+	return 0;
+}
+
+static int lp_tr_one(const CUpti_Activity *a, struct lp_cupti_counts *c)
+{
+	switch (a->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		return lp_tr_kernel((const CUpti_ActivityKernel10 *)a);
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		return lp_tr_memcpy((const CUpti_ActivityMemcpy6 *)a);
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		return lp_tr_p2p((const CUpti_ActivityMemcpyPtoP4 *)a);
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		return lp_tr_memset((const CUpti_ActivityMemset4 *)a);
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		return lp_tr_sync((const CUpti_ActivitySynchronization2 *)a);
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+		return lp_tr_api((const CUpti_ActivityAPI *)a, 0);
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+		return lp_tr_api((const CUpti_ActivityAPI *)a, 1);
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+		return lp_tr_overhead((const CUpti_ActivityOverhead3 *)a);
+	case CUPTI_ACTIVITY_KIND_MEMORY2:
+		return lp_tr_memory((const CUpti_ActivityMemory4 *)a);
+	case CUPTI_ACTIVITY_KIND_DEVICE:
+		return lp_tr_device((const CUpti_ActivityDevice5 *)a);
+	default:
+		c->unknown_kinds++;
+		return 1;
+	}
+}
+
+uint64_t lp_cupti_translate(uint8_t *buf, size_t valid, struct lp_cupti_counts *c)
+{
+	CUpti_Activity *a = NULL;
+	uint64_t seen = 0;
+	if (!buf || !valid)
+		return 0;
+	while (cuptiActivityGetNextRecord(buf, valid, &a) == CUPTI_SUCCESS) {
+		int rc = lp_tr_one(a, c);
+		seen++;
+		if (rc == 0)
+			c->records++;
+		else if (rc < 0)
+			c->log_drops++;
+	}
+	return seen;
+}
+
+void lp_cupti_status(unsigned phase, int code, unsigned detail, const char *msg)
+{
+	size_t len = msg ? strnlen(msg, 1000) : 0;
+	struct lp_rec_cuda_status *r =
+		lp_rec_begin(LP_REC_CUDA_STATUS, (uint32_t)len, sizeof(*r) + len);
+	if (!r)
+		return;
+	memset(r, 0, sizeof(*r));
+	r->ts = lp_now();
+	r->code = code;
+	r->phase = phase;
+	r->detail = detail;
+	if (len)
+		memcpy(r + 1, msg, len);
+	lp_rec_commit();
+}
+
+void lp_cupti_stats(const struct lp_cupti_counts *c, uint64_t dropped, uint64_t buffers,
+		    uint64_t denied)
+{
+	struct lp_rec_cuda_stats *r = lp_rec_begin(LP_REC_CUDA_STATS, 0, sizeof(*r));
+	if (!r)
+		return;
+	r->ts = lp_now();
+	r->records = c->records;
+	r->dropped = dropped;
+	r->unknown_kinds = c->unknown_kinds;
+	r->log_drops = c->log_drops;
+	r->buffers = buffers;
+	r->buffer_denied = denied;
+	lp_rec_commit();
+}
