@@ -2,9 +2,11 @@
 #include "lp_import_sources.h"
 
 extern const struct lp_import_source lp_src_core;
+extern const struct lp_import_source lp_src_nvtx;
 
 /* One line per source; keep core first (it creates processes and threads). */
 const struct lp_import_source *const lp_import_sources[] = {
 	&lp_src_core,
+	&lp_src_nvtx,
 	NULL,
 };

@@ -2,6 +2,7 @@
 /* Per-source options of `latprof run`. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lp_cli.h"
 #include "lp_cmd_run.h"
@@ -27,6 +28,11 @@ int lp_run_source_option(struct lp_run_opts *o, int opt, const char *arg)
 void lp_run_env_sources(const struct lp_run_opts *o)
 {
 	(void)o;
+	/* NVTX3 loads its tool from this variable only (not LD_PRELOAD). */
+	char *nvtx = xasprintf("%s/liblatprof_nvtx.so", lp_cli_libdir());
+	if (access(nvtx, R_OK) == 0)
+		setenv("NVTX_INJECTION64_PATH", nvtx, 1);
+	free(nvtx);
 }
 
 int lp_run_check_sources(const struct lp_run_opts *o)
