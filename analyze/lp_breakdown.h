@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Requests and stages from NVTX ranges: per-stage percentiles, the split of
+ * each stage's time into categories (lock wait, condition wait, CPU, and
+ * later CUDA ones), tail attribution and the slowest requests. Also the
+ * plain per-name range statistics of `report --ranges`.
+ *
+ * Everything is computed from compact arrays loaded with one ordered query
+ * per table; no per-row allocation, no per-stage SQL (10M ranges in a few
+ * seconds). Writers (report/lp_report_breakdown.h) only read these structs.
+ */
+#ifndef LP_BREAKDOWN_H
+#define LP_BREAKDOWN_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- intervals: the currency of category providers ---- */
+
+struct lp_iv {
+	int64_t start, end; /* [start, end) CLOCK_MONOTONIC ns */
+	int64_t key;	    /* provider-defined (lock id for lock waits), 0 if none */
+	int64_t thread;	    /* threads.id */
+};
+
+struct lp_ivec {
+	struct lp_iv *v;
+	size_t n, cap;
+};
+
+int lp_ivec_push(struct lp_ivec *a, int64_t thread, int64_t start, int64_t end, int64_t key);
+void lp_ivec_free(struct lp_ivec *a);
+
+/*
+ * A set of disjoint intervals per thread, sorted by (thread, start), with
+ * prefix sums so that the covered time inside any [s, e) of one thread is
+ * two binary searches: lp_ivset_overlap() is O(log n).
+ */
+struct lp_ivset {
+	int64_t *thread, *start, *end;
+	int64_t *cum; /* cum[i] = covered ns of intervals [0, i) (n + 1 entries) */
+	size_t n;
+};
+
+/* Sort and merge (union) src per thread into out; src is reordered. When
+ * minus is non-NULL its time is removed first (earlier categories win). */
+int lp_ivset_build(struct lp_ivec *src, const struct lp_ivset *minus, struct lp_ivset *out);
+/* Union of two sets (a sweep over both). */
+int lp_ivset_union(const struct lp_ivset *a, const struct lp_ivset *b, struct lp_ivset *out);
+int64_t lp_ivset_overlap(const struct lp_ivset *s, int64_t thread, int64_t start, int64_t end);
+int64_t lp_ivset_total(const struct lp_ivset *s);
+void lp_ivset_free(struct lp_ivset *s);
+
+/* Nearest-rank percentile (p in 0..100) of v[0..n); reorders v (selection,
+ * O(n) expected). Call with ascending p on the same array to reuse work. */
+int64_t lp_pctl(int64_t *v, size_t n, double p);
+
+/* ---- categories ---- */
+
+/*
+ * A category of time inside a stage: a name and a source of per-thread
+ * intervals. The list order is the precedence: where two categories overlap
+ * on a thread (sync wait inside a CUDA API call, say) the earlier one owns
+ * the time. CPU is not a provider: it is what no category covers. A CUDA
+ * source adds one entry to lp_bd_categories[] in lp_breakdown.c.
+ */
+struct lp_bd_category {
+	const char *name;  /* JSON/CSV key, e.g. "lock_wait" */
+	const char *label; /* column header, e.g. "lock wait" */
+	/* Appends this category's intervals; returns 0, -ENOENT when its
+	 * tables are absent (category shown as zero) or -errno with err. */
+	int (*load)(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen);
+	/* Describes an interval key (the lock, say) for tail attribution;
+	 * NULL when keys mean nothing. Writes into buf, returns buf or NULL. */
+	const char *(*describe)(sqlite3 *db, int64_t key, char *buf, size_t len);
+};
+
+#define LP_BD_MAXCAT 16
+
+/* ---- the breakdown result ---- */
+
+struct lp_bd_stat {
+	int64_t n; /* samples */
+	int64_t total, p50, p90, p99, max;
+	double mean;
+};
+
+#define LP_BD_UNATTRIBUTED "(unattributed)"
+
+struct lp_bd_stage {
+	char *domain; /* "" for the default domain */
+	char *name;   /* LP_BD_UNATTRIBUTED for the uncovered rest */
+	int unattributed;
+	int64_t instances;	     /* ranges; for (unattributed): requests */
+	struct lp_bd_stat st;	     /* over per-request time in the stage (requests that have it) */
+	double share;		     /* of all request time, 0..1 */
+	int64_t cat_ns[LP_BD_MAXCAT]; /* total per category; last = cpu */
+};
+
+#define LP_BD_NSLOW 10
+
+struct lp_bd_slow {
+	int64_t range_id, thread_id, tid;
+	int64_t start_ns, rel_ns, dur_ns;
+	int64_t *stage_ns; /* [nstages] per-request time in each stage */
+};
+
+struct lp_bd_tail {
+	int valid;		   /* enough requests to compare */
+	int64_t n_tail, n_mid;	   /* requests >= p99, requests in [p40, p60] */
+	int64_t p40_ns, p60_ns, p99_ns;
+	int stage;		   /* index into stages[], -1 when none grows */
+	double stage_tail_ns, stage_mid_ns; /* mean per-request time in that stage */
+	int cat;		   /* index of the category that grows most inside it */
+	double cat_tail_ns, cat_mid_ns;
+	int has_key;		   /* the category names what it waited on */
+	int64_t key;		   /* lock id */
+	char *key_name;		   /* locks.name, or kind@address */
+	double key_tail_ns, key_mid_ns; /* mean wait on it inside that stage */
+};
+
+struct lp_bd_thread {
+	int64_t thread_id, tid;
+	char *name;
+	int64_t total_ns;
+	int64_t cat_ns[LP_BD_MAXCAT];
+};
+
+struct lp_bd_root {
+	char *domain, *name;
+	int64_t count;
+};
+
+struct lp_breakdown {
+	int has_ranges; /* 0: no NVTX ranges; only threads[] is filled */
+	int64_t run_start_ns, run_end_ns;
+
+	int ncat; /* providers + cpu */
+	const char *cat_name[LP_BD_MAXCAT], *cat_label[LP_BD_MAXCAT];
+
+	char *req_domain, *req_name;
+	int req_explicit;  /* --request given */
+	int stage_depth;   /* levels below the request */
+	struct lp_bd_stat req; /* request latency */
+	int64_t req_cat_ns[LP_BD_MAXCAT];
+	int stages_overlap; /* some stages overlap in a request: shares may exceed 100% */
+
+	size_t nstages; /* sorted by total, (unattributed) last */
+	struct lp_bd_stage *stages;
+
+	size_t nroots; /* other outermost range names (when not --request) */
+	struct lp_bd_root *roots;
+
+	struct lp_bd_tail tail;
+	size_t nslow;
+	struct lp_bd_slow slow[LP_BD_NSLOW];
+
+	/* No ranges: the whole run per thread (also filled when ranges exist). */
+	size_t nthreads;
+	struct lp_bd_thread *threads;
+	int64_t run_cat_ns[LP_BD_MAXCAT], run_thread_ns;
+};
+
+struct lp_bd_opts {
+	const char *request; /* NAME or DOMAIN::NAME; NULL = most frequent outermost range */
+	int stage_depth;     /* >= 1; 0 means 1 */
+};
+
+/* Computes the breakdown. Returns 0; -ENOENT with err when --request names
+ * no range (the CLI exits 2); -errno with err on database errors. */
+int lp_breakdown_compute(sqlite3 *db, const struct lp_bd_opts *opts, struct lp_breakdown *out,
+			 char *err, size_t errlen);
+void lp_breakdown_free(struct lp_breakdown *b);
+
+/* ---- report --ranges ---- */
+
+struct lp_range_stat {
+	char *domain, *name;
+	struct lp_bd_stat st; /* over range durations */
+};
+
+struct lp_range_stats {
+	int has_ranges;
+	size_t n; /* sorted by total time, descending */
+	struct lp_range_stat *v;
+};
+
+int lp_range_stats_compute(sqlite3 *db, struct lp_range_stats *out, char *err, size_t errlen);
+void lp_range_stats_free(struct lp_range_stats *s);
+
+/* Exposed for tests and future sources. */
+extern const struct lp_bd_category lp_bd_categories[];
+extern const size_t lp_bd_ncategories;
+
+#endif
