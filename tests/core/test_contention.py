@@ -2,6 +2,7 @@
 `model_lock`, and its recorded total wait matches the app's own
 measurement within 10%. The --per-thread variant records no lock wait."""
 import os
+import shutil
 
 from corelib import dropped, lock_server, open_db, read_kv
 from lptest import check, q1, record, tmpdir
@@ -62,3 +63,4 @@ n = q1(c, "SELECT count(*) FROM lock_waits")
 check(n == 0, f"uncontended program records zero lock waits (got {n})")
 n = q1(c, "SELECT count(*) FROM threads WHERE name LIKE 'worker-%'")
 check(n == 4, f"the per-thread run was recorded (4 workers, got {n})")
+shutil.rmtree(d, ignore_errors=True)  # kept on failure: fail() exits first

@@ -1,6 +1,7 @@
 """`latprof report` on a file that is not a latprof database: one clear
 stderr line, exit 2, the file unchanged."""
 import os
+import shutil
 import sqlite3
 
 from corelib import one_error_line, sha256
@@ -30,3 +31,4 @@ before = sha256(path)
 p = latprof("report", path, "--locks")
 one_error_line(p, "report on a foreign SQLite database")
 check(sha256(path) == before, "foreign SQLite database unchanged")
+shutil.rmtree(d, ignore_errors=True)  # kept on failure: fail() exits first

@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import time
+import shutil
 
 from corelib import SMALL_LOGS, helper, lock_server, open_db, read_kv
 from lptest import LATPROF, check, fail, q1, record, tmpdir
@@ -82,3 +83,4 @@ check(n >= counted - threads,
 r = root(c)
 check(r["exit_signal"] == signal.SIGKILL and r["log_closed"] == 0,
       f"killed process: exit_signal={r['exit_signal']}, log_closed={r['log_closed']}")
+shutil.rmtree(d, ignore_errors=True)  # kept on failure: fail() exits first

@@ -2,6 +2,7 @@
 (the app's pid) and %q{VAR} (an environment variable)."""
 import glob
 import os
+import shutil
 
 from corelib import helper, lock_server, one_error_line, open_db, sha256
 from lptest import check, latprof, q1, record, tmpdir
@@ -39,3 +40,4 @@ env = dict(os.environ)
 env.pop("LP_TEST_RANK", None)
 p = latprof("run", "-o", os.path.join(d, "x%q{LP_TEST_UNSET_VAR}.db"), "--", "true")
 one_error_line(p, "%q{VAR} with VAR unset")
+shutil.rmtree(d, ignore_errors=True)  # kept on failure: fail() exits first

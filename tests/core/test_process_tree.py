@@ -2,6 +2,7 @@
 process and thread appears in the database with the right parent. Ground
 truth: each final process image writes 'pid= ppid= threads=' to a file."""
 import os
+import shutil
 
 from corelib import helper, open_db, read_kv
 from lptest import check, fail, q1, record, tmpdir
@@ -42,3 +43,4 @@ for mode, nproc in EXPECT.items():
         pre = c.execute("SELECT * FROM processes WHERE id = (SELECT exec_from FROM processes "
                         "WHERE exec_from IS NOT NULL)").fetchone()
         check(pre["exit_how"] == "exec", f"{mode}: pre-exec image ends with exec ({pre['exit_how']})")
+shutil.rmtree(d, ignore_errors=True)  # kept on failure: fail() exits first

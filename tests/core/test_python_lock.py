@@ -3,6 +3,7 @@ are recorded as kind 'sem' and their total matches the program's own
 measurement within 10%."""
 import os
 import sys
+import shutil
 
 from corelib import dropped, open_db, read_kv
 from lptest import SRC, check, record, tmpdir
@@ -30,3 +31,4 @@ check(top["n"] <= app["contended"],
 check(top["n"] >= 0.9 * app["contended"],
       f"at least 90% of contended acquisitions recorded ({top['n']} of {app['contended']})")
 check(dropped(c) == 0, "no record dropped")
+shutil.rmtree(d, ignore_errors=True)  # kept on failure: fail() exits first

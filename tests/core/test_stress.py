@@ -1,6 +1,7 @@
 """500 short-lived threads; 4 threads x 1M lock/unlock of one mutex: no
 deadlock, no crash, no lost record."""
 import os
+import shutil
 
 from corelib import SMALL_LOGS, dropped, helper, open_db
 from lptest import check, q1, record, tmpdir
@@ -23,8 +24,9 @@ c = open_db(out)
 n = q1(c, "SELECT count(*) FROM lock_waits")
 print(f"info: app counted {app['contended']} failed trylocks; db has {n} lock waits")
 check(int(app["counter"]) == 4000000, "4M increments under the lock (no lost wakeup)")
-check(0 < n <= int(app["contended"]),
+check(n <= int(app["contended"]) and (n > 0 or int(app["contended"]) == 0),
       f"lock waits recorded and bounded by the app's failed trylocks ({n} <= {app['contended']})")
 check(dropped(c) == 0, f"no record dropped ({dropped(c)})")
 m = q1(c, "SELECT sum(dropped_records + dropped_chunks) FROM processes")
 check(m == 0, f"no record or chunk dropped in any process ({m})")
+shutil.rmtree(d, ignore_errors=True)  # kept on failure: fail() exits first
