@@ -64,7 +64,7 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s)
 		fputs("  ", f);
 		lp_txt_pad(f, end, 18, 0);
 		fputs("  ", f);
-		lp_txt_pad(f, p->cmdline, 60, 0);
+		lp_txt_pad(f, p->cmdline, 0, 0); /* last column: no padding */
 		fputc('\n', f);
 	}
 	fputc('\n', f);

@@ -2,3 +2,12 @@
 lp_c_test(lp_symbols_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_symbols_test.c
   LIBS latprof_analyze LABELS unit)
 target_compile_options(lp_symbols_test PRIVATE -g -O1)
+
+add_executable(lp_lockprog ${CMAKE_CURRENT_LIST_DIR}/lp_lockprog.c)
+target_compile_options(lp_lockprog PRIVATE -g -O1)
+target_link_libraries(lp_lockprog PRIVATE Threads::Threads)
+set_target_properties(lp_lockprog PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/locks)
+
+lp_py_test(locks_report test_report_locks.py LABELS e2e)
+lp_py_test(locks_report_errors test_report_errors.py LABELS e2e)
