@@ -16,9 +16,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lp_breakdown.h"
 #include "lp_cli.h"
 #include "lp_db.h"
 #include "lp_locks.h"
+#include "lp_report_breakdown.h"
 #include "lp_report_locks.h"
 #include "lp_report_summary.h"
 #include "lp_summary.h"
@@ -29,6 +31,8 @@ static const char *const lp_fmt_names[LP_FMT_N] = {"text", "json", "csv"};
 struct lp_report_opts {
 	int top;
 	enum lp_fmt fmt;
+	const char *request; /* --breakdown --request NAME */
+	int stage_depth;     /* --breakdown --stage-depth N */
 };
 
 typedef void (*lp_writer_fn)(FILE *f, const void *res);
@@ -75,10 +79,77 @@ static void lp_w_locks_csv(FILE *f, const void *r)
 	lp_locks_write_csv(f, r);
 }
 
+/* ---- --breakdown and --ranges (analyze/lp_breakdown.h) --------------- */
+
+static void *lp_view_breakdown(sqlite3 *db, const struct lp_report_opts *o, char *err,
+			       size_t errlen)
+{
+	struct lp_breakdown *b = xcalloc(1, sizeof(*b));
+	struct lp_bd_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
+	if (lp_breakdown_compute(db, &bo, b, err, errlen)) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+static void lp_view_breakdown_free(void *r)
+{
+	lp_breakdown_free(r);
+	free(r);
+}
+
+static void lp_w_bd_text(FILE *f, const void *r)
+{
+	lp_breakdown_write_text(f, r);
+}
+
+static void lp_w_bd_json(FILE *f, const void *r)
+{
+	lp_breakdown_write_json(f, r);
+}
+
+static void lp_w_bd_csv(FILE *f, const void *r)
+{
+	lp_breakdown_write_csv(f, r);
+}
+
+static void *lp_view_ranges(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+{
+	struct lp_range_stats *s = xcalloc(1, sizeof(*s));
+	if (lp_range_stats_compute(db, s, err, errlen)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void lp_view_ranges_free(void *r)
+{
+	lp_range_stats_free(r);
+	free(r);
+}
+
+static void lp_w_ranges_text(FILE *f, const void *r)
+{
+	lp_range_stats_write_text(f, r);
+}
+
+static void lp_w_ranges_json(FILE *f, const void *r)
+{
+	lp_range_stats_write_json(f, r);
+}
+
+static void lp_w_ranges_csv(FILE *f, const void *r)
+{
+	lp_range_stats_write_csv(f, r);
+}
+
 /* ---- default: run summary + top locks --------------------------------- */
 
 struct lp_summary_view {
 	struct lp_run_summary run;
+	struct lp_breakdown bd; /* shown when the run has NVTX ranges */
 	struct lp_lock_report locks;
 };
 
@@ -86,6 +157,7 @@ static void lp_view_summary_free(void *res)
 {
 	struct lp_summary_view *v = res;
 	lp_summary_free(&v->run);
+	lp_breakdown_free(&v->bd);
 	lp_lock_report_free(&v->locks);
 	free(v);
 }
@@ -93,7 +165,9 @@ static void lp_view_summary_free(void *res)
 static void *lp_view_summary(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
 {
 	struct lp_summary_view *v = xcalloc(1, sizeof(*v));
+	struct lp_bd_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
 	if (lp_summary_analyze(db, &v->run, err, errlen) ||
+	    lp_breakdown_compute(db, &bo, &v->bd, err, errlen) ||
 	    lp_locks_analyze(db, o->top, &v->locks, err, errlen)) {
 		lp_view_summary_free(v);
 		return NULL;
@@ -105,6 +179,11 @@ static void lp_w_summary_text(FILE *f, const void *res)
 {
 	const struct lp_summary_view *v = res;
 	lp_summary_write_text(f, &v->run);
+	if (v->bd.has_ranges) {
+		fputc('\n', f);
+		lp_breakdown_write_text(f, &v->bd);
+		fputc('\n', f);
+	}
 	lp_locks_write_text(f, &v->locks);
 }
 
@@ -113,6 +192,11 @@ static void lp_w_summary_json(FILE *f, const void *res)
 	const struct lp_summary_view *v = res;
 	fputs("{\n  \"format\": \"latprof.report.summary\",\n  \"version\": 1,\n  ", f);
 	lp_summary_write_json_members(f, &v->run);
+	if (v->bd.has_ranges) {
+		fputs(",\n  \"breakdown\": {", f);
+		lp_breakdown_write_json_members(f, &v->bd);
+		fputs("}", f);
+	}
 	fputs(",\n  \"locks\": ", f);
 	lp_locks_write_json(f, &v->locks);
 	fputs("}\n", f);
@@ -130,12 +214,16 @@ static const struct lp_view lp_views[] = {
 	 {lp_w_summary_text, lp_w_summary_json, lp_w_summary_csv}},
 	{"locks", lp_view_locks, lp_view_locks_free,
 	 {lp_w_locks_text, lp_w_locks_json, lp_w_locks_csv}},
+	{"breakdown", lp_view_breakdown, lp_view_breakdown_free,
+	 {lp_w_bd_text, lp_w_bd_json, lp_w_bd_csv}},
+	{"ranges", lp_view_ranges, lp_view_ranges_free,
+	 {lp_w_ranges_text, lp_w_ranges_json, lp_w_ranges_csv}},
 };
 #define LP_N_VIEWS (sizeof(lp_views) / sizeof(lp_views[0]))
 
 /* ---- command ---------------------------------------------------------- */
 
-enum { LP_OPT_TOP = 256, LP_OPT_FORMAT, LP_OPT_VIEW0 };
+enum { LP_OPT_TOP = 256, LP_OPT_FORMAT, LP_OPT_REQUEST, LP_OPT_STAGE_DEPTH, LP_OPT_VIEW0 };
 
 static int lp_parse_top(const char *s, int *top)
 {
@@ -186,12 +274,14 @@ static int lp_report_write(const struct lp_view *v, const struct lp_report_opts 
 
 static int lp_report_cmd(int argc, char **argv)
 {
-	struct option longopts[LP_N_VIEWS + 4] = {
+	struct option longopts[LP_N_VIEWS + 6] = {
 		{"top", required_argument, NULL, LP_OPT_TOP},
 		{"format", required_argument, NULL, LP_OPT_FORMAT},
 		{"output", required_argument, NULL, 'o'},
+		{"request", required_argument, NULL, LP_OPT_REQUEST},
+		{"stage-depth", required_argument, NULL, LP_OPT_STAGE_DEPTH},
 	};
-	size_t nopt = 3;
+	size_t nopt = 5;
 	for (size_t i = 0; i < LP_N_VIEWS; i++)
 		if (lp_views[i].flag)
 			longopts[nopt++] = (struct option){lp_views[i].flag, no_argument, NULL,
@@ -211,6 +301,15 @@ static int lp_report_cmd(int argc, char **argv)
 				return LP_EXIT_USAGE;
 		} else if (c == 'o') {
 			out = optarg;
+		} else if (c == LP_OPT_REQUEST) {
+			o.request = optarg;
+		} else if (c == LP_OPT_STAGE_DEPTH) {
+			char *end;
+			long d = strtol(optarg, &end, 10);
+			if (end == optarg || *end || d < 1 || d > 1000)
+				return lp_cli_usage_error("report", "--stage-depth wants 1 to 1000, not '%s'",
+							  optarg);
+			o.stage_depth = (int)d;
 		} else if (c >= LP_OPT_VIEW0 && c < LP_OPT_VIEW0 + (int)LP_N_VIEWS) {
 			if (view && view != &lp_views[c - LP_OPT_VIEW0])
 				return lp_cli_usage_error("report", "choose one view per report");
@@ -224,6 +323,8 @@ static int lp_report_cmd(int argc, char **argv)
 		return lp_cli_usage_error("report", "give exactly one database file");
 	if (!view)
 		view = &lp_views[0];
+	if ((o.request || o.stage_depth) && view->flag && strcmp(view->flag, "breakdown"))
+		return lp_cli_usage_error("report", "--request and --stage-depth go with --breakdown");
 	const char *path = argv[optind];
 	if (!view->write[o.fmt])
 		return lp_cli_usage_error("report", "--%s has no %s output",
@@ -250,10 +351,18 @@ const struct lp_cmd lp_cmd_report = {
 	.summary = "report on a recorded run",
 	.usage = "usage: latprof report FILE.db [VIEW] [--top N] [--format text|json|csv] [-o OUT]\n\n"
 		 "Without a VIEW: the run summary (processes, exit status, threads, duration,\n"
-		 "records dropped, GPU data) followed by the most contended locks.\n\n"
+		 "records dropped, GPU data), the per-request breakdown when the run has NVTX\n"
+		 "ranges, then the most contended locks.\n\n"
 		 "views:\n"
 		 "  --locks      contended locks: waits, total/mean/p50/p99/max wait, share of\n"
-		 "               thread time, call sites, waiter and owner threads\n\n"
+		 "               thread time, call sites, waiter and owner threads\n"
+		 "  --breakdown  per-request latency by stage from NVTX ranges: count, mean,\n"
+		 "               p50/p90/p99/max, share, lock wait / cond wait / cpu split,\n"
+		 "               tail attribution (p99 vs median) and the slowest requests\n"
+		 "     --request NAME    the request range (NAME or DOMAIN::NAME); default:\n"
+		 "                       the most frequent outermost range\n"
+		 "     --stage-depth N   stages are ranges N levels below it (default 1)\n"
+		 "  --ranges     count, total, mean, p50/p90/p99/max of every NVTX range name\n\n"
 		 "options:\n"
 		 "  --top N      rows per table (locks, call sites, threads); default 10\n"
 		 "  --format F   text (default), json (schemas/report-*.schema.json) or csv\n"

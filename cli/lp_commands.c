@@ -4,10 +4,13 @@
 
 extern const struct lp_cmd lp_cmd_run, lp_cmd_import;
 extern const struct lp_cmd lp_cmd_report;
+extern const struct lp_cmd lp_cmd_diff, lp_cmd_check;
 
 const struct lp_cmd *const lp_commands[] = {
 	&lp_cmd_run,
 	&lp_cmd_import,
 	&lp_cmd_report,
+	&lp_cmd_diff,
+	&lp_cmd_check,
 	NULL,
 };

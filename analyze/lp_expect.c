@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+#include "lp_expect.h"
+#include "lp_breakdown.h"
+#include "lp_db.h"
+#include "lp_stats.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const op_names[] = {"<", "<=", ">", ">=", "==", "!="};
+
+const char *lp_cmp_op_name(enum lp_cmp_op op)
+{
+	return op_names[op];
+}
+
+/* ---------------------------------------------------------------- parser */
+
+struct cursor {
+	const char *s;
+	size_t i;
+	size_t *pos;
+	char *err;
+	size_t errlen;
+};
+
+static void skip_ws(struct cursor *c)
+{
+	while (isspace((unsigned char)c->s[c->i]))
+		c->i++;
+}
+
+static int fail_at(struct cursor *c, size_t at, const char *msg)
+{
+	*c->pos = at;
+	snprintf(c->err, c->errlen, "%s", msg);
+	return -EINVAL;
+}
+
+static int is_time_metric(enum lp_metric m)
+{
+	return m != LP_M_COUNT && m != LP_M_SHARE;
+}
+
+static int parse_selector(struct cursor *c, struct lp_expect *e)
+{
+	static const struct {
+		const char *prefix;
+		enum lp_sel_kind kind;
+	} kinds[] = {{"stage:", LP_SEL_STAGE}, {"range:", LP_SEL_RANGE}, {"lock:", LP_SEL_LOCK},
+		     {"finding:", LP_SEL_FINDING}};
+	size_t start = c->i, end = start;
+	while (c->s[end] && c->s[end] != ')')
+		end++;
+	if (!c->s[end])
+		return fail_at(c, end, "missing ')' after the selector");
+	size_t len = end - start;
+	while (len && isspace((unsigned char)c->s[start + len - 1]))
+		len--;
+	if (!len)
+		return fail_at(c, start, "empty selector (request, stage:NAME, range:NAME, lock:NAME, "
+					 "finding:ID or a category)");
+	const char *sel = c->s + start;
+	c->i = end + 1;
+	if (len == 7 && strncmp(sel, "request", 7) == 0) {
+		e->sel = LP_SEL_REQUEST;
+		return 0;
+	}
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		size_t pl = strlen(kinds[k].prefix);
+		if (len >= pl && strncmp(sel, kinds[k].prefix, pl) == 0) {
+			if (len == pl)
+				return fail_at(c, start + pl, "a name must follow the ':'");
+			e->sel = kinds[k].kind;
+			e->arg = strndup(sel + pl, len - pl);
+			return e->arg ? 0 : -ENOMEM;
+		}
+	}
+	for (size_t k = 0; k < len; k++)
+		if (!(isalnum((unsigned char)sel[k]) || sel[k] == '-' || sel[k] == '_'))
+			return fail_at(c, start + k,
+				       "unknown selector (request, stage:NAME, range:NAME, "
+				       "lock:NAME, finding:ID or a category such as lock-wait)");
+	e->sel = LP_SEL_CATEGORY;
+	e->arg = strndup(sel, len);
+	return e->arg ? 0 : -ENOMEM;
+}
+
+static int parse_op(struct cursor *c, struct lp_expect *e)
+{
+	const char *p = c->s + c->i;
+	for (int k = 5; k >= 0; k--) { /* two-character operators first */
+		size_t l = strlen(op_names[k]);
+		if (l == 2 && strncmp(p, op_names[k], 2) == 0) {
+			e->op = (enum lp_cmp_op)k;
+			c->i += 2;
+			return 0;
+		}
+	}
+	if (*p == '<' || *p == '>') {
+		e->op = *p == '<' ? LP_OP_LT : LP_OP_GT;
+		c->i++;
+		return 0;
+	}
+	return fail_at(c, c->i, "expected a comparison: < <= > >= == !=");
+}
+
+static int parse_value(struct cursor *c, struct lp_expect *e)
+{
+	static const struct {
+		const char *unit;
+		double scale;
+	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"%", 0.01}};
+	const char *p = c->s + c->i;
+	char *end;
+	double v = strtod(p, &end);
+	if (end == p || !isfinite(v) || !(isdigit((unsigned char)*p) || *p == '.' || *p == '-'))
+		return fail_at(c, c->i, "expected a number");
+	size_t ustart = c->i + (size_t)(end - p);
+	c->i = ustart;
+	skip_ws(c);
+	size_t ul = 0;
+	while (c->s[c->i + ul] && !isspace((unsigned char)c->s[c->i + ul]))
+		ul++;
+	double scale = 1;
+	int is_pct = 0, is_time = 0;
+	if (ul) {
+		size_t k;
+		for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
+			if (strlen(units[k].unit) == ul && strncmp(c->s + c->i, units[k].unit, ul) == 0)
+				break;
+		if (k == sizeof(units) / sizeof(units[0]))
+			return fail_at(c, c->i, "unknown unit (ns, us, ms, s or %)");
+		scale = units[k].scale;
+		is_pct = k == 4;
+		is_time = !is_pct;
+		memcpy(e->unit, units[k].unit, ul);
+	}
+	if (e->metric == LP_M_COUNT && ul)
+		return fail_at(c, c->i, "count takes a plain number, no unit");
+	if (e->metric == LP_M_SHARE && is_time)
+		return fail_at(c, c->i, "share takes % or a fraction, not a time unit");
+	if (is_time_metric(e->metric) && is_pct)
+		return fail_at(c, c->i, "a time metric takes ns, us, ms or s, not %");
+	e->value = v * scale;
+	c->i += ul;
+	return 0;
+}
+
+int lp_expect_parse(const char *text, struct lp_expect *e, size_t *pos, char *err, size_t errlen)
+{
+	struct cursor c = {text, 0, pos, err, errlen};
+	int rc;
+	memset(e, 0, sizeof(*e));
+	skip_ws(&c);
+	size_t ms = c.i;
+	while (isalnum((unsigned char)text[c.i]))
+		c.i++;
+	int m = lp_metric_parse(text + ms, c.i - ms);
+	if (m < 0)
+		return fail_at(&c, ms, "unknown metric (p50 p90 p99 p999 mean max min count total "
+				       "share)");
+	e->metric = (enum lp_metric)m;
+	skip_ws(&c);
+	if (text[c.i] != '(')
+		return fail_at(&c, c.i, "expected '(' after the metric");
+	c.i++;
+	skip_ws(&c);
+	if ((rc = parse_selector(&c, e)))
+		goto bad;
+	if (e->sel == LP_SEL_FINDING && e->metric != LP_M_COUNT) {
+		rc = fail_at(&c, ms, "findings have only a count: count(finding:ID)");
+		goto bad;
+	}
+	if (e->sel == LP_SEL_CATEGORY && e->metric != LP_M_SHARE && e->metric != LP_M_TOTAL) {
+		rc = fail_at(&c, ms, "a category has share and total only");
+		goto bad;
+	}
+	skip_ws(&c);
+	if ((rc = parse_op(&c, e)))
+		goto bad;
+	skip_ws(&c);
+	if ((rc = parse_value(&c, e)))
+		goto bad;
+	skip_ws(&c);
+	if (text[c.i]) {
+		rc = fail_at(&c, c.i, "unexpected text after the value");
+		goto bad;
+	}
+	if (!(e->text = strdup(text)))
+		rc = -ENOMEM;
+	if (!rc)
+		return 0;
+bad:
+	lp_expect_free(e);
+	return rc;
+}
+
+void lp_expect_free(struct lp_expect *e)
+{
+	free(e->text);
+	free(e->arg);
+	e->text = e->arg = NULL;
+}
+
+/* ---------------------------------------------------------------- evaluation */
+
+static void load_categories(struct lp_expect_ctx *c, const char *request)
+{
+	struct lp_bd_opts o = {.request = request ? request : c->side.req_name};
+	struct lp_breakdown bd;
+	char err[256];
+	memset(&bd, 0, sizeof(bd));
+	if (lp_breakdown_compute(c->db, &o, &bd, err, sizeof(err)) == 0 && bd.has_ranges) {
+		c->has_bd = 1;
+		c->ncat = bd.ncat < 16 ? bd.ncat : 16;
+		for (int k = 0; k < c->ncat; k++) {
+			snprintf(c->cat_name[k], sizeof(c->cat_name[k]), "%s", bd.cat_name[k]);
+			c->cat_ns[k] = (double)bd.req_cat_ns[k];
+		}
+	}
+	lp_breakdown_free(&bd);
+}
+
+int lp_expect_ctx_open(const char *path, const char *request, struct lp_expect_ctx *c, char *err,
+		       size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	if (lp_db_open_ro(path, &c->db, err, errlen))
+		return -EINVAL;
+	/* Without ranges, lock expectations still make sense: the side stays
+	 * empty and request/stage ones report why. */
+	char serr[512];
+	if (lp_db_count(c->db, "ranges") > 0) {
+		if (lp_side_load(&path, 1, request, &c->side, serr, sizeof(serr))) {
+			snprintf(err, errlen, "%s", serr);
+			lp_expect_ctx_close(c);
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < c->side.req.n; i++)
+			c->req_total_ns += c->side.req.v[i];
+		load_categories(c, request);
+	}
+	return 0;
+}
+
+void lp_expect_ctx_close(struct lp_expect_ctx *c)
+{
+	lp_side_free(&c->side);
+	sqlite3_close(c->db);
+	c->db = NULL;
+}
+
+static int query_series(struct lp_expect_ctx *c, const char *sql, const char *arg,
+			struct lp_series *s)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 64;
+			double *p = realloc(s->v, cap * sizeof(*p));
+			if (!p) {
+				sqlite3_finalize(st);
+				return -ENOMEM;
+			}
+			s->v = p;
+			s->cap = cap;
+		}
+		s->v[s->n++] = (double)sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	lp_sort_doubles(s->v, s->n);
+	return 0;
+}
+
+static int count_findings(struct lp_expect_ctx *c, const char *id, struct lp_expect_result *r)
+{
+	char **ids = NULL;
+	size_t n = 0;
+	if (!lp_findings_provider) {
+		snprintf(r->why, sizeof(r->why),
+			 "findings not available: the bottleneck rules are not built into this "
+			 "latprof");
+		return -ENOENT;
+	}
+	if (lp_findings_provider(c->db, &ids, &n, r->why, sizeof(r->why)))
+		return -EIO;
+	r->measured = 0;
+	for (size_t i = 0; i < n; i++) {
+		r->measured += strcmp(ids[i], id) == 0;
+		free(ids[i]);
+	}
+	free(ids);
+	r->samples = n;
+	return 0;
+}
+
+static int eval_category(struct lp_expect_ctx *c, const struct lp_expect *e,
+			 struct lp_expect_result *r)
+{
+	char want[64];
+	size_t k;
+	snprintf(want, sizeof(want), "%s", e->arg);
+	for (k = 0; want[k]; k++)
+		if (want[k] == '-')
+			want[k] = '_';
+	if (!c->has_bd) {
+		snprintf(r->why, sizeof(r->why), "no request breakdown (the run has no NVTX ranges)");
+		return -ENOENT;
+	}
+	for (int i = 0; i < c->ncat; i++) {
+		if (strcmp(c->cat_name[i], want) != 0)
+			continue;
+		r->samples = c->side.req.n;
+		r->measured = e->metric == LP_M_TOTAL ? c->cat_ns[i]
+			      : c->req_total_ns > 0	  ? c->cat_ns[i] / c->req_total_ns
+							  : NAN;
+		return 0;
+	}
+	int o = snprintf(r->why, sizeof(r->why), "category '%s' is not recorded by this latprof "
+						 "(known:", e->arg);
+	for (int i = 0; i < c->ncat && o > 0 && (size_t)o < sizeof(r->why); i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%s", c->cat_name[i]);
+		for (char *p = name; *p; p++)
+			if (*p == '_')
+				*p = '-';
+		o += snprintf(r->why + o, sizeof(r->why) - (size_t)o, " %s", name);
+	}
+	if (o > 0 && (size_t)o < sizeof(r->why))
+		snprintf(r->why + o, sizeof(r->why) - (size_t)o, ")");
+	return -ENOENT;
+}
+
+static int compare(double a, enum lp_cmp_op op, double b)
+{
+	switch (op) {
+	case LP_OP_LT:
+		return a < b;
+	case LP_OP_LE:
+		return a <= b;
+	case LP_OP_GT:
+		return a > b;
+	case LP_OP_GE:
+		return a >= b;
+	case LP_OP_EQ:
+		return a == b;
+	default:
+		return a != b;
+	}
+}
+
+static int need_requests(struct lp_expect_ctx *c, struct lp_expect_result *r)
+{
+	if (c->side.req.n)
+		return 0;
+	snprintf(r->why, sizeof(r->why), "%s has no NVTX ranges, so no requests", c->path);
+	return -ENOENT;
+}
+
+/* Lock names as latprof diff matches them (lp_diff.c load_locks). */
+#define LOCK_WAITS_SQL                                                                         \
+	"SELECT w.dur_ns FROM lock_waits w JOIN locks l ON l.id = w.lock_id LEFT JOIN stacks k " \
+	"ON k.id = w.stack_id LEFT JOIN frames f ON f.id = k.top_frame WHERE coalesce(l.name, " \
+	"l.kind || ' at ' || coalesce(f.function, f.module, '?')) = ?1"
+
+void lp_expect_eval(struct lp_expect_ctx *c, const struct lp_expect *e, struct lp_expect_result *r)
+{
+	struct lp_series own = {0};
+	const struct lp_series *s = NULL;
+	int rc = 0;
+	memset(r, 0, sizeof(*r));
+	r->measured = NAN;
+	switch (e->sel) {
+	case LP_SEL_REQUEST:
+		if (!(rc = need_requests(c, r)))
+			s = &c->side.req;
+		break;
+	case LP_SEL_STAGE:
+		if (!(rc = need_requests(c, r)) && !(s = lp_side_stage(&c->side, e->arg)))
+			s = &own; /* no such stage: count 0, other metrics undefined */
+		break;
+	case LP_SEL_RANGE:
+		rc = query_series(c, "SELECT end_ns - start_ns FROM ranges_named WHERE name = ?1",
+				  e->arg, &own);
+		s = &own;
+		break;
+	case LP_SEL_LOCK:
+		if (lp_db_has_table(c->db, "lock_waits"))
+			rc = query_series(c, LOCK_WAITS_SQL, e->arg, &own);
+		s = &own;
+		break;
+	case LP_SEL_FINDING:
+		rc = count_findings(c, e->arg, r);
+		break;
+	case LP_SEL_CATEGORY:
+		rc = eval_category(c, e, r);
+		break;
+	}
+	if (rc == -EIO && !r->why[0])
+		snprintf(r->why, sizeof(r->why), "database error: %s", sqlite3_errmsg(c->db));
+	if (!rc && s) {
+		r->samples = s->n;
+		if (e->metric == LP_M_SHARE) {
+			double t = lp_metric_value(LP_M_TOTAL, s->v, s->n);
+			r->measured = c->req_total_ns > 0 ? t / c->req_total_ns : NAN;
+			if (isnan(r->measured))
+				snprintf(r->why, sizeof(r->why), "share needs requests (NVTX ranges)");
+		} else {
+			r->measured = lp_metric_value(e->metric, s->v, s->n);
+			if (isnan(r->measured))
+				snprintf(r->why, sizeof(r->why), "no samples for %s:%s",
+					 e->sel == LP_SEL_STAGE ? "stage" : e->sel == LP_SEL_RANGE ? "range" : "lock",
+					 e->arg ? e->arg : "");
+		}
+	}
+	free(own.v);
+	if (rc || isnan(r->measured))
+		r->status = LP_EXP_ERROR;
+	else
+		r->status = compare(r->measured, e->op, e->value) ? LP_EXP_PASS : LP_EXP_FAIL;
+}

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/* latprof check: assert expectations on a recorded run; exit 1 when one fails. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_cli.h"
+#include "lp_expect.h"
+#include "lp_out.h"
+
+struct check_item {
+	struct lp_expect e;
+	struct lp_expect_result r;
+};
+
+struct check_args {
+	const char *db, *junit, *request;
+	struct check_item *items;
+	size_t n, cap;
+};
+
+/* One clear error with the expression and a caret under the fault. */
+static int bad_expr(const char *where, const char *text, size_t pos, const char *msg)
+{
+	fprintf(stderr, "latprof: %s%sbad expectation: %s\n  %s\n  %*s^\n", where ? where : "",
+		where ? ": " : "", msg, text, (int)pos, "");
+	return LP_EXIT_USAGE;
+}
+
+static int add_expr(struct check_args *a, const char *text, const char *where)
+{
+	char err[256];
+	size_t pos = 0;
+	if (a->n == a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 8;
+		a->items = xrealloc(a->items, a->cap * sizeof(*a->items));
+	}
+	if (lp_expect_parse(text, &a->items[a->n].e, &pos, err, sizeof(err)))
+		return bad_expr(where, text, pos, err);
+	a->n++;
+	return 0;
+}
+
+/* One expectation per line; blank lines and '#' comments skipped. */
+static int add_file(struct check_args *a, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0, rc = 0;
+	if (!f)
+		return lp_cli_error("cannot open %s: %s", path, strerror(errno));
+	while (!rc && getline(&line, &cap, f) >= 0) {
+		lineno++;
+		line[strcspn(line, "\r\n")] = '\0';
+		const char *p = line + strspn(line, " \t");
+		if (!*p || *p == '#')
+			continue;
+		char *where = xasprintf("%s:%d", path, lineno);
+		rc = add_expr(a, line, where);
+		free(where);
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+static int parse_args(int argc, char **argv, struct check_args *a)
+{
+	int rc = 0;
+	for (int i = 1; i < argc && !rc; i++) {
+		const char *s = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(s, "--expect") || !strcmp(s, "--expect-file") || !strcmp(s, "--junit") ||
+		    !strcmp(s, "--request")) {
+			if (!v)
+				return lp_cli_usage_error("check", "%s needs a value", s);
+			i++;
+			if (!strcmp(s, "--expect"))
+				rc = add_expr(a, v, NULL);
+			else if (!strcmp(s, "--expect-file"))
+				rc = add_file(a, v);
+			else if (!strcmp(s, "--junit"))
+				a->junit = v;
+			else
+				a->request = v;
+		} else if (s[0] == '-' && s[1]) {
+			return lp_cli_usage_error("check", "unknown option '%s'", s);
+		} else if (!a->db) {
+			a->db = s;
+		} else {
+			return lp_cli_usage_error("check", "give one database (extra '%s')", s);
+		}
+	}
+	if (rc)
+		return rc;
+	if (!a->db)
+		return lp_cli_usage_error("check", "give the database to check");
+	if (!a->n)
+		return lp_cli_usage_error("check", "give at least one --expect or --expect-file");
+	return 0;
+}
+
+static const char *fmt_measured(const struct check_item *it, char *buf, size_t len)
+{
+	double v = it->r.measured;
+	if (it->e.metric == LP_M_COUNT)
+		snprintf(buf, len, "%.0f", v);
+	else if (it->e.metric == LP_M_SHARE)
+		snprintf(buf, len, "%.2f%%", v * 100);
+	else
+		lp_fmt_ns(v, buf, len);
+	return buf;
+}
+
+static const char *status_name(enum lp_expect_status s)
+{
+	return s == LP_EXP_PASS ? "PASS" : s == LP_EXP_FAIL ? "FAIL" : "ERROR";
+}
+
+static void print_item(const struct check_item *it)
+{
+	char b[64];
+	printf("%-5s %s", status_name(it->r.status), it->e.text);
+	if (it->r.status == LP_EXP_ERROR)
+		printf("  (%s)\n", it->r.why);
+	else
+		printf("  measured %s (%zu samples)\n", fmt_measured(it, b, sizeof(b)), it->r.samples);
+}
+
+static int write_junit(const struct check_args *a, int fails, int errors)
+{
+	FILE *f = fopen(a->junit, "w");
+	char b[64];
+	if (!f)
+		return lp_cli_error("cannot write %s: %s", a->junit, strerror(errno));
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+		   "<testsuite name=\"latprof check\" tests=\"%zu\" failures=\"%d\" errors=\"%d\">\n",
+		a->n, fails, errors);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct check_item *it = &a->items[i];
+		fputs("  <testcase classname=\"latprof.check.", f);
+		lp_html_str(f, a->db);
+		fputs("\" name=\"", f);
+		lp_html_str(f, it->e.text);
+		fputs("\">", f);
+		if (it->r.status == LP_EXP_FAIL) {
+			fputs("<failure message=\"measured ", f);
+			lp_html_str(f, fmt_measured(it, b, sizeof(b)));
+			fprintf(f, "\">measured %s over %zu samples; expected ", b, it->r.samples);
+			lp_html_str(f, it->e.text);
+			fputs("</failure>", f);
+		} else if (it->r.status == LP_EXP_ERROR) {
+			fputs("<error message=\"", f);
+			lp_html_str(f, it->r.why);
+			fputs("\"/>", f);
+		} else {
+			fprintf(f, "<system-out>measured %s</system-out>", fmt_measured(it, b, sizeof(b)));
+		}
+		fputs("</testcase>\n", f);
+	}
+	fputs("</testsuite>\n</testsuites>\n", f);
+	if (fclose(f))
+		return lp_cli_error("cannot write %s: %s", a->junit, strerror(errno));
+	return 0;
+}
+
+static int lp_check_cmd(int argc, char **argv)
+{
+	struct check_args a = {0};
+	struct lp_expect_ctx ctx;
+	char err[1024];
+	int fails = 0, errors = 0;
+	int rc = parse_args(argc, argv, &a);
+	if (rc)
+		goto out;
+	if (lp_expect_ctx_open(a.db, a.request, &ctx, err, sizeof(err))) {
+		rc = lp_cli_error("%s", err);
+		goto out;
+	}
+	for (size_t i = 0; i < a.n; i++) {
+		lp_expect_eval(&ctx, &a.items[i].e, &a.items[i].r);
+		fails += a.items[i].r.status == LP_EXP_FAIL;
+		errors += a.items[i].r.status == LP_EXP_ERROR;
+		print_item(&a.items[i]);
+	}
+	lp_expect_ctx_close(&ctx);
+	printf("%zu expectation%s: %zu passed, %d failed, %d not evaluated\n", a.n,
+	       a.n == 1 ? "" : "s", a.n - (size_t)fails - (size_t)errors, fails, errors);
+	if (a.junit && (rc = write_junit(&a, fails, errors)))
+		goto out;
+	/* Not evaluable (unknown stage, findings unavailable) is an input error. */
+	rc = errors ? LP_EXIT_USAGE : fails ? LP_EXIT_FAIL : LP_EXIT_OK;
+out:
+	for (size_t i = 0; i < a.n; i++)
+		lp_expect_free(&a.items[i].e);
+	free(a.items);
+	return rc;
+}
+
+const struct lp_cmd lp_cmd_check = {
+	.name = "check",
+	.run = lp_check_cmd,
+	.summary = "assert latency expectations on a run; exit 1 when one fails",
+	.usage = "usage: latprof check FILE.db --expect EXPR... [--expect-file F] [--junit OUT.xml]\n"
+		 "                     [--request NAME]\n\n"
+		 "EXPR is metric(selector) op value[unit], e.g.\n"
+		 "  'p99(request) < 50ms'  'p50(stage:infer) < 8ms'  'share(lock-wait) < 20%'\n"
+		 "  'count(lock:queue_lock) <= 100'  'count(finding:lock-contention) == 0'\n"
+		 "metrics:   p50 p90 p99 p999 mean max min count total share\n"
+		 "selectors: request, stage:NAME, range:NAME, lock:NAME, finding:ID, or a time\n"
+		 "           category: lock-wait, cond-wait, cpu (CUDA ones when recorded)\n"
+		 "ops: < <= > >= == !=   units: ns us ms s (time), % (share)\n"
+		 "share is the selector's total time over all request time. --expect-file\n"
+		 "takes one expression per line ('#' starts a comment).\n\n"
+		 "Exit status: 0 all pass, 1 one failed, 2 bad input or an expectation that\n"
+		 "cannot be evaluated (unknown stage, findings not available).\n",
+};

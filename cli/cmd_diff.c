@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* latprof diff: per-stage deltas between runs with significance; exit 1 on regression. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_cli.h"
+#include "lp_diff.h"
+#include "lp_report_diff.h"
+
+struct diff_args {
+	const char **base, **new_;
+	size_t nbase, nnew;
+	struct lp_diff_opts opts;
+	const char *format;
+};
+
+/* "5%", "5" and "0.5%" are percentages. */
+static int parse_threshold(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || (*end && strcmp(end, "%") != 0) || !(v >= 0) || isinf(v))
+		return -1;
+	*out = v / 100;
+	return 0;
+}
+
+static int parse_metrics(const char *s, unsigned *mask)
+{
+	*mask = 0;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		int m = lp_metric_parse(s, len);
+		if (m < 0 || m > LP_M_MIN)
+			return -1;
+		*mask |= 1u << m;
+		s += len + (s[len] == ',');
+	}
+	return *mask ? 0 : -1;
+}
+
+/* Value of "--opt VALUE" or "--opt=VALUE"; advances *i. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t len = strlen(name);
+	if (strncmp(argv[*i], name, len) != 0)
+		return NULL;
+	if (argv[*i][len] == '=')
+		return argv[*i] + len + 1;
+	if (argv[*i][len] == '\0' && *i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+static int parse_args(int argc, char **argv, struct diff_args *a)
+{
+	const char ***list = NULL;
+	size_t *nlist = NULL;
+	const char *v;
+	a->base = xcalloc((size_t)argc, sizeof(char *));
+	a->new_ = xcalloc((size_t)argc, sizeof(char *));
+	a->opts.threshold = 0.05;
+	a->opts.alpha = 0.05;
+	a->format = "text";
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i];
+		if (strcmp(s, "--base") == 0) {
+			list = &a->base;
+			nlist = &a->nbase;
+		} else if (strcmp(s, "--new") == 0) {
+			list = &a->new_;
+			nlist = &a->nnew;
+		} else if ((v = opt_value(argc, argv, &i, "--threshold"))) {
+			if (parse_threshold(v, &a->opts.threshold))
+				return lp_cli_usage_error("diff", "bad --threshold '%s' (e.g. 5%%)", v);
+		} else if ((v = opt_value(argc, argv, &i, "--alpha"))) {
+			char *end;
+			a->opts.alpha = strtod(v, &end);
+			if (end == v || *end || !(a->opts.alpha > 0 && a->opts.alpha < 1))
+				return lp_cli_usage_error("diff", "bad --alpha '%s' (0 < alpha < 1)", v);
+		} else if ((v = opt_value(argc, argv, &i, "--metric"))) {
+			if (parse_metrics(v, &a->opts.metrics))
+				return lp_cli_usage_error(
+					"diff", "bad --metric '%s' (p50,p90,p99,p999,mean,max,min)", v);
+		} else if ((v = opt_value(argc, argv, &i, "--request"))) {
+			a->opts.request = v;
+		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
+			a->format = v;
+		} else if (s[0] == '-' && s[1]) {
+			return lp_cli_usage_error("diff", "unknown or incomplete option '%s'", s);
+		} else if (list) {
+			(*list)[(*nlist)++] = s;
+		} else if (a->nbase == 0) {
+			a->base[a->nbase++] = s;
+		} else if (a->nnew == 0) {
+			a->new_[a->nnew++] = s;
+		} else {
+			return lp_cli_usage_error("diff", "unexpected argument '%s'", s);
+		}
+	}
+	if (!a->nbase || !a->nnew)
+		return lp_cli_usage_error("diff", "give BASE.db NEW.db, or --base A.db... --new B.db...");
+	if (strcmp(a->format, "text") && strcmp(a->format, "markdown") && strcmp(a->format, "json"))
+		return lp_cli_usage_error("diff", "--format is text, markdown or json (not '%s')",
+					  a->format);
+	return 0;
+}
+
+static int lp_diff_cmd(int argc, char **argv)
+{
+	struct diff_args a = {0};
+	struct lp_side base, new_;
+	struct lp_diff d;
+	char err[1024];
+	int rc = parse_args(argc, argv, &a);
+	if (rc)
+		goto out;
+	if (lp_side_load(a.base, a.nbase, a.opts.request, &base, err, sizeof(err))) {
+		lp_side_free(&base);
+		rc = lp_cli_error("%s", err);
+		goto out;
+	}
+	/* The new side compares the request the base side chose. */
+	if (lp_side_load(a.new_, a.nnew, base.req_name, &new_, err, sizeof(err)) ||
+	    lp_diff_compute(&base, &new_, &a.opts, &d, err, sizeof(err))) {
+		rc = lp_cli_error("%s", err);
+	} else {
+		if (strcmp(a.format, "json") == 0)
+			lp_diff_write_json(stdout, &d);
+		else if (strcmp(a.format, "markdown") == 0)
+			lp_diff_write_markdown(stdout, &d);
+		else
+			lp_diff_write_text(stdout, &d);
+		rc = d.regressions ? LP_EXIT_FAIL : LP_EXIT_OK;
+		lp_diff_free(&d);
+	}
+	lp_side_free(&base);
+	lp_side_free(&new_);
+out:
+	free(a.base);
+	free(a.new_);
+	return rc;
+}
+
+const struct lp_cmd lp_cmd_diff = {
+	.name = "diff",
+	.run = lp_diff_cmd,
+	.summary = "compare runs per stage with significance; exit 1 on regression",
+	.usage = "usage: latprof diff BASE.db NEW.db [options]\n"
+		 "       latprof diff --base A1.db A2.db... --new B1.db B2.db... [options]\n\n"
+		 "Compares the request latency and each stage's per-request time between the\n"
+		 "base and new runs (several databases per side are pooled).\n\n"
+		 "  --threshold P%   smallest relative change that counts (default 5%)\n"
+		 "  --alpha A        family-wise error rate (default 0.05)\n"
+		 "  --metric LIST    p50,p90,p99,p999,mean,max,min (default p50,p99,mean)\n"
+		 "  --request NAME   outermost range that is a request (default: most frequent)\n"
+		 "  --format F       text, markdown (for a PR comment) or json\n\n"
+		 "Each stage is tested with a two-sided Mann-Whitney U test over per-request\n"
+		 "samples (exact without ties for up to 50 samples, else the tie-corrected\n"
+		 "normal approximation); p-values are Holm-Bonferroni adjusted across all\n"
+		 "stage x metric comparisons. A regression needs both an adjusted p <= alpha\n"
+		 "and a change >= threshold. Fewer than 8 requests on a side: not enough data.\n\n"
+		 "Exit status: 1 on a regression, 0 otherwise, 2 on bad input.\n",
+};

@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-request breakdown and range statistics: text, JSON, CSV. */
+#include "lp_report_breakdown.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "lp_out.h"
+#include "lp_report_locks.h" /* lp_txt_ns, lp_txt_pad */
+
+#define LP_BD_NAME_W 40
+
+static void qual_name(char *buf, size_t len, const char *domain, const char *name)
+{
+	if (domain && *domain)
+		snprintf(buf, len, "%s::%s", domain, name);
+	else
+		snprintf(buf, len, "%s", name);
+}
+
+static double pct(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* ---- text ------------------------------------------------------------- */
+
+static void text_ns_cell(FILE *f, double ns, int w)
+{
+	char b[32];
+	lp_txt_pad(f, lp_txt_ns(ns, b, sizeof(b)), (size_t)w, 1);
+}
+
+static size_t stage_name_w(const struct lp_breakdown *b)
+{
+	size_t w = 5;
+	for (size_t i = 0; i < b->nstages; i++) {
+		char q[512], cell[1024];
+		qual_name(q, sizeof(q), b->stages[i].domain, b->stages[i].name);
+		size_t cw = lp_txt_cell(cell, sizeof(cell), q, LP_BD_NAME_W);
+		w = cw > w ? cw : w;
+	}
+	return w;
+}
+
+static void text_stages(FILE *f, const struct lp_breakdown *b)
+{
+	size_t nw = stage_name_w(b);
+	lp_txt_pad(f, "stage", nw, 0);
+	fprintf(f, " %8s %9s %9s %9s %9s %9s %7s", "count", "mean", "p50", "p90", "p99", "max",
+		"share");
+	for (int k = 0; k < b->ncat; k++) {
+		fputs("  ", f);
+		lp_txt_pad(f, b->cat_label[k], 9, 1);
+	}
+	fputc('\n', f);
+	double share = 0;
+	for (size_t i = 0; i < b->nstages; i++) {
+		const struct lp_bd_stage *s = &b->stages[i];
+		char q[512];
+		qual_name(q, sizeof(q), s->domain, s->name);
+		lp_txt_pad(f, q, nw, 0);
+		fprintf(f, " %8" PRId64 " ", s->instances);
+		text_ns_cell(f, s->st.mean, 9);
+		fputc(' ', f);
+		text_ns_cell(f, (double)s->st.p50, 9);
+		fputc(' ', f);
+		text_ns_cell(f, (double)s->st.p90, 9);
+		fputc(' ', f);
+		text_ns_cell(f, (double)s->st.p99, 9);
+		fputc(' ', f);
+		text_ns_cell(f, (double)s->st.max, 9);
+		fprintf(f, " %6.1f%%", 100.0 * s->share);
+		for (int k = 0; k < b->ncat; k++)
+			fprintf(f, "  %8.1f%%", pct(s->cat_ns[k], s->st.total));
+		fputc('\n', f);
+		share += s->share;
+	}
+	lp_txt_pad(f, "request", nw, 0);
+	fprintf(f, " %8" PRId64 " ", b->req.n);
+	text_ns_cell(f, b->req.mean, 9);
+	fputc(' ', f);
+	text_ns_cell(f, (double)b->req.p50, 9);
+	fputc(' ', f);
+	text_ns_cell(f, (double)b->req.p90, 9);
+	fputc(' ', f);
+	text_ns_cell(f, (double)b->req.p99, 9);
+	fputc(' ', f);
+	text_ns_cell(f, (double)b->req.max, 9);
+	fprintf(f, " %6.1f%%", 100.0 * share);
+	int64_t rt = 0;
+	for (int k = 0; k < b->ncat; k++)
+		rt += b->req_cat_ns[k];
+	for (int k = 0; k < b->ncat; k++)
+		fprintf(f, "  %8.1f%%", pct(b->req_cat_ns[k], rt));
+	fputs("\n", f);
+	fputs("Times are per request (a stage's instances in one request add up); count is\n"
+	      "ranges; share is of all request time; the category columns split each stage's\n"
+	      "own time.\n",
+	      f);
+	if (b->stages_overlap)
+		fputs("note: some stages overlap inside a request, so shares add up to more than "
+		      "100%.\n",
+		      f);
+}
+
+static void text_tail(FILE *f, const struct lp_breakdown *b)
+{
+	const struct lp_bd_tail *t = &b->tail;
+	char x[32], y[32], z[32], q[512];
+	fputs("\nTail: ", f);
+	if (!t->valid) {
+		fprintf(f, "too few requests to compare the tail with the median (%" PRId64
+			   ", need 20).\n",
+			b->req.n);
+		return;
+	}
+	fprintf(f, "%" PRId64 " request%s >= p99 (%s) against %" PRId64 " around the median (p40-p60, ",
+		t->n_tail, t->n_tail == 1 ? "" : "s", lp_txt_ns((double)t->p99_ns, x, sizeof(x)),
+		t->n_mid);
+	fprintf(f, "%s to %s).\n", lp_txt_ns((double)t->p40_ns, y, sizeof(y)),
+		lp_txt_ns((double)t->p60_ns, z, sizeof(z)));
+	if (t->stage < 0) {
+		fputs("  No stage takes longer in the tail than around the median.\n", f);
+		return;
+	}
+	const struct lp_bd_stage *s = &b->stages[t->stage];
+	qual_name(q, sizeof(q), s->domain, s->name);
+	char cell[1024];
+	lp_txt_cell(cell, sizeof(cell), q, 200);
+	fprintf(f, "  Stage '%s' grows most: %s -> %s per request (+%s", cell,
+		lp_txt_ns(t->stage_mid_ns, x, sizeof(x)), lp_txt_ns(t->stage_tail_ns, y, sizeof(y)),
+		lp_txt_ns(t->stage_tail_ns - t->stage_mid_ns, z, sizeof(z)));
+	if (t->stage_mid_ns > 0)
+		fprintf(f, ", %.1fx", t->stage_tail_ns / t->stage_mid_ns);
+	fputs(").\n", f);
+	if (t->cat < 0)
+		return;
+	double grow = t->stage_tail_ns - t->stage_mid_ns;
+	fprintf(f, "  Inside it, %s explains +%s (%s -> %s, %.0f%% of the growth).\n",
+		b->cat_label[t->cat], lp_txt_ns(t->cat_tail_ns - t->cat_mid_ns, x, sizeof(x)),
+		lp_txt_ns(t->cat_mid_ns, y, sizeof(y)), lp_txt_ns(t->cat_tail_ns, z, sizeof(z)),
+		grow > 0 ? 100.0 * (t->cat_tail_ns - t->cat_mid_ns) / grow : 0);
+	if (t->has_key) {
+		lp_txt_cell(cell, sizeof(cell), t->key_name, 200);
+		fprintf(f, "  Top lock by added wait: '%s' (lock id %" PRId64 "): %s -> %s per request.\n",
+			cell, t->key, lp_txt_ns(t->key_mid_ns, x, sizeof(x)),
+			lp_txt_ns(t->key_tail_ns, y, sizeof(y)));
+	}
+}
+
+static void text_slowest(FILE *f, const struct lp_breakdown *b)
+{
+	if (!b->nslow)
+		return;
+	fprintf(f, "\nSlowest requests (ranges.id, thread, start in CLOCK_MONOTONIC ns and from "
+		   "the run's start):\n");
+	fprintf(f, "%10s %8s %20s %10s %9s", "range id", "tid", "start ns", "+start", "latency");
+	for (size_t i = 0; i < b->nstages; i++) {
+		char q[512];
+		qual_name(q, sizeof(q), b->stages[i].domain, b->stages[i].name);
+		fputc(' ', f);
+		lp_txt_pad(f, q, 14, 1);
+	}
+	fputc('\n', f);
+	for (size_t i = 0; i < b->nslow; i++) {
+		const struct lp_bd_slow *s = &b->slow[i];
+		char x[32];
+		fprintf(f, "%10" PRId64 " %8" PRId64 " %20" PRId64 " ", s->range_id, s->tid, s->start_ns);
+		snprintf(x, sizeof(x), "%.3f s", (double)s->rel_ns / 1e9);
+		lp_txt_pad(f, x, 10, 1);
+		fputc(' ', f);
+		text_ns_cell(f, (double)s->dur_ns, 9);
+		for (size_t k = 0; k < b->nstages; k++) {
+			fputc(' ', f);
+			text_ns_cell(f, (double)s->stage_ns[k], 14);
+		}
+		fputc('\n', f);
+	}
+}
+
+static void text_threads(FILE *f, const struct lp_breakdown *b)
+{
+	fprintf(f, "%-20s %8s %10s", "thread", "tid", "time");
+	for (int k = 0; k < b->ncat; k++) {
+		fputs("  ", f);
+		lp_txt_pad(f, b->cat_label[k], 9, 1);
+	}
+	fputc('\n', f);
+	for (size_t i = 0; i < b->nthreads + 1; i++) {
+		const struct lp_bd_thread *t = i < b->nthreads ? &b->threads[i] : NULL;
+		lp_txt_pad(f, t ? (t->name && *t->name ? t->name : "-") : "all threads", 20, 0);
+		if (t)
+			fprintf(f, " %8" PRId64 " ", t->tid);
+		else
+			fprintf(f, " %8s ", "");
+		int64_t tot = t ? t->total_ns : b->run_thread_ns;
+		const int64_t *cat = t ? t->cat_ns : b->run_cat_ns;
+		text_ns_cell(f, (double)tot, 10);
+		for (int k = 0; k < b->ncat; k++)
+			fprintf(f, "  %8.1f%%", pct(cat[k], tot));
+		fputc('\n', f);
+	}
+}
+
+void lp_breakdown_write_text(FILE *f, const struct lp_breakdown *b)
+{
+	if (!b->has_ranges) {
+		fputs("No NVTX ranges in this run, so no requests or stages; the whole run by "
+		      "category:\n",
+		      f);
+		text_threads(f, b);
+		return;
+	}
+	char q[512], cell[1024];
+	qual_name(q, sizeof(q), b->req_domain, b->req_name);
+	lp_txt_cell(cell, sizeof(cell), q, 200);
+	fprintf(f, "Requests: %" PRId64 " instances of range '%s'%s; stages: ranges %d level%s below\n",
+		b->req.n, cell, b->req_explicit ? " (--request)" : " (most frequent outermost range)",
+		b->stage_depth, b->stage_depth == 1 ? "" : "s");
+	if (b->nroots) {
+		fputs("Other outermost ranges (use --request NAME):", f);
+		for (size_t i = 0; i < b->nroots && i < 8; i++) {
+			qual_name(q, sizeof(q), b->roots[i].domain, b->roots[i].name);
+			lp_txt_cell(cell, sizeof(cell), q, 60);
+			fprintf(f, " %s (%" PRId64 ")%s", cell, b->roots[i].count,
+				i + 1 < b->nroots && i < 7 ? "," : "");
+		}
+		fputs(b->nroots > 8 ? " ...\n" : "\n", f);
+	}
+	fputc('\n', f);
+	text_stages(f, b);
+	text_tail(f, b);
+	text_slowest(f, b);
+}
+
+/* ---- JSON ------------------------------------------------------------- */
+
+static void json_stat(FILE *f, const struct lp_bd_stat *s)
+{
+	fprintf(f,
+		"{\"n\": %" PRId64 ", \"total_ns\": %" PRId64 ", \"mean_ns\": %.1f, \"p50_ns\": %" PRId64
+		", \"p90_ns\": %" PRId64 ", \"p99_ns\": %" PRId64 ", \"max_ns\": %" PRId64 "}",
+		s->n, s->total, s->mean, s->p50, s->p90, s->p99, s->max);
+}
+
+static void json_cats(FILE *f, const struct lp_breakdown *b, const int64_t *cat)
+{
+	fputc('{', f);
+	for (int k = 0; k < b->ncat; k++) {
+		fprintf(f, "%s", k ? ", " : "");
+		lp_json_str(f, b->cat_name[k]);
+		fprintf(f, ": %" PRId64, cat[k]);
+	}
+	fputc('}', f);
+}
+
+static void json_tail(FILE *f, const struct lp_breakdown *b)
+{
+	const struct lp_bd_tail *t = &b->tail;
+	if (!b->has_ranges || !t->valid) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f,
+		"{\"tail_requests\": %" PRId64 ", \"median_requests\": %" PRId64 ", \"p40_ns\": %" PRId64
+		", \"p60_ns\": %" PRId64 ", \"p99_ns\": %" PRId64 ",\n    \"stage\": ",
+		t->n_tail, t->n_mid, t->p40_ns, t->p60_ns, t->p99_ns);
+	if (t->stage < 0) {
+		fputs("null, \"category\": null, \"lock\": null}", f);
+		return;
+	}
+	const struct lp_bd_stage *s = &b->stages[t->stage];
+	fprintf(f, "{\"index\": %d, \"domain\": ", t->stage);
+	lp_json_str(f, s->domain);
+	fputs(", \"name\": ", f);
+	lp_json_str(f, s->name);
+	fprintf(f, ", \"tail_mean_ns\": %.1f, \"median_mean_ns\": %.1f, \"growth_ns\": %.1f, "
+		   "\"ratio\": ",
+		t->stage_tail_ns, t->stage_mid_ns, t->stage_tail_ns - t->stage_mid_ns);
+	if (t->stage_mid_ns > 0)
+		fprintf(f, "%.3f}", t->stage_tail_ns / t->stage_mid_ns);
+	else
+		fputs("null}", f);
+	fputs(",\n    \"category\": ", f);
+	if (t->cat < 0) {
+		fputs("null", f);
+	} else {
+		fputs("{\"name\": ", f);
+		lp_json_str(f, b->cat_name[t->cat]);
+		fprintf(f, ", \"tail_mean_ns\": %.1f, \"median_mean_ns\": %.1f, \"growth_ns\": %.1f}",
+			t->cat_tail_ns, t->cat_mid_ns, t->cat_tail_ns - t->cat_mid_ns);
+	}
+	fputs(",\n    \"lock\": ", f);
+	if (!t->has_key) {
+		fputs("null}", f);
+		return;
+	}
+	fprintf(f, "{\"id\": %" PRId64 ", \"name\": ", t->key);
+	lp_json_str(f, t->key_name);
+	fprintf(f, ", \"tail_mean_ns\": %.1f, \"median_mean_ns\": %.1f}}", t->key_tail_ns,
+		t->key_mid_ns);
+}
+
+static void json_threads(FILE *f, const struct lp_breakdown *b)
+{
+	fputs("[", f);
+	for (size_t i = 0; i < b->nthreads; i++) {
+		const struct lp_bd_thread *t = &b->threads[i];
+		fprintf(f, "%s\n    {\"thread_id\": %" PRId64 ", \"tid\": %" PRId64 ", \"name\": ",
+			i ? "," : "", t->thread_id, t->tid);
+		lp_json_str(f, t->name);
+		fprintf(f, ", \"time_ns\": %" PRId64 ", \"categories\": ", t->total_ns);
+		json_cats(f, b, t->cat_ns);
+		fputc('}', f);
+	}
+	fputs(b->nthreads ? "\n  ]" : "]", f);
+}
+
+void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
+{
+	fprintf(f, "\"has_ranges\": %s,\n  \"run\": {\"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64
+		   ", \"thread_time_ns\": %" PRId64 ", \"categories\": ",
+		b->has_ranges ? "true" : "false", b->run_start_ns, b->run_end_ns, b->run_thread_ns);
+	json_cats(f, b, b->run_cat_ns);
+	fputs("},\n  \"categories\": [", f);
+	for (int k = 0; k < b->ncat; k++) {
+		fprintf(f, "%s{\"name\": ", k ? ", " : "");
+		lp_json_str(f, b->cat_name[k]);
+		fputs(", \"label\": ", f);
+		lp_json_str(f, b->cat_label[k]);
+		fputc('}', f);
+	}
+	fputs("],\n  \"request\": ", f);
+	if (!b->has_ranges) {
+		fputs("null", f);
+	} else {
+		fputs("{\"domain\": ", f);
+		lp_json_str(f, b->req_domain);
+		fputs(", \"name\": ", f);
+		lp_json_str(f, b->req_name);
+		fprintf(f, ", \"explicit\": %s, \"stage_depth\": %d, \"stats\": ",
+			b->req_explicit ? "true" : "false", b->stage_depth);
+		json_stat(f, &b->req);
+		fputs(", \"categories\": ", f);
+		json_cats(f, b, b->req_cat_ns);
+		fputc('}', f);
+	}
+	fputs(",\n  \"other_outermost\": [", f);
+	for (size_t i = 0; i < b->nroots; i++) {
+		fprintf(f, "%s{\"domain\": ", i ? ", " : "");
+		lp_json_str(f, b->roots[i].domain);
+		fputs(", \"name\": ", f);
+		lp_json_str(f, b->roots[i].name);
+		fprintf(f, ", \"count\": %" PRId64 "}", b->roots[i].count);
+	}
+	fprintf(f, "],\n  \"stages_overlap\": %s,\n  \"stages\": [",
+		b->stages_overlap ? "true" : "false");
+	for (size_t i = 0; i < b->nstages; i++) {
+		const struct lp_bd_stage *s = &b->stages[i];
+		fprintf(f, "%s\n    {\"domain\": ", i ? "," : "");
+		lp_json_str(f, s->domain);
+		fputs(", \"name\": ", f);
+		lp_json_str(f, s->name);
+		fprintf(f, ", \"unattributed\": %s, \"instances\": %" PRId64 ", \"share\": %.6f,\n     "
+			   "\"stats\": ",
+			s->unattributed ? "true" : "false", s->instances, s->share);
+		json_stat(f, &s->st);
+		fputs(", \"categories\": ", f);
+		json_cats(f, b, s->cat_ns);
+		fputc('}', f);
+	}
+	fputs(b->nstages ? "\n  ],\n  \"tail\": " : "],\n  \"tail\": ", f);
+	json_tail(f, b);
+	fputs(",\n  \"slowest\": [", f);
+	for (size_t i = 0; i < b->nslow; i++) {
+		const struct lp_bd_slow *s = &b->slow[i];
+		fprintf(f,
+			"%s\n    {\"range_id\": %" PRId64 ", \"thread_id\": %" PRId64 ", \"tid\": %" PRId64
+			", \"start_ns\": %" PRId64 ", \"since_run_start_ns\": %" PRId64
+			", \"latency_ns\": %" PRId64 ", \"stage_ns\": [",
+			i ? "," : "", s->range_id, s->thread_id, s->tid, s->start_ns, s->rel_ns,
+			s->dur_ns);
+		for (size_t k = 0; k < b->nstages; k++)
+			fprintf(f, "%s%" PRId64, k ? ", " : "", s->stage_ns[k]);
+		fputs("]}", f);
+	}
+	fputs(b->nslow ? "\n  ],\n  \"threads\": " : "],\n  \"threads\": ", f);
+	json_threads(f, b);
+}
+
+void lp_breakdown_write_json(FILE *f, const struct lp_breakdown *b)
+{
+	fputs("{\n  \"format\": \"latprof.report.breakdown\",\n  \"version\": 1,\n  ", f);
+	lp_breakdown_write_json_members(f, b);
+	fputs("\n}\n", f);
+}
+
+/* ---- CSV -------------------------------------------------------------- */
+
+void lp_breakdown_write_csv(FILE *f, const struct lp_breakdown *b)
+{
+	if (!b->has_ranges) {
+		fputs("thread_id,tid,name,time_ns", f);
+		for (int k = 0; k < b->ncat; k++)
+			fprintf(f, ",%s_ns", b->cat_name[k]);
+		fputc('\n', f);
+		for (size_t i = 0; i < b->nthreads; i++) {
+			const struct lp_bd_thread *t = &b->threads[i];
+			fprintf(f, "%" PRId64 ",%" PRId64 ",", t->thread_id, t->tid);
+			lp_csv_str(f, t->name);
+			fprintf(f, ",%" PRId64, t->total_ns);
+			for (int k = 0; k < b->ncat; k++)
+				fprintf(f, ",%" PRId64, t->cat_ns[k]);
+			fputc('\n', f);
+		}
+		return;
+	}
+	fputs("domain,stage,unattributed,instances,requests,total_ns,mean_ns,p50_ns,p90_ns,p99_ns,"
+	      "max_ns,share",
+	      f);
+	for (int k = 0; k < b->ncat; k++)
+		fprintf(f, ",%s_ns", b->cat_name[k]);
+	fputc('\n', f);
+	for (size_t i = 0; i < b->nstages; i++) {
+		const struct lp_bd_stage *s = &b->stages[i];
+		lp_csv_str(f, s->domain);
+		fputc(',', f);
+		lp_csv_str(f, s->name);
+		fprintf(f, ",%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64
+			   ",%" PRId64 ",%" PRId64 ",%.6f",
+			s->unattributed, s->instances, s->st.n, s->st.total, s->st.mean, s->st.p50,
+			s->st.p90, s->st.p99, s->st.max, s->share);
+		for (int k = 0; k < b->ncat; k++)
+			fprintf(f, ",%" PRId64, s->cat_ns[k]);
+		fputc('\n', f);
+	}
+}
+
+/* ---- --ranges --------------------------------------------------------- */
+
+void lp_range_stats_write_text(FILE *f, const struct lp_range_stats *s)
+{
+	if (!s->has_ranges) {
+		fputs("No NVTX ranges in this run.\n", f);
+		return;
+	}
+	size_t dw = 6, nw = 5;
+	for (size_t i = 0; i < s->n; i++) {
+		char cell[1024];
+		size_t w = lp_txt_cell(cell, sizeof(cell), s->v[i].domain, 24);
+		dw = w > dw ? w : dw;
+		w = lp_txt_cell(cell, sizeof(cell), s->v[i].name, LP_BD_NAME_W);
+		nw = w > nw ? w : nw;
+	}
+	lp_txt_pad(f, "domain", dw, 0);
+	fputc(' ', f);
+	lp_txt_pad(f, "range", nw, 0);
+	fprintf(f, " %9s %10s %9s %9s %9s %9s %9s\n", "count", "total", "mean", "p50", "p90", "p99",
+		"max");
+	for (size_t i = 0; i < s->n; i++) {
+		const struct lp_range_stat *r = &s->v[i];
+		lp_txt_pad(f, *r->domain ? r->domain : "-", dw, 0);
+		fputc(' ', f);
+		lp_txt_pad(f, r->name, nw, 0);
+		fprintf(f, " %9" PRId64 " ", r->st.n);
+		text_ns_cell(f, (double)r->st.total, 10);
+		fputc(' ', f);
+		text_ns_cell(f, r->st.mean, 9);
+		fputc(' ', f);
+		text_ns_cell(f, (double)r->st.p50, 9);
+		fputc(' ', f);
+		text_ns_cell(f, (double)r->st.p90, 9);
+		fputc(' ', f);
+		text_ns_cell(f, (double)r->st.p99, 9);
+		fputc(' ', f);
+		text_ns_cell(f, (double)r->st.max, 9);
+		fputc('\n', f);
+	}
+}
+
+void lp_range_stats_write_json(FILE *f, const struct lp_range_stats *s)
+{
+	fprintf(f, "{\n  \"format\": \"latprof.report.ranges\",\n  \"version\": 1,\n  "
+		   "\"has_ranges\": %s,\n  \"ranges\": [",
+		s->has_ranges ? "true" : "false");
+	for (size_t i = 0; i < s->n; i++) {
+		fprintf(f, "%s\n    {\"domain\": ", i ? "," : "");
+		lp_json_str(f, s->v[i].domain);
+		fputs(", \"name\": ", f);
+		lp_json_str(f, s->v[i].name);
+		fputs(", \"stats\": ", f);
+		json_stat(f, &s->v[i].st);
+		fputc('}', f);
+	}
+	fputs(s->n ? "\n  ]\n}\n" : "]\n}\n", f);
+}
+
+void lp_range_stats_write_csv(FILE *f, const struct lp_range_stats *s)
+{
+	fputs("domain,name,count,total_ns,mean_ns,p50_ns,p90_ns,p99_ns,max_ns\n", f);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct lp_range_stat *r = &s->v[i];
+		lp_csv_str(f, r->domain);
+		fputc(',', f);
+		lp_csv_str(f, r->name);
+		fprintf(f, ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n",
+			r->st.n, r->st.total, r->st.mean, r->st.p50, r->st.p90, r->st.p99, r->st.max);
+	}
+}

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+#include "lp_report_diff.h"
+#include "lp_out.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *fmt_ns(double ns, char *buf, size_t len)
+{
+	if (isnan(ns))
+		snprintf(buf, len, "-");
+	else if (fabs(ns) < 1e3)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (fabs(ns) < 1e6)
+		snprintf(buf, len, "%.2f us", ns / 1e3);
+	else if (fabs(ns) < 1e9)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	return buf;
+}
+
+static const char *fmt_rel(double rel, char *buf, size_t len)
+{
+	if (isnan(rel))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%+.1f%%", rel * 100);
+	return buf;
+}
+
+static const char *fmt_p(double p, char *buf, size_t len)
+{
+	if (isnan(p))
+		snprintf(buf, len, "-");
+	else if (p < 1e-4)
+		snprintf(buf, len, "%.1e", p);
+	else
+		snprintf(buf, len, "%.4f", p);
+	return buf;
+}
+
+/* Recorded names are untrusted: controls and invalid UTF-8 become '?' in
+ * text; in markdown, table and inline markup characters are escaped too. */
+static void put_name(FILE *f, const char *s, int markdown)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "-");
+	while (*p) {
+		int n = lp_utf8_len(p);
+		if (!n || *p < 0x20 || *p == 0x7f) {
+			fputc('?', f);
+			p++;
+			continue;
+		}
+		if (markdown && n == 1 && strchr("|\\`*_[]<>#~&!", *p))
+			fprintf(f, "&#%d;", *p);
+		else
+			fwrite(p, 1, (size_t)n, f);
+		p += n;
+	}
+}
+
+static void summary_line(FILE *f, const struct lp_diff *d)
+{
+	if (d->regressions)
+		fprintf(f, "%d regression%s", d->regressions, d->regressions == 1 ? "" : "s");
+	else
+		fputs("no regression", f);
+	if (d->improvements)
+		fprintf(f, ", %d improvement%s", d->improvements, d->improvements == 1 ? "" : "s");
+}
+
+static void method_line(FILE *f, const struct lp_diff *d, const char *pre)
+{
+	fprintf(f,
+		"%sthreshold %.1f%%, alpha %.3g; two-sided Mann-Whitney U over per-request samples, "
+		"Holm-Bonferroni across %zu comparisons (stages x metrics); fewer than %d "
+		"requests on a side: not enough data\n",
+		pre, d->opts.threshold * 100, d->opts.alpha, d->ntested, LP_DIFF_MIN_SAMPLES);
+}
+
+static void text_named(FILE *f, const char *title, const struct lp_diff_named *v, size_t n)
+{
+	char b1[32], b2[32], b3[32];
+	fprintf(f, "\n%s (per request; total wait/time pooled over each side):\n", title);
+	if (!n) {
+		fputs("  none recorded on either side\n", f);
+		return;
+	}
+	fprintf(f, "  %-40s %12s %12s %9s %8s %8s\n", "name", "base", "new", "change", "n base",
+		"n new");
+	for (size_t i = 0; i < n && i < 10; i++) {
+		fputs("  ", f);
+		put_name(f, v[i].name, 0);
+		int w = 40 - (int)strlen(v[i].name);
+		fprintf(f, "%*s %12s %12s %9s %8lld %8lld\n", w > 0 ? w : 0, "",
+			fmt_ns(v[i].base_per_req, b1, sizeof(b1)),
+			fmt_ns(v[i].new_per_req, b2, sizeof(b2)), fmt_rel(v[i].rel, b3, sizeof(b3)),
+			v[i].base_count, v[i].new_count);
+	}
+	if (n > 10)
+		fprintf(f, "  ... %zu more\n", n - 10);
+}
+
+static void text_findings(FILE *f, const struct lp_diff *d)
+{
+	if (!d->has_findings) {
+		fputs("\nfindings: not available (bottleneck rules are not built into this latprof)\n",
+		      f);
+		return;
+	}
+	fprintf(f, "\nfindings: %zu new, %zu resolved\n", d->n_new_findings, d->n_resolved_findings);
+	for (size_t i = 0; i < d->n_new_findings; i++) {
+		fputs("  new:      ", f);
+		put_name(f, d->new_findings[i], 0);
+		fputc('\n', f);
+	}
+	for (size_t i = 0; i < d->n_resolved_findings; i++) {
+		fputs("  resolved: ", f);
+		put_name(f, d->resolved_findings[i], 0);
+		fputc('\n', f);
+	}
+}
+
+void lp_diff_write_text(FILE *f, const struct lp_diff *d)
+{
+	char b[6][32];
+	fputs("latprof diff: request '", f);
+	put_name(f, d->req_name, 0);
+	fprintf(f, "': base %zu request%s from %zu database%s, new %zu from %zu\n", d->n_base_req,
+		d->n_base_req == 1 ? "" : "s", d->base_dbs, d->base_dbs == 1 ? "" : "s",
+		d->n_new_req, d->new_dbs);
+	method_line(f, d, "");
+	fprintf(f, "\n%-24s %-6s %12s %12s %9s %9s %9s  %s\n", "scope", "metric", "base", "new",
+		"change", "p", "p(Holm)", "verdict");
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct lp_diff_row *r = &d->rows[i];
+		char scope[64];
+		snprintf(scope, sizeof(scope), "%s%s", r->is_request ? "" : "  ", r->scope);
+		put_name(f, scope, 0);
+		int w = 24 - (int)strlen(scope);
+		fprintf(f, "%*s %-6s %12s %12s %9s %9s %9s  %s", w > 0 ? w : 0, "",
+			lp_metric_name(r->metric), fmt_ns(r->base, b[0], 32), fmt_ns(r->new_, b[1], 32),
+			fmt_rel(r->rel, b[2], 32), fmt_p(r->p, b[3], 32), fmt_p(r->p_adj, b[4], 32),
+			r->verdict == LP_V_REGRESSION ? "REGRESSION" : lp_verdict_name(r->verdict));
+		if (r->verdict == LP_V_NOT_ENOUGH)
+			fprintf(f, " (%zu/%zu requests, need %d)", r->n_base, r->n_new,
+				LP_DIFF_MIN_SAMPLES);
+		fputc('\n', f);
+	}
+	text_named(f, "lock contention", d->locks, d->nlocks);
+	if (d->has_kernels)
+		text_named(f, "GPU kernels", d->kernels, d->nkernels);
+	else
+		fputs("\nGPU kernels: no kernels table on both sides, skipped\n", f);
+	text_findings(f, d);
+	fputs("\nresult: ", f);
+	summary_line(f, d);
+	fputc('\n', f);
+}
+
+static void md_named(FILE *f, const char *title, const struct lp_diff_named *v, size_t n)
+{
+	char b1[32], b2[32], b3[32];
+	fprintf(f, "\n<details><summary>%s (%zu)</summary>\n\n", title, n);
+	if (n) {
+		fputs("| name | base / request | new / request | change |\n|---|---:|---:|---:|\n", f);
+		for (size_t i = 0; i < n && i < 20; i++) {
+			fputs("| ", f);
+			put_name(f, v[i].name, 1);
+			fprintf(f, " | %s | %s | %s |\n", fmt_ns(v[i].base_per_req, b1, 32),
+				fmt_ns(v[i].new_per_req, b2, 32), fmt_rel(v[i].rel, b3, 32));
+		}
+	} else {
+		fputs("None recorded on either side.\n", f);
+	}
+	fputs("\n</details>\n", f);
+}
+
+void lp_diff_write_markdown(FILE *f, const struct lp_diff *d)
+{
+	char b[6][32];
+	fprintf(f, "### latprof diff: %s", d->regressions ? "**" : "");
+	summary_line(f, d);
+	fprintf(f, "%s\n\nRequest `", d->regressions ? "**" : "");
+	put_name(f, d->req_name, 1);
+	fprintf(f, "`: base %zu requests (%zu db), new %zu requests (%zu db).\n", d->n_base_req,
+		d->base_dbs, d->n_new_req, d->new_dbs);
+	method_line(f, d, "\n");
+	fputs("\n| scope | metric | base | new | change | p (Holm) | verdict |\n"
+	      "|---|---|---:|---:|---:|---:|---|\n",
+	      f);
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct lp_diff_row *r = &d->rows[i];
+		fputs(r->is_request ? "| **" : "| ", f);
+		put_name(f, r->scope, 1);
+		fprintf(f, "%s | %s | %s | %s | %s | %s | %s%s%s |\n", r->is_request ? "**" : "",
+			lp_metric_name(r->metric), fmt_ns(r->base, b[0], 32),
+			fmt_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32),
+			fmt_p(r->p_adj, b[3], 32), r->verdict == LP_V_REGRESSION ? "**" : "",
+			lp_verdict_name(r->verdict), r->verdict == LP_V_REGRESSION ? "**" : "");
+	}
+	md_named(f, "Lock contention", d->locks, d->nlocks);
+	if (d->has_kernels)
+		md_named(f, "GPU kernels", d->kernels, d->nkernels);
+	if (d->has_findings) {
+		fprintf(f, "\nFindings: %zu new, %zu resolved.\n", d->n_new_findings,
+			d->n_resolved_findings);
+		for (size_t i = 0; i < d->n_new_findings; i++) {
+			fputs("- new: ", f);
+			put_name(f, d->new_findings[i], 1);
+			fputc('\n', f);
+		}
+		for (size_t i = 0; i < d->n_resolved_findings; i++) {
+			fputs("- resolved: ", f);
+			put_name(f, d->resolved_findings[i], 1);
+			fputc('\n', f);
+		}
+	}
+}
+
+static void json_num(FILE *f, double v)
+{
+	if (isnan(v) || isinf(v))
+		fputs("null", f);
+	else
+		fprintf(f, "%.17g", v);
+}
+
+static void json_named(FILE *f, const char *key, const struct lp_diff_named *v, size_t n)
+{
+	fprintf(f, ",\"%s\":[", key);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		lp_json_str(f, v[i].name);
+		fputs(",\"base_total_ns\":", f);
+		json_num(f, v[i].base_ns);
+		fputs(",\"new_total_ns\":", f);
+		json_num(f, v[i].new_ns);
+		fputs(",\"base_per_request_ns\":", f);
+		json_num(f, v[i].base_per_req);
+		fputs(",\"new_per_request_ns\":", f);
+		json_num(f, v[i].new_per_req);
+		fprintf(f, ",\"base_count\":%lld,\"new_count\":%lld,\"rel_change\":", v[i].base_count,
+			v[i].new_count);
+		json_num(f, v[i].rel);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+static void json_ids(FILE *f, char **v, size_t n)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		lp_json_str(f, v[i]);
+	}
+	fputc(']', f);
+}
+
+void lp_diff_write_json(FILE *f, const struct lp_diff *d)
+{
+	fputs("{\"schema\":\"latprof-diff/1\",\"request\":", f);
+	lp_json_str(f, d->req_name);
+	fprintf(f,
+		",\"base\":{\"databases\":%zu,\"requests\":%zu},\"new\":{\"databases\":%zu,"
+		"\"requests\":%zu},\"threshold\":",
+		d->base_dbs, d->n_base_req, d->new_dbs, d->n_new_req);
+	json_num(f, d->opts.threshold);
+	fputs(",\"alpha\":", f);
+	json_num(f, d->opts.alpha);
+	fprintf(f,
+		",\"test\":\"mann-whitney-u-two-sided\",\"correction\":\"holm-bonferroni\","
+		"\"comparisons\":%zu,\"min_samples\":%d,\"regressions\":%d,\"improvements\":%d,"
+		"\"rows\":[",
+		d->ntested, LP_DIFF_MIN_SAMPLES, d->regressions, d->improvements);
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct lp_diff_row *r = &d->rows[i];
+		fputs(i ? ",{\"scope\":" : "{\"scope\":", f);
+		lp_json_str(f, r->scope);
+		fprintf(f, ",\"kind\":\"%s\",\"metric\":\"%s\",\"n_base\":%zu,\"n_new\":%zu,\"base_ns\":",
+			r->is_request ? "request" : "stage", lp_metric_name(r->metric), r->n_base,
+			r->n_new);
+		json_num(f, r->base);
+		fputs(",\"new_ns\":", f);
+		json_num(f, r->new_);
+		fputs(",\"rel_change\":", f);
+		json_num(f, r->rel);
+		fputs(",\"p\":", f);
+		json_num(f, r->p);
+		fputs(",\"p_holm\":", f);
+		json_num(f, r->p_adj);
+		fprintf(f, ",\"exact\":%s,\"verdict\":\"%s\"}", r->exact ? "true" : "false",
+			lp_verdict_name(r->verdict));
+	}
+	fputc(']', f);
+	json_named(f, "locks", d->locks, d->nlocks);
+	if (d->has_kernels)
+		json_named(f, "kernels", d->kernels, d->nkernels);
+	else
+		fputs(",\"kernels\":null", f);
+	if (d->has_findings) {
+		fputs(",\"findings\":{\"new\":", f);
+		json_ids(f, d->new_findings, d->n_new_findings);
+		fputs(",\"resolved\":", f);
+		json_ids(f, d->resolved_findings, d->n_resolved_findings);
+		fputc('}', f);
+	} else {
+		fputs(",\"findings\":null", f);
+	}
+	fputs("}\n", f);
+}
