@@ -42,7 +42,7 @@ struct lp_rec_cuda_status {
 	int32_t code;	 /* CUptiResult */
 	uint32_t phase;	 /* lp_cuda_phase */
 	uint32_t detail; /* activity kind for KIND_FAILED, enabled-kind count for STARTED */
-	uint32_t pad;
+	uint32_t driver_version; /* cuDriverGetVersion (e.g. 13000) with STARTED, else 0 */
 	/* char message[aux]: the function that failed and cuptiGetResultString */
 };
 

@@ -10,6 +10,7 @@
 #define _CUPTI_ACTIVITY_DEPRECATED_H_
 #include <cupti.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -108,7 +109,7 @@ static void lp_flush(void)
 static void lp_atexit(void)
 {
 	lp_flush();
-	lp_cupti_status(LP_CUDA_FLUSHED, 0, 0, "exit");
+	lp_cupti_status(LP_CUDA_FLUSHED, 0, 0, 0, "exit");
 }
 
 /* cudaDeviceReset destroys the context and with it unflushed records. */
@@ -120,7 +121,7 @@ static void CUPTIAPI lp_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	    cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 &&
 	    cb->callbackSite == CUPTI_API_ENTER) {
 		lp_flush();
-		lp_cupti_status(LP_CUDA_FLUSHED, 0, 0, "cudaDeviceReset");
+		lp_cupti_status(LP_CUDA_FLUSHED, 0, 0, 0, "cudaDeviceReset");
 	}
 }
 
@@ -152,7 +153,7 @@ static void lp_report(unsigned phase, CUptiResult r, unsigned detail, const char
 	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
 		s = "unknown CUPTI error";
 	snprintf(msg, sizeof(msg), "%s (CUPTI: %s in %s)", lp_why(r), s, what);
-	lp_cupti_status(phase, (int)r, detail, msg);
+	lp_cupti_status(phase, (int)r, detail, 0, msg);
 }
 
 static const struct {
@@ -191,6 +192,14 @@ static int lp_enable_kinds(void)
 	return (int)n;
 }
 
+/* The driver is loaded (it is calling us); no symbol needed at link time. */
+static int lp_driver_version(void)
+{
+	int v = 0;
+	CUresult (*fn)(int *) = (CUresult(*)(int *))dlsym(RTLD_DEFAULT, "cuDriverGetVersion");
+	return fn && fn(&v) == CUDA_SUCCESS ? v : 0;
+}
+
 static void lp_start(void)
 {
 	CUptiResult r;
@@ -222,7 +231,8 @@ static void lp_start(void)
 	cuptiActivityFlushPeriod(lp_env_u32("LATPROF_CUDA_FLUSH_MS", LP_DEFAULT_FLUSH_MS, 1, 60000));
 	__atomic_store_n(&lp_started, 1, __ATOMIC_RELEASE);
 	atexit(lp_atexit);
-	lp_cupti_status(LP_CUDA_STARTED, 0, (unsigned)n, "CUPTI activity capture started");
+	lp_cupti_status(LP_CUDA_STARTED, 0, (unsigned)n, (unsigned)lp_driver_version(),
+			"CUPTI activity capture started");
 out:
 	errno = saved;
 }

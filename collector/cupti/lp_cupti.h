@@ -22,7 +22,8 @@ struct lp_cupti_counts {
 uint64_t lp_cupti_translate(uint8_t *buf, size_t valid, struct lp_cupti_counts *c);
 
 /* Writes an LP_REC_CUDA_STATUS record. */
-void lp_cupti_status(unsigned phase, int code, unsigned detail, const char *msg);
+void lp_cupti_status(unsigned phase, int code, unsigned detail, unsigned driver_version,
+		     const char *msg);
 
 /* Writes an LP_REC_CUDA_STATS record with the totals so far. */
 void lp_cupti_stats(const struct lp_cupti_counts *c, uint64_t dropped, uint64_t buffers,

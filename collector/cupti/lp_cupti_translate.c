@@ -330,7 +330,8 @@ uint64_t lp_cupti_translate(uint8_t *buf, size_t valid, struct lp_cupti_counts *
 	return seen;
 }
 
-void lp_cupti_status(unsigned phase, int code, unsigned detail, const char *msg)
+void lp_cupti_status(unsigned phase, int code, unsigned detail, unsigned driver_version,
+		     const char *msg)
 {
 	size_t len = msg ? strnlen(msg, 1000) : 0;
 	struct lp_rec_cuda_status *r =
@@ -342,6 +343,7 @@ void lp_cupti_status(unsigned phase, int code, unsigned detail, const char *msg)
 	r->code = code;
 	r->phase = phase;
 	r->detail = detail;
+	r->driver_version = driver_version;
 	if (len)
 		memcpy(r + 1, msg, len);
 	lp_rec_commit();

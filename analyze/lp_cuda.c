@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/* CUDA summaries (analyze/lp_cuda.h): one ordered query per view, groups
+ * and their median/stddev computed here from the sorted durations. */
+#define _GNU_SOURCE
+#include "lp_cuda.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_breakdown.h"
+#include "lp_db.h"
+
+int lp_cuda_capture_read(sqlite3 *db, struct lp_cuda_capture *c)
+{
+	char buf[800];
+	memset(c, 0, sizeof(*c));
+	const char *v = lp_db_meta(db, "cuda.captured", buf, sizeof(buf));
+	c->captured = v && atoi(v) > 0;
+	v = lp_db_meta(db, "cuda.status", buf, sizeof(buf));
+	snprintf(c->status, sizeof(c->status), "%s",
+		 v ? v : "not captured: this database predates CUDA capture");
+	v = lp_db_meta(db, "cuda.dropped_records", buf, sizeof(buf));
+	c->dropped = v ? atoll(v) : 0;
+	return 0;
+}
+
+/* ---- grouping: rows (k1, k2, k3, k4 int, bytes, value) ordered by keys, value */
+
+struct lp_group {
+	char *k[3];
+	int64_t k4, bytes;
+	int64_t sum[3]; /* extra per-row sums (stage view) */
+	struct lp_cuda_stat st;
+};
+
+struct lp_groups {
+	struct lp_group *v;
+	size_t n, cap;
+	int64_t *vals;
+	size_t nvals, capvals;
+};
+
+static void lp_stat_of(const int64_t *v, size_t n, struct lp_cuda_stat *st)
+{
+	double sum = 0, sq = 0;
+	memset(st, 0, sizeof(*st));
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		sum += (double)v[i];
+	st->n = (int64_t)n;
+	st->total = (int64_t)sum;
+	st->min = v[0];
+	st->max = v[n - 1];
+	st->med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	st->mean = sum / (double)n;
+	for (size_t i = 0; i < n; i++)
+		sq += ((double)v[i] - st->mean) * ((double)v[i] - st->mean);
+	st->stddev = n > 1 ? sqrt(sq / (double)(n - 1)) : 0; /* sample stddev, as nsys */
+}
+
+static int lp_same(const char *a, const unsigned char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, (const char *)b));
+}
+
+static int lp_groups_load(sqlite3 *db, const char *sql, int nsum, struct lp_groups *g, char *err,
+			  size_t errlen)
+{
+	sqlite3_stmt *st;
+	struct lp_group *cur = NULL;
+	int rc = 0;
+	memset(g, 0, sizeof(*g));
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot read CUDA tables: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	for (;;) {
+		int s = sqlite3_step(st);
+		if (s != SQLITE_ROW) {
+			if (s != SQLITE_DONE) {
+				snprintf(err, errlen, "cannot read CUDA tables: %s", sqlite3_errmsg(db));
+				rc = -EIO;
+			}
+			break;
+		}
+		const unsigned char *k[3];
+		for (int i = 0; i < 3; i++)
+			k[i] = sqlite3_column_text(st, i);
+		int64_t k4 = sqlite3_column_int64(st, 3);
+		if (!cur || !lp_same(cur->k[0], k[0]) || !lp_same(cur->k[1], k[1]) ||
+		    !lp_same(cur->k[2], k[2]) || cur->k4 != k4) {
+			if (cur)
+				lp_stat_of(g->vals + g->nvals - (size_t)cur->st.n, (size_t)cur->st.n,
+					   &cur->st);
+			if (g->n == g->cap) {
+				g->cap = g->cap ? 2 * g->cap : 16;
+				void *nv = realloc(g->v, g->cap * sizeof(*g->v));
+				if (!nv) {
+					rc = -ENOMEM;
+					break;
+				}
+				g->v = nv;
+			}
+			cur = &g->v[g->n++];
+			memset(cur, 0, sizeof(*cur));
+			for (int i = 0; i < 3; i++)
+				cur->k[i] = k[i] ? strdup((const char *)k[i]) : NULL;
+			cur->k4 = k4;
+		}
+		if (g->nvals == g->capvals) {
+			g->capvals = g->capvals ? 2 * g->capvals : 1024;
+			void *nv = realloc(g->vals, g->capvals * sizeof(int64_t));
+			if (!nv) {
+				rc = -ENOMEM;
+				break;
+			}
+			g->vals = nv;
+		}
+		g->vals[g->nvals++] = sqlite3_column_int64(st, 5);
+		cur->st.n++;
+		cur->bytes += sqlite3_column_int64(st, 4);
+		for (int i = 0; i < nsum; i++)
+			cur->sum[i] += sqlite3_column_int64(st, 6 + i);
+	}
+	if (cur && rc == 0)
+		lp_stat_of(g->vals + g->nvals - (size_t)cur->st.n, (size_t)cur->st.n, &cur->st);
+	sqlite3_finalize(st);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory reading CUDA tables");
+	return rc;
+}
+
+static void lp_groups_free(struct lp_groups *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		for (int k = 0; k < 3; k++)
+			free(g->v[i].k[k]);
+	free(g->v);
+	free(g->vals);
+	memset(g, 0, sizeof(*g));
+}
+
+static int lp_by_total(const void *a, const void *b)
+{
+	const struct lp_group *x = a, *y = b;
+	return x->st.total < y->st.total ? 1 : x->st.total > y->st.total ? -1 : 0;
+}
+
+/* ---- views ------------------------------------------------------------- */
+
+static const char lp_sql_kernels[] =
+	"SELECT coalesce(s.value, '?'), NULL, NULL, 0, 0, k.end_ns - k.start_ns "
+	"FROM kernels k LEFT JOIN strings s ON s.id = k.name_id ORDER BY 1, 6";
+static const char lp_sql_memcpy[] =
+	"SELECT copy_kind, src_kind, dst_kind, async, bytes, end_ns - start_ns FROM memcpys "
+	"ORDER BY 1, 2, 3, 4, 6";
+/* Host blocked: sync APIs, and the synchronous cudaMemcpy calls. */
+static const char lp_sql_sync[] =
+	"SELECT type, NULL, NULL, 0, 0, end_ns - start_ns FROM syncs UNION ALL "
+	"SELECT 'synchronous memcpy', NULL, NULL, 0, m.bytes, a.end_ns - a.start_ns "
+	"FROM memcpys m JOIN cuda_api a ON a.process_id = m.process_id AND a.domain = 'runtime' "
+	"AND a.correlation_id = coalesce(m.runtime_correlation_id, m.correlation_id) "
+	"WHERE m.async = 0 ORDER BY 1, 6";
+/* Runtime calls, and driver calls made directly (no runtime call around). */
+static const char lp_sql_api[] =
+	"SELECT coalesce(s.value, a.domain || ':' || a.cbid), NULL, NULL, 0, 0, "
+	"a.end_ns - a.start_ns FROM cuda_api a LEFT JOIN strings s ON s.id = a.name_id "
+	"WHERE a.domain = 'runtime' OR NOT EXISTS (SELECT 1 FROM cuda_api r WHERE "
+	"r.process_id = a.process_id AND r.correlation_id = a.correlation_id AND "
+	"r.domain = 'runtime') ORDER BY 1, 6";
+
+static int lp_cuda_rows(struct lp_cuda_report *r, struct lp_groups *g)
+{
+	qsort(g->v, g->n, sizeof(*g->v), lp_by_total);
+	r->n = g->n;
+	for (size_t i = 0; i < g->n; i++)
+		r->total_ns += g->v[i].st.total;
+	size_t sz = r->view == LP_CUDA_KERNELS	? sizeof(*r->rows.kern)
+		    : r->view == LP_CUDA_MEMCPY ? sizeof(*r->rows.memcpy)
+		    : r->view == LP_CUDA_SYNC	? sizeof(*r->rows.sync)
+						: sizeof(*r->rows.api);
+	void *rows = calloc(g->n ? g->n : 1, sz);
+	if (!rows)
+		return -ENOMEM;
+	r->rows.kern = rows;
+	for (size_t i = 0; i < g->n; i++) {
+		struct lp_group *x = &g->v[i];
+		double share = r->total_ns ? (double)x->st.total / (double)r->total_ns : 0;
+		switch (r->view) {
+		case LP_CUDA_KERNELS:
+			r->rows.kern[i] = (struct lp_cuda_kern_row){x->k[0], x->st, share};
+			break;
+		case LP_CUDA_MEMCPY:
+			r->rows.memcpy[i] = (struct lp_cuda_memcpy_row){
+				x->k[0], x->k[1], x->k[2], (int)x->k4, x->bytes, x->st,
+				x->st.total ? (double)x->bytes / (double)x->st.total : 0, share};
+			x->k[1] = x->k[2] = NULL;
+			break;
+		case LP_CUDA_SYNC:
+			r->rows.sync[i] = (struct lp_cuda_sync_row){
+				x->k[0], x->st,
+				r->wall_ns ? (double)x->st.total / (double)r->wall_ns : 0};
+			break;
+		case LP_CUDA_API:
+			r->rows.api[i] = (struct lp_cuda_api_row){x->k[0], x->st, share};
+			break;
+		}
+		x->k[0] = NULL; /* moved */
+	}
+	return 0;
+}
+
+static int64_t lp_q1(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* Launch delay over every GPU operation with its launching call. */
+static int lp_cuda_delay(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t errlen)
+{
+	struct lp_groups g;
+	int rc = lp_groups_load(db,
+				"SELECT NULL, NULL, NULL, 0, 0, launch_delay_ns FROM gpu_launches "
+				"ORDER BY 6",
+				0, &g, err, errlen);
+	if (rc == 0 && g.n)
+		r->launch_delay = g.v[0].st;
+	lp_groups_free(&g);
+	return rc;
+}
+
+/* GPU idle inside requests: outermost ranges whose thread launched GPU
+ * work; busy = union of every GPU op of the process (any device/stream). */
+static int lp_cuda_idle(sqlite3 *db, struct lp_cuda_report *r)
+{
+	struct lp_ivec ops = {0};
+	struct lp_ivset busy = {0};
+	sqlite3_stmt *st;
+	int rc = 0;
+	if (!lp_db_has_table(db, "ranges"))
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT process_id, start_ns, end_ns FROM gpu_ops", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
+		rc = lp_ivec_push(&ops, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+				  sqlite3_column_int64(st, 2), 0);
+	sqlite3_finalize(st);
+	if (rc == 0)
+		rc = lp_ivset_build(&ops, NULL, &busy);
+	if (rc == 0 &&
+	    sqlite3_prepare_v2(db,
+			       "SELECT r.process_id, r.start_ns, r.end_ns FROM ranges r WHERE "
+			       "r.depth = 0 AND r.parent_id IS NULL AND EXISTS (SELECT 1 FROM "
+			       "cuda_api a WHERE a.thread_id = r.start_thread_id AND a.start_ns "
+			       ">= r.start_ns AND a.start_ns < r.end_ns)",
+			       -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			int64_t p = sqlite3_column_int64(st, 0), s = sqlite3_column_int64(st, 1),
+				e = sqlite3_column_int64(st, 2);
+			r->requests++;
+			r->request_ns += e - s;
+			r->gpu_idle_ns += (e - s) - lp_ivset_overlap(&busy, p, s, e);
+		}
+		sqlite3_finalize(st);
+	}
+	lp_ivec_free(&ops);
+	lp_ivset_free(&busy);
+	return rc;
+}
+
+/* GPU work per launching stage (innermost range on the thread at launch). */
+static const char lp_sql_stages[] =
+	"WITH l AS (SELECT g.op, g.end_ns - g.start_ns AS dur, g.launch_delay_ns AS delay, "
+	"(SELECT r.name_id FROM ranges r WHERE r.process_id = g.process_id AND "
+	"r.start_thread_id = g.thread_id AND r.start_ns <= g.api_start_ns AND r.end_ns > "
+	"g.api_start_ns ORDER BY r.depth DESC LIMIT 1) AS rid FROM gpu_launches g) "
+	"SELECT coalesce(s.value, '(no range)'), NULL, NULL, 0, 0, l.delay, "
+	"CASE l.op WHEN 'kernel' THEN l.dur ELSE 0 END, CASE l.op WHEN 'memcpy' THEN l.dur ELSE 0 "
+	"END, CASE l.op WHEN 'memset' THEN l.dur ELSE 0 END FROM l LEFT JOIN strings s ON s.id = "
+	"l.rid ORDER BY 1, 6";
+
+static int lp_cuda_stages(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t errlen)
+{
+	struct lp_groups g;
+	if (!lp_db_has_table(db, "ranges"))
+		return 0;
+	int rc = lp_groups_load(db, lp_sql_stages, 3, &g, err, errlen);
+	if (rc == 0 && g.n) {
+		r->stages = calloc(g.n, sizeof(*r->stages));
+		if (!r->stages)
+			rc = -ENOMEM;
+		for (size_t i = 0; rc == 0 && i < g.n; i++) {
+			struct lp_cuda_stage_row *s = &r->stages[i];
+			s->stage = g.v[i].k[0];
+			g.v[i].k[0] = NULL;
+			s->launches = g.v[i].st.n;
+			s->launch_delay = g.v[i].st;
+			s->kernel_ns = g.v[i].sum[0];
+			s->memcpy_ns = g.v[i].sum[1];
+			s->memset_ns = g.v[i].sum[2];
+		}
+		r->nstages = rc == 0 ? g.n : 0;
+	}
+	lp_groups_free(&g);
+	return rc;
+}
+
+int lp_cuda_analyze(sqlite3 *db, enum lp_cuda_view view, struct lp_cuda_report *r, char *err,
+		    size_t errlen)
+{
+	static const char *const sql[] = {lp_sql_kernels, lp_sql_memcpy, lp_sql_sync, lp_sql_api};
+	struct lp_groups g;
+	memset(r, 0, sizeof(*r));
+	r->view = view;
+	lp_cuda_capture_read(db, &r->cap);
+	if (!lp_db_has_table(db, "kernels"))
+		return 0; /* a database from a build without CUDA support */
+	r->wall_ns = lp_q1(db, "SELECT sum(coalesce(end_ns, start_ns) - start_ns) FROM processes "
+			       "WHERE id IN (SELECT process_id FROM cuda_capture WHERE started)");
+	int rc = lp_groups_load(db, sql[view], 0, &g, err, errlen);
+	if (rc == 0)
+		rc = lp_cuda_rows(r, &g);
+	lp_groups_free(&g);
+	if (rc == 0 && (view == LP_CUDA_KERNELS || view == LP_CUDA_SYNC))
+		rc = lp_cuda_delay(db, r, err, errlen);
+	if (rc == 0 && (view == LP_CUDA_KERNELS || view == LP_CUDA_SYNC))
+		rc = lp_cuda_idle(db, r);
+	if (rc == 0 && view == LP_CUDA_KERNELS)
+		rc = lp_cuda_stages(db, r, err, errlen);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory in the CUDA analysis");
+	else if (rc && !err[0])
+		snprintf(err, errlen, "cannot read CUDA tables: %s", sqlite3_errmsg(db));
+	return rc;
+}
+
+void lp_cuda_report_free(struct lp_cuda_report *r)
+{
+	for (size_t i = 0; r->rows.kern && i < r->n; i++) {
+		switch (r->view) {
+		case LP_CUDA_KERNELS:
+			free(r->rows.kern[i].name);
+			break;
+		case LP_CUDA_MEMCPY:
+			free(r->rows.memcpy[i].copy_kind);
+			free(r->rows.memcpy[i].src_kind);
+			free(r->rows.memcpy[i].dst_kind);
+			break;
+		case LP_CUDA_SYNC:
+			free(r->rows.sync[i].type);
+			break;
+		case LP_CUDA_API:
+			free(r->rows.api[i].name);
+			break;
+		}
+	}
+	free(r->rows.kern);
+	for (size_t i = 0; i < r->nstages; i++)
+		free(r->stages[i].stage);
+	free(r->stages);
+	memset(r, 0, sizeof(*r));
+}

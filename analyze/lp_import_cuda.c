@@ -1,0 +1,582 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CUDA records (collector/lp_log_cuda.h) -> kernels, memcpys, memsets,
+ * syncs, cuda_api, gpu_devices, gpu_overhead, gpu_allocs, cuda_capture
+ * (schemas/cuda.sql), and the meta rows every report reads:
+ *   cuda.captured  1 when any GPU activity was recorded
+ *   cuda.used      1 when a process used CUDA (records, or libcuda/libcudart loaded)
+ *   cuda.status    one sentence: what was captured, or what was not and why
+ * An app that loaded CUDA libraries without any capture is found through
+ * the modules table, because then nothing ever loaded the CUPTI collector.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_import.h"
+#include "lp_import_sources.h"
+#include "lp_log_cuda.h"
+
+extern const char lp_schema_cuda_sql[];
+/* libstdc++'s demangler (Itanium C++ ABI); kernel names are C++ symbols. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+struct lp_cuda_proc {
+	int have_status, started, failed;
+	int32_t code;
+	uint32_t driver_version;
+	char message[512];
+	char kinds_failed[256];
+	struct lp_rec_cuda_stats stats;
+	long long ops; /* kernels + memcpys + memsets + syncs + API calls */
+};
+
+struct lp_cuda_state {
+	sqlite3_stmt *ins_kernel, *ins_memcpy, *ins_memset, *ins_sync, *ins_api, *ins_dev,
+		*ins_ovh, *ins_alloc, *ins_capture, *get_string, *find_modules, *set_driver;
+	struct lp_map demangled; /* strings.id (mangled) -> strings.id (demangled) */
+	struct lp_cuda_proc p;	 /* current process */
+	/* whole import */
+	long long kernels, memcpys, memsets, syncs, api, dropped, unknown_kinds;
+	int procs_captured, procs_used;
+	char status[600]; /* first reason nothing was captured */
+};
+
+/* ---- enum names (CUPTI numbering, cupti_activity.h) ------------------- */
+
+static const char *lp_pick(const char *const *names, size_t n, uint32_t v)
+{
+	return v < n && names[v] ? names[v] : "unknown";
+}
+#define LP_PICK(tab, v) lp_pick(tab, sizeof(tab) / sizeof(tab[0]), (v))
+
+static const char *const lp_copy_kinds[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+					    "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+static const char *const lp_mem_kinds[] = {"unknown", "pageable", "pinned",	    "device",
+					   "array",   "managed",  "device_static", "managed_static"};
+static const char *const lp_sync_types[] = {"unknown", "event_synchronize", "stream_wait_event",
+					    "stream_synchronize", "context_synchronize"};
+static const char *const lp_obj_kinds[] = {"unknown", "process", "thread",
+					   "device",  "context", "stream"};
+
+static const char *lp_overhead_kind(uint32_t k)
+{
+	static const char *const hi[] = {NULL,
+					 "buffer_flush",
+					 "instrumentation",
+					 "resource",
+					 "module_loading",
+					 "lazy_function_loading",
+					 "command_buffer_full",
+					 "buffer_request",
+					 "uvm_init"};
+	if (k == 1)
+		return "driver_compiler";
+	return k & 0xffff ? "unknown" : LP_PICK(hi, k >> 16);
+}
+
+/* ---- rows --------------------------------------------------------------- */
+
+static void lp_bind_common(sqlite3_stmt *st, int64_t proc, uint32_t dev, uint32_t ctx,
+			   uint32_t stream, uint32_t corr, uint64_t start, uint64_t end)
+{
+	sqlite3_bind_int64(st, 1, proc);
+	sqlite3_bind_int64(st, 2, dev);
+	sqlite3_bind_int64(st, 3, ctx);
+	sqlite3_bind_int64(st, 4, stream);
+	sqlite3_bind_int64(st, 5, corr);
+	sqlite3_bind_int64(st, 6, (int64_t)start);
+	sqlite3_bind_int64(st, 7, (int64_t)(end >= start ? end : start));
+}
+
+/* Demangled name as strings.id; the mangled one when it does not demangle
+ * (C kernels, extern "C"). */
+static int64_t lp_cuda_demangle(struct lp_import *imp, struct lp_cuda_state *s, int64_t mangled)
+{
+	uint64_t id;
+	if (!mangled)
+		return 0;
+	if (lp_map_get(&s->demangled, (uint64_t)mangled, &id))
+		return (int64_t)id;
+	id = (uint64_t)mangled;
+	sqlite3_bind_int64(s->get_string, 1, mangled);
+	if (sqlite3_step(s->get_string) == SQLITE_ROW) {
+		const char *m = (const char *)sqlite3_column_text(s->get_string, 0);
+		int status = -1;
+		char *d = m && m[0] == '_' && m[1] == 'Z' ? __cxa_demangle(m, NULL, NULL, &status)
+							 : NULL;
+		if (d && status == 0)
+			id = (uint64_t)lp_import_intern(imp, d, strlen(d));
+		free(d);
+	}
+	sqlite3_reset(s->get_string);
+	lp_map_put(&s->demangled, (uint64_t)mangled, id ? id : (uint64_t)mangled);
+	return (int64_t)id;
+}
+
+static int lp_cuda_kernel(struct lp_import *imp, struct lp_cuda_state *s,
+			  const struct lp_rec_cuda_kernel *k)
+{
+	sqlite3_stmt *st = s->ins_kernel;
+	int64_t mangled = lp_import_string(imp, k->name);
+	lp_bind_common(st, imp->proc->id, k->device, k->context, k->stream, k->correlation,
+		       k->start, k->end);
+	sqlite3_bind_int64(st, 8, lp_cuda_demangle(imp, s, mangled));
+	sqlite3_bind_int64(st, 9, mangled);
+	for (int i = 0; i < 3; i++) {
+		sqlite3_bind_int(st, 10 + i, k->grid[i]);
+		sqlite3_bind_int(st, 13 + i, k->block[i]);
+	}
+	sqlite3_bind_int(st, 16, k->static_smem);
+	sqlite3_bind_int(st, 17, k->dynamic_smem);
+	sqlite3_bind_int(st, 18, k->registers);
+	sqlite3_bind_int64(st, 19, k->graph_id);
+	sqlite3_bind_int64(st, 20, (int64_t)k->graph_node_id);
+	s->kernels++;
+	return lp_import_step(imp, st);
+}
+
+static int lp_cuda_memcpy(struct lp_import *imp, struct lp_cuda_state *s,
+			  const struct lp_rec_cuda_memcpy *m)
+{
+	sqlite3_stmt *st = s->ins_memcpy;
+	lp_bind_common(st, imp->proc->id, m->device, m->context, m->stream, m->correlation,
+		       m->start, m->end);
+	sqlite3_bind_int64(st, 8, (int64_t)m->bytes);
+	sqlite3_bind_text(st, 9, LP_PICK(lp_copy_kinds, m->copy_kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 10, LP_PICK(lp_mem_kinds, m->src_kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 11, LP_PICK(lp_mem_kinds, m->dst_kind), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 12, m->flags & 1); /* CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC */
+	sqlite3_bind_int64(st, 13, m->src_device);
+	sqlite3_bind_int64(st, 14, m->dst_device);
+	sqlite3_bind_int64(st, 15, m->graph_id);
+	sqlite3_bind_int64(st, 16, m->runtime_correlation);
+	s->memcpys++;
+	return lp_import_step(imp, st);
+}
+
+static int lp_cuda_memset(struct lp_import *imp, struct lp_cuda_state *s,
+			  const struct lp_rec_cuda_memset *m)
+{
+	sqlite3_stmt *st = s->ins_memset;
+	lp_bind_common(st, imp->proc->id, m->device, m->context, m->stream, m->correlation,
+		       m->start, m->end);
+	sqlite3_bind_int64(st, 8, (int64_t)m->bytes);
+	sqlite3_bind_int64(st, 9, m->value);
+	sqlite3_bind_text(st, 10, LP_PICK(lp_mem_kinds, m->memory_kind), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 11, m->flags & 1); /* CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC */
+	sqlite3_bind_int64(st, 12, m->graph_id);
+	s->memsets++;
+	return lp_import_step(imp, st);
+}
+
+static int lp_cuda_sync(struct lp_import *imp, struct lp_cuda_state *s,
+			const struct lp_rec_cuda_sync *y)
+{
+	sqlite3_stmt *st = s->ins_sync;
+	sqlite3_bind_int64(st, 1, imp->proc->id);
+	sqlite3_bind_text(st, 2, LP_PICK(lp_sync_types, y->type), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, y->context);
+	/* CUPTI sets stream/event to CUPTI_SYNCHRONIZATION_INVALID_VALUE when n/a */
+	if (y->stream != UINT32_MAX)
+		sqlite3_bind_int64(st, 4, y->stream);
+	else
+		sqlite3_bind_null(st, 4);
+	if (y->event != UINT32_MAX)
+		sqlite3_bind_int64(st, 5, y->event);
+	else
+		sqlite3_bind_null(st, 5);
+	sqlite3_bind_int64(st, 6, y->correlation);
+	sqlite3_bind_int64(st, 7, (int64_t)y->start);
+	sqlite3_bind_int64(st, 8, (int64_t)(y->end >= y->start ? y->end : y->start));
+	sqlite3_bind_int64(st, 9, y->return_value);
+	s->syncs++;
+	return lp_import_step(imp, st);
+}
+
+static int lp_cuda_api(struct lp_import *imp, struct lp_cuda_state *s, uint32_t aux,
+		       const struct lp_rec_cuda_api *a)
+{
+	sqlite3_stmt *st = s->ins_api;
+	int64_t thread = lp_import_thread(imp, a->tid);
+	if (!thread)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, imp->proc->id);
+	sqlite3_bind_int64(st, 2, thread);
+	sqlite3_bind_text(st, 3, aux == LP_CUDA_API_DRIVER ? "driver" : "runtime", -1,
+			  SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, a->cbid);
+	int64_t name = lp_import_string(imp, a->name);
+	if (name)
+		sqlite3_bind_int64(st, 5, name);
+	else
+		sqlite3_bind_null(st, 5);
+	sqlite3_bind_int64(st, 6, a->correlation);
+	sqlite3_bind_int64(st, 7, (int64_t)a->start);
+	sqlite3_bind_int64(st, 8, (int64_t)(a->end >= a->start ? a->end : a->start));
+	sqlite3_bind_int64(st, 9, a->return_value);
+	s->api++;
+	return lp_import_step(imp, st);
+}
+
+static int lp_cuda_overhead(struct lp_import *imp, struct lp_cuda_state *s,
+			    const struct lp_rec_cuda_overhead *o)
+{
+	sqlite3_stmt *st = s->ins_ovh;
+	sqlite3_bind_int64(st, 1, imp->proc->id);
+	sqlite3_bind_text(st, 2, lp_overhead_kind(o->kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, LP_PICK(lp_obj_kinds, o->object_kind), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, o->object_id);
+	sqlite3_bind_int64(st, 5, o->correlation);
+	sqlite3_bind_int64(st, 6, (int64_t)o->start);
+	sqlite3_bind_int64(st, 7, (int64_t)(o->end >= o->start ? o->end : o->start));
+	return lp_import_step(imp, st);
+}
+
+static int lp_cuda_memory(struct lp_import *imp, struct lp_cuda_state *s,
+			  const struct lp_rec_cuda_memory *m)
+{
+	sqlite3_stmt *st = s->ins_alloc;
+	sqlite3_bind_int64(st, 1, imp->proc->id);
+	sqlite3_bind_text(st, 2, m->op == 1 ? "alloc" : m->op == 2 ? "free" : "unknown", -1,
+			  SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, (int64_t)m->ts);
+	sqlite3_bind_int64(st, 4, (int64_t)m->address);
+	sqlite3_bind_int64(st, 5, (int64_t)m->bytes);
+	sqlite3_bind_text(st, 6, LP_PICK(lp_mem_kinds, m->memory_kind), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 7, m->device);
+	sqlite3_bind_int64(st, 8, m->context);
+	sqlite3_bind_int64(st, 9, m->stream);
+	sqlite3_bind_int64(st, 10, m->correlation);
+	sqlite3_bind_int(st, 11, !!m->is_async);
+	return lp_import_step(imp, st);
+}
+
+static int lp_cuda_device(struct lp_import *imp, struct lp_cuda_state *s,
+			  const struct lp_rec_cuda_device *d)
+{
+	sqlite3_stmt *st = s->ins_dev;
+	sqlite3_bind_int64(st, 1, imp->proc->id);
+	sqlite3_bind_int64(st, 2, d->id);
+	int64_t name = lp_import_string(imp, d->name);
+	if (name)
+		sqlite3_bind_int64(st, 3, name);
+	else
+		sqlite3_bind_null(st, 3);
+	sqlite3_bind_int64(st, 4, d->sm_count);
+	sqlite3_bind_int64(st, 5, d->cc_major);
+	sqlite3_bind_int64(st, 6, d->cc_minor);
+	sqlite3_bind_int64(st, 7, (int64_t)d->global_memory);
+	sqlite3_bind_int64(st, 8, d->core_clock_khz);
+	sqlite3_bind_int64(st, 9, (int64_t)d->memory_bandwidth);
+	return lp_import_step(imp, st);
+}
+
+static void lp_cuda_status(struct lp_cuda_state *s, uint32_t aux,
+			   const struct lp_rec_cuda_status *r, size_t len)
+{
+	struct lp_cuda_proc *p = &s->p;
+	size_t n = aux <= len - sizeof(*r) ? aux : len - sizeof(*r);
+	char msg[512];
+	if (n >= sizeof(msg))
+		n = sizeof(msg) - 1;
+	memcpy(msg, r + 1, n);
+	msg[n] = 0;
+	p->have_status = 1;
+	if (r->phase == LP_CUDA_STARTED) {
+		p->started = 1;
+		p->driver_version = r->driver_version;
+	} else if (r->phase == LP_CUDA_START_FAILED) {
+		p->failed = 1;
+		p->code = r->code;
+		snprintf(p->message, sizeof(p->message), "%s", msg);
+	} else if (r->phase == LP_CUDA_KIND_FAILED) {
+		/* "cuptiActivityEnable(KIND)": keep the kind name. */
+		const char *k = strchr(msg, '('), *e = k ? strchr(k, ')') : NULL;
+		size_t l = strlen(p->kinds_failed);
+		if (k && e && l + (size_t)(e - k) + 2 < sizeof(p->kinds_failed))
+			snprintf(p->kinds_failed + l, sizeof(p->kinds_failed) - l, "%s%.*s",
+				 l ? "," : "", (int)(e - k - 1), k + 1);
+	}
+}
+
+#define LP_PAYLOAD(T) \
+	if (len < sizeof(T)) \
+		return 0
+static int lp_cuda_record(struct lp_import *imp, void *state, uint32_t tid,
+			  const struct lp_rec_header *h, const void *payload, size_t len)
+{
+	struct lp_cuda_state *s = state;
+	(void)tid; /* the CUPTI buffer thread; API records carry the caller's tid */
+	switch (h->type) {
+	case LP_REC_CUDA_STATUS:
+		LP_PAYLOAD(struct lp_rec_cuda_status);
+		lp_cuda_status(s, h->aux, payload, len);
+		return 0;
+	case LP_REC_CUDA_KERNEL:
+		LP_PAYLOAD(struct lp_rec_cuda_kernel);
+		s->p.ops++;
+		return lp_cuda_kernel(imp, s, payload);
+	case LP_REC_CUDA_MEMCPY:
+		LP_PAYLOAD(struct lp_rec_cuda_memcpy);
+		s->p.ops++;
+		return lp_cuda_memcpy(imp, s, payload);
+	case LP_REC_CUDA_MEMSET:
+		LP_PAYLOAD(struct lp_rec_cuda_memset);
+		s->p.ops++;
+		return lp_cuda_memset(imp, s, payload);
+	case LP_REC_CUDA_SYNC:
+		LP_PAYLOAD(struct lp_rec_cuda_sync);
+		s->p.ops++;
+		return lp_cuda_sync(imp, s, payload);
+	case LP_REC_CUDA_API:
+		LP_PAYLOAD(struct lp_rec_cuda_api);
+		s->p.ops++;
+		return lp_cuda_api(imp, s, h->aux, payload);
+	case LP_REC_CUDA_OVERHEAD:
+		LP_PAYLOAD(struct lp_rec_cuda_overhead);
+		return lp_cuda_overhead(imp, s, payload);
+	case LP_REC_CUDA_MEMORY:
+		LP_PAYLOAD(struct lp_rec_cuda_memory);
+		return lp_cuda_memory(imp, s, payload);
+	case LP_REC_CUDA_DEVICE:
+		LP_PAYLOAD(struct lp_rec_cuda_device);
+		return lp_cuda_device(imp, s, payload);
+	case LP_REC_CUDA_STATS: {
+		LP_PAYLOAD(struct lp_rec_cuda_stats);
+		const struct lp_rec_cuda_stats *st = payload;
+		if (st->ts >= s->p.stats.ts) /* totals grow: keep the latest */
+			s->p.stats = *st;
+		return 0;
+	}
+	default:
+		imp->unknown_records++;
+		return 0;
+	}
+}
+
+/* ---- per process: the capture row and the honest-failure sentence ------- */
+
+/* CUDA libraries the process had mapped (modules are in from pass 1). */
+static void lp_cuda_modules(struct lp_import *imp, struct lp_cuda_state *s, char *cudart,
+			    size_t rlen, int *has_driver)
+{
+	sqlite3_stmt *st = s->find_modules;
+	*has_driver = 0;
+	cudart[0] = 0;
+	sqlite3_bind_int64(st, 1, imp->proc->id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *path = (const char *)sqlite3_column_text(st, 0);
+		const char *base = path ? strrchr(path, '/') : NULL;
+		base = base ? base + 1 : path;
+		if (!base)
+			continue;
+		if (!strncmp(base, "libcuda.so", 10))
+			*has_driver = 1;
+		else if (!cudart[0])
+			snprintf(cudart, rlen, "%s", base);
+	}
+	sqlite3_reset(st);
+}
+
+/* Whether this machine can load the driver at all (the importer usually
+ * runs right after the app, on the same machine). */
+static int lp_driver_installed(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (h)
+		dlclose(h);
+	return h != NULL;
+}
+
+static void lp_cuda_why_not(struct lp_import *imp, struct lp_cuda_state *s, char *out, size_t len,
+			    int *used)
+{
+	struct lp_cuda_proc *p = &s->p;
+	char lib[256];
+	int driver;
+	*used = 1;
+	if (p->failed) {
+		snprintf(out, len, "%s", p->message);
+		return;
+	}
+	if (p->started) {
+		snprintf(out, len, "CUPTI ran but the app launched no GPU work");
+		return;
+	}
+	lp_cuda_modules(imp, s, lib, sizeof(lib), &driver);
+	if (driver)
+		snprintf(out, len,
+			 "the CUDA driver was loaded but the latprof CUPTI collector never started "
+			 "(CUDA_INJECTION64_PATH unset, --cuda=off, or replaced by another tool)");
+	else if (lib[0] && !lp_driver_installed())
+		snprintf(out, len, "no CUDA driver on this machine (the app loaded %s; libcuda.so.1 "
+			 "is not installed)", lib);
+	else if (lib[0])
+		snprintf(out, len, "the app loaded %s but never initialized the CUDA driver", lib);
+	else
+		*used = 0;
+}
+
+static int lp_cuda_end_process(struct lp_import *imp, void *state)
+{
+	struct lp_cuda_state *s = state;
+	struct lp_cuda_proc *p = &s->p;
+	char why[512] = "";
+	int used = 1, rc = 0;
+	int captured = p->started && p->ops > 0;
+	if (!captured)
+		lp_cuda_why_not(imp, s, why, sizeof(why), &used);
+	if (captured || used || p->have_status) {
+		sqlite3_stmt *st = s->ins_capture;
+		sqlite3_bind_int64(st, 1, imp->proc->id);
+		sqlite3_bind_int(st, 2, p->started);
+		sqlite3_bind_int(st, 3, p->code);
+		if (why[0])
+			sqlite3_bind_text(st, 4, why, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 4);
+		sqlite3_bind_int64(st, 5, (int64_t)p->stats.records);
+		sqlite3_bind_int64(st, 6, (int64_t)p->stats.dropped);
+		sqlite3_bind_int64(st, 7, (int64_t)p->stats.unknown_kinds);
+		sqlite3_bind_int64(st, 8, (int64_t)p->stats.log_drops);
+		sqlite3_bind_int64(st, 9, (int64_t)p->stats.buffers);
+		sqlite3_bind_int64(st, 10, (int64_t)p->stats.buffer_denied);
+		if (p->kinds_failed[0])
+			sqlite3_bind_text(st, 11, p->kinds_failed, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 11);
+		rc = lp_import_step(imp, st);
+	}
+	if (rc == 0 && p->driver_version) {
+		sqlite3_stmt *st = s->set_driver;
+		char v[32];
+		snprintf(v, sizeof(v), "%u.%u", p->driver_version / 1000,
+			 p->driver_version % 1000 / 10);
+		sqlite3_bind_text(st, 1, v, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 2, imp->proc->id);
+		rc = lp_import_step(imp, st);
+	}
+	s->procs_captured += captured;
+	s->procs_used += captured || used;
+	s->dropped += (long long)p->stats.dropped;
+	s->unknown_kinds += (long long)p->stats.unknown_kinds;
+	if (!captured && used && why[0] && !s->status[0])
+		snprintf(s->status, sizeof(s->status), "%s", why);
+	memset(p, 0, sizeof(*p));
+	return rc;
+}
+
+static int lp_cuda_finish(struct lp_import *imp, void *state)
+{
+	struct lp_cuda_state *s = state;
+	char status[800];
+	if (s->procs_captured)
+		snprintf(status, sizeof(status),
+			 "captured: %lld kernels, %lld memcpys, %lld memsets, %lld syncs, %lld API "
+			 "calls in %d process%s; %lld records dropped by CUPTI%s%s",
+			 s->kernels, s->memcpys, s->memsets, s->syncs, s->api, s->procs_captured,
+			 s->procs_captured == 1 ? "" : "es", s->dropped,
+			 s->status[0] ? "; other processes: " : "", s->status);
+	else if (s->procs_used)
+		snprintf(status, sizeof(status), "not captured: %s", s->status);
+	else
+		snprintf(status, sizeof(status), "not captured: the app did not use CUDA");
+	int rc = lp_import_meta(imp, "cuda.captured", NULL, s->procs_captured > 0);
+	rc = rc ? rc : lp_import_meta(imp, "cuda.used", NULL, s->procs_used > 0);
+	rc = rc ? rc : lp_import_meta(imp, "cuda.status", status, 0);
+	rc = rc ? rc : lp_import_meta(imp, "cuda.dropped_records", NULL, s->dropped);
+	rc = rc ? rc : lp_import_meta(imp, "cuda.unknown_kinds", NULL, s->unknown_kinds);
+	return rc;
+}
+
+static int lp_cuda_begin(struct lp_import *imp, void **state)
+{
+	struct lp_cuda_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	*state = s;
+#define LP_COMMON "process_id, device, context, stream, correlation_id, start_ns, end_ns"
+	s->ins_kernel = lp_import_prepare(
+		imp, "INSERT INTO kernels(" LP_COMMON ", name_id, mangled_id, grid_x, grid_y, "
+		     "grid_z, block_x, block_y, block_z, static_smem, dynamic_smem, registers, "
+		     "graph_id, graph_node_id) VALUES (?,?,?,?,?,?,?,nullif(?8,0),nullif(?9,0),?,?,?,"
+		     "?,?,?,?,?,?,?,?)");
+	s->ins_memcpy = lp_import_prepare(
+		imp, "INSERT INTO memcpys(" LP_COMMON ", bytes, copy_kind, src_kind, dst_kind, "
+		     "async, src_device, dst_device, graph_id, runtime_correlation_id) VALUES "
+		     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,nullif(?16,0))");
+	s->ins_memset = lp_import_prepare(
+		imp, "INSERT INTO memsets(" LP_COMMON ", bytes, value, memory_kind, async, "
+		     "graph_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+	s->ins_sync = lp_import_prepare(
+		imp, "INSERT INTO syncs(process_id, type, context, stream, event, correlation_id, "
+		     "start_ns, end_ns, return_value) VALUES (?,?,?,?,?,?,?,?,?)");
+	s->ins_api = lp_import_prepare(
+		imp, "INSERT INTO cuda_api(process_id, thread_id, domain, cbid, name_id, "
+		     "correlation_id, start_ns, end_ns, return_value) VALUES (?,?,?,?,?,?,?,?,?)");
+	s->ins_dev = lp_import_prepare(
+		imp, "INSERT INTO gpu_devices(process_id, device, name, sm_count, cc_major, cc_minor, "
+		     "memory_bytes, core_clock_khz, mem_bandwidth_kbs) VALUES (?1,?2,(SELECT value "
+		     "FROM strings WHERE id = ?3),?4,?5,?6,?7,?8,?9)");
+	s->ins_ovh = lp_import_prepare(
+		imp, "INSERT INTO gpu_overhead(process_id, kind, object_kind, object_id, "
+		     "correlation_id, start_ns, end_ns) VALUES (?,?,?,?,?,?,?)");
+	s->ins_alloc = lp_import_prepare(
+		imp, "INSERT INTO gpu_allocs(process_id, op, ts_ns, address, bytes, memory_kind, "
+		     "device, context, stream, correlation_id, async) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+	s->ins_capture = lp_import_prepare(
+		imp, "INSERT INTO cuda_capture(process_id, started, code, message, records, dropped, "
+		     "unknown_kinds, log_drops, buffers, buffer_denied, kinds_failed) VALUES "
+		     "(?,?,?,?,?,?,?,?,?,?,?)");
+	s->get_string = lp_import_prepare(imp, "SELECT value FROM strings WHERE id = ?");
+	s->find_modules = lp_import_prepare(
+		imp, "SELECT path FROM modules WHERE process_id = ? AND (path LIKE '%/libcuda.so%' "
+		     "OR path LIKE '%/libcudart.so%') ORDER BY path LIKE '%/libcuda.so%' DESC");
+	s->set_driver =
+		lp_import_prepare(imp, "UPDATE gpu_devices SET driver_version = ? WHERE process_id = ?");
+	if (!s->ins_kernel || !s->ins_memcpy || !s->ins_memset || !s->ins_sync || !s->ins_api ||
+	    !s->ins_dev || !s->ins_ovh || !s->ins_alloc || !s->ins_capture || !s->get_string ||
+	    !s->find_modules || !s->set_driver)
+		return -EIO;
+	return 0;
+}
+
+static void lp_cuda_destroy(void *state)
+{
+	struct lp_cuda_state *s = state;
+	if (!s)
+		return;
+	sqlite3_stmt *v[] = {s->ins_kernel, s->ins_memcpy, s->ins_memset,  s->ins_sync,
+			     s->ins_api,    s->ins_dev,	   s->ins_ovh,	   s->ins_alloc,
+			     s->ins_capture, s->get_string, s->find_modules, s->set_driver};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		sqlite3_finalize(v[i]);
+	lp_map_free(&s->demangled);
+	free(s);
+}
+
+static const char lp_cuda_indexes[] =
+	"CREATE INDEX cuda_api_corr ON cuda_api(process_id, correlation_id);"
+	"CREATE INDEX cuda_api_start ON cuda_api(start_ns);"
+	"CREATE INDEX kernels_corr ON kernels(process_id, correlation_id);"
+	"CREATE INDEX kernels_start ON kernels(start_ns);"
+	"CREATE INDEX memcpys_corr ON memcpys(process_id, correlation_id);"
+	"CREATE INDEX memsets_corr ON memsets(process_id, correlation_id);"
+	"CREATE INDEX syncs_start ON syncs(start_ns);";
+
+const struct lp_import_source lp_src_cuda = {
+	.name = "cuda",
+	.first_type = LP_REC_CUDA_FIRST,
+	.last_type = LP_REC_CUDA_LAST,
+	.schema = lp_schema_cuda_sql,
+	.indexes = lp_cuda_indexes,
+	.begin = lp_cuda_begin,
+	.record = lp_cuda_record,
+	.end_process = lp_cuda_end_process,
+	.finish = lp_cuda_finish,
+	.destroy = lp_cuda_destroy,
+};
