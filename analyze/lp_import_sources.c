@@ -3,10 +3,12 @@
 
 extern const struct lp_import_source lp_src_core;
 extern const struct lp_import_source lp_src_nvtx;
+extern const struct lp_import_source lp_src_counters; /* after nvtx: pairs with ranges */
 
 /* One line per source; keep core first (it creates processes and threads). */
 const struct lp_import_source *const lp_import_sources[] = {
 	&lp_src_core,
 	&lp_src_nvtx,
+	&lp_src_counters,
 	NULL,
 };

@@ -1,11 +1,61 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-source options of `latprof run`. */
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "lp_cli.h"
 #include "lp_cmd_run.h"
+#include "lp_db.h"
+
+/* --counters LIST: comma-separated perf/libpfm4 event names, 'default',
+ * 'hw', or 'none' alone. Names are checked by libpfm4 in the app, which
+ * records the ones it cannot encode as unavailable. */
+static int lp_run_counters_option(struct lp_run_opts *o, const char *arg)
+{
+	int n = 0, none = 0;
+	for (const char *p = arg;; p++) {
+		size_t len = strcspn(p, ",");
+		if (!len || len > 63)
+			return lp_cli_usage_error("run", "--counters: bad event list '%s'", arg), -1;
+		for (size_t i = 0; i < len; i++)
+			if (!isalnum((unsigned char)p[i]) && !strchr(":_-.=", p[i]))
+				return lp_cli_usage_error("run", "--counters: bad event name in '%s'",
+							  arg),
+				       -1;
+		none |= len == 4 && !memcmp(p, "none", 4);
+		n += len == 7 && !memcmp(p, "default", 7) ? 5 : len == 2 && !memcmp(p, "hw", 2) ? 5 : 1;
+		p += len;
+		if (!*p)
+			break;
+	}
+	if (none && n > 1)
+		return lp_cli_usage_error("run", "--counters none cannot be combined with events"), -1;
+	if (n > 16)
+		return lp_cli_usage_error("run", "--counters: at most 16 events per thread"), -1;
+	o->counters = arg;
+	return 0;
+}
+
+/* After import: say which counters the machine could not count, once. */
+static void lp_run_counters_note(const struct lp_run_opts *o)
+{
+	sqlite3 *db;
+	char err[256], buf[2048];
+	if (o->counters && !strcmp(o->counters, "none"))
+		return;
+	if (lp_db_open_ro(o->output, &db, err, sizeof(err)))
+		return;
+	const char *note = lp_db_meta(db, "counters_note", buf, sizeof(buf));
+	if (note)
+		fprintf(stderr, "latprof: %s\n", note);
+	const char *un = lp_db_meta(db, "counters_unavailable", buf, sizeof(buf));
+	if (un)
+		fprintf(stderr, "latprof: unavailable counters: %s\n", un);
+	sqlite3_close(db);
+}
 
 int lp_run_source_option(struct lp_run_opts *o, int opt, const char *arg)
 {
@@ -21,8 +71,7 @@ int lp_run_source_option(struct lp_run_opts *o, int opt, const char *arg)
 			       -1;
 		return 0;
 	}
-	o->counters = arg;
-	return 0;
+	return lp_run_counters_option(o, arg);
 }
 
 void lp_run_env_sources(const struct lp_run_opts *o)
@@ -33,10 +82,12 @@ void lp_run_env_sources(const struct lp_run_opts *o)
 	if (access(nvtx, R_OK) == 0)
 		setenv("NVTX_INJECTION64_PATH", nvtx, 1);
 	free(nvtx);
+	setenv("LATPROF_COUNTERS", o->counters ? o->counters : "default", 1);
+	lp_run_cuda_env(o);
 }
 
 int lp_run_check_sources(const struct lp_run_opts *o)
 {
-	(void)o;
-	return 0;
+	lp_run_counters_note(o);
+	return lp_run_cuda_check(o);
 }

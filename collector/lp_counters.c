@@ -1,12 +1,505 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until the libpfm4 source lands: counting is off. */
+/*
+ * CPU counters at NVTX stage boundaries: one perf_event group per thread
+ * (events encoded by libpfm4), read with a single read() per boundary and
+ * appended as an LP_REC_CNT_SAMPLE (collector/lp_log_counters.h).
+ *
+ * Process-wide set-up (parse LATPROF_COUNTERS, encode, probe which events
+ * the machine can count) happens once, on the first thread that needs it;
+ * every later thread only opens its group. Events that cannot be counted are
+ * written to the CONFIG record with the reason, never counted as zero.
+ *
+ * Hot path (lp_counters_boundary): one TLS generation check, read(), one
+ * record. No malloc, no locks; errno preserved.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifdef LATPROF_HAVE_LIBPFM
+#include <perfmon/pfmlib_perf_event.h>
+#endif
+
 #include "lp_counters.h"
+#include "lp_log_counters.h"
+
+#define LP_CNT_DEFAULT "context-switches,cpu-migrations,minor-faults,major-faults,task-clock"
+#define LP_CNT_HW "cycles,instructions,cache-references,cache-misses,branch-misses"
+#define LP_CNT_FDREG 4096 /* open counter fds, so a forked child can close them */
+
+struct lp_cnt_ev {
+	char name[64];
+	struct perf_event_attr attr;
+	int err; /* 0 counted, > 0 errno, < 0 libpfm4 code */
+	char reason[200];
+};
+
+static struct {
+	pthread_mutex_t lock;
+	int inited;
+	int off; /* nothing to count */
+	int n;
+	struct lp_cnt_ev ev[LP_CNT_MAX_EVENTS];
+	uint32_t avail; /* mask of events that probed fine */
+	int paranoid;
+	uint32_t flags; /* LP_CNTF_* */
+	char note[320];
+	int fd_base;
+	uint32_t config_gen; /* generation whose log holds our CONFIG record */
+	pthread_key_t key;
+	int key_ok;
+} lp_cnt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Bumped in a forked child: every thread state of the parent is stale. */
+static uint32_t lp_cnt_gen = 1;
+static int lp_cnt_fdreg[LP_CNT_FDREG]; /* fd + 1, 0 = free slot */
+
+struct lp_cnt_thread {
+	uint32_t gen; /* != lp_cnt_gen: not set up in this process yet */
+	int leader;   /* group leader fd, -1 = not counting */
+	uint32_t mask;
+	int n;
+	uint64_t open_ns;
+	int fds[LP_CNT_MAX_EVENTS];
+};
+
+static __thread struct lp_cnt_thread lp_cnt_self __attribute__((tls_model("initial-exec")));
+
+static void lp_cnt_thread_open(struct lp_cnt_thread *t);
 
 void lp_counters_boundary(uint64_t ts)
 {
-	(void)ts;
+	struct lp_cnt_thread *t = &lp_cnt_self;
+	if (__builtin_expect(t->gen != lp_cnt_gen, 0))
+		lp_cnt_thread_open(t);
+	if (t->leader < 0)
+		return;
+	int saved = errno;
+	/* PERF_FORMAT_GROUP layout: nr, time_enabled, time_running, values[nr]. */
+	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
+	size_t want = (3 + (size_t)t->n) * sizeof(uint64_t);
+	if (read(t->leader, buf, want) == (ssize_t)want) {
+		size_t vals = (size_t)t->n * sizeof(uint64_t);
+		struct lp_rec_cnt_sample *r =
+			lp_rec_begin(LP_REC_CNT_SAMPLE, t->mask, sizeof(*r) + vals);
+		if (r) {
+			r->ts = ts;
+			r->enabled = buf[1];
+			r->running = buf[2];
+			memcpy(r + 1, buf + 3, vals);
+			lp_rec_commit();
+		}
+	}
+	errno = saved;
+}
+
+/* ---- fds: high numbers, close-on-exec, closed in a forked child ---- */
+
+static int lp_cnt_highfd(int fd)
+{
+	if (lp_cnt.fd_base <= fd)
+		return fd;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, lp_cnt.fd_base);
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+static void lp_cnt_fd_register(int fd)
+{
+	for (int i = 0; i < LP_CNT_FDREG; i++) {
+		int free_slot = 0;
+		if (__atomic_compare_exchange_n(&lp_cnt_fdreg[i], &free_slot, fd + 1, 0,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return;
+	}
+}
+
+static void lp_cnt_fd_close(int fd)
+{
+	for (int i = 0; i < LP_CNT_FDREG; i++) {
+		int mine = fd + 1;
+		if (__atomic_compare_exchange_n(&lp_cnt_fdreg[i], &mine, 0, 0, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	close(fd);
+}
+
+/* The child inherits the parent's counter fds, which count the parent's
+ * threads: close them all; threads of the child reopen on first use. */
+static void lp_cnt_atfork_child(void)
+{
+	for (int i = 0; i < LP_CNT_FDREG; i++)
+		if (lp_cnt_fdreg[i]) {
+			close(lp_cnt_fdreg[i] - 1);
+			lp_cnt_fdreg[i] = 0;
+		}
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	memcpy(&lp_cnt.lock, &fresh, sizeof(fresh));
+	lp_cnt_gen++;
+}
+
+/* ---- process-wide set-up ---- */
+
+static int lp_cnt_read_paranoid(void)
+{
+	int v = INT32_MIN;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = INT32_MIN;
+		fclose(f);
+	}
+	return v;
+}
+
+static void lp_cnt_add(const char *name, size_t len)
+{
+	if (!len || len >= sizeof(lp_cnt.ev[0].name))
+		return;
+	for (int i = 0; i < lp_cnt.n; i++)
+		if (strlen(lp_cnt.ev[i].name) == len && !memcmp(lp_cnt.ev[i].name, name, len))
+			return;
+	if (lp_cnt.n == LP_CNT_MAX_EVENTS)
+		return;
+	struct lp_cnt_ev *e = &lp_cnt.ev[lp_cnt.n++];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->name, name, len);
+}
+
+static void lp_cnt_add_list(const char *list)
+{
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ", ");
+		if (len == 7 && !memcmp(p, "default", 7))
+			lp_cnt_add_list(LP_CNT_DEFAULT);
+		else if (len == 2 && !memcmp(p, "hw", 2))
+			lp_cnt_add_list(LP_CNT_HW);
+		else
+			lp_cnt_add(p, len);
+		p += len;
+		p += strspn(p, ", ");
+	}
+}
+
+/* Returns 0 when counting was requested (the event list is filled). */
+static int lp_cnt_parse_env(void)
+{
+	const char *env = getenv("LATPROF_COUNTERS");
+	if (!env || !*env)
+		env = "default";
+	if (!strcmp(env, "none") || !strcmp(env, "off"))
+		return -1;
+	lp_cnt_add_list(env);
+	return lp_cnt.n ? 0 : -1;
+}
+
+static int lp_cnt_fd_base(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	rlim_t base = rl.rlim_cur / 2;
+	return base > 1000 ? 1000 : (int)base;
+}
+
+#ifdef LATPROF_HAVE_LIBPFM
+static int lp_cnt_open_one(struct perf_event_attr *a, int group)
+{
+	return (int)syscall(SYS_perf_event_open, a, 0, -1, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void lp_cnt_attr(struct perf_event_attr *a, const struct lp_cnt_ev *e)
+{
+	*a = e->attr;
+	a->size = sizeof(*a);
+	a->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			 PERF_FORMAT_TOTAL_TIME_RUNNING;
+	a->disabled = 0;
+	a->inherit = 0;
+	a->exclude_kernel = !!(lp_cnt.flags & LP_CNTF_EXCLUDE_KERNEL);
+	a->exclude_hv = 1;
+	a->sample_period = 0;
+	a->sample_type = 0;
+}
+
+/* Context switches and migrations are counted from scheduler code, i.e. in
+ * kernel mode: with exclude_kernel they would always read 0. */
+static int lp_cnt_kernel_only(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE && (a->config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
+						 a->config == PERF_COUNT_SW_CPU_MIGRATIONS ||
+						 a->config == 11 /* PERF_COUNT_SW_CGROUP_SWITCHES */);
+}
+
+static void lp_cnt_reason(struct lp_cnt_ev *e, int err)
+{
+	e->err = err;
+	const char *why = "";
+	if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
+		why = ": the machine has no counter for this event (no hardware PMU, e.g. in a VM)";
+	else if (err == EACCES || err == EPERM)
+		why = ": not permitted (kernel.perf_event_paranoid, or missing CAP_PERFMON)";
+	else if (err == EMFILE || err == ENFILE)
+		why = ": out of file descriptors";
+	snprintf(e->reason, sizeof(e->reason), "perf_event_open failed: %s (%s)%s",
+		 strerror(err), strerrorname_np(err) ? strerrorname_np(err) : "?", why);
+}
+
+/* Open each event alone once, so every thread later opens only what works. */
+static void lp_cnt_probe(void)
+{
+	int denied = 0, tried = 0;
+	for (int i = 0; i < lp_cnt.n; i++) {
+		struct lp_cnt_ev *e = &lp_cnt.ev[i];
+		if (e->err)
+			continue;
+		struct perf_event_attr a;
+		lp_cnt_attr(&a, e);
+		tried++;
+		if ((lp_cnt.flags & LP_CNTF_EXCLUDE_KERNEL) && lp_cnt_kernel_only(&a)) {
+			e->err = EACCES;
+			snprintf(e->reason, sizeof(e->reason),
+				 "kernel.perf_event_paranoid=%d allows user-mode counting only, "
+				 "and this event is counted in kernel mode",
+				 lp_cnt.paranoid);
+			continue;
+		}
+		int fd = lp_cnt_open_one(&a, -1);
+		if (fd >= 0) {
+			close(fd);
+			lp_cnt.avail |= 1u << i;
+			continue;
+		}
+		int err = errno;
+		if ((err == EACCES || err == EPERM) && !(lp_cnt.flags & LP_CNTF_EXCLUDE_KERNEL)) {
+			/* paranoid >= 2 refuses kernel-mode counting: retry user-only */
+			lp_cnt.flags |= LP_CNTF_EXCLUDE_KERNEL;
+			lp_cnt.avail = 0;
+			i = -1;
+			denied = tried = 0;
+			continue;
+		}
+		denied += err == EACCES || err == EPERM;
+		lp_cnt_reason(e, err);
+	}
+	if (tried && denied == tried)
+		lp_cnt.flags |= LP_CNTF_DENIED;
+}
+
+static void lp_cnt_encode(void)
+{
+	int rc = pfm_initialize();
+	for (int i = 0; i < lp_cnt.n; i++) {
+		struct lp_cnt_ev *e = &lp_cnt.ev[i];
+		if (rc != PFM_SUCCESS) {
+			e->err = rc < 0 ? rc : -1;
+			snprintf(e->reason, sizeof(e->reason), "libpfm4 failed to initialize: %s",
+				 pfm_strerror(rc));
+			continue;
+		}
+		pfm_perf_encode_arg_t arg;
+		memset(&arg, 0, sizeof(arg));
+		memset(&e->attr, 0, sizeof(e->attr));
+		arg.attr = &e->attr;
+		arg.size = sizeof(arg);
+		/* pfm_get_os_event_encoding(3): PFM_OS_PERF_EVENT_EXT fills a
+		 * perf_event_attr, accepting perf's names (cycles, cs...). */
+		int r = pfm_get_os_event_encoding(e->name, PFM_PLM0 | PFM_PLM3,
+						  PFM_OS_PERF_EVENT_EXT, &arg);
+		if (r != PFM_SUCCESS) {
+			e->err = r < 0 ? r : -1;
+			snprintf(e->reason, sizeof(e->reason), "libpfm4 cannot encode '%s': %s",
+				 e->name, pfm_strerror(r));
+		}
+	}
+}
+#endif
+
+static void lp_cnt_setup(void)
+{
+	lp_cnt.paranoid = lp_cnt_read_paranoid();
+	lp_cnt.fd_base = lp_cnt_fd_base();
+	if (lp_cnt_parse_env()) {
+		lp_cnt.off = 1;
+		return;
+	}
+#ifdef LATPROF_HAVE_LIBPFM
+	lp_cnt_encode();
+	lp_cnt_probe();
+#else
+	lp_cnt.flags |= LP_CNTF_NO_LIBPFM;
+	for (int i = 0; i < lp_cnt.n; i++) {
+		lp_cnt.ev[i].err = ENOSYS;
+		snprintf(lp_cnt.ev[i].reason, sizeof(lp_cnt.ev[i].reason),
+			 "latprof was built without libpfm4: CPU counters are off");
+	}
+#endif
+	if (lp_cnt.flags & LP_CNTF_DENIED)
+		snprintf(lp_cnt.note, sizeof(lp_cnt.note),
+			 "kernel.perf_event_paranoid=%d forbids CPU counters for this user: none "
+			 "recorded (sysctl kernel.perf_event_paranoid=1, or run with CAP_PERFMON)",
+			 lp_cnt.paranoid);
+	else if (lp_cnt.flags & LP_CNTF_EXCLUDE_KERNEL)
+		snprintf(lp_cnt.note, sizeof(lp_cnt.note),
+			 "kernel.perf_event_paranoid=%d: CPU counters count user mode only; "
+			 "context switches and migrations are unavailable "
+			 "(sysctl kernel.perf_event_paranoid=1, or run with CAP_PERFMON)",
+			 lp_cnt.paranoid);
+}
+
+static uint32_t lp_cnt_str(const char *s)
+{
+	return *s ? lp_intern_string(s, strlen(s)) : 0;
+}
+
+static void lp_cnt_write_config(void)
+{
+	size_t n = (size_t)lp_cnt.n;
+	uint32_t names[LP_CNT_MAX_EVENTS], reasons[LP_CNT_MAX_EVENTS];
+	/* Intern first: lp_intern_string writes records of its own. */
+	for (size_t i = 0; i < n; i++) {
+		names[i] = lp_cnt_str(lp_cnt.ev[i].name);
+		reasons[i] = lp_cnt.ev[i].err ? lp_cnt_str(lp_cnt.ev[i].reason) : 0;
+	}
+	uint32_t note = lp_cnt_str(lp_cnt.note);
+	struct lp_rec_cnt_config *c = lp_rec_begin(
+		LP_REC_CNT_CONFIG, (uint32_t)n, sizeof(*c) + n * sizeof(struct lp_cnt_event_def));
+	if (!c)
+		return;
+	c->paranoid = lp_cnt.paranoid;
+	c->flags = lp_cnt.flags;
+	c->note = note;
+	c->pad = 0;
+	struct lp_cnt_event_def *d = (struct lp_cnt_event_def *)(c + 1);
+	for (size_t i = 0; i < n; i++) {
+		d[i].name = names[i];
+		d[i].err = lp_cnt.ev[i].err;
+		d[i].reason = reasons[i];
+		d[i].pad = 0;
+	}
+	lp_rec_commit();
+}
+
+/* Returns 0 when this process counts something. */
+static int lp_cnt_process_ready(void)
+{
+	pthread_mutex_lock(&lp_cnt.lock);
+	if (!lp_cnt.inited) {
+		lp_cnt_setup();
+		lp_cnt.inited = 1;
+	}
+	if (!lp_cnt.off && lp_cnt.config_gen != lp_cnt_gen) {
+		lp_cnt_write_config();
+		lp_cnt.config_gen = lp_cnt_gen;
+	}
+	pthread_mutex_unlock(&lp_cnt.lock);
+	return lp_cnt.off || !lp_cnt.avail ? -1 : 0;
+}
+
+/* ---- per thread ---- */
+
+static void lp_cnt_thread_open(struct lp_cnt_thread *t)
+{
+	t->leader = -1;
+	if (!lp_core_active())
+		return; /* retried at the next boundary */
+	int saved = errno;
+	t->gen = lp_cnt_gen;
+	t->mask = 0;
+	t->n = 0;
+	if (lp_cnt_process_ready())
+		goto out;
+#ifdef LATPROF_HAVE_LIBPFM
+	for (int i = 0; i < lp_cnt.n; i++) {
+		if (!(lp_cnt.avail & (1u << i)))
+			continue;
+		struct perf_event_attr a;
+		lp_cnt_attr(&a, &lp_cnt.ev[i]);
+		int fd = lp_cnt_open_one(&a, t->leader);
+		if (fd < 0)
+			continue; /* the thread's mask says it is missing */
+		fd = lp_cnt_highfd(fd);
+		lp_cnt_fd_register(fd);
+		if (t->leader < 0)
+			t->leader = fd;
+		t->fds[t->n++] = fd;
+		t->mask |= 1u << i;
+	}
+	t->open_ns = lp_now();
+	if (t->leader >= 0 && lp_cnt.key_ok)
+		pthread_setspecific(lp_cnt.key, (void *)1);
+#endif
+out:
+	errno = saved;
 }
 
 void lp_counters_thread_start(void)
 {
+	struct lp_cnt_thread *t = &lp_cnt_self;
+	if (t->gen != lp_cnt_gen)
+		lp_cnt_thread_open(t);
+}
+
+void lp_counters_thread_exit(void)
+{
+	struct lp_cnt_thread *t = &lp_cnt_self;
+	if (t->gen != lp_cnt_gen || t->leader < 0)
+		return;
+	int saved = errno;
+	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
+	size_t want = (3 + (size_t)t->n) * sizeof(uint64_t);
+	if (read(t->leader, buf, want) == (ssize_t)want) {
+		size_t vals = (size_t)t->n * sizeof(uint64_t);
+		struct lp_rec_cnt_total *r =
+			lp_rec_begin(LP_REC_CNT_TOTAL, t->mask, sizeof(*r) + vals);
+		if (r) {
+			r->ts = lp_now();
+			r->open_ns = t->open_ns;
+			r->enabled = buf[1];
+			r->running = buf[2];
+			memcpy(r + 1, buf + 3, vals);
+			lp_rec_commit();
+		}
+	}
+	/* Members first: closing the leader first would detach them. */
+	for (int i = t->n - 1; i >= 0; i--)
+		lp_cnt_fd_close(t->fds[i]);
+	t->leader = -1;
+	t->n = 0;
+	errno = saved;
+}
+
+static void lp_cnt_key_dtor(void *arg)
+{
+	(void)arg;
+	lp_counters_thread_exit();
+}
+
+/*
+ * Our key is created before liblatprof_core's own (lp_core_init runs later,
+ * from the sources' constructors), and glibc runs key destructors in key
+ * order, so the thread's TOTAL record precedes its THREAD_END record.
+ */
+__attribute__((constructor)) static void lp_cnt_ctor(void)
+{
+	lp_cnt.key_ok = pthread_key_create(&lp_cnt.key, lp_cnt_key_dtor) == 0;
+	pthread_atfork(NULL, NULL, lp_cnt_atfork_child);
+}
+
+/* The main thread runs no key destructors: write its totals at exit. */
+__attribute__((destructor)) static void lp_cnt_dtor(void)
+{
+	lp_counters_thread_exit();
 }

@@ -3,7 +3,8 @@
  * CPU counters at stage boundaries (libpfm4 + perf_event). The NVTX source
  * calls lp_counters_boundary() with the timestamp it stored for a range
  * begin/end, so the importer can pair counter samples with ranges by
- * (thread, ts). A no-op until counting is enabled (LATPROF_COUNTERS).
+ * (thread, ts). Counting follows LATPROF_COUNTERS (unset = the default
+ * software set, "none" = off); records in lp_log_counters.h.
  */
 #ifndef LP_COUNTERS_H
 #define LP_COUNTERS_H
@@ -12,8 +13,14 @@
 
 #include "lp_core.h"
 
+/* Read this thread's counter group and record it at ts (opens the group on
+ * the thread's first call). Cost: one read() syscall. */
 LP_EXPORT void lp_counters_boundary(uint64_t ts);
 /* Open this thread's counter group (called at thread start by preload). */
 LP_EXPORT void lp_counters_thread_start(void);
+/* Record the thread's totals and close its group. Runs by itself from a
+ * pthread key destructor (and at process exit for the exiting thread);
+ * calling it earlier, e.g. from preload's thread-exit hook, is safe. */
+LP_EXPORT void lp_counters_thread_exit(void);
 
 #endif

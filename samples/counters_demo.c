@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * counters_demo: NVTX-annotated stages with known CPU-counter signatures,
+ * recorded by tests/counters to check what the counters say:
+ *   sleep  usleep() once per call      -> about 1 context switch per call
+ *   touch  fresh anonymous pages       -> one minor fault per page touched
+ *   busy   spin, pinned to its CPU     -> no migrations
+ * usage: counters_demo [requests] [pages per touch] [busy us] [sleep us]
+ */
+#define _GNU_SOURCE
+#include <nvtx3/nvToolsExt.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static long page_size;
+
+static void stage_sleep(unsigned us)
+{
+	nvtxRangePushA("sleep");
+	usleep(us);
+	nvtxRangePop();
+}
+
+/* MADV_NOHUGEPAGE: one transparent huge page would replace 512 faults. */
+static int stage_touch(size_t pages)
+{
+	size_t len = pages * (size_t)page_size;
+	nvtxRangePushA("touch");
+	volatile char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				-1, 0);
+	if (p == MAP_FAILED) {
+		nvtxRangePop();
+		return -1;
+	}
+	madvise((void *)p, len, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < pages; i++)
+		p[i * (size_t)page_size] = 1;
+	munmap((void *)p, len);
+	nvtxRangePop();
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Pinned to the CPU it is on (so pinning itself migrates nothing) before
+ * the range opens, unpinned after it closes. */
+static void stage_busy(unsigned us, const cpu_set_t *all)
+{
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	int cpu = sched_getcpu();
+	CPU_SET(cpu < 0 ? 0 : cpu, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	nvtxRangePushA("busy");
+	uint64_t end = now_ns() + us * 1000ull;
+	volatile uint64_t x = 0;
+	while (now_ns() < end)
+		x += 1;
+	nvtxRangePop();
+	sched_setaffinity(0, sizeof(*all), all);
+}
+
+int main(int argc, char **argv)
+{
+	int requests = argc > 1 ? atoi(argv[1]) : 50;
+	size_t pages = argc > 2 ? strtoul(argv[2], NULL, 0) : 256;
+	unsigned busy_us = argc > 3 ? (unsigned)atoi(argv[3]) : 1000;
+	unsigned sleep_us = argc > 4 ? (unsigned)atoi(argv[4]) : 2000;
+	cpu_set_t all;
+	page_size = sysconf(_SC_PAGESIZE);
+	if (requests <= 0 || sched_getaffinity(0, sizeof(all), &all) != 0) {
+		fprintf(stderr, "usage: counters_demo [requests] [pages] [busy us] [sleep us]\n");
+		return 2;
+	}
+	for (int i = 0; i < requests; i++) {
+		nvtxRangePushA("request");
+		stage_sleep(sleep_us);
+		if (stage_touch(pages)) {
+			perror("counters_demo: mmap");
+			return 1;
+		}
+		stage_busy(busy_us, &all);
+		nvtxRangePop();
+	}
+	printf("counters_demo: %d requests, %zu pages per touch\n", requests, pages);
+	return 0;
+}
