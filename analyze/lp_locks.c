@@ -102,30 +102,110 @@ static int lp_wait_totals(struct lp_q *q, const char *table, long long *n, int64
 	return lp_q_done(q, st, rc);
 }
 
-/* ---- one lock --------------------------------------------------------- */
+/* ---- per-lock detail, batched -------------------------------------------
+ * lock_waits has no index on lock_id (it would cost ~15 bytes per wait), so
+ * each query below scans the table once for all listed locks, grouped by
+ * lock: five scans in all, whatever --top is. */
 
-static int lp_lock_percentiles(struct lp_q *q, struct lp_lock_row *l)
+struct lp_batch {
+	struct lp_q *q;
+	struct lp_lock_report *r;
+	char *in; /* "(3,1,7)": the listed lock ids, integers only */
+	size_t *order; /* row indexes sorted by lock id, for lp_row_of */
+};
+
+static struct lp_batch *lp_batch_ctx;
+
+static int lp_cmp_row_id(const void *a, const void *b)
 {
-	double *v = malloc((size_t)(l->count > 0 ? l->count : 1) * sizeof(*v));
-	if (!v)
+	int64_t x = lp_batch_ctx->r->locks[*(const size_t *)a].id;
+	int64_t y = lp_batch_ctx->r->locks[*(const size_t *)b].id;
+	return x < y ? -1 : x > y;
+}
+
+static struct lp_lock_row *lp_row_of(struct lp_batch *b, int64_t id)
+{
+	size_t lo = 0, hi = b->r->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		struct lp_lock_row *l = &b->r->locks[b->order[mid]];
+		if (l->id == id)
+			return l;
+		if (l->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int lp_batch_init(struct lp_batch *b)
+{
+	size_t n = b->r->n, len = 3 + 21 * n, o = 0;
+	b->in = malloc(len);
+	b->order = malloc(n * sizeof(*b->order));
+	if (!b->in || !b->order)
 		return -ENOMEM;
-	sqlite3_stmt *st =
-		lp_q_prepare(q, "SELECT dur_ns FROM lock_waits WHERE lock_id = ? ORDER BY dur_ns");
-	if (!st) {
-		free(v);
-		return -EIO;
+	b->in[o++] = '(';
+	for (size_t i = 0; i < n; i++) {
+		o += (size_t)snprintf(b->in + o, len - o, "%s%" PRId64, i ? "," : "",
+				      b->r->locks[i].id);
+		b->order[i] = i;
 	}
-	sqlite3_bind_int64(st, 1, l->id);
-	size_t n = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < (size_t)l->count)
-		v[n++] = (double)sqlite3_column_int64(st, 0);
-	if (n) { /* ns fit a double exactly below 2^53 (104 days) */
-		l->p50_ns = (int64_t)lp_quantile_nearest(v, n, 0.50);
-		l->p99_ns = (int64_t)lp_quantile_nearest(v, n, 0.99);
+	snprintf(b->in + o, len - o, ")");
+	lp_batch_ctx = b;
+	qsort(b->order, n, sizeof(*b->order), lp_cmp_row_id);
+	return 0;
+}
+
+/* Prepare tmpl with the IN list in place of its one "%s". */
+static sqlite3_stmt *lp_batch_prepare(struct lp_batch *b, const char *tmpl)
+{
+	char *sql = NULL;
+	const char *at = strstr(tmpl, "%s");
+	if (!at || asprintf(&sql, "%.*s%s%s", (int)(at - tmpl), tmpl, b->in, at + 2) < 0)
+		return NULL;
+	sqlite3_stmt *st = lp_q_prepare(b->q, sql);
+	free(sql);
+	return st;
+}
+
+static int lp_batch_percentiles(struct lp_batch *b)
+{
+	struct lp_lock_report *r = b->r;
+	double **v = calloc(r->n, sizeof(*v));
+	size_t *n = calloc(r->n, sizeof(*n));
+	int rc = v && n ? 0 : -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < r->n; i++)
+		if (!(v[i] = malloc((size_t)r->locks[i].count * sizeof(**v))))
+			rc = -ENOMEM;
+	sqlite3_stmt *st = rc ? NULL
+			      : lp_batch_prepare(b, "SELECT lock_id, dur_ns FROM lock_waits "
+						    "WHERE lock_id IN %s");
+	if (!rc && !st)
+		rc = -EIO;
+	int s = SQLITE_DONE;
+	while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
+		struct lp_lock_row *l = lp_row_of(b, sqlite3_column_int64(st, 0));
+		size_t k = l ? (size_t)(l - r->locks) : 0;
+		if (l && n[k] < (size_t)l->count)
+			v[k][n[k]++] = (double)sqlite3_column_int64(st, 1);
 	}
+	if (st)
+		rc = rc ? rc : lp_q_done(b->q, st, s);
+	for (size_t i = 0; rc == 0 && i < r->n; i++) {
+		/* ns fit a double exactly below 2^53 (104 days) */
+		lp_sort_doubles(v[i], n[i]);
+		if (n[i]) {
+			r->locks[i].p50_ns = (int64_t)lp_quantile_nearest(v[i], n[i], 0.50);
+			r->locks[i].p99_ns = (int64_t)lp_quantile_nearest(v[i], n[i], 0.99);
+		}
+	}
+	for (size_t i = 0; v && i < r->n; i++)
+		free(v[i]);
 	free(v);
-	return lp_q_done(q, st, rc);
+	free(n);
+	return rc;
 }
 
 static char *lp_site_where(const struct lp_lock_site *s)
@@ -153,137 +233,144 @@ static void lp_site_free(struct lp_lock_site *s)
 	free(s->module);
 }
 
-/* Every site of the lock by total wait; the most frequent one (by count)
- * names heap locks, so the cut to top N happens after it is known. */
-static int lp_lock_sites(struct lp_q *q, struct lp_lock_row *l, int top, size_t *most_frequent)
+static struct lp_lock_site *lp_site_push(struct lp_lock_row *l)
 {
-	sqlite3_stmt *st = lp_q_prepare(
-		q, "SELECT f.function, f.file, f.line, f.module, f.offset, count(*), SUM(w.dur_ns) "
-		   "FROM lock_waits w LEFT JOIN stacks s ON s.id = w.stack_id "
-		   "LEFT JOIN frames f ON f.id = s.top_frame WHERE w.lock_id = ? "
-		   "GROUP BY s.top_frame ORDER BY 7 DESC, 6 DESC");
+	if ((l->n_sites & (l->n_sites - 1)) == 0) { /* 0, 1, 2, 4...: grow */
+		void *n = realloc(l->sites, (l->n_sites ? 2 * l->n_sites : 1) * sizeof(*l->sites));
+		if (!n)
+			return NULL;
+		l->sites = n;
+	}
+	struct lp_lock_site *s = &l->sites[l->n_sites++];
+	memset(s, 0, sizeof(*s));
+	return s;
+}
+
+/* Every site of every listed lock (the top frame of each wait's stack), by
+ * wait. The most frequent site names heap locks, so sites are cut to top N
+ * only after lp_lock_name. */
+static int lp_batch_sites(struct lp_batch *b)
+{
+	sqlite3_stmt *st = lp_batch_prepare(
+		b, "SELECT w.lock_id, f.function, f.file, f.line, f.module, f.offset, count(*), "
+		   "SUM(w.dur_ns) FROM lock_waits w LEFT JOIN stacks s ON s.id = w.stack_id "
+		   "LEFT JOIN frames f ON f.id = s.top_frame WHERE w.lock_id IN %s "
+		   "GROUP BY w.lock_id, s.top_frame ORDER BY w.lock_id, 8 DESC, 7 DESC");
 	if (!st)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, l->id);
-	size_t cap = 0;
 	int rc, oom = 0;
-	*most_frequent = 0;
 	while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (l->n_sites == cap) {
-			cap = cap ? 2 * cap : 8;
-			void *n = realloc(l->sites, cap * sizeof(*l->sites));
-			if (!n) {
-				oom = 1;
-				break;
-			}
-			l->sites = n;
+		struct lp_lock_row *l = lp_row_of(b, sqlite3_column_int64(st, 0));
+		struct lp_lock_site *s = l ? lp_site_push(l) : NULL;
+		if (!s) {
+			oom = !!l;
+			continue;
 		}
-		struct lp_lock_site *s = &l->sites[l->n_sites++];
-		memset(s, 0, sizeof(*s));
-		s->function = lp_col_str(st, 0, &oom);
-		s->file = lp_col_str(st, 1, &oom);
-		s->line = sqlite3_column_int(st, 2);
-		s->module = lp_col_str(st, 3, &oom);
-		s->offset = (uint64_t)sqlite3_column_int64(st, 4);
-		s->count = sqlite3_column_int64(st, 5);
-		s->wait_ns = sqlite3_column_int64(st, 6);
+		s->function = lp_col_str(st, 1, &oom);
+		s->file = lp_col_str(st, 2, &oom);
+		s->line = sqlite3_column_int(st, 3);
+		s->module = lp_col_str(st, 4, &oom);
+		s->offset = (uint64_t)sqlite3_column_int64(st, 5);
+		s->count = sqlite3_column_int64(st, 6);
+		s->wait_ns = sqlite3_column_int64(st, 7);
 		s->where = lp_site_where(s);
 		oom |= !s->where;
-		if (s->count > l->sites[*most_frequent].count)
-			*most_frequent = l->n_sites - 1;
 	}
 	if (oom) {
 		sqlite3_finalize(st);
 		return -ENOMEM;
 	}
-	l->n_sites_total = l->n_sites;
-	return lp_q_done(q, st, rc);
+	for (size_t i = 0; i < b->r->n; i++)
+		b->r->locks[i].n_sites_total = b->r->locks[i].n_sites;
+	return lp_q_done(b->q, st, rc);
 }
 
-static void lp_lock_sites_cut(struct lp_lock_row *l, int top)
-{
-	while (l->n_sites > (size_t)top)
-		lp_site_free(&l->sites[--l->n_sites]);
-}
-
-/* Waiters (owner = 0) or owners (owner = 1), by wait time. */
-static int lp_lock_threads(struct lp_q *q, struct lp_lock_row *l, int top, int owner)
+/* Waiters (owner = 0) or owners (owner = 1) of every listed lock, by wait;
+ * each lock keeps its first top N. Waits without an owner count apart. */
+static int lp_batch_threads(struct lp_batch *b, int owner)
 {
 	static const char *const sql[2] = {
-		"SELECT t.tid, t.name, count(*), SUM(w.dur_ns) FROM lock_waits w "
-		"JOIN threads t ON t.id = w.thread_id WHERE w.lock_id = ?1 "
-		"GROUP BY w.thread_id ORDER BY 4 DESC, 3 DESC LIMIT ?2",
-		"SELECT w.owner_tid, (SELECT t.name FROM threads t JOIN locks k ON "
-		"k.process_id = t.process_id WHERE k.id = ?1 AND t.tid = w.owner_tid "
+		"SELECT w.lock_id, t.tid, t.name, count(*), SUM(w.dur_ns) FROM lock_waits w "
+		"JOIN threads t ON t.id = w.thread_id WHERE w.lock_id IN %s "
+		"GROUP BY w.lock_id, w.thread_id ORDER BY w.lock_id, 5 DESC, 4 DESC",
+		"SELECT w.lock_id, w.owner_tid, (SELECT t.name FROM threads t JOIN locks k ON "
+		"k.process_id = t.process_id WHERE k.id = w.lock_id AND t.tid = w.owner_tid "
 		"ORDER BY t.start_ns DESC LIMIT 1), count(*), SUM(w.dur_ns) FROM lock_waits w "
-		"WHERE w.lock_id = ?1 AND w.owner_tid IS NOT NULL "
-		"GROUP BY w.owner_tid ORDER BY 4 DESC, 3 DESC LIMIT ?2",
+		"WHERE w.lock_id IN %s GROUP BY w.lock_id, w.owner_tid "
+		"ORDER BY w.lock_id, 5 DESC, 4 DESC",
 	};
-	struct lp_lock_thread **arr = owner ? &l->owners : &l->waiters;
-	size_t *n = owner ? &l->n_owners : &l->n_waiters;
-	*arr = calloc((size_t)top, sizeof(**arr));
-	if (!*arr)
-		return -ENOMEM;
-	sqlite3_stmt *st = lp_q_prepare(q, sql[owner]);
+	size_t top = (size_t)b->r->top;
+	for (size_t i = 0; i < b->r->n; i++) {
+		struct lp_lock_row *l = &b->r->locks[i];
+		if (!(*(owner ? &l->owners : &l->waiters) = calloc(top, sizeof(*l->owners))))
+			return -ENOMEM;
+	}
+	sqlite3_stmt *st = lp_batch_prepare(b, sql[owner]);
 	if (!st)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, l->id);
-	sqlite3_bind_int(st, 2, top);
 	int rc, oom = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < (size_t)top) {
-		struct lp_lock_thread *t = &(*arr)[(*n)++];
-		t->tid = sqlite3_column_int(st, 0);
-		t->name = lp_col_str(st, 1, &oom);
-		t->count = sqlite3_column_int64(st, 2);
-		t->wait_ns = sqlite3_column_int64(st, 3);
+	while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct lp_lock_row *l = lp_row_of(b, sqlite3_column_int64(st, 0));
+		if (!l)
+			continue;
+		if (owner && sqlite3_column_type(st, 1) == SQLITE_NULL) {
+			l->owner_unknown = sqlite3_column_int64(st, 3);
+			continue;
+		}
+		size_t *n = owner ? &l->n_owners : &l->n_waiters;
+		if (*n == top)
+			continue;
+		struct lp_lock_thread *t = &(owner ? l->owners : l->waiters)[(*n)++];
+		t->tid = sqlite3_column_int(st, 1);
+		t->name = lp_col_str(st, 2, &oom);
+		t->count = sqlite3_column_int64(st, 3);
+		t->wait_ns = sqlite3_column_int64(st, 4);
 	}
 	if (oom) {
 		sqlite3_finalize(st);
 		return -ENOMEM;
 	}
-	return lp_q_done(q, st, rc);
+	return lp_q_done(b->q, st, rc);
 }
 
-static int lp_owner_unknown(struct lp_q *q, struct lp_lock_row *l)
+static int lp_lock_name(struct lp_lock_row *l)
 {
-	sqlite3_stmt *st = lp_q_prepare(
-		q, "SELECT count(*) FROM lock_waits WHERE lock_id = ? AND owner_tid IS NULL");
-	if (!st)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, l->id);
-	int rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		l->owner_unknown = sqlite3_column_int64(st, 0);
-	return lp_q_done(q, st, rc);
-}
-
-static int lp_lock_name(struct lp_lock_row *l, size_t most_frequent)
-{
+	size_t best = 0; /* the most frequent site, by count */
+	for (size_t i = 1; i < l->n_sites; i++)
+		if (l->sites[i].count > l->sites[best].count)
+			best = i;
 	int n;
 	if (l->symbol)
 		n = asprintf(&l->name, "%s", l->symbol);
 	else if (l->n_sites)
 		n = asprintf(&l->name, "0x%" PRIx64 " (heap) at %s", l->address,
-			     l->sites[most_frequent].where);
+			     l->sites[best].where);
 	else
 		n = asprintf(&l->name, "0x%" PRIx64 " (heap)", l->address);
 	return n < 0 ? -ENOMEM : 0;
 }
 
-static int lp_lock_detail(struct lp_q *q, struct lp_lock_report *r, struct lp_lock_row *l)
+static int lp_locks_detail(struct lp_q *q, struct lp_lock_report *r)
 {
-	size_t most_frequent;
-	int rc = lp_lock_percentiles(q, l);
-	rc = rc ? rc : lp_lock_sites(q, l, r->top, &most_frequent);
-	rc = rc ? rc : lp_lock_name(l, most_frequent);
-	if (rc)
-		return rc;
-	lp_lock_sites_cut(l, r->top);
-	rc = lp_owner_unknown(q, l);
-	rc = rc ? rc : lp_lock_threads(q, l, r->top, 0);
-	rc = rc ? rc : lp_lock_threads(q, l, r->top, 1);
-	l->mean_ns = l->count ? (double)l->total_ns / (double)l->count : 0;
-	l->share = r->thread_time_ns > 0 ? (double)l->total_ns / (double)r->thread_time_ns : 0;
+	struct lp_batch b = {q, r, NULL, NULL};
+	int rc = r->n ? lp_batch_init(&b) : 0;
+	if (r->n) {
+		rc = rc ? rc : lp_batch_percentiles(&b);
+		rc = rc ? rc : lp_batch_sites(&b);
+		rc = rc ? rc : lp_batch_threads(&b, 0);
+		rc = rc ? rc : lp_batch_threads(&b, 1);
+	}
+	for (size_t i = 0; rc == 0 && i < r->n; i++) {
+		struct lp_lock_row *l = &r->locks[i];
+		rc = lp_lock_name(l);
+		while (l->n_sites > (size_t)r->top)
+			lp_site_free(&l->sites[--l->n_sites]);
+		l->mean_ns = l->count ? (double)l->total_ns / (double)l->count : 0;
+		l->share = r->thread_time_ns > 0 ? (double)l->total_ns / (double)r->thread_time_ns : 0;
+	}
+	free(b.in);
+	free(b.order);
+	lp_batch_ctx = NULL;
 	return rc;
 }
 
@@ -343,8 +430,7 @@ int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, 
 		rc = st ? lp_q_done(&q, st, s) : -EIO;
 		rc = rc ? rc : lp_lock_rows(&q, r);
 	}
-	for (size_t i = 0; rc == 0 && i < r->n; i++)
-		rc = lp_lock_detail(&q, r, &r->locks[i]);
+	rc = rc ? rc : lp_locks_detail(&q, r);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory while analyzing locks");
 	return rc;

@@ -92,7 +92,10 @@ int lp_summary_analyze(sqlite3 *db, struct lp_run_summary *s, char *err, size_t 
 	s->host = lp_meta_dup(db, "host");
 	s->wall_start = lp_meta_dup(db, "wall_start");
 	s->run_cmdline = lp_meta_dup(db, "run.cmdline");
-	s->gpu = lp_meta_dup(db, "cuda.captured");
+	char *cap = lp_meta_dup(db, "cuda.captured");
+	s->gpu_captured = cap && strcmp(cap, "0") != 0 && cap[0];
+	free(cap);
+	s->gpu_status = lp_meta_dup(db, "cuda.status");
 	s->lock_waits = lp_db_count(db, "lock_waits");
 	s->cond_waits = lp_db_count(db, "cond_waits");
 	return lp_summary_procs(db, s, err, errlen);
@@ -109,6 +112,6 @@ void lp_summary_free(struct lp_run_summary *s)
 	free(s->host);
 	free(s->wall_start);
 	free(s->run_cmdline);
-	free(s->gpu);
+	free(s->gpu_status);
 	memset(s, 0, sizeof(*s));
 }

@@ -30,7 +30,8 @@ struct lp_run_summary {
 	long long threads;
 	long long dropped_records, dropped_chunks, dropped_strings;
 	long long lock_waits, cond_waits;
-	char *gpu; /* meta cuda.captured, NULL = no GPU data */
+	int gpu_captured; /* meta cuda.captured is present and not 0 */
+	char *gpu_status; /* meta cuda.status: why not, or what; NULL if absent */
 };
 
 int lp_summary_analyze(sqlite3 *db, struct lp_run_summary *s, char *err, size_t errlen);

@@ -46,10 +46,12 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s)
 	fprintf(f, "\n  dropped while recording: %lld records, %lld chunks, %lld strings\n",
 		s->dropped_records, s->dropped_chunks, s->dropped_strings);
 	fputs("  GPU: ", f);
-	if (s->gpu)
-		lp_txt_pad(f, s->gpu, 0, 0);
-	else
-		fputs("no GPU data", f);
+	fputs(s->gpu_captured ? "captured" : "no GPU data", f);
+	if (s->gpu_status) {
+		fputs(" (", f);
+		lp_txt_pad(f, s->gpu_status, 0, 0);
+		fputc(')', f);
+	}
 	fputs("\n\n", f);
 
 	fputs("       pid      ppid  threads   duration  end                 command\n", f);
@@ -84,12 +86,12 @@ void lp_summary_write_json_members(FILE *f, const struct lp_run_summary *s)
 		", \"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64 ", \"duration_ns\": %" PRId64
 		", \"threads\": %lld, \"lock_waits\": %lld, \"cond_waits\": %lld, "
 		"\"dropped_records\": %lld, \"dropped_chunks\": %lld, \"dropped_strings\": %lld, "
-		"\"gpu\": ",
+		"\"gpu\": {\"captured\": %s, \"status\": ",
 		s->start_ns, s->end_ns, s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0,
 		s->threads, s->lock_waits, s->cond_waits, s->dropped_records, s->dropped_chunks,
-		s->dropped_strings);
-	lp_json_str(f, s->gpu);
-	fputs(",\n    \"processes\": [", f);
+		s->dropped_strings, s->gpu_captured ? "true" : "false");
+	lp_json_str(f, s->gpu_status);
+	fputs("},\n    \"processes\": [", f);
 	for (size_t i = 0; i < s->n_procs; i++) {
 		const struct lp_summary_proc *p = &s->procs[i];
 		fprintf(f, "%s\n      {\"pid\": %d, \"ppid\": %d, \"cmdline\": ", i ? "," : "", p->pid,

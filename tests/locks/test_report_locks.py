@@ -120,7 +120,8 @@ check(re.search(rf"^\s+{pid}\s+\d+\s+5\s+.*exit 0 ", p.stdout, re.M) is not None
 check("no GPU data" in p.stdout and "model_lock" in p.stdout, "summary: GPU line and top locks")
 sj = json.loads(latprof("report", path, "--format", "json", check=0).stdout)
 check_schema(sj["locks"], "summary JSON's locks member")
-check(sj["run"]["processes"][0]["exit_status"] == 0 and sj["run"]["gpu"] is None,
+gpu = bool(int(q1(conn, "SELECT value FROM meta WHERE key = 'cuda.captured'") or 0))
+check(sj["run"]["processes"][0]["exit_status"] == 0 and sj["run"]["gpu"]["captured"] == gpu is False,
       "summary JSON: exit status 0, no GPU")
 
 # ---- -o writes a file; never over the database ----------------------------
