@@ -37,5 +37,8 @@ void lp_run_env_sources(const struct lp_run_opts *o);
 /* After import: non-zero exit code when a source that was required
  * captured nothing (e.g. --cuda=on without a GPU). */
 int lp_run_check_sources(const struct lp_run_opts *o);
+/* --cuda (cli/run_cuda.c): CUDA_INJECTION64_PATH; the one-line verdict. */
+void lp_run_cuda_env(const struct lp_run_opts *o);
+int lp_run_cuda_check(const struct lp_run_opts *o);
 
 #endif
