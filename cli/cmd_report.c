@@ -21,6 +21,7 @@
 #include "lp_db.h"
 #include "lp_locks.h"
 #include "lp_report_breakdown.h"
+#include "lp_report_counters.h"
 #include "lp_report_locks.h"
 #include "lp_report_summary.h"
 #include "lp_summary.h"
@@ -145,6 +146,15 @@ static void lp_w_ranges_csv(FILE *f, const void *r)
 	lp_range_stats_write_csv(f, r);
 }
 
+/* ---- --counters (analyze/lp_counters_report.h) ------------------------ */
+
+static void *lp_view_counters(sqlite3 *db, const struct lp_report_opts *o, char *err,
+			      size_t errlen)
+{
+	(void)o;
+	return lp_counters_view(db, err, errlen);
+}
+
 /* ---- default: run summary + top locks --------------------------------- */
 
 struct lp_summary_view {
@@ -218,6 +228,8 @@ static const struct lp_view lp_views[] = {
 	 {lp_w_bd_text, lp_w_bd_json, lp_w_bd_csv}},
 	{"ranges", lp_view_ranges, lp_view_ranges_free,
 	 {lp_w_ranges_text, lp_w_ranges_json, lp_w_ranges_csv}},
+	{"counters", lp_view_counters, lp_counters_view_free,
+	 {lp_counters_w_text, lp_counters_w_json, lp_counters_w_csv}},
 };
 #define LP_N_VIEWS (sizeof(lp_views) / sizeof(lp_views[0]))
 
@@ -362,7 +374,9 @@ const struct lp_cmd lp_cmd_report = {
 		 "     --request NAME    the request range (NAME or DOMAIN::NAME); default:\n"
 		 "                       the most frequent outermost range\n"
 		 "     --stage-depth N   stages are ranges N levels below it (default 1)\n"
-		 "  --ranges     count, total, mean, p50/p90/p99/max of every NVTX range name\n\n"
+		 "  --ranges     count, total, mean, p50/p90/p99/max of every NVTX range name\n"
+		 "  --counters   CPU counters (context switches, migrations, faults, task clock,\n"
+		 "               cycles/IPC where available) per stage and per thread\n\n"
 		 "options:\n"
 		 "  --top N      rows per table (locks, call sites, threads); default 10\n"
 		 "  --format F   text (default), json (schemas/report-*.schema.json) or csv\n"
