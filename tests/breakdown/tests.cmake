@@ -1,4 +1,16 @@
 # Request/stage breakdown: unit tests of the interval sweep and percentiles,
-# end-to-end tests on recorded NVTX programs.
+# end-to-end tests on recorded NVTX programs (samples/infer_server and
+# bd_nested below).
 lp_c_test(breakdown_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_bd_unit.c
   LIBS latprof_analyze LABELS unit)
+
+if(NVTX3_INCLUDE)
+  add_executable(bd_nested ${CMAKE_CURRENT_LIST_DIR}/bd_nested.c)
+  target_include_directories(bd_nested PRIVATE ${NVTX3_INCLUDE})
+  target_link_libraries(bd_nested PRIVATE ${CMAKE_DL_LIBS})
+  set_target_properties(bd_nested PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
+endif()
+lp_py_test(breakdown_stages test_stages.py LABELS e2e)
+lp_py_test(breakdown_tail test_tail.py LABELS e2e)
+lp_py_test(breakdown_nesting test_nesting.py LABELS e2e)
+lp_py_test(breakdown_noranges test_noranges.py LABELS e2e)

@@ -1,0 +1,44 @@
+"""Shared by the breakdown tests: record, report as JSON, check the schema."""
+import json
+import os
+import sys
+
+from lptest import BUILD, SRC, check, fail, latprof, record, sample, skip, tmpdir
+
+sys.path.insert(0, os.path.join(SRC, "tests", "locks"))
+from locklib import validate  # noqa: E402  (the JSON Schema subset checker)
+
+SCHEMA = os.path.join(SRC, "schemas", "report-breakdown.schema.json")
+
+
+def need(path, what):
+    if not os.path.exists(path):
+        skip(f"{what} not built ({path}): NVTX headers missing?")
+
+
+def need_nvtx():
+    need(os.path.join(BUILD, "lib", "latprof", "liblatprof_nvtx.so"), "NVTX injection library")
+
+
+def breakdown(db, *args, check_rc=0):
+    p = latprof("report", db, "--breakdown", "--format", "json", *args, check=check_rc)
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError as e:
+        fail(f"--breakdown JSON does not parse: {e}\n{p.stdout[:2000]}")
+    with open(SCHEMA) as f:
+        errs = validate(doc, json.load(f))
+    if errs:
+        fail("breakdown JSON does not follow report-breakdown.schema.json:\n" + "\n".join(errs[:20]))
+    return doc
+
+
+def stage(doc, name):
+    for s in doc["stages"]:
+        if s["name"] == name:
+            return s
+    fail(f"no stage '{name}' in {[s['name'] for s in doc['stages']]}")
+
+
+def shares_sum(doc):
+    return sum(s["share"] for s in doc["stages"])
