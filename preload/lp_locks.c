@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lock hooks: try the non-blocking form first, so an uncontended acquisition
+ * costs one extra call and records nothing; only a wait is timed and written.
+ * Condition waits are always waits, so each one is recorded.
+ */
+#define _GNU_SOURCE
+#include "lp_preload.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <sys/single_threaded.h>
+
+#include "lp_core.h"
+
+enum lp_op { LP_OP_PLAIN, LP_OP_TIMED, LP_OP_CLOCK };
+
+static uint32_t lp_flags(int rc)
+{
+	return rc == 0 ? 0 : rc == ETIMEDOUT ? LP_WAITF_TIMEDOUT : LP_WAITF_FAILED;
+}
+
+__attribute__((noinline)) static void lp_lock_record(uint32_t kind, const void *lock, uint64_t t0,
+						     uint64_t t1, uint32_t owner, uint32_t flags,
+						     void *ra)
+{
+	lp_pre_modules_refresh();
+	uint32_t stack = lp_pre_stack(ra);
+	struct lp_rec_lock_wait *r = lp_rec_begin(LP_REC_LOCK_WAIT, kind, sizeof(*r));
+	if (!r)
+		return;
+	r->lock = (uint64_t)(uintptr_t)lock;
+	r->start = t0;
+	r->end = t1;
+	r->stack = stack;
+	r->owner = owner;
+	r->flags = flags;
+	r->pad = 0;
+	lp_rec_commit();
+}
+
+/* ---- mutexes ---------------------------------------------------------- */
+
+static int lp_mutex_call(pthread_mutex_t *m, enum lp_op op, clockid_t clk,
+			 const struct timespec *ts)
+{
+	switch (op) {
+	case LP_OP_TIMED:
+		if (LP_REAL(mutex_timedlock))
+			return lp_real.mutex_timedlock(m, ts);
+		break;
+	case LP_OP_CLOCK:
+		if (LP_REAL(mutex_clocklock))
+			return lp_real.mutex_clocklock(m, clk, ts);
+		break;
+	default:
+		if (LP_REAL(mutex_lock))
+			return lp_real.mutex_lock(m);
+	}
+	/* Only inside our own dlsym: spin rather than fail. */
+	int rc;
+	while ((rc = pthread_mutex_trylock(m)) == EBUSY)
+		sched_yield();
+	return rc;
+}
+
+__attribute__((noinline)) static int lp_mutex_slow(pthread_mutex_t *m, enum lp_op op, clockid_t clk,
+						   const struct timespec *ts, void *ra)
+{
+	if (!lp_pre_recording())
+		return lp_mutex_call(m, op, clk, ts);
+	int saved = errno;
+	lp_pre_guard = 1;
+	uint32_t owner = (uint32_t)__atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+	uint64_t t0 = lp_now();
+	int rc = lp_mutex_call(m, op, clk, ts);
+	uint64_t t1 = lp_now();
+	lp_lock_record(LP_LOCK_MUTEX, m, t0, t1, owner, lp_flags(rc), ra);
+	lp_pre_guard = 0;
+	errno = saved;
+	return rc;
+}
+
+/* A process-private mutex in a single-threaded process cannot be contended,
+ * and glibc's lock then skips atomics (trylock does not): go straight on. */
+#define LP_PSHARED_BIT 128 /* glibc PTHREAD_MUTEX_PSHARED_BIT in __kind */
+
+/* Any trylock result but EBUSY is final: EOWNERDEAD, for one, means we now
+ * hold the lock. The hottest hook skips the frame-pointer prologue: its
+ * slow path is a sibling call, so no unwinder ever sees this frame. */
+LP_HOOK __attribute__((optimize("omit-frame-pointer"))) int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	if (__libc_single_threaded && !(m->__data.__kind & LP_PSHARED_BIT)) {
+		int (*fn)(pthread_mutex_t *) =
+		    __atomic_load_n(&lp_real.mutex_lock, __ATOMIC_RELAXED);
+		if (__builtin_expect(fn != NULL, 1))
+			return fn(m);
+	}
+	int rc = pthread_mutex_trylock(m);
+	if (__builtin_expect(rc != EBUSY, 1))
+		return rc;
+	return lp_mutex_slow(m, LP_OP_PLAIN, 0, NULL, __builtin_return_address(0));
+}
+
+LP_HOOK int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
+{
+	int rc = pthread_mutex_trylock(m);
+	if (rc != EBUSY)
+		return rc;
+	return lp_mutex_slow(m, LP_OP_TIMED, 0, ts, __builtin_return_address(0));
+}
+
+LP_HOOK int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const struct timespec *ts)
+{
+	int rc = pthread_mutex_trylock(m);
+	if (rc != EBUSY)
+		return rc;
+	return lp_mutex_slow(m, LP_OP_CLOCK, clk, ts, __builtin_return_address(0));
+}
+
+/* ---- rwlocks ---------------------------------------------------------- */
+
+static int lp_rw_call(pthread_rwlock_t *l, int wr, enum lp_op op, clockid_t clk,
+		      const struct timespec *ts)
+{
+	int (*fn)(pthread_rwlock_t *) = wr ? LP_REAL(rw_wrlock) : LP_REAL(rw_rdlock);
+	switch (op) {
+	case LP_OP_TIMED:
+		if (wr ? LP_REAL(rw_timedwrlock) : LP_REAL(rw_timedrdlock))
+			return (wr ? lp_real.rw_timedwrlock : lp_real.rw_timedrdlock)(l, ts);
+		break;
+	case LP_OP_CLOCK:
+		if (wr ? LP_REAL(rw_clockwrlock) : LP_REAL(rw_clockrdlock))
+			return (wr ? lp_real.rw_clockwrlock : lp_real.rw_clockrdlock)(l, clk, ts);
+		break;
+	default:
+		if (fn)
+			return fn(l);
+	}
+	int rc;
+	while ((rc = wr ? pthread_rwlock_trywrlock(l) : pthread_rwlock_tryrdlock(l)) == EBUSY)
+		sched_yield();
+	return rc;
+}
+
+__attribute__((noinline)) static int lp_rw_slow(pthread_rwlock_t *l, int wr, enum lp_op op,
+						clockid_t clk, const struct timespec *ts, void *ra)
+{
+	if (!lp_pre_recording())
+		return lp_rw_call(l, wr, op, clk, ts);
+	int saved = errno;
+	lp_pre_guard = 1;
+	uint32_t owner = (uint32_t)__atomic_load_n(&l->__data.__cur_writer, __ATOMIC_RELAXED);
+	uint64_t t0 = lp_now();
+	int rc = lp_rw_call(l, wr, op, clk, ts);
+	uint64_t t1 = lp_now();
+	lp_lock_record(wr ? LP_LOCK_RWLOCK_WR : LP_LOCK_RWLOCK_RD, l, t0, t1, owner, lp_flags(rc),
+		       ra);
+	lp_pre_guard = 0;
+	errno = saved;
+	return rc;
+}
+
+LP_HOOK int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+	int rc = pthread_rwlock_tryrdlock(l);
+	if (__builtin_expect(rc != EBUSY, 1))
+		return rc;
+	return lp_rw_slow(l, 0, LP_OP_PLAIN, 0, NULL, __builtin_return_address(0));
+}
+
+LP_HOOK int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+	int rc = pthread_rwlock_trywrlock(l);
+	if (__builtin_expect(rc != EBUSY, 1))
+		return rc;
+	return lp_rw_slow(l, 1, LP_OP_PLAIN, 0, NULL, __builtin_return_address(0));
+}
+
+LP_HOOK int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *ts)
+{
+	int rc = pthread_rwlock_tryrdlock(l);
+	if (rc != EBUSY)
+		return rc;
+	return lp_rw_slow(l, 0, LP_OP_TIMED, 0, ts, __builtin_return_address(0));
+}
+
+LP_HOOK int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *ts)
+{
+	int rc = pthread_rwlock_trywrlock(l);
+	if (rc != EBUSY)
+		return rc;
+	return lp_rw_slow(l, 1, LP_OP_TIMED, 0, ts, __builtin_return_address(0));
+}
+
+LP_HOOK int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk,
+				       const struct timespec *ts)
+{
+	int rc = pthread_rwlock_tryrdlock(l);
+	if (rc != EBUSY)
+		return rc;
+	return lp_rw_slow(l, 0, LP_OP_CLOCK, clk, ts, __builtin_return_address(0));
+}
+
+LP_HOOK int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
+				       const struct timespec *ts)
+{
+	int rc = pthread_rwlock_trywrlock(l);
+	if (rc != EBUSY)
+		return rc;
+	return lp_rw_slow(l, 1, LP_OP_CLOCK, clk, ts, __builtin_return_address(0));
+}
+
+/* ---- semaphores (also Python's threading.Lock) ------------------------- */
+
+static int lp_sem_call(sem_t *s, enum lp_op op, clockid_t clk, const struct timespec *ts)
+{
+	switch (op) {
+	case LP_OP_TIMED:
+		if (LP_REAL(sem_timedwait))
+			return lp_real.sem_timedwait(s, ts);
+		break;
+	case LP_OP_CLOCK:
+		if (LP_REAL(sem_clockwait))
+			return lp_real.sem_clockwait(s, clk, ts);
+		break;
+	default:
+		if (LP_REAL(sem_wait))
+			return lp_real.sem_wait(s);
+	}
+	int rc;
+	while ((rc = sem_trywait(s)) != 0 && errno == EAGAIN)
+		sched_yield();
+	return rc;
+}
+
+/* `saved` is errno from before the trywait that failed with EAGAIN. */
+__attribute__((noinline)) static int lp_sem_slow(sem_t *s, enum lp_op op, clockid_t clk,
+						 const struct timespec *ts, int saved, void *ra)
+{
+	errno = saved;
+	if (!lp_pre_recording())
+		return lp_sem_call(s, op, clk, ts);
+	lp_pre_guard = 1;
+	uint64_t t0 = lp_now();
+	int rc = lp_sem_call(s, op, clk, ts);
+	uint64_t t1 = lp_now();
+	int err = errno;
+	uint32_t flags = rc == 0 ? 0 : err == ETIMEDOUT ? LP_WAITF_TIMEDOUT : LP_WAITF_FAILED;
+	lp_lock_record(LP_LOCK_SEM, s, t0, t1, 0, flags, ra);
+	lp_pre_guard = 0;
+	errno = err;
+	return rc;
+}
+
+LP_HOOK int sem_wait(sem_t *s)
+{
+	int saved = errno;
+	if (__builtin_expect(sem_trywait(s) == 0, 1))
+		return 0;
+	if (errno != EAGAIN)
+		return -1; /* EINVAL: what sem_wait would say too */
+	return lp_sem_slow(s, LP_OP_PLAIN, 0, NULL, saved, __builtin_return_address(0));
+}
+
+LP_HOOK int sem_timedwait(sem_t *s, const struct timespec *ts)
+{
+	int saved = errno;
+	if (sem_trywait(s) == 0)
+		return 0;
+	if (errno != EAGAIN)
+		return -1;
+	return lp_sem_slow(s, LP_OP_TIMED, 0, ts, saved, __builtin_return_address(0));
+}
+
+LP_HOOK int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *ts)
+{
+	int saved = errno;
+	if (sem_trywait(s) == 0)
+		return 0;
+	if (errno != EAGAIN)
+		return -1;
+	return lp_sem_slow(s, LP_OP_CLOCK, clk, ts, saved, __builtin_return_address(0));
+}
+
+/* ---- condition variables ---------------------------------------------- */
+
+static int lp_cond_call(pthread_cond_t *c, pthread_mutex_t *m, enum lp_op op, clockid_t clk,
+			const struct timespec *ts)
+{
+	switch (op) {
+	case LP_OP_TIMED:
+		if (LP_REAL(cond_timedwait))
+			return lp_real.cond_timedwait(c, m, ts);
+		break;
+	case LP_OP_CLOCK:
+		if (LP_REAL(cond_clockwait))
+			return lp_real.cond_clockwait(c, m, clk, ts);
+		break;
+	default:
+		if (LP_REAL(cond_wait))
+			return lp_real.cond_wait(c, m);
+	}
+	/* Inside our own dlsym: a spurious wake-up is always allowed. */
+	pthread_mutex_unlock(m);
+	sched_yield();
+	return pthread_mutex_lock(m);
+}
+
+__attribute__((noinline)) static int lp_cond_slow(pthread_cond_t *c, pthread_mutex_t *m,
+						  enum lp_op op, clockid_t clk,
+						  const struct timespec *ts, void *ra)
+{
+	if (!lp_pre_recording())
+		return lp_cond_call(c, m, op, clk, ts);
+	int saved = errno;
+	lp_pre_guard = 1;
+	uint64_t t0 = lp_now();
+	int rc = lp_cond_call(c, m, op, clk, ts);
+	uint64_t t1 = lp_now();
+	lp_pre_modules_refresh();
+	uint32_t stack = lp_pre_stack(ra);
+	struct lp_rec_cond_wait *r = lp_rec_begin(
+	    LP_REC_COND_WAIT, op == LP_OP_PLAIN ? LP_COND_WAIT : LP_COND_TIMEDWAIT, sizeof(*r));
+	if (r) {
+		r->cond = (uint64_t)(uintptr_t)c;
+		r->mutex = (uint64_t)(uintptr_t)m;
+		r->start = t0;
+		r->end = t1;
+		r->stack = stack;
+		r->flags = lp_flags(rc);
+		lp_rec_commit();
+	}
+	lp_pre_guard = 0;
+	errno = saved;
+	return rc;
+}
+
+/* pthread_cond_wait/timedwait get version GLIBC_2.3.2 from lp_preload.map. */
+LP_HOOK int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	return lp_cond_slow(c, m, LP_OP_PLAIN, 0, NULL, __builtin_return_address(0));
+}
+
+LP_HOOK int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts)
+{
+	return lp_cond_slow(c, m, LP_OP_TIMED, 0, ts, __builtin_return_address(0));
+}
+
+LP_HOOK int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+				   const struct timespec *ts)
+{
+	return lp_cond_slow(c, m, LP_OP_CLOCK, clk, ts, __builtin_return_address(0));
+}

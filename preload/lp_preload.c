@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * LD_PRELOAD interposer: set-up, symbol resolution and the helpers the hooks
+ * share. The hooks themselves live in lp_locks.c and lp_proc.c.
+ */
+#define _GNU_SOURCE
+#include "lp_preload.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <link.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "lp_core.h"
+
+#define LP_STACK_MAX 40
+#define LP_TID_SLOTS 4096u
+
+struct lp_real lp_real;
+int lp_pre_on;
+__thread int lp_pre_guard __attribute__((tls_model("initial-exec")));
+
+/* Set while this thread runs dlsym, which may call malloc and so, through
+ * an app allocator, our lock hooks. */
+static __thread int lp_resolving __attribute__((tls_model("initial-exec")));
+static uint64_t lp_mod_adds;
+
+struct lp_tid_slot {
+	unsigned long key; /* pthread_t */
+	uint32_t tid;
+};
+static struct lp_tid_slot lp_tids[LP_TID_SLOTS];
+
+static void lp_sym(void **slot, const char *name)
+{
+	void *p = dlsym(RTLD_NEXT, name);
+	if (p)
+		__atomic_store_n(slot, p, __ATOMIC_RELAXED);
+}
+
+static void lp_vsym(void **slot, const char *name, const char *ver)
+{
+	void *p = dlvsym(RTLD_NEXT, name, ver);
+	if (!p)
+		p = dlsym(RTLD_NEXT, name);
+	if (p)
+		__atomic_store_n(slot, p, __ATOMIC_RELAXED);
+}
+
+#define LP_SYM(f, name) lp_sym((void **)&lp_real.f, name)
+
+void lp_pre_resolve(void)
+{
+	if (lp_resolving)
+		return;
+	int saved = errno;
+	lp_resolving = 1;
+	LP_SYM(mutex_lock, "pthread_mutex_lock");
+	LP_SYM(mutex_timedlock, "pthread_mutex_timedlock");
+	LP_SYM(mutex_clocklock, "pthread_mutex_clocklock");
+	LP_SYM(rw_rdlock, "pthread_rwlock_rdlock");
+	LP_SYM(rw_wrlock, "pthread_rwlock_wrlock");
+	LP_SYM(rw_timedrdlock, "pthread_rwlock_timedrdlock");
+	LP_SYM(rw_timedwrlock, "pthread_rwlock_timedwrlock");
+	LP_SYM(rw_clockrdlock, "pthread_rwlock_clockrdlock");
+	LP_SYM(rw_clockwrlock, "pthread_rwlock_clockwrlock");
+	LP_SYM(sem_wait, "sem_wait");
+	LP_SYM(sem_timedwait, "sem_timedwait");
+	LP_SYM(sem_clockwait, "sem_clockwait");
+#if defined(__x86_64__)
+	/* Our definitions are the GLIBC_2.3.2 ones (lp_preload.map); the
+	 * unversioned lookup could hand back the old 2.2.5 ABI. */
+	lp_vsym((void **)&lp_real.cond_wait, "pthread_cond_wait", "GLIBC_2.3.2");
+	lp_vsym((void **)&lp_real.cond_timedwait, "pthread_cond_timedwait", "GLIBC_2.3.2");
+#else
+	LP_SYM(cond_wait, "pthread_cond_wait");
+	LP_SYM(cond_timedwait, "pthread_cond_timedwait");
+#endif
+	LP_SYM(cond_clockwait, "pthread_cond_clockwait");
+	LP_SYM(create, "pthread_create");
+	LP_SYM(setname, "pthread_setname_np");
+	LP_SYM(fork, "fork");
+	LP_SYM(execve, "execve");
+	LP_SYM(execv, "execv");
+	LP_SYM(execvp, "execvp");
+	LP_SYM(execvpe, "execvpe");
+	LP_SYM(fexecve, "fexecve");
+	LP_SYM(exit, "exit");
+	LP_SYM(uexit, "_exit");
+	LP_SYM(uExit, "_Exit");
+	LP_SYM(wait, "wait");
+	LP_SYM(waitpid, "waitpid");
+	LP_SYM(wait3, "wait3");
+	LP_SYM(wait4, "wait4");
+	LP_SYM(waitid, "waitid");
+	LP_SYM(dlopen, "dlopen");
+	LP_SYM(dlclose, "dlclose");
+	lp_resolving = 0;
+	errno = saved;
+}
+
+static unsigned lp_tid_hash(unsigned long key)
+{
+	return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 40) & (LP_TID_SLOTS - 1);
+}
+
+/* Insert-only open addressing: a pthread_t reused for a new thread just
+ * overwrites its tid, so the table stays bounded by distinct stacks. */
+void lp_pre_tid_put(pthread_t th, uint32_t tid)
+{
+	unsigned long key = (unsigned long)th;
+	unsigned i = lp_tid_hash(key);
+	for (unsigned n = 0; n < LP_TID_SLOTS; n++, i = (i + 1) & (LP_TID_SLOTS - 1)) {
+		unsigned long cur = __atomic_load_n(&lp_tids[i].key, __ATOMIC_ACQUIRE);
+		if (cur == 0) {
+			unsigned long zero = 0;
+			if (__atomic_compare_exchange_n(&lp_tids[i].key, &zero, key, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				cur = key;
+			else
+				cur = zero;
+		}
+		if (cur == key) {
+			__atomic_store_n(&lp_tids[i].tid, tid, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+uint32_t lp_pre_tid_get(pthread_t th)
+{
+	unsigned long key = (unsigned long)th;
+	unsigned i = lp_tid_hash(key);
+	for (unsigned n = 0; n < LP_TID_SLOTS; n++, i = (i + 1) & (LP_TID_SLOTS - 1)) {
+		unsigned long cur = __atomic_load_n(&lp_tids[i].key, __ATOMIC_ACQUIRE);
+		if (cur == key)
+			return __atomic_load_n(&lp_tids[i].tid, __ATOMIC_ACQUIRE);
+		if (cur == 0)
+			return 0;
+	}
+	return 0;
+}
+
+/* Find the app's return address in our own backtrace and keep what lies
+ * beyond it: exact whatever the compiler inlined or tail-called. */
+uint32_t lp_pre_stack(void *ra)
+{
+	void *buf[LP_STACK_MAX];
+	uint64_t pcs[LP_STACK_MAX];
+	int saved = errno;
+	int n = backtrace(buf, LP_STACK_MAX);
+	errno = saved;
+	int i = 0;
+	while (i < n && buf[i] != ra)
+		i++;
+	if (i == n) { /* unwinder lost our frames: keep the app's call site */
+		pcs[0] = (uint64_t)(uintptr_t)ra;
+		return lp_intern_stack(pcs, 1);
+	}
+	unsigned k = 0;
+	for (; i < n; i++)
+		pcs[k++] = (uint64_t)(uintptr_t)buf[i];
+	return lp_intern_stack(pcs, k);
+}
+
+static int lp_adds_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
+		*(uint64_t *)data = info->dlpi_adds;
+	return 1; /* the counter is global: one object is enough */
+}
+
+void lp_pre_modules_refresh(void)
+{
+	uint64_t adds = 0;
+	dl_iterate_phdr(lp_adds_cb, &adds);
+	uint64_t old = __atomic_load_n(&lp_mod_adds, __ATOMIC_RELAXED);
+	if (adds != old && __atomic_compare_exchange_n(&lp_mod_adds, &old, adds, 0,
+						       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		lp_core_record_modules();
+}
+
+void lp_pre_thread_name(uint32_t tid, const char *name)
+{
+	size_t len = strnlen(name, 64);
+	while (len && name[len - 1] == '\n')
+		len--;
+	uint32_t id = lp_intern_string(name, len);
+	struct lp_rec_thread_name *r = lp_rec_begin(LP_REC_THREAD_NAME, 0, sizeof(*r));
+	if (!r)
+		return;
+	r->ts = lp_now();
+	r->tid = tid;
+	r->name = id;
+	lp_rec_commit();
+}
+
+void lp_pre_thread_start(uint32_t parent)
+{
+	uint32_t tid = lp_tid();
+	lp_pre_tid_put(pthread_self(), tid);
+	struct lp_rec_thread_start *r = lp_rec_begin(LP_REC_THREAD_START, 0, sizeof(*r));
+	if (r) {
+		r->ts = lp_now();
+		r->tid = tid;
+		r->parent_tid = parent;
+		lp_rec_commit();
+	}
+	char name[17] = {0};
+	if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0 && name[0])
+		lp_pre_thread_name(tid, name);
+}
+
+static void lp_main_thread_start(void)
+{
+	uint32_t tid = lp_tid();
+	lp_pre_tid_put(pthread_self(), tid);
+	struct lp_rec_thread_start *r = lp_rec_begin(LP_REC_THREAD_START, 0, sizeof(*r));
+	if (r) {
+		r->ts = lp_now();
+		r->tid = tid;
+		r->parent_tid = 0;
+		lp_rec_commit();
+	}
+	char name[64];
+	ssize_t n = -1;
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, name, sizeof(name) - 1);
+		close(fd);
+	}
+	if (n > 0) {
+		name[n] = 0;
+		lp_pre_thread_name(tid, name);
+	}
+}
+
+__attribute__((constructor)) static void lp_pre_init(void)
+{
+	int saved = errno;
+	lp_pre_guard = 1; /* lp_core_init takes a mutex: no hook recording */
+	lp_pre_resolve();
+	int ok = lp_core_init() == 0;
+	if (ok) {
+		uint64_t adds = 0;
+		dl_iterate_phdr(lp_adds_cb, &adds);
+		__atomic_store_n(&lp_mod_adds, adds, __ATOMIC_RELAXED);
+		lp_main_thread_start();
+		__atomic_store_n(&lp_pre_on, 1, __ATOMIC_RELEASE);
+	}
+	lp_pre_guard = 0;
+	errno = saved;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals shared by the preload hooks (not installed). Every hook:
+ *  - passes straight through until lp_pre_on is set, and while the calling
+ *    thread is already inside one of our hooks (lp_pre_guard);
+ *  - preserves errno and returns exactly what the real function returned.
+ */
+#ifndef LP_PRELOAD_H
+#define LP_PRELOAD_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#define LP_HOOK __attribute__((visibility("default")))
+
+struct lp_real {
+	int (*mutex_lock)(pthread_mutex_t *);
+	int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
+	int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
+	int (*rw_rdlock)(pthread_rwlock_t *);
+	int (*rw_wrlock)(pthread_rwlock_t *);
+	int (*rw_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*rw_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*rw_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*rw_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*sem_wait)(sem_t *);
+	int (*sem_timedwait)(sem_t *, const struct timespec *);
+	int (*sem_clockwait)(sem_t *, clockid_t, const struct timespec *);
+	int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+			      const struct timespec *);
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	int (*setname)(pthread_t, const char *);
+	pid_t (*fork)(void);
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execv)(const char *, char *const[]);
+	int (*execvp)(const char *, char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	void (*exit)(int) __attribute__((noreturn));
+	void (*uexit)(int) __attribute__((noreturn));
+	void (*uExit)(int) __attribute__((noreturn));
+	pid_t (*wait)(int *);
+	pid_t (*waitpid)(pid_t, int *, int);
+	pid_t (*wait3)(int *, int, struct rusage *);
+	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
+	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
+	void *(*dlopen)(const char *, int);
+	int (*dlclose)(void *);
+};
+
+extern struct lp_real lp_real;
+extern int lp_pre_on; /* core log open and hooks set up */
+extern __thread int lp_pre_guard __attribute__((tls_model("initial-exec")));
+
+/* The real function, resolving all of them on first use. NULL only while
+ * this very thread is inside dlsym (it may call back into a hook). */
+#define LP_REAL(f)                                                                                 \
+	(__atomic_load_n(&lp_real.f, __ATOMIC_RELAXED)                                             \
+	     ? __atomic_load_n(&lp_real.f, __ATOMIC_RELAXED)                                       \
+	     : (lp_pre_resolve(), lp_real.f))
+
+void lp_pre_resolve(void);
+/* True when a hook should record: set up, and not nested in a hook. */
+static inline int lp_pre_recording(void)
+{
+	return __atomic_load_n(&lp_pre_on, __ATOMIC_ACQUIRE) && !lp_pre_guard;
+}
+/* Stack from the app's call site `ra` outwards, interned; 0 if none. */
+uint32_t lp_pre_stack(void *ra);
+/* Record module maps again if a library was loaded since we last looked. */
+void lp_pre_modules_refresh(void);
+/* THREAD_START (+ THREAD_NAME from the kernel's comm) for this thread. */
+void lp_pre_thread_start(uint32_t parent);
+void lp_pre_thread_name(uint32_t tid, const char *name);
+/* pthread_t -> kernel tid, for naming threads other than the caller. */
+void lp_pre_tid_put(pthread_t th, uint32_t tid);
+uint32_t lp_pre_tid_get(pthread_t th);
+
+#endif

@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process and thread lifetime hooks: thread creation and names, fork,
+ * exec, exit, wait and dynamic loading.
+ */
+#define _GNU_SOURCE
+#include "lp_preload.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lp_core.h"
+
+/* ---- threads ---------------------------------------------------------- */
+
+struct lp_start {
+	void *(*fn)(void *);
+	void *arg;
+	uint32_t parent;
+};
+
+static void *lp_thread_main(void *p)
+{
+	struct lp_start s = *(struct lp_start *)p;
+	free(p);
+	if (lp_pre_recording()) {
+		int saved = errno;
+		lp_pre_guard = 1;
+		lp_pre_thread_start(s.parent);
+		lp_pre_guard = 0;
+		errno = saved;
+	}
+	return s.fn(s.arg);
+}
+
+LP_HOOK int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+			   void *arg)
+{
+	if (!LP_REAL(create))
+		return EAGAIN;
+	if (!lp_pre_recording())
+		return lp_real.create(th, attr, fn, arg);
+	int saved = errno;
+	struct lp_start *s = malloc(sizeof(*s));
+	errno = saved;
+	if (!s)
+		return lp_real.create(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	s->parent = lp_tid();
+	int rc = lp_real.create(th, attr, lp_thread_main, s);
+	if (rc != 0) {
+		free(s);
+		errno = saved;
+	}
+	return rc;
+}
+
+LP_HOOK int pthread_setname_np(pthread_t th, const char *name)
+{
+	if (!LP_REAL(setname))
+		return ENOSYS;
+	int rc = lp_real.setname(th, name);
+	if (rc != 0 || !lp_pre_recording())
+		return rc;
+	int saved = errno;
+	lp_pre_guard = 1;
+	uint32_t tid = pthread_equal(th, pthread_self()) ? lp_tid() : lp_pre_tid_get(th);
+	if (tid)
+		lp_pre_thread_name(tid, name);
+	lp_pre_guard = 0;
+	errno = saved;
+	return rc;
+}
+
+/* ---- fork ------------------------------------------------------------- */
+
+/* The core's atfork handler has already given the child a log of its own;
+ * name the child's only thread there. */
+static pid_t lp_fork(void)
+{
+	if (!LP_REAL(fork)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!lp_pre_recording())
+		return lp_real.fork();
+	uint32_t parent = lp_tid();
+	pid_t pid = lp_real.fork();
+	if (pid == 0 && lp_pre_recording()) {
+		int saved = errno;
+		lp_pre_guard = 1;
+		lp_pre_thread_start(parent);
+		lp_pre_guard = 0;
+		errno = saved;
+	}
+	return pid;
+}
+
+LP_HOOK pid_t fork(void)
+{
+	return lp_fork();
+}
+
+/* A vfork child would share (and scribble on) our memory, log state
+ * included: make it a real fork, as other tracers do. */
+LP_HOOK pid_t vfork(void)
+{
+	return lp_fork();
+}
+
+/* ---- exec ------------------------------------------------------------- */
+
+static void lp_exec_note(const char *path)
+{
+	if (!lp_pre_recording())
+		return;
+	lp_pre_guard = 1;
+	lp_core_before_exec(path); /* keeps errno */
+	lp_pre_guard = 0;
+}
+
+#define LP_NOSYS_IF_NULL(f)                                                                        \
+	do {                                                                                       \
+		if (!LP_REAL(f)) {                                                                 \
+			errno = ENOSYS;                                                            \
+			return -1;                                                                 \
+		}                                                                                  \
+	} while (0)
+
+LP_HOOK int execve(const char *path, char *const argv[], char *const envp[])
+{
+	LP_NOSYS_IF_NULL(execve);
+	lp_exec_note(path);
+	return lp_real.execve(path, argv, envp);
+}
+
+LP_HOOK int execv(const char *path, char *const argv[])
+{
+	LP_NOSYS_IF_NULL(execv);
+	lp_exec_note(path);
+	return lp_real.execv(path, argv);
+}
+
+LP_HOOK int execvp(const char *file, char *const argv[])
+{
+	LP_NOSYS_IF_NULL(execvp);
+	lp_exec_note(file);
+	return lp_real.execvp(file, argv);
+}
+
+LP_HOOK int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	LP_NOSYS_IF_NULL(execvpe);
+	lp_exec_note(file);
+	return lp_real.execvpe(file, argv, envp);
+}
+
+LP_HOOK int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	LP_NOSYS_IF_NULL(fexecve);
+	if (lp_pre_recording()) {
+		/* "/proc/self/fd/<fd>" built by hand: no printf in a hook. */
+		char link[32] = "/proc/self/fd/", digits[12], path[4096];
+		int n = 0, len = 14;
+		unsigned v = (unsigned)fd;
+		do
+			digits[n++] = (char)('0' + v % 10);
+		while ((v /= 10) && n < 11);
+		while (n)
+			link[len++] = digits[--n];
+		link[len] = 0;
+		int saved = errno;
+		ssize_t got = readlink(link, path, sizeof(path) - 1);
+		errno = saved;
+		path[got > 0 ? got : 0] = 0;
+		lp_exec_note(got > 0 ? path : link);
+	}
+	return lp_real.fexecve(fd, argv, envp);
+}
+
+/* The variadic forms: collect the arguments on the stack (glibc does the
+ * same) and go through the real vector form. */
+#define LP_COLLECT_ARGS(argv, arg0, ap, extra)                                                     \
+	size_t argc_ = 1;                                                                          \
+	va_start(ap, arg0);                                                                        \
+	while (va_arg(ap, char *))                                                                 \
+		argc_++;                                                                           \
+	va_end(ap);                                                                                \
+	char *argv[argc_ + 1];                                                                     \
+	argv[0] = (char *)arg0;                                                                    \
+	va_start(ap, arg0);                                                                        \
+	for (size_t i_ = 1; i_ <= argc_; i_++)                                                     \
+		argv[i_] = va_arg(ap, char *);                                                     \
+	extra;                                                                                     \
+	va_end(ap)
+
+LP_HOOK int execl(const char *path, const char *arg0, ...)
+{
+	va_list ap;
+	LP_COLLECT_ARGS(argv, arg0, ap, (void)0);
+	return execv(path, argv);
+}
+
+LP_HOOK int execlp(const char *file, const char *arg0, ...)
+{
+	va_list ap;
+	LP_COLLECT_ARGS(argv, arg0, ap, (void)0);
+	return execvp(file, argv);
+}
+
+LP_HOOK int execle(const char *path, const char *arg0, ...)
+{
+	va_list ap;
+	char *const *envp;
+	LP_COLLECT_ARGS(argv, arg0, ap, envp = va_arg(ap, char *const *));
+	return execve(path, argv, envp);
+}
+
+/* ---- exit ------------------------------------------------------------- */
+
+static void lp_exit_note(int status, unsigned how)
+{
+	if (!lp_pre_recording())
+		return;
+	lp_pre_guard = 1;
+	lp_core_exit(status, how);
+	lp_pre_guard = 0;
+}
+
+LP_HOOK void exit(int status)
+{
+	lp_exit_note(status, LP_EXIT_RETURN);
+	if (LP_REAL(exit))
+		lp_real.exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+LP_HOOK void _exit(int status)
+{
+	lp_exit_note(status, LP_EXIT_UNDERSCORE);
+	if (LP_REAL(uexit))
+		lp_real.uexit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+LP_HOOK void _Exit(int status)
+{
+	lp_exit_note(status, LP_EXIT_UNDERSCORE);
+	if (LP_REAL(uExit))
+		lp_real.uExit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+/* Returning from main reaches exit() inside libc, past our hook: wrap main
+ * so that status is recorded too. */
+typedef int (*lp_main_fn)(int, char **, char **);
+static lp_main_fn lp_app_main;
+
+static int lp_main(int argc, char **argv, char **envp)
+{
+	int rc = lp_app_main(argc, argv, envp);
+	lp_exit_note(rc, LP_EXIT_RETURN);
+	return rc;
+}
+
+LP_HOOK int __libc_start_main(lp_main_fn main_fn, int argc, char **argv, void (*init)(void),
+			      void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+	int (*real)(lp_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void),
+		    void *) = dlsym(RTLD_NEXT, "__libc_start_main");
+	if (!real)
+		syscall(SYS_exit_group, 127);
+	lp_app_main = main_fn;
+	return real(lp_main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+/* ---- wait ------------------------------------------------------------- */
+
+static void lp_child_status(pid_t pid, int status)
+{
+	if (pid <= 0 || !(WIFEXITED(status) || WIFSIGNALED(status)) || !lp_pre_recording())
+		return;
+	lp_pre_guard = 1;
+	struct lp_rec_child_status *r = lp_rec_begin(LP_REC_CHILD_STATUS, 0, sizeof(*r));
+	if (r) {
+		r->ts = lp_now();
+		r->pid = (uint32_t)pid;
+		r->status = status;
+		lp_rec_commit();
+	}
+	lp_pre_guard = 0;
+}
+
+/* A NULL status pointer still gets the status, into our own variable. */
+LP_HOOK pid_t wait(int *status)
+{
+	int st = 0;
+	LP_NOSYS_IF_NULL(wait);
+	pid_t pid = lp_real.wait(&st);
+	if (status && pid > 0)
+		*status = st;
+	lp_child_status(pid, st);
+	return pid;
+}
+
+LP_HOOK pid_t waitpid(pid_t p, int *status, int options)
+{
+	int st = 0;
+	LP_NOSYS_IF_NULL(waitpid);
+	pid_t pid = lp_real.waitpid(p, &st, options);
+	if (status && pid > 0)
+		*status = st;
+	lp_child_status(pid, st);
+	return pid;
+}
+
+LP_HOOK pid_t wait3(int *status, int options, struct rusage *ru)
+{
+	int st = 0;
+	LP_NOSYS_IF_NULL(wait3);
+	pid_t pid = lp_real.wait3(&st, options, ru);
+	if (status && pid > 0)
+		*status = st;
+	lp_child_status(pid, st);
+	return pid;
+}
+
+LP_HOOK pid_t wait4(pid_t p, int *status, int options, struct rusage *ru)
+{
+	int st = 0;
+	LP_NOSYS_IF_NULL(wait4);
+	pid_t pid = lp_real.wait4(p, &st, options, ru);
+	if (status && pid > 0)
+		*status = st;
+	lp_child_status(pid, st);
+	return pid;
+}
+
+LP_HOOK int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
+{
+	siginfo_t local;
+	LP_NOSYS_IF_NULL(waitid);
+	if (!info) {
+		memset(&local, 0, sizeof(local));
+		info = &local;
+	}
+	int rc = lp_real.waitid(type, id, info, options);
+	if (rc != 0 || (options & WNOWAIT) || info->si_pid == 0)
+		return rc;
+	int st;
+	if (info->si_code == CLD_EXITED)
+		st = (info->si_status & 0xff) << 8;
+	else if (info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED)
+		st = (info->si_status & 0x7f) | (info->si_code == CLD_DUMPED ? 0x80 : 0);
+	else
+		return rc;
+	int saved = errno;
+	lp_child_status(info->si_pid, st);
+	errno = saved;
+	return rc;
+}
+
+/* ---- dynamic loading -------------------------------------------------- */
+
+/*
+ * glibc's dlopen resolves a bare name against the RUNPATH (and $ORIGIN) of
+ * the object that called it, found from its return address. A wrapper that
+ * calls it would make that object us and break e.g. libraries that dlopen
+ * their siblings. So dlopen jumps straight to the real one; new modules are
+ * noticed through dl_iterate_phdr's load counter wherever we record a stack
+ * (lp_pre_modules_refresh), before a dlclose, and by the core at exit.
+ */
+void *lp_dlopen_next;
+void *lp_real_dlopen_slow(void);
+
+static void *lp_dlopen_failed(const char *file, int mode)
+{
+	return NULL;
+}
+
+__attribute__((used)) void *lp_real_dlopen_slow(void)
+{
+	void *fn = (void *)LP_REAL(dlopen);
+	if (!fn)
+		return (void *)lp_dlopen_failed;
+	__atomic_store_n(&lp_dlopen_next, fn, __ATOMIC_RELAXED);
+	return fn;
+}
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl dlopen\n"
+	".type dlopen, @function\n"
+	"dlopen:\n"
+	".cfi_startproc\n"
+	"	movq lp_dlopen_next(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"
+	"	jmp *%rax\n"
+	"1:	pushq %rdi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	pushq %rsi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	subq $8, %rsp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	call lp_real_dlopen_slow\n"
+	"	addq $8, %rsp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	popq %rsi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	jmp *%rax\n"
+	".cfi_endproc\n"
+	".size dlopen, .-dlopen\n");
+#else
+/* Elsewhere rely on the compiler's sibling call (-O2). */
+LP_HOOK void *dlopen(const char *file, int mode)
+{
+	return ((void *(*)(const char *, int))lp_real_dlopen_slow())(file, mode);
+}
+#endif
+
+LP_HOOK int dlclose(void *handle)
+{
+	LP_NOSYS_IF_NULL(dlclose);
+	if (lp_pre_recording()) {
+		int saved = errno;
+		lp_pre_guard = 1;
+		lp_pre_modules_refresh(); /* record it while it is still mapped */
+		lp_pre_guard = 0;
+		errno = saved;
+	}
+	return lp_real.dlclose(handle);
+}

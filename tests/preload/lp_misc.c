@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Preload test program, one mode per run: lp_misc MODE
+ *   cond     producer/consumer on a condition variable (COND_WAIT records)
+ *   name     a thread named from the main thread (THREAD_NAME with its tid)
+ *   killed   child killed by SIGKILL, reaped with waitid (CHILD_STATUS 9)
+ *   vfork    vfork + _exit(5) in the child; exits with the child's status
+ *   system   system("exit 6"): exits with the shell's status
+ *   sem      sem_wait contended, errno kept across a successful wait
+ *   dlopen   dlopen("libm.so.6") by bare name; prints 1 on success
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static pthread_mutex_t lp_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t lp_cv = PTHREAD_COND_INITIALIZER;
+static int lp_ready;
+static sem_t lp_sem;
+
+static void *lp_producer(void *arg)
+{
+	usleep(20000);
+	pthread_mutex_lock(&lp_mu);
+	lp_ready = 1;
+	pthread_cond_signal(&lp_cv);
+	pthread_mutex_unlock(&lp_mu);
+	return arg;
+}
+
+static void *lp_sleeper(void *arg)
+{
+	usleep(50000);
+	return arg;
+}
+
+static void *lp_poster(void *arg)
+{
+	usleep(20000);
+	sem_post(&lp_sem);
+	return arg;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "cond";
+	pthread_t t;
+	if (!strcmp(mode, "cond")) {
+		pthread_create(&t, NULL, lp_producer, NULL);
+		pthread_mutex_lock(&lp_mu);
+		while (!lp_ready)
+			pthread_cond_wait(&lp_cv, &lp_mu);
+		pthread_mutex_unlock(&lp_mu);
+		pthread_join(t, NULL);
+	} else if (!strcmp(mode, "name")) {
+		pthread_create(&t, NULL, lp_sleeper, NULL);
+		if (pthread_setname_np(t, "sleepy") != 0)
+			return 3;
+		pthread_join(t, NULL);
+	} else if (!strcmp(mode, "killed")) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			pause();
+			_exit(0);
+		}
+		kill(pid, SIGKILL);
+		siginfo_t si;
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED) != 0 || si.si_status != SIGKILL)
+			return 3;
+	} else if (!strcmp(mode, "vfork")) {
+		pid_t pid = vfork();
+		if (pid == 0)
+			_exit(5);
+		int st;
+		if (waitpid(pid, &st, 0) != pid)
+			return 3;
+		return WEXITSTATUS(st);
+	} else if (!strcmp(mode, "system")) {
+		int st = system("exit 6");
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+	} else if (!strcmp(mode, "sem")) {
+		sem_init(&lp_sem, 0, 0);
+		pthread_create(&t, NULL, lp_poster, NULL);
+		errno = 4321;
+		if (sem_wait(&lp_sem) != 0 || errno != 4321)
+			return 3;
+		pthread_join(t, NULL);
+	} else if (!strcmp(mode, "dlopen")) {
+		void *h = dlopen("libm.so.6", RTLD_NOW);
+		printf("%d\n", h != NULL);
+		if (h)
+			dlclose(h);
+	}
+	return 0;
+}
