@@ -33,6 +33,7 @@ struct lp_group {
 	char *k[3];
 	int64_t k4, bytes;
 	int64_t sum[3]; /* extra per-row sums (stage view) */
+	int64_t rows;	/* rows, including those with a NULL value (not in st) */
 	struct lp_cuda_stat st;
 };
 
@@ -111,6 +112,12 @@ static int lp_groups_load(sqlite3 *db, const char *sql, int nsum, struct lp_grou
 				cur->k[i] = k[i] ? strdup((const char *)k[i]) : NULL;
 			cur->k4 = k4;
 		}
+		cur->rows++;
+		cur->bytes += sqlite3_column_int64(st, 4);
+		for (int i = 0; i < nsum; i++)
+			cur->sum[i] += sqlite3_column_int64(st, 6 + i);
+		if (sqlite3_column_type(st, 5) == SQLITE_NULL)
+			continue; /* counted, but no value for the statistics */
 		if (g->nvals == g->capvals) {
 			g->capvals = g->capvals ? 2 * g->capvals : 1024;
 			void *nv = realloc(g->vals, g->capvals * sizeof(int64_t));
@@ -122,9 +129,6 @@ static int lp_groups_load(sqlite3 *db, const char *sql, int nsum, struct lp_grou
 		}
 		g->vals[g->nvals++] = sqlite3_column_int64(st, 5);
 		cur->st.n++;
-		cur->bytes += sqlite3_column_int64(st, 4);
-		for (int i = 0; i < nsum; i++)
-			cur->sum[i] += sqlite3_column_int64(st, 6 + i);
 	}
 	if (cur && rc == 0)
 		lp_stat_of(g->vals + g->nvals - (size_t)cur->st.n, (size_t)cur->st.n, &cur->st);
@@ -226,13 +230,14 @@ static int64_t lp_q1(sqlite3 *db, const char *sql)
 	return v;
 }
 
-/* Launch delay over every GPU operation with its launching call. */
+/* Launch delay of kernels: a synchronous copy starts inside its call, so
+ * "API end -> GPU start" only means something for launched work. */
 static int lp_cuda_delay(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t errlen)
 {
 	struct lp_groups g;
 	int rc = lp_groups_load(db,
 				"SELECT NULL, NULL, NULL, 0, 0, launch_delay_ns FROM gpu_launches "
-				"ORDER BY 6",
+				"WHERE op = 'kernel' ORDER BY 6",
 				0, &g, err, errlen);
 	if (rc == 0 && g.n)
 		r->launch_delay = g.v[0].st;
@@ -286,7 +291,8 @@ static const char lp_sql_stages[] =
 	"(SELECT r.name_id FROM ranges r WHERE r.process_id = g.process_id AND "
 	"r.start_thread_id = g.thread_id AND r.start_ns <= g.api_start_ns AND r.end_ns > "
 	"g.api_start_ns ORDER BY r.depth DESC LIMIT 1) AS rid FROM gpu_launches g) "
-	"SELECT coalesce(s.value, '(no range)'), NULL, NULL, 0, 0, l.delay, "
+	"SELECT coalesce(s.value, '(no range)'), NULL, NULL, 0, 0, "
+	"CASE l.op WHEN 'kernel' THEN l.delay END, "
 	"CASE l.op WHEN 'kernel' THEN l.dur ELSE 0 END, CASE l.op WHEN 'memcpy' THEN l.dur ELSE 0 "
 	"END, CASE l.op WHEN 'memset' THEN l.dur ELSE 0 END FROM l LEFT JOIN strings s ON s.id = "
 	"l.rid ORDER BY 1, 6";
@@ -305,7 +311,7 @@ static int lp_cuda_stages(sqlite3 *db, struct lp_cuda_report *r, char *err, size
 			struct lp_cuda_stage_row *s = &r->stages[i];
 			s->stage = g.v[i].k[0];
 			g.v[i].k[0] = NULL;
-			s->launches = g.v[i].st.n;
+			s->launches = g.v[i].rows;
 			s->launch_delay = g.v[i].st;
 			s->kernel_ns = g.v[i].sum[0];
 			s->memcpy_ns = g.v[i].sum[1];

@@ -58,7 +58,7 @@ struct lp_cuda_stage_row {
 	int64_t launches;
 	int64_t kernel_ns, memcpy_ns, memset_ns;
 	int64_t api_ns, sync_ns; /* host side inside ranges of that name */
-	struct lp_cuda_stat launch_delay; /* API end -> GPU start */
+	struct lp_cuda_stat launch_delay; /* kernels: API end -> GPU start */
 };
 
 enum lp_cuda_view { LP_CUDA_KERNELS, LP_CUDA_MEMCPY, LP_CUDA_SYNC, LP_CUDA_API };
@@ -76,7 +76,7 @@ struct lp_cuda_report {
 	int64_t total_ns;  /* of the listed rows */
 	int64_t wall_ns;   /* processes' wall time (sync share denominator) */
 	/* --kernels and --sync also carry these */
-	struct lp_cuda_stat launch_delay;
+	struct lp_cuda_stat launch_delay; /* kernels: API call end -> kernel start */
 	int64_t requests;	  /* outermost NVTX ranges with GPU work */
 	int64_t request_ns;	  /* their total wall time */
 	int64_t gpu_idle_ns;	  /* inside them, GPU busy with nothing */

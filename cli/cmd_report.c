@@ -23,6 +23,7 @@
 #include "lp_report_breakdown.h"
 #include "lp_report_counters.h"
 #include "lp_report_locks.h"
+#include "lp_report_cuda.h"
 #include "lp_report_summary.h"
 #include "lp_summary.h"
 
@@ -230,6 +231,10 @@ static const struct lp_view lp_views[] = {
 	 {lp_w_ranges_text, lp_w_ranges_json, lp_w_ranges_csv}},
 	{"counters", lp_view_counters, lp_counters_view_free,
 	 {lp_counters_w_text, lp_counters_w_json, lp_counters_w_csv}},
+	{"kernels", lp_cuda_view_kernels, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
+	{"memcpy", lp_cuda_view_memcpy, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
+	{"sync", lp_cuda_view_sync, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
+	{"cuda-api", lp_cuda_view_api, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
 };
 #define LP_N_VIEWS (sizeof(lp_views) / sizeof(lp_views[0]))
 

@@ -343,7 +343,10 @@ static void test_analysis(sqlite3 *db)
 		CHECK(fabs(st->stddev - 1527.525) < 0.01, "sample stddev %.3f", st->stddev);
 		CHECK(fabs(r.rows.kern[0].share - 7000.0 / 7100.0) < 1e-9, "time share");
 	}
-	CHECK(r.launch_delay.n == 8, "launch delay over 8 ops");
+	CHECK(r.launch_delay.n == 4 && r.launch_delay.min == 400 && r.launch_delay.max == 5900,
+	      "kernel launch delay over 4 kernels: 500, 2100, 5900, 400 ns");
+	CHECK(r.nstages == 1 && r.stages[0].launches == 8 && r.stages[0].kernel_ns == 7100,
+	      "GPU work per launching stage (no NVTX ranges: one row)");
 	lp_cuda_report_free(&r);
 
 	CHECK(lp_cuda_analyze(db, LP_CUDA_MEMCPY, &r, err, sizeof(err)) == 0, "memcpy view");
