@@ -251,13 +251,16 @@ static const char lp_cnt_ranges_sql[] =
 	"JOIN counter_values v1 ON v1.sample_id = s1.id AND v1.event_id = v0.event_id "
 	"WHERE r.end_thread_id = r.start_thread_id AND v1.value >= v0.value";
 
-/* meta counters_unavailable: "cycles, instructions: <reason>; ..." */
+/* meta counters_unavailable: "cycles, instructions: <reason>; ...", less
+ * the events the paranoid note (meta counters_note) already explains. */
 static int lp_cnt_meta(struct lp_import *imp)
 {
 	sqlite3_stmt *st = NULL;
 	const char *sql = "SELECT group_concat(name, ', '), reason FROM (SELECT name, reason, "
-			  "min(idx) AS k FROM counter_events WHERE available = 0 GROUP BY name, "
-			  "reason ORDER BY k) GROUP BY reason ORDER BY min(k)";
+			  "min(idx) AS k FROM counter_events e WHERE available = 0 AND NOT (error = "
+			  "13 AND EXISTS (SELECT 1 FROM counter_config c WHERE c.process_id = "
+			  "e.process_id AND c.note IS NOT NULL)) GROUP BY name, reason ORDER BY k) "
+			  "GROUP BY reason ORDER BY min(k)";
 	if (sqlite3_prepare_v2(imp->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	char line[2048] = "";
