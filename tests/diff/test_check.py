@@ -1,0 +1,93 @@
+"""latprof check on a real infer_server recording: measured values equal the
+ones computed here from the database (nearest-rank), thresholds just either
+side of them pass and fail, JUnit XML parses, malformed expressions get a
+caret, bad databases exit 2."""
+import math
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(__file__))
+from lptest import check, db, latprof, record, sample, skip, tmpdir  # noqa: E402
+import synth  # noqa: E402
+
+srv = sample("infer_server")
+if not os.path.exists(srv):
+    skip("infer_server not built (no NVTX3 headers)")
+d = tmpdir()
+run = os.path.join(d, "run.db")
+record(run, srv, "--requests", 50, "--threads", 1, "--decode-us", 300, "--pre-us", 200,
+       "--infer-us", 900, "--post-us", 100)
+c = db(run)
+
+
+def nearest(v, q):
+    v = sorted(v)
+    return v[min(max(math.ceil(q * len(v)) - 1, 0), len(v) - 1)]
+
+
+req = [r[0] for r in c.execute("SELECT end_ns - start_ns FROM ranges_named WHERE depth = 0 "
+                               "AND name = 'request'")]
+infer = [r[0] for r in c.execute(
+    "SELECT sum(k.end_ns - k.start_ns) FROM ranges_named r JOIN ranges_named k ON "
+    "k.parent_id = r.id WHERE r.depth = 0 AND r.name = 'request' AND k.name = 'infer' "
+    "GROUP BY r.id")]
+check(len(req) == 50 and len(infer) == 50, "50 requests with an infer stage recorded")
+p99 = nearest(req, 0.99)
+p50i = nearest(infer, 0.50)
+share = sum(infer) / sum(req)
+
+
+def chk(*exprs, junit=None):
+    args = ["check", run]
+    for e in exprs:
+        args += ["--expect", e]
+    if junit:
+        args += ["--junit", junit]
+    return latprof(*args)
+
+
+# Values just either side of the measured ones: the verdict flips.
+p = chk(f"p99(request) < {p99 + 1}ns", f"p50(stage:infer) <= {p50i}ns",
+        f"share(stage:infer) > {share * 100 - 0.01}%", "count(request) == 50")
+check(p.returncode == 0, f"all pass at the measured values (exit {p.returncode})\n{p.stdout}")
+check(p.stdout.count("PASS") == 4, "one PASS line per expectation")
+junit = os.path.join(d, "out.xml")
+p = chk(f"p99(request) < {p99}ns", f"p50(stage:infer) > {p50i / 1e6:.6f}ms",
+        "count(stage:infer) != 50", "share(lock-wait) < 100%", junit=junit)
+check(p.returncode == 1, f"failures exit 1\n{p.stdout}")
+check(p.stdout.count("FAIL") == 3, "three FAIL lines")
+check(f"{p99 / 1e6:.2f} ms" in p.stdout, "the measured p99 is printed")
+t = ET.parse(junit).getroot().find("testsuite")
+check(t.get("tests") == "4" and t.get("failures") == "3", "JUnit counts 4 tests, 3 failures")
+names = [tc.get("name") for tc in t.iter("testcase")]
+check(names[0] == f"p99(request) < {p99}ns", "JUnit test names are the expressions, unescaped")
+
+# Findings are not available yet: said so, exit 2, never a fake pass.
+p = chk("count(finding:lock-contention) == 0")
+check(p.returncode == 2 and "not available" in p.stdout, "count(finding:ID): not available")
+
+# Malformed expressions: the caret sits under the fault.
+for expr, col in (("p99(request) ~ 50ms", 13), ("p42(request) < 1ms", 0),
+                  ("p99(request) < 5 parsecs", 17), ("p99(stage:infer) < 50%", 21),
+                  ("p99(request < 1ms", 17)):
+    p = chk(expr)
+    lines = p.stderr.splitlines()
+    caret = next((ln for ln in lines if ln.strip() == "^"), None)
+    check(p.returncode == 2 and lines[0].startswith("latprof: ") and caret is not None
+          and caret.index("^") - 2 == col, f"'{expr}': caret under column {col}\n{p.stderr}")
+
+exp = os.path.join(d, "exp.txt")
+with open(exp, "w") as f:
+    f.write("# gates\np99(request) < 10s\n\np50(stage:infer) < 1ms\n")
+p = latprof("check", run, "--expect-file", exp)
+check(p.returncode == 0 and p.stdout.count("PASS") == 2, "--expect-file, comments skipped")
+with open(exp, "a") as f:
+    f.write("p50(stage:infer) < 1xs\n")
+p = latprof("check", run, "--expect-file", exp)
+check(p.returncode == 2 and f"{exp}:5" in p.stderr, "bad line in --expect-file names file:line")
+
+old = os.path.join(d, "old.db")
+synth.make_db(old, [], version=synth.schema_version() + 1)
+p = latprof("check", old, "--expect", "p99(request) < 1s")
+check(p.returncode == 2 and "schema version" in p.stderr, "other schema version: exit 2")
