@@ -78,3 +78,15 @@ p = latprof("diff", "--base", a, a, "--new", b)
 j = json.loads(latprof("diff", "--base", a, a, "--new", b, "--format", "json").stdout)
 check(j["base"]["databases"] == 2 and j["base"]["requests"] == 2 * j["new"]["requests"],
       "--base pools the requests of two databases")
+
+# The JSON follows schemas/report-diff.schema.json (checked where jsonschema is installed).
+try:
+    import jsonschema
+except ImportError:
+    print("note: python jsonschema not installed, schema validation skipped")
+else:
+    from lptest import SRC
+    with open(os.path.join(SRC, "schemas", "report-diff.schema.json")) as f:
+        schema = json.load(f)
+    jsonschema.validate(j, schema)
+    check(True, "diff JSON validates against schemas/report-diff.schema.json")
