@@ -6,6 +6,7 @@
  *   percentiles by selection, category time by prefix-sum interval sets.
  */
 #include "lp_breakdown.h"
+#include "lp_cuda.h" /* CUDA category providers */
 #include "lp_db.h"
 #include "lp_map.h"
 
@@ -373,6 +374,10 @@ static const char *describe_lock(sqlite3 *db, int64_t id, char *buf, size_t len)
 const struct lp_bd_category lp_bd_categories[] = {
 	{"lock_wait", "lock wait", load_lock_waits, describe_lock},
 	{"cond_wait", "cond wait", load_cond_waits, NULL},
+	{"sync_wait", "sync wait", lp_cuda_load_sync_wait, NULL},
+	{"cuda_api", "CUDA API", lp_cuda_load_api, NULL},
+	{"gpu_kernel", "GPU kernel", lp_cuda_load_gpu_kernel, NULL},
+	{"gpu_memcpy", "GPU memcpy", lp_cuda_load_gpu_memcpy, NULL},
 };
 const size_t lp_bd_ncategories = sizeof(lp_bd_categories) / sizeof(lp_bd_categories[0]);
 
@@ -419,16 +424,35 @@ static int cats_load(sqlite3 *db, struct cats *c, char *err, size_t errlen)
 	return rc;
 }
 
-/* Per-category time of [s, e) on thread t; last slot = cpu (the rest). */
-static void cats_split(const struct cats *c, int64_t t, int64_t s, int64_t e, int64_t *acc)
+/* Per-category time of [s, e) on thread t; last slot = cpu (the rest).
+ * Categories whose bit is clear in `maybe` are known to be 0 there (the
+ * enclosing request has none of them): most stages skip every lookup. */
+static void cats_split_some(const struct cats *c, int64_t t, int64_t s, int64_t e, int64_t *acc,
+			    uint32_t maybe)
 {
 	int64_t rest = e - s;
 	for (int k = 0; k < c->n; k++) {
+		if (!(maybe & (1u << k)))
+			continue;
 		int64_t o = lp_ivset_overlap(&c->set[k], t, s, e);
 		acc[k] += o;
 		rest -= o;
 	}
 	acc[c->n] += rest > 0 ? rest : 0;
+}
+
+static void cats_split(const struct cats *c, int64_t t, int64_t s, int64_t e, int64_t *acc)
+{
+	cats_split_some(c, t, s, e, acc, ~0u);
+}
+
+/* Bits of the categories with time in acc (cpu excluded). */
+static uint32_t cats_present(const struct cats *c, const int64_t *acc)
+{
+	uint32_t m = 0;
+	for (int k = 0; k < c->n; k++)
+		m |= acc[k] ? 1u << k : 0;
+	return m;
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -1069,12 +1093,15 @@ static int bd_stages(struct bd *b, struct lp_breakdown *out, size_t *pos_of_slot
 		int32_t q = b->req[r];
 		int64_t rc_[LP_BD_MAXCAT] = {0}, sc[LP_BD_MAXCAT] = {0};
 		out->stages_overlap |= req_stage_times(b, r, acc);
+		cats_split(&b->cats, rs->r[q].thread, rs->r[q].start, rs->r[q].end, rc_);
+		uint32_t maybe = cats_present(&b->cats, rc_);
 		for (size_t j = b->off[r]; j < b->off[r + 1]; j++) {
 			int32_t i = b->sidx[j];
 			size_t slot = (size_t)b->slot_of_key[rs->r[i].key];
 			int64_t s, e, tmp[LP_BD_MAXCAT] = {0};
 			clip(rs, q, i, &s, &e);
-			cats_split(&b->cats, rs->r[i].thread, s, e, tmp);
+			cats_split_some(&b->cats, rs->r[i].thread, s, e, tmp,
+					rs->r[i].thread == rs->r[q].thread ? maybe : ~0u);
 			for (int k = 0; k < nc; k++) {
 				catsum[slot * (size_t)nc + (size_t)k] += tmp[k];
 				sc[k] += tmp[k];
@@ -1083,7 +1110,6 @@ static int bd_stages(struct bd *b, struct lp_breakdown *out, size_t *pos_of_slot
 			offsum[slot] += (double)(s - rs->r[q].start);
 			seen[slot] = r + 1;
 		}
-		cats_split(&b->cats, rs->r[q].thread, rs->r[q].start, rs->r[q].end, rc_);
 		for (int k = 0; k < nc; k++) {
 			out->req_cat_ns[k] += rc_[k];
 			catsum[b->nslot * (size_t)nc + (size_t)k] += rc_[k] > sc[k] ? rc_[k] - sc[k] : 0;

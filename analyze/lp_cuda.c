@@ -378,3 +378,61 @@ void lp_cuda_report_free(struct lp_cuda_report *r)
 	free(r->stages);
 	memset(r, 0, sizeof(*r));
 }
+
+/* ---- breakdown categories (analyze/lp_breakdown.c lists them) ------------ */
+
+static int lp_cuda_ivs(sqlite3 *db, const char *sql, struct lp_ivec *out, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int rc = 0;
+	if (!lp_db_has_table(db, "cuda_api"))
+		return -ENOENT;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot read CUDA tables: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
+		rc = lp_ivec_push(out, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+				  sqlite3_column_int64(st, 2), 0);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Host blocked: the API call of a synchronization (cudaDeviceSynchronize,
+ * stream/event sync) or of a synchronous copy, on the calling thread. */
+int lp_cuda_load_sync_wait(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
+{
+	return lp_cuda_ivs(db,
+			   "SELECT a.thread_id, a.start_ns, a.end_ns FROM cuda_api a WHERE "
+			   "a.domain = 'runtime' AND (EXISTS (SELECT 1 FROM syncs y WHERE "
+			   "y.process_id = a.process_id AND y.correlation_id = a.correlation_id) OR "
+			   "EXISTS (SELECT 1 FROM memcpys m WHERE m.process_id = a.process_id AND "
+			   "m.async = 0 AND a.correlation_id = coalesce(m.runtime_correlation_id, "
+			   "m.correlation_id)))",
+			   out, err, errlen);
+}
+
+/* Every other runtime call (after sync wait, which takes precedence). */
+int lp_cuda_load_api(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
+{
+	return lp_cuda_ivs(db, "SELECT thread_id, start_ns, end_ns FROM cuda_api WHERE domain = "
+			       "'runtime'",
+			   out, err, errlen);
+}
+
+/* GPU execution of work this thread launched, on this thread's timeline:
+ * time in a stage when the host did neither of the above while its
+ * kernels (copies) ran. */
+int lp_cuda_load_gpu_kernel(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
+{
+	return lp_cuda_ivs(db, "SELECT thread_id, start_ns, end_ns FROM gpu_launches WHERE op = "
+			       "'kernel'",
+			   out, err, errlen);
+}
+
+int lp_cuda_load_gpu_memcpy(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
+{
+	return lp_cuda_ivs(db, "SELECT thread_id, start_ns, end_ns FROM gpu_launches WHERE op IN "
+			       "('memcpy', 'memset')",
+			   out, err, errlen);
+}
