@@ -83,7 +83,8 @@ static int lp_groups_load(sqlite3 *db, const char *sql, int nsum, struct lp_grou
 		int s = sqlite3_step(st);
 		if (s != SQLITE_ROW) {
 			if (s != SQLITE_DONE) {
-				snprintf(err, errlen, "cannot read CUDA tables: %s", sqlite3_errmsg(db));
+				snprintf(err, errlen, "cannot read CUDA tables: %s",
+					 sqlite3_errmsg(db));
 				rc = -EIO;
 			}
 			break;
@@ -95,8 +96,8 @@ static int lp_groups_load(sqlite3 *db, const char *sql, int nsum, struct lp_grou
 		if (!cur || !lp_same(cur->k[0], k[0]) || !lp_same(cur->k[1], k[1]) ||
 		    !lp_same(cur->k[2], k[2]) || cur->k4 != k4) {
 			if (cur)
-				lp_stat_of(g->vals + g->nvals - (size_t)cur->st.n, (size_t)cur->st.n,
-					   &cur->st);
+				lp_stat_of(g->vals + g->nvals - (size_t)cur->st.n,
+					   (size_t)cur->st.n, &cur->st);
 			if (g->n == g->cap) {
 				g->cap = g->cap ? 2 * g->cap : 16;
 				void *nv = realloc(g->v, g->cap * sizeof(*g->v));
@@ -157,25 +158,25 @@ static int lp_by_total(const void *a, const void *b)
 /* ---- views ------------------------------------------------------------- */
 
 static const char lp_sql_kernels[] =
-	"SELECT coalesce(s.value, '?'), NULL, NULL, 0, 0, k.end_ns - k.start_ns "
-	"FROM kernels k LEFT JOIN strings s ON s.id = k.name_id ORDER BY 1, 6";
+    "SELECT coalesce(s.value, '?'), NULL, NULL, 0, 0, k.end_ns - k.start_ns "
+    "FROM kernels k LEFT JOIN strings s ON s.id = k.name_id ORDER BY 1, 6";
 static const char lp_sql_memcpy[] =
-	"SELECT copy_kind, src_kind, dst_kind, async, bytes, end_ns - start_ns FROM memcpys "
-	"ORDER BY 1, 2, 3, 4, 6";
+    "SELECT copy_kind, src_kind, dst_kind, async, bytes, end_ns - start_ns FROM memcpys "
+    "ORDER BY 1, 2, 3, 4, 6";
 /* Host blocked: sync APIs, and the synchronous cudaMemcpy calls. */
 static const char lp_sql_sync[] =
-	"SELECT type, NULL, NULL, 0, 0, end_ns - start_ns FROM syncs UNION ALL "
-	"SELECT 'synchronous memcpy', NULL, NULL, 0, m.bytes, a.end_ns - a.start_ns "
-	"FROM memcpys m JOIN cuda_api a ON a.process_id = m.process_id AND a.domain = 'runtime' "
-	"AND a.correlation_id = coalesce(m.runtime_correlation_id, m.correlation_id) "
-	"WHERE m.async = 0 ORDER BY 1, 6";
+    "SELECT type, NULL, NULL, 0, 0, end_ns - start_ns FROM syncs UNION ALL "
+    "SELECT 'synchronous memcpy', NULL, NULL, 0, m.bytes, a.end_ns - a.start_ns "
+    "FROM memcpys m JOIN cuda_api a ON a.process_id = m.process_id AND a.domain = 'runtime' "
+    "AND a.correlation_id = coalesce(m.runtime_correlation_id, m.correlation_id) "
+    "WHERE m.async = 0 ORDER BY 1, 6";
 /* Runtime calls, and driver calls made directly (no runtime call around). */
 static const char lp_sql_api[] =
-	"SELECT coalesce(s.value, a.domain || ':' || a.cbid), NULL, NULL, 0, 0, "
-	"a.end_ns - a.start_ns FROM cuda_api a LEFT JOIN strings s ON s.id = a.name_id "
-	"WHERE a.domain = 'runtime' OR NOT EXISTS (SELECT 1 FROM cuda_api r WHERE "
-	"r.process_id = a.process_id AND r.correlation_id = a.correlation_id AND "
-	"r.domain = 'runtime') ORDER BY 1, 6";
+    "SELECT coalesce(s.value, a.domain || ':' || a.cbid), NULL, NULL, 0, 0, "
+    "a.end_ns - a.start_ns FROM cuda_api a LEFT JOIN strings s ON s.id = a.name_id "
+    "WHERE a.domain = 'runtime' OR NOT EXISTS (SELECT 1 FROM cuda_api r WHERE "
+    "r.process_id = a.process_id AND r.correlation_id = a.correlation_id AND "
+    "r.domain = 'runtime') ORDER BY 1, 6";
 
 static int lp_cuda_rows(struct lp_cuda_report *r, struct lp_groups *g)
 {
@@ -200,14 +201,20 @@ static int lp_cuda_rows(struct lp_cuda_report *r, struct lp_groups *g)
 			break;
 		case LP_CUDA_MEMCPY:
 			r->rows.memcpy[i] = (struct lp_cuda_memcpy_row){
-				x->k[0], x->k[1], x->k[2], (int)x->k4, x->bytes, x->st,
-				x->st.total ? (double)x->bytes / (double)x->st.total : 0, share};
+			    x->k[0],
+			    x->k[1],
+			    x->k[2],
+			    (int)x->k4,
+			    x->bytes,
+			    x->st,
+			    x->st.total ? (double)x->bytes / (double)x->st.total : 0,
+			    share};
 			x->k[1] = x->k[2] = NULL;
 			break;
 		case LP_CUDA_SYNC:
 			r->rows.sync[i] = (struct lp_cuda_sync_row){
-				x->k[0], x->st,
-				r->wall_ns ? (double)x->st.total / (double)r->wall_ns : 0};
+			    x->k[0], x->st,
+			    r->wall_ns ? (double)x->st.total / (double)r->wall_ns : 0};
 			break;
 		case LP_CUDA_API:
 			r->rows.api[i] = (struct lp_cuda_api_row){x->k[0], x->st, share};
@@ -287,15 +294,15 @@ static int lp_cuda_idle(sqlite3 *db, struct lp_cuda_report *r)
 
 /* GPU work per launching stage (innermost range on the thread at launch). */
 static const char lp_sql_stages[] =
-	"WITH l AS (SELECT g.op, g.end_ns - g.start_ns AS dur, g.launch_delay_ns AS delay, "
-	"(SELECT r.name_id FROM ranges r WHERE r.process_id = g.process_id AND "
-	"r.start_thread_id = g.thread_id AND r.start_ns <= g.api_start_ns AND r.end_ns > "
-	"g.api_start_ns ORDER BY r.depth DESC LIMIT 1) AS rid FROM gpu_launches g) "
-	"SELECT coalesce(s.value, '(no range)'), NULL, NULL, 0, 0, "
-	"CASE l.op WHEN 'kernel' THEN l.delay END, "
-	"CASE l.op WHEN 'kernel' THEN l.dur ELSE 0 END, CASE l.op WHEN 'memcpy' THEN l.dur ELSE 0 "
-	"END, CASE l.op WHEN 'memset' THEN l.dur ELSE 0 END FROM l LEFT JOIN strings s ON s.id = "
-	"l.rid ORDER BY 1, 6";
+    "WITH l AS (SELECT g.op, g.end_ns - g.start_ns AS dur, g.launch_delay_ns AS delay, "
+    "(SELECT r.name_id FROM ranges r WHERE r.process_id = g.process_id AND "
+    "r.start_thread_id = g.thread_id AND r.start_ns <= g.api_start_ns AND r.end_ns > "
+    "g.api_start_ns ORDER BY r.depth DESC LIMIT 1) AS rid FROM gpu_launches g) "
+    "SELECT coalesce(s.value, '(no range)'), NULL, NULL, 0, 0, "
+    "CASE l.op WHEN 'kernel' THEN l.delay END, "
+    "CASE l.op WHEN 'kernel' THEN l.dur ELSE 0 END, CASE l.op WHEN 'memcpy' THEN l.dur ELSE 0 "
+    "END, CASE l.op WHEN 'memset' THEN l.dur ELSE 0 END FROM l LEFT JOIN strings s ON s.id = "
+    "l.rid ORDER BY 1, 6";
 
 static int lp_cuda_stages(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t errlen)
 {
@@ -402,21 +409,23 @@ static int lp_cuda_ivs(sqlite3 *db, const char *sql, struct lp_ivec *out, char *
  * stream/event sync) or of a synchronous copy, on the calling thread. */
 int lp_cuda_load_sync_wait(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
-	return lp_cuda_ivs(db,
-			   "SELECT a.thread_id, a.start_ns, a.end_ns FROM cuda_api a WHERE "
-			   "a.domain = 'runtime' AND (EXISTS (SELECT 1 FROM syncs y WHERE "
-			   "y.process_id = a.process_id AND y.correlation_id = a.correlation_id) OR "
-			   "EXISTS (SELECT 1 FROM memcpys m WHERE m.process_id = a.process_id AND "
-			   "m.async = 0 AND a.correlation_id = coalesce(m.runtime_correlation_id, "
-			   "m.correlation_id)))",
-			   out, err, errlen);
+	return lp_cuda_ivs(
+	    db,
+	    "SELECT a.thread_id, a.start_ns, a.end_ns FROM cuda_api a WHERE "
+	    "a.domain = 'runtime' AND (EXISTS (SELECT 1 FROM syncs y WHERE "
+	    "y.process_id = a.process_id AND y.correlation_id = a.correlation_id) OR "
+	    "EXISTS (SELECT 1 FROM memcpys m WHERE m.process_id = a.process_id AND "
+	    "m.async = 0 AND a.correlation_id = coalesce(m.runtime_correlation_id, "
+	    "m.correlation_id)))",
+	    out, err, errlen);
 }
 
 /* Every other runtime call (after sync wait, which takes precedence). */
 int lp_cuda_load_api(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
-	return lp_cuda_ivs(db, "SELECT thread_id, start_ns, end_ns FROM cuda_api WHERE domain = "
-			       "'runtime'",
+	return lp_cuda_ivs(db,
+			   "SELECT thread_id, start_ns, end_ns FROM cuda_api WHERE domain = "
+			   "'runtime'",
 			   out, err, errlen);
 }
 
@@ -425,14 +434,16 @@ int lp_cuda_load_api(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
  * kernels (copies) ran. */
 int lp_cuda_load_gpu_kernel(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
-	return lp_cuda_ivs(db, "SELECT thread_id, start_ns, end_ns FROM gpu_launches WHERE op = "
-			       "'kernel'",
+	return lp_cuda_ivs(db,
+			   "SELECT thread_id, start_ns, end_ns FROM gpu_launches WHERE op = "
+			   "'kernel'",
 			   out, err, errlen);
 }
 
 int lp_cuda_load_gpu_memcpy(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
-	return lp_cuda_ivs(db, "SELECT thread_id, start_ns, end_ns FROM gpu_launches WHERE op IN "
-			       "('memcpy', 'memset')",
+	return lp_cuda_ivs(db,
+			   "SELECT thread_id, start_ns, end_ns FROM gpu_launches WHERE op IN "
+			   "('memcpy', 'memset')",
 			   out, err, errlen);
 }

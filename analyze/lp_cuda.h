@@ -57,7 +57,7 @@ struct lp_cuda_stage_row {
 	char *stage; /* "(no range)" when none */
 	int64_t launches;
 	int64_t kernel_ns, memcpy_ns, memset_ns;
-	int64_t api_ns, sync_ns; /* host side inside ranges of that name */
+	int64_t api_ns, sync_ns;	  /* host side inside ranges of that name */
 	struct lp_cuda_stat launch_delay; /* kernels: API end -> GPU start */
 };
 
@@ -73,13 +73,13 @@ struct lp_cuda_report {
 		struct lp_cuda_sync_row *sync;
 		struct lp_cuda_api_row *api;
 	} rows;
-	int64_t total_ns;  /* of the listed rows */
-	int64_t wall_ns;   /* processes' wall time (sync share denominator) */
+	int64_t total_ns; /* of the listed rows */
+	int64_t wall_ns;  /* processes' wall time (sync share denominator) */
 	/* --kernels and --sync also carry these */
 	struct lp_cuda_stat launch_delay; /* kernels: API call end -> kernel start */
-	int64_t requests;	  /* outermost NVTX ranges with GPU work */
-	int64_t request_ns;	  /* their total wall time */
-	int64_t gpu_idle_ns;	  /* inside them, GPU busy with nothing */
+	int64_t requests;		  /* outermost NVTX ranges with GPU work */
+	int64_t request_ns;		  /* their total wall time */
+	int64_t gpu_idle_ns;		  /* inside them, GPU busy with nothing */
 	size_t nstages;
 	struct lp_cuda_stage_row *stages;
 };

@@ -35,8 +35,8 @@ struct lp_cuda_proc {
 };
 
 struct lp_cuda_state {
-	sqlite3_stmt *ins_kernel, *ins_memcpy, *ins_memset, *ins_sync, *ins_api, *ins_dev,
-		*ins_ovh, *ins_alloc, *ins_capture, *get_string, *find_modules, *set_driver;
+	sqlite3_stmt *ins_kernel, *ins_memcpy, *ins_memset, *ins_sync, *ins_api, *ins_dev, *ins_ovh,
+	    *ins_alloc, *ins_capture, *get_string, *find_modules, *set_driver;
 	struct lp_map demangled; /* strings.id (mangled) -> strings.id (demangled) */
 	struct lp_cuda_proc p;	 /* current process */
 	/* whole import */
@@ -55,8 +55,9 @@ static const char *lp_pick(const char *const *names, size_t n, uint32_t v)
 
 static const char *const lp_copy_kinds[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
 					    "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-static const char *const lp_mem_kinds[] = {"unknown", "pageable", "pinned",	    "device",
-					   "array",   "managed",  "device_static", "managed_static"};
+static const char *const lp_mem_kinds[] = {"unknown",	    "pageable",	     "pinned",
+					   "device",	    "array",	     "managed",
+					   "device_static", "managed_static"};
 static const char *const lp_sync_types[] = {"unknown", "event_synchronize", "stream_wait_event",
 					    "stream_synchronize", "context_synchronize"};
 static const char *const lp_obj_kinds[] = {"unknown", "process", "thread",
@@ -106,8 +107,8 @@ static int64_t lp_cuda_demangle(struct lp_import *imp, struct lp_cuda_state *s, 
 	if (sqlite3_step(s->get_string) == SQLITE_ROW) {
 		const char *m = (const char *)sqlite3_column_text(s->get_string, 0);
 		int status = -1;
-		char *d = m && m[0] == '_' && m[1] == 'Z' ? __cxa_demangle(m, NULL, NULL, &status)
-							 : NULL;
+		char *d =
+		    m && m[0] == '_' && m[1] == 'Z' ? __cxa_demangle(m, NULL, NULL, &status) : NULL;
 		if (d && status == 0)
 			id = (uint64_t)lp_import_intern(imp, d, strlen(d));
 		free(d);
@@ -241,8 +242,11 @@ static int lp_cuda_memory(struct lp_import *imp, struct lp_cuda_state *s,
 {
 	sqlite3_stmt *st = s->ins_alloc;
 	sqlite3_bind_int64(st, 1, imp->proc->id);
-	sqlite3_bind_text(st, 2, m->op == 1 ? "alloc" : m->op == 2 ? "free" : "unknown", -1,
-			  SQLITE_STATIC);
+	sqlite3_bind_text(st, 2,
+			  m->op == 1   ? "alloc"
+			  : m->op == 2 ? "free"
+				       : "unknown",
+			  -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, (int64_t)m->ts);
 	sqlite3_bind_int64(st, 4, (int64_t)m->address);
 	sqlite3_bind_int64(st, 5, (int64_t)m->bytes);
@@ -303,9 +307,9 @@ static void lp_cuda_status(struct lp_cuda_state *s, uint32_t aux,
 	}
 }
 
-#define LP_PAYLOAD(T) \
-	if (len < sizeof(T)) \
-		return 0
+#define LP_PAYLOAD(T)                                                                              \
+	if (len < sizeof(T))                                                                       \
+	return 0
 static int lp_cuda_record(struct lp_import *imp, void *state, uint32_t tid,
 			  const struct lp_rec_header *h, const void *payload, size_t len)
 {
@@ -413,8 +417,10 @@ static void lp_cuda_why_not(struct lp_import *imp, struct lp_cuda_state *s, char
 			 "the CUDA driver was loaded but the latprof CUPTI collector never started "
 			 "(CUDA_INJECTION64_PATH unset, --cuda=off, or replaced by another tool)");
 	else if (lib[0] && !lp_driver_installed())
-		snprintf(out, len, "no CUDA driver on this machine (the app loaded %s; libcuda.so.1 "
-			 "is not installed)", lib);
+		snprintf(out, len,
+			 "no CUDA driver on this machine (the app loaded %s; libcuda.so.1 "
+			 "is not installed)",
+			 lib);
 	else if (lib[0])
 		snprintf(out, len, "the app loaded %s but never initialized the CUDA driver", lib);
 	else
@@ -501,43 +507,43 @@ static int lp_cuda_begin(struct lp_import *imp, void **state)
 	*state = s;
 #define LP_COMMON "process_id, device, context, stream, correlation_id, start_ns, end_ns"
 	s->ins_kernel = lp_import_prepare(
-		imp, "INSERT INTO kernels(" LP_COMMON ", name_id, mangled_id, grid_x, grid_y, "
-		     "grid_z, block_x, block_y, block_z, static_smem, dynamic_smem, registers, "
-		     "graph_id, graph_node_id) VALUES (?,?,?,?,?,?,?,nullif(?8,0),nullif(?9,0),?,?,?,"
-		     "?,?,?,?,?,?,?,?)");
+	    imp, "INSERT INTO kernels(" LP_COMMON ", name_id, mangled_id, grid_x, grid_y, "
+		 "grid_z, block_x, block_y, block_z, static_smem, dynamic_smem, registers, "
+		 "graph_id, graph_node_id) VALUES (?,?,?,?,?,?,?,nullif(?8,0),nullif(?9,0),?,?,?,"
+		 "?,?,?,?,?,?,?,?)");
 	s->ins_memcpy = lp_import_prepare(
-		imp, "INSERT INTO memcpys(" LP_COMMON ", bytes, copy_kind, src_kind, dst_kind, "
-		     "async, src_device, dst_device, graph_id, runtime_correlation_id) VALUES "
-		     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,nullif(?16,0))");
-	s->ins_memset = lp_import_prepare(
-		imp, "INSERT INTO memsets(" LP_COMMON ", bytes, value, memory_kind, async, "
-		     "graph_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+	    imp, "INSERT INTO memcpys(" LP_COMMON ", bytes, copy_kind, src_kind, dst_kind, "
+		 "async, src_device, dst_device, graph_id, runtime_correlation_id) VALUES "
+		 "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,nullif(?16,0))");
+	s->ins_memset = lp_import_prepare(imp, "INSERT INTO memsets(" LP_COMMON
+					       ", bytes, value, memory_kind, async, "
+					       "graph_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
 	s->ins_sync = lp_import_prepare(
-		imp, "INSERT INTO syncs(process_id, type, context, stream, event, correlation_id, "
-		     "start_ns, end_ns, return_value) VALUES (?,?,?,?,?,?,?,?,?)");
+	    imp, "INSERT INTO syncs(process_id, type, context, stream, event, correlation_id, "
+		 "start_ns, end_ns, return_value) VALUES (?,?,?,?,?,?,?,?,?)");
 	s->ins_api = lp_import_prepare(
-		imp, "INSERT INTO cuda_api(process_id, thread_id, domain, cbid, name_id, "
-		     "correlation_id, start_ns, end_ns, return_value) VALUES (?,?,?,?,?,?,?,?,?)");
+	    imp, "INSERT INTO cuda_api(process_id, thread_id, domain, cbid, name_id, "
+		 "correlation_id, start_ns, end_ns, return_value) VALUES (?,?,?,?,?,?,?,?,?)");
 	s->ins_dev = lp_import_prepare(
-		imp, "INSERT INTO gpu_devices(process_id, device, name, sm_count, cc_major, cc_minor, "
-		     "memory_bytes, core_clock_khz, mem_bandwidth_kbs) VALUES (?1,?2,(SELECT value "
-		     "FROM strings WHERE id = ?3),?4,?5,?6,?7,?8,?9)");
+	    imp, "INSERT INTO gpu_devices(process_id, device, name, sm_count, cc_major, cc_minor, "
+		 "memory_bytes, core_clock_khz, mem_bandwidth_kbs) VALUES (?1,?2,(SELECT value "
+		 "FROM strings WHERE id = ?3),?4,?5,?6,?7,?8,?9)");
 	s->ins_ovh = lp_import_prepare(
-		imp, "INSERT INTO gpu_overhead(process_id, kind, object_kind, object_id, "
-		     "correlation_id, start_ns, end_ns) VALUES (?,?,?,?,?,?,?)");
+	    imp, "INSERT INTO gpu_overhead(process_id, kind, object_kind, object_id, "
+		 "correlation_id, start_ns, end_ns) VALUES (?,?,?,?,?,?,?)");
 	s->ins_alloc = lp_import_prepare(
-		imp, "INSERT INTO gpu_allocs(process_id, op, ts_ns, address, bytes, memory_kind, "
-		     "device, context, stream, correlation_id, async) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+	    imp, "INSERT INTO gpu_allocs(process_id, op, ts_ns, address, bytes, memory_kind, "
+		 "device, context, stream, correlation_id, async) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
 	s->ins_capture = lp_import_prepare(
-		imp, "INSERT INTO cuda_capture(process_id, started, code, message, records, dropped, "
-		     "unknown_kinds, log_drops, buffers, buffer_denied, kinds_failed) VALUES "
-		     "(?,?,?,?,?,?,?,?,?,?,?)");
+	    imp, "INSERT INTO cuda_capture(process_id, started, code, message, records, dropped, "
+		 "unknown_kinds, log_drops, buffers, buffer_denied, kinds_failed) VALUES "
+		 "(?,?,?,?,?,?,?,?,?,?,?)");
 	s->get_string = lp_import_prepare(imp, "SELECT value FROM strings WHERE id = ?");
 	s->find_modules = lp_import_prepare(
-		imp, "SELECT path FROM modules WHERE process_id = ? AND (path LIKE '%/libcuda.so%' "
-		     "OR path LIKE '%/libcudart.so%') ORDER BY path LIKE '%/libcuda.so%' DESC");
-	s->set_driver =
-		lp_import_prepare(imp, "UPDATE gpu_devices SET driver_version = ? WHERE process_id = ?");
+	    imp, "SELECT path FROM modules WHERE process_id = ? AND (path LIKE '%/libcuda.so%' "
+		 "OR path LIKE '%/libcudart.so%') ORDER BY path LIKE '%/libcuda.so%' DESC");
+	s->set_driver = lp_import_prepare(
+	    imp, "UPDATE gpu_devices SET driver_version = ? WHERE process_id = ?");
 	if (!s->ins_kernel || !s->ins_memcpy || !s->ins_memset || !s->ins_sync || !s->ins_api ||
 	    !s->ins_dev || !s->ins_ovh || !s->ins_alloc || !s->ins_capture || !s->get_string ||
 	    !s->find_modules || !s->set_driver)
@@ -550,8 +556,8 @@ static void lp_cuda_destroy(void *state)
 	struct lp_cuda_state *s = state;
 	if (!s)
 		return;
-	sqlite3_stmt *v[] = {s->ins_kernel, s->ins_memcpy, s->ins_memset,  s->ins_sync,
-			     s->ins_api,    s->ins_dev,	   s->ins_ovh,	   s->ins_alloc,
+	sqlite3_stmt *v[] = {s->ins_kernel,  s->ins_memcpy, s->ins_memset,   s->ins_sync,
+			     s->ins_api,     s->ins_dev,    s->ins_ovh,	     s->ins_alloc,
 			     s->ins_capture, s->get_string, s->find_modules, s->set_driver};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		sqlite3_finalize(v[i]);
@@ -560,23 +566,23 @@ static void lp_cuda_destroy(void *state)
 }
 
 static const char lp_cuda_indexes[] =
-	"CREATE INDEX cuda_api_corr ON cuda_api(process_id, correlation_id);"
-	"CREATE INDEX cuda_api_start ON cuda_api(start_ns);"
-	"CREATE INDEX kernels_corr ON kernels(process_id, correlation_id);"
-	"CREATE INDEX kernels_start ON kernels(start_ns);"
-	"CREATE INDEX memcpys_corr ON memcpys(process_id, correlation_id);"
-	"CREATE INDEX memsets_corr ON memsets(process_id, correlation_id);"
-	"CREATE INDEX syncs_start ON syncs(start_ns);";
+    "CREATE INDEX cuda_api_corr ON cuda_api(process_id, correlation_id);"
+    "CREATE INDEX cuda_api_start ON cuda_api(start_ns);"
+    "CREATE INDEX kernels_corr ON kernels(process_id, correlation_id);"
+    "CREATE INDEX kernels_start ON kernels(start_ns);"
+    "CREATE INDEX memcpys_corr ON memcpys(process_id, correlation_id);"
+    "CREATE INDEX memsets_corr ON memsets(process_id, correlation_id);"
+    "CREATE INDEX syncs_start ON syncs(start_ns);";
 
 const struct lp_import_source lp_src_cuda = {
-	.name = "cuda",
-	.first_type = LP_REC_CUDA_FIRST,
-	.last_type = LP_REC_CUDA_LAST,
-	.schema = lp_schema_cuda_sql,
-	.indexes = lp_cuda_indexes,
-	.begin = lp_cuda_begin,
-	.record = lp_cuda_record,
-	.end_process = lp_cuda_end_process,
-	.finish = lp_cuda_finish,
-	.destroy = lp_cuda_destroy,
+    .name = "cuda",
+    .first_type = LP_REC_CUDA_FIRST,
+    .last_type = LP_REC_CUDA_LAST,
+    .schema = lp_schema_cuda_sql,
+    .indexes = lp_cuda_indexes,
+    .begin = lp_cuda_begin,
+    .record = lp_cuda_record,
+    .end_process = lp_cuda_end_process,
+    .finish = lp_cuda_finish,
+    .destroy = lp_cuda_destroy,
 };

@@ -48,8 +48,8 @@ int lp_run_cuda_check(const struct lp_run_opts *o)
 		why = "this latprof was built without CUPTI (CUDA toolkit not found at build time)";
 	free(lib);
 	if (!captured && (used || o->cuda == LP_CUDA_ON))
-		fprintf(stderr, "latprof: GPU activity not recorded: %s; CPU recording is complete\n",
-			why);
+		fprintf(stderr,
+			"latprof: GPU activity not recorded: %s; CPU recording is complete\n", why);
 	if (db)
 		sqlite3_close(db);
 	return !captured && o->cuda == LP_CUDA_ON ? LP_EXIT_USAGE : 0;

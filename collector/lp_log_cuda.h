@@ -19,14 +19,14 @@
 enum lp_rec_cuda_type {
 	LP_REC_CUDA_STATUS = LP_REC_CUDA_FIRST, /* aux = message length */
 	LP_REC_CUDA_KERNEL = 65,
-	LP_REC_CUDA_MEMCPY = 66,   /* aux = LP_CUDA_MEMCPY_* */
+	LP_REC_CUDA_MEMCPY = 66, /* aux = LP_CUDA_MEMCPY_* */
 	LP_REC_CUDA_MEMSET = 67,
 	LP_REC_CUDA_SYNC = 68,
-	LP_REC_CUDA_API = 69,	   /* aux = LP_CUDA_API_RUNTIME or _DRIVER */
+	LP_REC_CUDA_API = 69, /* aux = LP_CUDA_API_RUNTIME or _DRIVER */
 	LP_REC_CUDA_OVERHEAD = 70,
-	LP_REC_CUDA_MEMORY = 71,   /* MEMORY2: allocation or release */
+	LP_REC_CUDA_MEMORY = 71, /* MEMORY2: allocation or release */
 	LP_REC_CUDA_DEVICE = 72,
-	LP_REC_CUDA_STATS = 73,	   /* dropped and skipped records */
+	LP_REC_CUDA_STATS = 73, /* dropped and skipped records */
 };
 
 /* lp_rec_cuda_status.phase */
@@ -39,9 +39,9 @@ enum lp_cuda_phase {
 
 struct lp_rec_cuda_status {
 	uint64_t ts;
-	int32_t code;	 /* CUptiResult */
-	uint32_t phase;	 /* lp_cuda_phase */
-	uint32_t detail; /* activity kind for KIND_FAILED, enabled-kind count for STARTED */
+	int32_t code;		 /* CUptiResult */
+	uint32_t phase;		 /* lp_cuda_phase */
+	uint32_t detail;	 /* activity kind for KIND_FAILED, enabled-kind count for STARTED */
 	uint32_t driver_version; /* cuDriverGetVersion (e.g. 13000) with STARTED, else 0 */
 	/* char message[aux]: the function that failed and cuptiGetResultString */
 };
@@ -52,7 +52,7 @@ struct lp_rec_cuda_kernel {
 	uint32_t device, context, stream, correlation;
 	int32_t grid[3], block[3];
 	int32_t static_smem, dynamic_smem;
-	uint32_t name;	/* string id of the name as CUPTI gave it (mangled) */
+	uint32_t name; /* string id of the name as CUPTI gave it (mangled) */
 	uint32_t graph_id;
 	uint16_t registers;
 	uint8_t launch_type;
@@ -97,9 +97,9 @@ struct lp_rec_cuda_sync {
 
 struct lp_rec_cuda_api {
 	uint64_t start, end;
-	uint32_t cbid;	      /* CUPTI callback id in its domain */
-	uint32_t name;	      /* string id of cuptiGetCallbackName, 0 if unknown */
-	uint32_t tid;	      /* the calling thread (CUPTI's SYSTEM thread id = gettid) */
+	uint32_t cbid; /* CUPTI callback id in its domain */
+	uint32_t name; /* string id of cuptiGetCallbackName, 0 if unknown */
+	uint32_t tid;  /* the calling thread (CUPTI's SYSTEM thread id = gettid) */
 	uint32_t pid;
 	uint32_t correlation;
 	uint32_t return_value;
@@ -123,8 +123,8 @@ struct lp_rec_cuda_memory {
 };
 
 struct lp_rec_cuda_device {
-	uint64_t global_memory;	    /* bytes */
-	uint64_t memory_bandwidth;  /* KB/s as CUPTI reports it */
+	uint64_t global_memory;	   /* bytes */
+	uint64_t memory_bandwidth; /* KB/s as CUPTI reports it */
 	uint32_t id;
 	uint32_t sm_count;
 	uint32_t cc_major, cc_minor;

@@ -25,21 +25,22 @@ static void lp_txt_capture(FILE *f, const struct lp_cuda_capture *c)
 static void lp_txt_stat(FILE *f, const struct lp_cuda_stat *s)
 {
 	char b[6][32];
-	fprintf(f, " %10s %9" PRId64 " %10s %10s %10s %10s %10s", lp_txt_ns((double)s->total, b[0], 32),
-		s->n, lp_txt_ns(s->mean, b[1], 32), lp_txt_ns((double)s->med, b[2], 32),
-		lp_txt_ns((double)s->min, b[3], 32), lp_txt_ns((double)s->max, b[4], 32),
-		lp_txt_ns(s->stddev, b[5], 32));
+	fprintf(f, " %10s %9" PRId64 " %10s %10s %10s %10s %10s",
+		lp_txt_ns((double)s->total, b[0], 32), s->n, lp_txt_ns(s->mean, b[1], 32),
+		lp_txt_ns((double)s->med, b[2], 32), lp_txt_ns((double)s->min, b[3], 32),
+		lp_txt_ns((double)s->max, b[4], 32), lp_txt_ns(s->stddev, b[5], 32));
 }
 
 static const char lp_stat_head[] =
-	"      Total Instances        Avg        Med        Min        Max     StdDev";
+    "      Total Instances        Avg        Med        Min        Max     StdDev";
 
 static void lp_txt_extras(FILE *f, const struct lp_cuda_report *r)
 {
 	char b[3][32];
 	if (r->launch_delay.n)
-		fprintf(f, "\nkernel launch delay (API call end -> kernel start) over %" PRId64
-			   " kernels: median %s, mean %s, max %s\n",
+		fprintf(f,
+			"\nkernel launch delay (API call end -> kernel start) over %" PRId64
+			" kernels: median %s, mean %s, max %s\n",
 			r->launch_delay.n, lp_txt_ns((double)r->launch_delay.med, b[0], 32),
 			lp_txt_ns(r->launch_delay.mean, b[1], 32),
 			lp_txt_ns((double)r->launch_delay.max, b[2], 32));
@@ -49,7 +50,8 @@ static void lp_txt_extras(FILE *f, const struct lp_cuda_report *r)
 			lp_txt_ns((double)r->request_ns, b[1], 32),
 			r->request_ns ? 100.0 * (double)r->gpu_idle_ns / (double)r->request_ns : 0);
 	if (r->nstages) {
-		fprintf(f, "\nGPU work by launching stage (innermost NVTX range at the API call):\n");
+		fprintf(f,
+			"\nGPU work by launching stage (innermost NVTX range at the API call):\n");
 		fprintf(f, "%-24s %9s %11s %11s %11s %11s\n", "stage", "launches", "kernel",
 			"memcpy", "memset", "kdelay p50");
 		for (size_t i = 0; i < r->nstages; i++) {
@@ -120,18 +122,21 @@ void lp_cuda_write_text(FILE *f, const struct lp_cuda_report *r)
 static void lp_json_stat(FILE *f, const struct lp_cuda_stat *s)
 {
 	fprintf(f,
-		"\"count\": %" PRId64 ", \"total_ns\": %" PRId64 ", \"avg_ns\": %.1f, \"med_ns\": %" PRId64
-		", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"stddev_ns\": %.1f",
+		"\"count\": %" PRId64 ", \"total_ns\": %" PRId64
+		", \"avg_ns\": %.1f, \"med_ns\": %" PRId64 ", \"min_ns\": %" PRId64
+		", \"max_ns\": %" PRId64 ", \"stddev_ns\": %.1f",
 		s->n, s->total, s->mean, s->med, s->min, s->max, s->stddev);
 }
 
 void lp_cuda_write_json(FILE *f, const struct lp_cuda_report *r)
 {
-	fprintf(f, "{\"view\": \"%s\", \"gpu_captured\": %s, \"gpu_status\": ",
-		lp_view_names[r->view], r->cap.captured ? "true" : "false");
+	fprintf(f,
+		"{\"view\": \"%s\", \"gpu_captured\": %s, \"gpu_status\": ", lp_view_names[r->view],
+		r->cap.captured ? "true" : "false");
 	lp_json_str(f, r->cap.status);
-	fprintf(f, ", \"cupti_dropped_records\": %" PRId64 ", \"total_ns\": %" PRId64 ",\n \"rows\": [",
-		r->cap.dropped, r->total_ns);
+	fprintf(
+	    f, ", \"cupti_dropped_records\": %" PRId64 ", \"total_ns\": %" PRId64 ",\n \"rows\": [",
+	    r->cap.dropped, r->total_ns);
 	for (size_t i = 0; i < r->n; i++) {
 		fputs(i ? ",\n  {" : "\n  {", f);
 		switch (r->view) {
@@ -149,7 +154,9 @@ void lp_cuda_write_json(FILE *f, const struct lp_cuda_report *r)
 			lp_json_str(f, m->src_kind);
 			fputs(", \"dst_kind\": ", f);
 			lp_json_str(f, m->dst_kind);
-			fprintf(f, ", \"async\": %s, \"bytes\": %" PRId64 ", \"gbps\": %.3f, \"share\": %.6f, ",
+			fprintf(f,
+				", \"async\": %s, \"bytes\": %" PRId64
+				", \"gbps\": %.3f, \"share\": %.6f, ",
 				m->async ? "true" : "false", m->bytes, m->gbps, m->share);
 			lp_json_stat(f, &m->st);
 			break;
@@ -171,15 +178,18 @@ void lp_cuda_write_json(FILE *f, const struct lp_cuda_report *r)
 	}
 	fputs("],\n \"launch_delay\": {", f);
 	lp_json_stat(f, &r->launch_delay);
-	fprintf(f, "},\n \"gpu_idle\": {\"requests\": %" PRId64 ", \"request_ns\": %" PRId64
-		   ", \"idle_ns\": %" PRId64 "},\n \"stages\": [",
+	fprintf(f,
+		"},\n \"gpu_idle\": {\"requests\": %" PRId64 ", \"request_ns\": %" PRId64
+		", \"idle_ns\": %" PRId64 "},\n \"stages\": [",
 		r->requests, r->request_ns, r->gpu_idle_ns);
 	for (size_t i = 0; i < r->nstages; i++) {
 		const struct lp_cuda_stage_row *s = &r->stages[i];
 		fputs(i ? ",\n  {\"stage\": " : "\n  {\"stage\": ", f);
 		lp_json_str(f, s->stage);
-		fprintf(f, ", \"launches\": %" PRId64 ", \"kernel_ns\": %" PRId64 ", \"memcpy_ns\": %" PRId64
-			   ", \"memset_ns\": %" PRId64 ", \"launch_delay\": {",
+		fprintf(f,
+			", \"launches\": %" PRId64 ", \"kernel_ns\": %" PRId64
+			", \"memcpy_ns\": %" PRId64 ", \"memset_ns\": %" PRId64
+			", \"launch_delay\": {",
 			s->launches, s->kernel_ns, s->memcpy_ns, s->memset_ns);
 		lp_json_stat(f, &s->launch_delay);
 		fputs("}}", f);
@@ -189,8 +199,8 @@ void lp_cuda_write_json(FILE *f, const struct lp_cuda_report *r)
 
 static void lp_csv_stat(FILE *f, const struct lp_cuda_stat *s)
 {
-	fprintf(f, ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.1f", s->total,
-		s->n, s->mean, s->med, s->min, s->max, s->stddev);
+	fprintf(f, ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.1f",
+		s->total, s->n, s->mean, s->med, s->min, s->max, s->stddev);
 }
 
 void lp_cuda_write_csv(FILE *f, const struct lp_cuda_report *r)
@@ -202,7 +212,8 @@ void lp_cuda_write_csv(FILE *f, const struct lp_cuda_report *r)
 		fprintf(f, "gpu_captured,share,%s,name\n", stat);
 		break;
 	case LP_CUDA_MEMCPY:
-		fprintf(f, "gpu_captured,share,%s,bytes,gbps,copy_kind,src_kind,dst_kind,async\n", stat);
+		fprintf(f, "gpu_captured,share,%s,bytes,gbps,copy_kind,src_kind,dst_kind,async\n",
+			stat);
 		break;
 	case LP_CUDA_SYNC:
 		fprintf(f, "gpu_captured,share_of_wall,%s,type\n", stat);

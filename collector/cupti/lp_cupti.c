@@ -21,8 +21,8 @@
 #include "lp_cupti.h"
 #include "lp_log_cuda.h"
 
-#define LP_BUF_SIZE (4u << 20)	    /* CUPTI's own default is 8 MB; smaller flushes sooner */
-#define LP_DEFAULT_LIMIT_MB 64u	    /* issue 4: at most 64 MB of buffers per process */
+#define LP_BUF_SIZE (4u << 20)	/* CUPTI's own default is 8 MB; smaller flushes sooner */
+#define LP_DEFAULT_LIMIT_MB 64u /* issue 4: at most 64 MB of buffers per process */
 #define LP_DEFAULT_FLUSH_MS 200u
 
 static pthread_once_t lp_once = PTHREAD_ONCE_INIT;
@@ -96,9 +96,9 @@ static void lp_flush(void)
 	int saved = errno;
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	struct lp_cupti_counts c = {
-		.records = __atomic_load_n(&lp_records, __ATOMIC_RELAXED),
-		.unknown_kinds = __atomic_load_n(&lp_unknown, __ATOMIC_RELAXED),
-		.log_drops = __atomic_load_n(&lp_log_drops, __ATOMIC_RELAXED),
+	    .records = __atomic_load_n(&lp_records, __ATOMIC_RELAXED),
+	    .unknown_kinds = __atomic_load_n(&lp_unknown, __ATOMIC_RELAXED),
+	    .log_drops = __atomic_load_n(&lp_log_drops, __ATOMIC_RELAXED),
 	};
 	lp_cupti_stats(&c, __atomic_load_n(&lp_dropped, __ATOMIC_RELAXED),
 		       __atomic_load_n(&lp_buffers, __ATOMIC_RELAXED),
@@ -161,16 +161,16 @@ static const struct {
 	const char *name;
 	int required;
 } lp_kinds[] = {
-	{CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE", 0},
-	{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL", 1},
-	{CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", 0},
-	{CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", 0},
-	{CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", 0},
-	{CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION", 0},
-	{CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", 0},
-	{CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER", 0},
-	{CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD", 0},
-	{CUPTI_ACTIVITY_KIND_MEMORY2, "MEMORY2", 0},
+    {CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE", 0},
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL", 1},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", 0},
+    {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", 0},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", 0},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION", 0},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", 0},
+    {CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER", 0},
+    {CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD", 0},
+    {CUPTI_ACTIVITY_KIND_MEMORY2, "MEMORY2", 0},
 };
 
 static int lp_enable_kinds(void)
@@ -205,8 +205,8 @@ static void lp_start(void)
 	CUptiResult r;
 	int saved = errno;
 	lp_core_init(); /* no-op without LATPROF_DIR: then nothing is recorded */
-	lp_max_buffers =
-		lp_env_u32("LATPROF_CUDA_BUFFER_MB", LP_DEFAULT_LIMIT_MB, 8, 4096) / (LP_BUF_SIZE >> 20);
+	lp_max_buffers = lp_env_u32("LATPROF_CUDA_BUFFER_MB", LP_DEFAULT_LIMIT_MB, 8, 4096) /
+			 (LP_BUF_SIZE >> 20);
 	if ((r = cuptiSubscribe(&lp_sub, lp_callback, NULL)) != CUPTI_SUCCESS) {
 		lp_report(LP_CUDA_START_FAILED, r, 0, "cuptiSubscribe");
 		goto out;
@@ -228,7 +228,8 @@ static void lp_start(void)
 	int n = lp_enable_kinds();
 	if (n < 0)
 		goto out;
-	cuptiActivityFlushPeriod(lp_env_u32("LATPROF_CUDA_FLUSH_MS", LP_DEFAULT_FLUSH_MS, 1, 60000));
+	cuptiActivityFlushPeriod(
+	    lp_env_u32("LATPROF_CUDA_FLUSH_MS", LP_DEFAULT_FLUSH_MS, 1, 60000));
 	__atomic_store_n(&lp_started, 1, __ATOMIC_RELEASE);
 	atexit(lp_atexit);
 	lp_cupti_status(LP_CUDA_STARTED, 0, (unsigned)n, (unsigned)lp_driver_version(),

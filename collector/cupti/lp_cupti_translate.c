@@ -20,7 +20,8 @@
 #include "lp_log_cuda.h"
 
 #if CUPTI_API_VERSION < 130000 || CUPTI_API_VERSION >= 140000
-#error "collector/cupti reads the CUDA 13 (CUPTI 13.x) activity structs; check them against this CUPTI"
+#error                                                                                             \
+    "collector/cupti reads the CUDA 13 (CUPTI 13.x) activity structs; check them against this CUPTI"
 #endif
 
 /* The layouts this file reads, as in CUDA 13.0's cupti_activity.h. Any
@@ -90,7 +91,8 @@ static uint32_t lp_api_name(int driver, uint32_t cbid)
 	if (id)
 		return id;
 	const char *name = NULL;
-	CUpti_CallbackDomain dom = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+	CUpti_CallbackDomain dom =
+	    driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
 	if (cuptiGetCallbackName(dom, cbid, &name) != CUPTI_SUCCESS || !name)
 		return 0;
 	id = lp_intern_string(name, strlen(name));
@@ -105,10 +107,10 @@ static uint32_t lp_str(const char *s)
 }
 
 /* Each tr_* returns 0, or -ENOSPC when the log refused the record. */
-#define LP_BEGIN(var, type, aux)                                                   \
-	struct type *var = lp_rec_begin(LP_##type##_ID, (aux), sizeof(struct type)); \
-	if (!var)                                                                  \
-		return -ENOSPC;                                                    \
+#define LP_BEGIN(var, type, aux)                                                                   \
+	struct type *var = lp_rec_begin(LP_##type##_ID, (aux), sizeof(struct type));               \
+	if (!var)                                                                                  \
+		return -ENOSPC;                                                                    \
 	memset(var, 0, sizeof(*var))
 
 #define LP_lp_rec_cuda_kernel_ID LP_REC_CUDA_KERNEL
@@ -242,9 +244,9 @@ static int lp_tr_overhead(const CUpti_ActivityOverhead3 *o)
 	r->kind = (uint32_t)o->overheadKind;
 	r->object_kind = (uint32_t)o->objectKind;
 	r->object_id = o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
-				       o->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS
-			       ? o->objectId.pt.threadId
-			       : o->objectId.dcs.deviceId;
+			       o->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS
+			   ? o->objectId.pt.threadId
+			   : o->objectId.dcs.deviceId;
 	r->correlation = o->correlationId;
 	lp_rec_commit();
 	return 0;
@@ -335,7 +337,7 @@ void lp_cupti_status(unsigned phase, int code, unsigned detail, unsigned driver_
 {
 	size_t len = msg ? strnlen(msg, 1000) : 0;
 	struct lp_rec_cuda_status *r =
-		lp_rec_begin(LP_REC_CUDA_STATUS, (uint32_t)len, sizeof(*r) + len);
+	    lp_rec_begin(LP_REC_CUDA_STATUS, (uint32_t)len, sizeof(*r) + len);
 	if (!r)
 		return;
 	memset(r, 0, sizeof(*r));

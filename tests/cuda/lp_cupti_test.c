@@ -24,16 +24,16 @@
 #include "lp_log_cuda.h"
 
 static int failures;
-#define CHECK(c, ...)                                                  \
-	do {                                                           \
-		if (c) {                                               \
-			printf("ok: ");                                \
-		} else {                                               \
-			printf("FAIL (%s:%d): ", __FILE__, __LINE__); \
-			failures++;                                    \
-		}                                                      \
-		printf(__VA_ARGS__);                                   \
-		printf("\n");                                          \
+#define CHECK(c, ...)                                                                              \
+	do {                                                                                       \
+		if (c) {                                                                           \
+			printf("ok: ");                                                            \
+		} else {                                                                           \
+			printf("FAIL (%s:%d): ", __FILE__, __LINE__);                              \
+			failures++;                                                                \
+		}                                                                                  \
+		printf(__VA_ARGS__);                                                               \
+		printf("\n");                                                                      \
 	} while (0)
 
 /* A buffer of records laid out as CUPTI lays them: back to back, each the
@@ -63,8 +63,9 @@ static uint32_t tid_self(void)
 static void api(struct buf *b, int driver, CUpti_CallbackId cbid, uint32_t corr, uint64_t s,
 		uint64_t e)
 {
-	CUpti_ActivityAPI *a = PUT(b, CUpti_ActivityAPI,
-				   driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME);
+	CUpti_ActivityAPI *a =
+	    PUT(b, CUpti_ActivityAPI,
+		driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME);
 	a->cbid = cbid;
 	a->start = T0 + s;
 	a->end = T0 + e;
@@ -75,7 +76,8 @@ static void api(struct buf *b, int driver, CUpti_CallbackId cbid, uint32_t corr,
 
 static void kernel(struct buf *b, const char *name, uint32_t corr, uint64_t s, uint64_t e)
 {
-	CUpti_ActivityKernel10 *k = PUT(b, CUpti_ActivityKernel10, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	CUpti_ActivityKernel10 *k =
+	    PUT(b, CUpti_ActivityKernel10, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	k->start = T0 + s;
 	k->end = T0 + e;
 	k->deviceId = 0;
@@ -131,7 +133,7 @@ static void fill(struct buf *b)
 	kernel(b, "plain_c_kernel", 4, 13200, 13300);
 	api(b, 0, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, 5, 7400, 13500);
 	CUpti_ActivitySynchronization2 *y =
-		PUT(b, CUpti_ActivitySynchronization2, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+	    PUT(b, CUpti_ActivitySynchronization2, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
 	y->type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
 	y->start = T0 + 7450;
 	y->end = T0 + 13450;
@@ -146,7 +148,8 @@ static void fill(struct buf *b)
 	api(b, 0, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 7, 15000, 16000);
 	memcpy_rec(b, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
 		   CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, 0, 1 << 20, 7, 15100, 15900);
-	CUpti_ActivityMemcpyPtoP4 *p = PUT(b, CUpti_ActivityMemcpyPtoP4, CUPTI_ACTIVITY_KIND_MEMCPY2);
+	CUpti_ActivityMemcpyPtoP4 *p =
+	    PUT(b, CUpti_ActivityMemcpyPtoP4, CUPTI_ACTIVITY_KIND_MEMCPY2);
 	p->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
 	p->srcKind = p->dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 	p->bytes = 1 << 16;
@@ -247,22 +250,29 @@ static void test_rows(sqlite3 *db)
 {
 	char s[512];
 	CHECK(q(db, "SELECT count(*) FROM kernels") == 4, "4 kernels");
-	CHECK(!strcmp(qs(db, "SELECT s.value FROM kernels k JOIN strings s ON s.id = k.name_id "
-			     "WHERE correlation_id = 2", s, sizeof(s)),
+	CHECK(!strcmp(qs(db,
+			 "SELECT s.value FROM kernels k JOIN strings s ON s.id = k.name_id "
+			 "WHERE correlation_id = 2",
+			 s, sizeof(s)),
 		      "scale(float*, int, float)"),
 	      "kernel name demangled: %s", s);
-	CHECK(!strcmp(qs(db, "SELECT s.value FROM kernels k JOIN strings s ON s.id = k.mangled_id "
-			     "WHERE correlation_id = 2", s, sizeof(s)),
+	CHECK(!strcmp(qs(db,
+			 "SELECT s.value FROM kernels k JOIN strings s ON s.id = k.mangled_id "
+			 "WHERE correlation_id = 2",
+			 s, sizeof(s)),
 		      "_Z5scalePfif"),
 	      "mangled name kept: %s", s);
-	CHECK(!strcmp(qs(db, "SELECT s.value FROM kernels k JOIN strings s ON s.id = k.name_id "
-			     "WHERE correlation_id = 4", s, sizeof(s)),
+	CHECK(!strcmp(qs(db,
+			 "SELECT s.value FROM kernels k JOIN strings s ON s.id = k.name_id "
+			 "WHERE correlation_id = 4",
+			 s, sizeof(s)),
 		      "plain_c_kernel"),
 	      "C kernel name as is: %s", s);
 	CHECK(q(db, "SELECT grid_x * block_x + stream * 1000000 + registers FROM kernels WHERE "
 		    "correlation_id = 3") == 4096 * 256 + 7000000 + 16,
 	      "grid, block, stream, registers");
-	CHECK(q(db, "SELECT dur_ns FROM kernels WHERE correlation_id = 3") == 4000, "kernel duration");
+	CHECK(q(db, "SELECT dur_ns FROM kernels WHERE correlation_id = 3") == 4000,
+	      "kernel duration");
 	CHECK(q(db, "SELECT start_ns FROM kernels WHERE correlation_id = 2") == (int64_t)T0 + 7000,
 	      "timestamps kept (one clock with the CPU side)");
 
@@ -277,19 +287,22 @@ static void test_rows(sqlite3 *db)
 		    "'pageable' AND async = 0") == 1,
 	      "sync DtoH into pageable");
 	CHECK(q(db, "SELECT src_device * 10 + dst_device FROM memcpys WHERE copy_kind = 'PtoP'") ==
-		      1,
+		  1,
 	      "P2P source and destination devices");
 	CHECK(q(db, "SELECT value FROM memsets WHERE bytes = 4096 AND memory_kind = 'device'") ==
-		      0xab,
+		  0xab,
 	      "memset");
 	CHECK(q(db, "SELECT count(*) FROM syncs WHERE type = 'context_synchronize' AND stream IS "
 		    "NULL AND event IS NULL AND dur_ns = 6000") == 1,
 	      "context synchronization, no stream/event");
 
-	CHECK(q(db, "SELECT count(*) FROM cuda_api WHERE domain = 'runtime'") == 9, "9 runtime calls");
+	CHECK(q(db, "SELECT count(*) FROM cuda_api WHERE domain = 'runtime'") == 9,
+	      "9 runtime calls");
 	CHECK(q(db, "SELECT count(*) FROM cuda_api WHERE domain = 'driver'") == 1, "1 driver call");
-	CHECK(!strcmp(qs(db, "SELECT s.value FROM cuda_api a JOIN strings s ON s.id = a.name_id "
-			     "WHERE correlation_id = 2", s, sizeof(s)),
+	CHECK(!strcmp(qs(db,
+			 "SELECT s.value FROM cuda_api a JOIN strings s ON s.id = a.name_id "
+			 "WHERE correlation_id = 2",
+			 s, sizeof(s)),
 		      "cudaLaunchKernel_v7000"),
 	      "API name from cuptiGetCallbackName: %s", s);
 	/* the recording child called from its main thread: tid = pid */
@@ -297,8 +310,9 @@ static void test_rows(sqlite3 *db)
 		    "processes p ON p.id = t.process_id WHERE t.tid = p.pid") == 10,
 	      "API calls belong to the calling thread (threads.tid)");
 
-	CHECK(q(db, "SELECT count(*) FROM gpu_launches") == 8, "every GPU op with a launch call "
-								"joins its API call by correlation id");
+	CHECK(q(db, "SELECT count(*) FROM gpu_launches") == 8,
+	      "every GPU op with a launch call "
+	      "joins its API call by correlation id");
 	CHECK(q(db, "SELECT api_name = 'cudaMemcpy_v3020' FROM gpu_launches WHERE correlation_id = "
 		    "1") == 1,
 	      "a copy joins the runtime call, not the nested driver call");
@@ -307,8 +321,10 @@ static void test_rows(sqlite3 *db)
 	CHECK(q(db, "SELECT count(*) FROM gpu_launches WHERE start_ns < api_start_ns") == 0,
 	      "no GPU op starts before its launching call");
 
-	CHECK(!strcmp(qs(db, "SELECT name || '/' || sm_count || '/' || cc_major || '/' || "
-			     "driver_version FROM gpu_devices", s, sizeof(s)),
+	CHECK(!strcmp(qs(db,
+			 "SELECT name || '/' || sm_count || '/' || cc_major || '/' || "
+			 "driver_version FROM gpu_devices",
+			 s, sizeof(s)),
 		      "NVIDIA Test GPU/132/9/13.0"),
 	      "device: %s", s);
 	CHECK(q(db, "SELECT count(*) FROM gpu_overhead WHERE kind = 'buffer_flush' AND "
@@ -319,7 +335,8 @@ static void test_rows(sqlite3 *db)
 	CHECK(q(db, "SELECT dropped FROM cuda_capture") == 7, "dropped records stored");
 	CHECK(q(db, "SELECT unknown_kinds FROM cuda_capture") == 1, "unknown kind counted");
 	CHECK(q(db, "SELECT started FROM cuda_capture") == 1, "capture marked started");
-	CHECK(q(db, "SELECT value FROM meta WHERE key = 'cuda.captured'") == 1, "meta cuda.captured");
+	CHECK(q(db, "SELECT value FROM meta WHERE key = 'cuda.captured'") == 1,
+	      "meta cuda.captured");
 	CHECK(q(db, "SELECT value FROM meta WHERE key = 'cuda.dropped_records'") == 7,
 	      "meta cuda.dropped_records");
 }
@@ -328,7 +345,8 @@ static void test_analysis(sqlite3 *db)
 {
 	struct lp_cuda_report r;
 	char err[256] = "";
-	CHECK(lp_cuda_analyze(db, LP_CUDA_KERNELS, &r, err, sizeof(err)) == 0, "kernels view %s", err);
+	CHECK(lp_cuda_analyze(db, LP_CUDA_KERNELS, &r, err, sizeof(err)) == 0, "kernels view %s",
+	      err);
 	CHECK(r.cap.captured == 1, "report knows GPU data was captured");
 	CHECK(r.n == 2 && !strcmp(r.rows.kern[0].name, "scale(float*, int, float)"),
 	      "kernels grouped by name, largest first");
@@ -336,7 +354,7 @@ static void test_analysis(sqlite3 *db)
 		const struct lp_cuda_stat *st = &r.rows.kern[0].st;
 		/* instances 2000, 4000, 1000 ns */
 		CHECK(st->n == 3 && st->total == 7000 && st->min == 1000 && st->max == 4000 &&
-			      st->med == 2000,
+			  st->med == 2000,
 		      "kernel stats n=%lld total=%lld min=%lld med=%lld max=%lld", (long long)st->n,
 		      (long long)st->total, (long long)st->min, (long long)st->med,
 		      (long long)st->max);
