@@ -19,11 +19,13 @@
 #include "lp_breakdown.h"
 #include "lp_cli.h"
 #include "lp_db.h"
+#include "lp_findings.h"
 #include "lp_locks.h"
 #include "lp_report_breakdown.h"
 #include "lp_report_counters.h"
 #include "lp_report_locks.h"
 #include "lp_report_cuda.h"
+#include "lp_report_findings.h"
 #include "lp_report_summary.h"
 #include "lp_summary.h"
 
@@ -35,6 +37,8 @@ struct lp_report_opts {
 	enum lp_fmt fmt;
 	const char *request; /* --breakdown --request NAME */
 	int stage_depth;     /* --breakdown --stage-depth N */
+	struct lp_fnd_override over[64]; /* --rule-threshold ID=VALUE */
+	size_t nover;
 };
 
 typedef void (*lp_writer_fn)(FILE *f, const void *res);
@@ -156,9 +160,41 @@ static void *lp_view_counters(sqlite3 *db, const struct lp_report_opts *o, char 
 	return lp_counters_view(db, err, errlen);
 }
 
-/* ---- default: run summary + top locks --------------------------------- */
+/* ---- --bottlenecks (analyze/lp_findings.h) ---------------------------- */
+
+static void *lp_view_findings(sqlite3 *db, const struct lp_report_opts *o, char *err,
+			      size_t errlen)
+{
+	struct lp_findings *r = xcalloc(1, sizeof(*r));
+	struct lp_findings_opts fo = {.request = o->request, .nover = o->nover, .over = o->over};
+	if (lp_findings_analyze(db, &fo, r, err, errlen)) {
+		lp_findings_free(r);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void lp_view_findings_free(void *r)
+{
+	lp_findings_free(r);
+	free(r);
+}
+
+static void lp_w_findings_text(FILE *f, const void *r)
+{
+	lp_findings_write_text(f, r);
+}
+
+static void lp_w_findings_json(FILE *f, const void *r)
+{
+	lp_findings_write_json(f, r);
+}
+
+/* ---- default: top findings, run summary, breakdown, top locks --------- */
 
 struct lp_summary_view {
+	struct lp_findings findings;
 	struct lp_run_summary run;
 	struct lp_breakdown bd; /* shown when the run has NVTX ranges */
 	struct lp_lock_report locks;
@@ -167,6 +203,7 @@ struct lp_summary_view {
 static void lp_view_summary_free(void *res)
 {
 	struct lp_summary_view *v = res;
+	lp_findings_free(&v->findings);
 	lp_summary_free(&v->run);
 	lp_breakdown_free(&v->bd);
 	lp_lock_report_free(&v->locks);
@@ -177,7 +214,9 @@ static void *lp_view_summary(sqlite3 *db, const struct lp_report_opts *o, char *
 {
 	struct lp_summary_view *v = xcalloc(1, sizeof(*v));
 	struct lp_bd_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
-	if (lp_summary_analyze(db, &v->run, err, errlen) ||
+	struct lp_findings_opts fo = {.request = o->request, .nover = o->nover, .over = o->over};
+	if (lp_findings_analyze(db, &fo, &v->findings, err, errlen) ||
+	    lp_summary_analyze(db, &v->run, err, errlen) ||
 	    lp_breakdown_compute(db, &bo, &v->bd, err, errlen) ||
 	    lp_locks_analyze(db, o->top, &v->locks, err, errlen)) {
 		lp_view_summary_free(v);
@@ -189,6 +228,8 @@ static void *lp_view_summary(sqlite3 *db, const struct lp_report_opts *o, char *
 static void lp_w_summary_text(FILE *f, const void *res)
 {
 	const struct lp_summary_view *v = res;
+	lp_findings_write_brief(f, &v->findings, 3);
+	fputc('\n', f);
 	lp_summary_write_text(f, &v->run);
 	if (v->bd.has_ranges) {
 		fputc('\n', f);
@@ -210,6 +251,8 @@ static void lp_w_summary_json(FILE *f, const void *res)
 	}
 	fputs(",\n  \"locks\": ", f);
 	lp_locks_write_json(f, &v->locks);
+	fputs(",\n  \"findings\": ", f);
+	lp_findings_write_json(f, &v->findings);
 	fputs("}\n", f);
 }
 
@@ -235,12 +278,15 @@ static const struct lp_view lp_views[] = {
 	{"memcpy", lp_cuda_view_memcpy, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
 	{"sync", lp_cuda_view_sync, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
 	{"cuda-api", lp_cuda_view_api, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
+	{"bottlenecks", lp_view_findings, lp_view_findings_free,
+	 {lp_w_findings_text, lp_w_findings_json, NULL}},
 };
 #define LP_N_VIEWS (sizeof(lp_views) / sizeof(lp_views[0]))
 
 /* ---- command ---------------------------------------------------------- */
 
-enum { LP_OPT_TOP = 256, LP_OPT_FORMAT, LP_OPT_REQUEST, LP_OPT_STAGE_DEPTH, LP_OPT_VIEW0 };
+enum { LP_OPT_TOP = 256, LP_OPT_FORMAT, LP_OPT_REQUEST, LP_OPT_STAGE_DEPTH, LP_OPT_RULE_THR,
+       LP_OPT_VIEW0 };
 
 static int lp_parse_top(const char *s, int *top)
 {
@@ -291,14 +337,15 @@ static int lp_report_write(const struct lp_view *v, const struct lp_report_opts 
 
 static int lp_report_cmd(int argc, char **argv)
 {
-	struct option longopts[LP_N_VIEWS + 6] = {
+	struct option longopts[LP_N_VIEWS + 7] = {
 		{"top", required_argument, NULL, LP_OPT_TOP},
 		{"format", required_argument, NULL, LP_OPT_FORMAT},
 		{"output", required_argument, NULL, 'o'},
 		{"request", required_argument, NULL, LP_OPT_REQUEST},
 		{"stage-depth", required_argument, NULL, LP_OPT_STAGE_DEPTH},
+		{"rule-threshold", required_argument, NULL, LP_OPT_RULE_THR},
 	};
-	size_t nopt = 5;
+	size_t nopt = 6;
 	for (size_t i = 0; i < LP_N_VIEWS; i++)
 		if (lp_views[i].flag)
 			longopts[nopt++] = (struct option){lp_views[i].flag, no_argument, NULL,
@@ -327,6 +374,12 @@ static int lp_report_cmd(int argc, char **argv)
 				return lp_cli_usage_error("report", "--stage-depth wants 1 to 1000, not '%s'",
 							  optarg);
 			o.stage_depth = (int)d;
+		} else if (c == LP_OPT_RULE_THR) {
+			char e[256];
+			if (o.nover == sizeof(o.over) / sizeof(o.over[0]))
+				return lp_cli_usage_error("report", "too many --rule-threshold options");
+			if (lp_findings_parse_threshold(optarg, &o.over[o.nover++], e, sizeof(e)))
+				return lp_cli_usage_error("report", "%s", e);
 		} else if (c >= LP_OPT_VIEW0 && c < LP_OPT_VIEW0 + (int)LP_N_VIEWS) {
 			if (view && view != &lp_views[c - LP_OPT_VIEW0])
 				return lp_cli_usage_error("report", "choose one view per report");
@@ -340,8 +393,11 @@ static int lp_report_cmd(int argc, char **argv)
 		return lp_cli_usage_error("report", "give exactly one database file");
 	if (!view)
 		view = &lp_views[0];
-	if ((o.request || o.stage_depth) && view->flag && strcmp(view->flag, "breakdown"))
+	if ((o.request || o.stage_depth) && view->flag && strcmp(view->flag, "breakdown") &&
+	    (o.stage_depth || strcmp(view->flag, "bottlenecks")))
 		return lp_cli_usage_error("report", "--request and --stage-depth go with --breakdown");
+	if (o.nover && view->flag && strcmp(view->flag, "bottlenecks"))
+		return lp_cli_usage_error("report", "--rule-threshold goes with --bottlenecks");
 	const char *path = argv[optind];
 	if (!view->write[o.fmt])
 		return lp_cli_usage_error("report", "--%s has no %s output",
@@ -367,7 +423,8 @@ const struct lp_cmd lp_cmd_report = {
 	.run = lp_report_cmd,
 	.summary = "report on a recorded run",
 	.usage = "usage: latprof report FILE.db [VIEW] [--top N] [--format text|json|csv] [-o OUT]\n\n"
-		 "Without a VIEW: the run summary (processes, exit status, threads, duration,\n"
+		 "Without a VIEW: the top three bottleneck findings, the run summary\n"
+		 "(processes, exit status, threads, duration,\n"
 		 "records dropped, GPU data), the per-request breakdown when the run has NVTX\n"
 		 "ranges, then the most contended locks.\n\n"
 		 "views:\n"
@@ -381,7 +438,11 @@ const struct lp_cmd lp_cmd_report = {
 		 "     --stage-depth N   stages are ranges N levels below it (default 1)\n"
 		 "  --ranges     count, total, mean, p50/p90/p99/max of every NVTX range name\n"
 		 "  --counters   CPU counters (context switches, migrations, faults, task clock,\n"
-		 "               cycles/IPC where available) per stage and per thread\n\n"
+		 "               cycles/IPC where available) per stage and per thread\n"
+		 "  --bottlenecks  findings ranked by the request time a fix would save: the\n"
+		 "               rule, evidence, sites, an example request and the fix\n"
+		 "               (docs/rules.md); also takes --request NAME\n"
+		 "     --rule-threshold ID=VALUE  change one rule's threshold (repeatable)\n\n"
 		 "options:\n"
 		 "  --top N      rows per table (locks, call sites, threads); default 10\n"
 		 "  --format F   text (default), json (schemas/report-*.schema.json) or csv\n"

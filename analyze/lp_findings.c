@@ -1,0 +1,1515 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rule table of analyze/lp_findings.h. Shared inputs are loaded once
+ * (requests and stages as per-thread interval sets, the breakdown, the lock
+ * report); each rule then runs a query or two of its own and attributes
+ * what it measures to the request that contains it, so the finding can
+ * name the request where it cost the most.
+ */
+#define _GNU_SOURCE
+#include "lp_findings.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_breakdown.h"
+#include "lp_db.h"
+#include "lp_locks.h"
+
+struct lp_req {
+	int64_t id, proc, thread, tid, start, end;
+};
+
+struct lp_fnd_ctx {
+	sqlite3 *db;
+	char *err;
+	size_t errlen;
+	struct lp_breakdown bd;
+	struct lp_lock_report locks;
+	int has_req;
+	struct lp_req *req; /* by (thread, start): requests on a thread never overlap */
+	size_t nreq;
+	int64_t req_ns, thread_ns, run_start;
+	struct lp_ivset reqset, stageset;
+	int64_t *stake; /* [nreq] per-request time at stake for the current rule */
+	int gpu;
+	char gpu_why[300];
+	const char *api_domain; /* runtime when recorded, else driver */
+	/* the current rule's output */
+	struct lp_findings *out;
+	size_t cap;
+	int has_value;
+	double value;
+	char *why;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static char *lp_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *lp_fmt(const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+static int lp_skip(struct lp_fnd_ctx *c, const char *why)
+{
+	free(c->why);
+	c->why = strdup(why);
+	return -ENODATA;
+}
+
+static int lp_quiet(struct lp_fnd_ctx *c, double value)
+{
+	c->has_value = 1;
+	c->value = value;
+	return 0;
+}
+
+static int lp_sql_err(struct lp_fnd_ctx *c, const char *what)
+{
+	snprintf(c->err, c->errlen, "%s: %s", what, sqlite3_errmsg(c->db));
+	return -EIO;
+}
+
+static int lp_prep(struct lp_fnd_ctx *c, const char *sql, sqlite3_stmt **st)
+{
+	if (sqlite3_prepare_v2(c->db, sql, -1, st, NULL) != SQLITE_OK)
+		return lp_sql_err(c, "cannot query the database");
+	return 0;
+}
+
+static int64_t lp_q1(struct lp_fnd_ctx *c, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v = 0;
+	if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static double lp_share(int64_t part, int64_t whole)
+{
+	return whole > 0 ? (double)part / (double)whole : 0;
+}
+
+static int64_t lp_min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* A new finding of rule r; NULL on -ENOMEM. */
+static struct lp_finding *lp_fnd_new(struct lp_fnd_ctx *c, const struct lp_rule *r, double value,
+				     double threshold)
+{
+	struct lp_findings *o = c->out;
+	if (o->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 8;
+		struct lp_finding *v = realloc(o->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		o->v = v;
+		c->cap = cap;
+	}
+	struct lp_finding *f = &o->v[o->n++];
+	memset(f, 0, sizeof(*f));
+	f->rule = r;
+	f->value = value;
+	f->threshold = threshold;
+	f->scope_ns = c->has_req ? c->req_ns : c->thread_ns;
+	c->has_value = 1;
+	c->value = value;
+	return f;
+}
+
+static void lp_num(struct lp_finding *f, const char *key, const char *label, const char *unit,
+		   double v)
+{
+	if (f->nnum < LP_FND_MAXNUM)
+		f->num[f->nnum++] = (struct lp_fnd_num){key, label, unit, v};
+}
+
+static void lp_site(struct lp_finding *f, const char *what, int64_t count, int64_t ns)
+{
+	if (f->nsite < LP_FND_MAXSITES && what)
+		f->site[f->nsite++] = (struct lp_fnd_site){strdup(what), count, ns};
+}
+
+/* Saving, its basis and the severity; the saving is clamped to the basis
+ * and the basis to the scope, whatever the rule computed. */
+static void lp_saving(struct lp_finding *f, int64_t saving, int64_t basis, const char *what)
+{
+	if (f->scope_ns > 0 && basis > f->scope_ns)
+		basis = f->scope_ns;
+	if (saving > basis)
+		saving = basis;
+	if (saving < 0)
+		saving = 0;
+	f->saving_ns = saving;
+	f->basis_ns = basis;
+	f->basis = what;
+	f->share = lp_share(saving, f->scope_ns);
+	f->severity = f->share >= LP_SEV_HIGH_SHARE	? LP_SEV_HIGH
+		      : f->share >= LP_SEV_MEDIUM_SHARE ? LP_SEV_MEDIUM
+							: LP_SEV_LOW;
+}
+
+/* ---- requests: lookup and per-request attribution ---------------------- */
+
+/* First request on thread th with end > s (binary search). */
+static size_t lp_req_lower(const struct lp_fnd_ctx *c, int64_t th, int64_t s)
+{
+	size_t lo = 0, hi = c->nreq;
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+		const struct lp_req *r = &c->req[m];
+		if (r->thread < th || (r->thread == th && r->end <= s))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+/* Adds the part of [s, e) on thread th that lies inside requests to their
+ * stake; returns that part. Without requests, the whole interval counts. */
+static int64_t lp_attr(struct lp_fnd_ctx *c, int64_t th, int64_t s, int64_t e)
+{
+	if (!c->has_req)
+		return e > s ? e - s : 0;
+	int64_t in = 0;
+	for (size_t i = lp_req_lower(c, th, s); i < c->nreq; i++) {
+		const struct lp_req *r = &c->req[i];
+		if (r->thread != th || r->start >= e)
+			break;
+		int64_t a = s > r->start ? s : r->start, b = e < r->end ? e : r->end;
+		if (b > a) {
+			c->stake[i] += b - a;
+			in += b - a;
+		}
+	}
+	return in;
+}
+
+static void lp_stake_reset(struct lp_fnd_ctx *c)
+{
+	if (c->stake)
+		memset(c->stake, 0, c->nreq * sizeof(*c->stake));
+}
+
+/* The request with the most at stake becomes the finding's example. */
+static void lp_example(struct lp_fnd_ctx *c, struct lp_finding *f)
+{
+	size_t best = c->nreq;
+	for (size_t i = 0; i < c->nreq; i++)
+		if (c->stake[i] > 0 && (best == c->nreq || c->stake[i] > c->stake[best]))
+			best = i;
+	if (best == c->nreq)
+		return;
+	const struct lp_req *r = &c->req[best];
+	f->ex = (struct lp_fnd_example){1,	    r->id, r->tid, r->start, r->start - c->run_start,
+					r->end - r->start, c->stake[best]};
+}
+
+static void lp_example_req(struct lp_fnd_ctx *c, struct lp_finding *f, size_t i, int64_t stake)
+{
+	const struct lp_req *r = &c->req[i];
+	f->ex = (struct lp_fnd_example){1,	    r->id, r->tid, r->start, r->start - c->run_start,
+					r->end - r->start, stake};
+}
+
+static int lp_req_cmp(const void *a, const void *b)
+{
+	const struct lp_req *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static int lp_ivset_from(struct lp_fnd_ctx *c, const char *sql, struct lp_ivset *out)
+{
+	struct lp_ivec v = {0};
+	sqlite3_stmt *st;
+	int rc = lp_prep(c, sql, &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1, SQLITE_STATIC);
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
+		rc = lp_ivec_push(&v, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+				  sqlite3_column_int64(st, 2), 0);
+	sqlite3_finalize(st);
+	if (rc == 0)
+		rc = lp_ivset_build(&v, NULL, out);
+	lp_ivec_free(&v);
+	return rc;
+}
+
+static int lp_load_requests(struct lp_fnd_ctx *c)
+{
+	sqlite3_stmt *st;
+	int rc = lp_prep(c,
+			 "SELECT r.id, r.process_id, r.start_thread_id, t.tid, r.start_ns, r.end_ns "
+			 "FROM ranges_named r JOIN threads t ON t.id = r.start_thread_id WHERE "
+			 "r.name = ?1 AND coalesce(r.domain, '') = ?2 AND r.end_ns > r.start_ns",
+			 &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1, SQLITE_STATIC);
+	size_t cap = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (c->nreq == cap) {
+			cap = cap ? 2 * cap : 256;
+			struct lp_req *v = realloc(c->req, cap * sizeof(*v));
+			if (!v) {
+				rc = -ENOMEM;
+				break;
+			}
+			c->req = v;
+		}
+		struct lp_req *r = &c->req[c->nreq++];
+		r->id = sqlite3_column_int64(st, 0);
+		r->proc = sqlite3_column_int64(st, 1);
+		r->thread = sqlite3_column_int64(st, 2);
+		r->tid = sqlite3_column_int64(st, 3);
+		r->start = sqlite3_column_int64(st, 4);
+		r->end = sqlite3_column_int64(st, 5);
+		c->req_ns += r->end - r->start;
+	}
+	sqlite3_finalize(st);
+	if (rc)
+		return rc;
+	qsort(c->req, c->nreq, sizeof(*c->req), lp_req_cmp);
+	/* A request nested in another of the same name on its thread would
+	 * count its time twice: keep the outer one. */
+	size_t k = 0;
+	for (size_t i = 0; i < c->nreq; i++) {
+		if (k && c->req[k - 1].thread == c->req[i].thread &&
+		    c->req[i].start < c->req[k - 1].end) {
+			c->req_ns -= c->req[i].end - c->req[i].start;
+			continue;
+		}
+		c->req[k++] = c->req[i];
+	}
+	c->nreq = k;
+	c->has_req = k > 0;
+	c->stake = calloc(k ? k : 1, sizeof(*c->stake));
+	if (!c->stake)
+		return -ENOMEM;
+	rc = lp_ivset_from(c,
+			   "SELECT start_thread_id, start_ns, end_ns FROM ranges_named WHERE name = "
+			   "?1 AND coalesce(domain, '') = ?2",
+			   &c->reqset);
+	if (rc == 0)
+		rc = lp_ivset_from(c,
+				   "SELECT s.start_thread_id, s.start_ns, s.end_ns FROM ranges s JOIN "
+				   "ranges_named p ON s.parent_id = p.id WHERE p.name = ?1 AND "
+				   "coalesce(p.domain, '') = ?2",
+				   &c->stageset);
+	return rc;
+}
+
+static int lp_bd_cat(const struct lp_breakdown *b, const char *name)
+{
+	for (int i = 0; i < b->ncat; i++)
+		if (b->cat_name[i] && !strcmp(b->cat_name[i], name))
+			return i;
+	return -1;
+}
+
+/* ---- CPU rules ---------------------------------------------------------- */
+
+struct lp_lock_acc {
+	int64_t id, in_ns, waits;
+	size_t row; /* in c->locks.locks, or n */
+};
+
+static int lp_lock_acc_cmp(const void *a, const void *b)
+{
+	const struct lp_lock_acc *x = a, *y = b;
+	return (y->in_ns > x->in_ns) - (y->in_ns < x->in_ns);
+}
+
+static const struct lp_lock_row *lp_lock_row(const struct lp_fnd_ctx *c, int64_t id)
+{
+	for (size_t i = 0; i < c->locks.n; i++)
+		if (c->locks.locks[i].id == id)
+			return &c->locks.locks[i];
+	return NULL;
+}
+
+/* Per lock, the wait inside requests (or in the whole run without them). */
+static int lp_lock_accumulate(struct lp_fnd_ctx *c, struct lp_lock_acc **out, size_t *nout)
+{
+	sqlite3_stmt *st;
+	struct lp_lock_acc *v = NULL;
+	size_t n = 0, cap = 0;
+	int rc = lp_prep(c,
+			 "SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
+			 "lock_waits w JOIN locks l ON l.id = w.lock_id WHERE l.kind != 'sem' ORDER "
+			 "BY w.lock_id",
+			 &st);
+	if (rc)
+		return rc;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		if (!n || v[n - 1].id != id) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				struct lp_lock_acc *nv = realloc(v, cap * sizeof(*nv));
+				if (!nv) {
+					rc = -ENOMEM;
+					break;
+				}
+				v = nv;
+			}
+			v[n++] = (struct lp_lock_acc){id, 0, 0, 0};
+		}
+		int64_t in = lp_attr(c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+				     sqlite3_column_int64(st, 3));
+		v[n - 1].in_ns += in;
+		v[n - 1].waits += in > 0;
+	}
+	sqlite3_finalize(st);
+	if (rc) {
+		free(v);
+		return rc;
+	}
+	qsort(v, n, sizeof(*v), lp_lock_acc_cmp);
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+/* The example for one lock: the request that waited on it the longest. */
+static int lp_lock_example(struct lp_fnd_ctx *c, struct lp_finding *f, int64_t lock_id)
+{
+	sqlite3_stmt *st;
+	if (!c->has_req)
+		return 0;
+	lp_stake_reset(c);
+	int rc = lp_prep(c,
+			 "SELECT thread_id, start_ns, start_ns + dur_ns FROM lock_waits WHERE "
+			 "lock_id = ?",
+			 &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, lock_id);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		lp_attr(c, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+			sqlite3_column_int64(st, 2));
+	sqlite3_finalize(st);
+	lp_example(c, f);
+	return 0;
+}
+
+static int lp_rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	struct lp_lock_acc *acc = NULL;
+	size_t n = 0;
+	int found = 0;
+	int64_t scope = c->has_req ? c->req_ns : c->thread_ns;
+	if (scope <= 0)
+		return lp_skip(c, "no request or thread time recorded");
+	int rc = lp_lock_accumulate(c, &acc, &n);
+	if (rc)
+		return rc;
+	/* The lock that explains the p99 tail, if the breakdown found one. */
+	const struct lp_bd_tail *t = &c->bd.tail;
+	int64_t tail_lock = -1;
+	if (c->has_req && t->valid && t->has_key && t->cat == lp_bd_cat(&c->bd, "lock_wait") &&
+	    t->key_tail_ns - t->key_mid_ns > 0.5 * (double)(t->p99_ns - t->p60_ns))
+		tail_lock = t->key;
+	lp_quiet(c, n ? lp_share(acc[0].in_ns, scope) : 0);
+	for (size_t i = 0; i < n && found < 3; i++) {
+		double share = lp_share(acc[i].in_ns, scope);
+		int tail = acc[i].id == tail_lock;
+		if (share < thr && !tail)
+			continue;
+		const struct lp_lock_row *row = lp_lock_row(c, acc[i].id);
+		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+		if (!f) {
+			free(acc);
+			return -ENOMEM;
+		}
+		found++;
+		f->subject = strdup(row && row->name ? row->name : "(unknown lock)");
+		lp_num(f, "wait_ns", c->has_req ? "wait inside requests" : "wait", "ns",
+		       (double)acc[i].in_ns);
+		lp_num(f, "share", c->has_req ? "of request time" : "of thread time", "share",
+		       share);
+		lp_num(f, "waits", "contended acquisitions", "count", (double)acc[i].waits);
+		if (c->has_req)
+			lp_num(f, "wait_per_request_ns", "wait per request", "ns",
+			       (double)acc[i].in_ns / (double)c->nreq);
+		if (row) {
+			lp_num(f, "p99_wait_ns", "p99 wait", "ns", (double)row->p99_ns);
+			lp_num(f, "waiting_threads", "threads waiting", "count",
+			       (double)row->n_waiters);
+			f->site_kind = "call sites";
+			for (size_t k = 0; k < row->n_sites; k++)
+				lp_site(f, row->sites[k].where, row->sites[k].count,
+					row->sites[k].wait_ns);
+		}
+		if (tail) {
+			lp_num(f, "tail_wait_ns", "mean wait in p99 requests", "ns", t->key_tail_ns);
+			lp_num(f, "median_wait_ns", "mean wait in median requests", "ns",
+			       t->key_mid_ns);
+		}
+		f->summary = lp_fmt("%s threads waited %.1f%% of %s on %s%s", c->has_req ? "request" : "the run's",
+				    100 * share, c->has_req ? "request time" : "their time", f->subject,
+				    tail ? ", and it dominates the p99 tail" : "");
+		lp_saving(f, acc[i].in_ns, acc[i].in_ns,
+			  c->has_req ? "lock wait inside requests" : "lock wait");
+		rc = lp_lock_example(c, f, acc[i].id);
+		if (rc)
+			break;
+	}
+	free(acc);
+	return rc ? rc : found;
+}
+
+/* Condition-variable and semaphore waits inside a request but outside its
+ * stages: the request is queued, no work has started. */
+static int lp_rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	if (!c->has_req)
+		return lp_skip(c, "no NVTX request ranges");
+	sqlite3_stmt *st;
+	lp_stake_reset(c);
+	int rc = lp_prep(
+		c,
+		"SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, coalesce(f.function || "
+		"coalesce(' ' || f.file || ':' || f.line, ''), printf('cond 0x%x', w.cond_addr)) FROM "
+		"cond_waits w LEFT JOIN stacks s ON s.id = w.stack_id LEFT JOIN frames f ON f.id = "
+		"s.top_frame UNION ALL SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
+		"coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), 'sem_wait') FROM "
+		"lock_waits w JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' LEFT JOIN stacks s "
+		"ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame ORDER BY 4",
+		&st);
+	if (rc)
+		return rc;
+	struct lp_fnd_site top[LP_FND_MAXSITES] = {0};
+	char cur[512] = "";
+	int64_t cur_n = 0, cur_ns = 0, total = 0, waits = 0;
+	for (int more = 1; more;) {
+		more = sqlite3_step(st) == SQLITE_ROW;
+		const char *w = more ? (const char *)sqlite3_column_text(st, 3) : NULL;
+		if (!more || strcmp(cur, w ? w : "")) {
+			/* flush the finished site into the top list */
+			for (int k = 0; cur_ns > 0 && k < LP_FND_MAXSITES; k++)
+				if (cur_ns > top[k].ns) {
+					free(top[LP_FND_MAXSITES - 1].what);
+					memmove(&top[k + 1], &top[k],
+						(LP_FND_MAXSITES - 1 - k) * sizeof(top[0]));
+					top[k] = (struct lp_fnd_site){strdup(cur), cur_n, cur_ns};
+					break;
+				}
+			snprintf(cur, sizeof(cur), "%s", w ? w : "");
+			cur_n = cur_ns = 0;
+		}
+		if (!more)
+			break;
+		int64_t th = sqlite3_column_int64(st, 0), s = sqlite3_column_int64(st, 1),
+			e = sqlite3_column_int64(st, 2);
+		int64_t in_req = lp_ivset_overlap(&c->reqset, th, s, e);
+		int64_t in_stage = lp_ivset_overlap(&c->stageset, th, s, e);
+		int64_t q = in_req - in_stage;
+		if (q <= 0)
+			continue;
+		/* attribute only the queued part: clip to before the first stage */
+		size_t i = lp_req_lower(c, th, s);
+		if (i < c->nreq && c->req[i].thread == th)
+			c->stake[i] += q;
+		cur_n++;
+		cur_ns += q;
+		total += q;
+		waits++;
+	}
+	sqlite3_finalize(st);
+	double share = lp_share(total, c->req_ns);
+	int found = 0;
+	if (share >= thr) {
+		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+		if (!f)
+			rc = -ENOMEM;
+		else {
+			found = 1;
+			lp_num(f, "queued_ns", "queued before work", "ns", (double)total);
+			lp_num(f, "share", "of request time", "share", share);
+			lp_num(f, "waits", "waits", "count", (double)waits);
+			lp_num(f, "queued_per_request_ns", "queued per request", "ns",
+			       (double)total / (double)c->nreq);
+			f->site_kind = "wait sites";
+			for (int k = 0; k < LP_FND_MAXSITES; k++)
+				if (top[k].what)
+					lp_site(f, top[k].what, top[k].count, top[k].ns);
+			f->summary = lp_fmt("requests sat %.1f%% of their time in condition or "
+					    "semaphore waits before any stage started",
+					    100 * share);
+			lp_saving(f, total, total, "queue wait inside requests");
+			lp_example(c, f);
+		}
+	} else {
+		lp_quiet(c, share);
+	}
+	for (int k = 0; k < LP_FND_MAXSITES; k++)
+		free(top[k].what);
+	return rc ? rc : found;
+}
+
+static int lp_dur_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sorted request durations (caller frees). */
+static int64_t *lp_req_durs(const struct lp_fnd_ctx *c)
+{
+	int64_t *d = malloc((c->nreq ? c->nreq : 1) * sizeof(*d));
+	if (!d)
+		return NULL;
+	for (size_t i = 0; i < c->nreq; i++)
+		d[i] = c->req[i].end - c->req[i].start;
+	qsort(d, c->nreq, sizeof(*d), lp_dur_cmp);
+	return d;
+}
+
+static int lp_rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	const struct lp_breakdown *b = &c->bd;
+	if (!c->has_req)
+		return lp_skip(c, "no NVTX request ranges");
+	if (!b->tail.valid || b->req.p50 <= 0)
+		return lp_skip(c, "too few requests for a p99 (the breakdown needs 20)");
+	double ratio = (double)b->req.p99 / (double)b->req.p50;
+	if (ratio <= thr)
+		return lp_quiet(c, ratio);
+	struct lp_finding *f = lp_fnd_new(c, r, ratio, thr);
+	if (!f)
+		return -ENOMEM;
+	/* Basis: the tail requests' time above the median. */
+	int64_t tail_ns = 0, excess = 0, ntail = 0;
+	lp_stake_reset(c);
+	for (size_t i = 0; i < c->nreq; i++) {
+		int64_t d = c->req[i].end - c->req[i].start;
+		if (d < b->req.p99)
+			continue;
+		ntail++;
+		tail_ns += d;
+		excess += d - b->req.p50;
+		c->stake[i] = d - b->req.p50;
+	}
+	const struct lp_bd_tail *t = &b->tail;
+	int64_t saving = excess;
+	char why[600] = "";
+	if (t->stage >= 0 && (size_t)t->stage < b->nstages) {
+		const char *sn = b->stages[t->stage].name;
+		f->subject = strdup(sn);
+		double grow = t->stage_tail_ns - t->stage_mid_ns;
+		saving = lp_min64(excess, (int64_t)(grow * (double)ntail));
+		int n = snprintf(why, sizeof(why), "; stage %s grows from %.3f ms to %.3f ms", sn,
+				 t->stage_mid_ns / 1e6, t->stage_tail_ns / 1e6);
+		if (t->cat >= 0 && t->cat < b->ncat && n > 0 && (size_t)n < sizeof(why))
+			n += snprintf(why + n, sizeof(why) - (size_t)n, ", mostly %s (+%.3f ms)",
+				      b->cat_label[t->cat], (t->cat_tail_ns - t->cat_mid_ns) / 1e6);
+		if (t->has_key && t->key_name && n > 0 && (size_t)n < sizeof(why))
+			snprintf(why + n, sizeof(why) - (size_t)n, " on %s", t->key_name);
+		f->site_kind = "stages";
+		lp_site(f, sn, ntail, (int64_t)(grow * (double)ntail));
+		if (t->cat >= 0 && t->cat < b->ncat) {
+			lp_num(f, "stage_tail_ns", "stage mean in p99 requests", "ns", t->stage_tail_ns);
+			lp_num(f, "stage_median_ns", "stage mean in median requests", "ns",
+			       t->stage_mid_ns);
+			lp_num(f, "category_growth_ns", b->cat_label[t->cat], "ns",
+			       t->cat_tail_ns - t->cat_mid_ns);
+		}
+	}
+	lp_num(f, "p50_ns", "p50", "ns", (double)b->req.p50);
+	lp_num(f, "p99_ns", "p99", "ns", (double)b->req.p99);
+	lp_num(f, "ratio", "p99 / p50", "ratio", ratio);
+	lp_num(f, "tail_requests", "requests at or above p99", "count", (double)ntail);
+	f->summary = lp_fmt("p99 is %.1fx the median (%.3f ms vs %.3f ms)%s", ratio,
+			    b->req.p99 / 1e6, b->req.p50 / 1e6, why);
+	lp_saving(f, saving, excess, "tail requests' time above the median");
+	(void)tail_ns;
+	lp_example(c, f);
+	return 1;
+}
+
+/* Per thread, the leading requests slower than ratio x the median. */
+static int lp_rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	if (!c->has_req)
+		return lp_skip(c, "no NVTX request ranges");
+	if (c->nreq < 20)
+		return lp_skip(c, "fewer than 20 requests: no steady state to compare with");
+	int64_t *d = lp_req_durs(c);
+	if (!d)
+		return -ENOMEM;
+	int64_t p50 = lp_pctl(d, c->nreq, 50);
+	free(d);
+	if (p50 <= 0)
+		return lp_skip(c, "zero median request time");
+	lp_stake_reset(c);
+	int64_t cold = 0, cold_ns = 0, excess = 0, first_ns = 0, worst = 0;
+	size_t first = c->nreq, limit = c->nreq / 4;
+	for (size_t i = 0; i < c->nreq;) {
+		size_t j = i, lead = 0;
+		for (; j < c->nreq && c->req[j].thread == c->req[i].thread; j++) {
+			int64_t dur = c->req[j].end - c->req[j].start;
+			if (lead == j - i && lead < limit && (double)dur > thr * (double)p50) {
+				lead++;
+				cold++;
+				cold_ns += dur;
+				excess += dur - p50;
+				c->stake[j] = dur - p50;
+				if (dur > worst)
+					worst = dur;
+				if (first == c->nreq || c->req[j].start < first_ns)
+					first = j, first_ns = c->req[j].start;
+			}
+		}
+		i = j;
+	}
+	/* The value: the first request of the run over the median. */
+	size_t f0 = 0;
+	for (size_t i = 1; i < c->nreq; i++)
+		if (c->req[i].start < c->req[f0].start)
+			f0 = i;
+	double ratio = (double)(c->req[f0].end - c->req[f0].start) / (double)p50;
+	if (!cold)
+		return lp_quiet(c, ratio);
+	ratio = (double)worst / (double)p50;
+	struct lp_finding *f = lp_fnd_new(c, r, ratio, thr);
+	if (!f)
+		return -ENOMEM;
+	lp_num(f, "cold_requests", "slow first requests", "count", (double)cold);
+	lp_num(f, "cold_ns", "their time", "ns", (double)cold_ns);
+	lp_num(f, "steady_p50_ns", "steady-state p50", "ns", (double)p50);
+	lp_num(f, "worst_ratio", "slowest first request / p50", "ratio", ratio);
+	f->summary = lp_fmt("the first %" PRId64 " request(s) of their threads took up to %.1fx the "
+			    "median (%.3f ms vs %.3f ms)",
+			    cold, ratio, worst / 1e6, p50 / 1e6);
+	lp_saving(f, excess, cold_ns, "the first requests' time");
+	lp_example_req(c, f, first, c->stake[first]);
+	return 1;
+}
+
+/* Context switches and migrations per request from range_counters, and
+ * the request time off the CPU that no recorded wait explains. */
+static int lp_rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	if (!c->has_req)
+		return lp_skip(c, "no NVTX request ranges");
+	if (!lp_db_has_table(c->db, "range_counters") ||
+	    !lp_q1(c, "SELECT count(*) FROM range_counters"))
+		return lp_skip(c, "no CPU counters (record with --counters)");
+	sqlite3_stmt *st;
+	int rc = lp_prep(c,
+			 "SELECT e.name, sum(rc.delta), count(*) FROM range_counters rc JOIN "
+			 "counter_events e ON e.id = rc.event_id JOIN ranges_named r ON r.id = "
+			 "rc.range_id WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2 AND "
+			 "e.available GROUP BY e.name",
+			 &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1, SQLITE_STATIC);
+	double cs = NAN, mig = NAN, task = NAN, nr = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *e = (const char *)sqlite3_column_text(st, 0);
+		double v = sqlite3_column_double(st, 1);
+		if (!e)
+			continue;
+		if (!strcmp(e, "context-switches") || !strcmp(e, "cs"))
+			cs = v, nr = sqlite3_column_double(st, 2);
+		else if (!strcmp(e, "cpu-migrations") || !strcmp(e, "migrations"))
+			mig = v;
+		else if (!strcmp(e, "task-clock"))
+			task = v;
+	}
+	sqlite3_finalize(st);
+	if (isnan(cs) || nr <= 0)
+		return lp_skip(c, "context-switches was not counted for the request ranges");
+	/* Blocking waits switch out voluntarily: one switch each is expected. */
+	int64_t waits = 0, wait_ns = 0;
+	int lw = lp_bd_cat(&c->bd, "lock_wait"), cw = lp_bd_cat(&c->bd, "cond_wait"),
+	    sw = lp_bd_cat(&c->bd, "sync_wait");
+	for (int k = 0; k < c->bd.ncat; k++)
+		if (k == lw || k == cw || k == sw)
+			wait_ns += c->bd.req_cat_ns[k];
+	waits = lp_q1(c, "SELECT (SELECT count(*) FROM lock_waits) + (SELECT count(*) FROM "
+			 "cond_waits)");
+	double per_req = cs / nr, excess = (cs - (double)waits) / nr;
+	if (excess < 0)
+		excess = 0;
+	double mig_per = isnan(mig) ? NAN : mig / nr;
+	double value = excess + (isnan(mig_per) ? 0 : mig_per);
+	if (value < thr)
+		return lp_quiet(c, value);
+	struct lp_finding *f = lp_fnd_new(c, r, value, thr);
+	if (!f)
+		return -ENOMEM;
+	lp_num(f, "context_switches_per_request", "context switches per request", "per_request",
+	       per_req);
+	lp_num(f, "unexplained_switches_per_request", "switches not from a recorded wait",
+	       "per_request", excess);
+	if (!isnan(mig_per))
+		lp_num(f, "migrations_per_request", "CPU migrations per request", "per_request",
+		       mig_per);
+	/* Off-CPU time no wait explains: request time - on-CPU - waits. */
+	int64_t off = 0;
+	if (!isnan(task)) {
+		off = c->req_ns - (int64_t)task - wait_ns;
+		if (off < 0)
+			off = 0;
+		lp_num(f, "on_cpu_ns", "on-CPU (task-clock)", "ns", task);
+		lp_num(f, "off_cpu_unexplained_ns", "off-CPU, not waiting", "ns", (double)off);
+	}
+	f->summary = lp_fmt("requests were switched out %.1f times each (%.1f not explained by "
+			    "lock or condition waits)%s",
+			    per_req, excess,
+			    isnan(task) ? "; task-clock was not counted, so no time estimate" : "");
+	lp_saving(f, off, off, "request time off the CPU without a recorded wait");
+	return 1;
+}
+
+/* ---- GPU rules ------------------------------------------------------- */
+
+static int lp_need_gpu(struct lp_fnd_ctx *c)
+{
+	return c->gpu ? 0 : lp_skip(c, c->gpu_why);
+}
+
+/* A grouped accumulation of (thread, start, end, label) rows inside
+ * requests: total, count, top labels. */
+struct lp_acc {
+	int64_t ns, n, all_n;
+	struct lp_fnd_site top[LP_FND_MAXSITES];
+	char cur[512];
+	int64_t cur_n, cur_ns;
+};
+
+static void lp_acc_flush(struct lp_acc *a)
+{
+	for (int k = 0; a->cur_ns > 0 && k < LP_FND_MAXSITES; k++)
+		if (a->cur_ns > a->top[k].ns) {
+			free(a->top[LP_FND_MAXSITES - 1].what);
+			memmove(&a->top[k + 1], &a->top[k], (LP_FND_MAXSITES - 1 - k) * sizeof(a->top[0]));
+			a->top[k] = (struct lp_fnd_site){strdup(a->cur), a->cur_n, a->cur_ns};
+			break;
+		}
+	a->cur_n = a->cur_ns = 0;
+}
+
+/* Rows: thread, start, end, label (ordered by label). */
+static int lp_acc_run(struct lp_fnd_ctx *c, const char *sql, struct lp_acc *a)
+{
+	sqlite3_stmt *st;
+	memset(a, 0, sizeof(*a));
+	lp_stake_reset(c);
+	int rc = lp_prep(c, sql, &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, c->api_domain, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *w = (const char *)sqlite3_column_text(st, 3);
+		if (!w)
+			w = "?";
+		if (strcmp(a->cur, w)) {
+			lp_acc_flush(a);
+			snprintf(a->cur, sizeof(a->cur), "%s", w);
+		}
+		a->all_n++;
+		int64_t in = lp_attr(c, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+				     sqlite3_column_int64(st, 2));
+		if (in <= 0 && c->has_req)
+			continue;
+		a->n++;
+		a->ns += in;
+		a->cur_n++;
+		a->cur_ns += in;
+	}
+	lp_acc_flush(a);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void lp_acc_free(struct lp_acc *a)
+{
+	for (int k = 0; k < LP_FND_MAXSITES; k++)
+		free(a->top[k].what);
+}
+
+static void lp_acc_sites(struct lp_finding *f, const struct lp_acc *a, const char *kind)
+{
+	f->site_kind = kind;
+	for (int k = 0; k < LP_FND_MAXSITES; k++)
+		if (a->top[k].what)
+			lp_site(f, a->top[k].what, a->top[k].count, a->top[k].ns);
+}
+
+static const char *lp_where(const struct lp_fnd_ctx *c)
+{
+	return c->has_req ? "of request time" : "of thread time";
+}
+
+/* The API call that issued a GPU operation: the runtime one when both. */
+#define LP_API_OF(tbl)                                                                        \
+	"JOIN cuda_api a ON a.id = (SELECT x.id FROM cuda_api x WHERE x.process_id = " tbl      \
+	".process_id AND x.correlation_id = " tbl ".correlation_id ORDER BY x.domain = "       \
+	"'runtime' DESC, x.id LIMIT 1) LEFT JOIN strings n ON n.id = a.name_id "
+
+/* Host blocked in synchronous copies; host-to-device copies <= 64 KB are
+ * left out as nsys does (they are staged and return at once). */
+static int lp_rule_sync_memcpy(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	int rc = lp_need_gpu(c);
+	if (rc)
+		return rc;
+	struct lp_acc a;
+	rc = lp_acc_run(c,
+			"SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(n.value, 'cudaMemcpy') || "
+			"' ' || m.copy_kind || ' ' || m.src_kind || '->' || m.dst_kind FROM memcpys m "
+			LP_API_OF("m") "WHERE m.async = 0 AND NOT (m.copy_kind = 'HtoD' AND m.bytes <= "
+			"65536) AND ?1 IS NOT NULL ORDER BY 4",
+			&a);
+	if (rc)
+		return rc;
+	int64_t bytes = lp_q1(c, "SELECT coalesce(sum(bytes), 0) FROM memcpys WHERE async = 0 AND "
+				 "NOT (copy_kind = 'HtoD' AND bytes <= 65536)");
+	double share = lp_share(a.ns, c->has_req ? c->req_ns : c->thread_ns);
+	int found = 0;
+	if (a.n > 0 && share >= thr) {
+		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+		if (!f) {
+			lp_acc_free(&a);
+			return -ENOMEM;
+		}
+		found = 1;
+		lp_num(f, "copies", "synchronous copies", "count", (double)a.n);
+		lp_num(f, "blocked_ns", "host blocked in them", "ns", (double)a.ns);
+		lp_num(f, "share", lp_where(c), "share", share);
+		lp_num(f, "bytes", "bytes (whole run)", "bytes", (double)bytes);
+		if (c->has_req)
+			lp_num(f, "per_request", "per request", "per_request",
+			       (double)a.n / (double)c->nreq);
+		lp_acc_sites(f, &a, "copies");
+		f->summary = lp_fmt("the host sat %.1f%% %s blocked in %" PRId64
+				    " synchronous cudaMemcpy calls",
+				    100 * share, lp_where(c), a.n);
+		lp_saving(f, a.ns, a.ns, "host time blocked in synchronous copies");
+		lp_example(c, f);
+	} else {
+		lp_quiet(c, share);
+	}
+	lp_acc_free(&a);
+	return found;
+}
+
+static int lp_rule_pageable(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	int rc = lp_need_gpu(c);
+	if (rc)
+		return rc;
+	struct lp_acc a;
+	rc = lp_acc_run(c,
+			"SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(n.value, 'memcpy') || ' ' "
+			"|| m.copy_kind || ' ' || m.src_kind || '->' || m.dst_kind FROM memcpys m "
+			LP_API_OF("m") "WHERE m.async = 1 AND (m.src_kind = 'pageable' OR m.dst_kind = "
+			"'pageable') AND ?1 IS NOT NULL ORDER BY 4",
+			&a);
+	if (rc)
+		return rc;
+	double per = c->has_req ? (double)a.n / (double)c->nreq : (double)a.n;
+	int found = 0;
+	if (a.n > 0 && (double)a.n >= thr) {
+		struct lp_finding *f = lp_fnd_new(c, r, (double)a.n, thr);
+		if (!f) {
+			lp_acc_free(&a);
+			return -ENOMEM;
+		}
+		found = 1;
+		lp_num(f, "copies", "async copies with pageable memory", "count", (double)a.n);
+		lp_num(f, "per_request", "per request", "per_request", per);
+		lp_num(f, "blocked_ns", "host time in those calls", "ns", (double)a.ns);
+		lp_acc_sites(f, &a, "copies");
+		f->summary = lp_fmt("%" PRId64 " cudaMemcpyAsync calls used pageable host memory: "
+				    "they run synchronously, staged through a driver buffer",
+				    a.n);
+		lp_saving(f, a.ns, a.ns, "host time in async copies of pageable memory");
+		lp_example(c, f);
+	} else {
+		lp_quiet(c, (double)a.n);
+	}
+	lp_acc_free(&a);
+	return found;
+}
+
+static int lp_rule_sync(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	int rc = lp_need_gpu(c);
+	if (rc)
+		return rc;
+	if (!c->has_req)
+		return lp_skip(c, "no NVTX request ranges: syncs per request are undefined");
+	struct lp_acc a;
+	rc = lp_acc_run(c,
+			"SELECT a.thread_id, a.start_ns, a.end_ns, n.value FROM cuda_api a JOIN strings "
+			"n ON n.id = a.name_id WHERE a.domain = ?1 AND n.value LIKE '%Synchronize%' "
+			"ORDER BY 4",
+			&a);
+	if (rc)
+		return rc;
+	double per = (double)a.n / (double)c->nreq;
+	double share = lp_share(a.ns, c->req_ns);
+	int found = 0;
+	if (per >= thr) {
+		struct lp_finding *f = lp_fnd_new(c, r, per, thr);
+		if (!f) {
+			lp_acc_free(&a);
+			return -ENOMEM;
+		}
+		found = 1;
+		lp_num(f, "syncs_per_request", "sync calls per request", "per_request", per);
+		lp_num(f, "blocked_ns", "host blocked in them", "ns", (double)a.ns);
+		lp_num(f, "share", "of request time", "share", share);
+		lp_acc_sites(f, &a, "API calls");
+		f->summary = lp_fmt("%.1f synchronization calls per request; the host sat %.1f%% of "
+				    "request time blocked in them",
+				    per, 100 * share);
+		/* One sync per request is needed to hand the result back. */
+		lp_saving(f, (int64_t)((double)a.ns * (1.0 - 1.0 / per)), a.ns,
+			  "host time blocked in sync calls");
+		lp_example(c, f);
+	} else {
+		lp_quiet(c, per);
+	}
+	lp_acc_free(&a);
+	return found;
+}
+
+/* GPU busy (any op of the process) inside requests that launched work. */
+static int lp_rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	int rc = lp_need_gpu(c);
+	if (rc)
+		return rc;
+	if (!c->has_req)
+		return lp_skip(c, "no NVTX request ranges");
+	struct lp_ivec ops = {0};
+	struct lp_ivset busy = {0};
+	sqlite3_stmt *st;
+	if ((rc = lp_prep(c, "SELECT process_id, start_ns, end_ns FROM gpu_ops", &st)))
+		return rc;
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
+		rc = lp_ivec_push(&ops, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+				  sqlite3_column_int64(st, 2), 0);
+	sqlite3_finalize(st);
+	if (rc == 0)
+		rc = lp_ivset_build(&ops, NULL, &busy);
+	lp_ivec_free(&ops);
+	/* API time per request: what launch overhead costs the GPU. */
+	struct lp_acc a;
+	if (rc == 0)
+		rc = lp_acc_run(c,
+				"SELECT a.thread_id, a.start_ns, a.end_ns, 'api' FROM cuda_api a WHERE "
+				"a.domain = ?1",
+				&a);
+	if (rc) {
+		lp_ivset_free(&busy);
+		return rc;
+	}
+	int64_t idle = 0, gpu_req_ns = 0, api_ns = 0, nreq = 0;
+	int64_t *api = c->stake; /* per request API time, reused below */
+	for (size_t i = 0; i < c->nreq; i++) {
+		if (api[i] <= 0)
+			continue;
+		const struct lp_req *q = &c->req[i];
+		int64_t d = q->end - q->start, id = d - lp_ivset_overlap(&busy, q->proc, q->start, q->end);
+		nreq++;
+		gpu_req_ns += d;
+		idle += id;
+		api_ns += lp_min64(api[i], id);
+		api[i] = id; /* the example: the request with the most idle GPU */
+	}
+	lp_ivset_free(&busy);
+	lp_acc_free(&a);
+	double share = lp_share(idle, gpu_req_ns);
+	if (!nreq || share < thr)
+		return lp_quiet(c, share);
+	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+	if (!f)
+		return -ENOMEM;
+	int64_t med = lp_q1(c, "SELECT launch_delay_ns FROM gpu_launches ORDER BY 1 LIMIT 1 OFFSET "
+			       "(SELECT count(*) / 2 FROM gpu_launches)");
+	lp_num(f, "idle_ns", "GPU idle inside requests", "ns", (double)idle);
+	lp_num(f, "share", "of those requests' time", "share", share);
+	lp_num(f, "requests", "requests with GPU work", "count", (double)nreq);
+	lp_num(f, "launch_api_ns", "host time in CUDA API while idle", "ns", (double)api_ns);
+	lp_num(f, "launch_delay_p50_ns", "launch delay p50", "ns", (double)med);
+	f->summary = lp_fmt("the GPU idled %.1f%% of the requests that used it: the host, not "
+			    "the GPU, sets the pace",
+			    100 * share);
+	lp_saving(f, api_ns, idle, "GPU idle time inside requests");
+	lp_example(c, f);
+	return 1;
+}
+
+/* Kernels shorter than the API call that launched them. */
+static int lp_rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	int rc = lp_need_gpu(c);
+	if (rc)
+		return rc;
+	struct lp_acc a;
+	rc = lp_acc_run(c,
+			"SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(k2.value, '?') FROM "
+			"kernels k " LP_API_OF("k") "LEFT JOIN strings k2 ON k2.id = k.name_id WHERE "
+			"k.end_ns - k.start_ns < a.end_ns - a.start_ns AND ?1 IS NOT NULL ORDER BY 4",
+			&a);
+	if (rc)
+		return rc;
+	int64_t all = lp_q1(c, "SELECT count(*) FROM kernels");
+	double per = c->has_req ? (double)a.n / (double)c->nreq : (double)a.n;
+	int found = 0;
+	if (a.n > 0 && per >= thr) {
+		struct lp_finding *f = lp_fnd_new(c, r, per, thr);
+		if (!f) {
+			lp_acc_free(&a);
+			return -ENOMEM;
+		}
+		found = 1;
+		lp_num(f, "small_kernels", "kernels shorter than their launch", "count", (double)a.n);
+		lp_num(f, "per_request", "per request", "per_request", per);
+		lp_num(f, "all_kernels", "kernels (whole run)", "count", (double)all);
+		lp_num(f, "launch_ns", "host time launching them", "ns", (double)a.ns);
+		lp_acc_sites(f, &a, "kernels");
+		f->summary = lp_fmt("%.1f kernels per request ran shorter than the cudaLaunchKernel "
+				    "call that issued them",
+				    per);
+		lp_saving(f, a.ns, a.ns, "host time launching short kernels");
+		lp_example(c, f);
+	} else {
+		lp_quiet(c, per);
+	}
+	lp_acc_free(&a);
+	return found;
+}
+
+static int lp_ivset_q(struct lp_fnd_ctx *c, const char *sql, struct lp_ivset *out)
+{
+	struct lp_ivec v = {0};
+	sqlite3_stmt *st;
+	int rc = lp_prep(c, sql, &st);
+	if (rc)
+		return rc;
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
+		rc = lp_ivec_push(&v, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+				  sqlite3_column_int64(st, 2), 0);
+	sqlite3_finalize(st);
+	if (rc == 0)
+		rc = lp_ivset_build(&v, NULL, out);
+	lp_ivec_free(&v);
+	return rc;
+}
+
+/* Copies and kernels on the same device that never run at the same time. */
+static int lp_rule_overlap(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	int rc = lp_need_gpu(c);
+	if (rc)
+		return rc;
+	struct lp_ivset cp = {0}, kn = {0};
+	/* key: process and device, so two GPUs never look overlapped */
+	rc = lp_ivset_q(c, "SELECT process_id * 1024 + device, start_ns, end_ns FROM memcpys", &cp);
+	if (rc == 0)
+		rc = lp_ivset_q(c, "SELECT process_id * 1024 + device, start_ns, end_ns FROM kernels",
+				&kn);
+	if (rc) {
+		lp_ivset_free(&cp);
+		lp_ivset_free(&kn);
+		return rc;
+	}
+	int64_t copy = lp_ivset_total(&cp), kern = lp_ivset_total(&kn), both = 0;
+	for (size_t i = 0; i < cp.n; i++)
+		both += lp_ivset_overlap(&kn, cp.thread[i], cp.start[i], cp.end[i]);
+	lp_ivset_free(&cp);
+	lp_ivset_free(&kn);
+	int64_t req = lp_q1(c, "SELECT count(DISTINCT correlation_id) FROM memcpys");
+	/* A pipeline: copies and kernels both matter, repeatedly. */
+	if (!copy || !kern || req < 2 || lp_share(copy, copy + kern) < 0.05)
+		return lp_skip(c, "no pipelined GPU work: copies or kernels missing or negligible");
+	int64_t possible = lp_min64(copy, kern);
+	double v = lp_share(both, possible);
+	if (v >= thr)
+		return lp_quiet(c, v);
+	struct lp_finding *f = lp_fnd_new(c, r, v, thr);
+	if (!f)
+		return -ENOMEM;
+	lp_num(f, "copy_ns", "GPU copy time", "ns", (double)copy);
+	lp_num(f, "kernel_ns", "GPU kernel time", "ns", (double)kern);
+	lp_num(f, "overlap_ns", "copies overlapping kernels", "ns", (double)both);
+	lp_num(f, "overlap", "of the shorter of the two", "share", v);
+	f->summary = lp_fmt("copies and kernels overlapped %.1f%% of the time they could: %.3f ms "
+			    "of copies ran while no kernel did",
+			    100 * v, (double)(copy - both) / 1e6);
+	lp_saving(f, possible - both, copy, "GPU copy time");
+	return 1;
+}
+
+static int lp_rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	int rc = lp_need_gpu(c);
+	if (rc)
+		return rc;
+	if (!c->has_req)
+		return lp_skip(c, "no NVTX request ranges: start-up and serving cannot be told apart");
+	struct lp_acc a;
+	rc = lp_acc_run(c,
+			"SELECT a.thread_id, a.start_ns, a.end_ns, n.value FROM cuda_api a JOIN strings "
+			"n ON n.id = a.name_id WHERE a.domain = ?1 AND n.value NOT LIKE '%Async%' AND "
+			"(n.value LIKE 'cudaMalloc%' OR n.value LIKE 'cudaFree%' OR n.value LIKE "
+			"'cudaHostAlloc%' OR n.value LIKE 'cuMemAlloc%' OR n.value LIKE 'cuMemFree%' "
+			"OR n.value LIKE 'cuMemHostAlloc%') ORDER BY 4",
+			&a);
+	if (rc)
+		return rc;
+	double per = (double)a.n / (double)c->nreq;
+	int found = 0;
+	if (a.n > 0 && (double)a.n >= thr) {
+		struct lp_finding *f = lp_fnd_new(c, r, (double)a.n, thr);
+		if (!f) {
+			lp_acc_free(&a);
+			return -ENOMEM;
+		}
+		found = 1;
+		lp_num(f, "calls", "allocation calls inside requests", "count", (double)a.n);
+		lp_num(f, "per_request", "per request", "per_request", per);
+		lp_num(f, "alloc_ns", "time in them", "ns", (double)a.ns);
+		lp_num(f, "outside", "allocation calls outside requests", "count",
+		       (double)(a.all_n - a.n));
+		lp_acc_sites(f, &a, "API calls");
+		f->summary = lp_fmt("%.1f CUDA allocation calls per request (%.3f ms each on "
+				    "average) on the request path",
+				    per, (double)a.ns / (double)a.n / 1e6);
+		lp_saving(f, a.ns, a.ns, "time in allocation calls inside requests");
+		lp_example(c, f);
+	} else {
+		lp_quiet(c, (double)a.n);
+	}
+	lp_acc_free(&a);
+	return found;
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+const struct lp_rule lp_rules[] = {
+	{"lock-contention", "A lock serializes requests",
+	 "wait on one lock inside requests / request time (thread time without requests); also "
+	 "flagged when the lock explains the p99 tail",
+	 "share", LP_CMP_GE, 0.05,
+	 "Give each worker its own instance of the state the lock guards (one model per thread), "
+	 "split the lock so readers and unrelated fields do not queue together, or move the "
+	 "shared update behind a batching queue with one owner thread.",
+	 lp_rule_lock},
+	{"queue-wait", "Requests queue before work starts",
+	 "condition-variable and semaphore wait inside requests but outside every stage / request "
+	 "time",
+	 "share", LP_CMP_GE, 0.05,
+	 "Add workers (or GPU streams) until the queue drains, or cap concurrency at the door so "
+	 "requests are refused or shed early instead of waiting inside the server.",
+	 lp_rule_queue},
+	{"tail-outlier", "The p99 tail is far from the median",
+	 "p99 / p50 of request latency; the stage and category that grow in the tail",
+	 "ratio", LP_CMP_GE, 3.0,
+	 "Look at the stage and category named in the evidence: that is where the slow requests "
+	 "spend their extra time; fix that, not the median path.",
+	 lp_rule_tail},
+	{"cold-start", "The first requests are much slower",
+	 "slowest leading request of a thread / median request (leading requests slower than the "
+	 "threshold count as cold)",
+	 "ratio", LP_CMP_GE, 3.0,
+	 "Warm up before serving: run a few dummy requests at start-up so lazy initialization, "
+	 "JIT compilation, module loading and first-touch page faults happen before traffic.",
+	 lp_rule_cold},
+	{"cpu-interference", "Requests lose the CPU",
+	 "context switches per request not explained by recorded lock/condition waits, plus CPU "
+	 "migrations per request (CPU counters)",
+	 "count", LP_CMP_GE, 2.0,
+	 "Pin serving threads to dedicated cores (taskset -c, cgroups cpusets), run no more busy "
+	 "threads than cores, and keep background jobs off those cores.",
+	 lp_rule_cpu},
+	{"sync-memcpy", "Synchronous copies on the request path",
+	 "host time blocked in synchronous cudaMemcpy (host-to-device copies <= 64 KB excluded, "
+	 "as nsys does) / request time",
+	 "share", LP_CMP_GE, 0.01,
+	 "Use cudaMemcpyAsync from pinned memory on a non-default stream and synchronize once, "
+	 "when the result is needed.",
+	 lp_rule_sync_memcpy},
+	{"pageable-memcpy", "Async copies from pageable memory",
+	 "cudaMemcpyAsync calls whose host side is pageable (they are silently synchronous and "
+	 "staged)",
+	 "count", LP_CMP_GE, 1.0,
+	 "Allocate the host buffers with cudaHostAlloc / cudaMallocHost, or pin existing ones "
+	 "with cudaHostRegister, so the copies run asynchronously by DMA.",
+	 lp_rule_pageable},
+	{"excessive-sync", "Too many host-device synchronizations",
+	 "cudaDeviceSynchronize / StreamSynchronize / EventSynchronize calls per request",
+	 "count", LP_CMP_GE, 3.0,
+	 "Synchronize once per request, when the host needs the result; order GPU work with "
+	 "streams and events (cudaStreamWaitEvent) instead of blocking the host.",
+	 lp_rule_sync},
+	{"gpu-idle", "The GPU idles inside requests",
+	 "GPU idle time / time of requests that launched GPU work",
+	 "share", LP_CMP_GE, 0.5,
+	 "Batch requests so each launch does more work, capture the launch sequence in a CUDA "
+	 "graph, and move CPU pre/post-processing off the launching thread.",
+	 lp_rule_gpu_idle},
+	{"small-kernels", "Many kernels shorter than their launch",
+	 "kernels per request whose GPU time is shorter than the API call that launched them",
+	 "count", LP_CMP_GE, 10.0,
+	 "Fuse the small kernels (torch.compile, TensorRT, hand fusion) or replay them as a CUDA "
+	 "graph, which launches the whole sequence with one call.",
+	 lp_rule_small_kernels},
+	{"no-overlap", "Copies and kernels never overlap",
+	 "GPU time where copies and kernels run together / the shorter of copy and kernel time",
+	 "share", LP_CMP_LT, 0.05,
+	 "Double-buffer: copy batch n+1 on one stream while batch n computes on another, with "
+	 "pinned buffers and events between the streams.",
+	 lp_rule_overlap},
+	{"alloc-in-path", "GPU memory allocated inside requests",
+	 "cudaMalloc/cudaFree/cudaHostAlloc calls inside requests",
+	 "count", LP_CMP_GE, 1.0,
+	 "Allocate at start-up and reuse, or use a memory pool (cudaMallocAsync with a pool, "
+	 "the framework's caching allocator).",
+	 lp_rule_alloc},
+};
+const size_t lp_nrules = sizeof(lp_rules) / sizeof(lp_rules[0]);
+
+const struct lp_rule *lp_rule_find(const char *id)
+{
+	for (size_t i = 0; i < lp_nrules; i++)
+		if (!strcmp(lp_rules[i].id, id))
+			return &lp_rules[i];
+	return NULL;
+}
+
+int lp_findings_parse_threshold(const char *arg, struct lp_fnd_override *o, char *err,
+				size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	static char id[64];
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(id)) {
+		snprintf(err, errlen, "--rule-threshold wants ID=VALUE, not '%s'", arg);
+		return -EINVAL;
+	}
+	memcpy(id, arg, (size_t)(eq - arg));
+	id[eq - arg] = 0;
+	const struct lp_rule *r = lp_rule_find(id);
+	if (!r) {
+		snprintf(err, errlen, "--rule-threshold: no rule '%s' (see docs/rules.md)", id);
+		return -EINVAL;
+	}
+	char *end;
+	errno = 0;
+	double v = strtod(eq + 1, &end);
+	int pct = *end == '%' && !strcmp(r->unit, "share");
+	if (pct)
+		end++, v /= 100;
+	if (errno || end == eq + 1 || *end || !isfinite(v) || v < 0) {
+		snprintf(err, errlen,
+			 "--rule-threshold %s wants a non-negative %s%s, not '%s'", r->id, r->unit,
+			 !strcmp(r->unit, "share") ? " (0.05 or 5%)" : "", eq + 1);
+		return -EINVAL;
+	}
+	o->id = r->id;
+	o->value = v;
+	return 0;
+}
+
+static int lp_fnd_cmp(const void *a, const void *b)
+{
+	const struct lp_finding *x = a, *y = b;
+	if (x->saving_ns != y->saving_ns)
+		return x->saving_ns < y->saving_ns ? 1 : -1;
+	return (x->share < y->share) - (x->share > y->share);
+}
+
+static void lp_gpu_inputs(struct lp_fnd_ctx *c)
+{
+	char buf[256];
+	c->api_domain = "runtime";
+	if (!lp_db_has_table(c->db, "cuda_api")) {
+		snprintf(c->gpu_why, sizeof(c->gpu_why), "no GPU data: the database has no CUDA tables");
+		return;
+	}
+	const char *cap = lp_db_meta(c->db, "cuda.captured", buf, sizeof(buf));
+	if (!lp_q1(c, "SELECT count(*) FROM cuda_api") || !cap || atoi(cap) <= 0) {
+		const char *st = lp_db_meta(c->db, "cuda.status", buf, sizeof(buf));
+		snprintf(c->gpu_why, sizeof(c->gpu_why), "no GPU data: %s",
+			 st ? st : "no CUDA activity was recorded");
+		return;
+	}
+	c->gpu = 1;
+	if (!lp_q1(c, "SELECT count(*) FROM cuda_api WHERE domain = 'runtime'"))
+		c->api_domain = "driver";
+}
+
+static int lp_ctx_load(struct lp_fnd_ctx *c, const struct lp_findings_opts *o)
+{
+	struct lp_bd_opts bo = {.request = o ? o->request : NULL, .stage_depth = 1};
+	int rc = lp_breakdown_compute(c->db, &bo, &c->bd, c->err, c->errlen);
+	if (rc)
+		return rc;
+	rc = lp_locks_analyze(c->db, 50, &c->locks, c->err, c->errlen);
+	if (rc)
+		return rc;
+	c->thread_ns = c->locks.thread_time_ns;
+	c->run_start = c->bd.run_start_ns;
+	if (c->bd.has_ranges && c->bd.req_name && (rc = lp_load_requests(c)))
+		return rc;
+	if (!c->stake && !(c->stake = calloc(1, sizeof(*c->stake))))
+		return -ENOMEM;
+	lp_gpu_inputs(c);
+	return 0;
+}
+
+static double lp_threshold(const struct lp_findings_opts *o, const struct lp_rule *r)
+{
+	double v = r->threshold;
+	for (size_t i = 0; o && i < o->nover; i++)
+		if (!strcmp(o->over[i].id, r->id))
+			v = o->over[i].value;
+	return v;
+}
+
+static void lp_ctx_free(struct lp_fnd_ctx *c)
+{
+	lp_breakdown_free(&c->bd);
+	lp_lock_report_free(&c->locks);
+	lp_ivset_free(&c->reqset);
+	lp_ivset_free(&c->stageset);
+	free(c->req);
+	free(c->stake);
+	free(c->why);
+}
+
+int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct lp_findings *out,
+			char *err, size_t errlen)
+{
+	struct lp_fnd_ctx c = {.db = db, .err = err, .errlen = errlen, .out = out};
+	memset(out, 0, sizeof(*out));
+	err[0] = 0;
+	int rc = lp_ctx_load(&c, opts);
+	out->rules = calloc(lp_nrules, sizeof(*out->rules));
+	if (rc == 0 && !out->rules)
+		rc = -ENOMEM;
+	out->has_requests = c.has_req;
+	out->req_name = strdup(c.has_req && c.bd.req_name ? c.bd.req_name : "");
+	out->requests = (int64_t)c.nreq;
+	out->request_ns = c.req_ns;
+	out->thread_ns = c.thread_ns;
+	for (size_t i = 0; rc == 0 && i < lp_nrules; i++) {
+		const struct lp_rule *r = &lp_rules[i];
+		struct lp_fnd_rule_status *s = &out->rules[i];
+		s->rule = r;
+		s->threshold = lp_threshold(opts, r);
+		c.has_value = 0;
+		c.value = 0;
+		int n = r->eval(&c, r, s->threshold);
+		if (n == -ENODATA) {
+			s->state = LP_RULE_SKIPPED;
+			s->why = c.why;
+			c.why = NULL;
+			continue;
+		}
+		if (n < 0) {
+			rc = n;
+			break;
+		}
+		s->state = n > 0 ? LP_RULE_FOUND : LP_RULE_QUIET;
+		s->has_value = c.has_value;
+		s->value = c.value;
+	}
+	out->nrules = out->rules ? lp_nrules : 0;
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory while evaluating the rules");
+	else if (rc && !err[0])
+		snprintf(err, errlen, "cannot evaluate the rules: %s", sqlite3_errmsg(db));
+	lp_ctx_free(&c);
+	if (rc)
+		return rc;
+	qsort(out->v, out->n, sizeof(*out->v), lp_fnd_cmp);
+	return 0;
+}
+
+void lp_findings_free(struct lp_findings *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		struct lp_finding *x = &f->v[i];
+		free(x->subject);
+		free(x->summary);
+		for (size_t k = 0; k < x->nsite; k++)
+			free(x->site[k].what);
+	}
+	for (size_t i = 0; i < f->nrules && f->rules; i++)
+		free(f->rules[i].why);
+	free(f->v);
+	free(f->rules);
+	free(f->req_name);
+	memset(f, 0, sizeof(*f));
+}
+
+size_t lp_findings_count(const struct lp_findings *f, const char *id)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->n; i++)
+		n += !strcmp(f->v[i].rule->id, id);
+	return n;
+}
+
+int lp_findings_ids(sqlite3 *db, char ***ids, size_t *n, char *err, size_t errlen)
+{
+	struct lp_findings f;
+	*ids = NULL;
+	*n = 0;
+	int rc = lp_findings_analyze(db, NULL, &f, err, errlen);
+	if (rc) {
+		lp_findings_free(&f);
+		return rc;
+	}
+	char **v = calloc(f.n + 1, sizeof(*v));
+	for (size_t i = 0; v && i < f.n; i++)
+		if (!(v[i] = strdup(f.v[i].rule->id)))
+			rc = -ENOMEM;
+	if (!v)
+		rc = -ENOMEM;
+	if (rc) {
+		for (size_t i = 0; v && i < f.n; i++)
+			free(v[i]);
+		free(v);
+		snprintf(err, errlen, "out of memory listing findings");
+	} else {
+		*ids = v;
+		*n = f.n;
+	}
+	lp_findings_free(&f);
+	return rc;
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Bottleneck findings (`latprof report --bottlenecks`): a table of rules,
+ * each one function that measures one known problem in a recorded run and,
+ * when it crosses the rule's threshold, returns a finding with numbers,
+ * sites, an example request, a fix, and the request time a fix would save.
+ *
+ * The estimated saving of a finding is never more than the time it is
+ * measured from (basis_ns: the lock wait inside requests, the blocked time
+ * in cudaMemcpy, the tail requests' excess...), and the basis is never
+ * more than the request time (or, without NVTX requests, the run's thread
+ * time). Findings are sorted by saving. Rules whose inputs are missing (no
+ * GPU data, no counters, no request ranges) are listed as not evaluated,
+ * with the reason. Rendered by report/lp_report_findings.c.
+ *
+ * Adding a rule: one entry in lp_rules[] (lp_findings.c) and its function.
+ */
+#ifndef LP_FINDINGS_H
+#define LP_FINDINGS_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum lp_fnd_sev { LP_SEV_LOW = 1, LP_SEV_MEDIUM, LP_SEV_HIGH };
+
+/* Severity from the share of request (or run) time at stake. */
+#define LP_SEV_HIGH_SHARE 0.20
+#define LP_SEV_MEDIUM_SHARE 0.05
+
+/* How a rule compares its measured value with its threshold. */
+enum lp_fnd_cmp { LP_CMP_GE, LP_CMP_LT };
+
+struct lp_finding;
+struct lp_fnd_ctx; /* the inputs every rule shares (lp_findings.c) */
+
+struct lp_rule {
+	const char *id, *title;
+	const char *measures; /* what the value is, e.g. "lock wait / request time" */
+	const char *unit;     /* of value and threshold: "share", "count", "ratio" */
+	enum lp_fnd_cmp cmp;  /* finding when value >= threshold, or < it */
+	double threshold;     /* default; --rule-threshold ID=VALUE overrides */
+	const char *fix;
+	/* Appends its findings to c (lp_fnd_new in lp_findings.c) and returns
+	 * how many, 0 when quiet (the measured value noted), -ENODATA with the
+	 * missing input noted, -errno on errors. */
+	int (*eval)(struct lp_fnd_ctx *c, const struct lp_rule *r, double threshold);
+};
+
+extern const struct lp_rule lp_rules[];
+extern const size_t lp_nrules;
+const struct lp_rule *lp_rule_find(const char *id);
+
+#define LP_FND_MAXNUM 8
+#define LP_FND_MAXSITES 5
+
+struct lp_fnd_num {
+	const char *key;   /* static JSON key, e.g. "waits" */
+	const char *label; /* static text label */
+	const char *unit;  /* "ns", "count", "share", "ratio", "bytes", "per_request" */
+	double value;
+};
+
+struct lp_fnd_site {
+	char *what; /* call site, lock, kernel, API call or stage */
+	int64_t count;
+	int64_t ns;
+};
+
+struct lp_fnd_example {
+	int valid;
+	int64_t range_id, tid;
+	int64_t start_ns;    /* CLOCK_MONOTONIC, as in the database */
+	int64_t rel_ns;      /* since the run started */
+	int64_t dur_ns;
+	int64_t at_stake_ns; /* of this request */
+};
+
+struct lp_finding {
+	const struct lp_rule *rule;
+	enum lp_fnd_sev severity;
+	double value, threshold; /* in rule->unit */
+	char *subject;		 /* what it is about (the lock's name), or NULL */
+	char *summary;		 /* one sentence with the numbers */
+	int64_t saving_ns;	 /* estimated; <= basis_ns */
+	int64_t basis_ns;	 /* the time it is measured from */
+	const char *basis;	 /* static: what basis_ns is */
+	int64_t scope_ns;	 /* request time (or run thread time) */
+	double share;		 /* saving_ns / scope_ns */
+	struct lp_fnd_num num[LP_FND_MAXNUM];
+	size_t nnum;
+	const char *site_kind; /* static: "call sites", "kernels", ... */
+	struct lp_fnd_site site[LP_FND_MAXSITES];
+	size_t nsite;
+	struct lp_fnd_example ex;
+};
+
+/* Per rule: what happened to it in this run. */
+enum lp_fnd_state { LP_RULE_FOUND = 1, LP_RULE_QUIET, LP_RULE_SKIPPED };
+
+struct lp_fnd_rule_status {
+	const struct lp_rule *rule;
+	enum lp_fnd_state state;
+	double threshold; /* the one used */
+	int has_value;
+	double value; /* measured (quiet rules too), when has_value */
+	char *why;    /* SKIPPED: the missing input */
+};
+
+struct lp_findings {
+	int has_requests;
+	char *req_name; /* the request range, "" without */
+	int64_t requests, request_ns;
+	int64_t thread_ns; /* run thread time: the scope without requests */
+	size_t n;	   /* sorted by saving_ns, descending */
+	struct lp_finding *v;
+	size_t nrules; /* = lp_nrules, table order */
+	struct lp_fnd_rule_status *rules;
+};
+
+struct lp_fnd_override {
+	const char *id;
+	double value;
+};
+
+struct lp_findings_opts {
+	const char *request; /* NAME or DOMAIN::NAME; NULL = breakdown's default */
+	size_t nover;
+	const struct lp_fnd_override *over;
+};
+
+/* Parses "ID=VALUE" (VALUE may end in % for share rules, "ms"/"us" are not
+ * accepted: thresholds are shares, counts or ratios). 0 or -EINVAL with err. */
+int lp_findings_parse_threshold(const char *arg, struct lp_fnd_override *o, char *err,
+				size_t errlen);
+
+/* Runs every rule. Returns 0, -ENOENT with err when opts->request names no
+ * range, -errno with err on database errors. out is zeroed first. */
+int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct lp_findings *out,
+			char *err, size_t errlen);
+void lp_findings_free(struct lp_findings *f);
+
+/*
+ * For `latprof diff` and `check`: the ids of the findings in db with the
+ * default thresholds, one per finding (an id repeats when a rule found two
+ * locks, say). *ids and each string are malloc'd; the caller frees them.
+ * The signature is lp_findings_fn of analyze/lp_diff.h.
+ */
+int lp_findings_ids(sqlite3 *db, char ***ids, size_t *n, char *err, size_t errlen);
+/* Findings of one rule in f. */
+size_t lp_findings_count(const struct lp_findings *f, const char *id);
+
+#endif

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/* Text and JSON for `latprof report --bottlenecks`. */
+#include "lp_report_findings.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "lp_out.h"
+
+static const char *const lp_sev_name[] = {"", "low", "medium", "high"};
+
+static const char *lp_ns(double ns, char *buf, size_t len)
+{
+	double a = fabs(ns);
+	if (a >= 1e9)
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	else if (a >= 1e6)
+		snprintf(buf, len, "%.3f ms", ns / 1e6);
+	else if (a >= 1e3)
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	else
+		snprintf(buf, len, "%.0f ns", ns);
+	return buf;
+}
+
+static const char *lp_val(double v, const char *unit, char *buf, size_t len)
+{
+	if (!strcmp(unit, "ns"))
+		return lp_ns(v, buf, len);
+	if (!strcmp(unit, "share"))
+		snprintf(buf, len, "%.1f%%", 100 * v);
+	else if (!strcmp(unit, "bytes"))
+		snprintf(buf, len, "%.0f B", v);
+	else if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.2f", v);
+	return buf;
+}
+
+static const char *lp_scope(const struct lp_findings *r)
+{
+	return r->has_requests ? "request time" : "thread time";
+}
+
+static void lp_text_one(FILE *f, const struct lp_findings *r, size_t i, int brief)
+{
+	const struct lp_finding *x = &r->v[i];
+	char a[64], b[64], c[64];
+	fprintf(f, "%zu. [%s] %s: %s%s%s\n", i + 1, lp_sev_name[x->severity], x->rule->id,
+		x->rule->title, x->subject ? " -- " : "", x->subject ? x->subject : "");
+	fprintf(f, "   %s\n", x->summary ? x->summary : "");
+	fprintf(f, "   estimated saving %s (%.1f%% of %s), out of %s of %s\n",
+		lp_ns((double)x->saving_ns, a, sizeof(a)), 100 * x->share, lp_scope(r),
+		lp_ns((double)x->basis_ns, b, sizeof(b)), x->basis);
+	if (x->ex.valid)
+		fprintf(f, "   example: request range %" PRId64 " on tid %" PRId64 " at +%.6f s, %s, %s at stake\n",
+			x->ex.range_id, x->ex.tid, (double)x->ex.rel_ns / 1e9,
+			lp_ns((double)x->ex.dur_ns, a, sizeof(a)),
+			lp_ns((double)x->ex.at_stake_ns, c, sizeof(c)));
+	if (brief) {
+		fprintf(f, "   fix: %s\n", x->rule->fix);
+		return;
+	}
+	fprintf(f, "   measured: %s = %s (threshold %s %s)\n", x->rule->measures,
+		lp_val(x->value, x->rule->unit, a, sizeof(a)),
+		x->rule->cmp == LP_CMP_GE ? ">=" : "<",
+		lp_val(x->threshold, x->rule->unit, b, sizeof(b)));
+	fputs("   evidence:\n", f);
+	for (size_t k = 0; k < x->nnum; k++)
+		fprintf(f, "     %-38s %s\n", x->num[k].label,
+			lp_val(x->num[k].value, x->num[k].unit, a, sizeof(a)));
+	if (x->nsite) {
+		fprintf(f, "   %s:\n", x->site_kind ? x->site_kind : "sites");
+		for (size_t k = 0; k < x->nsite; k++)
+			fprintf(f, "     %-48s %8" PRId64 "x  %s\n", x->site[k].what, x->site[k].count,
+				lp_ns((double)x->site[k].ns, a, sizeof(a)));
+	}
+	if (x->ex.valid)
+		fprintf(f, "   example request: starts at %" PRId64 " ns (CLOCK_MONOTONIC), ends at %" PRId64 " ns\n",
+			x->ex.start_ns, x->ex.start_ns + x->ex.dur_ns);
+	fprintf(f, "   fix: %s\n\n", x->rule->fix);
+}
+
+void lp_findings_write_brief(FILE *f, const struct lp_findings *r, size_t max)
+{
+	if (!r->n) {
+		fputs("Bottlenecks: no rule fired (latprof report --bottlenecks for details)\n", f);
+		return;
+	}
+	fprintf(f, "Top findings (%zu in all; latprof report --bottlenecks for the evidence):\n", r->n);
+	for (size_t i = 0; i < r->n && i < max; i++)
+		lp_text_one(f, r, i, 1);
+}
+
+void lp_findings_write_text(FILE *f, const struct lp_findings *r)
+{
+	char a[64];
+	fprintf(f, "Bottlenecks: %zu finding%s", r->n, r->n == 1 ? "" : "s");
+	if (r->has_requests)
+		fprintf(f, " over %" PRId64 " requests '%s' (%s of request time)\n", r->requests,
+			r->req_name, lp_ns((double)r->request_ns, a, sizeof(a)));
+	else
+		fprintf(f, " over the whole run (no NVTX requests; %s of thread time)\n",
+			lp_ns((double)r->thread_ns, a, sizeof(a)));
+	fputc('\n', f);
+	for (size_t i = 0; i < r->n; i++)
+		lp_text_one(f, r, i, 0);
+	int head = 0;
+	for (size_t i = 0; i < r->nrules; i++) {
+		const struct lp_fnd_rule_status *s = &r->rules[i];
+		if (s->state != LP_RULE_QUIET)
+			continue;
+		if (!head++)
+			fputs("quiet (below threshold):\n", f);
+		char v[64] = "-", t[64];
+		if (s->has_value)
+			lp_val(s->value, s->rule->unit, v, sizeof(v));
+		fprintf(f, "  %-18s %s (threshold %s %s)\n", s->rule->id, v,
+			s->rule->cmp == LP_CMP_GE ? ">=" : "<",
+			lp_val(s->threshold, s->rule->unit, t, sizeof(t)));
+	}
+	head = 0;
+	for (size_t i = 0; i < r->nrules; i++) {
+		const struct lp_fnd_rule_status *s = &r->rules[i];
+		if (s->state != LP_RULE_SKIPPED)
+			continue;
+		if (!head++)
+			fputs("not evaluated:\n", f);
+		fprintf(f, "  %-18s %s\n", s->rule->id, s->why ? s->why : "");
+	}
+}
+
+static void lp_jnum(FILE *f, double v)
+{
+	if (!isfinite(v))
+		fputs("null", f);
+	else if (v == floor(v) && fabs(v) < 9e15)
+		fprintf(f, "%.0f", v);
+	else
+		fprintf(f, "%.6g", v);
+}
+
+static void lp_json_finding(FILE *f, const struct lp_finding *x)
+{
+	fputs("{\"id\": ", f);
+	lp_json_str(f, x->rule->id);
+	fputs(", \"title\": ", f);
+	lp_json_str(f, x->rule->title);
+	fprintf(f, ", \"severity\": \"%s\", \"subject\": ", lp_sev_name[x->severity]);
+	if (x->subject)
+		lp_json_str(f, x->subject);
+	else
+		fputs("null", f);
+	fputs(", \"summary\": ", f);
+	lp_json_str(f, x->summary ? x->summary : "");
+	fputs(", \"measures\": ", f);
+	lp_json_str(f, x->rule->measures);
+	fprintf(f, ", \"unit\": \"%s\", \"comparison\": \"%s\", \"value\": ", x->rule->unit,
+		x->rule->cmp == LP_CMP_GE ? ">=" : "<");
+	lp_jnum(f, x->value);
+	fputs(", \"threshold\": ", f);
+	lp_jnum(f, x->threshold);
+	fprintf(f, ", \"saving_ns\": %" PRId64 ", \"basis_ns\": %" PRId64 ", \"basis\": ",
+		x->saving_ns, x->basis_ns);
+	lp_json_str(f, x->basis);
+	fprintf(f, ", \"scope_ns\": %" PRId64 ", \"share\": ", x->scope_ns);
+	lp_jnum(f, x->share);
+	fputs(",\n     \"evidence\": [", f);
+	for (size_t k = 0; k < x->nnum; k++) {
+		fputs(k ? ", {\"key\": " : "{\"key\": ", f);
+		lp_json_str(f, x->num[k].key);
+		fputs(", \"label\": ", f);
+		lp_json_str(f, x->num[k].label);
+		fprintf(f, ", \"unit\": \"%s\", \"value\": ", x->num[k].unit);
+		lp_jnum(f, x->num[k].value);
+		fputc('}', f);
+	}
+	fputs("],\n     \"sites\": {\"kind\": ", f);
+	if (x->site_kind)
+		lp_json_str(f, x->site_kind);
+	else
+		fputs("null", f);
+	fputs(", \"items\": [", f);
+	for (size_t k = 0; k < x->nsite; k++) {
+		fputs(k ? ", {\"what\": " : "{\"what\": ", f);
+		lp_json_str(f, x->site[k].what);
+		fprintf(f, ", \"count\": %" PRId64 ", \"ns\": %" PRId64 "}", x->site[k].count,
+			x->site[k].ns);
+	}
+	fputs("]},\n     \"example\": ", f);
+	if (x->ex.valid)
+		fprintf(f,
+			"{\"range_id\": %" PRId64 ", \"tid\": %" PRId64 ", \"start_ns\": %" PRId64
+			", \"end_ns\": %" PRId64 ", \"rel_ns\": %" PRId64 ", \"dur_ns\": %" PRId64
+			", \"at_stake_ns\": %" PRId64 "}",
+			x->ex.range_id, x->ex.tid, x->ex.start_ns, x->ex.start_ns + x->ex.dur_ns,
+			x->ex.rel_ns, x->ex.dur_ns, x->ex.at_stake_ns);
+	else
+		fputs("null", f);
+	fputs(",\n     \"fix\": ", f);
+	lp_json_str(f, x->rule->fix);
+	fputc('}', f);
+}
+
+void lp_findings_write_json(FILE *f, const struct lp_findings *r)
+{
+	fputs("{\n  \"format\": \"latprof.report.findings\",\n  \"version\": 1,\n  \"requests\": ", f);
+	if (r->has_requests) {
+		fputs("{\"name\": ", f);
+		lp_json_str(f, r->req_name);
+		fprintf(f, ", \"count\": %" PRId64 ", \"total_ns\": %" PRId64 "}", r->requests,
+			r->request_ns);
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ",\n  \"scope\": \"%s\",\n  \"scope_ns\": %" PRId64 ",\n  \"findings\": [",
+		r->has_requests ? "requests" : "threads",
+		r->has_requests ? r->request_ns : r->thread_ns);
+	for (size_t i = 0; i < r->n; i++) {
+		fputs(i ? ",\n    " : "\n    ", f);
+		lp_json_finding(f, &r->v[i]);
+	}
+	fputs(r->n ? "\n  ],\n  \"rules\": [" : "],\n  \"rules\": [", f);
+	static const char *const st[] = {"", "found", "quiet", "not_evaluated"};
+	for (size_t i = 0; i < r->nrules; i++) {
+		const struct lp_fnd_rule_status *s = &r->rules[i];
+		fputs(i ? ",\n    {\"id\": " : "\n    {\"id\": ", f);
+		lp_json_str(f, s->rule->id);
+		fprintf(f, ", \"state\": \"%s\", \"unit\": \"%s\", \"threshold\": ", st[s->state],
+			s->rule->unit);
+		lp_jnum(f, s->threshold);
+		fputs(", \"value\": ", f);
+		if (s->has_value)
+			lp_jnum(f, s->value);
+		else
+			fputs("null", f);
+		fputs(", \"why\": ", f);
+		if (s->why)
+			lp_json_str(f, s->why);
+		else
+			fputs("null", f);
+		fputc('}', f);
+	}
+	fputs("\n  ]\n}\n", f);
+}
