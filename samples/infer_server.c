@@ -156,7 +156,7 @@ static void *swapper(void *arg)
 		pthread_mutex_lock(&infer_lock);
 		sleep_us(cfg.locked_us);
 		pthread_mutex_unlock(&infer_lock);
-		sleep_us(cfg.locked_us / 4 + 200); /* room for a waiter to get in */
+		sleep_us(cfg.locked_us / 20 + 200); /* room for a waiter to get in */
 	}
 	return NULL;
 }

@@ -6,7 +6,7 @@
  * tables (nvtxDetail/nvtxImpl.h: table[cbid] points at the slot the app's
  * nvtx* call jumps through). Records: collector/lp_log_nvtx.h.
  *
- * Hot path (push/pop): one lp_now(), a per-thread name cache keyed by the
+ * Hot path (push/pop): one lp_ts(), a per-thread name cache keyed by the
  * message pointer (verified with memcmp, since a buffer may be reused for
  * another text), one record. No locks, no malloc, errno preserved.
  */
@@ -15,7 +15,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <wchar.h>
 
 #define NVTX_NO_IMPL
@@ -48,12 +50,50 @@ struct lp_nvtx_obj {
 	char s[];
 };
 
-static __thread struct lp_nc_ent lp_nc[LP_NC_SLOTS];
-static __thread int lp_depth;
+/* Per-thread state lives in an mmap'd block reached through one
+ * initial-exec TLS pointer: a dlopen()ed library's own TLS goes through
+ * __tls_get_addr/TLS descriptors' slow path (12% of a push+pop in perf),
+ * while 8 bytes fit the static TLS surplus glibc keeps for dlopen. */
+struct lp_nvtx_tls {
+	uint64_t tsc_base; /* lp_ts(): TSC and CLOCK_MONOTONIC taken together */
+	uint64_t ns_base;
+	int depth; /* what nvtxRangePush/Pop return */
+	struct lp_nc_ent nc[LP_NC_SLOTS];
+};
+
+static __thread struct lp_nvtx_tls *lp_tp __attribute__((tls_model("initial-exec")));
+static struct lp_nvtx_tls lp_tls_fallback; /* out of memory: shared, best effort */
+static pthread_key_t lp_tls_key;
+
+static void lp_tls_free(void *p)
+{
+	if (p && p != &lp_tls_fallback)
+		munmap(p, sizeof(struct lp_nvtx_tls));
+}
+
+static __attribute__((noinline)) struct lp_nvtx_tls *lp_tls_new(void)
+{
+	int saved = errno;
+	void *p = mmap(NULL, sizeof(struct lp_nvtx_tls), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct lp_nvtx_tls *t = p == MAP_FAILED ? &lp_tls_fallback : p;
+	if (t != &lp_tls_fallback)
+		pthread_setspecific(lp_tls_key, t);
+	lp_tp = t;
+	errno = saved;
+	return t;
+}
+
+static inline struct lp_nvtx_tls *lp_tls(void)
+{
+	struct lp_nvtx_tls *t = lp_tp;
+	return __builtin_expect(t != NULL, 1) ? t : lp_tls_new();
+}
 static uint64_t lp_next_range;
 static uint32_t lp_next_domain;
 static struct lp_nvtx_obj *lp_objs;
 static int lp_inited;
+static pthread_mutex_t lp_init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint32_t lp_name_slow(const char *s, size_t len, struct lp_nc_ent *e)
 {
@@ -74,7 +114,7 @@ static inline uint32_t lp_name(const char *s)
 	if (!s)
 		return 0;
 	uintptr_t k = (uintptr_t)s;
-	struct lp_nc_ent *e = &lp_nc[(k ^ (k >> 6) ^ (k >> 12)) & (LP_NC_SLOTS - 1)];
+	struct lp_nc_ent *e = &lp_tls()->nc[(k ^ (k >> 6) ^ (k >> 12)) & (LP_NC_SLOTS - 1)];
 	size_t len = strnlen(s, LP_NC_MAX + 1);
 	if (e->p == s && e->len == len && memcmp(e->s, s, len) == 0)
 		return e->id;
@@ -119,6 +159,107 @@ static uint32_t lp_name_w(const wchar_t *w)
 static inline uint32_t lp_dom(nvtxDomainHandle_t d)
 {
 	return d ? ((const struct lp_nvtx_obj *)(const void *)d)->id : 0;
+}
+
+/* ---- clock -------------------------------------------------------------
+ * clock_gettime costs about twice RDTSC here, and a push+pop takes two
+ * stamps out of a 60 ns budget (DESIGN.md). Where the TSC is invariant and
+ * is the kernel's clocksource, stamps are TSC ticks converted to
+ * CLOCK_MONOTONIC ns against a per-thread (tsc, ns) pair re-taken every
+ * LP_TSC_REBASE_NS, so the log holds the one clock of every other source
+ * and the error stays under (rebase interval x rate error). The rate is
+ * re-estimated over the whole run at each re-base, so it only gets better.
+ */
+#define LP_TSC_REBASE_NS 1000000ull
+#define LP_TSC_CAL_NS 200000ull
+
+static int lp_use_tsc;
+static uint64_t lp_tsc0, lp_ns0;
+static uint64_t lp_tsc_mult;   /* ns per tick << 32 */
+static uint64_t lp_tsc_window; /* ticks in LP_TSC_REBASE_NS */
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+static inline uint64_t lp_rdtsc(void)
+{
+	return __rdtsc();
+}
+#else
+static inline uint64_t lp_rdtsc(void)
+{
+	return 0;
+}
+#endif
+
+static int lp_file_has(const char *path, const char *const *words, int n)
+{
+	char buf[8192];
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	for (int i = 0; i < n; i++)
+		if (!strstr(buf, words[i]))
+			return 0;
+	return 1;
+}
+
+static void lp_tsc_init(void)
+{
+#if defined(__x86_64__)
+	static const char *const flags[] = {" constant_tsc", " nonstop_tsc"};
+	static const char *const cs[] = {"tsc"};
+	const char *env = getenv("LATPROF_NVTX_CLOCK");
+	if (env && !strcmp(env, "monotonic"))
+		return;
+	if (!lp_file_has("/proc/cpuinfo", flags, 2) ||
+	    !lp_file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
+			 1))
+		return;
+	lp_ns0 = lp_now();
+	lp_tsc0 = lp_rdtsc();
+	uint64_t ns, tsc;
+	do { /* a short first estimate; re-bases refine it */
+		ns = lp_now();
+		tsc = lp_rdtsc();
+	} while (ns - lp_ns0 < LP_TSC_CAL_NS);
+	if (tsc <= lp_tsc0)
+		return;
+	lp_tsc_mult = (uint64_t)(((unsigned __int128)(ns - lp_ns0) << 32) / (tsc - lp_tsc0));
+	if (!lp_tsc_mult)
+		return;
+	lp_tsc_window = (uint64_t)(((unsigned __int128)LP_TSC_REBASE_NS << 32) / lp_tsc_mult);
+	lp_use_tsc = 1;
+#endif
+}
+
+static __attribute__((noinline)) uint64_t lp_ts_rebase(struct lp_nvtx_tls *t, uint64_t tsc)
+{
+	uint64_t ns = lp_now();
+	tsc = lp_rdtsc();
+	t->tsc_base = tsc;
+	t->ns_base = ns;
+	if (tsc > lp_tsc0 && ns - lp_ns0 > 16 * LP_TSC_CAL_NS) {
+		uint64_t m = (uint64_t)(((unsigned __int128)(ns - lp_ns0) << 32) / (tsc - lp_tsc0));
+		__atomic_store_n(&lp_tsc_mult, m, __ATOMIC_RELAXED);
+	}
+	return ns;
+}
+
+/* CLOCK_MONOTONIC ns, from the TSC where that is safe. */
+static inline uint64_t lp_ts(void)
+{
+	if (!lp_use_tsc)
+		return lp_now();
+	struct lp_nvtx_tls *t = lp_tls();
+	uint64_t tsc = lp_rdtsc();
+	uint64_t d = tsc - t->tsc_base;
+	if (__builtin_expect(d >= lp_tsc_window, 0)) /* also: first use, or TSC behind */
+		return lp_ts_rebase(t, tsc);
+	uint64_t m = __atomic_load_n(&lp_tsc_mult, __ATOMIC_RELAXED);
+	return t->ns_base + (uint64_t)(((unsigned __int128)d * m) >> 32);
 }
 
 /* ---- attributes of the *Ex calls ------------------------------------- */
@@ -189,7 +330,7 @@ static void lp_event(uint16_t type, uint32_t dom, uint64_t ts, const struct lp_a
 static int lp_push_rec(uint32_t dom, uint32_t name)
 {
 	/* Stamp after interning so a first-seen name does not lengthen the range. */
-	uint64_t ts = lp_now();
+	uint64_t ts = lp_ts();
 	struct lp_rec_nvtx_push *r = lp_rec_begin(LP_REC_NVTX_PUSH, dom, sizeof(*r));
 	if (r) {
 		r->ts = ts;
@@ -198,7 +339,7 @@ static int lp_push_rec(uint32_t dom, uint32_t name)
 		lp_rec_commit();
 	}
 	lp_counters_boundary(ts);
-	return lp_depth++;
+	return lp_tls()->depth++;
 }
 
 static int lp_push_a(const char *msg)
@@ -222,11 +363,11 @@ static int lp_push_ex_dom(uint32_t dom, const nvtxEventAttributes_t *at)
 	int saved = errno;
 	struct lp_attr a;
 	lp_attr_read(at, &a);
-	uint64_t ts = lp_now();
+	uint64_t ts = lp_ts();
 	lp_event(LP_REC_NVTX_PUSH, dom, ts, &a);
 	lp_counters_boundary(ts);
 	errno = saved;
-	return lp_depth++;
+	return lp_tls()->depth++;
 }
 
 static int lp_push_ex(const nvtxEventAttributes_t *at)
@@ -241,7 +382,7 @@ static int lp_dpush_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *at)
 
 static int lp_pop_dom(uint32_t dom)
 {
-	uint64_t ts = lp_now();
+	uint64_t ts = lp_ts();
 	int saved = errno;
 	struct lp_rec_nvtx_pop *r = lp_rec_begin(LP_REC_NVTX_POP, dom, sizeof(*r));
 	if (r) {
@@ -251,7 +392,7 @@ static int lp_pop_dom(uint32_t dom)
 	lp_counters_boundary(ts);
 	errno = saved;
 	/* nvtxRangePop returns the level of the range it ended, negative on error. */
-	return lp_depth > 0 ? --lp_depth : -1;
+	return lp_tls()->depth > 0 ? --lp_tls()->depth : -1;
 }
 
 static int lp_pop(void)
@@ -270,7 +411,7 @@ static nvtxRangeId_t lp_start_dom(uint32_t dom, const struct lp_attr *a)
 {
 	int saved = errno;
 	uint64_t id = __atomic_add_fetch(&lp_next_range, 1, __ATOMIC_RELAXED);
-	uint64_t ts = lp_now();
+	uint64_t ts = lp_ts();
 	size_t n = sizeof(struct lp_rec_nvtx_start) + (a->tail ? sizeof(a->a) : 0);
 	struct lp_rec_nvtx_start *r = lp_rec_begin(LP_REC_NVTX_START, dom, n);
 	if (r) {
@@ -315,7 +456,7 @@ static nvtxRangeId_t lp_dstart_ex(nvtxDomainHandle_t d, const nvtxEventAttribute
 
 static void lp_end_dom(uint32_t dom, nvtxRangeId_t id)
 {
-	uint64_t ts = lp_now();
+	uint64_t ts = lp_ts();
 	int saved = errno;
 	struct lp_rec_nvtx_end *r = lp_rec_begin(LP_REC_NVTX_END, dom, sizeof(*r));
 	if (r) {
@@ -342,7 +483,7 @@ static void lp_dend(nvtxDomainHandle_t d, nvtxRangeId_t id)
 static void lp_mark_dom(uint32_t dom, const struct lp_attr *a)
 {
 	int saved = errno;
-	lp_event(LP_REC_NVTX_MARK, dom, lp_now(), a);
+	lp_event(LP_REC_NVTX_MARK, dom, lp_ts(), a);
 	errno = saved;
 }
 
@@ -379,7 +520,7 @@ static void lp_thread_name(uint32_t tid, uint32_t name)
 	int saved = errno;
 	struct lp_rec_thread_name *r = lp_rec_begin(LP_REC_THREAD_NAME, 0, sizeof(*r));
 	if (r) {
-		r->ts = lp_now();
+		r->ts = lp_ts();
 		r->tid = tid;
 		r->name = name;
 		lp_rec_commit();
@@ -435,7 +576,7 @@ static void lp_domain_rec(const struct lp_nvtx_obj *o)
 {
 	struct lp_rec_nvtx_domain *r = lp_rec_begin(LP_REC_NVTX_DOMAIN, o->id, sizeof(*r));
 	if (r) {
-		r->ts = lp_now();
+		r->ts = lp_ts();
 		r->name = o->name;
 		r->pad = 0;
 		lp_rec_commit();
@@ -508,7 +649,8 @@ static nvtxStringHandle_t lp_register_w(nvtxDomainHandle_t d, const wchar_t *s)
  * Runs after the core's own handler (registered later), so the log exists. */
 static void lp_nvtx_atfork_child(void)
 {
-	memset(lp_nc, 0, sizeof(lp_nc));
+	if (lp_tp)
+		memset(lp_tp->nc, 0, sizeof(lp_tp->nc));
 	for (struct lp_nvtx_obj *o = lp_objs; o; o = o->next) {
 		uint32_t sid = lp_intern_string(o->s, o->len);
 		o->name = sid;
@@ -596,8 +738,17 @@ LP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 	const NvtxExportTableVersionInfo *vi = get(NVTX_ETID_VERSIONINFO);
 	if (vi && vi->struct_size >= sizeof(*vi) && vi->SetInjectionNvtxVersion)
 		vi->SetInjectionNvtxVersion(NVTX_VERSION);
-	if (!__atomic_exchange_n(&lp_inited, 1, __ATOMIC_ACQ_REL))
+	pthread_mutex_lock(&lp_init_lock);
+	if (!lp_inited) {
+		if (pthread_key_create(&lp_tls_key, lp_tls_free)) {
+			pthread_mutex_unlock(&lp_init_lock);
+			goto out;
+		}
+		lp_tsc_init();
 		pthread_atfork(NULL, NULL, lp_nvtx_atfork_child);
+		lp_inited = 1;
+	}
+	pthread_mutex_unlock(&lp_init_lock);
 	ok = 1;
 out:
 	errno = saved;
