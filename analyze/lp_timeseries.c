@@ -1,0 +1,870 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include "lp_timeseries.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_breakdown.h"
+#include "lp_db.h"
+
+/* Grows *arr (element size sz) so that index n is valid. */
+static void *lp_grow(void *arr, size_t *cap, size_t n, size_t sz)
+{
+	if (n < *cap)
+		return arr;
+	size_t c = *cap ? 2 * *cap : 64;
+	void *p = realloc(arr, c * sz);
+	if (p)
+		*cap = c;
+	return p;
+}
+
+#define LP_PUSH(arr, n, cap)                                                                       \
+	({                                                                                         \
+		void *p_ = lp_grow((arr), &(cap), (n), sizeof(*(arr)));                            \
+		if (p_)                                                                            \
+			(arr) = p_;                                                                \
+		p_ ? memset(&(arr)[(n)++], 0, sizeof(*(arr))) : NULL;                              \
+	})
+
+static char *lp_col_dup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	return s ? strdup((const char *)s) : NULL;
+}
+
+typedef int (*lp_row_fn)(sqlite3_stmt *st, void *ctx);
+
+/* Runs sql (binding int64 args) and calls fn per row; fn returns 0 or -errno. */
+static int lp_query(sqlite3 *db, const char *sql, const int64_t *args, int nargs, lp_row_fn fn,
+		    void *ctx, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	for (int i = 0; i < nargs; i++)
+		sqlite3_bind_int64(st, i + 1, args[i]);
+	int s, rc = 0;
+	while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW)
+		rc = fn(st, ctx);
+	if (!rc && s != SQLITE_DONE) {
+		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
+		rc = -EIO;
+	} else if (rc == -ENOMEM) {
+		snprintf(err, errlen, "out of memory");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int64_t lp_q64(sqlite3 *db, const char *sql, int64_t dflt)
+{
+	sqlite3_stmt *st;
+	int64_t v = dflt;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return dflt;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* ---- bins ---- */
+
+/* Adds the part of [a, z) in each bin to acc (ns). */
+static void lp_bin_add(const struct lp_timeseries *ts, int64_t *acc, int64_t a, int64_t z)
+{
+	if (a < ts->start_ns)
+		a = ts->start_ns;
+	if (z > ts->end_ns)
+		z = ts->end_ns;
+	while (a < z) {
+		size_t b = (size_t)((a - ts->start_ns) / ts->bin_ns);
+		if (b >= ts->nbins)
+			break;
+		int64_t be = ts->start_ns + (int64_t)(b + 1) * ts->bin_ns;
+		int64_t e = z < be ? z : be;
+		acc[b] += e - a;
+		a = e;
+	}
+}
+
+static int64_t lp_bin_len(const struct lp_timeseries *ts, size_t b)
+{
+	int64_t be = ts->start_ns + (int64_t)(b + 1) * ts->bin_ns;
+	if (be > ts->end_ns)
+		be = ts->end_ns;
+	int64_t l = be - (ts->start_ns + (int64_t)b * ts->bin_ns);
+	return l > 0 ? l : 1;
+}
+
+static void lp_bounds(sqlite3 *db, struct lp_timeseries *ts)
+{
+	ts->start_ns = lp_q64(db, "SELECT min(start_ns) FROM processes", 0);
+	int64_t e = lp_q64(db, "SELECT max(max(start_ns, COALESCE(end_ns, 0))) FROM processes", 0);
+	int64_t t = lp_q64(db, "SELECT max(COALESCE(end_ns, 0)) FROM threads", 0);
+	e = t > e ? t : e;
+	if (lp_db_has_table(db, "ranges")) {
+		t = lp_q64(db, "SELECT max(end_ns) FROM ranges", 0);
+		e = t > e ? t : e;
+	}
+	ts->end_ns = e > ts->start_ns ? e : ts->start_ns + 1;
+	int64_t span = ts->end_ns - ts->start_ns;
+	size_t nb = span < 1000000 ? 20 : 100; /* a few bins for sub-ms runs */
+	ts->bin_ns = (span + (int64_t)nb - 1) / (int64_t)nb;
+	ts->nbins = (size_t)((span + ts->bin_ns - 1) / ts->bin_ns);
+}
+
+/* ---- requests ---- */
+
+struct lp_req_ctx {
+	struct lp_timeseries *ts;
+	size_t cap;
+};
+
+static int lp_req_row(sqlite3_stmt *st, void *vctx)
+{
+	struct lp_req_ctx *c = vctx;
+	struct lp_ts_req *r = LP_PUSH(c->ts->req, c->ts->nreq, c->cap);
+	if (!r)
+		return -ENOMEM;
+	r->range_id = sqlite3_column_int64(st, 0);
+	r->start_ns = sqlite3_column_int64(st, 1);
+	r->dur_ns = sqlite3_column_int64(st, 2);
+	return 0;
+}
+
+static int lp_ts_requests(sqlite3 *db, const struct lp_breakdown *b, struct lp_timeseries *ts,
+			  char *err, size_t errlen)
+{
+	if (!b || !b->has_ranges || !b->req_name)
+		return 0;
+	sqlite3_stmt *st;
+	const char *sql = "SELECT r.id, r.start_ns, r.end_ns - r.start_ns FROM ranges r "
+			  "LEFT JOIN strings s ON s.id = r.name_id "
+			  "LEFT JOIN domains d ON d.id = r.domain_id "
+			  "WHERE s.value = ?1 AND COALESCE(d.name, '') = ?2 ORDER BY r.start_ns, r.id";
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, b->req_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, b->req_domain ? b->req_domain : "", -1, SQLITE_STATIC);
+	struct lp_req_ctx c = {ts, 0};
+	int s, rc = 0;
+	while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW)
+		rc = lp_req_row(st, &c);
+	if (!rc && s != SQLITE_DONE) {
+		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
+		rc = -EIO;
+	}
+	sqlite3_finalize(st);
+	if (rc || !ts->nreq)
+		return rc;
+	int64_t *d = malloc(ts->nreq * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	for (size_t i = 0; i < ts->nreq; i++)
+		d[i] = ts->req[i].dur_ns;
+	ts->p50_ns = lp_pctl(d, ts->nreq, 50);
+	ts->p90_ns = lp_pctl(d, ts->nreq, 90);
+	ts->p99_ns = lp_pctl(d, ts->nreq, 99);
+	free(d);
+	return 0;
+}
+
+/* ---- CPU lanes ---- */
+
+struct lp_lane_ctx {
+	struct lp_timeseries *ts;
+	size_t cap;
+	int64_t **alive, **wait; /* per CPU lane, [nbins] ns */
+	size_t ncpu;
+};
+
+static int lp_thread_row(sqlite3_stmt *st, void *vctx)
+{
+	struct lp_lane_ctx *c = vctx;
+	struct lp_timeseries *ts = c->ts;
+	struct lp_ts_lane *l = LP_PUSH(ts->lanes, ts->nlanes, c->cap);
+	if (!l)
+		return -ENOMEM;
+	l->kind = LP_LANE_CPU;
+	l->id = sqlite3_column_int64(st, 0);
+	int64_t tid = sqlite3_column_int64(st, 1);
+	const char *nm = (const char *)sqlite3_column_text(st, 2);
+	l->pid = sqlite3_column_int(st, 3);
+	if (nm)
+		l->name = asprintf(&l->name, "%s %lld", nm, (long long)tid) < 0 ? NULL : l->name;
+	else
+		l->name = asprintf(&l->name, "tid %lld", (long long)tid) < 0 ? NULL : l->name;
+	l->busy = calloc(ts->nbins, sizeof(double));
+	int64_t *alive = calloc(ts->nbins, sizeof(int64_t));
+	int64_t *wait = calloc(ts->nbins, sizeof(int64_t));
+	int64_t **na = realloc(c->alive, (c->ncpu + 1) * sizeof(*na));
+	if (na)
+		c->alive = na;
+	int64_t **nw = realloc(c->wait, (c->ncpu + 1) * sizeof(*nw));
+	if (nw)
+		c->wait = nw;
+	if (!l->name || !l->busy || !alive || !wait || !na || !nw) {
+		free(alive);
+		free(wait);
+		return -ENOMEM;
+	}
+	c->alive[c->ncpu] = alive;
+	c->wait[c->ncpu++] = wait;
+	lp_bin_add(ts, alive, sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
+	return 0;
+}
+
+static int lp_lane_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = ((const struct lp_ts_lane *)b)->id;
+	return x < y ? -1 : x > y;
+}
+
+static int lp_wait_row(sqlite3_stmt *st, void *vctx)
+{
+	struct lp_lane_ctx *c = vctx;
+	struct lp_timeseries *ts = c->ts;
+	int64_t th = sqlite3_column_int64(st, 0);
+	int64_t a = sqlite3_column_int64(st, 1), z = sqlite3_column_int64(st, 2);
+	int cond = sqlite3_column_int(st, 3);
+	struct lp_ts_lane *l = bsearch(&th, ts->lanes, c->ncpu, sizeof(*l), lp_lane_cmp);
+	if (l)
+		lp_bin_add(ts, c->wait[l - ts->lanes], a, z);
+	lp_bin_add(ts, cond ? ts->cond_wait_ns : ts->lock_wait_ns, a, z);
+	if (!cond) {
+		ts->total_lock_wait_ns += z - a;
+		ts->nlock_waits++;
+		if (a >= ts->start_ns && a < ts->end_ns)
+			ts->lock_waits[(a - ts->start_ns) / ts->bin_ns]++;
+	}
+	return 0;
+}
+
+static int lp_ts_cpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *err, size_t errlen)
+{
+	struct lp_lane_ctx c = {ts, *cap, NULL, NULL, 0};
+	int64_t end = ts->end_ns;
+	int rc = lp_query(db,
+			  "SELECT t.id, t.tid, t.name, p.pid, COALESCE(t.start_ns, p.start_ns), "
+			  "COALESCE(t.end_ns, p.end_ns, ?1) FROM threads t "
+			  "JOIN processes p ON p.id = t.process_id ORDER BY t.id",
+			  &end, 1, lp_thread_row, &c, err, errlen);
+	if (!rc && lp_db_has_table(db, "lock_waits"))
+		rc = lp_query(db,
+			      "SELECT thread_id, start_ns, start_ns + dur_ns, 0 FROM lock_waits "
+			      "UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, 1 "
+			      "FROM cond_waits",
+			      NULL, 0, lp_wait_row, &c, err, errlen);
+	for (size_t i = 0; i < c.ncpu; i++) {
+		struct lp_ts_lane *l = &ts->lanes[i];
+		for (size_t b = 0; !rc && b < ts->nbins; b++) {
+			int64_t v = c.alive[i][b] - c.wait[i][b];
+			v = v < 0 ? 0 : v;
+			l->busy[b] = (double)v / (double)lp_bin_len(ts, b);
+			l->total_busy_ns += v;
+		}
+		free(c.alive[i]);
+		free(c.wait[i]);
+	}
+	free(c.alive);
+	free(c.wait);
+	*cap = c.cap;
+	return rc;
+}
+
+/* ---- GPU lanes: union of device work per (process, device, stream) ---- */
+
+struct lp_gpu_ctx {
+	struct lp_timeseries *ts;
+	size_t *cap;
+	int64_t pid_key, dev, stream, cur_end;
+	int64_t *acc;
+};
+
+static int lp_gpu_flush(struct lp_gpu_ctx *c)
+{
+	struct lp_timeseries *ts = c->ts;
+	if (!c->acc)
+		return 0;
+	struct lp_ts_lane *l = &ts->lanes[ts->nlanes - 1];
+	for (size_t b = 0; b < ts->nbins; b++) {
+		l->busy[b] = (double)c->acc[b] / (double)lp_bin_len(ts, b);
+		l->total_busy_ns += c->acc[b];
+	}
+	free(c->acc);
+	c->acc = NULL;
+	return 0;
+}
+
+static int lp_gpu_row(sqlite3_stmt *st, void *vctx)
+{
+	struct lp_gpu_ctx *c = vctx;
+	struct lp_timeseries *ts = c->ts;
+	int64_t pk = sqlite3_column_int64(st, 0), dev = sqlite3_column_int64(st, 2);
+	int64_t stream = sqlite3_column_int64(st, 3);
+	int64_t a = sqlite3_column_int64(st, 4), z = sqlite3_column_int64(st, 5);
+	if (!c->acc || pk != c->pid_key || dev != c->dev || stream != c->stream) {
+		lp_gpu_flush(c);
+		struct lp_ts_lane *l = LP_PUSH(ts->lanes, ts->nlanes, *c->cap);
+		if (!l)
+			return -ENOMEM;
+		l->kind = LP_LANE_GPU;
+		l->id = stream;
+		l->pid = sqlite3_column_int(st, 1);
+		if (asprintf(&l->name, "GPU %lld stream %lld (pid %d)", (long long)dev,
+			     (long long)stream, l->pid) < 0)
+			l->name = NULL;
+		l->busy = calloc(ts->nbins, sizeof(double));
+		c->acc = calloc(ts->nbins, sizeof(int64_t));
+		if (!l->name || !l->busy || !c->acc)
+			return -ENOMEM;
+		c->pid_key = pk, c->dev = dev, c->stream = stream;
+		c->cur_end = INT64_MIN;
+		ts->has_gpu = 1;
+	}
+	if (a < c->cur_end)
+		a = c->cur_end;
+	if (z > a) {
+		lp_bin_add(ts, c->acc, a, z);
+		c->cur_end = z;
+	}
+	return 0;
+}
+
+static int lp_ts_gpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *err, size_t errlen)
+{
+	if (!lp_db_has_table(db, "kernels"))
+		return 0;
+	struct lp_gpu_ctx c = {.ts = ts, .cap = cap};
+	int rc = lp_query(db,
+			  "SELECT g.process_id, p.pid, g.device, g.stream, g.start_ns, g.end_ns FROM "
+			  "(SELECT process_id, device, stream, start_ns, end_ns FROM kernels "
+			  "UNION ALL SELECT process_id, device, stream, start_ns, end_ns FROM memcpys "
+			  "UNION ALL SELECT process_id, device, stream, start_ns, end_ns FROM memsets) g "
+			  "JOIN processes p ON p.id = g.process_id "
+			  "ORDER BY g.process_id, g.device, g.stream, g.start_ns",
+			  NULL, 0, lp_gpu_row, &c, err, errlen);
+	if (!rc)
+		lp_gpu_flush(&c);
+	free(c.acc);
+	return rc;
+}
+
+int lp_timeseries_compute(sqlite3 *db, const struct lp_breakdown *b, struct lp_timeseries *ts,
+			  char *err, size_t errlen)
+{
+	memset(ts, 0, sizeof(*ts));
+	lp_bounds(db, ts);
+	ts->lock_wait_ns = calloc(ts->nbins, sizeof(int64_t));
+	ts->cond_wait_ns = calloc(ts->nbins, sizeof(int64_t));
+	ts->lock_waits = calloc(ts->nbins, sizeof(int64_t));
+	if (!ts->lock_wait_ns || !ts->cond_wait_ns || !ts->lock_waits) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	size_t cap = 0;
+	int rc = lp_ts_requests(db, b, ts, err, errlen);
+	if (!rc)
+		rc = lp_ts_cpu(db, ts, &cap, err, errlen);
+	if (!rc)
+		rc = lp_ts_gpu(db, ts, &cap, err, errlen);
+	return rc;
+}
+
+void lp_timeseries_free(struct lp_timeseries *ts)
+{
+	free(ts->req);
+	for (size_t i = 0; i < ts->nlanes; i++) {
+		free(ts->lanes[i].name);
+		free(ts->lanes[i].busy);
+	}
+	free(ts->lanes);
+	free(ts->lock_wait_ns);
+	free(ts->cond_wait_ns);
+	free(ts->lock_waits);
+	memset(ts, 0, sizeof(*ts));
+}
+
+/* ---- one request's timeline ---- */
+
+#define LP_TL_MAXITEMS 4000
+
+struct lp_tl_ctx {
+	struct lp_req_timeline *t;
+	size_t cap, lcap;
+	int64_t *keep; /* range ids kept (sorted ascending as they come) */
+	int *keepdepth;
+	size_t nkeep, kcap;
+	int64_t process_id;
+	int64_t *corr; /* API correlation ids on the lanes */
+	size_t ncorr, ccap;
+};
+
+static int lp_tl_lane(struct lp_tl_ctx *c, int64_t thread_id, const char *name)
+{
+	struct lp_req_timeline *t = c->t;
+	for (size_t i = 0; i < t->nlanes; i++)
+		if (t->lanes[i].thread_id == thread_id && (thread_id || !strcmp(t->lanes[i].name, name)))
+			return (int)i;
+	struct lp_tl_lane *l = LP_PUSH(t->lanes, t->nlanes, c->lcap);
+	if (!l || !(l->name = strdup(name ? name : "")))
+		return -ENOMEM;
+	l->thread_id = thread_id;
+	return (int)(t->nlanes - 1);
+}
+
+static int lp_tl_push(struct lp_tl_ctx *c, enum lp_tl_kind k, int lane, int depth, int64_t a,
+		      int64_t z, const char *name)
+{
+	struct lp_req_timeline *t = c->t;
+	if (t->n >= LP_TL_MAXITEMS)
+		return 0;
+	struct lp_tl_item *it = LP_PUSH(t->items, t->n, c->cap);
+	if (!it || !(it->name = strdup(name ? name : "")))
+		return -ENOMEM;
+	it->kind = k, it->lane = lane, it->depth = depth;
+	it->start_ns = a < t->start_ns ? t->start_ns : a;
+	it->end_ns = z > t->end_ns ? t->end_ns : z;
+	return 0;
+}
+
+static int lp_tl_find_keep(const struct lp_tl_ctx *c, int64_t id)
+{
+	for (size_t i = c->nkeep; i-- > 0;)
+		if (c->keep[i] == id)
+			return (int)i;
+	return -1;
+}
+
+/* Thread label as the lanes show it: "name tid" or "tid N". */
+static char *lp_thread_label(sqlite3_stmt *st, int icol_name, int icol_tid)
+{
+	const char *nm = (const char *)sqlite3_column_text(st, icol_name);
+	char *s;
+	long long tid = sqlite3_column_int64(st, icol_tid);
+	if ((nm ? asprintf(&s, "%s %lld", nm, tid) : asprintf(&s, "tid %lld", tid)) < 0)
+		return NULL;
+	return s;
+}
+
+/* r.id, r.parent_id, r.start_thread_id, start, end, name, thread name, tid */
+static int lp_tl_range_row(sqlite3_stmt *st, void *vctx)
+{
+	struct lp_tl_ctx *c = vctx;
+	int64_t id = sqlite3_column_int64(st, 0), parent = sqlite3_column_int64(st, 1);
+	int depth;
+	if (id == c->t->range_id) {
+		depth = 0;
+	} else {
+		int k = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : lp_tl_find_keep(c, parent);
+		if (k < 0)
+			return 0;
+		depth = c->keepdepth[k] + 1;
+	}
+	size_t kc = c->kcap;
+	int64_t *kp = lp_grow(c->keep, &kc, c->nkeep, sizeof(int64_t));
+	if (kp)
+		c->keep = kp;
+	int *kd = kp ? lp_grow(c->keepdepth, &c->kcap, c->nkeep, sizeof(int)) : NULL;
+	if (!kp || !kd)
+		return -ENOMEM;
+	c->keepdepth = kd;
+	c->keep[c->nkeep] = id;
+	c->keepdepth[c->nkeep++] = depth;
+	char *lbl = lp_thread_label(st, 6, 7);
+	if (!lbl)
+		return -ENOMEM;
+	int lane = lp_tl_lane(c, sqlite3_column_int64(st, 2), lbl);
+	free(lbl);
+	if (lane < 0)
+		return lane;
+	return lp_tl_push(c, LP_TL_RANGE, lane, depth, sqlite3_column_int64(st, 3),
+			  sqlite3_column_int64(st, 4), (const char *)sqlite3_column_text(st, 5));
+}
+
+static int lp_tl_lane_of(const struct lp_req_timeline *t, int64_t thread_id)
+{
+	for (size_t i = 0; i < t->nlanes; i++)
+		if (t->lanes[i].thread_id == thread_id)
+			return (int)i;
+	return -1;
+}
+
+/* thread_id, start, end, name, kind, corr */
+static int lp_tl_wait_row(sqlite3_stmt *st, void *vctx)
+{
+	struct lp_tl_ctx *c = vctx;
+	int lane = lp_tl_lane_of(c->t, sqlite3_column_int64(st, 0));
+	if (lane < 0)
+		return 0;
+	enum lp_tl_kind k = (enum lp_tl_kind)sqlite3_column_int(st, 4);
+	if (k == LP_TL_API) {
+		int64_t *p = lp_grow(c->corr, &c->ccap, c->ncorr, sizeof(int64_t));
+		if (!p)
+			return -ENOMEM;
+		c->corr = p;
+		c->corr[c->ncorr++] = sqlite3_column_int64(st, 5);
+	}
+	return lp_tl_push(c, k, lane, 0, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+			  (const char *)sqlite3_column_text(st, 3));
+}
+
+/* corr, stream, device, start, end, name */
+static int lp_tl_gpu_row(sqlite3_stmt *st, void *vctx)
+{
+	struct lp_tl_ctx *c = vctx;
+	int64_t corr = sqlite3_column_int64(st, 0);
+	size_t i;
+	for (i = 0; i < c->ncorr && c->corr[i] != corr; i++)
+		;
+	if (i == c->ncorr)
+		return 0;
+	char nm[64];
+	snprintf(nm, sizeof(nm), "GPU %lld stream %lld", (long long)sqlite3_column_int64(st, 2),
+		 (long long)sqlite3_column_int64(st, 1));
+	int lane = lp_tl_lane(c, 0, nm);
+	if (lane < 0)
+		return lane;
+	return lp_tl_push(c, LP_TL_GPU, lane, 0, sqlite3_column_int64(st, 3),
+			  sqlite3_column_int64(st, 4), (const char *)sqlite3_column_text(st, 5));
+}
+
+static int lp_tl_item_cmp(const void *a, const void *b)
+{
+	const struct lp_tl_item *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->depth - y->depth;
+}
+
+static int lp_tl_load(sqlite3 *db, struct lp_tl_ctx *c, char *err, size_t errlen)
+{
+	struct lp_req_timeline *t = c->t;
+	int64_t a[3] = {c->process_id, t->start_ns, t->end_ns};
+	int rc = lp_query(db,
+			  "SELECT r.id, r.parent_id, r.start_thread_id, r.start_ns, r.end_ns, s.value, "
+			  "t.name, t.tid FROM ranges r LEFT JOIN strings s ON s.id = r.name_id "
+			  "JOIN threads t ON t.id = r.start_thread_id WHERE r.process_id = ?1 "
+			  "AND r.start_ns >= ?2 AND r.start_ns <= ?3 ORDER BY r.start_ns, r.id",
+			  a, 3, lp_tl_range_row, c, err, errlen);
+	int64_t w[2] = {t->start_ns, t->end_ns};
+	if (!rc && lp_db_has_table(db, "lock_waits"))
+		rc = lp_query(db,
+			      "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
+			      "COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), 1, 0 "
+			      "FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+			      "WHERE w.start_ns < ?2 AND w.start_ns + w.dur_ns > ?1 "
+			      "UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, "
+			      "'condition wait', 2, 0 FROM cond_waits "
+			      "WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
+			      w, 2, lp_tl_wait_row, c, err, errlen);
+	if (!rc && lp_db_has_table(db, "cuda_api")) {
+		rc = lp_query(db,
+			      "SELECT a.thread_id, a.start_ns, a.end_ns, s.value, 3, "
+			      "a.correlation_id FROM cuda_api a LEFT JOIN strings s ON "
+			      "s.id = a.name_id WHERE a.start_ns < ?2 AND a.end_ns > ?1",
+			      w, 2, lp_tl_wait_row, c, err, errlen);
+		/* GPU work launched inside the request may run after it ends */
+		int64_t g[2] = {c->process_id, t->start_ns};
+		if (!rc && c->ncorr)
+			rc = lp_query(db,
+				      "SELECT correlation_id, stream, device, start_ns, end_ns, "
+				      "s.value FROM kernels k LEFT JOIN strings s ON s.id = k.name_id "
+				      "WHERE process_id = ?1 AND end_ns > ?2 UNION ALL "
+				      "SELECT correlation_id, stream, device, start_ns, end_ns, "
+				      "'memcpy ' || copy_kind FROM memcpys WHERE process_id = ?1 "
+				      "AND end_ns > ?2",
+				      g, 2, lp_tl_gpu_row, c, err, errlen);
+	}
+	return rc;
+}
+
+static int lp_tl_proc_row(sqlite3_stmt *st, void *vctx)
+{
+	((struct lp_tl_ctx *)vctx)->process_id = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+int lp_req_timeline_compute(sqlite3 *db, const struct lp_timeseries *ts, int64_t at_ns,
+			    const char *label, struct lp_req_timeline *t, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof(*t));
+	t->label = label;
+	const struct lp_ts_req *r = NULL;
+	for (size_t i = 0; i < ts->nreq && !r; i++)
+		if (ts->req[i].dur_ns == at_ns)
+			r = &ts->req[i];
+	if (!r)
+		return 0;
+	t->range_id = r->range_id;
+	t->start_ns = r->start_ns;
+	t->end_ns = r->start_ns + r->dur_ns;
+	struct lp_tl_ctx c = {.t = t};
+	int64_t id = r->range_id;
+	int rc = lp_query(db, "SELECT process_id FROM ranges WHERE id = ?1", &id, 1, lp_tl_proc_row,
+			  &c, err, errlen);
+	if (!rc)
+		rc = lp_tl_load(db, &c, err, errlen);
+	free(c.keep);
+	free(c.keepdepth);
+	free(c.corr);
+	if (!rc && t->n) {
+		qsort(t->items, t->n, sizeof(*t->items), lp_tl_item_cmp);
+		t->valid = 1;
+	}
+	return rc;
+}
+
+void lp_req_timeline_free(struct lp_req_timeline *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->items[i].name);
+	for (size_t i = 0; i < t->nlanes; i++)
+		free(t->lanes[i].name);
+	free(t->items);
+	free(t->lanes);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- the flat trace ---- */
+
+/* GPU work goes to a pseudo-process per (process, device): above any pid
+ * Linux hands out (pid_max <= 2^22), so lanes never collide with threads. */
+static int lp_gpu_pid(int64_t process_id, int64_t device)
+{
+	return (1 << 30) + (int)(process_id * 64 + device);
+}
+
+struct lp_tr_ctx {
+	struct lp_trace *t;
+	size_t ecap, tcap, ccap, mcap;
+	enum lp_ev_kind kind;
+	int64_t last_thread, last_event;
+	double last_value;
+};
+
+/* kind-specific SELECT: id, pid, tid, start, end, name, detail, corr, process_id, cross */
+static int lp_tr_ev_row(sqlite3_stmt *st, void *vctx)
+{
+	struct lp_tr_ctx *c = vctx;
+	struct lp_tr_event *e = LP_PUSH(c->t->ev, c->t->nev, c->ecap);
+	if (!e)
+		return -ENOMEM;
+	e->kind = c->kind;
+	e->id = sqlite3_column_int64(st, 0);
+	e->pid = sqlite3_column_int(st, 1);
+	e->tid = sqlite3_column_int64(st, 2);
+	e->start_ns = sqlite3_column_int64(st, 3);
+	e->end_ns = sqlite3_column_int64(st, 4);
+	if (e->end_ns < e->start_ns)
+		e->end_ns = e->start_ns;
+	e->name = lp_col_dup(st, 5);
+	e->detail = lp_col_dup(st, 6);
+	e->corr = sqlite3_column_int64(st, 7);
+	e->process_id = sqlite3_column_int64(st, 8);
+	e->cross_thread = sqlite3_column_int(st, 9);
+	if (e->kind >= LP_EV_KERNEL)
+		e->pid = lp_gpu_pid(e->process_id, e->pid); /* column 1 held the device */
+	if (!e->name && !(e->name = strdup("(unnamed)")))
+		return -ENOMEM;
+	c->t->count[e->kind]++;
+	return 0;
+}
+
+static int lp_tr_mark_row(sqlite3_stmt *st, void *vctx)
+{
+	struct lp_tr_ctx *c = vctx;
+	struct lp_tr_event *e = LP_PUSH(c->t->marks, c->t->nmarks, c->mcap);
+	if (!e)
+		return -ENOMEM;
+	e->id = sqlite3_column_int64(st, 0);
+	e->pid = sqlite3_column_int(st, 1);
+	e->tid = sqlite3_column_int64(st, 2);
+	e->start_ns = e->end_ns = sqlite3_column_int64(st, 3);
+	e->name = lp_col_dup(st, 5);
+	if (!e->name && !(e->name = strdup("(unnamed)")))
+		return -ENOMEM;
+	return 0;
+}
+
+/* pid, tid, name, is_process, sort */
+static int lp_tr_track_row(sqlite3_stmt *st, void *vctx)
+{
+	struct lp_tr_ctx *c = vctx;
+	struct lp_tr_track *k = LP_PUSH(c->t->tracks, c->t->ntracks, c->tcap);
+	if (!k)
+		return -ENOMEM;
+	k->pid = sqlite3_column_int(st, 0);
+	k->tid = sqlite3_column_int64(st, 1);
+	k->name = lp_col_dup(st, 2);
+	k->is_process = sqlite3_column_int(st, 3);
+	k->sort = sqlite3_column_int(st, 4);
+	if (!k->name)
+		return -ENOMEM;
+	return 0;
+}
+
+/* GPU pseudo-process rows carry process_id and device: map them. */
+static int lp_tr_gpu_track_row(sqlite3_stmt *st, void *vctx)
+{
+	struct lp_tr_ctx *c = vctx;
+	int rc = lp_tr_track_row(st, vctx);
+	if (!rc) {
+		struct lp_tr_track *k = &c->t->tracks[c->t->ntracks - 1];
+		k->pid = lp_gpu_pid(sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 0));
+	}
+	return rc;
+}
+
+/* thread_id, pid, tid, ts, event name, value, event id */
+static int lp_tr_counter_row(sqlite3_stmt *st, void *vctx)
+{
+	struct lp_tr_ctx *c = vctx;
+	int64_t th = sqlite3_column_int64(st, 0), ev = sqlite3_column_int64(st, 6);
+	double v = sqlite3_column_double(st, 5);
+	if (th != c->last_thread || ev != c->last_event)
+		c->last_value = 0; /* values count from when the group was opened */
+	c->last_thread = th, c->last_event = ev;
+	struct lp_tr_counter *k = LP_PUSH(c->t->counters, c->t->ncounters, c->ccap);
+	if (!k)
+		return -ENOMEM;
+	k->pid = sqlite3_column_int(st, 1);
+	k->ts_ns = sqlite3_column_int64(st, 3);
+	k->value = v - c->last_value;
+	c->last_value = v;
+	if (asprintf(&k->name, "%s tid %lld", (const char *)sqlite3_column_text(st, 4),
+		     (long long)sqlite3_column_int64(st, 2)) < 0) {
+		k->name = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+struct lp_tr_src {
+	enum lp_ev_kind kind;
+	const char *table;
+	const char *sql;
+};
+
+static const struct lp_tr_src lp_tr_srcs[] = {
+	{LP_EV_RANGE, "ranges",
+	 "SELECT r.id, p.pid, t.tid, r.start_ns, r.end_ns, s.value, d.name, 0, r.process_id, "
+	 "r.end_thread_id IS NOT NULL AND r.end_thread_id != r.start_thread_id FROM ranges r "
+	 "JOIN threads t ON t.id = r.start_thread_id JOIN processes p ON p.id = r.process_id "
+	 "LEFT JOIN strings s ON s.id = r.name_id LEFT JOIN domains d ON d.id = r.domain_id"},
+	{LP_EV_LOCK, "lock_waits",
+	 "SELECT w.id, p.pid, t.tid, w.start_ns, w.start_ns + w.dur_ns, "
+	 "'lock wait: ' || COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), "
+	 "l.kind, 0, t.process_id, 0 FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+	 "JOIN threads t ON t.id = w.thread_id JOIN processes p ON p.id = t.process_id"},
+	{LP_EV_COND, "cond_waits",
+	 "SELECT w.id, p.pid, t.tid, w.start_ns, w.start_ns + w.dur_ns, 'condition wait', "
+	 "printf('0x%x', w.cond_addr), 0, t.process_id, 0 FROM cond_waits w "
+	 "JOIN threads t ON t.id = w.thread_id JOIN processes p ON p.id = t.process_id"},
+	{LP_EV_API, "cuda_api",
+	 "SELECT a.id, p.pid, t.tid, a.start_ns, a.end_ns, s.value, a.domain, a.correlation_id, "
+	 "a.process_id, 0 FROM cuda_api a JOIN threads t ON t.id = a.thread_id "
+	 "JOIN processes p ON p.id = a.process_id LEFT JOIN strings s ON s.id = a.name_id"},
+	{LP_EV_KERNEL, "kernels",
+	 "SELECT k.id, k.device, k.stream, k.start_ns, k.end_ns, s.value, NULL, "
+	 "k.correlation_id, k.process_id, 0 FROM kernels k "
+	 "LEFT JOIN strings s ON s.id = k.name_id"},
+	{LP_EV_MEMCPY, "memcpys",
+	 "SELECT id, device, stream, start_ns, end_ns, 'memcpy ' || copy_kind, "
+	 "bytes || ' bytes ' || src_kind || ' -> ' || dst_kind, correlation_id, process_id, 0 "
+	 "FROM memcpys"},
+	{LP_EV_MEMSET, "memsets",
+	 "SELECT id, device, stream, start_ns, end_ns, 'memset', bytes || ' bytes ' || memory_kind, "
+	 "correlation_id, process_id, 0 FROM memsets"},
+};
+
+static int lp_trace_tracks(sqlite3 *db, struct lp_tr_ctx *c, char *err, size_t errlen)
+{
+	int rc = lp_query(db,
+			  "SELECT pid, 0, COALESCE(exe, cmdline, 'process') || ' ' || pid, 1, "
+			  "row_number() OVER (ORDER BY start_ns, id) FROM processes",
+			  NULL, 0, lp_tr_track_row, c, err, errlen);
+	if (!rc)
+		rc = lp_query(db,
+			      "SELECT p.pid, t.tid, COALESCE(t.name, 'thread ' || t.tid), 0, "
+			      "row_number() OVER (PARTITION BY t.process_id ORDER BY t.id) "
+			      "FROM threads t JOIN processes p ON p.id = t.process_id",
+			      NULL, 0, lp_tr_track_row, c, err, errlen);
+	if (rc || !lp_db_has_table(db, "kernels"))
+		return rc;
+	/* column 0 is the device; lp_tr_gpu_track_row makes it the pseudo pid */
+	const char *gsql =
+		"SELECT g.device, 0, 'GPU ' || g.device || COALESCE(' ' || d.name, '') || "
+		"' (pid ' || p.pid || ')', 1, 100000 + g.device, g.process_id FROM "
+		"(SELECT DISTINCT process_id, device FROM (SELECT process_id, device FROM kernels "
+		"UNION ALL SELECT process_id, device FROM memcpys UNION ALL SELECT process_id, "
+		"device FROM memsets)) g JOIN processes p ON p.id = g.process_id "
+		"LEFT JOIN gpu_devices d ON d.process_id = g.process_id AND d.device = g.device";
+	rc = lp_query(db, gsql, NULL, 0, lp_tr_gpu_track_row, c, err, errlen);
+	if (!rc)
+		rc = lp_query(db,
+			      "SELECT device, stream, 'stream ' || stream, 0, stream, process_id "
+			      "FROM (SELECT process_id, device, stream FROM kernels UNION "
+			      "SELECT process_id, device, stream FROM memcpys UNION "
+			      "SELECT process_id, device, stream FROM memsets)",
+			      NULL, 0, lp_tr_gpu_track_row, c, err, errlen);
+	return rc;
+}
+
+int lp_trace_load(sqlite3 *db, struct lp_trace *t, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof(*t));
+	struct lp_tr_ctx c = {.t = t, .last_thread = -1};
+	t->base_ns = lp_q64(db, "SELECT min(start_ns) FROM processes", 0);
+	int rc = lp_trace_tracks(db, &c, err, errlen);
+	for (size_t i = 0; !rc && i < sizeof(lp_tr_srcs) / sizeof(lp_tr_srcs[0]); i++) {
+		if (!lp_db_has_table(db, lp_tr_srcs[i].table))
+			continue;
+		c.kind = lp_tr_srcs[i].kind;
+		rc = lp_query(db, lp_tr_srcs[i].sql, NULL, 0, lp_tr_ev_row, &c, err, errlen);
+	}
+	if (!rc && lp_db_has_table(db, "marks"))
+		rc = lp_query(db,
+			      "SELECT m.id, p.pid, t.tid, m.ts_ns, 0, s.value FROM marks m "
+			      "JOIN threads t ON t.id = m.thread_id JOIN processes p ON "
+			      "p.id = m.process_id LEFT JOIN strings s ON s.id = m.name_id",
+			      NULL, 0, lp_tr_mark_row, &c, err, errlen);
+	if (!rc && lp_db_has_table(db, "counter_values"))
+		rc = lp_query(db,
+			      "SELECT cs.thread_id, p.pid, t.tid, cs.ts_ns, ce.name, cv.value, "
+			      "ce.id FROM counter_values cv JOIN counter_samples cs ON "
+			      "cs.id = cv.sample_id JOIN counter_events ce ON ce.id = cv.event_id "
+			      "JOIN threads t ON t.id = cs.thread_id JOIN processes p ON "
+			      "p.id = t.process_id WHERE ce.available "
+			      "ORDER BY cs.thread_id, ce.id, cs.ts_ns",
+			      NULL, 0, lp_tr_counter_row, &c, err, errlen);
+	return rc;
+}
+
+void lp_trace_free(struct lp_trace *t)
+{
+	for (size_t i = 0; i < t->nev; i++) {
+		free(t->ev[i].name);
+		free(t->ev[i].detail);
+	}
+	for (size_t i = 0; i < t->nmarks; i++)
+		free(t->marks[i].name);
+	for (size_t i = 0; i < t->ntracks; i++)
+		free(t->tracks[i].name);
+	for (size_t i = 0; i < t->ncounters; i++)
+		free(t->counters[i].name);
+	free(t->ev);
+	free(t->marks);
+	free(t->tracks);
+	free(t->counters);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include "lp_plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lp_out.h"
+
+const char *const lp_plot_ext[] = {"svg", "png", "pdf"};
+
+static const char *const lp_plot_term[] = {
+	"svg size 900,420 dynamic font 'sans,11' background '#ffffff'",
+	"pngcairo size 900,420 font 'sans,10' background '#ffffff'",
+	"pdfcairo size 9in,4.2in font 'sans,10'",
+};
+
+const char *lp_plot_gnuplot(void)
+{
+	static char path[4096];
+	const char *p = getenv("PATH");
+	while (p && *p) {
+		size_t n = strcspn(p, ":");
+		snprintf(path, sizeof(path), "%.*s/gnuplot", (int)(n ? n : 1), n ? p : ".");
+		if (access(path, X_OK) == 0)
+			return path;
+		p += n + (p[n] == ':');
+	}
+	return NULL;
+}
+
+/* A gnuplot single-quoted string: quotes doubled, control characters and
+ * invalid UTF-8 dropped (the svg terminal escapes < and & itself). */
+static void lp_gp_str(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+		int n = *p < 0x80 ? 1 : lp_utf8_len(p);
+		if (!n) {
+			fputc('?', f);
+			p++;
+			continue;
+		}
+		if (*p == '\'')
+			fputs("''", f);
+		else if (*p >= 0x20 && *p != 0x7f)
+			fwrite(p, 1, (size_t)n, f);
+		p += n;
+	}
+	fputc('\'', f);
+}
+
+static void lp_gp_head(FILE *f, const char *name, const char *title, enum lp_plot_fmt fmt)
+{
+	fprintf(f, "# latprof chart: %s. Run from this directory: gnuplot %s.gp\n", title, name);
+	fprintf(f, "set terminal %s\nset output '%s.%s'\n", lp_plot_term[fmt], name,
+		lp_plot_ext[fmt]);
+	fprintf(f, "set title '%s' noenhanced\nset grid\nset key outside right top noenhanced\n",
+		title);
+}
+
+static double lp_ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+/* ---- latency over time ---- */
+
+static const char *lp_lat_skip(const struct lp_plot_input *in)
+{
+	return in->ts->nreq ? NULL : "no request ranges (the run has no NVTX ranges)";
+}
+
+static void lp_lat_dat(FILE *f, const struct lp_plot_input *in)
+{
+	const struct lp_timeseries *ts = in->ts;
+	fprintf(f, "# requests %zu p50_ns %lld p90_ns %lld p99_ns %lld\n", ts->nreq,
+		(long long)ts->p50_ns, (long long)ts->p90_ns, (long long)ts->p99_ns);
+	fputs("# start_ns_since_run_start latency_ns range_id\n", f);
+	for (size_t i = 0; i < ts->nreq; i++)
+		fprintf(f, "%lld %lld %lld\n", (long long)(ts->req[i].start_ns - ts->start_ns),
+			(long long)ts->req[i].dur_ns, (long long)ts->req[i].range_id);
+}
+
+static void lp_lat_gp(FILE *f, const struct lp_plot_input *in, const char *name)
+{
+	const struct lp_timeseries *ts = in->ts;
+	fprintf(f, "p50 = %.6f\np99 = %.6f\n", lp_ms(ts->p50_ns), lp_ms(ts->p99_ns));
+	fputs("set xlabel 'time since run start (s)'\nset ylabel 'request latency (ms)'\n"
+	      "set yrange [0:*]\n",
+	      f);
+	fprintf(f,
+		"plot '%s.dat' using ($1/1e9):($2/1e6) with points pt 7 ps 0.4 lc rgb '#4477aa' "
+		"title 'request', \\\n"
+		"     p50 with lines lw 2 lc rgb '#228833' title sprintf('p50 %%.3g ms', p50), \\\n"
+		"     p99 with lines lw 2 dt 2 lc rgb '#ee6677' title sprintf('p99 %%.3g ms', p99)\n",
+		name);
+}
+
+/* ---- latency CDF ---- */
+
+static const char *lp_cdf_skip(const struct lp_plot_input *in)
+{
+	return in->ts->nreq >= 2 ? NULL : "fewer than 2 requests";
+}
+
+static int lp_cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+#define LP_CDF_POINTS 2000
+
+static void lp_cdf_dat(FILE *f, const struct lp_plot_input *in)
+{
+	const struct lp_timeseries *ts = in->ts;
+	size_t n = ts->nreq;
+	int64_t *d = malloc(n * sizeof(*d));
+	if (!d)
+		return;
+	for (size_t i = 0; i < n; i++)
+		d[i] = ts->req[i].dur_ns;
+	qsort(d, n, sizeof(*d), lp_cmp64);
+	fputs("# latency_ns fraction_of_requests_at_or_below\n", f);
+	size_t step = n > LP_CDF_POINTS ? n / LP_CDF_POINTS : 1;
+	for (size_t i = 0; i < n; i += step)
+		fprintf(f, "%lld %.6f\n", (long long)d[i], (double)(i + 1) / (double)n);
+	if ((n - 1) % step)
+		fprintf(f, "%lld 1.000000\n", (long long)d[n - 1]);
+	free(d);
+}
+
+static void lp_cdf_gp(FILE *f, const struct lp_plot_input *in, const char *name)
+{
+	const struct lp_timeseries *ts = in->ts;
+	int64_t mn = INT64_MAX, mx = 0;
+	for (size_t i = 0; i < ts->nreq; i++) {
+		mn = ts->req[i].dur_ns < mn ? ts->req[i].dur_ns : mn;
+		mx = ts->req[i].dur_ns > mx ? ts->req[i].dur_ns : mx;
+	}
+	/* a log axis when the tail spans an order of magnitude past the median */
+	int logx = mn > 0 && (mx >= 10 * ts->p50_ns || mx >= 100 * mn);
+	fprintf(f, "%sset logscale x\n", logx ? "" : "# ");
+	fputs("set xlabel 'request latency (ms)'\nset ylabel 'fraction of requests'\n"
+	      "set yrange [0:1.02]\nset key bottom right inside\n",
+	      f);
+	fprintf(f, "set arrow from graph 0, first 0.99 to graph 1, first 0.99 nohead dt 3\n");
+	fprintf(f,
+		"plot '%s.dat' using ($1/1e6):2 with steps lw 2 lc rgb '#4477aa' "
+		"title 'CDF'\n",
+		name);
+}
+
+/* ---- stage bars at p50 / p90 / p99 ---- */
+
+static const char *lp_stage_skip(const struct lp_plot_input *in)
+{
+	return in->bd && in->bd->has_ranges && in->bd->nstages ? NULL : "no request stages";
+}
+
+static void lp_stage_dat(FILE *f, const struct lp_plot_input *in)
+{
+	const struct lp_breakdown *b = in->bd;
+	fputs("# per stage: its p50, p90 and p99 per-request time (ns), as report --breakdown\n", f);
+	fputs("# rows: percentile; columns: stage 1..N in the order of the script's titles\n", f);
+	static const char *const lbl[] = {"p50", "p90", "p99"};
+	for (int r = 0; r < 3; r++) {
+		fputs(lbl[r], f);
+		for (size_t s = 0; s < b->nstages; s++) {
+			const struct lp_bd_stat *st = &b->stages[s].st;
+			int64_t v = r == 0 ? st->p50 : r == 1 ? st->p90 : st->p99;
+			fprintf(f, " %lld", (long long)v);
+		}
+		fputc('\n', f);
+	}
+}
+
+static void lp_stage_gp(FILE *f, const struct lp_plot_input *in, const char *name)
+{
+	const struct lp_breakdown *b = in->bd;
+	fputs("# Each segment is that stage's own percentile: the stack is not the request's\n"
+	      "# percentile (stages peak in different requests).\n",
+	      f);
+	fputs("set style data histograms\nset style histogram rowstacked\n"
+	      "set style fill solid 0.85 border -1\nset boxwidth 0.6\n"
+	      "set ylabel 'per-request stage time (ms)'\nset yrange [0:*]\n",
+	      f);
+	fputs("plot ", f);
+	for (size_t s = 0; s < b->nstages; s++) {
+		const struct lp_bd_stage *st = &b->stages[s];
+		fprintf(f, "%s'%s.dat' using ($%zu/1e6)%s title ", s ? ", \\\n     " : "",
+			name, s + 2, s ? "" : ":xtic(1)");
+		if (st->domain && *st->domain && !st->unattributed) {
+			char *t;
+			if (asprintf(&t, "%s::%s", st->domain, st->name) >= 0) {
+				lp_gp_str(f, t);
+				free(t);
+			}
+		} else {
+			lp_gp_str(f, st->name);
+		}
+		fputs(" noenhanced", f);
+	}
+	fputc('\n', f);
+}
+
+/* ---- utilization heatmap ---- */
+
+#define LP_HEAT_MAXLANES 48
+
+static const char *lp_util_skip(const struct lp_plot_input *in)
+{
+	return in->ts->nlanes ? NULL : "no threads or GPU streams recorded";
+}
+
+static size_t lp_util_n(const struct lp_timeseries *ts)
+{
+	return ts->nlanes < LP_HEAT_MAXLANES ? ts->nlanes : LP_HEAT_MAXLANES;
+}
+
+static void lp_util_dat(FILE *f, const struct lp_plot_input *in)
+{
+	const struct lp_timeseries *ts = in->ts;
+	fprintf(f, "# busy fraction per lane (row, as the script's ytics) and time bin of %lld ns\n",
+		(long long)ts->bin_ns);
+	fputs("# CPU: alive and not in a recorded lock/condition wait; GPU: kernels, copies,"
+	      " memsets\n",
+	      f);
+	for (size_t l = 0; l < lp_util_n(ts); l++) {
+		for (size_t b = 0; b < ts->nbins; b++)
+			fprintf(f, "%s%.4f", b ? " " : "", ts->lanes[l].busy[b]);
+		fputc('\n', f);
+	}
+}
+
+static void lp_util_gp(FILE *f, const struct lp_plot_input *in, const char *name)
+{
+	const struct lp_timeseries *ts = in->ts;
+	size_t n = lp_util_n(ts);
+	double bs = (double)ts->bin_ns / 1e9;
+	fprintf(f, "bin = %.9f\n", bs);
+	fputs("set xlabel 'time since run start (s)'\nset cbrange [0:1]\nset cblabel 'busy'\n"
+	      "set palette defined (0 '#f7fbff', 0.5 '#6baed6', 1 '#08306b')\nunset grid\n"
+	      "set key off\n",
+	      f);
+	fprintf(f, "set yrange [-0.5:%zu.5] reverse\nset xrange [0:%.9f]\n", n - 1,
+		bs * (double)ts->nbins);
+	fputs("set ytics (", f);
+	for (size_t l = 0; l < n; l++) {
+		fprintf(f, "%s", l ? ", " : "");
+		char lbl[80];
+		snprintf(lbl, sizeof(lbl), "%s%s", ts->lanes[l].kind == LP_LANE_GPU ? "" : "CPU ",
+			 ts->lanes[l].name);
+		lp_gp_str(f, lbl);
+		fprintf(f, " %zu", l);
+	}
+	fputs(") noenhanced\n", f);
+	if (ts->nlanes > n)
+		fprintf(f, "set label '%zu more lanes not shown' at graph 0, graph -0.12\n",
+			ts->nlanes - n);
+	fprintf(f, "plot '%s.dat' matrix using (($1 + 0.5) * bin):2:3 with image\n", name);
+}
+
+/* ---- lock wait over time ---- */
+
+static const char *lp_lock_skip(const struct lp_plot_input *in)
+{
+	return in->ts->nlock_waits ? NULL : "no contended lock waits recorded";
+}
+
+static void lp_lock_dat(FILE *f, const struct lp_plot_input *in)
+{
+	const struct lp_timeseries *ts = in->ts;
+	fprintf(f, "# lock waits %lld, total %lld ns; bins of %lld ns\n",
+		(long long)ts->nlock_waits, (long long)ts->total_lock_wait_ns,
+		(long long)ts->bin_ns);
+	fputs("# bin_start_ns_since_run_start lock_wait_ns waits_begun cond_wait_ns\n", f);
+	for (size_t b = 0; b < ts->nbins; b++)
+		fprintf(f, "%lld %lld %lld %lld\n", (long long)((int64_t)b * ts->bin_ns),
+			(long long)ts->lock_wait_ns[b], (long long)ts->lock_waits[b],
+			(long long)ts->cond_wait_ns[b]);
+}
+
+static void lp_lock_gp(FILE *f, const struct lp_plot_input *in, const char *name)
+{
+	fprintf(f, "bin = %.9f\n", (double)in->ts->bin_ns / 1e9);
+	fputs("set xlabel 'time since run start (s)'\n"
+	      "set ylabel 'threads waiting (average over the bin)'\nset yrange [0:*]\n"
+	      "set style fill solid 0.7\nset boxwidth bin absolute\n",
+	      f);
+	fprintf(f,
+		"plot '%s.dat' using ($1/1e9 + bin/2):($2/1e9/bin) with boxes lc rgb '#ee6677' "
+		"title 'lock wait'\n",
+		name);
+}
+
+struct lp_chart {
+	const char *name, *title;
+	const char *(*skip)(const struct lp_plot_input *in);
+	void (*dat)(FILE *f, const struct lp_plot_input *in);
+	void (*gp)(FILE *f, const struct lp_plot_input *in, const char *name);
+};
+
+static const struct lp_chart lp_charts[LP_PLOT_NCHARTS] = {
+	{"latency_over_time", "Request latency over time", lp_lat_skip, lp_lat_dat, lp_lat_gp},
+	{"latency_cdf", "Request latency CDF", lp_cdf_skip, lp_cdf_dat, lp_cdf_gp},
+	{"stage_percentiles", "Stage time at p50, p90, p99", lp_stage_skip, lp_stage_dat,
+	 lp_stage_gp},
+	{"utilization", "CPU thread and GPU stream utilization", lp_util_skip, lp_util_dat,
+	 lp_util_gp},
+	{"lock_wait", "Lock wait over time", lp_lock_skip, lp_lock_dat, lp_lock_gp},
+};
+
+static int lp_write_file(const char *dir, const char *name, const char *ext,
+			 const struct lp_chart *c, const struct lp_plot_input *in,
+			 enum lp_plot_fmt fmt, char *err, size_t errlen)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s.%s", dir, name, ext);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!strcmp(ext, "dat")) {
+		c->dat(f, in);
+	} else {
+		lp_gp_head(f, name, c->title, fmt);
+		c->gp(f, in, name);
+	}
+	int bad = ferror(f);
+	bad |= fclose(f) != 0;
+	if (bad) {
+		snprintf(err, errlen, "cannot write %s", path);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* gnuplot NAME.gp in dir; its stderr passes through. */
+static int lp_run_gnuplot(const char *gp, const char *dir, const char *name, char *err,
+			  size_t errlen)
+{
+	char script[512];
+	snprintf(script, sizeof(script), "%s.gp", name);
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "cannot run gnuplot: %s", strerror(errno));
+		return -errno;
+	}
+	if (pid == 0) {
+		if (chdir(dir) == 0) {
+			int fd = open("/dev/null", O_RDONLY);
+			if (fd >= 0)
+				dup2(fd, 0);
+			execl(gp, "gnuplot", script, (char *)NULL);
+		}
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		snprintf(err, errlen, "gnuplot failed on %s/%s", dir, script);
+		return -EIO;
+	}
+	return 0;
+}
+
+int lp_plot_render(const char *dir, const struct lp_plot_input *in, enum lp_plot_fmt fmt,
+		   struct lp_plot_result res[LP_PLOT_NCHARTS], char *err, size_t errlen)
+{
+	const char *gp = lp_plot_gnuplot();
+	if (!gp) {
+		snprintf(err, errlen, "gnuplot is not installed (Debian/Ubuntu: apt-get install "
+				      "gnuplot-nox)");
+		return -ENOENT;
+	}
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	int made = 0;
+	for (int i = 0; i < LP_PLOT_NCHARTS; i++) {
+		const struct lp_chart *c = &lp_charts[i];
+		memset(&res[i], 0, sizeof(res[i]));
+		res[i].name = c->name;
+		res[i].title = c->title;
+		if ((res[i].skipped = c->skip(in)))
+			continue;
+		int rc = lp_write_file(dir, c->name, "dat", c, in, fmt, err, errlen);
+		if (!rc)
+			rc = lp_write_file(dir, c->name, "gp", c, in, fmt, err, errlen);
+		if (!rc)
+			rc = lp_run_gnuplot(gp, dir, c->name, err, errlen);
+		if (rc)
+			return rc;
+		snprintf(res[i].image, sizeof(res[i].image), "%s/%s.%s", dir, c->name,
+			 lp_plot_ext[fmt]);
+		made++;
+	}
+	return made;
+}
