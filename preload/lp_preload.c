@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lp_core.h"
+#include "lp_counters.h"
 
 #define LP_STACK_MAX 40
 #define LP_TID_SLOTS 4096u
@@ -213,6 +214,9 @@ void lp_pre_thread_start(uint32_t parent)
 	char name[17] = {0};
 	if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0 && name[0])
 		lp_pre_thread_name(tid, name);
+	/* Whole-thread counter totals must start with the thread, not at its
+	 * first NVTX boundary. */
+	lp_counters_thread_start();
 }
 
 static void lp_main_thread_start(void)
@@ -237,6 +241,7 @@ static void lp_main_thread_start(void)
 		name[n] = 0;
 		lp_pre_thread_name(tid, name);
 	}
+	lp_counters_thread_start();
 }
 
 __attribute__((constructor)) static void lp_pre_init(void)
