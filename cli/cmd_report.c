@@ -20,6 +20,7 @@
 #include "lp_cli.h"
 #include "lp_db.h"
 #include "lp_findings.h"
+#include "lp_html.h"
 #include "lp_locks.h"
 #include "lp_report_breakdown.h"
 #include "lp_report_counters.h"
@@ -261,6 +262,17 @@ static void lp_w_summary_csv(FILE *f, const void *res)
 	lp_summary_write_csv(f, &((const struct lp_summary_view *)res)->run);
 }
 
+/* ---- --html OUT (report/lp_html.h): every view on one page ----------- */
+
+static void *lp_view_html(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+{
+	struct lp_html_opts ho = {o->request, o->stage_depth, o->top};
+	return lp_html_build(db, &ho, err, errlen);
+}
+
+static const struct lp_view lp_html_view = {
+	"html", lp_view_html, lp_html_free, {lp_html_write, lp_html_write, lp_html_write}};
+
 /* ---- the table: one line per view ------------------------------------- */
 
 static const struct lp_view lp_views[] = {
@@ -286,7 +298,7 @@ static const struct lp_view lp_views[] = {
 /* ---- command ---------------------------------------------------------- */
 
 enum { LP_OPT_TOP = 256, LP_OPT_FORMAT, LP_OPT_REQUEST, LP_OPT_STAGE_DEPTH, LP_OPT_RULE_THR,
-       LP_OPT_VIEW0 };
+       LP_OPT_HTML, LP_OPT_VIEW0 };
 
 static int lp_parse_top(const char *s, int *top)
 {
@@ -337,15 +349,16 @@ static int lp_report_write(const struct lp_view *v, const struct lp_report_opts 
 
 static int lp_report_cmd(int argc, char **argv)
 {
-	struct option longopts[LP_N_VIEWS + 7] = {
+	struct option longopts[LP_N_VIEWS + 8] = {
 		{"top", required_argument, NULL, LP_OPT_TOP},
 		{"format", required_argument, NULL, LP_OPT_FORMAT},
 		{"output", required_argument, NULL, 'o'},
 		{"request", required_argument, NULL, LP_OPT_REQUEST},
 		{"stage-depth", required_argument, NULL, LP_OPT_STAGE_DEPTH},
 		{"rule-threshold", required_argument, NULL, LP_OPT_RULE_THR},
+		{"html", required_argument, NULL, LP_OPT_HTML},
 	};
-	size_t nopt = 6;
+	size_t nopt = 7;
 	for (size_t i = 0; i < LP_N_VIEWS; i++)
 		if (lp_views[i].flag)
 			longopts[nopt++] = (struct option){lp_views[i].flag, no_argument, NULL,
@@ -380,6 +393,11 @@ static int lp_report_cmd(int argc, char **argv)
 				return lp_cli_usage_error("report", "too many --rule-threshold options");
 			if (lp_findings_parse_threshold(optarg, &o.over[o.nover++], e, sizeof(e)))
 				return lp_cli_usage_error("report", "%s", e);
+		} else if (c == LP_OPT_HTML) {
+			if (view && view != &lp_html_view)
+				return lp_cli_usage_error("report", "choose one view per report");
+			view = &lp_html_view;
+			out = optarg;
 		} else if (c >= LP_OPT_VIEW0 && c < LP_OPT_VIEW0 + (int)LP_N_VIEWS) {
 			if (view && view != &lp_views[c - LP_OPT_VIEW0])
 				return lp_cli_usage_error("report", "choose one view per report");
@@ -394,6 +412,7 @@ static int lp_report_cmd(int argc, char **argv)
 	if (!view)
 		view = &lp_views[0];
 	if ((o.request || o.stage_depth) && view->flag && strcmp(view->flag, "breakdown") &&
+	    view != &lp_html_view &&
 	    (o.stage_depth || strcmp(view->flag, "bottlenecks")))
 		return lp_cli_usage_error("report", "--request and --stage-depth go with --breakdown");
 	if (o.nover && view->flag && strcmp(view->flag, "bottlenecks"))
@@ -437,6 +456,9 @@ const struct lp_cmd lp_cmd_report = {
 		 "                       the most frequent outermost range\n"
 		 "     --stage-depth N   stages are ranges N levels below it (default 1)\n"
 		 "  --ranges     count, total, mean, p50/p90/p99/max of every NVTX range name\n"
+		 "  --html OUT.html  one self-contained page: findings, summary, breakdown,\n"
+		 "               tail, charts (needs gnuplot), locks, kernels, memcpy, slowest\n"
+		 "               requests, timelines of a median and a p99 request\n"
 		 "  --counters   CPU counters (context switches, migrations, faults, task clock,\n"
 		 "               cycles/IPC where available) per stage and per thread\n"
 		 "  --bottlenecks  findings ranked by the request time a fix would save: the\n"

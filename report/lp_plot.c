@@ -264,7 +264,7 @@ static void lp_util_gp(FILE *f, const struct lp_plot_input *in, const char *name
 	if (ts->nlanes > n)
 		fprintf(f, "set label '%zu more lanes not shown' at graph 0, graph -0.12\n",
 			ts->nlanes - n);
-	fprintf(f, "plot '%s.dat' matrix using (($1 + 0.5) * bin):2:3 with image\n", name);
+	fprintf(f, "plot '%s.dat' matrix using (($1 + 0.5) * bin):2:3 with image pixels\n", name);
 }
 
 /* ---- lock wait over time ---- */
@@ -292,6 +292,7 @@ static void lp_lock_gp(FILE *f, const struct lp_plot_input *in, const char *name
 	fprintf(f, "bin = %.9f\n", (double)in->ts->bin_ns / 1e9);
 	fputs("set xlabel 'time since run start (s)'\n"
 	      "set ylabel 'threads waiting (average over the bin)'\nset yrange [0:*]\n"
+	      "set xrange [0:*]\n"
 	      "set style fill solid 0.7\nset boxwidth bin absolute\n",
 	      f);
 	fprintf(f,

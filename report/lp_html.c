@@ -1,0 +1,696 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include "lp_html.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lp_breakdown.h"
+#include "lp_cuda.h"
+#include "lp_findings.h"
+#include "lp_locks.h"
+#include "lp_out.h"
+#include "lp_plot.h"
+#include "lp_summary.h"
+#include "lp_timeseries.h"
+
+struct lp_html_page {
+	struct lp_run_summary run;
+	struct lp_findings fnd;
+	struct lp_breakdown bd;
+	struct lp_lock_report locks;
+	struct lp_cuda_report kern, mcpy;
+	struct lp_timeseries ts;
+	struct lp_req_timeline tl[2];
+	int has_gnuplot;
+	char *chart_err; /* gnuplot failed: why */
+	struct lp_plot_result charts[LP_PLOT_NCHARTS];
+	char *svg[LP_PLOT_NCHARTS]; /* the chart's <svg>...</svg>, NULL when skipped */
+};
+
+/* ---- build ---- */
+
+static char *lp_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	char tmp[65536];
+	size_t n;
+	while (m && (n = fread(tmp, 1, sizeof(tmp), f)) > 0)
+		fwrite(tmp, 1, n, m);
+	fclose(f);
+	if (m)
+		fclose(m);
+	return buf;
+}
+
+/* gnuplot's SVG made fit for inlining: from <svg on, without the XML
+ * namespace declarations (the HTML parser puts <svg> in the SVG namespace
+ * itself, and the page then names no URL at all). */
+static char *lp_svg_inline(char *s)
+{
+	char *p = s ? strstr(s, "<svg") : NULL;
+	if (!p)
+		return NULL;
+	char *out = strdup(p);
+	if (!out)
+		return NULL;
+	static const char *const drop[] = {" xmlns=\"http://www.w3.org/2000/svg\"",
+					   " xmlns:xlink=\"http://www.w3.org/1999/xlink\""};
+	for (size_t i = 0; i < 2; i++) {
+		char *x = strstr(out, drop[i] + 1);
+		if (x) {
+			size_t l = strlen(drop[i] + 1);
+			memmove(x, x + l, strlen(x + l) + 1);
+		}
+	}
+	return out;
+}
+
+static void lp_rmtree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[4096 + sizeof(e->d_name) + 2];
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+static void lp_html_charts(struct lp_html_page *pg)
+{
+	pg->has_gnuplot = lp_plot_gnuplot() != NULL;
+	if (!pg->has_gnuplot)
+		return;
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096], err[1024];
+	snprintf(dir, sizeof(dir), "%s/latprof-html-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		pg->chart_err = strdup("cannot create a temporary directory for the charts");
+		return;
+	}
+	struct lp_plot_input in = {&pg->bd, &pg->ts};
+	if (lp_plot_render(dir, &in, LP_PLOT_SVG, pg->charts, err, sizeof(err)) < 0) {
+		pg->chart_err = strdup(err);
+	} else {
+		for (int i = 0; i < LP_PLOT_NCHARTS; i++) {
+			if (pg->charts[i].skipped)
+				continue;
+			char *raw = lp_slurp(pg->charts[i].image);
+			pg->svg[i] = lp_svg_inline(raw);
+			free(raw);
+		}
+	}
+	lp_rmtree(dir);
+}
+
+void *lp_html_build(sqlite3 *db, const struct lp_html_opts *o, char *err, size_t errlen)
+{
+	struct lp_html_page *pg = calloc(1, sizeof(*pg));
+	if (!pg) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	struct lp_bd_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
+	struct lp_findings_opts fo = {.request = o->request};
+	if (lp_summary_analyze(db, &pg->run, err, errlen) ||
+	    lp_findings_analyze(db, &fo, &pg->fnd, err, errlen) ||
+	    lp_breakdown_compute(db, &bo, &pg->bd, err, errlen) ||
+	    lp_locks_analyze(db, o->top, &pg->locks, err, errlen) ||
+	    lp_cuda_analyze(db, LP_CUDA_KERNELS, &pg->kern, err, errlen) ||
+	    lp_cuda_analyze(db, LP_CUDA_MEMCPY, &pg->mcpy, err, errlen) ||
+	    lp_timeseries_compute(db, &pg->bd, &pg->ts, err, errlen)) {
+		lp_html_free(pg);
+		return NULL;
+	}
+	if (pg->ts.nreq &&
+	    (lp_req_timeline_compute(db, &pg->ts, pg->ts.p50_ns, "median request", &pg->tl[0],
+				     err, errlen) ||
+	     lp_req_timeline_compute(db, &pg->ts, pg->ts.p99_ns, "p99 request", &pg->tl[1], err,
+				     errlen))) {
+		lp_html_free(pg);
+		return NULL;
+	}
+	lp_html_charts(pg);
+	return pg;
+}
+
+void lp_html_free(void *page)
+{
+	struct lp_html_page *pg = page;
+	if (!pg)
+		return;
+	lp_summary_free(&pg->run);
+	lp_findings_free(&pg->fnd);
+	lp_breakdown_free(&pg->bd);
+	lp_lock_report_free(&pg->locks);
+	lp_cuda_report_free(&pg->kern);
+	lp_cuda_report_free(&pg->mcpy);
+	lp_timeseries_free(&pg->ts);
+	lp_req_timeline_free(&pg->tl[0]);
+	lp_req_timeline_free(&pg->tl[1]);
+	for (int i = 0; i < LP_PLOT_NCHARTS; i++)
+		free(pg->svg[i]);
+	free(pg->chart_err);
+	free(pg);
+}
+
+/* ---- write ---- */
+
+static const char lp_css[] =
+	"body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:0 16px;"
+	"color:#222}h1{margin:16px 0 4px}h2{border-bottom:2px solid #4477aa;padding-bottom:2px;"
+	"margin-top:32px}nav a{margin-right:12px}table{border-collapse:collapse;margin:8px 0}"
+	"th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}"
+	"th{background:#eef2f7}td.l,th.l{text-align:left}tr.req td{font-weight:600}"
+	".cmd{font-family:monospace;white-space:pre-wrap;word-break:break-all}"
+	".fnd{border-left:4px solid #ee6677;padding:4px 10px;margin:8px 0;background:#fdf3f4}"
+	".fnd.s1{border-color:#ccbb44;background:#fbf9ef}.fnd.s2{border-color:#ee8866}"
+	".note{color:#555}figure{margin:12px 0}figure svg{max-width:100%;height:auto}"
+	"svg.tl text{font:11px sans-serif}";
+
+static void lp_dur(FILE *f, double ns)
+{
+	if (ns < 1e3)
+		fprintf(f, "%.0f ns", ns);
+	else if (ns < 1e6)
+		fprintf(f, "%.3g µs", ns / 1e3);
+	else if (ns < 1e9)
+		fprintf(f, "%.4g ms", ns / 1e6);
+	else
+		fprintf(f, "%.4g s", ns / 1e9);
+}
+
+static void lp_td_dur(FILE *f, double ns)
+{
+	fputs("<td>", f);
+	lp_dur(f, ns);
+	fputs("</td>", f);
+}
+
+static void lp_td_str(FILE *f, const char *s)
+{
+	fputs("<td class=\"l\">", f);
+	lp_html_str(f, s ? s : "");
+	fputs("</td>", f);
+}
+
+static void lp_stage_name(FILE *f, const char *domain, const char *name)
+{
+	if (domain && *domain) {
+		lp_html_str(f, domain);
+		fputs("::", f);
+	}
+	lp_html_str(f, name);
+}
+
+static void lp_w_findings(FILE *f, const struct lp_findings *fd)
+{
+	fputs("<section id=\"findings\"><h2>Findings</h2>\n", f);
+	if (!fd->n)
+		fputs("<p class=\"note\">No rule crossed its threshold in this run.</p>\n", f);
+	for (size_t i = 0; i < fd->n; i++) {
+		const struct lp_finding *x = &fd->v[i];
+		fprintf(f, "<div class=\"fnd s%d\"><b>", (int)x->severity);
+		lp_html_str(f, x->rule->title);
+		fputs("</b>", f);
+		if (x->subject) {
+			fputs(": ", f);
+			lp_html_str(f, x->subject);
+		}
+		fputs("<br>", f);
+		lp_html_str(f, x->summary);
+		fputs("<br>Estimated saving: ", f);
+		lp_dur(f, (double)x->saving_ns);
+		fprintf(f, " (%.1f%% of %s)<br>Fix: ", 100 * x->share,
+			fd->has_requests ? "request time" : "thread time");
+		lp_html_str(f, x->rule->fix);
+		fputs("</div>\n", f);
+	}
+	size_t skipped = 0;
+	for (size_t i = 0; i < fd->nrules; i++)
+		skipped += fd->rules[i].state == LP_RULE_SKIPPED;
+	if (skipped) {
+		fputs("<p class=\"note\">Not evaluated: ", f);
+		for (size_t i = 0, k = 0; i < fd->nrules; i++)
+			if (fd->rules[i].state == LP_RULE_SKIPPED) {
+				fputs(k++ ? "; " : "", f);
+				lp_html_str(f, fd->rules[i].rule->id);
+				fputs(" (", f);
+				lp_html_str(f, fd->rules[i].why);
+				fputs(")", f);
+			}
+		fputs(".</p>\n", f);
+	}
+	fputs("</section>\n", f);
+}
+
+static void lp_w_summary(FILE *f, const struct lp_run_summary *r)
+{
+	fputs("<section id=\"summary\"><h2>Run summary</h2>\n<table>", f);
+	fputs("<tr><th class=\"l\">command</th><td class=\"l cmd\">", f);
+	lp_html_str(f, r->run_cmdline ? r->run_cmdline : "(unknown)");
+	fputs("</td></tr><tr><th class=\"l\">duration</th>", f);
+	lp_td_dur(f, (double)(r->end_ns - r->start_ns));
+	fprintf(f,
+		"</tr><tr><th class=\"l\">processes</th><td>%zu</td></tr>"
+		"<tr><th class=\"l\">threads</th><td>%lld</td></tr>"
+		"<tr><th class=\"l\">contended lock waits</th><td>%lld</td></tr>"
+		"<tr><th class=\"l\">condition waits</th><td>%lld</td></tr>"
+		"<tr><th class=\"l\">records dropped</th><td>%lld</td></tr>",
+		r->n_procs, r->threads, r->lock_waits, r->cond_waits, r->dropped_records);
+	fputs("<tr><th class=\"l\">GPU data</th>", f);
+	lp_td_str(f, r->gpu_captured ? "captured" : r->gpu_status ? r->gpu_status : "none");
+	fputs("</tr><tr><th class=\"l\">host</th>", f);
+	lp_td_str(f, r->host);
+	fputs("</tr></table>\n<table><tr><th>pid</th><th class=\"l\">command line</th>"
+	      "<th class=\"l\">ended</th><th>threads</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < r->n_procs; i++) {
+		const struct lp_summary_proc *p = &r->procs[i];
+		fprintf(f, "<tr><td>%d</td><td class=\"l cmd\">", p->pid);
+		lp_html_str(f, p->cmdline ? p->cmdline : "(unknown)");
+		fputs("</td><td class=\"l\">", f);
+		lp_html_str(f, p->exit_how ? p->exit_how : "unknown");
+		if (p->exit_signal)
+			fprintf(f, " (signal %d)", p->exit_signal);
+		else if (p->has_status)
+			fprintf(f, " (status %d)", p->exit_status);
+		fprintf(f, "</td><td>%lld</td></tr>\n", p->threads);
+	}
+	fputs("</table></section>\n", f);
+}
+
+static void lp_cat_head(FILE *f, const struct lp_breakdown *b)
+{
+	for (int c = 0; c < b->ncat; c++) {
+		fputs("<th>", f);
+		lp_html_str(f, b->cat_label[c]);
+		fputs("</th>", f);
+	}
+}
+
+static void lp_cat_cells(FILE *f, const struct lp_breakdown *b, const int64_t *cat, int64_t tot)
+{
+	for (int c = 0; c < b->ncat; c++)
+		fprintf(f, "<td>%.1f%%</td>", tot > 0 ? 100.0 * (double)cat[c] / (double)tot : 0.0);
+}
+
+static void lp_stat_cells(FILE *f, const struct lp_bd_stat *s)
+{
+	fprintf(f, "<td>%lld</td>", (long long)s->n);
+	lp_td_dur(f, s->mean);
+	lp_td_dur(f, (double)s->p50);
+	lp_td_dur(f, (double)s->p90);
+	lp_td_dur(f, (double)s->p99);
+	lp_td_dur(f, (double)s->max);
+}
+
+static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
+{
+	fputs("<section id=\"breakdown\"><h2>Request breakdown</h2>\n", f);
+	if (!b->has_ranges) {
+		fputs("<p class=\"note\">The run recorded no NVTX ranges, so there are no requests "
+		      "or stages; thread time of the whole run:</p>\n<table><tr><th class=\"l\">"
+		      "thread</th><th>tid</th><th>time</th>",
+		      f);
+		lp_cat_head(f, b);
+		fputs("</tr>\n", f);
+		for (size_t i = 0; i < b->nthreads; i++) {
+			const struct lp_bd_thread *t = &b->threads[i];
+			fputs("<tr>", f);
+			lp_td_str(f, t->name ? t->name : "(unnamed)");
+			fprintf(f, "<td>%lld</td>", (long long)t->tid);
+			lp_td_dur(f, (double)t->total_ns);
+			lp_cat_cells(f, b, t->cat_ns, t->total_ns);
+			fputs("</tr>\n", f);
+		}
+		fputs("</table></section>\n", f);
+		return;
+	}
+	fputs("<p>Request: <b>", f);
+	lp_stage_name(f, b->req_domain, b->req_name);
+	fputs("</b></p>\n<table><tr><th class=\"l\">stage</th><th>count</th><th>mean</th>"
+	      "<th>p50</th><th>p90</th><th>p99</th><th>max</th><th>share</th>",
+	      f);
+	lp_cat_head(f, b);
+	fputs("</tr>\n<tr class=\"req\"><td class=\"l\">(request)</td>", f);
+	lp_stat_cells(f, &b->req);
+	fputs("<td>100%</td>", f);
+	lp_cat_cells(f, b, b->req_cat_ns, b->req.total);
+	fputs("</tr>\n", f);
+	for (size_t i = 0; i < b->nstages; i++) {
+		const struct lp_bd_stage *s = &b->stages[i];
+		fputs("<tr><td class=\"l\">", f);
+		lp_stage_name(f, s->domain, s->name);
+		fputs("</td>", f);
+		lp_stat_cells(f, &s->st);
+		fprintf(f, "<td>%.1f%%</td>", 100 * s->share);
+		lp_cat_cells(f, b, s->cat_ns, s->st.total);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+	if (b->stages_overlap)
+		fputs("<p class=\"note\">Some stages overlap inside a request: shares may add up "
+		      "to more than 100%.</p>\n",
+		      f);
+	fputs("</section>\n", f);
+}
+
+static void lp_w_tail(FILE *f, const struct lp_breakdown *b)
+{
+	const struct lp_bd_tail *t = &b->tail;
+	fputs("<section id=\"tail\"><h2>Tail attribution</h2>\n<p>", f);
+	if (!b->has_ranges || !t->valid || t->stage < 0) {
+		fputs("Not enough requests to compare the tail with the median.</p></section>\n", f);
+		return;
+	}
+	const struct lp_bd_stage *s = &b->stages[t->stage];
+	fprintf(f, "Requests at or above p99 (%lld, &ge; ", (long long)t->n_tail);
+	lp_dur(f, (double)t->p99_ns);
+	fprintf(f, ") against those around the median (%lld): stage <b>", (long long)t->n_mid);
+	lp_stage_name(f, s->domain, s->name);
+	fputs("</b> grows from ", f);
+	lp_dur(f, t->stage_mid_ns);
+	fputs(" to ", f);
+	lp_dur(f, t->stage_tail_ns);
+	if (t->cat >= 0 && t->cat < b->ncat) {
+		fputs(", mostly <b>", f);
+		lp_html_str(f, b->cat_label[t->cat]);
+		fputs("</b> (", f);
+		lp_dur(f, t->cat_mid_ns);
+		fputs(" &rarr; ", f);
+		lp_dur(f, t->cat_tail_ns);
+		fputs(")", f);
+	}
+	if (t->has_key && t->key_name) {
+		fputs(", waiting on <b>", f);
+		lp_html_str(f, t->key_name);
+		fputs("</b> (", f);
+		lp_dur(f, t->key_mid_ns);
+		fputs(" &rarr; ", f);
+		lp_dur(f, t->key_tail_ns);
+		fputs(")", f);
+	}
+	fputs(".</p></section>\n", f);
+}
+
+static void lp_w_charts(FILE *f, const struct lp_html_page *pg)
+{
+	fputs("<section id=\"charts\"><h2>Charts</h2>\n", f);
+	if (!pg->has_gnuplot) {
+		fputs("<p id=\"charts-missing\" class=\"note\">Charts need gnuplot: install the "
+		      "<b>gnuplot-nox</b> package (apt-get install gnuplot-nox) and run "
+		      "<code>latprof report FILE.db --html OUT.html</code> again, or "
+		      "<code>latprof plot FILE.db -o DIR</code> for images and editable "
+		      "scripts.</p></section>\n",
+		      f);
+		return;
+	}
+	if (pg->chart_err) {
+		fputs("<p class=\"note\">The charts could not be drawn: ", f);
+		lp_html_str(f, pg->chart_err);
+		fputs("</p></section>\n", f);
+		return;
+	}
+	for (int i = 0; i < LP_PLOT_NCHARTS; i++) {
+		const struct lp_plot_result *c = &pg->charts[i];
+		if (!pg->svg[i]) {
+			fprintf(f, "<p class=\"note\" id=\"skip-%s\">%s: not drawn, %s.</p>\n",
+				c->name, c->title, c->skipped ? c->skipped : "no image");
+			continue;
+		}
+		fprintf(f, "<figure id=\"chart-%s\">\n", c->name);
+		fputs(pg->svg[i], f);
+		fprintf(f, "<figcaption>%s</figcaption></figure>\n", c->title);
+	}
+	fputs("</section>\n", f);
+}
+
+static void lp_w_locks(FILE *f, const struct lp_lock_report *r)
+{
+	fputs("<section id=\"locks\"><h2>Locks</h2>\n", f);
+	if (!r->n) {
+		fputs("<p class=\"note\">No contended lock was recorded.</p></section>\n", f);
+		return;
+	}
+	fputs("<table><tr><th class=\"l\">lock</th><th class=\"l\">kind</th><th>waits</th>"
+	      "<th>total</th><th>mean</th><th>p50</th><th>p99</th><th>max</th>"
+	      "<th>share</th><th class=\"l\">top call site</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct lp_lock_row *l = &r->locks[i];
+		fputs("<tr>", f);
+		lp_td_str(f, l->name);
+		lp_td_str(f, l->kind);
+		fprintf(f, "<td>%lld</td>", l->count);
+		lp_td_dur(f, (double)l->total_ns);
+		lp_td_dur(f, l->mean_ns);
+		lp_td_dur(f, (double)l->p50_ns);
+		lp_td_dur(f, (double)l->p99_ns);
+		lp_td_dur(f, (double)l->max_ns);
+		fprintf(f, "<td>%.1f%%</td>", 100 * l->share);
+		lp_td_str(f, l->n_sites ? l->sites[0].where : "");
+		fputs("</tr>\n", f);
+	}
+	fputs("</table></section>\n", f);
+}
+
+static void lp_w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cuda_report *m)
+{
+	fputs("<section id=\"gpu\"><h2>Kernels and memcpy</h2>\n", f);
+	if (!k->cap.captured) {
+		fputs("<p class=\"note\">No GPU data in this run: ", f);
+		lp_html_str(f, k->cap.status[0] ? k->cap.status : "CUDA tracing was off");
+		fputs("</p></section>\n", f);
+		return;
+	}
+	fputs("<h3>Kernels</h3><table><tr><th class=\"l\">kernel</th><th>launches</th>"
+	      "<th>total</th><th>mean</th><th>median</th><th>max</th><th>share</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < k->n; i++) {
+		const struct lp_cuda_kern_row *r = &k->rows.kern[i];
+		fputs("<tr>", f);
+		lp_td_str(f, r->name);
+		fprintf(f, "<td>%lld</td>", (long long)r->st.n);
+		lp_td_dur(f, (double)r->st.total);
+		lp_td_dur(f, r->st.mean);
+		lp_td_dur(f, (double)r->st.med);
+		lp_td_dur(f, (double)r->st.max);
+		fprintf(f, "<td>%.1f%%</td></tr>\n", 100 * r->share);
+	}
+	fputs("</table><h3>Memcpy</h3><table><tr><th class=\"l\">copy</th><th>count</th>"
+	      "<th>bytes</th><th>total</th><th>mean</th><th>GB/s</th><th>share</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct lp_cuda_memcpy_row *r = &m->rows.memcpy[i];
+		fputs("<tr><td class=\"l\">", f);
+		lp_html_str(f, r->copy_kind);
+		fputs(" ", f);
+		lp_html_str(f, r->src_kind);
+		fputs(" &rarr; ", f);
+		lp_html_str(f, r->dst_kind);
+		fprintf(f, "%s</td><td>%lld</td><td>%lld</td>", r->async ? " (async)" : "",
+			(long long)r->st.n, (long long)r->bytes);
+		lp_td_dur(f, (double)r->st.total);
+		lp_td_dur(f, r->st.mean);
+		fprintf(f, "<td>%.2f</td><td>%.1f%%</td></tr>\n", r->gbps, 100 * r->share);
+	}
+	fputs("</table></section>\n", f);
+}
+
+static void lp_w_slowest(FILE *f, const struct lp_breakdown *b)
+{
+	fputs("<section id=\"slowest\"><h2>Slowest requests</h2>\n", f);
+	if (!b->has_ranges || !b->nslow) {
+		fputs("<p class=\"note\">No requests (the run has no NVTX ranges).</p></section>\n",
+		      f);
+		return;
+	}
+	fputs("<table><tr><th>#</th><th>at</th><th>latency</th><th>tid</th>", f);
+	for (size_t s = 0; s < b->nstages; s++) {
+		fputs("<th>", f);
+		lp_stage_name(f, b->stages[s].domain, b->stages[s].name);
+		fputs("</th>", f);
+	}
+	fputs("</tr>\n", f);
+	for (size_t i = 0; i < b->nslow; i++) {
+		const struct lp_bd_slow *r = &b->slow[i];
+		fprintf(f, "<tr><td>%zu</td>", i + 1);
+		lp_td_dur(f, (double)r->rel_ns);
+		lp_td_dur(f, (double)r->dur_ns);
+		fprintf(f, "<td>%lld</td>", (long long)r->tid);
+		for (size_t s = 0; s < b->nstages; s++)
+			lp_td_dur(f, r->stage_ns ? (double)r->stage_ns[s] : 0);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table></section>\n", f);
+}
+
+/* ---- request timelines (SVG) ---- */
+
+#define TL_X0 180
+#define TL_W 760
+#define TL_ROW 16
+
+static const char *const lp_tl_fill[] = {
+	[LP_TL_RANGE] = "#6baed6", [LP_TL_LOCK] = "#ee6677", [LP_TL_COND] = "#ee9944",
+	[LP_TL_API] = "#66bb66",   [LP_TL_GPU] = "#aa66cc",
+};
+
+static double lp_tl_x(const struct lp_req_timeline *t, int64_t ns)
+{
+	double span = (double)(t->end_ns - t->start_ns);
+	return TL_X0 + (span > 0 ? (double)(ns - t->start_ns) / span : 0) * TL_W;
+}
+
+/* Text that fits in w px (about 6.5 px a character), escaped, cut at a
+ * character boundary. */
+static void lp_tl_label(FILE *f, const char *s, double w)
+{
+	size_t max = (size_t)(w / 6.5), n = 0, i = 0;
+	char buf[256];
+	while (s[i] && n < max && i < sizeof(buf) - 5) {
+		int l = (unsigned char)s[i] < 0x80 ? 1 : lp_utf8_len((const unsigned char *)s + i);
+		l = l ? l : 1;
+		memcpy(buf + i, s + i, (size_t)l);
+		i += (size_t)l;
+		n++;
+	}
+	buf[i] = 0;
+	lp_html_str(f, buf);
+}
+
+static void lp_w_timeline(FILE *f, const struct lp_req_timeline *t, const struct lp_timeseries *ts)
+{
+	fprintf(f, "<h3>%s", t->label);
+	if (!t->valid) {
+		fputs("</h3><p class=\"note\">No request to show.</p>\n", f);
+		return;
+	}
+	fputs(": ", f);
+	lp_dur(f, (double)(t->end_ns - t->start_ns));
+	fputs(" at ", f);
+	lp_dur(f, (double)(t->start_ns - ts->start_ns));
+	fputs("</h3>\n", f);
+	int *rows = calloc(t->nlanes + 1, sizeof(int)), *y0 = calloc(t->nlanes + 1, sizeof(int));
+	if (!rows || !y0) {
+		free(rows);
+		free(y0);
+		return;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		int r = t->items[i].kind == LP_TL_RANGE ? t->items[i].depth + 1 : 1;
+		if (r > rows[t->items[i].lane])
+			rows[t->items[i].lane] = r;
+	}
+	int y = 24;
+	for (size_t l = 0; l < t->nlanes; l++) {
+		y0[l] = y;
+		y += (rows[l] ? rows[l] : 1) * TL_ROW + 10;
+	}
+	fprintf(f, "<svg class=\"tl\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n",
+		TL_X0 + TL_W + 10, y + 4, TL_X0 + TL_W + 10, y + 4);
+	for (int k = 0; k <= 4; k++) { /* time axis */
+		double x = TL_X0 + TL_W * k / 4.0;
+		fprintf(f, "<line x1=\"%.1f\" y1=\"16\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
+			   "<text x=\"%.1f\" y=\"12\" text-anchor=\"%s\">",
+			x, x, y, x, k == 4 ? "end" : "middle");
+		lp_dur(f, (double)(t->end_ns - t->start_ns) * k / 4.0);
+		fputs("</text>\n", f);
+	}
+	for (size_t l = 0; l < t->nlanes; l++) {
+		fprintf(f, "<text x=\"4\" y=\"%d\">", y0[l] + 12);
+		lp_tl_label(f, t->lanes[l].name, TL_X0 - 8);
+		fputs("</text>\n", f);
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		const struct lp_tl_item *it = &t->items[i];
+		int row = it->kind == LP_TL_RANGE ? it->depth : rows[it->lane] - 1;
+		double x = lp_tl_x(t, it->start_ns), w = lp_tl_x(t, it->end_ns) - x;
+		w = w < 1 ? 1 : w;
+		int yy = y0[it->lane] + row * TL_ROW;
+		fprintf(f, "<g><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"%s>"
+			   "<title>",
+			x, yy, w, TL_ROW - 2, lp_tl_fill[it->kind],
+			it->kind == LP_TL_RANGE ? " stroke=\"#fff\"" : " stroke=\"#222\" stroke-width=\"0.5\"");
+		lp_html_str(f, it->kind == LP_TL_LOCK ? "lock wait: " : "");
+		lp_html_str(f, it->name);
+		fputs(" ", f);
+		lp_dur(f, (double)(it->end_ns - it->start_ns));
+		fputs("</title></rect>", f);
+		if (w > 30) {
+			fprintf(f, "<text x=\"%.1f\" y=\"%d\" clip-path=\"none\">", x + 3, yy + 11);
+			lp_tl_label(f, it->name, w - 6);
+			fputs("</text>", f);
+		}
+		fputs("</g>\n", f);
+	}
+	fputs("</svg>\n", f);
+	free(rows);
+	free(y0);
+}
+
+static void lp_w_timelines(FILE *f, const struct lp_html_page *pg)
+{
+	fputs("<section id=\"timeline\"><h2>Request timelines</h2>\n", f);
+	if (!pg->ts.nreq) {
+		fputs("<p class=\"note\">No requests (the run has no NVTX ranges).</p></section>\n",
+		      f);
+		return;
+	}
+	fputs("<p class=\"note\">Stages as bars on thread lanes (nesting downwards); "
+	      "<span style=\"color:#ee6677\">&#9632;</span> lock wait, "
+	      "<span style=\"color:#ee9944\">&#9632;</span> condition wait, "
+	      "<span style=\"color:#66bb66\">&#9632;</span> CUDA API, "
+	      "<span style=\"color:#aa66cc\">&#9632;</span> GPU work. Hover for names and "
+	      "durations.</p>\n",
+	      f);
+	lp_w_timeline(f, &pg->tl[0], &pg->ts);
+	lp_w_timeline(f, &pg->tl[1], &pg->ts);
+	fputs("</section>\n", f);
+}
+
+void lp_html_write(FILE *f, const void *page)
+{
+	const struct lp_html_page *pg = page;
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+	      "style-src 'unsafe-inline'; img-src data:\">\n<title>latprof report",
+	      f);
+	fputs("</title>\n<style>", f);
+	fputs(lp_css, f);
+	fputs("</style></head><body>\n<header><h1>latprof report</h1><p class=\"cmd\">", f);
+	lp_html_str(f, pg->run.run_cmdline ? pg->run.run_cmdline : "");
+	fputs("</p><nav><a href=\"#findings\">findings</a><a href=\"#summary\">summary</a>"
+	      "<a href=\"#breakdown\">breakdown</a><a href=\"#tail\">tail</a>"
+	      "<a href=\"#charts\">charts</a><a href=\"#locks\">locks</a>"
+	      "<a href=\"#gpu\">GPU</a><a href=\"#slowest\">slowest</a>"
+	      "<a href=\"#timeline\">timelines</a></nav></header>\n",
+	      f);
+	lp_w_findings(f, &pg->fnd);
+	lp_w_summary(f, &pg->run);
+	lp_w_breakdown(f, &pg->bd);
+	lp_w_tail(f, &pg->bd);
+	lp_w_charts(f, pg);
+	lp_w_locks(f, &pg->locks);
+	lp_w_gpu(f, &pg->kern, &pg->mcpy);
+	lp_w_slowest(f, &pg->bd);
+	lp_w_timelines(f, pg);
+	fputs("<footer><p class=\"note\">latprof ", f);
+	lp_html_str(f, pg->run.latprof_version);
+	fputs("</p></footer></body></html>\n", f);
+}
