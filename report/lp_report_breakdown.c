@@ -25,6 +25,28 @@ static double pct(int64_t part, int64_t whole)
 
 /* ---- text ------------------------------------------------------------- */
 
+/* Text shows a category column only where it holds time (cpu always): the
+ * CUDA ones stay out of CPU-only runs. JSON and CSV keep every category. */
+static int cat_shown(const struct lp_breakdown *b, int k)
+{
+	if (k == b->ncat - 1 || b->req_cat_ns[k] || b->run_cat_ns[k])
+		return 1;
+	for (size_t i = 0; i < b->nstages; i++)
+		if (b->stages[i].cat_ns[k])
+			return 1;
+	return 0;
+}
+
+static void text_hidden_cats(FILE *f, const struct lp_breakdown *b)
+{
+	int n = 0;
+	for (int k = 0; k < b->ncat; k++)
+		if (!cat_shown(b, k))
+			fprintf(f, "%s%s", n++ ? ", " : "No time in: ", b->cat_label[k]);
+	if (n)
+		fputs(".\n", f);
+}
+
 static void text_ns_cell(FILE *f, double ns, int w)
 {
 	char b[32];
@@ -50,8 +72,10 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 	fprintf(f, " %8s %9s %9s %9s %9s %9s %7s", "count", "mean", "p50", "p90", "p99", "max",
 		"share");
 	for (int k = 0; k < b->ncat; k++) {
+		if (!cat_shown(b, k))
+			continue;
 		fputs("  ", f);
-		lp_txt_pad(f, b->cat_label[k], 9, 1);
+		lp_txt_pad(f, b->cat_label[k], 10, 1);
 	}
 	fputc('\n', f);
 	double share = 0;
@@ -72,7 +96,8 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 		text_ns_cell(f, (double)s->st.max, 9);
 		fprintf(f, " %6.1f%%", 100.0 * s->share);
 		for (int k = 0; k < b->ncat; k++)
-			fprintf(f, "  %8.1f%%", pct(s->cat_ns[k], s->st.total));
+			if (cat_shown(b, k))
+				fprintf(f, "  %9.1f%%", pct(s->cat_ns[k], s->st.total));
 		fputc('\n', f);
 		share += s->share;
 	}
@@ -92,12 +117,14 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 	for (int k = 0; k < b->ncat; k++)
 		rt += b->req_cat_ns[k];
 	for (int k = 0; k < b->ncat; k++)
-		fprintf(f, "  %8.1f%%", pct(b->req_cat_ns[k], rt));
+		if (cat_shown(b, k))
+			fprintf(f, "  %9.1f%%", pct(b->req_cat_ns[k], rt));
 	fputs("\n", f);
 	fputs("Times are per request (a stage's instances in one request add up); count is\n"
 	      "ranges; share is of all request time; the category columns split each stage's\n"
 	      "own time.\n",
 	      f);
+	text_hidden_cats(f, b);
 	if (b->stages_overlap)
 		fputs("note: some stages overlap inside a request, so shares add up to more than "
 		      "100%.\n",
@@ -183,8 +210,10 @@ static void text_threads(FILE *f, const struct lp_breakdown *b)
 {
 	fprintf(f, "%-20s %8s %10s", "thread", "tid", "time");
 	for (int k = 0; k < b->ncat; k++) {
+		if (!cat_shown(b, k))
+			continue;
 		fputs("  ", f);
-		lp_txt_pad(f, b->cat_label[k], 9, 1);
+		lp_txt_pad(f, b->cat_label[k], 10, 1);
 	}
 	fputc('\n', f);
 	for (size_t i = 0; i < b->nthreads + 1; i++) {
@@ -198,9 +227,11 @@ static void text_threads(FILE *f, const struct lp_breakdown *b)
 		const int64_t *cat = t ? t->cat_ns : b->run_cat_ns;
 		text_ns_cell(f, (double)tot, 10);
 		for (int k = 0; k < b->ncat; k++)
-			fprintf(f, "  %8.1f%%", pct(cat[k], tot));
+			if (cat_shown(b, k))
+				fprintf(f, "  %9.1f%%", pct(cat[k], tot));
 		fputc('\n', f);
 	}
+	text_hidden_cats(f, b);
 }
 
 void lp_breakdown_write_text(FILE *f, const struct lp_breakdown *b)
@@ -362,7 +393,7 @@ void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 		lp_json_str(f, s->domain);
 		fputs(", \"name\": ", f);
 		lp_json_str(f, s->name);
-		fprintf(f, ", \"unattributed\": %s, \"instances\": %" PRId64 ", \"share\": %.6f,\n     "
+		fprintf(f, ", \"unattributed\": %s, \"instances\": %" PRId64 ", \"share\": %.8f,\n     "
 			   "\"stats\": ",
 			s->unattributed ? "true" : "false", s->instances, s->share);
 		json_stat(f, &s->st);
