@@ -1038,6 +1038,12 @@ static int lp_rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, doubl
 	}
 	int64_t idle = 0, gpu_req_ns = 0, api_ns = 0, nreq = 0;
 	int64_t *api = c->stake; /* per request API time, reused below */
+	int64_t *permille = malloc((c->nreq ? c->nreq : 1) * sizeof(*permille));
+	if (!permille) {
+		lp_ivset_free(&busy);
+		lp_acc_free(&a);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < c->nreq; i++) {
 		if (api[i] <= 0)
 			continue;
@@ -1048,25 +1054,31 @@ static int lp_rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, doubl
 		idle += id;
 		api_ns += lp_min64(api[i], id);
 		api[i] = id; /* the example: the request with the most idle GPU */
+		permille[nreq - 1] = d > 0 ? id * 1000000 / d : 0;
 	}
 	lp_ivset_free(&busy);
 	lp_acc_free(&a);
+	/* The value is the median request's idle share: a few requests the
+	 * host was preempted in must not make a busy GPU look idle. */
+	double med_share = nreq ? (double)lp_pctl(permille, (size_t)nreq, 50) / 1e6 : 0;
+	free(permille);
 	double share = lp_share(idle, gpu_req_ns);
-	if (!nreq || share < thr)
-		return lp_quiet(c, share);
-	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+	if (!nreq || med_share < thr)
+		return lp_quiet(c, med_share);
+	struct lp_finding *f = lp_fnd_new(c, r, med_share, thr);
 	if (!f)
 		return -ENOMEM;
 	int64_t med = lp_q1(c, "SELECT launch_delay_ns FROM gpu_launches ORDER BY 1 LIMIT 1 OFFSET "
 			       "(SELECT count(*) / 2 FROM gpu_launches)");
 	lp_num(f, "idle_ns", "GPU idle inside requests", "ns", (double)idle);
 	lp_num(f, "share", "of those requests' time", "share", share);
+	lp_num(f, "median_share", "in the median request", "share", med_share);
 	lp_num(f, "requests", "requests with GPU work", "count", (double)nreq);
 	lp_num(f, "launch_api_ns", "host time in CUDA API while idle", "ns", (double)api_ns);
 	lp_num(f, "launch_delay_p50_ns", "launch delay p50", "ns", (double)med);
-	f->summary = lp_fmt("the GPU idled %.1f%% of the requests that used it: the host, not "
-			    "the GPU, sets the pace",
-			    100 * share);
+	f->summary = lp_fmt("the GPU idled %.1f%% of the median request that used it (%.1f%% "
+			    "overall): the host, not the GPU, sets the pace",
+			    100 * med_share, 100 * share);
 	lp_saving(f, api_ns, idle, "GPU idle time inside requests");
 	lp_example(c, f);
 	return 1;
@@ -1277,7 +1289,7 @@ const struct lp_rule lp_rules[] = {
 	 "streams and events (cudaStreamWaitEvent) instead of blocking the host.",
 	 lp_rule_sync},
 	{"gpu-idle", "The GPU idles inside requests",
-	 "GPU idle time / time of requests that launched GPU work",
+	 "GPU idle share of the median request that launched GPU work",
 	 "share", LP_CMP_GE, 0.5,
 	 "Batch requests so each launch does more work, capture the launch sequence in a CUDA "
 	 "graph, and move CPU pre/post-processing off the launching thread.",

@@ -1,0 +1,19 @@
+# Bottleneck findings (issue 5): every rule fires on a run that has its
+# problem and stays quiet on one that does not. CPU rules on real runs of
+# the samples and fnd_cpu; GPU rules on runs of fnd_gpu, whose synthetic
+# CUPTI records go through the real translator, log and importer.
+if(NVTX3_INCLUDE)
+  add_executable(fnd_cpu ${CMAKE_CURRENT_LIST_DIR}/fnd_cpu.c)
+  target_include_directories(fnd_cpu PRIVATE ${NVTX3_INCLUDE})
+  target_link_libraries(fnd_cpu PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  set_target_properties(fnd_cpu PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
+  if(TARGET latprof_cupti_tr)
+    add_executable(fnd_gpu ${CMAKE_CURRENT_LIST_DIR}/fnd_gpu.c)
+    target_include_directories(fnd_gpu PRIVATE ${NVTX3_INCLUDE} ${CUPTI_INCLUDE})
+    target_link_libraries(fnd_gpu PRIVATE latprof_cupti_tr latprof_core ${CMAKE_DL_LIBS})
+    set_target_properties(fnd_gpu PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
+  endif()
+endif()
+lp_py_test(findings_cpu test_findings_cpu.py LABELS e2e TIMEOUT 600)
+lp_py_test(findings_gpu test_findings_gpu.py LABELS e2e)
+lp_py_test(findings_cli test_findings_cli.py LABELS e2e)
