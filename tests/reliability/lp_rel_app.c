@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The app of the reliability tests (tests/reliability/). Usage: lp_rel_app MODE ARGS
+ *   events SIDE THREADS N PAD  THREADS threads each record up to N events
+ *                     ("ev t<i> n<k>" interned through the recording core,
+ *                     padded to PAD bytes) and count each one in the shared
+ *                     file SIDE only after the record was committed; prints
+ *                     "events <total>" and exits 0 when done
+ *   crash segv|abort  contend a lock, then crash
+ *   threads N         N short-lived threads over the run, 8 alive at a time
+ *   fork N            N processes forked at once (all alive together)
+ *   sighandler MS     3 threads contend while SIGALRM handlers take a lock
+ *   dlopen LIB N      N rounds of dlopen, contend on the library's lock, dlclose
+ *   closefds FILE     close every descriptor, reopen FILE (fd 0), contend,
+ *                     write a known text to FILE
+ *   daemon MARK       contend, daemon(), contend again, write MARK
+ *   term READY        contend until SIGTERM; the handler makes it exit 7
+ *   envchange         unsetenv/setenv LATPROF_* then fork a child that records
+ *   hello             print a line, exit 5 (static and setuid builds)
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+pthread_mutex_t rel_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t rel_handler_lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile long rel_counter;
+static volatile sig_atomic_t rel_stop;
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(99);
+}
+
+static void spin_us(long us)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+}
+
+/* Lock holders sleep-spin inside: the others must wait (contention). */
+static void *contend(void *arg)
+{
+	long n = (long)(intptr_t)arg;
+	for (long i = 0; i < n && !rel_stop; i++) {
+		pthread_mutex_lock(&rel_lock);
+		rel_counter++;
+		spin_us(20);
+		pthread_mutex_unlock(&rel_lock);
+		spin_us(5);
+	}
+	return NULL;
+}
+
+static void contend_threads(int threads, long n)
+{
+	pthread_t t[16];
+	for (int i = 0; i < threads; i++)
+		if (pthread_create(&t[i], NULL, contend, (void *)(intptr_t)n))
+			die("pthread_create");
+	for (int i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+}
+
+/* ---- events: an exact count of committed records ------------------------ */
+
+typedef uint32_t (*intern_fn)(const char *, size_t);
+static intern_fn rel_intern;
+static volatile uint64_t *rel_side;
+static long rel_n, rel_pad;
+
+static void *events_thread(void *arg)
+{
+	long i = (long)(intptr_t)arg;
+	char buf[4096];
+	for (long k = 0; k < rel_n; k++) {
+		int len = snprintf(buf, sizeof(buf), "ev t%ld n%ld ", i, k);
+		while (len < rel_pad && len < (int)sizeof(buf) - 1)
+			buf[len++] = '.';
+		if (rel_intern)
+			rel_intern(buf, (size_t)len);
+		/* lp_intern_string returned: the record is committed (or counted
+		 * as dropped). Only now does the app count it. */
+		__atomic_store_n(&rel_side[1 + i], (uint64_t)k + 1, __ATOMIC_RELEASE);
+		if (k % 64 == 63)
+			spin_us(200); /* paced, so a kill lands mid-run */
+	}
+	return NULL;
+}
+
+static int mode_events(const char *side, int threads, long n, long pad)
+{
+	int fd = open(side, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	size_t len = 8 * (size_t)(threads + 1);
+	if (fd < 0 || ftruncate(fd, (off_t)len))
+		die(side);
+	rel_side = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (rel_side == MAP_FAILED)
+		die("mmap");
+	rel_side[0] = (uint64_t)getpid();
+	rel_intern = (intern_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "lp_intern_string");
+	rel_n = n;
+	rel_pad = pad;
+	pthread_t t[64];
+	if (threads > 64)
+		threads = 64;
+	for (int i = 0; i < threads; i++)
+		if (pthread_create(&t[i], NULL, events_thread, (void *)(intptr_t)i))
+			die("pthread_create");
+	for (int i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	printf("events %ld recorder=%s\n", n * threads, rel_intern ? "yes" : "no");
+	return 0;
+}
+
+/* ---- faults -------------------------------------------------------------- */
+
+static int mode_crash(const char *how)
+{
+	contend_threads(3, 300);
+	printf("about to crash: %s\n", how);
+	fflush(stdout);
+	if (!strcmp(how, "abort"))
+		abort();
+	volatile int *volatile p = NULL; /* the compiler can neither see nor drop it */
+	*p = 1;
+	return 0;
+}
+
+static void *short_thread(void *arg)
+{
+	pthread_mutex_lock(&rel_lock);
+	rel_counter++;
+	pthread_mutex_unlock(&rel_lock);
+	return arg;
+}
+
+static int mode_threads(long n)
+{
+	pthread_t t[8];
+	for (long done = 0; done < n; done += 8) {
+		int k = n - done < 8 ? (int)(n - done) : 8;
+		for (int i = 0; i < k; i++)
+			if (pthread_create(&t[i], NULL, short_thread, NULL))
+				die("pthread_create");
+		for (int i = 0; i < k; i++)
+			pthread_join(t[i], NULL);
+	}
+	printf("threads %ld counter %ld\n", n, rel_counter);
+	return rel_counter == n ? 0 : 1;
+}
+
+static int mode_fork(int n)
+{
+	int go[2];
+	pid_t pids[256];
+	if (n > 256 || pipe(go))
+		die("pipe");
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			die("fork");
+		if (pids[i] == 0) {
+			char c;
+			close(go[1]);
+			/* All N are alive here until the parent closes the pipe. */
+			if (read(go[0], &c, 1) < 0)
+				_exit(98);
+			contend_threads(2, 50);
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	close(go[1]);
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		int st;
+		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st))
+			bad++;
+	}
+	printf("forked %d at once, %d failed\n", n, bad);
+	return bad ? 1 : 0;
+}
+
+static volatile long rel_handled;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	pthread_mutex_lock(&rel_handler_lock); /* not async-signal-safe; apps do it */
+	rel_handled++;
+	spin_us(30);
+	pthread_mutex_unlock(&rel_handler_lock);
+	errno = saved;
+}
+
+static void *alarm_thread(void *arg)
+{
+	while (!rel_stop) {
+		pthread_mutex_lock(&rel_lock);
+		spin_us(10);
+		pthread_mutex_unlock(&rel_lock);
+	}
+	return arg;
+}
+
+static int mode_sighandler(long ms)
+{
+	struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, alarm_thread, NULL);
+	struct itimerval it = {{0, 200}, {0, 200}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	spin_us(ms * 1000);
+	struct itimerval off = {0};
+	setitimer(ITIMER_REAL, &off, NULL);
+	rel_stop = 1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	printf("handled %ld signals\n", rel_handled);
+	return rel_handled > 0 ? 0 : 1;
+}
+
+static int mode_dlopen(const char *lib, int n)
+{
+	long total = 0;
+	for (int i = 0; i < n; i++) {
+		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			fprintf(stderr, "dlopen: %s\n", dlerror());
+			return 1;
+		}
+		long (*fn)(int, long) = (long (*)(int, long))(uintptr_t)dlsym(h, "lp_rel_lib_contend");
+		if (!fn)
+			return 1;
+		total += fn(3, 100);
+		if (dlclose(h))
+			return 1;
+	}
+	printf("dlopen rounds %d, lib counter %ld\n", n, total);
+	return total == 300L * n ? 0 : 1;
+}
+
+static const char rel_text[] = "written by the app after closing every descriptor\n";
+
+static int mode_closefds(const char *file)
+{
+	for (int fd = 0; fd < 4096; fd++)
+		close(fd);
+	/* Reuses the lowest numbers, the ones the recorder's may have had. */
+	int fds[8];
+	for (int i = 0; i < 8; i++)
+		fds[i] = open(file, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fds[0] != 0)
+		return 90;
+	contend_threads(4, 3000); /* enough records for many chunk refills */
+	if (write(fds[0], rel_text, sizeof(rel_text) - 1) != (ssize_t)sizeof(rel_text) - 1)
+		return 91;
+	return 0;
+}
+
+static int mode_daemon(const char *mark)
+{
+	contend_threads(3, 200);
+	printf("before daemon\n");
+	fflush(stdout);
+	if (daemon(0, 0))
+		die("daemon");
+	contend_threads(3, 200);
+	FILE *f = fopen(mark, "w");
+	if (f) {
+		fprintf(f, "pid=%d counter=%ld\n", (int)getpid(), rel_counter);
+		fclose(f);
+	}
+	return 0;
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	rel_stop = 1;
+}
+
+static int mode_term(const char *ready)
+{
+	struct sigaction sa = {.sa_handler = on_term};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, contend, (void *)(intptr_t)100000000);
+	FILE *f = fopen(ready, "w");
+	if (f)
+		fclose(f);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	printf("terminated cleanly\n");
+	return 7;
+}
+
+/* The recorder read its settings at start-up: changing them mid-run, then
+ * forking, must not change how the child records. */
+static int mode_envchange(void)
+{
+	unsetenv("LATPROF_DIR");
+	setenv("LATPROF_LOG_MB", "1", 1);
+	setenv("LATPROF_COUNTERS", "none", 1);
+	pid_t p = fork();
+	if (p == 0) {
+		rel_intern = (intern_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "lp_intern_string");
+		char buf[256];
+		for (int k = 0; k < 20000 && rel_intern; k++) {
+			int len = snprintf(buf, sizeof(buf), "child ev %d %0150d", k, 0);
+			rel_intern(buf, (size_t)len);
+		}
+		_exit(rel_intern ? 0 : 3);
+	}
+	int st;
+	waitpid(p, &st, 0);
+	printf("child exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "";
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(m, "events") && argc == 6)
+		return mode_events(argv[2], atoi(argv[3]), atol(argv[4]), atol(argv[5]));
+	if (!strcmp(m, "crash") && argc == 3)
+		return mode_crash(argv[2]);
+	if (!strcmp(m, "threads") && argc == 3)
+		return mode_threads(atol(argv[2]));
+	if (!strcmp(m, "fork") && argc == 3)
+		return mode_fork(atoi(argv[2]));
+	if (!strcmp(m, "sighandler") && argc == 3)
+		return mode_sighandler(atol(argv[2]));
+	if (!strcmp(m, "dlopen") && argc == 4)
+		return mode_dlopen(argv[2], atoi(argv[3]));
+	if (!strcmp(m, "closefds") && argc == 3)
+		return mode_closefds(argv[2]);
+	if (!strcmp(m, "daemon") && argc == 3)
+		return mode_daemon(argv[2]);
+	if (!strcmp(m, "term") && argc == 3)
+		return mode_term(argv[2]);
+	if (!strcmp(m, "envchange"))
+		return mode_envchange();
+	if (!strcmp(m, "hello")) {
+		printf("hello from %s\n", argv[0]);
+		return 5;
+	}
+	fprintf(stderr, "usage: lp_rel_app MODE ARGS (see the source)\n");
+	return 2;
+}

@@ -1,0 +1,41 @@
+# Issue 9: never lose a recording, never harm the app. Faults and security,
+# each a test on a real run that prints the figure it asserts
+# (docs/reliability.md).
+set(lp_rel_dir ${CMAKE_BINARY_DIR}/tests/reliability)
+add_executable(lp_rel_app ${CMAKE_CURRENT_LIST_DIR}/lp_rel_app.c)
+target_compile_options(lp_rel_app PRIVATE -g -O2)
+target_link_libraries(lp_rel_app PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+set_target_properties(lp_rel_app PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${lp_rel_dir})
+
+add_library(lp_rel_lib MODULE ${CMAKE_CURRENT_LIST_DIR}/lp_rel_lib.c)
+target_compile_options(lp_rel_lib PRIVATE -g)
+target_link_libraries(lp_rel_lib PRIVATE Threads::Threads)
+set_target_properties(lp_rel_lib PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${lp_rel_dir})
+
+# A statically linked copy: no PT_INTERP, so no LD_PRELOAD. Sanitizer
+# runtimes cannot link statically: plain flags only.
+if(NOT LATPROF_SANITIZE AND NOT LATPROF_FUZZ)
+  add_executable(lp_rel_static ${CMAKE_CURRENT_LIST_DIR}/lp_rel_app.c)
+  target_link_options(lp_rel_static PRIVATE -static)
+  target_link_libraries(lp_rel_static PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  set_target_properties(lp_rel_static PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${lp_rel_dir})
+endif()
+
+# Names that are hostile to SQL, HTML, JSON and CSV, recorded through NVTX.
+if(NVTX3_INCLUDE)
+  add_executable(lp_rel_names ${CMAKE_CURRENT_LIST_DIR}/lp_rel_names.c)
+  target_include_directories(lp_rel_names PRIVATE ${NVTX3_INCLUDE})
+  target_link_libraries(lp_rel_names PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  set_target_properties(lp_rel_names PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${lp_rel_dir})
+endif()
+
+lp_py_test(rel_sigkill test_sigkill.py LABELS e2e reliability)
+lp_py_test(rel_crash test_crash.py LABELS e2e reliability)
+lp_py_test(rel_diskfull test_diskfull.py LABELS e2e reliability)
+lp_py_test(rel_scale test_scale.py LABELS e2e reliability TIMEOUT 600)
+lp_py_test(rel_hostile_apps test_hostile_apps.py LABELS e2e reliability)
+lp_py_test(rel_unattachable test_unattachable.py LABELS e2e reliability)
+lp_py_test(rel_sigterm test_sigterm.py LABELS e2e reliability)
+lp_py_test(rel_security test_security.py LABELS e2e reliability)
+lp_py_test(rel_env test_env.py LABELS e2e reliability)
+lp_py_test(rel_lint test_lint.py LABELS unit reliability)
