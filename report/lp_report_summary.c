@@ -1,16 +1,27 @@
 /* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE /* sigabbrev_np */
 #include "lp_report_summary.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <string.h>
 
 #include "lp_out.h"
 #include "lp_report_locks.h"
 
-/* "exit 0", "signal 9", "exec", "running or killed" */
+static int lp_is_crash(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+	       sig == SIGABRT || sig == SIGTRAP || sig == SIGSYS;
+}
+
+/* "exit 0", "crashed (SIGSEGV)", "signal 9", "exec", "running or killed" */
 static void lp_proc_end(char *buf, size_t len, const struct lp_summary_proc *p)
 {
-	if (p->exit_signal)
+	const char *abbrev = p->exit_signal ? sigabbrev_np(p->exit_signal) : NULL;
+	if (p->exit_signal && lp_is_crash(p->exit_signal) && abbrev)
+		snprintf(buf, len, "crashed (SIG%s)", abbrev);
+	else if (p->exit_signal)
 		snprintf(buf, len, "signal %d", p->exit_signal);
 	else if (p->has_status)
 		snprintf(buf, len, "exit %d", p->exit_status);
