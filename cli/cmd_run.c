@@ -4,8 +4,11 @@
  * process tree as subreaper, pass its exit status through, then import.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <link.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -67,6 +70,48 @@ static int lp_find_program(const char *prog, char *out, size_t len)
 	return rc;
 }
 
+/* The dynamic loader ignores LD_PRELOAD for a static binary (no PT_INTERP:
+ * no loader at all) and, in secure-execution mode, for one whose set-user-ID
+ * or set-group-ID bit changes credentials (ld.so(8)). Say so up front. */
+static void lp_warn_unattachable(const char *prog)
+{
+	struct stat st;
+	if (stat(prog, &st) != 0)
+		return;
+	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+	    ((st.st_mode & S_ISGID) && st.st_gid != getegid())) {
+		fprintf(stderr,
+			"latprof: warning: %s is set-user/group-ID: the loader ignores LD_PRELOAD, "
+			"so the interposer cannot attach (only the process is recorded)\n",
+			prog);
+		return;
+	}
+	int fd = open(prog, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ElfW(Ehdr) eh;
+	int is_static = 0;
+	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh.e_phentsize == sizeof(ElfW(Phdr))) {
+		is_static = 1;
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			ElfW(Phdr) ph;
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+			    (ssize_t)sizeof(ph) || ph.p_type == PT_INTERP) {
+				is_static = 0;
+				break;
+			}
+		}
+	}
+	close(fd);
+	if (is_static)
+		fprintf(stderr,
+			"latprof: warning: %s is statically linked: the interposer cannot attach, "
+			"so nothing inside it is recorded\n",
+			prog);
+}
+
 static void lp_setenv_prepend(const char *name, const char *value, char sep)
 {
 	const char *old = getenv(name);
@@ -94,6 +139,12 @@ static void lp_exec_app(const struct lp_run_opts *o, char **argv)
 	/* glibc's LD_PRELOAD takes spaces or colons; ours goes first. */
 	lp_setenv_prepend("LD_PRELOAD", preload, ':');
 	lp_run_env_sources(o);
+#ifdef LATPROF_ASAN_RUNTIME
+	/* Sanitizer build: our libraries need the ASan runtime first in the
+	 * app's link map, and the app's own leaks are not ours to report. */
+	lp_setenv_prepend("LD_PRELOAD", LATPROF_ASAN_RUNTIME, ':');
+	lp_setenv_prepend("ASAN_OPTIONS", "detect_leaks=0", ':');
+#endif
 	execvp(argv[0], argv);
 	fprintf(stderr, "latprof: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
@@ -240,6 +291,7 @@ static int lp_run(int argc, char **argv)
 		return lp_cli_error("cannot find program '%s'", app_argv[0]);
 	if (lp_run_prepare_output(&o))
 		return LP_EXIT_USAGE;
+	lp_warn_unattachable(prog);
 	char *preload = xasprintf("%s/liblatprof_preload.so", lp_cli_libdir());
 	if (access(preload, R_OK) != 0)
 		return lp_cli_error("missing %s (reinstall latprof)", preload);
