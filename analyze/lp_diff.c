@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "lp_diff.h"
 #include "lp_db.h"
+#include "lp_findings.h"
 #include "lp_stats.h"
 
 #include <errno.h>
@@ -9,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-lp_findings_fn lp_findings_provider;
+/* The rule engine of analyze/lp_findings.c lists each database's findings. */
+lp_findings_fn lp_findings_provider = lp_findings_ids;
 
 static const char *const metric_names[LP_M_NMETRICS] = {
 	"p50", "p90", "p99", "p999", "mean", "max", "min", "count", "total", "share",

@@ -52,9 +52,9 @@ struct lp_named_total {
 	long long count;
 };
 
-/* Bottleneck findings (issue 5) plug in here: a provider lists the ids of
- * the findings present in db (an id may repeat, once per finding). Until a
- * rule engine sets it, findings are reported as not available. */
+/* Bottleneck findings plug in here: a provider lists the ids of the
+ * findings present in db (an id may repeat, once per finding). NULL means
+ * findings are reported as not available. */
 typedef int (*lp_findings_fn)(sqlite3 *db, char ***ids, size_t *n, char *err, size_t errlen);
 extern lp_findings_fn lp_findings_provider;
 
