@@ -1,0 +1,11 @@
+# Visual outputs: report --html in headless Chromium, latprof plot's gnuplot
+# scripts and data, export --chrome against Perfetto's importer rules.
+if(NVTX3_INCLUDE)
+  add_executable(lp_hostile ${CMAKE_CURRENT_LIST_DIR}/lp_hostile.c)
+  target_include_directories(lp_hostile PRIVATE ${NVTX3_INCLUDE})
+  target_link_libraries(lp_hostile PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+  set_target_properties(lp_hostile PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
+endif()
+lp_py_test(visual_html test_html.py LABELS e2e)
+lp_py_test(visual_plot test_plot.py LABELS e2e)
+lp_py_test(visual_chrome test_chrome.py LABELS e2e)
