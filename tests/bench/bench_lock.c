@@ -2,13 +2,18 @@
 /*
  * Uncontended pthread_mutex_lock + unlock in a loop on one thread: the
  * cost latprof's interposer adds when locks are free. Usage:
- * bench_lock [ITERATIONS]; prints "ns_per_op=X iterations=N".
+ * bench_lock [ITERATIONS] [mt]; prints "ns_per_op=X iterations=N".
+ * With "mt" a second thread exists (parked in pause()), as in any program
+ * that needs a lock: glibc then takes its atomic path instead of the
+ * single-threaded shortcut, and so does the interposer.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static pthread_mutex_t bench_mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile unsigned long bench_sink;
@@ -20,10 +25,21 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+static void *bench_park(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 20000000L;
 	if (n <= 0)
+		return 2;
+	pthread_t parked;
+	if (argc > 2 && !strcmp(argv[2], "mt") && pthread_create(&parked, NULL, bench_park, NULL))
 		return 2;
 	/* Warm up: the first lock initializes the interposer's thread state. */
 	for (int i = 0; i < 1000; i++) {

@@ -34,18 +34,25 @@ def kv(text):
 
 
 def bench_lock():
+    for mode, title in (("st", "one thread (glibc's single-threaded shortcut)"),
+                        ("mt", "a second thread exists (any program that needs a lock)")):
+        bench_lock_mode(mode, title)
+
+
+def bench_lock_mode(mode, title):
     iters = os.environ.get("LP_BENCH_LOCK_ITERS", "20000000")
     d = tempfile.mkdtemp(prefix="lpbench-")
     exe = os.path.join(BENCH, "bench_lock")
+    args = [exe, iters] + (["mt"] if mode == "mt" else [])
     bare, traced = [], []
     for r in range(ROUNDS):
-        bare.append(float(kv(run([exe, iters]).stdout)["ns_per_op"]))
+        bare.append(float(kv(run(args).stdout)["ns_per_op"]))
         db = os.path.join(d, "lock.db")
-        p = run([LATPROF, "run", "--force", "-o", db, "--", exe, iters])
+        p = run([LATPROF, "run", "--force", "-o", db, "--", *args])
         traced.append(float(kv(p.stdout)["ns_per_op"]))
     shutil.rmtree(d, ignore_errors=True)
     b, t = statistics.median(bare), statistics.median(traced)
-    print("=== bench: uncontended pthread_mutex_lock+unlock ===")
+    print(f"=== bench: uncontended pthread_mutex_lock+unlock, {title} ===")
     print(f"iterations per run   {iters}, {ROUNDS} rounds interleaved")
     print(f"bare                 {b:8.2f} ns/op  (rounds: {', '.join(f'{x:.2f}' for x in bare)})")
     print(f"latprof run          {t:8.2f} ns/op  (rounds: {', '.join(f'{x:.2f}' for x in traced)})")
