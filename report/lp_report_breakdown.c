@@ -122,7 +122,7 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 	fputs("\n", f);
 	fputs("Times are per request (a stage's instances in one request add up); count is\n"
 	      "ranges; share is of all request time; the category columns split each stage's\n"
-	      "own time.\n",
+	      "own time (cpu = the rest: running, or runnable but preempted).\n",
 	      f);
 	text_hidden_cats(f, b);
 	if (b->stages_overlap)
