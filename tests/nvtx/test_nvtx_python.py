@@ -1,6 +1,8 @@
 """A Python program using the PyPI `nvtx` package is recorded like a C one:
 the package's bundled NVTX3 headers load latprof through
-NVTX_INJECTION64_PATH too."""
+NVTX_INJECTION64_PATH too. One worker thread: two Python threads that
+spin share the GIL, which is handed over every 5 ms (sys.getswitchinterval),
+so a 6.4 ms stage would include the other thread's turn."""
 import os
 import subprocess
 import sys
@@ -18,7 +20,7 @@ def main():
         lptest.skip("python package 'nvtx' is not installed (pip install nvtx)")
     script = os.path.join(lptest.SRC, "samples", "py_nvtx.py")
     conn, _ = record_stages("python", COSTS, N,
-                            [sys.executable, script, "--requests", N, "--threads", 2],
+                            [sys.executable, script, "--requests", N, "--threads", 1],
                             "domain = 'py_infer'")
     n = q1(conn, "SELECT count(*) FROM ranges_named WHERE name = 'request' AND "
                  "domain = 'py_infer'")

