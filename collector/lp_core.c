@@ -439,21 +439,47 @@ static uint32_t lp_env_u32(const char *name, uint32_t def, uint32_t lo, uint32_t
 	return v < lo ? lo : v > hi ? hi : (uint32_t)v;
 }
 
-/* Create DIR/p<pid>-<n>.lplog exclusively (a new image after exec keeps the
- * pid, so n counts up). Caller holds lp_init_lock or is the only thread. */
+/* Create the log under a private name, DIR/.p<pid>.new; lp_publish_file()
+ * gives it its real name once the header is complete, so an importer that
+ * lists the directory mid-run (the app's daemon child is still starting)
+ * never sees a half-made log. Caller holds lp_init_lock or is the only
+ * thread. */
 static int lp_create_file(uint32_t pid)
 {
-	for (int n = 0; n < 1000; n++) {
-		int len = snprintf(g.path, sizeof(g.path), "%s/p%u-%d.lplog", g.dir, pid, n);
-		if (len < 0 || (size_t)len >= sizeof(g.path))
-			return -ENAMETOOLONG;
+	int len = snprintf(g.path, sizeof(g.path), "%s/.p%u.new", g.dir, pid);
+	if (len < 0 || (size_t)len >= sizeof(g.path))
+		return -ENAMETOOLONG;
+	for (int tries = 0; tries < 2; tries++) {
 		int fd = open(g.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST)
 			return -errno;
+		unlink(g.path); /* left by an earlier image with our pid that died here */
 	}
 	return -EEXIST;
+}
+
+/* link() to DIR/p<pid>-<n>.lplog, the first free n (a new image after exec
+ * keeps the pid, so n counts up); link never replaces an existing name. */
+static int lp_publish_file(uint32_t pid)
+{
+	char tmp[PATH_MAX];
+	memcpy(tmp, g.path, sizeof(tmp));
+	for (int n = 0; n < 1000; n++) {
+		int len = snprintf(g.path, sizeof(g.path), "%s/p%u-%d.lplog", g.dir, pid, n);
+		if (len < 0 || (size_t)len >= sizeof(g.path))
+			break;
+		if (link(tmp, g.path) == 0) {
+			unlink(tmp);
+			return 0;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	int rc = errno == EEXIST || errno == 0 ? -EEXIST : -errno;
+	memcpy(g.path, tmp, sizeof(tmp)); /* the caller unlinks it */
+	return rc;
 }
 
 static void lp_fill_header(uint32_t pid)
@@ -518,6 +544,15 @@ static int lp_open_log(void)
 	g.next_id = 0;
 	g.next_seq = 0;
 	lp_fill_header(pid);
+	rc = lp_publish_file(pid);
+	if (rc) {
+		munmap(p, g.map_size);
+		g.base = NULL;
+		g.hdr = NULL;
+		g.fd = -1;
+		errno = -rc;
+		goto fail_errno;
+	}
 	__atomic_store_n(&g.active, 1, __ATOMIC_RELEASE);
 	lp_record_proc_start();
 	lp_core_record_modules();
