@@ -333,8 +333,8 @@ static int lp_report_write(const struct lp_view *v, const struct lp_report_opts 
 			   const char *out)
 {
 	FILE *f = stdout;
-	if (out && !(f = fopen(out, "w")))
-		return lp_cli_error("cannot write %s: %s", out, strerror(errno));
+	if (out && !(f = lp_cli_fopen_out(out)))
+		return LP_EXIT_USAGE;
 	v->write[o->fmt](f, res);
 	int bad = ferror(f);
 	if (f != stdout)

@@ -2,11 +2,14 @@
 #define _GNU_SOURCE
 #include "lp_cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int lp_cli_error(const char *fmt, ...)
@@ -164,4 +167,30 @@ const char *lp_fmt_ns(double ns, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%.3f s", ns / 1e9);
 	return buf;
+}
+
+FILE *lp_cli_fopen_out(const char *path)
+{
+	struct stat st;
+	/* O_NONBLOCK: opening a FIFO for writing would otherwise wait for a
+	 * reader. Truncate only once we know it is a regular file. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0666);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			lp_cli_error("%s is a symbolic link; refusing to write through it", path);
+		else
+			lp_cli_error("cannot write %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		lp_cli_error("%s is not a regular file; refusing to write it", path);
+		return NULL;
+	}
+	FILE *f = NULL;
+	if (fcntl(fd, F_SETFL, 0) != 0 || ftruncate(fd, 0) != 0 || !(f = fdopen(fd, "w"))) {
+		lp_cli_error("cannot write %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
 }

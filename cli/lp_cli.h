@@ -7,6 +7,7 @@
 #define LP_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define LP_EXIT_OK 0
 #define LP_EXIT_FAIL 1	/* regression, failed expectation */
@@ -35,6 +36,10 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Directory holding liblatprof_*.so: <dir of the latprof binary>/../lib/latprof. */
 const char *lp_cli_libdir(void);
+/* Open an output file for writing, truncated: never through a symlink
+ * (O_NOFOLLOW) and only a regular file (a FIFO or device is refused, without
+ * blocking). NULL with one clear `latprof:` line printed on failure. */
+FILE *lp_cli_fopen_out(const char *path);
 
 /* Closest command name within edit distance 2, or NULL. */
 const char *lp_cli_suggest(const char *word, const char *const *candidates, size_t n);
