@@ -65,7 +65,13 @@ void lp_csv_str(FILE *f, const char *str)
 	if (quote)
 		fputc('"', f);
 	for (const unsigned char *s = (const unsigned char *)str; *s; s++) {
-		if (*s == '"')
+		int n = lp_utf8_len(s);
+		if (!n) /* a CSV reader decoding UTF-8 would fail on the whole file */
+			fputs("\xef\xbf\xbd", f);
+		else if (n > 1) {
+			fwrite(s, 1, (size_t)n, f);
+			s += n - 1;
+		} else if (*s == '"')
 			fputs("\"\"", f);
 		else if (*s < 0x20 || *s == 0x7f)
 			fputc(' ', f);
