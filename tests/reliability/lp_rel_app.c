@@ -273,7 +273,13 @@ static int mode_closefds(const char *file)
 		fds[i] = open(file, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fds[0] != 0)
 		return 90;
-	contend_threads(4, 3000); /* enough records for many chunk refills */
+	contend_threads(4, 300);
+	/* Enough records for several chunk refills: each one reserves blocks
+	 * through the recorder's descriptor, whose number the app now owns. */
+	rel_intern = (intern_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "lp_intern_string");
+	char buf[256];
+	for (int k = 0; k < 5000 && rel_intern; k++)
+		rel_intern(buf, (size_t)snprintf(buf, sizeof(buf), "fd ev %d %0100d", k, 0));
 	if (write(fds[0], rel_text, sizeof(rel_text) - 1) != (ssize_t)sizeof(rel_text) - 1)
 		return 91;
 	return 0;

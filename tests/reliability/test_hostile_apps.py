@@ -1,0 +1,78 @@
+"""Apps that are hard on a recorder: a signal handler that takes a lock,
+dlopen/dlclose of a library that uses locks, an app that closes every file
+descriptor at start-up (and reuses the numbers), and one that calls
+daemon(). Each runs as it does bare, and its recording imports."""
+import os
+import time
+
+from lptest import check, q1, tmpdir
+from rellib import app, bare, meta, open_db, relbin, run
+
+d = tmpdir()
+
+# A SIGALRM handler that takes a mutex, every 200 us, on 4 busy threads.
+out = os.path.join(d, "sig.db")
+p = run(out, app(), "sighandler", 1500)
+check(p.returncode == 0, f"signal handler with a lock: exit 0 ({p.returncode}) {p.stdout.strip()}")
+c = open_db(out)
+waits = q1(c, "SELECT count(*) FROM lock_waits")
+hwaits = q1(c, "SELECT count(*) FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+               "WHERE l.name = 'rel_handler_lock'")
+dropped = int(meta(c, "dropped_records"))
+torn = q1(c, "SELECT count(*) FROM lock_waits WHERE dur_ns < 0 OR dur_ns > 10000000000 "
+             "OR start_ns < (SELECT min(start_ns) FROM processes)")
+print(f"FIGURE sighandler: {waits} lock waits ({hwaits} taken inside the handler), "
+      f"{dropped} records dropped for reentrancy, {torn} torn records")
+check(waits > 0 and hwaits > 0, "waits from the handler and from the threads are recorded")
+check(torn == 0, "no torn record: an interrupted record is dropped, never half-written")
+
+# dlopen/dlclose, 20 rounds, of a library with a contended global mutex.
+out = os.path.join(d, "dl.db")
+lib = relbin("liblp_rel_lib.so")
+p = run(out, app(), "dlopen", lib, 20)
+check(p.returncode == 0, f"dlopen/dlclose x20: exit 0 ({p.returncode}) {p.stdout.strip()}\n{p.stderr}")
+c = open_db(out)
+n = q1(c, "SELECT count(*) FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+          "WHERE l.name = 'lp_rel_lib_lock'")
+fn = q1(c, "SELECT count(*) FROM frames WHERE function = 'lp_rel_lib_worker'")
+print(f"FIGURE dlopen: {n} waits on the library's lock, named after its variable; "
+      f"worker frames symbolized: {fn}")
+check(n > 0, f"waits on the dlopen'ed library's lock are recorded and named ({n})")
+check(fn > 0, "stacks in the since-unloaded library are symbolized")
+
+# Close every descriptor, reopen a file (gets fd 0..7), record many chunks.
+out = os.path.join(d, "fds.db")
+f = os.path.join(d, "app-file.txt")
+p = run(out, app(), "closefds", f)
+check(p.returncode == 0, f"closefds: exit 0 ({p.returncode})\n{p.stderr}")
+text = open(f, "rb").read()
+check(text == b"written by the app after closing every descriptor\n",
+      f"the app's file holds exactly what it wrote ({len(text)} bytes): the recorder never "
+      "wrote through a reused descriptor")
+c = open_db(out)
+evs = q1(c, "SELECT count(*) FROM strings WHERE value LIKE 'fd ev %'")
+dropped = int(meta(c, "dropped_records"))
+print(f"FIGURE closefds: {evs} of 5000 events (~580 KiB, several chunk refills) recorded "
+      f"after every descriptor was closed, {dropped} dropped")
+check(evs == 5000 and dropped == 0, "every event after the close is recorded")
+
+# daemon(): the parent exits 0 at once and latprof imports right away, while
+# the daemon (reparented to latprof) is still starting: its log may be half
+# made. latprof does not wait for descendants the app left running (a real
+# daemon never exits); it must import what is there and never fail.
+for k in range(5):
+    out = os.path.join(d, f"daemon{k}.db")
+    mark = os.path.join(d, f"daemon{k}.mark")
+    ref = bare(app(), "daemon", mark + ".bare")
+    p = run(out, app(), "daemon", mark)
+    check(p.returncode == ref.returncode == 0,
+          f"daemon() #{k}: exit {p.returncode} like bare {ref.returncode}\n{p.stderr}")
+    check(p.stdout == ref.stdout, f"daemon() #{k}: output unchanged {p.stdout!r}")
+    c = open_db(out)
+    waits = q1(c, "SELECT count(*) FROM lock_waits w JOIN threads t ON t.id = w.thread_id "
+                  "JOIN processes p ON p.id = t.process_id WHERE p.parent_id IS NULL")
+    check(waits > 0, f"daemon() #{k}: the app's waits before daemon() are recorded ({waits})")
+    deadline = time.monotonic() + 30
+    while not os.path.exists(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check(os.path.exists(mark), f"daemon() #{k}: the daemon ran to completion")
