@@ -24,7 +24,7 @@ extern const char lp_schema_nvtx_sql[];
 
 /* An open range: a push frame, a pending start, or an end seen first. */
 struct lp_nvtx_open {
-	int64_t id; /* ranges.id */
+	int64_t id;   /* ranges.id */
 	uint64_t key; /* start/end: nvtxRangeId_t; 0 = slot free */
 	uint64_t ts;
 	uint32_t tid;
@@ -53,7 +53,7 @@ struct lp_nvtx_state {
 	sqlite3_stmt *ins_range, *ins_mark, *ins_domain, *upd_domain, *ins_cat, *proc_end;
 	int64_t next_id;
 	/* current process */
-	struct lp_map domains; /* local domain id + 1 -> domains.id */
+	struct lp_map domains;	 /* local domain id + 1 -> domains.id */
 	struct lp_map dom_names; /* strings.id of a domain name -> domains.id */
 	struct lp_map stack_idx; /* (tid << 32 | domain) + 1 -> stacks index + 1 */
 	struct lp_nvtx_stack *stacks;
@@ -339,15 +339,15 @@ static void lp_pool_free(struct lp_nvtx_pool *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static int lp_nvtx_pair(struct lp_import *imp, struct lp_nvtx_state *s, const struct lp_nvtx_open *o,
-			uint64_t end, uint32_t end_tid)
+static int lp_nvtx_pair(struct lp_import *imp, struct lp_nvtx_state *s,
+			const struct lp_nvtx_open *o, uint64_t end, uint32_t end_tid)
 {
 	unsigned flags = LP_RANGEF_STARTEND | (end_tid != o->tid ? LP_RANGEF_CROSS_THREAD : 0);
 	return lp_nvtx_insert(imp, s, o, end, end_tid, 0, 0, flags);
 }
 
-static int lp_nvtx_start(struct lp_import *imp, struct lp_nvtx_state *s, uint32_t tid,
-			 uint32_t dom, const void *p, size_t len)
+static int lp_nvtx_start(struct lp_import *imp, struct lp_nvtx_state *s, uint32_t tid, uint32_t dom,
+			 const void *p, size_t len)
 {
 	const struct lp_rec_nvtx_start *r = p;
 	struct lp_nvtx_open tmp, *o;
@@ -435,23 +435,26 @@ static int lp_nvtx_record(struct lp_import *imp, void *state, uint32_t tid,
 	uint32_t dom = h->aux;
 	switch (h->type) {
 	case LP_REC_NVTX_PUSH:
-		return len >= sizeof(struct lp_rec_nvtx_push) ? lp_nvtx_push(s, tid, dom, p, len) : 0;
+		return len >= sizeof(struct lp_rec_nvtx_push) ? lp_nvtx_push(s, tid, dom, p, len)
+							      : 0;
 	case LP_REC_NVTX_POP:
 		return len >= sizeof(struct lp_rec_nvtx_pop) ? lp_nvtx_pop(imp, s, tid, dom, p) : 0;
 	case LP_REC_NVTX_START:
-		return len >= sizeof(struct lp_rec_nvtx_start) ? lp_nvtx_start(imp, s, tid, dom, p, len)
-							      : 0;
+		return len >= sizeof(struct lp_rec_nvtx_start)
+			   ? lp_nvtx_start(imp, s, tid, dom, p, len)
+			   : 0;
 	case LP_REC_NVTX_END:
 		return len >= sizeof(struct lp_rec_nvtx_end) ? lp_nvtx_end(imp, s, tid, p) : 0;
 	case LP_REC_NVTX_MARK:
-		return len >= sizeof(struct lp_rec_nvtx_push) ? lp_nvtx_mark(imp, s, tid, dom, p, len)
-							     : 0;
+		return len >= sizeof(struct lp_rec_nvtx_push)
+			   ? lp_nvtx_mark(imp, s, tid, dom, p, len)
+			   : 0;
 	case LP_REC_NVTX_DOMAIN:
 		return len >= sizeof(struct lp_rec_nvtx_domain) ? lp_nvtx_domain_def(imp, s, dom, p)
-							       : 0;
+								: 0;
 	case LP_REC_NVTX_CATEGORY:
 		return len >= sizeof(struct lp_rec_nvtx_category) ? lp_nvtx_category(imp, s, dom, p)
-								 : 0;
+								  : 0;
 	default:
 		imp->unknown_records++;
 		return 0;
@@ -528,22 +531,23 @@ static int lp_nvtx_begin(struct lp_import *imp, void **state)
 	*state = s;
 	s->next_id = 1;
 	s->ins_range = lp_import_prepare(
-		imp, "INSERT INTO ranges(id, process_id, domain_id, name_id, category, start_ns, "
-		     "end_ns, start_thread_id, end_thread_id, parent_id, depth, payload, color, flags) "
-		     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	    imp, "INSERT INTO ranges(id, process_id, domain_id, name_id, category, start_ns, "
+		 "end_ns, start_thread_id, end_thread_id, parent_id, depth, payload, color, flags) "
+		 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	s->ins_mark = lp_import_prepare(
-		imp, "INSERT INTO marks(process_id, domain_id, name_id, category, ts_ns, thread_id, "
-		     "payload) VALUES (?,?,?,?,?,?,?)");
+	    imp, "INSERT INTO marks(process_id, domain_id, name_id, category, ts_ns, thread_id, "
+		 "payload) VALUES (?,?,?,?,?,?,?)");
 	s->ins_domain = lp_import_prepare(
-		imp, "INSERT INTO domains(process_id, name) VALUES (?1, coalesce((SELECT value FROM "
-		     "strings WHERE id = ?2), ?3))");
+	    imp, "INSERT INTO domains(process_id, name) VALUES (?1, coalesce((SELECT value FROM "
+		 "strings WHERE id = ?2), ?3))");
 	s->upd_domain = lp_import_prepare(
-		imp, "UPDATE domains SET name = coalesce((SELECT value FROM strings WHERE id = ?1), "
-		     "name) WHERE id = ?2");
+	    imp, "UPDATE domains SET name = coalesce((SELECT value FROM strings WHERE id = ?1), "
+		 "name) WHERE id = ?2");
 	s->ins_cat = lp_import_prepare(
-		imp, "INSERT INTO categories(domain_id, category, name) SELECT ?1, ?2, value FROM "
-		     "strings WHERE id = ?3");
-	s->proc_end = lp_import_prepare(imp, "SELECT coalesce(end_ns, 0) FROM processes WHERE id = ?");
+	    imp, "INSERT INTO categories(domain_id, category, name) SELECT ?1, ?2, value FROM "
+		 "strings WHERE id = ?3");
+	s->proc_end =
+	    lp_import_prepare(imp, "SELECT coalesce(end_ns, 0) FROM processes WHERE id = ?");
 	if (!s->ins_range || !s->ins_mark || !s->ins_domain || !s->upd_domain || !s->ins_cat ||
 	    !s->proc_end)
 		return -EIO;
@@ -578,14 +582,14 @@ static const char lp_nvtx_indexes[] = "CREATE INDEX ranges_start ON ranges(start
 				      "CREATE INDEX marks_ts ON marks(ts_ns);";
 
 const struct lp_import_source lp_src_nvtx = {
-	.name = "nvtx",
-	.first_type = LP_REC_NVTX_FIRST,
-	.last_type = LP_REC_NVTX_LAST,
-	.schema = lp_schema_nvtx_sql,
-	.indexes = lp_nvtx_indexes,
-	.begin = lp_nvtx_begin,
-	.record = lp_nvtx_record,
-	.end_process = lp_nvtx_end_process,
-	.finish = lp_nvtx_finish,
-	.destroy = lp_nvtx_destroy,
+    .name = "nvtx",
+    .first_type = LP_REC_NVTX_FIRST,
+    .last_type = LP_REC_NVTX_LAST,
+    .schema = lp_schema_nvtx_sql,
+    .indexes = lp_nvtx_indexes,
+    .begin = lp_nvtx_begin,
+    .record = lp_nvtx_record,
+    .end_process = lp_nvtx_end_process,
+    .finish = lp_nvtx_finish,
+    .destroy = lp_nvtx_destroy,
 };

@@ -45,12 +45,12 @@ static struct {
 	double slow_pct;
 	uint64_t seed;
 } cfg = {
-	.requests = 200,
-	.threads = 2,
-	.cost_us = {2100, 1800, 6400, 700},
-	.locked_stage = -1,
-	.slow_stage = -1,
-	.seed = 1,
+    .requests = 200,
+    .threads = 2,
+    .cost_us = {2100, 1800, 6400, 700},
+    .locked_stage = -1,
+    .slow_stage = -1,
+    .seed = 1,
 };
 
 pthread_mutex_t infer_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -166,8 +166,9 @@ static int stage_by_name(const char *s)
 	for (int i = 0; i < ST_N; i++)
 		if (!strcmp(s, stage_names[i]))
 			return i;
-	fprintf(stderr, "infer_server: unknown stage '%s' (decode, preprocess, infer, "
-			"postprocess)\n",
+	fprintf(stderr,
+		"infer_server: unknown stage '%s' (decode, preprocess, infer, "
+		"postprocess)\n",
 		s);
 	exit(2);
 }
@@ -200,27 +201,59 @@ static double fnum(const char *opt, const char *s, double lo, double hi)
 static void parse(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"requests", 1, 0, 'n'},   {"threads", 1, 0, 't'},     {"decode-us", 1, 0, 'd'},
-		{"pre-us", 1, 0, 'p'},	   {"infer-us", 1, 0, 'i'},    {"post-us", 1, 0, 'o'},
-		{"locked-frac", 1, 0, 'f'}, {"locked-stage", 1, 0, 'l'}, {"locked-us", 1, 0, 'u'},
-		{"slow-stage", 1, 0, 's'}, {"slow-pct", 1, 0, 'P'},    {"seed", 1, 0, 'S'},
-		{0, 0, 0, 0},
+	    {"requests", 1, 0, 'n'},
+	    {"threads", 1, 0, 't'},
+	    {"decode-us", 1, 0, 'd'},
+	    {"pre-us", 1, 0, 'p'},
+	    {"infer-us", 1, 0, 'i'},
+	    {"post-us", 1, 0, 'o'},
+	    {"locked-frac", 1, 0, 'f'},
+	    {"locked-stage", 1, 0, 'l'},
+	    {"locked-us", 1, 0, 'u'},
+	    {"slow-stage", 1, 0, 's'},
+	    {"slow-pct", 1, 0, 'P'},
+	    {"seed", 1, 0, 'S'},
+	    {0, 0, 0, 0},
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'n': cfg.requests = num("--requests", optarg, 0, 100000000); break;
-		case 't': cfg.threads = (int)num("--threads", optarg, 1, 256); break;
-		case 'd': cfg.cost_us[ST_DECODE] = num("--decode-us", optarg, 0, 10000000); break;
-		case 'p': cfg.cost_us[ST_PRE] = num("--pre-us", optarg, 0, 10000000); break;
-		case 'i': cfg.cost_us[ST_INFER] = num("--infer-us", optarg, 0, 10000000); break;
-		case 'o': cfg.cost_us[ST_POST] = num("--post-us", optarg, 0, 10000000); break;
-		case 'f': cfg.locked_frac = fnum("--locked-frac", optarg, 0, 1); break;
-		case 'l': cfg.locked_stage = stage_by_name(optarg); break;
-		case 'u': cfg.locked_us = num("--locked-us", optarg, 0, 10000000); break;
-		case 's': cfg.slow_stage = stage_by_name(optarg); break;
-		case 'P': cfg.slow_pct = fnum("--slow-pct", optarg, -100, 10000); break;
-		case 'S': cfg.seed = (uint64_t)num("--seed", optarg, 0, 1L << 62); break;
+		case 'n':
+			cfg.requests = num("--requests", optarg, 0, 100000000);
+			break;
+		case 't':
+			cfg.threads = (int)num("--threads", optarg, 1, 256);
+			break;
+		case 'd':
+			cfg.cost_us[ST_DECODE] = num("--decode-us", optarg, 0, 10000000);
+			break;
+		case 'p':
+			cfg.cost_us[ST_PRE] = num("--pre-us", optarg, 0, 10000000);
+			break;
+		case 'i':
+			cfg.cost_us[ST_INFER] = num("--infer-us", optarg, 0, 10000000);
+			break;
+		case 'o':
+			cfg.cost_us[ST_POST] = num("--post-us", optarg, 0, 10000000);
+			break;
+		case 'f':
+			cfg.locked_frac = fnum("--locked-frac", optarg, 0, 1);
+			break;
+		case 'l':
+			cfg.locked_stage = stage_by_name(optarg);
+			break;
+		case 'u':
+			cfg.locked_us = num("--locked-us", optarg, 0, 10000000);
+			break;
+		case 's':
+			cfg.slow_stage = stage_by_name(optarg);
+			break;
+		case 'P':
+			cfg.slow_pct = fnum("--slow-pct", optarg, -100, 10000);
+			break;
+		case 'S':
+			cfg.seed = (uint64_t)num("--seed", optarg, 0, 1L << 62);
+			break;
 		default:
 			fprintf(stderr, "usage: infer_server [--requests N] [--threads N] "
 					"[--decode-us U] [--pre-us U] [--infer-us U] [--post-us U] "
@@ -234,7 +267,8 @@ static void parse(int argc, char **argv)
 		exit(2);
 	}
 	if (cfg.locked_frac > 0 && (cfg.locked_stage < 0 || cfg.locked_us <= 0)) {
-		fprintf(stderr, "infer_server: --locked-frac needs --locked-stage and --locked-us\n");
+		fprintf(stderr,
+			"infer_server: --locked-frac needs --locked-stage and --locked-us\n");
 		exit(2);
 	}
 }

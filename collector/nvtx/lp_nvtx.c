@@ -215,8 +215,7 @@ static void lp_tsc_init(void)
 	if (env && !strcmp(env, "monotonic"))
 		return;
 	if (!lp_file_has("/proc/cpuinfo", flags, 2) ||
-	    !lp_file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
-			 1))
+	    !lp_file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs, 1))
 		return;
 	lp_ns0 = lp_now();
 	lp_tsc0 = lp_rdtsc();
@@ -305,7 +304,8 @@ static void lp_attr_read(const nvtxEventAttributes_t *at, struct lp_attr *o)
 		break;
 	case NVTX_MESSAGE_TYPE_REGISTERED:
 		if (at->message.registered)
-			o->name = ((const struct lp_nvtx_obj *)(const void *)at->message.registered)->id;
+			o->name =
+			    ((const struct lp_nvtx_obj *)(const void *)at->message.registered)->id;
 		break;
 	}
 }
@@ -671,36 +671,36 @@ struct lp_slot {
 #define LP_FN(f) ((NvtxFunctionPointer)(void (*)(void))(f))
 
 static const struct lp_slot lp_core_slots[] = {
-	{NVTX_CBID_CORE_MarkEx, LP_FN(lp_mark_ex)},
-	{NVTX_CBID_CORE_MarkA, LP_FN(lp_mark_a)},
-	{NVTX_CBID_CORE_MarkW, LP_FN(lp_mark_w)},
-	{NVTX_CBID_CORE_RangeStartEx, LP_FN(lp_start_ex)},
-	{NVTX_CBID_CORE_RangeStartA, LP_FN(lp_start_a)},
-	{NVTX_CBID_CORE_RangeStartW, LP_FN(lp_start_w)},
-	{NVTX_CBID_CORE_RangeEnd, LP_FN(lp_end)},
-	{NVTX_CBID_CORE_RangePushEx, LP_FN(lp_push_ex)},
-	{NVTX_CBID_CORE_RangePushA, LP_FN(lp_push_a)},
-	{NVTX_CBID_CORE_RangePushW, LP_FN(lp_push_w)},
-	{NVTX_CBID_CORE_RangePop, LP_FN(lp_pop)},
-	{NVTX_CBID_CORE_NameCategoryA, LP_FN(lp_cat_a)},
-	{NVTX_CBID_CORE_NameCategoryW, LP_FN(lp_cat_w)},
-	{NVTX_CBID_CORE_NameOsThreadA, LP_FN(lp_name_thread_a)},
-	{NVTX_CBID_CORE_NameOsThreadW, LP_FN(lp_name_thread_w)},
+    {NVTX_CBID_CORE_MarkEx, LP_FN(lp_mark_ex)},
+    {NVTX_CBID_CORE_MarkA, LP_FN(lp_mark_a)},
+    {NVTX_CBID_CORE_MarkW, LP_FN(lp_mark_w)},
+    {NVTX_CBID_CORE_RangeStartEx, LP_FN(lp_start_ex)},
+    {NVTX_CBID_CORE_RangeStartA, LP_FN(lp_start_a)},
+    {NVTX_CBID_CORE_RangeStartW, LP_FN(lp_start_w)},
+    {NVTX_CBID_CORE_RangeEnd, LP_FN(lp_end)},
+    {NVTX_CBID_CORE_RangePushEx, LP_FN(lp_push_ex)},
+    {NVTX_CBID_CORE_RangePushA, LP_FN(lp_push_a)},
+    {NVTX_CBID_CORE_RangePushW, LP_FN(lp_push_w)},
+    {NVTX_CBID_CORE_RangePop, LP_FN(lp_pop)},
+    {NVTX_CBID_CORE_NameCategoryA, LP_FN(lp_cat_a)},
+    {NVTX_CBID_CORE_NameCategoryW, LP_FN(lp_cat_w)},
+    {NVTX_CBID_CORE_NameOsThreadA, LP_FN(lp_name_thread_a)},
+    {NVTX_CBID_CORE_NameOsThreadW, LP_FN(lp_name_thread_w)},
 };
 
 static const struct lp_slot lp_core2_slots[] = {
-	{NVTX_CBID_CORE2_DomainMarkEx, LP_FN(lp_dmark_ex)},
-	{NVTX_CBID_CORE2_DomainRangeStartEx, LP_FN(lp_dstart_ex)},
-	{NVTX_CBID_CORE2_DomainRangeEnd, LP_FN(lp_dend)},
-	{NVTX_CBID_CORE2_DomainRangePushEx, LP_FN(lp_dpush_ex)},
-	{NVTX_CBID_CORE2_DomainRangePop, LP_FN(lp_dpop)},
-	{NVTX_CBID_CORE2_DomainNameCategoryA, LP_FN(lp_dcat_a)},
-	{NVTX_CBID_CORE2_DomainNameCategoryW, LP_FN(lp_dcat_w)},
-	{NVTX_CBID_CORE2_DomainRegisterStringA, LP_FN(lp_register_a)},
-	{NVTX_CBID_CORE2_DomainRegisterStringW, LP_FN(lp_register_w)},
-	{NVTX_CBID_CORE2_DomainCreateA, LP_FN(lp_domain_a)},
-	{NVTX_CBID_CORE2_DomainCreateW, LP_FN(lp_domain_w)},
-	{NVTX_CBID_CORE2_DomainDestroy, LP_FN(lp_domain_destroy)},
+    {NVTX_CBID_CORE2_DomainMarkEx, LP_FN(lp_dmark_ex)},
+    {NVTX_CBID_CORE2_DomainRangeStartEx, LP_FN(lp_dstart_ex)},
+    {NVTX_CBID_CORE2_DomainRangeEnd, LP_FN(lp_dend)},
+    {NVTX_CBID_CORE2_DomainRangePushEx, LP_FN(lp_dpush_ex)},
+    {NVTX_CBID_CORE2_DomainRangePop, LP_FN(lp_dpop)},
+    {NVTX_CBID_CORE2_DomainNameCategoryA, LP_FN(lp_dcat_a)},
+    {NVTX_CBID_CORE2_DomainNameCategoryW, LP_FN(lp_dcat_w)},
+    {NVTX_CBID_CORE2_DomainRegisterStringA, LP_FN(lp_register_a)},
+    {NVTX_CBID_CORE2_DomainRegisterStringW, LP_FN(lp_register_w)},
+    {NVTX_CBID_CORE2_DomainCreateA, LP_FN(lp_domain_a)},
+    {NVTX_CBID_CORE2_DomainCreateW, LP_FN(lp_domain_w)},
+    {NVTX_CBID_CORE2_DomainDestroy, LP_FN(lp_domain_destroy)},
 };
 
 static int lp_fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule mod,

@@ -156,8 +156,8 @@ static int domains(void)
 	a.message.ascii = "a-child";
 	a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
 	a.payload.ullValue = 1ull << 40;
-	nvtxDomainRangePushEx(da, &a); /* dom_a: a-child, parent registered-one */
-	nvtxRangePushW(L"wide-\u03bb");	/* default: parent default-outer */
+	nvtxDomainRangePushEx(da, &a);	/* dom_a: a-child, parent registered-one */
+	nvtxRangePushW(L"wide-\u03bb"); /* default: parent default-outer */
 	usleep(500);
 	nvtxRangePop();
 	nvtxDomainRangePop(da);
