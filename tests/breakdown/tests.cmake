@@ -14,5 +14,6 @@ lp_py_test(breakdown_stages test_stages.py LABELS e2e)
 lp_py_test(breakdown_tail test_tail.py LABELS e2e)
 lp_py_test(breakdown_nesting test_nesting.py LABELS e2e)
 lp_py_test(breakdown_noranges test_noranges.py LABELS e2e)
+lp_py_test(breakdown_python test_python.py LABELS e2e)
 # report --breakdown on 10M generated ranges: seconds and max RSS as ratios
 lp_py_test(bench_breakdown ../bench/bench_breakdown.py LABELS bench TIMEOUT 1200)
