@@ -74,6 +74,7 @@ static struct lp_state {
 	struct lp_chunk_header *free_chunks[LP_FREE_CHUNKS];
 	pthread_key_t key;
 	int key_ok;
+	uint32_t log_mb; /* read once at init: the app may change the env later */
 } g = {.fd = -1};
 
 /* Bumped in the child after fork so stale per-thread state is noticed. */
@@ -514,7 +515,7 @@ static int lp_open_log(void)
 		fd = hi;
 	}
 	g.chunk_size = LP_DEFAULT_CHUNK;
-	uint64_t total = (uint64_t)lp_env_u32("LATPROF_LOG_MB", LP_DEFAULT_LOG_MB, 1, 65536) << 20;
+	uint64_t total = (uint64_t)g.log_mb << 20;
 	struct rlimit rl;
 	/* Never grow the file past RLIMIT_FSIZE: that would raise SIGXFSZ. */
 	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
@@ -586,6 +587,7 @@ int lp_core_init(void)
 		goto out;
 	}
 	strcpy(g.dir, dir);
+	g.log_mb = lp_env_u32("LATPROF_LOG_MB", LP_DEFAULT_LOG_MB, 1, 65536);
 	/* backtrace() loads libgcc_s (and mallocs) on first use: do it now,
 	 * not inside a lock hook. */
 	void *warm[2];
