@@ -1,0 +1,75 @@
+"""Source lints for two security rules of issue 9 (docs/reliability.md):
+1. SQL is parameterized: no string formatting of text (%s) into SQL in
+   analyze/, report/, cli/ except the listed internal identifiers.
+2. In-app code (collector/, preload/) reads environment variables only in
+   start-up functions: after that the environment is the app's."""
+import os
+import re
+
+from lptest import SRC, check, fail
+
+FMT = re.compile(r"\b(snprintf|asprintf|xasprintf|sqlite3_mprintf|sqlite3_snprintf)\s*\(")
+SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|PRAGMA|CREATE|DROP|WHERE|FROM)\b")
+TEXT_CONV = re.compile(r"%[-0-9.*]*[sqQw]")
+# (file, function): why the formatted text cannot come from recorded data.
+SQL_ALLOW = {
+    ("analyze/lp_db.c", "lp_db_count"): "table name: a constant at every call site",
+    ("analyze/lp_diff.c", "has_column"): "table name: a constant at every call site",
+    ("analyze/lp_diff.c", "load_kernels"): "column expressions chosen from constants",
+    ("analyze/lp_locks.c", "lp_wait_totals"): "table name: lock_waits or cond_waits",
+}
+GETENV_ALLOW = {
+    ("collector/lp_core.c", "lp_env_u32"): "called from lp_core_init only",
+    ("collector/lp_core.c", "lp_core_init"): "start-up",
+    ("collector/lp_counters.c", "lp_cnt_parse_env"): "constructor",
+    ("collector/cupti/lp_cupti.c", "lp_env_u32"): "CUPTI injection init only",
+    ("collector/nvtx/lp_nvtx.c", "lp_tsc_init"): "NVTX injection init only",
+}
+FUNC = re.compile(r"^[A-Za-z_][\w \*]*?\b(\w+)\s*\([^;]*$")
+
+
+def enclosing(lines, i):
+    for j in range(i, -1, -1):
+        m = FUNC.match(lines[j])
+        if m and not lines[j].startswith(("if", "for", "while", "return", "#")):
+            return m.group(1)
+    return "?"
+
+
+def sources(*dirs):
+    for d in dirs:
+        for root, _, files in os.walk(os.path.join(SRC, d)):
+            for f in sorted(files):
+                if f.endswith(".c"):
+                    p = os.path.join(root, f)
+                    yield os.path.relpath(p, SRC), open(p, encoding="utf-8").read().splitlines()
+
+
+bad = []
+for rel, lines in sources("analyze", "report", "cli"):
+    for i, line in enumerate(lines):
+        if not FMT.search(line):
+            continue
+        stmt = " ".join(lines[i:i + 3])  # a call spans at most a few lines
+        lits = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', stmt))
+        if SQL.search(lits) and TEXT_CONV.search(lits):
+            key = (rel, enclosing(lines, i))
+            if key not in SQL_ALLOW:
+                bad.append(f"{rel}:{i + 1} in {key[1]}(): text formatted into SQL: {line.strip()}")
+check(not bad, "SQL is built with bound parameters (formatted text only for listed "
+      "internal identifiers)" + ("".join("\n  " + b for b in bad)))
+
+bad = []
+for rel, lines in sources("collector", "preload"):
+    for i, line in enumerate(lines):
+        if re.search(r"\b(secure_)?getenv\s*\(", line) and not line.lstrip().startswith(("*", "/")):
+            key = (rel, enclosing(lines, i))
+            if key not in GETENV_ALLOW:
+                bad.append(f"{rel}:{i + 1} in {key[1]}(): {line.strip()}")
+check(not bad, "in-app code reads the environment only at start-up" +
+      "".join("\n  " + b for b in bad))
+# The one caller rule behind the lp_core.c allowance.
+core = open(os.path.join(SRC, "collector/lp_core.c")).read().splitlines()
+callers = {enclosing(core, i) for i, l in enumerate(core)
+           if "lp_env_u32(" in l and not l.startswith("static")}
+check(callers == {"lp_core_init"}, f"lp_core.c reads settings only in lp_core_init ({callers})")
