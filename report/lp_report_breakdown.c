@@ -55,7 +55,7 @@ static void text_ns_cell(FILE *f, double ns, int w)
 
 static size_t stage_name_w(const struct lp_breakdown *b)
 {
-	size_t w = 5;
+	size_t w = 15; /* "(whole request)" */
 	for (size_t i = 0; i < b->nstages; i++) {
 		char q[512], cell[1024];
 		qual_name(q, sizeof(q), b->stages[i].domain, b->stages[i].name);
@@ -101,7 +101,7 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 		fputc('\n', f);
 		share += s->share;
 	}
-	lp_txt_pad(f, "request", nw, 0);
+	lp_txt_pad(f, "(whole request)", nw, 0);
 	fprintf(f, " %8" PRId64 " ", b->req.n);
 	text_ns_cell(f, b->req.mean, 9);
 	fputc(' ', f);
@@ -246,8 +246,8 @@ void lp_breakdown_write_text(FILE *f, const struct lp_breakdown *b)
 	char q[512], cell[1024];
 	qual_name(q, sizeof(q), b->req_domain, b->req_name);
 	lp_txt_cell(cell, sizeof(cell), q, 200);
-	fprintf(f, "Requests: %" PRId64 " instances of range '%s'%s; stages: ranges %d level%s below\n",
-		b->req.n, cell, b->req_explicit ? " (--request)" : " (most frequent outermost range)",
+	fprintf(f, "Requests: %" PRId64 " instance%s of range '%s'%s; stages: ranges %d level%s below\n",
+		b->req.n, b->req.n == 1 ? "" : "s", cell, b->req_explicit ? " (--request)" : " (most frequent outermost range)",
 		b->stage_depth, b->stage_depth == 1 ? "" : "s");
 	if (b->nroots) {
 		fputs("Other outermost ranges (use --request NAME):", f);
