@@ -95,17 +95,18 @@ static struct lp_nvtx_obj *lp_objs;
 static int lp_inited;
 static pthread_mutex_t lp_init_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static uint32_t lp_name_slow(const char *s, size_t len, struct lp_nc_ent *e)
+static __attribute__((noinline)) uint32_t lp_name_slow(const char *s, struct lp_nc_ent *e)
 {
-	if (len > LP_NC_MAX)
-		return lp_intern_string(s, strlen(s));
+	int saved = errno;
+	size_t len = strlen(s);
 	uint32_t id = lp_intern_string(s, len);
-	if (id) {
+	if (id && len <= LP_NC_MAX) {
 		e->p = s;
 		e->id = id;
 		e->len = (uint8_t)len;
 		memcpy(e->s, s, len);
 	}
+	errno = saved;
 	return id;
 }
 
@@ -115,10 +116,15 @@ static inline uint32_t lp_name(const char *s)
 		return 0;
 	uintptr_t k = (uintptr_t)s;
 	struct lp_nc_ent *e = &lp_tls()->nc[(k ^ (k >> 6) ^ (k >> 12)) & (LP_NC_SLOTS - 1)];
-	size_t len = strnlen(s, LP_NC_MAX + 1);
-	if (e->p == s && e->len == len && memcmp(e->s, s, len) == 0)
-		return e->id;
-	return lp_name_slow(s, len, e);
+	if (e->p == s) {
+		/* Same pointer: check the text is still the same (inline, no PLT). */
+		size_t i = 0, n = e->len;
+		while (i < n && s[i] == e->s[i])
+			i++;
+		if (i == n && s[n] == 0)
+			return e->id;
+	}
+	return lp_name_slow(s, e);
 }
 
 /* wchar_t is UTF-32 on Linux; encode it ourselves (wcrtomb depends on the
@@ -342,12 +348,12 @@ static int lp_push_rec(uint32_t dom, uint32_t name)
 	return lp_tls()->depth++;
 }
 
+/* The hot pair leaves errno alone without saving it: lp_core.h and
+ * lp_counters.h promise not to change it, the clock is the vDSO's, and the
+ * slow paths (first name, first event of a thread) save it themselves. */
 static int lp_push_a(const char *msg)
 {
-	int saved = errno;
-	int d = lp_push_rec(0, lp_name(msg));
-	errno = saved;
-	return d;
+	return lp_push_rec(0, lp_name(msg));
 }
 
 static int lp_push_w(const wchar_t *msg)
@@ -383,14 +389,12 @@ static int lp_dpush_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *at)
 static int lp_pop_dom(uint32_t dom)
 {
 	uint64_t ts = lp_ts();
-	int saved = errno;
 	struct lp_rec_nvtx_pop *r = lp_rec_begin(LP_REC_NVTX_POP, dom, sizeof(*r));
 	if (r) {
 		r->ts = ts;
 		lp_rec_commit();
 	}
 	lp_counters_boundary(ts);
-	errno = saved;
 	/* nvtxRangePop returns the level of the range it ended, negative on error. */
 	return lp_tls()->depth > 0 ? --lp_tls()->depth : -1;
 }
