@@ -106,8 +106,8 @@ static int ivb_finish(struct ivb *b, struct lp_ivset *out)
 }
 
 /* Emits [s, e) of thread t minus the intervals of m, m walked from *j. */
-static int ivb_push_minus(struct ivb *b, const struct lp_ivset *m, size_t *j, int64_t t,
-			  int64_t s, int64_t e)
+static int ivb_push_minus(struct ivb *b, const struct lp_ivset *m, size_t *j, int64_t t, int64_t s,
+			  int64_t e)
 {
 	while (*j < m->n && (m->thread[*j] < t || (m->thread[*j] == t && m->end[*j] <= s)))
 		(*j)++;
@@ -178,8 +178,8 @@ static size_t ivset_lower(const struct lp_ivset *s, int64_t t, int64_t x, int by
 	size_t lo = 0, hi = s->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int after = s->thread[mid] > t ||
-			    (s->thread[mid] == t && (by_end ? s->end[mid] > x : s->start[mid] >= x));
+		int after = s->thread[mid] > t || (s->thread[mid] == t &&
+						   (by_end ? s->end[mid] > x : s->start[mid] >= x));
 		if (after)
 			hi = mid;
 		else
@@ -343,9 +343,8 @@ static int load_lock_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t e
 
 static int load_cond_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
-	return load_waits(db, "cond_waits",
-			  "SELECT thread_id, start_ns, dur_ns, 0 FROM cond_waits", out, err,
-			  errlen);
+	return load_waits(db, "cond_waits", "SELECT thread_id, start_ns, dur_ns, 0 FROM cond_waits",
+			  out, err, errlen);
 }
 
 static const char *describe_lock(sqlite3 *db, int64_t id, char *buf, size_t len)
@@ -362,8 +361,9 @@ static const char *describe_lock(sqlite3 *db, int64_t id, char *buf, size_t len)
 			snprintf(buf, len, "%s", name);
 		else
 			snprintf(buf, len, "%s@0x%" PRIx64,
-				 sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1)
-							    : "lock",
+				 sqlite3_column_text(st, 1)
+				     ? (const char *)sqlite3_column_text(st, 1)
+				     : "lock",
 				 (uint64_t)sqlite3_column_int64(st, 2));
 		res = buf;
 	}
@@ -372,12 +372,12 @@ static const char *describe_lock(sqlite3 *db, int64_t id, char *buf, size_t len)
 }
 
 const struct lp_bd_category lp_bd_categories[] = {
-	{"lock_wait", "lock wait", load_lock_waits, describe_lock},
-	{"cond_wait", "cond wait", load_cond_waits, NULL},
-	{"sync_wait", "sync wait", lp_cuda_load_sync_wait, NULL},
-	{"cuda_api", "CUDA API", lp_cuda_load_api, NULL},
-	{"gpu_kernel", "GPU kernel", lp_cuda_load_gpu_kernel, NULL},
-	{"gpu_memcpy", "GPU memcpy", lp_cuda_load_gpu_memcpy, NULL},
+    {"lock_wait", "lock wait", load_lock_waits, describe_lock},
+    {"cond_wait", "cond wait", load_cond_waits, NULL},
+    {"sync_wait", "sync wait", lp_cuda_load_sync_wait, NULL},
+    {"cuda_api", "CUDA API", lp_cuda_load_api, NULL},
+    {"gpu_kernel", "GPU kernel", lp_cuda_load_gpu_kernel, NULL},
+    {"gpu_memcpy", "GPU memcpy", lp_cuda_load_gpu_memcpy, NULL},
 };
 const size_t lp_bd_ncategories = sizeof(lp_bd_categories) / sizeof(lp_bd_categories[0]);
 
@@ -618,7 +618,8 @@ static int rset_load(sqlite3 *db, struct rset *rs, int max_depth, char *err, siz
 			break;
 		}
 		rs->id[n] = sqlite3_column_int64(st, 0);
-		pid[n] = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
+		pid[n] =
+		    sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
 		rs->r[n] = (struct rg){.start = sqlite3_column_int64(st, 4),
 				       .end = sqlite3_column_int64(st, 5),
 				       .key = key,
@@ -640,10 +641,10 @@ static int rset_load(sqlite3 *db, struct rset *rs, int max_depth, char *err, siz
 	if (rc)
 		return rc;
 	for (size_t k = 0; k < rs->nkeys; k++) {
-		rs->keys[k].name = q_text_id(db, "SELECT value FROM strings WHERE id = ?",
-					     rs->keys[k].name_id);
-		rs->keys[k].domain = q_text_id(db, "SELECT name FROM domains WHERE id = ?",
-					       rs->keys[k].domain_id);
+		rs->keys[k].name =
+		    q_text_id(db, "SELECT value FROM strings WHERE id = ?", rs->keys[k].name_id);
+		rs->keys[k].domain =
+		    q_text_id(db, "SELECT name FROM domains WHERE id = ?", rs->keys[k].domain_id);
 		if (!rs->keys[k].name || !rs->keys[k].domain)
 			goto nomem;
 	}
@@ -709,13 +710,13 @@ struct bd {
 	struct cats cats;
 	int stage_depth;
 	size_t nreq;
-	int32_t *req;	/* request -> range index */
-	int64_t *dur;	/* request -> duration */
-	uint8_t *tag;	/* 2 = tail (>= p99), 1 = around the median, 0 = other */
-	size_t *off;	/* CSR: stage instances of request r at sidx[off[r]..off[r+1]) */
+	int32_t *req; /* request -> range index */
+	int64_t *dur; /* request -> duration */
+	uint8_t *tag; /* 2 = tail (>= p99), 1 = around the median, 0 = other */
+	size_t *off;  /* CSR: stage instances of request r at sidx[off[r]..off[r+1]) */
 	int32_t *sidx;
 	int32_t *slot_of_key; /* range key -> stage slot, -1 */
-	size_t nslot;	/* stage slots; slot nslot is (unattributed) */
+	size_t nslot;	      /* stage slots; slot nslot is (unattributed) */
 	int32_t *key_of_slot;
 };
 
@@ -804,8 +805,8 @@ static int bd_index(struct bd *b, const uint8_t *isreq)
 	/* rowid order is push order, nearly start order: insertion sort is cheap */
 	for (size_t r = 0; r < b->nreq; r++)
 		for (size_t i = b->off[r] + 1; i < b->off[r + 1]; i++)
-			for (size_t j = i; j > b->off[r] && cmp_start_idx(rs, b->sidx[j - 1], b->sidx[j]);
-			     j--) {
+			for (size_t j = i;
+			     j > b->off[r] && cmp_start_idx(rs, b->sidx[j - 1], b->sidx[j]); j--) {
 				int32_t t = b->sidx[j];
 				b->sidx[j] = b->sidx[j - 1];
 				b->sidx[j - 1] = t;
@@ -975,8 +976,8 @@ static int tail_key(struct bd *b, size_t slot, int cat, struct lp_bd_tail *t)
 	}
 	if (best >= 0) {
 		char buf[512];
-		const char *name = lp_bd_categories[cat].describe(b->db, ks.key[best], buf,
-								  sizeof(buf));
+		const char *name =
+		    lp_bd_categories[cat].describe(b->db, ks.key[best], buf, sizeof(buf));
 		t->has_key = 1;
 		t->key = ks.key[best];
 		t->key_name = strdup(name ? name : "?");
@@ -1112,13 +1113,15 @@ static int bd_stages(struct bd *b, struct lp_breakdown *out, size_t *pos_of_slot
 		}
 		for (int k = 0; k < nc; k++) {
 			out->req_cat_ns[k] += rc_[k];
-			catsum[b->nslot * (size_t)nc + (size_t)k] += rc_[k] > sc[k] ? rc_[k] - sc[k] : 0;
+			catsum[b->nslot * (size_t)nc + (size_t)k] +=
+			    rc_[k] > sc[k] ? rc_[k] - sc[k] : 0;
 		}
 		seen[b->nslot] = r + 1;
 		inst[b->nslot]++;
 		for (size_t j = b->off[r]; j <= b->off[r + 1]; j++) {
-			size_t slot = j < b->off[r + 1] ? (size_t)b->slot_of_key[rs->r[b->sidx[j]].key]
-							: b->nslot;
+			size_t slot = j < b->off[r + 1]
+					  ? (size_t)b->slot_of_key[rs->r[b->sidx[j]].key]
+					  : b->nslot;
 			if (seen[slot] != r + 1)
 				continue;
 			seen[slot] = 0;
@@ -1220,8 +1223,8 @@ static int bd_slowest(struct bd *b, struct lp_breakdown *out, const size_t *pos_
 		for (size_t i = 0; i < out->nslow; i++) {
 			sqlite3_reset(st);
 			sqlite3_bind_int64(st, 1, out->slow[i].thread_id);
-			out->slow[i].tid = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0)
-									  : 0;
+			out->slow[i].tid =
+			    sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 		}
 		sqlite3_finalize(st);
 	}
@@ -1387,7 +1390,8 @@ int lp_breakdown_compute(sqlite3 *db, const struct lp_bd_opts *opts, struct lp_b
 	if (!rc && lp_db_has_table(db, "ranges"))
 		rc = bd_ranges(&b, opts, out, err, errlen);
 	if (!rc && !out->has_ranges && opts->request) {
-		snprintf(err, errlen, "--request %s: this run recorded no NVTX ranges", opts->request);
+		snprintf(err, errlen, "--request %s: this run recorded no NVTX ranges",
+			 opts->request);
 		rc = -ENOENT;
 	}
 	if (rc == -ENOMEM)

@@ -92,9 +92,9 @@ struct lp_bd_stage {
 	char *domain; /* "" for the default domain */
 	char *name;   /* LP_BD_UNATTRIBUTED for the uncovered rest */
 	int unattributed;
-	int64_t instances;	     /* ranges; for (unattributed): requests */
-	struct lp_bd_stat st;	     /* over per-request time in the stage (requests that have it) */
-	double share;		     /* of all request time, 0..1 */
+	int64_t instances;    /* ranges; for (unattributed): requests */
+	struct lp_bd_stat st; /* over per-request time in the stage (requests that have it) */
+	double share;	      /* of all request time, 0..1 */
 	int64_t cat_ns[LP_BD_MAXCAT]; /* total per category; last = cpu */
 };
 
@@ -107,16 +107,16 @@ struct lp_bd_slow {
 };
 
 struct lp_bd_tail {
-	int valid;		   /* enough requests to compare */
-	int64_t n_tail, n_mid;	   /* requests >= p99, requests in [p40, p60] */
+	int valid;	       /* enough requests to compare */
+	int64_t n_tail, n_mid; /* requests >= p99, requests in [p40, p60] */
 	int64_t p40_ns, p60_ns, p99_ns;
-	int stage;		   /* index into stages[], -1 when none grows */
+	int stage;			    /* index into stages[], -1 when none grows */
 	double stage_tail_ns, stage_mid_ns; /* mean per-request time in that stage */
-	int cat;		   /* index of the category that grows most inside it */
+	int cat;			    /* index of the category that grows most inside it */
 	double cat_tail_ns, cat_mid_ns;
-	int has_key;		   /* the category names what it waited on */
-	int64_t key;		   /* lock id */
-	char *key_name;		   /* locks.name, or kind@address */
+	int has_key;			/* the category names what it waited on */
+	int64_t key;			/* lock id */
+	char *key_name;			/* locks.name, or kind@address */
 	double key_tail_ns, key_mid_ns; /* mean wait on it inside that stage */
 };
 
@@ -140,8 +140,8 @@ struct lp_breakdown {
 	const char *cat_name[LP_BD_MAXCAT], *cat_label[LP_BD_MAXCAT];
 
 	char *req_domain, *req_name;
-	int req_explicit;  /* --request given */
-	int stage_depth;   /* levels below the request */
+	int req_explicit;      /* --request given */
+	int stage_depth;       /* levels below the request */
 	struct lp_bd_stat req; /* request latency */
 	int64_t req_cat_ns[LP_BD_MAXCAT];
 	int stages_overlap; /* some stages overlap in a request: shares may exceed 100% */

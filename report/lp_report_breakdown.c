@@ -137,14 +137,16 @@ static void text_tail(FILE *f, const struct lp_breakdown *b)
 	char x[32], y[32], z[32], q[512];
 	fputs("\nTail: ", f);
 	if (!t->valid) {
-		fprintf(f, "too few requests to compare the tail with the median (%" PRId64
-			   ", need 20).\n",
+		fprintf(f,
+			"too few requests to compare the tail with the median (%" PRId64
+			", need 20).\n",
 			b->req.n);
 		return;
 	}
-	fprintf(f, "%" PRId64 " request%s >= p99 (%s) against %" PRId64 " around the median (p40-p60, ",
-		t->n_tail, t->n_tail == 1 ? "" : "s", lp_txt_ns((double)t->p99_ns, x, sizeof(x)),
-		t->n_mid);
+	fprintf(
+	    f, "%" PRId64 " request%s >= p99 (%s) against %" PRId64 " around the median (p40-p60, ",
+	    t->n_tail, t->n_tail == 1 ? "" : "s", lp_txt_ns((double)t->p99_ns, x, sizeof(x)),
+	    t->n_mid);
 	fprintf(f, "%s to %s).\n", lp_txt_ns((double)t->p40_ns, y, sizeof(y)),
 		lp_txt_ns((double)t->p60_ns, z, sizeof(z)));
 	if (t->stage < 0) {
@@ -170,7 +172,9 @@ static void text_tail(FILE *f, const struct lp_breakdown *b)
 		grow > 0 ? 100.0 * (t->cat_tail_ns - t->cat_mid_ns) / grow : 0);
 	if (t->has_key) {
 		lp_txt_cell(cell, sizeof(cell), t->key_name, 200);
-		fprintf(f, "  Top lock by added wait: '%s' (lock id %" PRId64 "): %s -> %s per request.\n",
+		fprintf(f,
+			"  Top lock by added wait: '%s' (lock id %" PRId64
+			"): %s -> %s per request.\n",
 			cell, t->key, lp_txt_ns(t->key_mid_ns, x, sizeof(x)),
 			lp_txt_ns(t->key_tail_ns, y, sizeof(y)));
 	}
@@ -193,7 +197,8 @@ static void text_slowest(FILE *f, const struct lp_breakdown *b)
 	for (size_t i = 0; i < b->nslow; i++) {
 		const struct lp_bd_slow *s = &b->slow[i];
 		char x[32];
-		fprintf(f, "%10" PRId64 " %8" PRId64 " %20" PRId64 " ", s->range_id, s->tid, s->start_ns);
+		fprintf(f, "%10" PRId64 " %8" PRId64 " %20" PRId64 " ", s->range_id, s->tid,
+			s->start_ns);
 		snprintf(x, sizeof(x), "%.3f s", (double)s->rel_ns / 1e9);
 		lp_txt_pad(f, x, 10, 1);
 		fputc(' ', f);
@@ -246,8 +251,11 @@ void lp_breakdown_write_text(FILE *f, const struct lp_breakdown *b)
 	char q[512], cell[1024];
 	qual_name(q, sizeof(q), b->req_domain, b->req_name);
 	lp_txt_cell(cell, sizeof(cell), q, 200);
-	fprintf(f, "Requests: %" PRId64 " instance%s of range '%s'%s; stages: ranges %d level%s below\n",
-		b->req.n, b->req.n == 1 ? "" : "s", cell, b->req_explicit ? " (--request)" : " (most frequent outermost range)",
+	fprintf(f,
+		"Requests: %" PRId64
+		" instance%s of range '%s'%s; stages: ranges %d level%s below\n",
+		b->req.n, b->req.n == 1 ? "" : "s", cell,
+		b->req_explicit ? " (--request)" : " (most frequent outermost range)",
 		b->stage_depth, b->stage_depth == 1 ? "" : "s");
 	if (b->nroots) {
 		fputs("Other outermost ranges (use --request NAME):", f);
@@ -270,8 +278,9 @@ void lp_breakdown_write_text(FILE *f, const struct lp_breakdown *b)
 static void json_stat(FILE *f, const struct lp_bd_stat *s)
 {
 	fprintf(f,
-		"{\"n\": %" PRId64 ", \"total_ns\": %" PRId64 ", \"mean_ns\": %.1f, \"p50_ns\": %" PRId64
-		", \"p90_ns\": %" PRId64 ", \"p99_ns\": %" PRId64 ", \"max_ns\": %" PRId64 "}",
+		"{\"n\": %" PRId64 ", \"total_ns\": %" PRId64
+		", \"mean_ns\": %.1f, \"p50_ns\": %" PRId64 ", \"p90_ns\": %" PRId64
+		", \"p99_ns\": %" PRId64 ", \"max_ns\": %" PRId64 "}",
 		s->n, s->total, s->mean, s->p50, s->p90, s->p99, s->max);
 }
 
@@ -294,8 +303,9 @@ static void json_tail(FILE *f, const struct lp_breakdown *b)
 		return;
 	}
 	fprintf(f,
-		"{\"tail_requests\": %" PRId64 ", \"median_requests\": %" PRId64 ", \"p40_ns\": %" PRId64
-		", \"p60_ns\": %" PRId64 ", \"p99_ns\": %" PRId64 ",\n    \"stage\": ",
+		"{\"tail_requests\": %" PRId64 ", \"median_requests\": %" PRId64
+		", \"p40_ns\": %" PRId64 ", \"p60_ns\": %" PRId64 ", \"p99_ns\": %" PRId64
+		",\n    \"stage\": ",
 		t->n_tail, t->n_mid, t->p40_ns, t->p60_ns, t->p99_ns);
 	if (t->stage < 0) {
 		fputs("null, \"category\": null, \"lock\": null}", f);
@@ -306,8 +316,9 @@ static void json_tail(FILE *f, const struct lp_breakdown *b)
 	lp_json_str(f, s->domain);
 	fputs(", \"name\": ", f);
 	lp_json_str(f, s->name);
-	fprintf(f, ", \"tail_mean_ns\": %.1f, \"median_mean_ns\": %.1f, \"growth_ns\": %.1f, "
-		   "\"ratio\": ",
+	fprintf(f,
+		", \"tail_mean_ns\": %.1f, \"median_mean_ns\": %.1f, \"growth_ns\": %.1f, "
+		"\"ratio\": ",
 		t->stage_tail_ns, t->stage_mid_ns, t->stage_tail_ns - t->stage_mid_ns);
 	if (t->stage_mid_ns > 0)
 		fprintf(f, "%.3f}", t->stage_tail_ns / t->stage_mid_ns);
@@ -319,7 +330,8 @@ static void json_tail(FILE *f, const struct lp_breakdown *b)
 	} else {
 		fputs("{\"name\": ", f);
 		lp_json_str(f, b->cat_name[t->cat]);
-		fprintf(f, ", \"tail_mean_ns\": %.1f, \"median_mean_ns\": %.1f, \"growth_ns\": %.1f}",
+		fprintf(f,
+			", \"tail_mean_ns\": %.1f, \"median_mean_ns\": %.1f, \"growth_ns\": %.1f}",
 			t->cat_tail_ns, t->cat_mid_ns, t->cat_tail_ns - t->cat_mid_ns);
 	}
 	fputs(",\n    \"lock\": ", f);
@@ -350,8 +362,9 @@ static void json_threads(FILE *f, const struct lp_breakdown *b)
 
 void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 {
-	fprintf(f, "\"has_ranges\": %s,\n  \"run\": {\"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64
-		   ", \"thread_time_ns\": %" PRId64 ", \"categories\": ",
+	fprintf(f,
+		"\"has_ranges\": %s,\n  \"run\": {\"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64
+		", \"thread_time_ns\": %" PRId64 ", \"categories\": ",
 		b->has_ranges ? "true" : "false", b->run_start_ns, b->run_end_ns, b->run_thread_ns);
 	json_cats(f, b, b->run_cat_ns);
 	fputs("},\n  \"categories\": [", f);
@@ -393,8 +406,10 @@ void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 		lp_json_str(f, s->domain);
 		fputs(", \"name\": ", f);
 		lp_json_str(f, s->name);
-		fprintf(f, ", \"unattributed\": %s, \"instances\": %" PRId64 ", \"share\": %.8f,\n     "
-			   "\"stats\": ",
+		fprintf(f,
+			", \"unattributed\": %s, \"instances\": %" PRId64
+			", \"share\": %.8f,\n     "
+			"\"stats\": ",
 			s->unattributed ? "true" : "false", s->instances, s->share);
 		json_stat(f, &s->st);
 		fputs(", \"categories\": ", f);
@@ -407,9 +422,10 @@ void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 	for (size_t i = 0; i < b->nslow; i++) {
 		const struct lp_bd_slow *s = &b->slow[i];
 		fprintf(f,
-			"%s\n    {\"range_id\": %" PRId64 ", \"thread_id\": %" PRId64 ", \"tid\": %" PRId64
-			", \"start_ns\": %" PRId64 ", \"since_run_start_ns\": %" PRId64
-			", \"latency_ns\": %" PRId64 ", \"stage_ns\": [",
+			"%s\n    {\"range_id\": %" PRId64 ", \"thread_id\": %" PRId64
+			", \"tid\": %" PRId64 ", \"start_ns\": %" PRId64
+			", \"since_run_start_ns\": %" PRId64 ", \"latency_ns\": %" PRId64
+			", \"stage_ns\": [",
 			i ? "," : "", s->range_id, s->thread_id, s->tid, s->start_ns, s->rel_ns,
 			s->dur_ns);
 		for (size_t k = 0; k < b->nstages; k++)
@@ -458,8 +474,9 @@ void lp_breakdown_write_csv(FILE *f, const struct lp_breakdown *b)
 		lp_csv_str(f, s->domain);
 		fputc(',', f);
 		lp_csv_str(f, s->name);
-		fprintf(f, ",%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64
-			   ",%" PRId64 ",%" PRId64 ",%.6f",
+		fprintf(f,
+			",%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64
+			",%" PRId64 ",%" PRId64 ",%.6f",
 			s->unattributed, s->instances, s->st.n, s->st.total, s->st.mean, s->st.p50,
 			s->st.p90, s->st.p99, s->st.max, s->share);
 		for (int k = 0; k < b->ncat; k++)
@@ -512,8 +529,9 @@ void lp_range_stats_write_text(FILE *f, const struct lp_range_stats *s)
 
 void lp_range_stats_write_json(FILE *f, const struct lp_range_stats *s)
 {
-	fprintf(f, "{\n  \"format\": \"latprof.report.ranges\",\n  \"version\": 1,\n  "
-		   "\"has_ranges\": %s,\n  \"ranges\": [",
+	fprintf(f,
+		"{\n  \"format\": \"latprof.report.ranges\",\n  \"version\": 1,\n  "
+		"\"has_ranges\": %s,\n  \"ranges\": [",
 		s->has_ranges ? "true" : "false");
 	for (size_t i = 0; i < s->n; i++) {
 		fprintf(f, "%s\n    {\"domain\": ", i ? "," : "");
@@ -535,7 +553,10 @@ void lp_range_stats_write_csv(FILE *f, const struct lp_range_stats *s)
 		lp_csv_str(f, r->domain);
 		fputc(',', f);
 		lp_csv_str(f, r->name);
-		fprintf(f, ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n",
-			r->st.n, r->st.total, r->st.mean, r->st.p50, r->st.p90, r->st.p99, r->st.max);
+		fprintf(f,
+			",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+			"\n",
+			r->st.n, r->st.total, r->st.mean, r->st.p50, r->st.p90, r->st.p99,
+			r->st.max);
 	}
 }

@@ -88,7 +88,7 @@ static void test_sets(void)
 			int t = rand() % NTHR;
 			int64_t s = rand() % SPAN, e = s + rand() % (SPAN - s + 1);
 			CHECK(lp_ivset_overlap(&sa, t, s, e) + lp_ivset_overlap(&sb, t, s, e) ==
-				      lp_ivset_overlap(&u, t, s, e),
+				  lp_ivset_overlap(&u, t, s, e),
 			      "precedence split does not add up");
 		}
 		lp_ivset_free(&sa);
