@@ -39,3 +39,9 @@ lp_py_test(rel_sigterm test_sigterm.py LABELS e2e reliability)
 lp_py_test(rel_security test_security.py LABELS e2e reliability)
 lp_py_test(rel_env test_env.py LABELS e2e reliability)
 lp_py_test(rel_lint test_lint.py LABELS unit reliability)
+
+# The recording core and the importer under many threads, linked directly
+# (no LD_PRELOAD): the one test the ThreadSanitizer tier runs.
+lp_c_test(rel_core_stress SOURCES ${CMAKE_CURRENT_LIST_DIR}/core_stress.c
+  LIBS latprof_core latprof_analyze Threads::Threads LABELS unit tsan sanitize)
+target_include_directories(rel_core_stress PRIVATE ${PROJECT_SOURCE_DIR}/collector)

@@ -1,0 +1,37 @@
+# Fuzzing (issue 9). Each target's inputs live in tests/fuzz/<target>/:
+# the seed corpus plus every input that ever crashed it (regressions).
+#  - Every build replays them through the target (label unit): fuzz_replay.c
+#    calls the same LLVMFuzzerTestOneInput, so a fixed crash stays fixed.
+#  - -DLATPROF_FUZZ=ON (clang) builds the libFuzzer binaries; label fuzz runs
+#    each for LP_FUZZ_SECONDS (environment at ctest time, default 60).
+set(lp_fuzz_src ${CMAKE_CURRENT_LIST_DIR}/../fuzz)
+set(lp_fuzz_targets import expect)
+set(lp_fuzz_libs_import latprof_analyze)
+set(lp_fuzz_libs_expect latprof_analyze)
+if(TARGET latprof_cupti_tr)
+  list(APPEND lp_fuzz_targets cupti)
+  set(lp_fuzz_libs_cupti latprof_cupti_tr latprof_core)
+endif()
+
+foreach(t ${lp_fuzz_targets})
+  if(LATPROF_FUZZ)
+    add_executable(fuzz_${t} ${lp_fuzz_src}/fuzz_${t}.c)
+    target_link_options(fuzz_${t} PRIVATE -fsanitize=fuzzer)
+    target_link_libraries(fuzz_${t} PRIVATE ${lp_fuzz_libs_${t}})
+    set(work ${CMAKE_BINARY_DIR}/tests/fuzz/${t}-corpus)
+    file(MAKE_DIRECTORY ${work})
+    # New inputs go to the build tree's corpus; the checked-in one is read only.
+    add_test(NAME fuzz_${t} COMMAND sh -c
+      "exec \"$0\" -max_total_time=\${LP_FUZZ_SECONDS:-60} -timeout=10 -rss_limit_mb=2048 \
+-print_final_stats=1 -artifact_prefix=${CMAKE_BINARY_DIR}/tests/fuzz/${t}- \"$1\" \"$2\""
+      $<TARGET_FILE:fuzz_${t}> ${work} ${lp_fuzz_src}/${t})
+    set_tests_properties(fuzz_${t} PROPERTIES LABELS fuzz TIMEOUT 900)
+  endif()
+  add_executable(fuzz_replay_${t} ${lp_fuzz_src}/fuzz_replay.c ${lp_fuzz_src}/fuzz_${t}.c)
+  if(LATPROF_FUZZ)
+    target_link_options(fuzz_replay_${t} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
+  target_link_libraries(fuzz_replay_${t} PRIVATE ${lp_fuzz_libs_${t}})
+  add_test(NAME fuzz_replay_${t} COMMAND fuzz_replay_${t} ${lp_fuzz_src}/${t})
+  set_tests_properties(fuzz_replay_${t} PROPERTIES LABELS "unit;sanitize" TIMEOUT 300)
+endforeach()
