@@ -9,6 +9,7 @@
 #include "lp_cuda.h" /* CUDA category providers */
 #include "lp_db.h"
 #include "lp_map.h"
+#include "lp_nvtx_db.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -509,7 +510,8 @@ struct rg {
 	int32_t parent; /* index, -1 for none */
 	int32_t key;	/* index into keys */
 	int32_t thread;
-	int32_t depth;
+	int16_t depth;
+	uint16_t flags; /* ranges.flags (LP_RANGEF_*) */
 };
 
 struct rset {
@@ -587,11 +589,12 @@ static int rset_load(sqlite3 *db, struct rset *rs, int max_depth, char *err, siz
 		free(pid);
 		goto nomem;
 	}
-	if (sqlite3_prepare_v2(db,
-			       "SELECT id, parent_id, domain_id, name_id, start_ns, end_ns, "
-			       "start_thread_id, depth FROM ranges WHERE ?1 < 0 OR depth <= ?1 "
-			       "ORDER BY id",
-			       -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT id, parent_id, domain_id, name_id, start_ns, end_ns, "
+		"start_thread_id, depth, flags FROM ranges WHERE ?1 < 0 OR depth <= ?1 "
+		"ORDER BY id",
+		-1, &st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "database error reading ranges: %s", sqlite3_errmsg(db));
 		free(pid);
 		return -EIO;
@@ -624,7 +627,8 @@ static int rset_load(sqlite3 *db, struct rset *rs, int max_depth, char *err, siz
 				       .end = sqlite3_column_int64(st, 5),
 				       .key = key,
 				       .thread = (int32_t)sqlite3_column_int64(st, 6),
-				       .depth = sqlite3_column_int(st, 7)};
+				       .depth = (int16_t)sqlite3_column_int(st, 7),
+				       .flags = (uint16_t)sqlite3_column_int(st, 8)};
 		rs->n++;
 	}
 	if (!rc && s != SQLITE_DONE) {
@@ -717,6 +721,7 @@ struct bd {
 	int32_t *sidx;
 	int32_t *slot_of_key; /* range key -> stage slot, -1 */
 	size_t nslot;	      /* stage slots; slot nslot is (unattributed) */
+	int64_t open_skipped; /* request ranges open at exit, left out */
 	int32_t *key_of_slot;
 };
 
@@ -753,8 +758,12 @@ static int bd_index(struct bd *b, const uint8_t *isreq)
 	if (!reqof)
 		return -ENOMEM;
 	for (size_t i = 0; i < rs->n; i++) {
-		reqof[i] = isreq[rs->r[i].key] ? (int32_t)b->nreq : -1;
-		b->nreq += isreq[rs->r[i].key];
+		/* a request still open at exit ends at the process end: not a latency */
+		int open = rs->r[i].flags & LP_RANGEF_OPEN_AT_EXIT;
+		int is = isreq[rs->r[i].key] && !open;
+		reqof[i] = is ? (int32_t)b->nreq : -1;
+		b->nreq += (size_t)is;
+		b->open_skipped += isreq[rs->r[i].key] && open;
 	}
 	b->req = malloc((b->nreq + 1) * sizeof(*b->req));
 	b->dur = malloc((b->nreq + 1) * sizeof(*b->dur));
@@ -1335,6 +1344,7 @@ static int bd_ranges(struct bd *b, const struct lp_bd_opts *opts, struct lp_brea
 		rc = bd_roots(rs, isreq, rootcnt, out);
 	if (!rc)
 		rc = bd_index(b, isreq);
+	out->req_open_skipped = b->open_skipped;
 	size_t *pos = NULL;
 	if (!rc && !(pos = calloc(b->nslot + 1, sizeof(*pos))))
 		rc = -ENOMEM;

@@ -144,7 +144,8 @@ struct lp_breakdown {
 	int stage_depth;       /* levels below the request */
 	struct lp_bd_stat req; /* request latency */
 	int64_t req_cat_ns[LP_BD_MAXCAT];
-	int stages_overlap; /* some stages overlap in a request: shares may exceed 100% */
+	int stages_overlap;	  /* some stages overlap in a request: shares may exceed 100% */
+	int64_t req_open_skipped; /* request ranges still open at exit, left out */
 
 	size_t nstages; /* sorted by total, (unattributed) last */
 	struct lp_bd_stage *stages;

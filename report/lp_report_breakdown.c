@@ -267,6 +267,10 @@ void lp_breakdown_write_text(FILE *f, const struct lp_breakdown *b)
 		}
 		fputs(b->nroots > 8 ? " ...\n" : "\n", f);
 	}
+	if (b->req_open_skipped)
+		fprintf(
+		    f, "Left out: %" PRId64 " request range%s still open when the process ended.\n",
+		    b->req_open_skipped, b->req_open_skipped == 1 ? "" : "s");
 	fputc('\n', f);
 	text_stages(f, b);
 	text_tail(f, b);
@@ -383,8 +387,11 @@ void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 		lp_json_str(f, b->req_domain);
 		fputs(", \"name\": ", f);
 		lp_json_str(f, b->req_name);
-		fprintf(f, ", \"explicit\": %s, \"stage_depth\": %d, \"stats\": ",
-			b->req_explicit ? "true" : "false", b->stage_depth);
+		fprintf(
+		    f,
+		    ", \"explicit\": %s, \"stage_depth\": %d, \"open_at_exit_skipped\": %" PRId64
+		    ", \"stats\": ",
+		    b->req_explicit ? "true" : "false", b->stage_depth, b->req_open_skipped);
 		json_stat(f, &b->req);
 		fputs(", \"categories\": ", f);
 		json_cats(f, b, b->req_cat_ns);

@@ -4,6 +4,7 @@
  *   "warmup" (once, outermost)
  *   "request" x N: "prep" { "load" A us, "parse" B us }, "run" { "step" C us },
  *   and a gap of G us inside "request" covered by no stage.
+ * then one more "request" left open at exit (its end is the process end).
  * Costs are busy-waits to CLOCK_MONOTONIC deadlines.
  *   bd_nested N A B C G
  */
@@ -57,5 +58,7 @@ int main(int argc, char **argv)
 		nvtxRangePop();
 		nvtxRangePop();
 	}
-	return 0;
+	nvtxRangePushA("request");
+	ranged("prep", 100);
+	return 0; /* "request" still open */
 }

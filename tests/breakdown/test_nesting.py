@@ -36,6 +36,8 @@ settle(attempt)
 doc = breakdown(run)
 check(doc["request"]["name"] == "request" and doc["request"]["stats"]["n"] == N,
       "default request: the most frequent outermost range")
+check(doc["request"]["open_at_exit_skipped"] == 1,
+      "the request range still open at exit is left out (and counted)")
 check([(o["name"], o["count"]) for o in doc["other_outermost"]] == [("warmup", 1)],
       "the other outermost range is listed")
 check([s["name"] for s in doc["stages"]] == ["prep", "run", "(unattributed)"], "depth 1: prep, run")
@@ -48,8 +50,9 @@ check(sum(s["stats"]["total_ns"] for s in doc["stages"]) == doc["request"]["stat
       "stage times incl. (unattributed) add up to request time exactly")
 
 doc = breakdown(run, "--request", "prep")
+# N + 1: the request left open at exit holds one closed "prep"
 check(doc["request"]["name"] == "prep" and doc["request"]["explicit"] and
-      doc["request"]["stats"]["n"] == N, "--request prep: 200 requests")
+      doc["request"]["stats"]["n"] == N + 1, f"--request prep: {N + 1} requests")
 check([s["name"] for s in doc["stages"]] == ["load", "parse", "(unattributed)"],
       "--request prep: its children are the stages")
 doc = breakdown(run, "--request", "::run")  # default domain spelled out
