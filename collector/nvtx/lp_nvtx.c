@@ -62,11 +62,16 @@ struct lp_nvtx_tls {
 };
 
 static __thread struct lp_nvtx_tls *lp_tp __attribute__((tls_model("initial-exec")));
-static struct lp_nvtx_tls lp_tls_fallback; /* out of memory: shared, best effort */
+/* Out of memory: a shared block whose cache and clock base are never used
+ * (other threads share it), only its depth counter, approximately. */
+static struct lp_nvtx_tls lp_tls_fallback;
 static pthread_key_t lp_tls_key;
 
+/* Runs on the exiting thread; an NVTX call from a later destructor maps a
+ * fresh block instead of touching this one. */
 static void lp_tls_free(void *p)
 {
+	lp_tp = NULL;
 	if (p && p != &lp_tls_fallback)
 		munmap(p, sizeof(struct lp_nvtx_tls));
 }
@@ -115,7 +120,10 @@ static inline uint32_t lp_name(const char *s)
 	if (!s)
 		return 0;
 	uintptr_t k = (uintptr_t)s;
-	struct lp_nc_ent *e = &lp_tls()->nc[(k ^ (k >> 6) ^ (k >> 12)) & (LP_NC_SLOTS - 1)];
+	struct lp_nvtx_tls *t = lp_tls();
+	if (__builtin_expect(t == &lp_tls_fallback, 0))
+		return lp_intern_string(s, strlen(s));
+	struct lp_nc_ent *e = &t->nc[(k ^ (k >> 6) ^ (k >> 12)) & (LP_NC_SLOTS - 1)];
 	if (e->p == s) {
 		/* Same pointer: check the text is still the same (inline, no PLT). */
 		size_t i = 0, n = e->len;
@@ -259,6 +267,8 @@ static inline uint64_t lp_ts(void)
 	if (!lp_use_tsc)
 		return lp_now();
 	struct lp_nvtx_tls *t = lp_tls();
+	if (__builtin_expect(t == &lp_tls_fallback, 0))
+		return lp_now();
 	uint64_t tsc = lp_rdtsc();
 	uint64_t d = tsc - t->tsc_base;
 	if (__builtin_expect(d >= lp_tsc_window, 0)) /* also: first use, or TSC behind */
