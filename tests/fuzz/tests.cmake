@@ -12,6 +12,11 @@ if(TARGET latprof_cupti_tr)
   list(APPEND lp_fuzz_targets cupti)
   set(lp_fuzz_libs_cupti latprof_cupti_tr latprof_core)
 endif()
+# fuzz_cupti builds and replays its corpus, but its timed run is not a ctest
+# yet: activity records carry pointers (kernel names) that CUPTI guarantees
+# and the translator follows, so random bytes crash on them by contract.
+# A harness that rewrites pointer fields to valid strings is to do.
+set(lp_fuzz_no_timed_run cupti)
 
 foreach(t ${lp_fuzz_targets})
   if(LATPROF_FUZZ)
@@ -26,6 +31,9 @@ foreach(t ${lp_fuzz_targets})
 -print_final_stats=1 -artifact_prefix=${CMAKE_BINARY_DIR}/tests/fuzz/${t}- \"$1\" \"$2\""
       $<TARGET_FILE:fuzz_${t}> ${work} ${lp_fuzz_src}/${t})
     set_tests_properties(fuzz_${t} PROPERTIES LABELS fuzz TIMEOUT 900)
+    if(t IN_LIST lp_fuzz_no_timed_run)
+      set_tests_properties(fuzz_${t} PROPERTIES DISABLED ON)
+    endif()
   endif()
   add_executable(fuzz_replay_${t} ${lp_fuzz_src}/fuzz_replay.c ${lp_fuzz_src}/fuzz_${t}.c)
   if(LATPROF_FUZZ)
