@@ -102,7 +102,8 @@ static int lp_log_index(struct lp_log *log)
 			off += r->size;
 		}
 	}
-	qsort(log->stretches, log->n_stretches, sizeof(struct lp_stretch), lp_stretch_cmp);
+	if (log->n_stretches) /* qsort(NULL, 0) is undefined (found by fuzz_import) */
+		qsort(log->stretches, log->n_stretches, sizeof(struct lp_stretch), lp_stretch_cmp);
 	return 0;
 }
 
