@@ -119,9 +119,12 @@ static int lp_cnt_config(struct lp_import *imp, struct lp_cnt_imp *s,
 
 static int64_t lp_cnt_scale(uint64_t v, uint64_t enabled, uint64_t running)
 {
-	if (running && running < enabled)
-		return (int64_t)((double)v * (double)enabled / (double)running + 0.5);
-	return (int64_t)v;
+	/* Damaged values must not overflow the conversion (found by fuzz_import). */
+	if (running && running < enabled) {
+		double x = (double)v * (double)enabled / (double)running + 0.5;
+		return x < 9.2e18 ? (int64_t)x : INT64_MAX;
+	}
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
 static int lp_cnt_sample(struct lp_import *imp, struct lp_cnt_imp *s, uint32_t tid, uint32_t mask,
