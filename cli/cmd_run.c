@@ -141,9 +141,11 @@ static void lp_exec_app(const struct lp_run_opts *o, char **argv)
 	lp_run_env_sources(o);
 #ifdef LATPROF_ASAN_RUNTIME
 	/* Sanitizer build: our libraries need the ASan runtime first in the
-	 * app's link map, and the app's own leaks are not ours to report. */
+	 * app's link map. The app's own leaks and crashes are not ours: its
+	 * SIGSEGV must still kill it with SIGSEGV. */
 	lp_setenv_prepend("LD_PRELOAD", LATPROF_ASAN_RUNTIME, ':');
-	lp_setenv_prepend("ASAN_OPTIONS", "detect_leaks=0", ':');
+	lp_setenv_prepend("ASAN_OPTIONS", "detect_leaks=0:handle_segv=0:handle_sigbus=0:"
+			  "handle_sigfpe=0:handle_sigill=0:handle_abort=0", ':');
 #endif
 	execvp(argv[0], argv);
 	fprintf(stderr, "latprof: cannot run %s: %s\n", argv[0], strerror(errno));
