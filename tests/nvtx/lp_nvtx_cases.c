@@ -8,6 +8,8 @@
  *   domains            domains, registered strings, categories, marks,
  *                      payload kinds, wide strings, thread names
  *   rate THREADS N     N push/pop pairs per thread as fast as possible
+ *   reqs THREADS N     N requests per thread, each with 4 stage ranges and
+ *                      no work: a big database for import/report benchmarks
  * Each mode prints what it did as key=value so the test compares the
  * database with the program's own account.
  */
@@ -200,7 +202,22 @@ static void *rate_worker(void *p)
 	return NULL;
 }
 
-static int rate(int threads, long n)
+static void *reqs_worker(void *p)
+{
+	static const char *const st[4] = {"decode", "preprocess", "infer", "postprocess"};
+	struct rate_arg *a = p;
+	for (long i = 0; i < a->n; i++) {
+		nvtxRangePushA("request");
+		for (int k = 0; k < 4; k++) {
+			nvtxRangePushA(st[k]);
+			nvtxRangePop();
+		}
+		nvtxRangePop();
+	}
+	return NULL;
+}
+
+static int rate(int threads, long n, int reqs)
 {
 	pthread_t t[64];
 	struct rate_arg a[64];
@@ -209,13 +226,13 @@ static int rate(int threads, long n)
 	uint64_t t0 = now_ns();
 	for (int i = 0; i < threads; i++) {
 		a[i].n = n;
-		pthread_create(&t[i], NULL, rate_worker, &a[i]);
+		pthread_create(&t[i], NULL, reqs ? reqs_worker : rate_worker, &a[i]);
 	}
 	for (int i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
 	double secs = (double)(now_ns() - t0) / 1e9;
-	printf("ranges=%ld seconds=%.3f per_second=%.0f\n", n * threads, secs,
-	       (double)(n * threads) / secs);
+	long ranges = n * threads * (reqs ? 5 : 1);
+	printf("ranges=%ld seconds=%.3f per_second=%.0f\n", ranges, secs, (double)ranges / secs);
 	return 0;
 }
 
@@ -233,8 +250,10 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "domains"))
 		return domains();
 	if (!strcmp(m, "rate") && argc == 4)
-		return rate(atoi(argv[2]), atol(argv[3]));
+		return rate(atoi(argv[2]), atol(argv[3]), 0);
+	if (!strcmp(m, "reqs") && argc == 4)
+		return rate(atoi(argv[2]), atol(argv[3]), 1);
 	fprintf(stderr, "usage: lp_nvtx_cases nest D R | xthread N | unbalanced K | open | "
-			"domains | rate THREADS N\n");
+			"domains | rate THREADS N | reqs THREADS N\n");
 	return 2;
 }
