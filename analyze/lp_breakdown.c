@@ -128,7 +128,8 @@ int lp_ivset_build(struct lp_ivec *src, const struct lp_ivset *minus, struct lp_
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	qsort(src->v, src->n, sizeof(*src->v), iv_cmp);
+	if (src->n) /* qsort(NULL, 0) is undefined (C11 7.22.5p1) */
+		qsort(src->v, src->n, sizeof(*src->v), iv_cmp);
 	for (size_t i = 0; i < src->n && !rc; i++) {
 		const struct lp_iv *v = &src->v[i];
 		if (minus && minus->n)
