@@ -6,9 +6,11 @@
  * tables (nvtxDetail/nvtxImpl.h: table[cbid] points at the slot the app's
  * nvtx* call jumps through). Records: collector/lp_log_nvtx.h.
  *
- * Hot path (push/pop): one lp_ts(), a per-thread name cache keyed by the
- * message pointer (verified with memcmp, since a buffer may be reused for
- * another text), one record. No locks, no malloc, errno preserved.
+ * Hot path (push/pop): one lp_ts() (TSC-derived CLOCK_MONOTONIC ns, see
+ * "clock"), a per-thread name cache keyed by the message pointer (the text
+ * is re-checked, since a buffer may be reused for another text), one
+ * record. No locks, no malloc, errno untouched. LATPROF_NVTX_CLOCK=monotonic
+ * forces clock_gettime.
  */
 #define _GNU_SOURCE
 #include <errno.h>
