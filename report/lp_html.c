@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "lp_html.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include "lp_breakdown.h"
 #include "lp_cuda.h"
 #include "lp_findings.h"
+#include "lp_html_util.h"
 #include "lp_locks.h"
 #include "lp_out.h"
 #include "lp_plot.h"
@@ -34,71 +34,13 @@ struct lp_html_page {
 
 /* ---- build ---- */
 
-static char *lp_slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	char tmp[65536];
-	size_t n;
-	while (m && (n = fread(tmp, 1, sizeof(tmp), f)) > 0)
-		fwrite(tmp, 1, n, m);
-	fclose(f);
-	if (m)
-		fclose(m);
-	return buf;
-}
-
-/* gnuplot's SVG made fit for inlining: from <svg on, without the XML
- * namespace declarations (the HTML parser puts <svg> in the SVG namespace
- * itself, and the page then names no URL at all). */
-static char *lp_svg_inline(char *s)
-{
-	char *p = s ? strstr(s, "<svg") : NULL;
-	if (!p)
-		return NULL;
-	char *out = strdup(p);
-	if (!out)
-		return NULL;
-	static const char *const drop[] = {" xmlns=\"http://www.w3.org/2000/svg\"",
-					   " xmlns:xlink=\"http://www.w3.org/1999/xlink\""};
-	for (size_t i = 0; i < 2; i++) {
-		char *x = strstr(out, drop[i] + 1);
-		if (x) {
-			size_t l = strlen(drop[i] + 1);
-			memmove(x, x + l, strlen(x + l) + 1);
-		}
-	}
-	return out;
-}
-
-static void lp_rmtree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[4096 + sizeof(e->d_name) + 2];
-	while (d && (e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
-
 static void lp_html_charts(struct lp_html_page *pg)
 {
 	pg->has_gnuplot = lp_plot_gnuplot() != NULL;
 	if (!pg->has_gnuplot)
 		return;
-	const char *tmp = getenv("TMPDIR");
 	char dir[4096], err[1024];
-	snprintf(dir, sizeof(dir), "%s/latprof-html-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
+	if (lp_html_tmpdir(dir, sizeof(dir))) {
 		pg->chart_err = strdup("cannot create a temporary directory for the charts");
 		return;
 	}
@@ -106,15 +48,11 @@ static void lp_html_charts(struct lp_html_page *pg)
 	if (lp_plot_render(dir, &in, LP_PLOT_SVG, pg->charts, err, sizeof(err)) < 0) {
 		pg->chart_err = strdup(err);
 	} else {
-		for (int i = 0; i < LP_PLOT_NCHARTS; i++) {
-			if (pg->charts[i].skipped)
-				continue;
-			char *raw = lp_slurp(pg->charts[i].image);
-			pg->svg[i] = lp_svg_inline(raw);
-			free(raw);
-		}
+		for (int i = 0; i < LP_PLOT_NCHARTS; i++)
+			if (!pg->charts[i].skipped)
+				pg->svg[i] = lp_html_svg_file(pg->charts[i].image);
 	}
-	lp_rmtree(dir);
+	lp_html_rmtree(dir);
 }
 
 void *lp_html_build(sqlite3 *db, const struct lp_html_opts *o, char *err, size_t errlen)
@@ -170,44 +108,6 @@ void lp_html_free(void *page)
 
 /* ---- write ---- */
 
-static const char lp_css[] =
-	"body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:0 16px;"
-	"color:#222}h1{margin:16px 0 4px}h2{border-bottom:2px solid #4477aa;padding-bottom:2px;"
-	"margin-top:32px}nav a{margin-right:12px}table{border-collapse:collapse;margin:8px 0}"
-	"th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}"
-	"th{background:#eef2f7}td.l,th.l{text-align:left}tr.req td{font-weight:600}"
-	".cmd{font-family:monospace;white-space:pre-wrap;word-break:break-all}"
-	".fnd{border-left:4px solid #ee6677;padding:4px 10px;margin:8px 0;background:#fdf3f4}"
-	".fnd.s1{border-color:#ccbb44;background:#fbf9ef}.fnd.s2{border-color:#ee8866}"
-	".note{color:#555}figure{margin:12px 0}figure svg{max-width:100%;height:auto}"
-	"svg.tl text{font:11px sans-serif}";
-
-static void lp_dur(FILE *f, double ns)
-{
-	if (ns < 1e3)
-		fprintf(f, "%.0f ns", ns);
-	else if (ns < 1e6)
-		fprintf(f, "%.3g µs", ns / 1e3);
-	else if (ns < 1e9)
-		fprintf(f, "%.4g ms", ns / 1e6);
-	else
-		fprintf(f, "%.4g s", ns / 1e9);
-}
-
-static void lp_td_dur(FILE *f, double ns)
-{
-	fputs("<td>", f);
-	lp_dur(f, ns);
-	fputs("</td>", f);
-}
-
-static void lp_td_str(FILE *f, const char *s)
-{
-	fputs("<td class=\"l\">", f);
-	lp_html_str(f, s ? s : "");
-	fputs("</td>", f);
-}
-
 static void lp_stage_name(FILE *f, const char *domain, const char *name)
 {
 	if (domain && *domain) {
@@ -234,7 +134,7 @@ static void lp_w_findings(FILE *f, const struct lp_findings *fd)
 		fputs("<br>", f);
 		lp_html_str(f, x->summary);
 		fputs("<br>Estimated saving: ", f);
-		lp_dur(f, (double)x->saving_ns);
+		lp_html_dur(f, (double)x->saving_ns);
 		fprintf(f, " (%.1f%% of %s)<br>Fix: ", 100 * x->share,
 			fd->has_requests ? "request time" : "thread time");
 		lp_html_str(f, x->rule->fix);
@@ -264,7 +164,7 @@ static void lp_w_summary(FILE *f, const struct lp_run_summary *r)
 	fputs("<tr><th class=\"l\">command</th><td class=\"l cmd\">", f);
 	lp_html_str(f, r->run_cmdline ? r->run_cmdline : "(unknown)");
 	fputs("</td></tr><tr><th class=\"l\">duration</th>", f);
-	lp_td_dur(f, (double)(r->end_ns - r->start_ns));
+	lp_html_td_dur(f, (double)(r->end_ns - r->start_ns));
 	fprintf(f,
 		"</tr><tr><th class=\"l\">processes</th><td>%zu</td></tr>"
 		"<tr><th class=\"l\">threads</th><td>%lld</td></tr>"
@@ -273,9 +173,9 @@ static void lp_w_summary(FILE *f, const struct lp_run_summary *r)
 		"<tr><th class=\"l\">records dropped</th><td>%lld</td></tr>",
 		r->n_procs, r->threads, r->lock_waits, r->cond_waits, r->dropped_records);
 	fputs("<tr><th class=\"l\">GPU data</th>", f);
-	lp_td_str(f, r->gpu_captured ? "captured" : r->gpu_status ? r->gpu_status : "none");
+	lp_html_td_str(f, r->gpu_captured ? "captured" : r->gpu_status ? r->gpu_status : "none");
 	fputs("</tr><tr><th class=\"l\">host</th>", f);
-	lp_td_str(f, r->host);
+	lp_html_td_str(f, r->host);
 	fputs("</tr></table>\n<table><tr><th>pid</th><th class=\"l\">command line</th>"
 	      "<th class=\"l\">ended</th><th>threads</th></tr>\n",
 	      f);
@@ -312,11 +212,11 @@ static void lp_cat_cells(FILE *f, const struct lp_breakdown *b, const int64_t *c
 static void lp_stat_cells(FILE *f, const struct lp_bd_stat *s)
 {
 	fprintf(f, "<td>%lld</td>", (long long)s->n);
-	lp_td_dur(f, s->mean);
-	lp_td_dur(f, (double)s->p50);
-	lp_td_dur(f, (double)s->p90);
-	lp_td_dur(f, (double)s->p99);
-	lp_td_dur(f, (double)s->max);
+	lp_html_td_dur(f, s->mean);
+	lp_html_td_dur(f, (double)s->p50);
+	lp_html_td_dur(f, (double)s->p90);
+	lp_html_td_dur(f, (double)s->p99);
+	lp_html_td_dur(f, (double)s->max);
 }
 
 static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
@@ -332,9 +232,9 @@ static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
 		for (size_t i = 0; i < b->nthreads; i++) {
 			const struct lp_bd_thread *t = &b->threads[i];
 			fputs("<tr>", f);
-			lp_td_str(f, t->name ? t->name : "(unnamed)");
+			lp_html_td_str(f, t->name ? t->name : "(unnamed)");
 			fprintf(f, "<td>%lld</td>", (long long)t->tid);
-			lp_td_dur(f, (double)t->total_ns);
+			lp_html_td_dur(f, (double)t->total_ns);
 			lp_cat_cells(f, b, t->cat_ns, t->total_ns);
 			fputs("</tr>\n", f);
 		}
@@ -380,64 +280,32 @@ static void lp_w_tail(FILE *f, const struct lp_breakdown *b)
 	}
 	const struct lp_bd_stage *s = &b->stages[t->stage];
 	fprintf(f, "Requests at or above p99 (%lld, &ge; ", (long long)t->n_tail);
-	lp_dur(f, (double)t->p99_ns);
+	lp_html_dur(f, (double)t->p99_ns);
 	fprintf(f, ") against those around the median (%lld): stage <b>", (long long)t->n_mid);
 	lp_stage_name(f, s->domain, s->name);
 	fputs("</b> grows from ", f);
-	lp_dur(f, t->stage_mid_ns);
+	lp_html_dur(f, t->stage_mid_ns);
 	fputs(" to ", f);
-	lp_dur(f, t->stage_tail_ns);
+	lp_html_dur(f, t->stage_tail_ns);
 	if (t->cat >= 0 && t->cat < b->ncat) {
 		fputs(", mostly <b>", f);
 		lp_html_str(f, b->cat_label[t->cat]);
 		fputs("</b> (", f);
-		lp_dur(f, t->cat_mid_ns);
+		lp_html_dur(f, t->cat_mid_ns);
 		fputs(" &rarr; ", f);
-		lp_dur(f, t->cat_tail_ns);
+		lp_html_dur(f, t->cat_tail_ns);
 		fputs(")", f);
 	}
 	if (t->has_key && t->key_name) {
 		fputs(", waiting on <b>", f);
 		lp_html_str(f, t->key_name);
 		fputs("</b> (", f);
-		lp_dur(f, t->key_mid_ns);
+		lp_html_dur(f, t->key_mid_ns);
 		fputs(" &rarr; ", f);
-		lp_dur(f, t->key_tail_ns);
+		lp_html_dur(f, t->key_tail_ns);
 		fputs(")", f);
 	}
 	fputs(".</p></section>\n", f);
-}
-
-static void lp_w_charts(FILE *f, const struct lp_html_page *pg)
-{
-	fputs("<section id=\"charts\"><h2>Charts</h2>\n", f);
-	if (!pg->has_gnuplot) {
-		fputs("<p id=\"charts-missing\" class=\"note\">Charts need gnuplot: install the "
-		      "<b>gnuplot-nox</b> package (apt-get install gnuplot-nox) and run "
-		      "<code>latprof report FILE.db --html OUT.html</code> again, or "
-		      "<code>latprof plot FILE.db -o DIR</code> for images and editable "
-		      "scripts.</p></section>\n",
-		      f);
-		return;
-	}
-	if (pg->chart_err) {
-		fputs("<p class=\"note\">The charts could not be drawn: ", f);
-		lp_html_str(f, pg->chart_err);
-		fputs("</p></section>\n", f);
-		return;
-	}
-	for (int i = 0; i < LP_PLOT_NCHARTS; i++) {
-		const struct lp_plot_result *c = &pg->charts[i];
-		if (!pg->svg[i]) {
-			fprintf(f, "<p class=\"note\" id=\"skip-%s\">%s: not drawn, %s.</p>\n",
-				c->name, c->title, c->skipped ? c->skipped : "no image");
-			continue;
-		}
-		fprintf(f, "<figure id=\"chart-%s\">\n", c->name);
-		fputs(pg->svg[i], f);
-		fprintf(f, "<figcaption>%s</figcaption></figure>\n", c->title);
-	}
-	fputs("</section>\n", f);
 }
 
 static void lp_w_locks(FILE *f, const struct lp_lock_report *r)
@@ -454,16 +322,16 @@ static void lp_w_locks(FILE *f, const struct lp_lock_report *r)
 	for (size_t i = 0; i < r->n; i++) {
 		const struct lp_lock_row *l = &r->locks[i];
 		fputs("<tr>", f);
-		lp_td_str(f, l->name);
-		lp_td_str(f, l->kind);
+		lp_html_td_str(f, l->name);
+		lp_html_td_str(f, l->kind);
 		fprintf(f, "<td>%lld</td>", l->count);
-		lp_td_dur(f, (double)l->total_ns);
-		lp_td_dur(f, l->mean_ns);
-		lp_td_dur(f, (double)l->p50_ns);
-		lp_td_dur(f, (double)l->p99_ns);
-		lp_td_dur(f, (double)l->max_ns);
+		lp_html_td_dur(f, (double)l->total_ns);
+		lp_html_td_dur(f, l->mean_ns);
+		lp_html_td_dur(f, (double)l->p50_ns);
+		lp_html_td_dur(f, (double)l->p99_ns);
+		lp_html_td_dur(f, (double)l->max_ns);
 		fprintf(f, "<td>%.1f%%</td>", 100 * l->share);
-		lp_td_str(f, l->n_sites ? l->sites[0].where : "");
+		lp_html_td_str(f, l->n_sites ? l->sites[0].where : "");
 		fputs("</tr>\n", f);
 	}
 	fputs("</table></section>\n", f);
@@ -484,12 +352,12 @@ static void lp_w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cu
 	for (size_t i = 0; i < k->n; i++) {
 		const struct lp_cuda_kern_row *r = &k->rows.kern[i];
 		fputs("<tr>", f);
-		lp_td_str(f, r->name);
+		lp_html_td_str(f, r->name);
 		fprintf(f, "<td>%lld</td>", (long long)r->st.n);
-		lp_td_dur(f, (double)r->st.total);
-		lp_td_dur(f, r->st.mean);
-		lp_td_dur(f, (double)r->st.med);
-		lp_td_dur(f, (double)r->st.max);
+		lp_html_td_dur(f, (double)r->st.total);
+		lp_html_td_dur(f, r->st.mean);
+		lp_html_td_dur(f, (double)r->st.med);
+		lp_html_td_dur(f, (double)r->st.max);
 		fprintf(f, "<td>%.1f%%</td></tr>\n", 100 * r->share);
 	}
 	fputs("</table><h3>Memcpy</h3><table><tr><th class=\"l\">copy</th><th>count</th>"
@@ -505,8 +373,8 @@ static void lp_w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cu
 		lp_html_str(f, r->dst_kind);
 		fprintf(f, "%s</td><td>%lld</td><td>%lld</td>", r->async ? " (async)" : "",
 			(long long)r->st.n, (long long)r->bytes);
-		lp_td_dur(f, (double)r->st.total);
-		lp_td_dur(f, r->st.mean);
+		lp_html_td_dur(f, (double)r->st.total);
+		lp_html_td_dur(f, r->st.mean);
 		fprintf(f, "<td>%.2f</td><td>%.1f%%</td></tr>\n", r->gbps, 100 * r->share);
 	}
 	fputs("</table></section>\n", f);
@@ -530,11 +398,11 @@ static void lp_w_slowest(FILE *f, const struct lp_breakdown *b)
 	for (size_t i = 0; i < b->nslow; i++) {
 		const struct lp_bd_slow *r = &b->slow[i];
 		fprintf(f, "<tr><td>%zu</td>", i + 1);
-		lp_td_dur(f, (double)r->rel_ns);
-		lp_td_dur(f, (double)r->dur_ns);
+		lp_html_td_dur(f, (double)r->rel_ns);
+		lp_html_td_dur(f, (double)r->dur_ns);
 		fprintf(f, "<td>%lld</td>", (long long)r->tid);
 		for (size_t s = 0; s < b->nstages; s++)
-			lp_td_dur(f, r->stage_ns ? (double)r->stage_ns[s] : 0);
+			lp_html_td_dur(f, r->stage_ns ? (double)r->stage_ns[s] : 0);
 		fputs("</tr>\n", f);
 	}
 	fputs("</table></section>\n", f);
@@ -582,9 +450,9 @@ static void lp_w_timeline(FILE *f, const struct lp_req_timeline *t, const struct
 		return;
 	}
 	fputs(": ", f);
-	lp_dur(f, (double)(t->end_ns - t->start_ns));
+	lp_html_dur(f, (double)(t->end_ns - t->start_ns));
 	fputs(" at ", f);
-	lp_dur(f, (double)(t->start_ns - ts->start_ns));
+	lp_html_dur(f, (double)(t->start_ns - ts->start_ns));
 	fputs("</h3>\n", f);
 	int *rows = calloc(t->nlanes + 1, sizeof(int)), *y0 = calloc(t->nlanes + 1, sizeof(int));
 	if (!rows || !y0) {
@@ -609,7 +477,7 @@ static void lp_w_timeline(FILE *f, const struct lp_req_timeline *t, const struct
 		fprintf(f, "<line x1=\"%.1f\" y1=\"16\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
 			   "<text x=\"%.1f\" y=\"12\" text-anchor=\"%s\">",
 			x, x, y, x, k == 4 ? "end" : "middle");
-		lp_dur(f, (double)(t->end_ns - t->start_ns) * k / 4.0);
+		lp_html_dur(f, (double)(t->end_ns - t->start_ns) * k / 4.0);
 		fputs("</text>\n", f);
 	}
 	for (size_t l = 0; l < t->nlanes; l++) {
@@ -630,7 +498,7 @@ static void lp_w_timeline(FILE *f, const struct lp_req_timeline *t, const struct
 		lp_html_str(f, it->kind == LP_TL_LOCK ? "lock wait: " : "");
 		lp_html_str(f, it->name);
 		fputs(" ", f);
-		lp_dur(f, (double)(it->end_ns - it->start_ns));
+		lp_html_dur(f, (double)(it->end_ns - it->start_ns));
 		fputs("</title></rect>", f);
 		if (w > 30) {
 			fprintf(f, "<text x=\"%.1f\" y=\"%d\" clip-path=\"none\">", x + 3, yy + 11);
@@ -667,13 +535,8 @@ static void lp_w_timelines(FILE *f, const struct lp_html_page *pg)
 void lp_html_write(FILE *f, const void *page)
 {
 	const struct lp_html_page *pg = page;
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-	      "style-src 'unsafe-inline'; img-src data:\">\n<title>latprof report",
-	      f);
-	fputs("</title>\n<style>", f);
-	fputs(lp_css, f);
-	fputs("</style></head><body>\n<header><h1>latprof report</h1><p class=\"cmd\">", f);
+	lp_html_head(f, "latprof report", NULL);
+	fputs("<header><h1>latprof report</h1><p class=\"cmd\">", f);
 	lp_html_str(f, pg->run.run_cmdline ? pg->run.run_cmdline : "");
 	fputs("</p><nav><a href=\"#findings\">findings</a><a href=\"#summary\">summary</a>"
 	      "<a href=\"#breakdown\">breakdown</a><a href=\"#tail\">tail</a>"
@@ -685,7 +548,8 @@ void lp_html_write(FILE *f, const void *page)
 	lp_w_summary(f, &pg->run);
 	lp_w_breakdown(f, &pg->bd);
 	lp_w_tail(f, &pg->bd);
-	lp_w_charts(f, pg);
+	lp_html_charts_section(f, "latprof report FILE.db --html OUT.html", pg->has_gnuplot,
+			       pg->chart_err, pg->charts, pg->svg, LP_PLOT_NCHARTS);
 	lp_w_locks(f, &pg->locks);
 	lp_w_gpu(f, &pg->kern, &pg->mcpy);
 	lp_w_slowest(f, &pg->bd);

@@ -34,9 +34,7 @@ const char *lp_plot_gnuplot(void)
 	return NULL;
 }
 
-/* A gnuplot single-quoted string: quotes doubled, control characters and
- * invalid UTF-8 dropped (the svg terminal escapes < and & itself). */
-static void lp_gp_str(FILE *f, const char *s)
+void lp_plot_gp_str(FILE *f, const char *s)
 {
 	fputc('\'', f);
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
@@ -76,8 +74,9 @@ static const char *lp_lat_skip(const struct lp_plot_input *in)
 	return in->ts->nreq ? NULL : "no request ranges (the run has no NVTX ranges)";
 }
 
-static void lp_lat_dat(FILE *f, const struct lp_plot_input *in)
+static void lp_lat_dat(FILE *f, const void *arg)
 {
+	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
 	fprintf(f, "# requests %zu p50_ns %lld p90_ns %lld p99_ns %lld\n", ts->nreq,
 		(long long)ts->p50_ns, (long long)ts->p90_ns, (long long)ts->p99_ns);
@@ -87,8 +86,9 @@ static void lp_lat_dat(FILE *f, const struct lp_plot_input *in)
 			(long long)ts->req[i].dur_ns, (long long)ts->req[i].range_id);
 }
 
-static void lp_lat_gp(FILE *f, const struct lp_plot_input *in, const char *name)
+static void lp_lat_gp(FILE *f, const void *arg, const char *name)
 {
+	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
 	fprintf(f, "p50 = %.6f\np99 = %.6f\n", lp_ms(ts->p50_ns), lp_ms(ts->p99_ns));
 	fputs("set xlabel 'time since run start (s)'\nset ylabel 'request latency (ms)'\n"
@@ -109,48 +109,60 @@ static const char *lp_cdf_skip(const struct lp_plot_input *in)
 	return in->ts->nreq >= 2 ? NULL : "fewer than 2 requests";
 }
 
-static int lp_cmp64(const void *a, const void *b)
+#define LP_CDF_POINTS 2000
+
+static int lp_cmpd(const void *a, const void *b)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
 }
 
-#define LP_CDF_POINTS 2000
-
-static void lp_cdf_dat(FILE *f, const struct lp_plot_input *in)
+void lp_plot_cdf_rows(FILE *f, const double *sorted, size_t n)
 {
+	size_t step = n > LP_CDF_POINTS ? n / LP_CDF_POINTS : 1;
+	for (size_t i = 0; i < n; i += step)
+		fprintf(f, "%lld %.6f\n", (long long)sorted[i], (double)(i + 1) / (double)n);
+	if (n && (n - 1) % step)
+		fprintf(f, "%lld 1.000000\n", (long long)sorted[n - 1]);
+}
+
+static void lp_cdf_dat(FILE *f, const void *arg)
+{
+	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
 	size_t n = ts->nreq;
-	int64_t *d = malloc(n * sizeof(*d));
+	double *d = malloc(n * sizeof(*d));
 	if (!d)
 		return;
 	for (size_t i = 0; i < n; i++)
-		d[i] = ts->req[i].dur_ns;
-	qsort(d, n, sizeof(*d), lp_cmp64);
+		d[i] = (double)ts->req[i].dur_ns;
+	qsort(d, n, sizeof(*d), lp_cmpd);
 	fputs("# latency_ns fraction_of_requests_at_or_below\n", f);
-	size_t step = n > LP_CDF_POINTS ? n / LP_CDF_POINTS : 1;
-	for (size_t i = 0; i < n; i += step)
-		fprintf(f, "%lld %.6f\n", (long long)d[i], (double)(i + 1) / (double)n);
-	if ((n - 1) % step)
-		fprintf(f, "%lld 1.000000\n", (long long)d[n - 1]);
+	lp_plot_cdf_rows(f, d, n);
 	free(d);
 }
 
-static void lp_cdf_gp(FILE *f, const struct lp_plot_input *in, const char *name)
+void lp_plot_cdf_axes(FILE *f, double min_ns, double max_ns, double p50_ns)
 {
+	/* a log axis when the tail spans an order of magnitude past the median */
+	int logx = min_ns > 0 && (max_ns >= 10 * p50_ns || max_ns >= 100 * min_ns);
+	fprintf(f, "%sset logscale x\n", logx ? "" : "# ");
+	fputs("set xlabel 'request latency (ms)'\nset ylabel 'fraction of requests'\n"
+	      "set yrange [0:1.02]\nset key bottom right inside\n",
+	      f);
+	fprintf(f, "set arrow from graph 0, first 0.99 to graph 1, first 0.99 nohead dt 3\n");
+}
+
+static void lp_cdf_gp(FILE *f, const void *arg, const char *name)
+{
+	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
 	int64_t mn = INT64_MAX, mx = 0;
 	for (size_t i = 0; i < ts->nreq; i++) {
 		mn = ts->req[i].dur_ns < mn ? ts->req[i].dur_ns : mn;
 		mx = ts->req[i].dur_ns > mx ? ts->req[i].dur_ns : mx;
 	}
-	/* a log axis when the tail spans an order of magnitude past the median */
-	int logx = mn > 0 && (mx >= 10 * ts->p50_ns || mx >= 100 * mn);
-	fprintf(f, "%sset logscale x\n", logx ? "" : "# ");
-	fputs("set xlabel 'request latency (ms)'\nset ylabel 'fraction of requests'\n"
-	      "set yrange [0:1.02]\nset key bottom right inside\n",
-	      f);
-	fprintf(f, "set arrow from graph 0, first 0.99 to graph 1, first 0.99 nohead dt 3\n");
+	lp_plot_cdf_axes(f, (double)mn, (double)mx, (double)ts->p50_ns);
 	fprintf(f,
 		"plot '%s.dat' using ($1/1e6):2 with steps lw 2 lc rgb '#4477aa' "
 		"title 'CDF'\n",
@@ -164,8 +176,9 @@ static const char *lp_stage_skip(const struct lp_plot_input *in)
 	return in->bd && in->bd->has_ranges && in->bd->nstages ? NULL : "no request stages";
 }
 
-static void lp_stage_dat(FILE *f, const struct lp_plot_input *in)
+static void lp_stage_dat(FILE *f, const void *arg)
 {
+	const struct lp_plot_input *in = arg;
 	const struct lp_breakdown *b = in->bd;
 	fputs("# per stage: its p50, p90 and p99 per-request time (ns), as report --breakdown\n", f);
 	fputs("# rows: percentile; columns: stage 1..N in the order of the script's titles\n", f);
@@ -181,8 +194,9 @@ static void lp_stage_dat(FILE *f, const struct lp_plot_input *in)
 	}
 }
 
-static void lp_stage_gp(FILE *f, const struct lp_plot_input *in, const char *name)
+static void lp_stage_gp(FILE *f, const void *arg, const char *name)
 {
+	const struct lp_plot_input *in = arg;
 	const struct lp_breakdown *b = in->bd;
 	fputs("# Each segment is that stage's own percentile: the stack is not the request's\n"
 	      "# percentile (stages peak in different requests).\n",
@@ -199,11 +213,11 @@ static void lp_stage_gp(FILE *f, const struct lp_plot_input *in, const char *nam
 		if (st->domain && *st->domain && !st->unattributed) {
 			char *t;
 			if (asprintf(&t, "%s::%s", st->domain, st->name) >= 0) {
-				lp_gp_str(f, t);
+				lp_plot_gp_str(f, t);
 				free(t);
 			}
 		} else {
-			lp_gp_str(f, st->name);
+			lp_plot_gp_str(f, st->name);
 		}
 		fputs(" noenhanced", f);
 	}
@@ -224,8 +238,9 @@ static size_t lp_util_n(const struct lp_timeseries *ts)
 	return ts->nlanes < LP_HEAT_MAXLANES ? ts->nlanes : LP_HEAT_MAXLANES;
 }
 
-static void lp_util_dat(FILE *f, const struct lp_plot_input *in)
+static void lp_util_dat(FILE *f, const void *arg)
 {
+	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
 	fprintf(f, "# busy fraction per lane (row, as the script's ytics) and time bin of %lld ns\n",
 		(long long)ts->bin_ns);
@@ -239,8 +254,9 @@ static void lp_util_dat(FILE *f, const struct lp_plot_input *in)
 	}
 }
 
-static void lp_util_gp(FILE *f, const struct lp_plot_input *in, const char *name)
+static void lp_util_gp(FILE *f, const void *arg, const char *name)
 {
+	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
 	size_t n = lp_util_n(ts);
 	double bs = (double)ts->bin_ns / 1e9;
@@ -257,7 +273,7 @@ static void lp_util_gp(FILE *f, const struct lp_plot_input *in, const char *name
 		char lbl[80];
 		snprintf(lbl, sizeof(lbl), "%s%s", ts->lanes[l].kind == LP_LANE_GPU ? "" : "CPU ",
 			 ts->lanes[l].name);
-		lp_gp_str(f, lbl);
+		lp_plot_gp_str(f, lbl);
 		fprintf(f, " %zu", l);
 	}
 	fputs(") noenhanced\n", f);
@@ -274,8 +290,9 @@ static const char *lp_lock_skip(const struct lp_plot_input *in)
 	return in->ts->nlock_waits ? NULL : "no contended lock waits recorded";
 }
 
-static void lp_lock_dat(FILE *f, const struct lp_plot_input *in)
+static void lp_lock_dat(FILE *f, const void *arg)
 {
+	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
 	fprintf(f, "# lock waits %lld, total %lld ns; bins of %lld ns\n",
 		(long long)ts->nlock_waits, (long long)ts->total_lock_wait_ns,
@@ -287,8 +304,9 @@ static void lp_lock_dat(FILE *f, const struct lp_plot_input *in)
 			(long long)ts->cond_wait_ns[b]);
 }
 
-static void lp_lock_gp(FILE *f, const struct lp_plot_input *in, const char *name)
+static void lp_lock_gp(FILE *f, const void *arg, const char *name)
 {
+	const struct lp_plot_input *in = arg;
 	fprintf(f, "bin = %.9f\n", (double)in->ts->bin_ns / 1e9);
 	fputs("set xlabel 'time since run start (s)'\n"
 	      "set ylabel 'threads waiting (average over the bin)'\nset yrange [0:*]\n"
@@ -302,25 +320,23 @@ static void lp_lock_gp(FILE *f, const struct lp_plot_input *in, const char *name
 }
 
 struct lp_chart {
-	const char *name, *title;
+	struct lp_plot_chart c;
 	const char *(*skip)(const struct lp_plot_input *in);
-	void (*dat)(FILE *f, const struct lp_plot_input *in);
-	void (*gp)(FILE *f, const struct lp_plot_input *in, const char *name);
 };
 
 static const struct lp_chart lp_charts[LP_PLOT_NCHARTS] = {
-	{"latency_over_time", "Request latency over time", lp_lat_skip, lp_lat_dat, lp_lat_gp},
-	{"latency_cdf", "Request latency CDF", lp_cdf_skip, lp_cdf_dat, lp_cdf_gp},
-	{"stage_percentiles", "Stage time at p50, p90, p99", lp_stage_skip, lp_stage_dat,
-	 lp_stage_gp},
-	{"utilization", "CPU thread and GPU stream utilization", lp_util_skip, lp_util_dat,
-	 lp_util_gp},
-	{"lock_wait", "Lock wait over time", lp_lock_skip, lp_lock_dat, lp_lock_gp},
+	{{"latency_over_time", "Request latency over time", lp_lat_dat, lp_lat_gp}, lp_lat_skip},
+	{{"latency_cdf", "Request latency CDF", lp_cdf_dat, lp_cdf_gp}, lp_cdf_skip},
+	{{"stage_percentiles", "Stage time at p50, p90, p99", lp_stage_dat, lp_stage_gp},
+	 lp_stage_skip},
+	{{"utilization", "CPU thread and GPU stream utilization", lp_util_dat, lp_util_gp},
+	 lp_util_skip},
+	{{"lock_wait", "Lock wait over time", lp_lock_dat, lp_lock_gp}, lp_lock_skip},
 };
 
 static int lp_write_file(const char *dir, const char *name, const char *ext,
-			 const struct lp_chart *c, const struct lp_plot_input *in,
-			 enum lp_plot_fmt fmt, char *err, size_t errlen)
+			 const struct lp_plot_chart *c, const void *in, enum lp_plot_fmt fmt,
+			 char *err, size_t errlen)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s.%s", dir, name, ext);
@@ -374,11 +390,30 @@ static int lp_run_gnuplot(const char *gp, const char *dir, const char *name, cha
 	return 0;
 }
 
-int lp_plot_render(const char *dir, const struct lp_plot_input *in, enum lp_plot_fmt fmt,
-		   struct lp_plot_result res[LP_PLOT_NCHARTS], char *err, size_t errlen)
+int lp_plot_render_chart(const char *dir, const struct lp_plot_chart *c, const void *arg,
+			 enum lp_plot_fmt fmt, char *image, size_t imagelen, char *err,
+			 size_t errlen)
 {
 	const char *gp = lp_plot_gnuplot();
 	if (!gp) {
+		snprintf(err, errlen, "gnuplot is not installed (Debian/Ubuntu: apt-get install "
+				      "gnuplot-nox)");
+		return -ENOENT;
+	}
+	int rc = lp_write_file(dir, c->name, "dat", c, arg, fmt, err, errlen);
+	if (!rc)
+		rc = lp_write_file(dir, c->name, "gp", c, arg, fmt, err, errlen);
+	if (!rc)
+		rc = lp_run_gnuplot(gp, dir, c->name, err, errlen);
+	if (!rc)
+		snprintf(image, imagelen, "%s/%s.%s", dir, c->name, lp_plot_ext[fmt]);
+	return rc;
+}
+
+int lp_plot_render(const char *dir, const struct lp_plot_input *in, enum lp_plot_fmt fmt,
+		   struct lp_plot_result res[LP_PLOT_NCHARTS], char *err, size_t errlen)
+{
+	if (!lp_plot_gnuplot()) {
 		snprintf(err, errlen, "gnuplot is not installed (Debian/Ubuntu: apt-get install "
 				      "gnuplot-nox)");
 		return -ENOENT;
@@ -391,19 +426,14 @@ int lp_plot_render(const char *dir, const struct lp_plot_input *in, enum lp_plot
 	for (int i = 0; i < LP_PLOT_NCHARTS; i++) {
 		const struct lp_chart *c = &lp_charts[i];
 		memset(&res[i], 0, sizeof(res[i]));
-		res[i].name = c->name;
-		res[i].title = c->title;
+		res[i].name = c->c.name;
+		res[i].title = c->c.title;
 		if ((res[i].skipped = c->skip(in)))
 			continue;
-		int rc = lp_write_file(dir, c->name, "dat", c, in, fmt, err, errlen);
-		if (!rc)
-			rc = lp_write_file(dir, c->name, "gp", c, in, fmt, err, errlen);
-		if (!rc)
-			rc = lp_run_gnuplot(gp, dir, c->name, err, errlen);
+		int rc = lp_plot_render_chart(dir, &c->c, in, fmt, res[i].image,
+					      sizeof(res[i].image), err, errlen);
 		if (rc)
 			return rc;
-		snprintf(res[i].image, sizeof(res[i].image), "%s/%s.%s", dir, c->name,
-			 lp_plot_ext[fmt]);
 		made++;
 	}
 	return made;

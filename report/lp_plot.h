@@ -34,6 +34,30 @@ extern const char *const lp_plot_ext[]; /* "svg", "png", "pdf" */
 /* Full path of gnuplot on PATH, or NULL. */
 const char *lp_plot_gnuplot(void);
 
+/* One chart: dat writes NAME.dat, gp the plot commands after the common
+ * head (terminal, output NAME.EXT, title); both get arg. */
+struct lp_plot_chart {
+	const char *name, *title;
+	void (*dat)(FILE *f, const void *arg);
+	void (*gp)(FILE *f, const void *arg, const char *name);
+};
+
+/* Writes NAME.dat and NAME.gp into the existing dir and runs gnuplot there;
+ * image gets DIR/NAME.EXT. 0 or -errno with err. */
+int lp_plot_render_chart(const char *dir, const struct lp_plot_chart *c, const void *arg,
+			 enum lp_plot_fmt fmt, char *image, size_t imagelen, char *err,
+			 size_t errlen);
+
+/* Shared by the charts of one run and of a diff. */
+/* A gnuplot single-quoted string: quotes doubled, control characters and
+ * invalid UTF-8 dropped (the svg terminal escapes < and & itself). */
+void lp_plot_gp_str(FILE *f, const char *s);
+/* CDF rows "latency_ns fraction" of n ascending samples, thinned to about
+ * 2000 points, the last sample always included. */
+void lp_plot_cdf_rows(FILE *f, const double *sorted, size_t n);
+/* The CDF chart's axes: log-scaled x when the tail needs it. */
+void lp_plot_cdf_axes(FILE *f, double min_ns, double max_ns, double p50_ns);
+
 /* Writes every chart with data into dir (created if missing) and runs
  * gnuplot there. res gets one entry per chart. Returns the number of
  * images made, or -errno with err (gnuplot failing is an error). */
