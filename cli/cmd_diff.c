@@ -7,6 +7,8 @@
 
 #include "lp_cli.h"
 #include "lp_diff.h"
+#include "lp_diff_html.h"
+#include "lp_import_sources.h"
 #include "lp_report_diff.h"
 
 struct diff_args {
@@ -14,6 +16,8 @@ struct diff_args {
 	size_t nbase, nnew;
 	struct lp_diff_opts opts;
 	const char *format;
+	const char *output; /* -o FILE; NULL: stdout */
+	int force;
 };
 
 /* "5%", "5" and "0.5%" are percentages. */
@@ -88,6 +92,11 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 			a->opts.request = v;
 		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
 			a->format = v;
+		} else if ((v = opt_value(argc, argv, &i, "--output")) ||
+			   (v = opt_value(argc, argv, &i, "-o"))) {
+			a->output = v;
+		} else if (strcmp(s, "--force") == 0 || strcmp(s, "-f") == 0) {
+			a->force = 1;
 		} else if (s[0] == '-' && s[1]) {
 			return lp_cli_usage_error("diff", "unknown or incomplete option '%s'", s);
 		} else if (list) {
@@ -102,10 +111,43 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 	}
 	if (!a->nbase || !a->nnew)
 		return lp_cli_usage_error("diff", "give BASE.db NEW.db, or --base A.db... --new B.db...");
-	if (strcmp(a->format, "text") && strcmp(a->format, "markdown") && strcmp(a->format, "json"))
-		return lp_cli_usage_error("diff", "--format is text, markdown or json (not '%s')",
+	if (strcmp(a->format, "text") && strcmp(a->format, "markdown") &&
+	    strcmp(a->format, "json") && strcmp(a->format, "html"))
+		return lp_cli_usage_error("diff", "--format is text, markdown, json or html (not '%s')",
 					  a->format);
+	char err[1024];
+	if (a->output && lp_import_output_check(a->output, a->force, err, sizeof(err)))
+		return lp_cli_error("%s", err);
 	return 0;
+}
+
+/* The chosen format to stdout or -o FILE; LP_EXIT_OK or LP_EXIT_USAGE. */
+static int lp_diff_write(const struct diff_args *a, const struct lp_side *base,
+			 const struct lp_side *new_, const struct lp_diff *d)
+{
+	char err[1024];
+	void *page = NULL;
+	if (strcmp(a->format, "html") == 0 &&
+	    !(page = lp_diff_html_build(base, new_, d, err, sizeof(err))))
+		return lp_cli_error("%s", err);
+	FILE *f = a->output ? lp_cli_fopen_out(a->output) : stdout;
+	if (f && page)
+		lp_diff_html_write(f, page);
+	else if (f && strcmp(a->format, "json") == 0)
+		lp_diff_write_json(f, d);
+	else if (f && strcmp(a->format, "markdown") == 0)
+		lp_diff_write_markdown(f, d);
+	else if (f)
+		lp_diff_write_text(f, d);
+	lp_diff_html_free(page);
+	if (!f)
+		return LP_EXIT_USAGE;
+	int bad = ferror(f) | fflush(f);
+	if (f != stdout)
+		bad |= fclose(f);
+	if (bad)
+		return lp_cli_error("cannot write %s", a->output ? a->output : "the output");
+	return LP_EXIT_OK;
 }
 
 static int lp_diff_cmd(int argc, char **argv)
@@ -127,13 +169,9 @@ static int lp_diff_cmd(int argc, char **argv)
 	    lp_diff_compute(&base, &new_, &a.opts, &d, err, sizeof(err))) {
 		rc = lp_cli_error("%s", err);
 	} else {
-		if (strcmp(a.format, "json") == 0)
-			lp_diff_write_json(stdout, &d);
-		else if (strcmp(a.format, "markdown") == 0)
-			lp_diff_write_markdown(stdout, &d);
-		else
-			lp_diff_write_text(stdout, &d);
-		rc = d.regressions ? LP_EXIT_FAIL : LP_EXIT_OK;
+		rc = lp_diff_write(&a, &base, &new_, &d);
+		if (rc == LP_EXIT_OK)
+			rc = d.regressions ? LP_EXIT_FAIL : LP_EXIT_OK;
 		lp_diff_free(&d);
 	}
 	lp_side_free(&base);
@@ -156,7 +194,10 @@ const struct lp_cmd lp_cmd_diff = {
 		 "  --alpha A        family-wise error rate (default 0.05)\n"
 		 "  --metric LIST    p50,p90,p99,p999,mean,max,min (default p50,p99,mean)\n"
 		 "  --request NAME   outermost range that is a request (default: most frequent)\n"
-		 "  --format F       text, markdown (for a PR comment) or json\n\n"
+		 "  --format F       text, markdown (for a PR comment), json, or html (one\n"
+		 "                   self-contained page: base and new side by side, charts)\n"
+		 "  -o, --output FILE  write there instead of stdout\n"
+		 "  -f, --force      overwrite FILE if it exists\n\n"
 		 "Each stage is tested with a two-sided Mann-Whitney U test over per-request\n"
 		 "samples (exact without ties for up to 50 samples, else the tie-corrected\n"
 		 "normal approximation); p-values are Holm-Bonferroni adjusted across all\n"
