@@ -63,9 +63,12 @@ check(t.get("tests") == "4" and t.get("failures") == "3", "JUnit counts 4 tests,
 names = [tc.get("name") for tc in t.iter("testcase")]
 check(names[0] == f"p99(request) < {p99}ns", "JUnit test names are the expressions, unescaped")
 
-# Findings are not available yet: said so, exit 2, never a fake pass.
+# Findings come from the rule engine: one thread and no lock here, so no
+# lock-contention finding; the expectation flips with the operator.
 p = chk("count(finding:lock-contention) == 0")
-check(p.returncode == 2 and "not available" in p.stdout, "count(finding:ID): not available")
+check(p.returncode == 0 and "PASS" in p.stdout, f"count(finding:lock-contention) == 0\n{p.stdout}")
+p = chk("count(finding:lock-contention) >= 1")
+check(p.returncode == 1 and "measured 0" in p.stdout, f"count(finding:...) >= 1 fails\n{p.stdout}")
 
 # Malformed expressions: the caret sits under the fault.
 for expr, col in (("p99(request) ~ 50ms", 13), ("p42(request) < 1ms", 0),
