@@ -34,10 +34,24 @@ lp_install_packages() {
 	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq $missing
 }
 
+# The Python NVTX test records a program using PyPI's `nvtx` package.
+lp_install_python() {
+	python3 -c 'import nvtx' 2>/dev/null && return 0
+	if [ "${LP_NO_APT:-0}" = 1 ]; then
+		echo "setup: python package nvtx missing (LP_NO_APT=1, not installing)" >&2
+		return 0
+	fi
+	echo "setup: pip install nvtx" >&2
+	python3 -m pip install -q nvtx 2>/dev/null ||
+		python3 -m pip install -q --break-system-packages nvtx ||
+		echo "setup: could not install the nvtx package; its test will skip" >&2
+}
+
 lp_build() {
 	cmake -S . -B "$LP_BUILD_DIR" -DLATPROF_WERROR="${LATPROF_WERROR:-OFF}" ${LP_CMAKE_ARGS:-}
 	cmake --build "$LP_BUILD_DIR" -j "$(nproc)"
 }
 
 lp_install_packages
+lp_install_python
 lp_build
