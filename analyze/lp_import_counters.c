@@ -238,21 +238,37 @@ static const char lp_cnt_finish_sql[] =
 	"'last_sample' FROM counter_samples s JOIN counter_values v ON v.sample_id = s.id WHERE "
 	"s.id IN (SELECT max(id) FROM counter_samples GROUP BY thread_id);";
 
-/* A range's begin sample is the last one at (thread, start_ns), its end
- * sample the first at (thread, end_ns) after it: a pop and the next push
- * can share a nanosecond. */
+/*
+ * A thread reads its group at most once per interval (lp_counters.c) and the
+ * values are running totals, so a boundary pairs with the thread's latest
+ * sample at or before it (the latest by ts, then by log order: a pop and
+ * the next push can share a nanosecond). The delta then covers
+ * [s0.ts, s1.ts] instead of [start, end]: kept only when s1 is a later
+ * sample than s0 and the misplaced time, (start - s0.ts) + (end - s1.ts),
+ * is at most 10% of the range. Exactly sampled boundaries misplace nothing.
+ * Ranges shorter than the interval usually fail this and get no delta.
+ */
+#define LP_CNT_AT(col)                                                                       \
+	"(SELECT id FROM counter_samples WHERE thread_id = r.start_thread_id AND ts_ns <= "   \
+	"r." col " ORDER BY ts_ns DESC, id DESC LIMIT 1)"
+
 static const char lp_cnt_ranges_sql[] =
+	"WITH p AS (SELECT r.id, r.start_ns, r.end_ns, " LP_CNT_AT("start_ns") " AS a, "
+	LP_CNT_AT("end_ns") " AS b FROM ranges r WHERE r.end_thread_id = r.start_thread_id) "
 	"INSERT OR IGNORE INTO range_counters(range_id, event_id, delta, scaled) "
-	"SELECT r.id, v1.event_id, " LP_CNT_DELTA ", "
+	"SELECT p.id, v1.event_id, " LP_CNT_DELTA ", "
 	"s1.running_ns - s0.running_ns < s1.enabled_ns - s0.enabled_ns "
-	"FROM ranges r "
-	"JOIN counter_samples s0 ON s0.id = (SELECT max(id) FROM counter_samples WHERE "
-	"  thread_id = r.start_thread_id AND ts_ns = r.start_ns) "
-	"JOIN counter_samples s1 ON s1.id = (SELECT min(id) FROM counter_samples WHERE "
-	"  thread_id = r.start_thread_id AND ts_ns = r.end_ns AND id >= s0.id) "
+	"FROM p JOIN counter_samples s0 ON s0.id = p.a JOIN counter_samples s1 ON s1.id = p.b "
 	"JOIN counter_values v0 ON v0.sample_id = s0.id "
 	"JOIN counter_values v1 ON v1.sample_id = s1.id AND v1.event_id = v0.event_id "
-	"WHERE r.end_thread_id = r.start_thread_id AND v1.value >= v0.value";
+	"WHERE p.b <> p.a AND s1.ts_ns >= s0.ts_ns AND v1.value >= v0.value AND "
+	"10 * ((p.start_ns - s0.ts_ns) + (p.end_ns - s1.ts_ns)) <= p.end_ns - p.start_ns";
+
+/* Ranges without a delta: one thread but unsampled, or across threads. */
+static const char lp_cnt_unsampled_sql[] =
+	"SELECT count(*) FILTER (WHERE end_thread_id = start_thread_id AND NOT EXISTS (SELECT 1 "
+	"FROM range_counters rc WHERE rc.range_id = ranges.id)), count(*) FILTER (WHERE "
+	"end_thread_id <> start_thread_id) FROM ranges";
 
 /* meta counters_unavailable: "cycles, instructions: <reason>; ...", less
  * the events the paranoid note (meta counters_note) already explains. */
@@ -312,12 +328,29 @@ static int lp_cnt_exec(struct lp_import *imp, const char *sql)
 	return -EIO;
 }
 
+/* meta counters.ranges_unsampled / counters.ranges_cross_thread. */
+static int lp_cnt_range_meta(struct lp_import *imp)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(imp->db, lp_cnt_unsampled_sql, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		snprintf(imp->err, imp->errlen, "counters: %s", sqlite3_errmsg(imp->db));
+		sqlite3_finalize(st);
+		return -EIO;
+	}
+	int64_t unsampled = sqlite3_column_int64(st, 0), cross = sqlite3_column_int64(st, 1);
+	sqlite3_finalize(st);
+	int rc = lp_import_meta(imp, "counters.ranges_unsampled", NULL, unsampled);
+	return rc ? rc : lp_import_meta(imp, "counters.ranges_cross_thread", NULL, cross);
+}
+
 static int lp_cnt_finish(struct lp_import *imp, void *state)
 {
 	struct lp_cnt_imp *s = state;
 	if (lp_cnt_exec(imp, lp_cnt_finish_sql))
 		return -EIO;
-	if (s->samples && lp_cnt_has_ranges(imp) && lp_cnt_exec(imp, lp_cnt_ranges_sql))
+	if (s->samples && lp_cnt_has_ranges(imp) &&
+	    (lp_cnt_exec(imp, lp_cnt_ranges_sql) || lp_cnt_range_meta(imp)))
 		return -EIO;
 	return lp_cnt_meta(imp);
 }

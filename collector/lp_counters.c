@@ -1,15 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * CPU counters at NVTX stage boundaries: one perf_event group per thread
- * (events encoded by libpfm4), read with a single read() per boundary and
- * appended as an LP_REC_CNT_SAMPLE (collector/lp_log_counters.h).
+ * (events encoded by libpfm4), read with a single read() and appended as an
+ * LP_REC_CNT_SAMPLE (collector/lp_log_counters.h).
  *
- * Process-wide set-up (parse LATPROF_COUNTERS, encode, probe which events
- * the machine can count) happens once, on the first thread that needs it;
- * every later thread only opens its group. Events that cannot be counted are
- * written to the CONFIG record with the reason, never counted as zero.
+ * A read costs ~1 us, an NVTX push+pop ~40 ns: a thread reads at most once
+ * per LATPROF_COUNTERS_INTERVAL_NS (default 20 us) and skips boundaries in
+ * between. The totals are cumulative, so the importer pairs a boundary with
+ * the thread's latest sample at or before it: a stage (ms) gets its delta
+ * to within one interval, a tight loop of tiny ranges costs one compare per
+ * boundary, and its ranges are left without a delta (counted at import).
  *
- * Hot path (lp_counters_boundary): one TLS generation check, read(), one
+ * Process-wide set-up (parse LATPROF_COUNTERS, encode with libpfm4 once,
+ * probe which events the machine can count) happens once, on the first
+ * thread that needs it; every later thread only opens its group with the
+ * cached perf_event_attr. Groups open at thread start (preload's hook, or
+ * the NVTX source's first event on a thread, before it stamps a time), never
+ * inside a range. Events that cannot be counted are written to the CONFIG
+ * record with the reason, never counted as zero.
+ *
+ * Hot path (lp_counters_boundary): one TLS compare; when due, read() and one
  * record. No malloc, no locks; errno preserved.
  */
 #define _GNU_SOURCE
@@ -35,6 +45,8 @@
 #define LP_CNT_DEFAULT "context-switches,cpu-migrations,minor-faults,major-faults,task-clock"
 #define LP_CNT_HW "cycles,instructions,cache-references,cache-misses,branch-misses"
 #define LP_CNT_FDREG 4096 /* open counter fds, so a forked child can close them */
+#define LP_CNT_INTERVAL_NS 20000ull /* default LATPROF_COUNTERS_INTERVAL_NS */
+#define LP_CNT_NEVER UINT64_MAX	    /* lp_cnt_thread.next: this thread never reads */
 
 struct lp_cnt_ev {
 	char name[64];
@@ -57,6 +69,7 @@ static struct {
 	uint32_t config_gen; /* generation whose log holds our CONFIG record */
 	pthread_key_t key;
 	int key_ok;
+	uint64_t interval; /* min ns between two reads on a thread */
 } lp_cnt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Bumped in a forked child: every thread state of the parent is stale. */
@@ -64,7 +77,8 @@ static uint32_t lp_cnt_gen = 1;
 static int lp_cnt_fdreg[LP_CNT_FDREG]; /* fd + 1, 0 = free slot */
 
 struct lp_cnt_thread {
-	uint32_t gen; /* != lp_cnt_gen: not set up in this process yet */
+	uint64_t next; /* no read before this ts; 0 = not set up, LP_CNT_NEVER = off */
+	uint32_t gen;  /* != lp_cnt_gen: not set up in this process yet */
 	int leader;   /* group leader fd, -1 = not counting */
 	uint32_t mask;
 	int n;
@@ -76,13 +90,13 @@ static __thread struct lp_cnt_thread lp_cnt_self __attribute__((tls_model("initi
 
 static void lp_cnt_thread_open(struct lp_cnt_thread *t);
 
-void lp_counters_boundary(uint64_t ts)
+static __attribute__((noinline)) void lp_cnt_read(struct lp_cnt_thread *t, uint64_t ts)
 {
-	struct lp_cnt_thread *t = &lp_cnt_self;
-	if (__builtin_expect(t->gen != lp_cnt_gen, 0))
+	if (t->gen != lp_cnt_gen)
 		lp_cnt_thread_open(t);
 	if (t->leader < 0)
 		return;
+	t->next = ts + lp_cnt.interval;
 	int saved = errno;
 	/* PERF_FORMAT_GROUP layout: nr, time_enabled, time_running, values[nr]. */
 	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
@@ -100,6 +114,13 @@ void lp_counters_boundary(uint64_t ts)
 		}
 	}
 	errno = saved;
+}
+
+void lp_counters_boundary(uint64_t ts)
+{
+	if (__builtin_expect(ts < lp_cnt_self.next, 1))
+		return;
+	lp_cnt_read(&lp_cnt_self, ts);
 }
 
 /* ---- fds: high numbers, close-on-exec, closed in a forked child ---- */
@@ -148,6 +169,7 @@ static void lp_cnt_atfork_child(void)
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	memcpy(&lp_cnt.lock, &fresh, sizeof(fresh));
 	lp_cnt_gen++;
+	lp_cnt_self.next = 0; /* the forking thread, the child's only one: reopen */
 }
 
 /* ---- process-wide set-up ---- */
@@ -196,6 +218,10 @@ static void lp_cnt_add_list(const char *list)
 /* Returns 0 when counting was requested (the event list is filled). */
 static int lp_cnt_parse_env(void)
 {
+	const char *iv = getenv("LATPROF_COUNTERS_INTERVAL_NS");
+	char *end = NULL;
+	unsigned long long ns = iv && *iv ? strtoull(iv, &end, 10) : LP_CNT_INTERVAL_NS;
+	lp_cnt.interval = end && *end ? LP_CNT_INTERVAL_NS : ns; /* 0: read every boundary */
 	const char *env = getenv("LATPROF_COUNTERS");
 	if (!env || !*env)
 		env = "default";
@@ -442,6 +468,7 @@ static void lp_cnt_thread_open(struct lp_cnt_thread *t)
 		pthread_setspecific(lp_cnt.key, (void *)1);
 #endif
 out:
+	t->next = t->leader >= 0 ? 0 : LP_CNT_NEVER;
 	errno = saved;
 }
 
@@ -478,6 +505,7 @@ void lp_counters_thread_exit(void)
 		lp_cnt_fd_close(t->fds[i]);
 	t->leader = -1;
 	t->n = 0;
+	t->next = LP_CNT_NEVER;
 	errno = saved;
 }
 

@@ -13,10 +13,15 @@
 
 #include "lp_core.h"
 
-/* Read this thread's counter group and record it at ts (opens the group on
- * the thread's first call). Cost: one read() syscall. */
+/* Read this thread's counter group and record it at ts, unless the thread
+ * read less than LATPROF_COUNTERS_INTERVAL_NS (default 20 us) before ts:
+ * then nothing (one TLS compare). Opens the group on the thread's first
+ * call if nothing opened it before. Cost of a read: one read() syscall. */
 LP_EXPORT void lp_counters_boundary(uint64_t ts);
-/* Open this thread's counter group (called at thread start by preload). */
+/* Open this thread's counter group: called at thread start by preload and
+ * by the NVTX source before a thread's first time stamp, so that opening
+ * (tens of us, the process-wide set-up on the first thread) never lands
+ * inside a range. Cheap when already open. */
 LP_EXPORT void lp_counters_thread_start(void);
 /* Record the thread's totals and close its group. Runs by itself from a
  * pthread key destructor (and at process exit for the exiting thread);
