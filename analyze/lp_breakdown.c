@@ -6,7 +6,8 @@
  *   percentiles by selection, category time by prefix-sum interval sets.
  */
 #include "lp_breakdown.h"
-#include "lp_cuda.h" /* CUDA category providers */
+#include "lp_counters_report.h" /* event availability and reasons */
+#include "lp_cuda.h"		/* CUDA category providers */
 #include "lp_db.h"
 #include "lp_map.h"
 #include "lp_nvtx_db.h"
@@ -724,6 +725,8 @@ struct bd {
 	size_t nslot;	      /* stage slots; slot nslot is (unattributed) */
 	int64_t open_skipped; /* request ranges open at exit, left out */
 	int32_t *key_of_slot;
+	int64_t *cv;	 /* [rs.n * RC_N] counter deltas per range, NULL when none */
+	uint16_t *cmask; /* [rs.n] RC_ bits present, RC_SCALED */
 };
 
 static void bd_free(struct bd *b)
@@ -737,6 +740,8 @@ static void bd_free(struct bd *b)
 	free(b->sidx);
 	free(b->slot_of_key);
 	free(b->key_of_slot);
+	free(b->cv);
+	free(b->cmask);
 }
 
 static int32_t ancestor(const struct rset *rs, int32_t i, int levels)
@@ -1000,6 +1005,232 @@ static int tail_key(struct bd *b, size_t slot, int cat, struct lp_bd_tail *t)
 	return rc;
 }
 
+/* ---------------------------------------------------------------- counters */
+
+/* Per-range kinds loaded from range_counters; faults fold minor + major (or
+ * page-faults when the minor/major pair was not recorded). */
+enum { RC_CS, RC_MIG, RC_FAULTS, RC_TASK, RC_CYC, RC_INS, RC_N };
+#define RC_SCALED 0x8000u
+
+static const struct {
+	const char *name;
+	int kind, col;
+} rc_events[] = {
+    {"context-switches", RC_CS, LP_BD_CNT_CS},
+    {"cpu-migrations", RC_MIG, LP_BD_CNT_MIG},
+    {"minor-faults", RC_FAULTS, LP_BD_CNT_FAULTS},
+    {"major-faults", RC_FAULTS, LP_BD_CNT_FAULTS},
+    {"page-faults", RC_FAULTS, LP_BD_CNT_FAULTS},
+    {"task-clock", RC_TASK, LP_BD_CNT_ONCPU},
+    {"cycles", RC_CYC, LP_BD_CNT_IPC},
+    {"instructions", RC_INS, LP_BD_CNT_IPC},
+};
+#define RC_NEVENTS (sizeof(rc_events) / sizeof(rc_events[0]))
+
+static const char *const cnt_names[LP_BD_NCNT] = {"context_switches_per_request",
+						  "migrations_per_request", "faults_per_request",
+						  "on_cpu_share", "ipc"};
+static const char *const cnt_labels[LP_BD_NCNT] = {"cs/req", "migr/req", "faults/req", "on-CPU",
+						   "IPC"};
+
+/* Column availability and reasons for the whole run, from the event list
+ * of lp_counters_report (one reason per event name). Returns 1 when the run
+ * counted anything, 0 when not, -errno with err. */
+static int cnt_columns(sqlite3 *db, struct lp_breakdown *out, int *use_pf, char *err, size_t errlen)
+{
+	struct lp_counters_report r;
+	int rc = lp_counters_report_compute(db, &r, err, errlen);
+	if (rc || !r.has_counters)
+		return rc;
+	int avail[LP_BD_NCNT] = {0};
+	const char *why[LP_BD_NCNT] = {0};
+	for (size_t k = 0; k < RC_NEVENTS; k++) {
+		int e = lp_counters_event(&r, rc_events[k].name), c = rc_events[k].col;
+		if (e < 0)
+			continue;
+		out->cnt_recorded[c] = 1;
+		avail[c] |= r.events[e].available;
+		why[c] = why[c] ? why[c] : r.events[e].reason;
+	}
+	*use_pf = lp_counters_event(&r, "minor-faults") < 0;
+	for (int c = 0; c < LP_BD_NCNT && !rc; c++) {
+		char buf[600];
+		out->cnt_name[c] = cnt_names[c];
+		out->cnt_label[c] = cnt_labels[c];
+		if (c == LP_BD_CNT_IPC && r.ipc_reason)
+			snprintf(buf, sizeof(buf), "%s", r.ipc_reason);
+		else if (!out->cnt_recorded[c])
+			snprintf(buf, sizeof(buf), "not recorded (see latprof run --counters)");
+		else if (!avail[c])
+			snprintf(buf, sizeof(buf), "%s", why[c] ? why[c] : "unavailable here");
+		else
+			continue;
+		if (!(out->cnt_reason[c] = strdup(buf)))
+			rc = -ENOMEM;
+	}
+	lp_counters_report_free(&r);
+	return rc ? rc : 1;
+}
+
+/* counter_events.id -> RC_ kind + 1, for the events that were counted. */
+static int cnt_event_map(sqlite3 *db, int use_pf, struct lp_map *m)
+{
+	sqlite3_stmt *st;
+	int rc = 0;
+	if (sqlite3_prepare_v2(db, "SELECT id, name FROM counter_events WHERE available", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		for (size_t k = 0; name && k < RC_NEVENTS && !rc; k++)
+			if (!strcmp(name, rc_events[k].name) &&
+			    (use_pf || strcmp(name, "page-faults")))
+				rc = lp_map_put(m, (uint64_t)sqlite3_column_int64(st, 0),
+						(uint64_t)rc_events[k].kind + 1);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Deltas of the loaded ranges (one scan of range_counters in key order). */
+static int bd_counters_load(struct bd *b, struct lp_breakdown *out, char *err, size_t errlen)
+{
+	int use_pf = 0, rc = cnt_columns(b->db, out, &use_pf, err, errlen);
+	if (rc <= 0)
+		return rc;
+	out->has_counters = 1;
+	if (!lp_db_has_table(b->db, "range_counters") || !b->rs.n)
+		return 0;
+	struct lp_map evk = {0};
+	sqlite3_stmt *st = NULL;
+	b->cv = calloc(b->rs.n * RC_N, sizeof(*b->cv));
+	b->cmask = calloc(b->rs.n, sizeof(*b->cmask));
+	rc = !b->cv || !b->cmask ? -ENOMEM : cnt_event_map(b->db, use_pf, &evk);
+	if (!rc && sqlite3_prepare_v2(
+		       b->db, "SELECT range_id, event_id, delta, scaled FROM range_counters", -1,
+		       &st, NULL) != SQLITE_OK)
+		rc = -EIO;
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		uint64_t kind;
+		int32_t i = rset_index(&b->rs, sqlite3_column_int64(st, 0));
+		if (i < 0 || !lp_map_get(&evk, (uint64_t)sqlite3_column_int64(st, 1), &kind))
+			continue;
+		b->cv[(size_t)i * RC_N + kind - 1] += sqlite3_column_int64(st, 2);
+		b->cmask[i] |= (uint16_t)(1u << (kind - 1));
+		b->cmask[i] |= sqlite3_column_int(st, 3) ? RC_SCALED : 0;
+	}
+	sqlite3_finalize(st);
+	lp_map_free(&evk);
+	if (rc == -EIO)
+		snprintf(err, errlen, "database error reading range_counters: %s",
+			 sqlite3_errmsg(b->db));
+	return rc;
+}
+
+/* Sums over the counted ranges of one row (a stage, the requests). */
+struct cacc {
+	double sum[RC_N];
+	uint32_t has;
+	int64_t ranges, requests, wall;
+	int scaled;
+	size_t seen; /* request + 1 that was last counted */
+};
+
+static void cacc_add(struct cacc *a, const struct bd *b, size_t r, int32_t i)
+{
+	uint16_t m = b->cmask[i];
+	if (!(m & ~RC_SCALED))
+		return;
+	for (int k = 0; k < RC_N; k++)
+		a->sum[k] += (double)b->cv[(size_t)i * RC_N + (size_t)k];
+	a->has |= m & ~RC_SCALED;
+	a->scaled |= !!(m & RC_SCALED);
+	a->ranges++;
+	a->wall += b->rs.r[i].end - b->rs.r[i].start;
+	a->requests += a->seen != r + 1;
+	a->seen = r + 1;
+}
+
+static double cacc_per(const struct cacc *a, int k, double div)
+{
+	return (a->has & (1u << k)) && div > 0 ? a->sum[k] / div : NAN;
+}
+
+static void cacc_finish(const struct cacc *a, struct lp_bd_cnt *c, const char *why)
+{
+	c->ranges = a->ranges;
+	c->requests = a->requests;
+	c->wall_ns = a->wall;
+	c->scaled = a->scaled;
+	c->why = a->ranges ? NULL : why;
+	c->v[LP_BD_CNT_CS] = cacc_per(a, RC_CS, (double)a->requests);
+	c->v[LP_BD_CNT_MIG] = cacc_per(a, RC_MIG, (double)a->requests);
+	c->v[LP_BD_CNT_FAULTS] = cacc_per(a, RC_FAULTS, (double)a->requests);
+	/* task-clock is read just after each boundary's timestamp: a range
+	 * that runs throughout can read a little over its wall time */
+	c->v[LP_BD_CNT_ONCPU] = cacc_per(a, RC_TASK, (double)a->wall);
+	if (c->v[LP_BD_CNT_ONCPU] > 1) /* false for NAN, which stays */
+		c->v[LP_BD_CNT_ONCPU] = 1;
+	c->v[LP_BD_CNT_IPC] = a->has & (1u << RC_CYC) ? cacc_per(a, RC_INS, a->sum[RC_CYC]) : NAN;
+}
+
+/* Per-stage (slot) and request counters, over this breakdown's instances. */
+static int bd_counters_stages(const struct bd *b, struct lp_breakdown *out,
+			      const size_t *pos_of_slot)
+{
+	size_t ns = b->nslot + 1;
+	struct cacc *acc = calloc(ns, sizeof(*acc)), req = {0};
+	if (!acc)
+		return -ENOMEM;
+	for (size_t r = 0; r < b->nreq && b->cv; r++) {
+		cacc_add(&req, b, r, b->req[r]);
+		for (size_t j = b->off[r]; j < b->off[r + 1]; j++) {
+			int32_t i = b->sidx[j];
+			cacc_add(&acc[b->slot_of_key[b->rs.r[i].key]], b, r, i);
+		}
+	}
+	for (size_t s = 0; s < ns; s++)
+		cacc_finish(&acc[s], &out->stages[pos_of_slot[s]].cnt,
+			    s == b->nslot ? "not a range: counters are read at range boundaries"
+					  : "no counter deltas for these ranges (ranges that end "
+					    "on another thread are not counted)");
+	cacc_finish(&req, &out->req_cnt,
+		    "no counter deltas for the request ranges (ranges that end on another "
+		    "thread are not counted)");
+	free(acc);
+	return 0;
+}
+
+/* The tail stage's counters, tail against median: was its growth spent
+ * running, or descheduled (on-CPU share falling, context switches rising)? */
+static void tail_counters(const struct bd *b, struct lp_bd_tail *t)
+{
+	size_t slot = (size_t)t->stage;
+	struct cacc g[2];
+	if (!b->cv || slot == b->nslot)
+		return;
+	memset(g, 0, sizeof(g));
+	for (size_t r = 0; r < b->nreq; r++) {
+		if (!b->tag[r])
+			continue;
+		for (size_t j = b->off[r]; j < b->off[r + 1]; j++)
+			if ((size_t)b->slot_of_key[b->rs.r[b->sidx[j]].key] == slot)
+				cacc_add(&g[b->tag[r] == 2 ? 0 : 1], b, r, b->sidx[j]);
+	}
+	if (!(g[0].has & g[1].has & (1u << RC_TASK)) || !g[0].wall || !g[1].wall)
+		return;
+	t->has_cnt = 1;
+	t->oncpu_tail = fmin(g[0].sum[RC_TASK] / (double)g[0].wall, 1.0);
+	t->oncpu_mid = fmin(g[1].sum[RC_TASK] / (double)g[1].wall, 1.0);
+	t->offcpu_tail_ns = ((double)g[0].wall - g[0].sum[RC_TASK]) / (double)g[0].requests;
+	t->offcpu_mid_ns = ((double)g[1].wall - g[1].sum[RC_TASK]) / (double)g[1].requests;
+	t->cs_tail = cacc_per(&g[0], RC_CS, (double)g[0].requests);
+	t->cs_mid = cacc_per(&g[1], RC_CS, (double)g[1].requests);
+	/* a 5-point drop: below that, timer and fault noise */
+	t->descheduled = t->cat == b->cats.n && t->oncpu_tail < t->oncpu_mid - 0.05 &&
+			 t->offcpu_tail_ns > t->offcpu_mid_ns;
+}
+
 /* Tail (>= p99) against the middle (p40..p60): the stage that grows most,
  * the category that grows most inside it, and what it waited on. */
 static int bd_tail(struct bd *b, int64_t p40, int64_t p60, int64_t p99, struct lp_bd_tail *t)
@@ -1067,6 +1298,7 @@ static int bd_tail(struct bd *b, int64_t p40, int64_t p60, int64_t p99, struct l
 			t->cat_mid_ns = cs[1][k] / (double)t->n_mid;
 		}
 	}
+	tail_counters(b, t);
 	if (t->cat < b->cats.n && lp_bd_categories[t->cat].describe && b->cats.raw[t->cat].n)
 		return tail_key(b, (size_t)t->stage, t->cat, t);
 	return 0;
@@ -1351,6 +1583,10 @@ static int bd_ranges(struct bd *b, const struct lp_bd_opts *opts, struct lp_brea
 		rc = -ENOMEM;
 	if (!rc)
 		rc = bd_stages(b, out, pos);
+	if (!rc)
+		rc = bd_counters_load(b, out, err, errlen);
+	if (!rc)
+		rc = bd_counters_stages(b, out, pos);
 	if (!rc) {
 		int64_t *d = malloc((b->nreq + 1) * sizeof(*d));
 		if (!d) {
@@ -1428,6 +1664,8 @@ void lp_breakdown_free(struct lp_breakdown *b)
 	}
 	free(b->roots);
 	free(b->tail.key_name);
+	for (int k = 0; k < LP_BD_NCNT; k++)
+		free(b->cnt_reason[k]);
 	for (size_t i = 0; i < b->nslow; i++)
 		free(b->slow[i].stage_ns);
 	for (size_t i = 0; i < b->nthreads; i++)

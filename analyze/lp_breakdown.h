@@ -88,6 +88,29 @@ struct lp_bd_stat {
 
 #define LP_BD_UNATTRIBUTED "(unattributed)"
 
+/*
+ * CPU-counter columns (schemas/counters.sql, range_counters), from the
+ * deltas of the very ranges this breakdown counts, so they follow --request
+ * and --stage-depth. Each value is NAN where it is unknown: never 0.
+ */
+enum {
+	LP_BD_CNT_CS,	  /* context switches per request */
+	LP_BD_CNT_MIG,	  /* CPU migrations per request */
+	LP_BD_CNT_FAULTS, /* page faults (minor + major) per request */
+	LP_BD_CNT_ONCPU,  /* task-clock / wall time of the counted ranges, 0..1 */
+	LP_BD_CNT_IPC,	  /* instructions / cycles */
+	LP_BD_NCNT
+};
+
+struct lp_bd_cnt {
+	int64_t ranges;	  /* instances with counter deltas */
+	int64_t requests; /* requests holding such an instance (the per-request divisor) */
+	int64_t wall_ns;  /* summed duration of those instances */
+	int scaled;	  /* some delta was scaled (multiplexed counters) */
+	double v[LP_BD_NCNT];
+	const char *why; /* why this row has no deltas (ranges == 0), else NULL */
+};
+
 struct lp_bd_stage {
 	char *domain; /* "" for the default domain */
 	char *name;   /* LP_BD_UNATTRIBUTED for the uncovered rest */
@@ -96,6 +119,7 @@ struct lp_bd_stage {
 	struct lp_bd_stat st; /* over per-request time in the stage (requests that have it) */
 	double share;	      /* of all request time, 0..1 */
 	int64_t cat_ns[LP_BD_MAXCAT]; /* total per category; last = cpu */
+	struct lp_bd_cnt cnt;	      /* when lp_breakdown.has_counters */
 };
 
 #define LP_BD_NSLOW 10
@@ -118,6 +142,13 @@ struct lp_bd_tail {
 	int64_t key;			/* lock id */
 	char *key_name;			/* locks.name, or kind@address */
 	double key_tail_ns, key_mid_ns; /* mean wait on it inside that stage */
+	/* Counters of that stage, tail against median (has_cnt: task-clock
+	 * was counted there). descheduled: the growth is cpu time, yet the
+	 * on-CPU share fell: the stage waited for a CPU (preempted). */
+	int has_cnt, descheduled;
+	double oncpu_tail, oncpu_mid;	      /* on-CPU share of the stage's time */
+	double offcpu_tail_ns, offcpu_mid_ns; /* wall - task-clock per request */
+	double cs_tail, cs_mid;		      /* context switches per request, NAN if not counted */
 };
 
 struct lp_bd_thread {
@@ -161,6 +192,13 @@ struct lp_breakdown {
 	size_t nthreads;
 	struct lp_bd_thread *threads;
 	int64_t run_cat_ns[LP_BD_MAXCAT], run_thread_ns;
+
+	/* CPU counters: 0 when the run counted none (--counters none). */
+	int has_counters;
+	const char *cnt_name[LP_BD_NCNT], *cnt_label[LP_BD_NCNT];
+	int cnt_recorded[LP_BD_NCNT]; /* its events were asked for (even if unavailable) */
+	char *cnt_reason[LP_BD_NCNT]; /* why a column is unknown for the whole run, or NULL */
+	struct lp_bd_cnt req_cnt;     /* the request ranges' own deltas */
 };
 
 struct lp_bd_opts {
