@@ -3,6 +3,7 @@
 #include "lp_report_breakdown.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "lp_out.h"
@@ -53,6 +54,64 @@ static void text_ns_cell(FILE *f, double ns, int w)
 	lp_txt_pad(f, lp_txt_ns(ns, b, sizeof(b)), (size_t)w, 1);
 }
 
+/* Counter columns in text: those whose events were recorded (an
+ * unavailable one shows n/a in every row, with its reason below). */
+static int cnt_shown(const struct lp_breakdown *b, int k)
+{
+	return b->has_counters && b->cnt_recorded[k];
+}
+
+static void text_cnt_header(FILE *f, const struct lp_breakdown *b)
+{
+	for (int k = 0; k < LP_BD_NCNT; k++)
+		if (cnt_shown(b, k)) {
+			fputs("  ", f);
+			lp_txt_pad(f, b->cnt_label[k], 10, 1);
+		}
+}
+
+static void text_cnt_cells(FILE *f, const struct lp_breakdown *b, const struct lp_bd_cnt *c)
+{
+	for (int k = 0; k < LP_BD_NCNT; k++) {
+		if (!cnt_shown(b, k))
+			continue;
+		double v = c->v[k];
+		if (isnan(v))
+			fprintf(f, "  %10s", "n/a");
+		else if (k == LP_BD_CNT_ONCPU)
+			fprintf(f, "  %9.1f%%", 100.0 * v);
+		else
+			fprintf(f, "  %10.2f", v);
+	}
+}
+
+static void text_cnt_notes(FILE *f, const struct lp_breakdown *b)
+{
+	if (!b->has_counters)
+		return;
+	fputs("Counters are per request, from the deltas of the ranges above; on-CPU =\n"
+	      "task-clock / the ranges' wall time (the rest: blocked, sleeping or preempted).\n",
+	      f);
+	int64_t partial = b->req_cnt.ranges < b->req.n;
+	for (size_t i = 0; i < b->nstages; i++)
+		partial +=
+		    !b->stages[i].unattributed && b->stages[i].cnt.ranges < b->stages[i].instances;
+	if (partial)
+		fputs("note: some ranges have no counter deltas (ended on another thread, or not "
+		      "sampled);\nthe counter columns cover the rest (JSON: counters.ranges).\n",
+		      f);
+	for (int k = 0; k < LP_BD_NCNT; k++)
+		if (b->cnt_reason[k])
+			fprintf(f, "%s %s: %s\n", cnt_shown(b, k) ? "n/a" : "No column",
+				b->cnt_label[k], b->cnt_reason[k]);
+	int scaled = b->req_cnt.scaled;
+	for (size_t i = 0; i < b->nstages; i++)
+		scaled |= b->stages[i].cnt.scaled;
+	if (scaled)
+		fputs("note: some counters were multiplexed; their deltas are scaled estimates.\n",
+		      f);
+}
+
 static size_t stage_name_w(const struct lp_breakdown *b)
 {
 	size_t w = 15; /* "(whole request)" */
@@ -77,6 +136,7 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 		fputs("  ", f);
 		lp_txt_pad(f, b->cat_label[k], 10, 1);
 	}
+	text_cnt_header(f, b);
 	fputc('\n', f);
 	double share = 0;
 	for (size_t i = 0; i < b->nstages; i++) {
@@ -98,6 +158,7 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 		for (int k = 0; k < b->ncat; k++)
 			if (cat_shown(b, k))
 				fprintf(f, "  %9.1f%%", pct(s->cat_ns[k], s->st.total));
+		text_cnt_cells(f, b, &s->cnt);
 		fputc('\n', f);
 		share += s->share;
 	}
@@ -119,16 +180,49 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 	for (int k = 0; k < b->ncat; k++)
 		if (cat_shown(b, k))
 			fprintf(f, "  %9.1f%%", pct(b->req_cat_ns[k], rt));
+	text_cnt_cells(f, b, &b->req_cnt);
 	fputs("\n", f);
 	fputs("Times are per request (a stage's instances in one request add up); count is\n"
 	      "ranges; share is of all request time; the category columns split each stage's\n"
 	      "own time (cpu = the rest: running, or runnable but preempted).\n",
 	      f);
 	text_hidden_cats(f, b);
+	text_cnt_notes(f, b);
 	if (b->stages_overlap)
 		fputs("note: some stages overlap inside a request, so shares add up to more than "
 		      "100%.\n",
 		      f);
+}
+
+static void text_cs(FILE *f, double tail, double mid)
+{
+	if (!isnan(tail) && !isnan(mid))
+		fprintf(f, ", %.1f context switches per request against %.1f", tail, mid);
+}
+
+/* Running or descheduled: what the on-CPU share says about cpu growth. */
+static void text_tail_counters(FILE *f, const struct lp_bd_tail *t)
+{
+	char x[32], y[32];
+	if (!t->has_cnt)
+		return;
+	if (t->descheduled) {
+		fprintf(
+		    f,
+		    "  It was descheduled, not running: on a CPU %.0f%% of its time in the tail "
+		    "against %.0f%% around the median; off-CPU %s -> %s per request (preempted "
+		    "or waiting for a CPU",
+		    100.0 * t->oncpu_tail, 100.0 * t->oncpu_mid,
+		    lp_txt_ns(t->offcpu_mid_ns, x, sizeof(x)),
+		    lp_txt_ns(t->offcpu_tail_ns, y, sizeof(y)));
+		text_cs(f, t->cs_tail, t->cs_mid);
+		fputs("; see finding cpu-interference).\n", f);
+		return;
+	}
+	fprintf(f, "  On a CPU %.0f%% of its time in the tail against %.0f%% around the median",
+		100.0 * t->oncpu_tail, 100.0 * t->oncpu_mid);
+	text_cs(f, t->cs_tail, t->cs_mid);
+	fputs(".\n", f);
 }
 
 static void text_tail(FILE *f, const struct lp_breakdown *b)
@@ -170,6 +264,7 @@ static void text_tail(FILE *f, const struct lp_breakdown *b)
 		b->cat_label[t->cat], lp_txt_ns(t->cat_tail_ns - t->cat_mid_ns, x, sizeof(x)),
 		lp_txt_ns(t->cat_mid_ns, y, sizeof(y)), lp_txt_ns(t->cat_tail_ns, z, sizeof(z)),
 		grow > 0 ? 100.0 * (t->cat_tail_ns - t->cat_mid_ns) / grow : 0);
+	text_tail_counters(f, t);
 	if (t->has_key) {
 		lp_txt_cell(cell, sizeof(cell), t->key_name, 200);
 		fprintf(f,
@@ -299,6 +394,74 @@ static void json_cats(FILE *f, const struct lp_breakdown *b, const int64_t *cat)
 	fputc('}', f);
 }
 
+static void json_num_or_null(FILE *f, double v)
+{
+	if (isnan(v))
+		fputs("null", f);
+	else
+		fprintf(f, "%.6g", v);
+}
+
+/* A row's counters: every null value has its reason in "reasons". */
+static void json_cnt(FILE *f, const struct lp_breakdown *b, const struct lp_bd_cnt *c)
+{
+	fprintf(f,
+		", \"counters\": {\"ranges\": %" PRId64 ", \"requests\": %" PRId64
+		", \"wall_ns\": %" PRId64 ", \"scaled\": %s",
+		c->ranges, c->requests, c->wall_ns, c->scaled ? "true" : "false");
+	for (int k = 0; k < LP_BD_NCNT; k++) {
+		fprintf(f, ", \"%s\": ", b->cnt_name[k]);
+		json_num_or_null(f, c->v[k]);
+	}
+	fputs(", \"reasons\": {", f);
+	int n = 0;
+	for (int k = 0; k < LP_BD_NCNT; k++) {
+		if (!isnan(c->v[k]))
+			continue;
+		fprintf(f, "%s\"%s\": ", n++ ? ", " : "", b->cnt_name[k]);
+		lp_json_str(f, b->cnt_reason[k] ? b->cnt_reason[k]
+			       : c->why		? c->why
+						: "its events were not counted in these ranges");
+	}
+	fputs("}}", f);
+}
+
+static void json_cnt_columns(FILE *f, const struct lp_breakdown *b)
+{
+	if (!b->has_counters) {
+		fputs("null", f);
+		return;
+	}
+	fputc('[', f);
+	for (int k = 0; k < LP_BD_NCNT; k++) {
+		fprintf(f, "%s{\"name\": \"%s\", \"label\": ", k ? ", " : "", b->cnt_name[k]);
+		lp_json_str(f, b->cnt_label[k]);
+		fprintf(f, ", \"recorded\": %s, \"available\": %s, \"reason\": ",
+			b->cnt_recorded[k] ? "true" : "false", b->cnt_reason[k] ? "false" : "true");
+		lp_json_str(f, b->cnt_reason[k]); /* NULL prints null */
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+static void json_tail_cnt(FILE *f, const struct lp_bd_tail *t)
+{
+	fputs(",\n    \"counters\": ", f);
+	if (!t->has_cnt) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f,
+		"{\"on_cpu_share_tail\": %.6g, \"on_cpu_share_median\": %.6g, "
+		"\"off_cpu_tail_ns\": %.1f, \"off_cpu_median_ns\": %.1f, "
+		"\"context_switches_tail\": ",
+		t->oncpu_tail, t->oncpu_mid, t->offcpu_tail_ns, t->offcpu_mid_ns);
+	json_num_or_null(f, t->cs_tail);
+	fputs(", \"context_switches_median\": ", f);
+	json_num_or_null(f, t->cs_mid);
+	fprintf(f, ", \"descheduled\": %s}", t->descheduled ? "true" : "false");
+}
+
 static void json_tail(FILE *f, const struct lp_breakdown *b)
 {
 	const struct lp_bd_tail *t = &b->tail;
@@ -312,7 +475,7 @@ static void json_tail(FILE *f, const struct lp_breakdown *b)
 		",\n    \"stage\": ",
 		t->n_tail, t->n_mid, t->p40_ns, t->p60_ns, t->p99_ns);
 	if (t->stage < 0) {
-		fputs("null, \"category\": null, \"lock\": null}", f);
+		fputs("null, \"category\": null, \"counters\": null, \"lock\": null}", f);
 		return;
 	}
 	const struct lp_bd_stage *s = &b->stages[t->stage];
@@ -338,6 +501,7 @@ static void json_tail(FILE *f, const struct lp_breakdown *b)
 			", \"tail_mean_ns\": %.1f, \"median_mean_ns\": %.1f, \"growth_ns\": %.1f}",
 			t->cat_tail_ns, t->cat_mid_ns, t->cat_tail_ns - t->cat_mid_ns);
 	}
+	json_tail_cnt(f, t);
 	fputs(",\n    \"lock\": ", f);
 	if (!t->has_key) {
 		fputs("null}", f);
@@ -379,7 +543,9 @@ void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 		lp_json_str(f, b->cat_label[k]);
 		fputc('}', f);
 	}
-	fputs("],\n  \"request\": ", f);
+	fputs("],\n  \"counter_columns\": ", f);
+	json_cnt_columns(f, b);
+	fputs(",\n  \"request\": ", f);
 	if (!b->has_ranges) {
 		fputs("null", f);
 	} else {
@@ -395,6 +561,8 @@ void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 		json_stat(f, &b->req);
 		fputs(", \"categories\": ", f);
 		json_cats(f, b, b->req_cat_ns);
+		if (b->has_counters)
+			json_cnt(f, b, &b->req_cnt);
 		fputc('}', f);
 	}
 	fputs(",\n  \"other_outermost\": [", f);
@@ -421,6 +589,8 @@ void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 		json_stat(f, &s->st);
 		fputs(", \"categories\": ", f);
 		json_cats(f, b, s->cat_ns);
+		if (b->has_counters)
+			json_cnt(f, b, &s->cnt);
 		fputc('}', f);
 	}
 	fputs(b->nstages ? "\n  ],\n  \"tail\": " : "],\n  \"tail\": ", f);
@@ -475,6 +645,8 @@ void lp_breakdown_write_csv(FILE *f, const struct lp_breakdown *b)
 	      f);
 	for (int k = 0; k < b->ncat; k++)
 		fprintf(f, ",%s_ns", b->cat_name[k]);
+	for (int k = 0; b->has_counters && k < LP_BD_NCNT; k++)
+		fprintf(f, ",%s", b->cnt_name[k]);
 	fputc('\n', f);
 	for (size_t i = 0; i < b->nstages; i++) {
 		const struct lp_bd_stage *s = &b->stages[i];
@@ -488,6 +660,12 @@ void lp_breakdown_write_csv(FILE *f, const struct lp_breakdown *b)
 			s->st.p90, s->st.p99, s->st.max, s->share);
 		for (int k = 0; k < b->ncat; k++)
 			fprintf(f, ",%" PRId64, s->cat_ns[k]);
+		/* unknown counters are empty cells, never 0 */
+		for (int k = 0; b->has_counters && k < LP_BD_NCNT; k++)
+			if (isnan(s->cnt.v[k]))
+				fputc(',', f);
+			else
+				fprintf(f, ",%.6g", s->cnt.v[k]);
 		fputc('\n', f);
 	}
 }
