@@ -180,7 +180,8 @@ static const char lp_sql_api[] =
 
 static int lp_cuda_rows(struct lp_cuda_report *r, struct lp_groups *g)
 {
-	qsort(g->v, g->n, sizeof(*g->v), lp_by_total);
+	if (g->n > 1) /* qsort(NULL, 0) is undefined */
+		qsort(g->v, g->n, sizeof(*g->v), lp_by_total);
 	r->n = g->n;
 	for (size_t i = 0; i < g->n; i++)
 		r->total_ns += g->v[i].st.total;

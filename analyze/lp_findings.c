@@ -293,7 +293,8 @@ static int lp_load_requests(struct lp_fnd_ctx *c)
 	sqlite3_finalize(st);
 	if (rc)
 		return rc;
-	qsort(c->req, c->nreq, sizeof(*c->req), lp_req_cmp);
+	if (c->nreq > 1) /* qsort(NULL, 0) is undefined */
+		qsort(c->req, c->nreq, sizeof(*c->req), lp_req_cmp);
 	/* A request nested in another of the same name on its thread would
 	 * count its time twice: keep the outer one. */
 	size_t k = 0;
@@ -389,7 +390,8 @@ static int lp_lock_accumulate(struct lp_fnd_ctx *c, struct lp_lock_acc **out, si
 		free(v);
 		return rc;
 	}
-	qsort(v, n, sizeof(*v), lp_lock_acc_cmp);
+	if (n > 1) /* qsort(NULL, 0) is undefined */
+		qsort(v, n, sizeof(*v), lp_lock_acc_cmp);
 	*out = v;
 	*nout = n;
 	return 0;
@@ -586,7 +588,8 @@ static int64_t *lp_req_durs(const struct lp_fnd_ctx *c)
 		return NULL;
 	for (size_t i = 0; i < c->nreq; i++)
 		d[i] = c->req[i].end - c->req[i].start;
-	qsort(d, c->nreq, sizeof(*d), lp_dur_cmp);
+	if (c->nreq > 1)
+		qsort(d, c->nreq, sizeof(*d), lp_dur_cmp);
 	return d;
 }
 
@@ -1468,7 +1471,8 @@ int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct
 	lp_ctx_free(&c);
 	if (rc)
 		return rc;
-	qsort(out->v, out->n, sizeof(*out->v), lp_fnd_cmp);
+	if (out->n > 1) /* qsort(NULL, 0) is undefined */
+		qsort(out->v, out->n, sizeof(*out->v), lp_fnd_cmp);
 	return 0;
 }
 
