@@ -12,11 +12,15 @@ if(TARGET latprof_cupti_tr)
   list(APPEND lp_fuzz_targets cupti)
   set(lp_fuzz_libs_cupti latprof_cupti_tr latprof_core)
 endif()
-# fuzz_cupti builds and replays its corpus, but its timed run is not a ctest
-# yet: activity records carry pointers (kernel names) that CUPTI guarantees
-# and the translator follows, so random bytes crash on them by contract.
-# A harness that rewrites pointer fields to valid strings is to do.
-set(lp_fuzz_no_timed_run cupti)
+# fuzz_cupti rewrites the name pointers of kernel/device records to strings
+# of its own before translating (CUPTI guarantees them; random bytes would
+# crash by contract). Its seeds are real buffers: fuzz_cupti_seed writes
+# them from tests/cuda's buffer construction (fuzz_cupti_seed tests/fuzz/cupti).
+if(TARGET latprof_cupti_tr)
+  add_executable(fuzz_cupti_seed ${lp_fuzz_src}/fuzz_cupti_seed.c)
+  target_link_libraries(fuzz_cupti_seed PRIVATE latprof_cupti_tr latprof_analyze)
+endif()
+set(lp_fuzz_no_timed_run)
 
 foreach(t ${lp_fuzz_targets})
   if(LATPROF_FUZZ)
