@@ -63,8 +63,11 @@ for l in locks:
           f"{what}: p50 {l['p50_ns']} p99 {l['p99_ns']} (nearest rank)")
     check(abs(l["share"] - sum(durs) / thread_time) < 1e-6, f"{what}: share {l['share']:.4f}")
     check(sum(w["count"] for w in l["waiters"]) == l["count"], f"{what}: waiter counts add up")
-    check(sorted(w["name"] for w in l["waiters"]) == [f"worker-{i}" for i in range(4)],
-          f"{what}: the 4 named workers wait on it")
+    # Which workers queue depends on scheduling (a worker that runs alone
+    # on a loaded machine never waits), so: only named workers, and several.
+    names = {w["name"] for w in l["waiters"]}
+    check(names <= {f"worker-{i}" for i in range(4)} and len(names) >= 2,
+          f"{what}: named workers wait on it ({sorted(names)})")
     check(sum(o["count"] for o in l["owners"]) + l["owner_unknown"] == l["count"],
           f"{what}: owners + unknown = waits ({l['owner_unknown']} unknown)")
     check(sum(s["count"] for s in l["sites"]) == l["count"] and l["sites_total"] == 1,
