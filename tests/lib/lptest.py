@@ -72,3 +72,22 @@ def skip(why):
 def within(measured, expected, rel=None, abs_=None):
     d = abs(measured - expected)
     return (rel is not None and d <= rel * abs(expected)) or (abs_ is not None and d <= abs_)
+
+
+def sanitizer():
+    """The build's sanitizers ('address,undefined', 'thread'; 'fuzz' for a
+    LATPROF_FUZZ build; '' for none), from its CMakeCache.txt. Instrumented
+    code runs several times slower: tests leave out timing checks then, and
+    say so."""
+    vals = {}
+    try:
+        with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
+            for ln in f:
+                k, sep, v = ln.strip().partition("=")
+                if sep and k.split(":")[0] in ("LATPROF_SANITIZE", "LATPROF_FUZZ"):
+                    vals[k.split(":")[0]] = v
+    except OSError:
+        return ""
+    if vals.get("LATPROF_SANITIZE"):
+        return vals["LATPROF_SANITIZE"]
+    return "fuzz" if vals.get("LATPROF_FUZZ", "OFF").upper() in ("ON", "1", "TRUE", "YES") else ""

@@ -52,6 +52,8 @@ def stage_p50s(conn, costs, n, where="1=1"):
         v = d.get(st, [])
         p50 = pct(v, 50) if v else float("nan")
         good = len(v) == n and lptest.within(p50, us, rel=0.05, abs_=200)
+        if lptest.sanitizer():  # instrumented stage work runs slower: count only
+            good = len(v) == n
         ok &= good
         lines.append(f"{st}: {len(v)} ranges, p50 {p50:.0f} us, programmed {us} us")
     return ok, lines
@@ -65,8 +67,10 @@ def record_stages(label, costs, n, cmd, where="1=1", attempts=2):
         conn, path = record(*cmd)
         ok, lines = stage_p50s(conn, costs, n, where)
         if ok:
+            # Sanitizer builds: instrumented stage work runs slower, counts only.
+            how = f" (count only: {lptest.sanitizer()} build)" if lptest.sanitizer() else ""
             for ln in lines:
-                lptest.check(True, f"{label}: {ln}")
+                lptest.check(True, f"{label}: {ln}{how}")
             return conn, path
         print(f"note: {label} attempt {i + 1}: stage p50s off (load "
               f"{os.getloadavg()[0]:.1f}):\n  " + "\n  ".join(lines))
