@@ -25,8 +25,9 @@ CREATE TABLE counter_events (
   multiplexed INTEGER NOT NULL DEFAULT 0 -- 1: some samples were scaled (kernel multiplexing)
 );
 
--- One row per read of a thread's counter group at an NVTX boundary; ts_ns
--- is the boundary's own timestamp (= ranges.start_ns / end_ns).
+-- One row per read of a thread's counter group at an NVTX boundary (at
+-- most one per LATPROF_COUNTERS_INTERVAL_NS and thread); ts_ns is that
+-- boundary's own timestamp (= ranges.start_ns / end_ns).
 CREATE TABLE counter_samples (
   id         INTEGER PRIMARY KEY,
   thread_id  INTEGER NOT NULL REFERENCES threads(id),
@@ -57,9 +58,10 @@ CREATE TABLE thread_counters (
   PRIMARY KEY (thread_id, event_id)
 ) WITHOUT ROWID;
 
--- Per range: counter deltas between the samples taken at its begin and
--- end. Only ranges that begin and end on one thread (counters are per
--- thread) and whose both boundaries were sampled.
+-- Per range: counter deltas over the range, between the thread's latest
+-- samples at or before its begin and its end; kept when those samples
+-- misplace at most 10% of the range (docs/schema.md). Only ranges that
+-- begin and end on one thread (counters are per thread).
 CREATE TABLE range_counters (
   range_id INTEGER NOT NULL,      -- ranges.id (schemas/nvtx.sql)
   event_id INTEGER NOT NULL REFERENCES counter_events(id),
