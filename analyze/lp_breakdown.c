@@ -460,18 +460,6 @@ static uint32_t cats_present(const struct cats *c, const int64_t *acc)
 
 /* ---------------------------------------------------------------- helpers */
 
-static int64_t q_int(sqlite3 *db, const char *sql, int64_t dflt)
-{
-	sqlite3_stmt *st;
-	int64_t v = dflt;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return dflt;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 static char *q_text_id(sqlite3 *db, const char *sql, int64_t id)
 {
 	sqlite3_stmt *st;
@@ -575,7 +563,7 @@ static int32_t rset_index(const struct rset *rs, int64_t id)
 static int rset_load(sqlite3 *db, struct rset *rs, int max_depth, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
-	size_t cap = (size_t)q_int(db, "SELECT max(id) FROM ranges", 0);
+	size_t cap = (size_t)lp_db_int(db, "SELECT max(id) FROM ranges", 0);
 	int64_t *pid = NULL; /* parent ids, resolved to indexes after the scan */
 	int rc = 0, s = SQLITE_DONE;
 
@@ -1629,8 +1617,8 @@ int lp_breakdown_compute(sqlite3 *db, const struct lp_bd_opts *opts, struct lp_b
 	}
 	out->cat_name[lp_bd_ncategories] = "cpu";
 	out->cat_label[lp_bd_ncategories] = "cpu";
-	out->run_start_ns = q_int(db, "SELECT min(start_ns) FROM processes", 0);
-	out->run_end_ns = q_int(db, "SELECT max(end_ns) FROM processes", out->run_start_ns);
+	out->run_start_ns = lp_db_int(db, "SELECT min(start_ns) FROM processes", 0);
+	out->run_end_ns = lp_db_int(db, "SELECT max(end_ns) FROM processes", out->run_start_ns);
 	rc = cats_load(db, &b.cats, err, errlen);
 	if (!rc)
 		rc = bd_threads(db, &b.cats, out, err, errlen);

@@ -44,6 +44,11 @@ struct lp_groups {
 	size_t nvals, capvals;
 };
 
+static int64_t lp_q1(sqlite3 *db, const char *sql)
+{
+	return lp_db_int(db, sql, 0);
+}
+
 static void lp_stat_of(const int64_t *v, size_t n, struct lp_cuda_stat *st)
 {
 	double sum = 0, sq = 0;
@@ -224,18 +229,6 @@ static int lp_cuda_rows(struct lp_cuda_report *r, struct lp_groups *g)
 		x->k[0] = NULL; /* moved */
 	}
 	return 0;
-}
-
-static int64_t lp_q1(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v = 0;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
 }
 
 /* Launch delay of kernels: a synchronous copy starts inside its call, so

@@ -97,6 +97,18 @@ int lp_db_has_table(sqlite3 *db, const char *table)
 	return found;
 }
 
+int64_t lp_db_int(sqlite3 *db, const char *sql, int64_t dflt)
+{
+	sqlite3_stmt *st;
+	int64_t v = dflt;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return dflt;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
 long long lp_db_count(sqlite3 *db, const char *table)
 {
 	char sql[256];

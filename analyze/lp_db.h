@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Bump when a table in schemas/ changes shape; reports refuse others. */
 #define LP_SCHEMA_VERSION 1
@@ -19,6 +20,10 @@ int lp_db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
 
 /* Value of meta[key] as text (static buffer owned by caller) or NULL. */
 const char *lp_db_meta(sqlite3 *db, const char *key, char *buf, size_t len);
+
+/* First column of the first row of sql as an integer; dflt when the query
+ * fails, returns no row or NULL. */
+int64_t lp_db_int(sqlite3 *db, const char *sql, int64_t dflt);
 
 /* Count rows of a table (0 when the table is missing). */
 long long lp_db_count(sqlite3 *db, const char *table);

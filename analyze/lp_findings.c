@@ -91,14 +91,7 @@ static int lp_prep(struct lp_fnd_ctx *c, const char *sql, sqlite3_stmt **st)
 
 static int64_t lp_q1(struct lp_fnd_ctx *c, const char *sql)
 {
-	sqlite3_stmt *st;
-	int64_t v = 0;
-	if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	return lp_db_int(c->db, sql, 0);
 }
 
 static double lp_share(int64_t part, int64_t whole)

@@ -62,18 +62,6 @@ static int lp_query(sqlite3 *db, const char *sql, const int64_t *args, int nargs
 	return rc;
 }
 
-static int64_t lp_q64(sqlite3 *db, const char *sql, int64_t dflt)
-{
-	sqlite3_stmt *st;
-	int64_t v = dflt;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return dflt;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 /* ---- bins ---- */
 
 /* Adds the part of [a, z) in each bin to acc (ns). */
@@ -105,12 +93,12 @@ static int64_t lp_bin_len(const struct lp_timeseries *ts, size_t b)
 
 static void lp_bounds(sqlite3 *db, struct lp_timeseries *ts)
 {
-	ts->start_ns = lp_q64(db, "SELECT min(start_ns) FROM processes", 0);
-	int64_t e = lp_q64(db, "SELECT max(max(start_ns, COALESCE(end_ns, 0))) FROM processes", 0);
-	int64_t t = lp_q64(db, "SELECT max(COALESCE(end_ns, 0)) FROM threads", 0);
+	ts->start_ns = lp_db_int(db, "SELECT min(start_ns) FROM processes", 0);
+	int64_t e = lp_db_int(db, "SELECT max(max(start_ns, COALESCE(end_ns, 0))) FROM processes", 0);
+	int64_t t = lp_db_int(db, "SELECT max(COALESCE(end_ns, 0)) FROM threads", 0);
 	e = t > e ? t : e;
 	if (lp_db_has_table(db, "ranges")) {
-		t = lp_q64(db, "SELECT max(end_ns) FROM ranges", 0);
+		t = lp_db_int(db, "SELECT max(end_ns) FROM ranges", 0);
 		e = t > e ? t : e;
 	}
 	ts->end_ns = e > ts->start_ns ? e : ts->start_ns + 1;
@@ -824,7 +812,7 @@ int lp_trace_load(sqlite3 *db, struct lp_trace *t, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
 	struct lp_tr_ctx c = {.t = t, .last_thread = -1};
-	t->base_ns = lp_q64(db, "SELECT min(start_ns) FROM processes", 0);
+	t->base_ns = lp_db_int(db, "SELECT min(start_ns) FROM processes", 0);
 	int rc = lp_trace_tracks(db, &c, err, errlen);
 	for (size_t i = 0; !rc && i < sizeof(lp_tr_srcs) / sizeof(lp_tr_srcs[0]); i++) {
 		if (!lp_db_has_table(db, lp_tr_srcs[i].table))
