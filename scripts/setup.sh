@@ -6,8 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Test tiers (scripts/test.sh): gcc's ASan/UBSan/TSan runtimes for the
+# sanitizer builds, clang-14 with libFuzzer (libclang-rt-14-dev) for fuzzing.
 LP_PACKAGES=(cmake gcc g++ make pkg-config python3 libsqlite3-dev libdw-dev libelf-dev
-	libpfm4-dev libxxhash-dev gnuplot-nox chromium clang libclang-rt-14-dev sqlite3)
+	libpfm4-dev libxxhash-dev gnuplot-nox chromium sqlite3
+	libasan8 libubsan1 libtsan2 clang-14 libclang-rt-14-dev)
 LP_BUILD_DIR=${LP_BUILD_DIR:-build}
 
 lp_missing_packages() {

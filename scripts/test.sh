@@ -2,35 +2,56 @@
 # Fresh Debian 12 machine -> the whole test suite: install what is missing,
 # build, run every test tier, then the benchmarks once (informational).
 # Exits non-zero when a tier fails. .ci/run calls this with LATPROF_WERROR=ON.
-#   LP_TEST_JOBS=N   parallel ctest jobs (default: nproc)
-#   LP_NO_BENCH=1    skip the benchmarks
+#   LP_TEST_JOBS=N      parallel ctest jobs (default: nproc)
+#   LP_NO_BENCH=1       skip the benchmarks
+#   LP_TIERS_ONLY="a b" run only these tiers (names below; default: all)
+#   LP_FUZZ_SECONDS=N   time per fuzz target (default 60)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh # installs packages, configures and builds the default tier's dir
 B=${LP_BUILD_DIR:-build}
 JOBS=${LP_TEST_JOBS:-$(nproc)}
 
-# One entry per tier: "NAME;BUILD_DIR;CMAKE_ARGS;CTEST_ARGS". A tier with a
-# build dir of its own (say, -DLATPROF_SANITIZE=address,undefined with
-# -L sanitize) is configured and built first. Add tiers here.
+# One entry per tier: "NAME;BUILD_DIR;CMAKE_ARGS;CTEST_ARGS[;TARGETS]". A tier
+# with a build dir of its own is configured and built first (only TARGETS
+# when given: the tier's tests need no more). Add tiers here.
+#  - asan: ASan+UBSan (UBSan fatal) over every C target and the in-app
+#    libraries, the whole unit+e2e suite (docs/reliability.md). Tests that
+#    cannot run instrumented skip (77) or leave out timing checks, and say so.
+#  - tsan: the recording core and importer under 8 threads, linked directly
+#    (a TSan runtime cannot be preloaded into an uninstrumented app).
+#  - fuzz: each libFuzzer target for LP_FUZZ_SECONDS; crashes are kept in
+#    build-fuzz/tests/fuzz/ (add them to tests/fuzz/<target>/ as regressions).
 LP_TIERS=(
 	"default;$B;;-LE bench|gpu"
+	"asan;build-asan;-DLATPROF_SANITIZE=address,undefined;-LE bench|gpu|fuzz"
+	"tsan;build-tsan;-DLATPROF_SANITIZE=thread;-L tsan;rel_core_stress"
+	"fuzz;build-fuzz;-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DLATPROF_FUZZ=ON;-L fuzz;fuzz_import fuzz_expect fuzz_cupti"
 )
 
 fail=0
 for t in "${LP_TIERS[@]}"; do
-	IFS=';' read -r name dir cargs targs <<<"$t"
+	IFS=';' read -r name dir cargs targs targets <<<"$t"
+	if [ -n "${LP_TIERS_ONLY:-}" ] && [[ " $LP_TIERS_ONLY " != *" $name "* ]]; then
+		continue
+	fi
+	t0=$SECONDS
 	if [ "$dir" != "$B" ]; then
 		# shellcheck disable=SC2086
-		cmake -S . -B "$dir" -DLATPROF_WERROR="${LATPROF_WERROR:-OFF}" $cargs
-		cmake --build "$dir" -j "$(nproc)"
+		if ! { cmake -S . -B "$dir" -DLATPROF_WERROR="${LATPROF_WERROR:-OFF}" $cargs &&
+			cmake --build "$dir" -j "$(nproc)" ${targets:+--target $targets}; }; then
+			echo "=== test tier $name FAILED (build) ==="
+			fail=1
+			continue
+		fi
 	fi
-	echo "=== test tier: $name ==="
+	echo "=== test tier: $name (built in $((SECONDS - t0)) s) ==="
 	# shellcheck disable=SC2086
 	if ! ctest --test-dir "$dir" --output-on-failure -j "$JOBS" $targs; then
 		echo "=== test tier $name FAILED ==="
 		fail=1
 	fi
+	echo "=== test tier $name: $((SECONDS - t0)) s ==="
 done
 
 if [ "${LP_NO_BENCH:-0}" != 1 ]; then
