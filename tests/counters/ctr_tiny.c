@@ -22,8 +22,8 @@ static long page_size;
 static int stage(void)
 {
 	size_t len = (size_t)pages * (size_t)page_size;
-	volatile char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				-1, 0);
+	volatile char *p =
+	    mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	/* One transparent huge page would replace 512 faults. */
