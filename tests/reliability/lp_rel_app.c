@@ -68,14 +68,29 @@ static void *contend(void *arg)
 	return NULL;
 }
 
+/* Started together: threads created one by one on a loaded machine (or
+ * slowly, as under ASan) could otherwise each finish before the next one
+ * starts, and never wait. */
+static pthread_barrier_t rel_start;
+static long rel_start_n;
+
+static void *contend_together(void *arg)
+{
+	pthread_barrier_wait(&rel_start);
+	return contend((void *)(intptr_t)rel_start_n);
+}
+
 static void contend_threads(int threads, long n)
 {
 	pthread_t t[16];
+	rel_start_n = n;
+	pthread_barrier_init(&rel_start, NULL, (unsigned)threads);
 	for (int i = 0; i < threads; i++)
-		if (pthread_create(&t[i], NULL, contend, (void *)(intptr_t)n))
+		if (pthread_create(&t[i], NULL, contend_together, NULL))
 			die("pthread_create");
 	for (int i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&rel_start);
 }
 
 /* ---- events: an exact count of committed records ------------------------ */
