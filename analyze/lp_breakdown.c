@@ -1733,3 +1733,13 @@ void lp_range_stats_free(struct lp_range_stats *s)
 	free(s->v);
 	memset(s, 0, sizeof(*s));
 }
+
+int lp_breakdown_cat_has_time(const struct lp_breakdown *b, int k)
+{
+	if (k == b->ncat - 1 || b->req_cat_ns[k] || b->run_cat_ns[k])
+		return 1;
+	for (size_t i = 0; i < b->nstages; i++)
+		if (b->stages[i].cat_ns[k])
+			return 1;
+	return 0;
+}

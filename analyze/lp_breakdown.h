@@ -232,4 +232,8 @@ void lp_range_stats_free(struct lp_range_stats *s);
 extern const struct lp_bd_category lp_bd_categories[];
 extern const size_t lp_bd_ncategories;
 
+/* True when category k holds time anywhere in b (the last category, cpu,
+ * always): writers leave out columns that would be all zero. */
+int lp_breakdown_cat_has_time(const struct lp_breakdown *b, int k);
+
 #endif

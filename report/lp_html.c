@@ -194,9 +194,13 @@ static void lp_w_summary(FILE *f, const struct lp_run_summary *r)
 	fputs("</table></section>\n", f);
 }
 
+/* Like the text report: no all-zero category columns (CUDA ones in a
+ * CPU-only run); lp_w_breakdown names the ones left out. */
 static void lp_cat_head(FILE *f, const struct lp_breakdown *b)
 {
 	for (int c = 0; c < b->ncat; c++) {
+		if (!lp_breakdown_cat_has_time(b, c))
+			continue;
 		fputs("<th>", f);
 		lp_html_str(f, b->cat_label[c]);
 		fputs("</th>", f);
@@ -206,7 +210,9 @@ static void lp_cat_head(FILE *f, const struct lp_breakdown *b)
 static void lp_cat_cells(FILE *f, const struct lp_breakdown *b, const int64_t *cat, int64_t tot)
 {
 	for (int c = 0; c < b->ncat; c++)
-		fprintf(f, "<td>%.1f%%</td>", tot > 0 ? 100.0 * (double)cat[c] / (double)tot : 0.0);
+		if (lp_breakdown_cat_has_time(b, c))
+			fprintf(f, "<td>%.1f%%</td>",
+				tot > 0 ? 100.0 * (double)cat[c] / (double)tot : 0.0);
 }
 
 static void lp_stat_cells(FILE *f, const struct lp_bd_stat *s)
@@ -217,6 +223,19 @@ static void lp_stat_cells(FILE *f, const struct lp_bd_stat *s)
 	lp_html_td_dur(f, (double)s->p90);
 	lp_html_td_dur(f, (double)s->p99);
 	lp_html_td_dur(f, (double)s->max);
+}
+
+static void lp_hidden_cats(FILE *f, const struct lp_breakdown *b)
+{
+	int n = 0;
+	for (int c = 0; c < b->ncat; c++) {
+		if (lp_breakdown_cat_has_time(b, c))
+			continue;
+		fputs(n++ ? ", " : "<p class=\"note\">No time in: ", f);
+		lp_html_str(f, b->cat_label[c]);
+	}
+	if (n)
+		fputs(".</p>\n", f);
 }
 
 static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
@@ -238,7 +257,9 @@ static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
 			lp_cat_cells(f, b, t->cat_ns, t->total_ns);
 			fputs("</tr>\n", f);
 		}
-		fputs("</table></section>\n", f);
+		fputs("</table>\n", f);
+		lp_hidden_cats(f, b);
+		fputs("</section>\n", f);
 		return;
 	}
 	fputs("<p>Request: <b>", f);
@@ -263,6 +284,7 @@ static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
+	lp_hidden_cats(f, b);
 	if (b->stages_overlap)
 		fputs("<p class=\"note\">Some stages overlap inside a request: shares may add up "
 		      "to more than 100%.</p>\n",

@@ -30,12 +30,7 @@ static double pct(int64_t part, int64_t whole)
  * CUDA ones stay out of CPU-only runs. JSON and CSV keep every category. */
 static int cat_shown(const struct lp_breakdown *b, int k)
 {
-	if (k == b->ncat - 1 || b->req_cat_ns[k] || b->run_cat_ns[k])
-		return 1;
-	for (size_t i = 0; i < b->nstages; i++)
-		if (b->stages[i].cat_ns[k])
-			return 1;
-	return 0;
+	return lp_breakdown_cat_has_time(b, k);
 }
 
 static void text_hidden_cats(FILE *f, const struct lp_breakdown *b)
