@@ -2,9 +2,11 @@
 /*
  * CPU counters at stage boundaries (libpfm4 + perf_event). The NVTX source
  * calls lp_counters_boundary() with the timestamp it stored for a range
- * begin/end, so the importer can pair counter samples with ranges by
- * (thread, ts). Counting follows LATPROF_COUNTERS (unset = the default
- * software set, "none" = off); records in lp_log_counters.h.
+ * begin/end; a sample carries that timestamp, and the importer pairs each
+ * boundary with its thread's latest sample at or before it. Counting follows
+ * LATPROF_COUNTERS (unset = the default software set, "none" = off) and
+ * LATPROF_COUNTERS_INTERVAL_NS (min ns between two reads on a thread,
+ * default 20000, 0 = every boundary); records in lp_log_counters.h.
  */
 #ifndef LP_COUNTERS_H
 #define LP_COUNTERS_H
