@@ -8,7 +8,7 @@ every boundary is read and every range has a delta."""
 import os
 import subprocess
 
-from lptest import BUILD, LATPROF, check, db, q1, record, skip, tmpdir
+from lptest import BUILD, LATPROF, check, db, q1, record, sanitizer, skip, tmpdir
 
 STAGES, TINY, PAGES, THREADS = 3, 100000, 200, 2
 exe = os.path.join(BUILD, "tests", "counters", "ctr_tiny")
@@ -57,8 +57,13 @@ counted(c)
 n_stage = STAGES * THREADS
 flt = per_range(c, "stage", "minor-faults")
 check(len(flt) == n_stage, f"every stage range has a minor-fault delta ({len(flt)}/{n_stage})")
-check(all(abs(f - PAGES) <= 0.1 * PAGES for f in flt),
-      f"stage: minor faults per range {flt} = {PAGES} pages touched (+-10%)")
+if sanitizer():  # ASan faults in its shadow and allocator pages too: a lower bound only
+    check(all(f >= 0.9 * PAGES for f in flt),
+          f"stage: minor faults per range {flt} >= {PAGES} pages touched (-10%; "
+          f"{sanitizer()} build adds its own)")
+else:
+    check(all(abs(f - PAGES) <= 0.1 * PAGES for f in flt),
+          f"stage: minor faults per range {flt} = {PAGES} pages touched (+-10%)")
 cs = per_range(c, "nap", "context-switches")
 check(len(cs) == n_stage and min(cs) >= 1 and sum(cs) / len(cs) <= 1.5,
       f"nap: context switches per call {cs} (~1)")
