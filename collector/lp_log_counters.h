@@ -9,8 +9,10 @@
  * machine can count and why not) before its first SAMPLE. Each thread
  * counts with one perf_event group that starts at zero when the group is
  * opened; a SAMPLE holds the group's running totals at an NVTX boundary (ts
- * is the boundary's own timestamp, so the importer pairs samples with
- * ranges by (thread, ts)); TOTAL holds them when the thread exits.
+ * is the boundary's own timestamp). A thread reads at most once per
+ * LATPROF_COUNTERS_INTERVAL_NS, so the importer pairs each range boundary
+ * with the thread's latest sample at or before it; TOTAL holds the totals
+ * when the thread exits.
  */
 #ifndef LP_LOG_COUNTERS_H
 #define LP_LOG_COUNTERS_H
