@@ -132,10 +132,10 @@ static void print_item(const struct check_item *it)
 
 static int write_junit(const struct check_args *a, int fails, int errors)
 {
-	FILE *f = fopen(a->junit, "w");
+	FILE *f = lp_cli_fopen_out(a->junit); /* never through a symlink */
 	char b[64];
 	if (!f)
-		return lp_cli_error("cannot write %s: %s", a->junit, strerror(errno));
+		return LP_EXIT_USAGE;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
 		   "<testsuite name=\"latprof check\" tests=\"%zu\" failures=\"%d\" errors=\"%d\">\n",
 		a->n, fails, errors);

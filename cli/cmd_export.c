@@ -42,10 +42,10 @@ static int lp_export_cmd(int argc, char **argv)
 		lp_trace_free(&t);
 		return lp_cli_error("%s: %s", argv[optind], err);
 	}
-	FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
+	FILE *f = strcmp(out, "-") ? lp_cli_fopen_out(out) : stdout; /* never through a symlink */
 	if (!f) {
 		lp_trace_free(&t);
-		return lp_cli_error("cannot write %s: %s", out, strerror(errno));
+		return LP_EXIT_USAGE;
 	}
 	struct lp_chrome_stats st;
 	rc = lp_chrome_write(f, &t, &st);
