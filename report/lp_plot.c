@@ -334,16 +334,22 @@ static const struct lp_chart lp_charts[LP_PLOT_NCHARTS] = {
 	{{"lock_wait", "Lock wait over time", lp_lock_dat, lp_lock_gp}, lp_lock_skip},
 };
 
-static int lp_write_file(const char *dir, const char *name, const char *ext,
+/* Writes NAME.EXT into tmp, a private directory of our own: O_EXCL |
+ * O_NOFOLLOW, so nothing planted there is written through. */
+static int lp_write_file(const char *tmp, const char *name, const char *ext,
 			 const struct lp_plot_chart *c, const void *in, enum lp_plot_fmt fmt,
 			 char *err, size_t errlen)
 {
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s.%s", dir, name, ext);
-	FILE *f = fopen(path, "w");
+	snprintf(path, sizeof(path), "%s/%s.%s", tmp, name, ext);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		return -errno;
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
+		return -e;
 	}
 	if (!strcmp(ext, "dat")) {
 		c->dat(f, in);
@@ -400,11 +406,32 @@ int lp_plot_render_chart(const char *dir, const struct lp_plot_chart *c, const v
 				      "gnuplot-nox)");
 		return -ENOENT;
 	}
-	int rc = lp_write_file(dir, c->name, "dat", c, arg, fmt, err, errlen);
+	/* The files are made in a private directory (gnuplot's own fopen
+	 * follows symlinks), then renamed into dir: rename replaces a symlink
+	 * planted at the name instead of writing through it. */
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s/.latprof-plot-XXXXXX", dir);
+	if (!mkdtemp(tmp)) {
+		snprintf(err, errlen, "cannot write into %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	const char *ext[] = {"dat", "gp", lp_plot_ext[fmt]};
+	int rc = lp_write_file(tmp, c->name, "dat", c, arg, fmt, err, errlen);
 	if (!rc)
-		rc = lp_write_file(dir, c->name, "gp", c, arg, fmt, err, errlen);
+		rc = lp_write_file(tmp, c->name, "gp", c, arg, fmt, err, errlen);
 	if (!rc)
-		rc = lp_run_gnuplot(gp, dir, c->name, err, errlen);
+		rc = lp_run_gnuplot(gp, tmp, c->name, err, errlen);
+	for (int i = 0; i < 3; i++) {
+		char from[4096 + 64], to[4096];
+		snprintf(from, sizeof(from), "%s/%s.%s", tmp, c->name, ext[i]);
+		snprintf(to, sizeof(to), "%s/%s.%s", dir, c->name, ext[i]);
+		if (!rc && rename(from, to)) {
+			rc = -errno;
+			snprintf(err, errlen, "cannot write %s: %s", to, strerror(errno));
+		}
+		unlink(from); /* after a failure: leave nothing behind */
+	}
+	rmdir(tmp);
 	if (!rc)
 		snprintf(image, imagelen, "%s/%s.%s", dir, c->name, lp_plot_ext[fmt]);
 	return rc;
