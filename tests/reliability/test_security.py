@@ -1,6 +1,7 @@
 """Security points of issue 9, each on real runs:
 - output files: a symlink at the output path is refused (the target is
-  untouched), also with --force and for `report -o`; /dev/null and a FIFO
+  untouched), also with --force and for `report -o`, `check --junit`,
+  `export --chrome` and `plot -o DIR`'s files; /dev/null and a FIFO
   are refused; an unwritable output directory stops `run` before the app
   starts;
 - the log directory is private (0700) and the logs 0600;
@@ -146,4 +147,35 @@ for bad in ("/dev/null", fifo):
     refused(p, f"report {bad} (not a regular file)")
 lp = latprof("import", os.path.join(d, "nolog"), "-o", link)
 check(lp.returncode == 2 and untouched(), "import -o symlink: refused, target untouched")
+
+# --- check --junit, export --chrome, plot -o DIR: never through a symlink ----
+nowhere = os.path.join(d, "nowhere.db")
+for what, args in (("check --junit", ("check", out, "--expect", "p99(request) < 3600s", "--junit")),
+                   ("export --chrome", ("export", out, "--chrome"))):
+    for target in (link, dangling):
+        p = latprof(*args, target)
+        check(p.returncode == 2 and "symbolic link" in p.stderr and untouched() and
+              os.path.islink(target) and not os.path.exists(nowhere),
+              f"{what} {os.path.basename(target)}: refused ({p.stderr.strip()[-70:]}), "
+              f"target untouched")
+    p = latprof(*args, "/dev/null")
+    check(p.returncode == 2 and "not a regular file" in p.stderr, f"{what} /dev/null: refused")
+# plot writes NAME.dat, NAME.gp and gnuplot's image into the directory: links
+# planted at every name are replaced (rename), never written through.
+plots = os.path.join(d, "plots")
+os.mkdir(plots)
+charts = ("latency_over_time", "latency_cdf", "stage_percentiles", "utilization", "lock_wait")
+for name in charts:
+    for ext in ("dat", "gp", "svg"):
+        os.symlink(victim, os.path.join(plots, f"{name}.{ext}"))
+p = latprof("plot", out, "-o", plots)
+if p.returncode == 0:
+    made = [f for f in os.listdir(plots) if not os.path.islink(os.path.join(plots, f))]
+    check(untouched() and len(made) >= 3 and all(f.split(".")[0] in charts for f in made),
+          f"plot -o DIR with planted links: {len(made)} files written as files, target untouched")
+    check(not [f for f in os.listdir(plots) if f.startswith(".")],
+          "plot: its private working directories are gone")
+else:
+    check(untouched(), "plot failed, target untouched")
+    print(f"note: plot unavailable here ({p.stderr.strip()[:120]})")
 shutil.rmtree(d)
