@@ -225,6 +225,8 @@ static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double
 	}
 	if (!o->keep_logs)
 		lp_remove_logdir(o->logdir);
+	else
+		fprintf(stderr, "latprof: event logs kept in %s\n", o->logdir);
 	fprintf(stderr,
 		"latprof: recorded %d process%s, %lld thread%s, %lld lock wait%s in %.2f s "
 		"(%lld records dropped)\n",
@@ -349,6 +351,10 @@ const struct lp_cmd lp_cmd_run = {
 		 "      --cuda=MODE     CUDA capture: auto (default), on (exit 2 when nothing\n"
 		 "                      was captured), off\n"
 		 "      --counters LIST CPU counters (libpfm4 names), 'default', 'hw', 'none'\n\n"
+		 "Environment: TMPDIR (where the private log directory is made),\n"
+		 "LATPROF_LOG_MB (log size cap per process, default 1024),\n"
+		 "LATPROF_COUNTERS_INTERVAL_NS (least time between two counter reads on a\n"
+		 "thread, default 20000; 0 reads at every NVTX boundary).\n\n"
 		 "The exit status is the app's (128+N when signal N killed it). Signals\n"
 		 "INT, TERM, HUP, QUIT, USR1, USR2 sent to latprof are forwarded to the app.\n"
 		 "If the import fails, the logs are kept and 'latprof import DIR' retries.\n",
