@@ -54,5 +54,6 @@ int main(int argc, char **argv)
 	/* the unit test's second flush: one more launch */
 	api(&b2, 0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 11, 20000, 20100);
 	kernel(&b2, "_Z5scalePfif", 11, 20500, 21500);
-	return fz_write(argv[1], "real-all-kinds.bin", &b1) | fz_write(argv[1], "real-launch.bin", &b2);
+	return fz_write(argv[1], "real-all-kinds.bin", &b1) |
+	       fz_write(argv[1], "real-launch.bin", &b2);
 }
