@@ -34,14 +34,14 @@ static int lp_cr_events(sqlite3 *db, struct lp_counters_report *r, char *err, si
 {
 	sqlite3_stmt *st;
 	const char *sql =
-		"SELECT name, max(available), max(multiplexed), (SELECT reason FROM counter_events "
-		"e2 WHERE e2.name = e.name AND e2.available = 0 ORDER BY id LIMIT 1) "
-		"FROM counter_events e GROUP BY name ORDER BY min(idx), min(id)";
+	    "SELECT name, max(available), max(multiplexed), (SELECT reason FROM counter_events "
+	    "e2 WHERE e2.name = e.name AND e2.available = 0 ORDER BY id LIMIT 1) "
+	    "FROM counter_events e GROUP BY name ORDER BY min(idx), min(id)";
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return lp_cr_sqlerr(db, err, errlen);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct lp_cnt_event_info *n =
-			realloc(r->events, (r->n_events + 1) * sizeof(*r->events));
+		    realloc(r->events, (r->n_events + 1) * sizeof(*r->events));
 		if (!n)
 			break;
 		r->events = n;
@@ -50,7 +50,8 @@ static int lp_cr_events(sqlite3 *db, struct lp_counters_report *r, char *err, si
 		e->available = sqlite3_column_int(st, 1);
 		e->multiplexed = sqlite3_column_int(st, 2);
 		e->reason = e->available ? NULL : lp_cr_dup(sqlite3_column_text(st, 3));
-		e->is_time = e->name && (!strcmp(e->name, "task-clock") || !strcmp(e->name, "cpu-clock"));
+		e->is_time =
+		    e->name && (!strcmp(e->name, "task-clock") || !strcmp(e->name, "cpu-clock"));
 	}
 	sqlite3_finalize(st);
 	char buf[1024];
@@ -74,10 +75,10 @@ static int lp_cr_stages(sqlite3 *db, struct lp_counters_report *r, char *err, si
 		return 0;
 	sqlite3_stmt *st;
 	const char *sql =
-		"SELECT s.value, e.name, count(*), sum(rc.delta), max(rc.scaled) "
-		"FROM range_counters rc JOIN ranges r ON r.id = rc.range_id "
-		"JOIN counter_events e ON e.id = rc.event_id LEFT JOIN strings s ON s.id = r.name_id "
-		"GROUP BY s.value, e.name ORDER BY min(r.start_ns), s.value";
+	    "SELECT s.value, e.name, count(*), sum(rc.delta), max(rc.scaled) "
+	    "FROM range_counters rc JOIN ranges r ON r.id = rc.range_id "
+	    "JOIN counter_events e ON e.id = rc.event_id LEFT JOIN strings s ON s.id = r.name_id "
+	    "GROUP BY s.value, e.name ORDER BY min(r.start_ns), s.value";
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return lp_cr_sqlerr(db, err, errlen);
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -92,7 +93,7 @@ static int lp_cr_stages(sqlite3 *db, struct lp_counters_report *r, char *err, si
 				s = &r->stages[i];
 		if (!s) {
 			struct lp_cnt_stage *n =
-				realloc(r->stages, (r->n_stages + 1) * sizeof(*r->stages));
+			    realloc(r->stages, (r->n_stages + 1) * sizeof(*r->stages));
 			if (!n)
 				break;
 			r->stages = n;
@@ -132,7 +133,7 @@ static int lp_cr_threads(sqlite3 *db, struct lp_counters_report *r, char *err, s
 		int64_t id = sqlite3_column_int64(st, 0);
 		if (!t || id != cur) {
 			struct lp_cnt_thread *n =
-				realloc(r->threads, (r->n_threads + 1) * sizeof(*r->threads));
+			    realloc(r->threads, (r->n_threads + 1) * sizeof(*r->threads));
 			if (!n)
 				break;
 			r->threads = n;
@@ -144,7 +145,8 @@ static int lp_cr_threads(sqlite3 *db, struct lp_counters_report *r, char *err, s
 			t->name = lp_cr_dup(sqlite3_column_text(st, 3));
 			t->source = lp_cr_dup(sqlite3_column_text(st, 4));
 			if (sqlite3_column_type(st, 5) != SQLITE_NULL)
-				t->span_ns = sqlite3_column_int64(st, 6) - sqlite3_column_int64(st, 5);
+				t->span_ns =
+				    sqlite3_column_int64(st, 6) - sqlite3_column_int64(st, 5);
 			t->v = calloc(r->n_events, sizeof(*t->v));
 		}
 		int ev = lp_counters_event(r, (const char *)sqlite3_column_text(st, 7));
@@ -170,8 +172,8 @@ static void lp_cr_ipc_reason(struct lp_counters_report *r)
 	else if (!r->events[cyc].available || !r->events[ins].available)
 		snprintf(buf, sizeof(buf), "%s",
 			 r->events[!r->events[cyc].available ? cyc : ins].reason
-				 ? r->events[!r->events[cyc].available ? cyc : ins].reason
-				 : "cycles/instructions unavailable");
+			     ? r->events[!r->events[cyc].available ? cyc : ins].reason
+			     : "cycles/instructions unavailable");
 	else
 		return;
 	r->ipc_reason = strdup(buf);
@@ -208,7 +210,8 @@ int lp_counters_stage_totals(const struct lp_counters_report *r, const char *sta
 		int e = lp_counters_event(r, "context-switches");
 		if (e >= 0 && s->v[e].has)
 			*cs = s->v[e].total;
-		int mi = lp_counters_event(r, "minor-faults"), ma = lp_counters_event(r, "major-faults");
+		int mi = lp_counters_event(r, "minor-faults"),
+		    ma = lp_counters_event(r, "major-faults");
 		int pf = lp_counters_event(r, "page-faults");
 		if (mi >= 0 && s->v[mi].has)
 			*faults = s->v[mi].total + (ma >= 0 && s->v[ma].has ? s->v[ma].total : 0);

@@ -29,8 +29,8 @@ struct lp_cnt_cell {
 };
 
 struct lp_cnt_stage {
-	char *name;	 /* range name */
-	long long calls; /* ranges with counter deltas */
+	char *name;	       /* range name */
+	long long calls;       /* ranges with counter deltas */
 	struct lp_cnt_cell *v; /* [n_events] */
 	int has_ipc;
 	double ipc; /* instructions / cycles over all calls */
@@ -38,8 +38,8 @@ struct lp_cnt_stage {
 
 struct lp_cnt_thread {
 	int pid, tid;
-	char *name;	/* NULL if never named */
-	char *source;	/* "exit" or "last_sample" */
+	char *name;	 /* NULL if never named */
+	char *source;	 /* "exit" or "last_sample" */
 	int64_t span_ns; /* time the group counted, 0 when unknown */
 	struct lp_cnt_cell *v;
 	int has_ipc;
@@ -50,7 +50,7 @@ struct lp_counters_report {
 	int has_counters; /* 0: recorded with --counters none, or an old database */
 	size_t n_events;
 	struct lp_cnt_event_info *events;
-	char *note; /* the perf_event_paranoid line, or NULL */
+	char *note;	  /* the perf_event_paranoid line, or NULL */
 	char *ipc_reason; /* why IPC is missing (cycles/instructions unavailable), or NULL */
 	size_t n_stages;
 	struct lp_cnt_stage *stages; /* by first start time */

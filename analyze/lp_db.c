@@ -27,9 +27,9 @@ int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen)
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	if (sqlite3_open_v2(path, &db,
 			    SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
-			    NULL) !=
-	    SQLITE_OK) {
-		snprintf(err, errlen, "cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
+			    NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot open %s: %s", path,
+			 db ? sqlite3_errmsg(db) : "no memory");
 		goto fail;
 	}
 	sqlite3_stmt *st_ver = NULL;
@@ -42,14 +42,16 @@ int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen)
 	int ver = sqlite3_column_int(st_ver, 0);
 	sqlite3_finalize(st_ver);
 	if (!lp_db_has_table(db, "meta") || !lp_db_has_table(db, "processes")) {
-		snprintf(err, errlen, "%s is not a latprof database (no meta/processes tables)", path);
+		snprintf(err, errlen, "%s is not a latprof database (no meta/processes tables)",
+			 path);
 		goto fail;
 	}
 	if (ver != LP_SCHEMA_VERSION) {
-		snprintf(err, errlen,
-			 "%s has schema version %d; this latprof reads version %d (re-import the logs "
-			 "or use the matching latprof)",
-			 path, ver, LP_SCHEMA_VERSION);
+		snprintf(
+		    err, errlen,
+		    "%s has schema version %d; this latprof reads version %d (re-import the logs "
+		    "or use the matching latprof)",
+		    path, ver, LP_SCHEMA_VERSION);
 		goto fail;
 	}
 	*out = db;
@@ -73,7 +75,8 @@ const char *lp_db_meta(sqlite3 *db, const char *key, char *buf, size_t len)
 {
 	sqlite3_stmt *st;
 	const char *res = NULL;
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) !=
+	    SQLITE_OK)
 		return NULL;
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
@@ -88,8 +91,9 @@ int lp_db_has_table(sqlite3 *db, const char *table)
 {
 	sqlite3_stmt *st;
 	int found = 0;
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?", -1,
+		&st, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
 	found = sqlite3_step(st) == SQLITE_ROW;

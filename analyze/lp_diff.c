@@ -14,7 +14,7 @@
 lp_findings_fn lp_findings_provider = lp_findings_ids;
 
 static const char *const metric_names[LP_M_NMETRICS] = {
-	"p50", "p90", "p99", "p999", "mean", "max", "min", "count", "total", "share",
+    "p50", "p90", "p99", "p999", "mean", "max", "min", "count", "total", "share",
 };
 
 const char *lp_metric_name(enum lp_metric m)
@@ -170,10 +170,11 @@ static int load_requests(sqlite3 *db, const char *path, struct lp_side *side, ch
 	sqlite3_stmt *st;
 	size_t before = side->req.n;
 	int rc = 0;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT r.end_ns - r.start_ns FROM ranges r JOIN strings s ON s.id = "
-			       "r.name_id WHERE r.depth = 0 AND s.value = ?1",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT r.end_ns - r.start_ns FROM ranges r JOIN strings s ON s.id = "
+		"r.name_id WHERE r.depth = 0 AND s.value = ?1",
+		-1, &st, NULL) != SQLITE_OK)
 		return db_fail(db, path, err, errlen);
 	sqlite3_bind_text(st, 1, side->req_name, -1, SQLITE_STATIC);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW)
@@ -192,12 +193,13 @@ static int load_stages(sqlite3 *db, const char *path, struct lp_side *side, char
 {
 	sqlite3_stmt *st;
 	int rc = 0;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT c.name, sum(c.end_ns - c.start_ns) FROM ranges r JOIN strings "
-			       "s ON s.id = r.name_id JOIN ranges_named c ON c.parent_id = r.id "
-			       "WHERE r.depth = 0 AND s.value = ?1 AND c.name IS NOT NULL "
-			       "GROUP BY r.id, c.name",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT c.name, sum(c.end_ns - c.start_ns) FROM ranges r JOIN strings "
+		"s ON s.id = r.name_id JOIN ranges_named c ON c.parent_id = r.id "
+		"WHERE r.depth = 0 AND s.value = ?1 AND c.name IS NOT NULL "
+		"GROUP BY r.id, c.name",
+		-1, &st, NULL) != SQLITE_OK)
 		return db_fail(db, path, err, errlen);
 	sqlite3_bind_text(st, 1, side->req_name, -1, SQLITE_STATIC);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
@@ -210,23 +212,24 @@ static int load_stages(sqlite3 *db, const char *path, struct lp_side *side, char
 
 /* Lock names must match across runs: heap locks have no symbol and a new
  * address each run, so they are named by kind and innermost function. */
-static int load_locks(sqlite3 *db, const char *path, struct lp_side *side, char *err,
-		      size_t errlen)
+static int load_locks(sqlite3 *db, const char *path, struct lp_side *side, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
 	int rc = 0;
 	if (!lp_db_has_table(db, "lock_waits"))
 		return 0;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT coalesce(l.name, l.kind || ' at ' || coalesce(f.function, "
-			       "f.module, '?')), sum(w.dur_ns), count(*) FROM lock_waits w JOIN "
-			       "locks l ON l.id = w.lock_id LEFT JOIN stacks k ON k.id = w.stack_id "
-			       "LEFT JOIN frames f ON f.id = k.top_frame GROUP BY 1",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT coalesce(l.name, l.kind || ' at ' || coalesce(f.function, "
+		"f.module, '?')), sum(w.dur_ns), count(*) FROM lock_waits w JOIN "
+		"locks l ON l.id = w.lock_id LEFT JOIN stacks k ON k.id = w.stack_id "
+		"LEFT JOIN frames f ON f.id = k.top_frame GROUP BY 1",
+		-1, &st, NULL) != SQLITE_OK)
 		return db_fail(db, path, err, errlen);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW)
-		rc = named_add(&side->locks, &side->nlocks, (const char *)sqlite3_column_text(st, 0),
-			       sqlite3_column_double(st, 1), sqlite3_column_int64(st, 2));
+		rc =
+		    named_add(&side->locks, &side->nlocks, (const char *)sqlite3_column_text(st, 0),
+			      sqlite3_column_double(st, 1), sqlite3_column_int64(st, 2));
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -247,8 +250,8 @@ static int has_column(sqlite3 *db, const char *table, const char *col)
 
 /* The kernels table belongs to the CUDA source (schemas/cuda.sql); its name
  * and duration columns are looked up rather than assumed. */
-static int load_kernels(sqlite3 *db, const char *path, struct lp_side *side, int first,
-			char *err, size_t errlen)
+static int load_kernels(sqlite3 *db, const char *path, struct lp_side *side, int first, char *err,
+			size_t errlen)
 {
 	const char *name = NULL, *dur = NULL;
 	if (lp_db_has_table(db, "kernels")) {
@@ -258,7 +261,8 @@ static int load_kernels(sqlite3 *db, const char *path, struct lp_side *side, int
 			name = "(SELECT value FROM strings WHERE id = name_id)";
 		if (has_column(db, "kernels", "dur_ns"))
 			dur = "dur_ns";
-		else if (has_column(db, "kernels", "end_ns") && has_column(db, "kernels", "start_ns"))
+		else if (has_column(db, "kernels", "end_ns") &&
+			 has_column(db, "kernels", "start_ns"))
 			dur = "end_ns - start_ns";
 	}
 	if (!name || !dur) {
@@ -385,8 +389,8 @@ static double rel_change(double base, double now)
 	return base != 0 ? (now - base) / base : NAN;
 }
 
-static int add_rows(struct lp_diff *d, const char *scope, int is_request,
-		    const struct lp_series *b, const struct lp_series *n)
+static int add_rows(struct lp_diff *d, const char *scope, int is_request, const struct lp_series *b,
+		    const struct lp_series *n)
 {
 	static const struct lp_series empty;
 	if (!b)
@@ -492,19 +496,20 @@ static int named_row(struct lp_diff_named **out, size_t *nout, const char *name,
 static int cmp_named(const void *a, const void *b)
 {
 	const struct lp_diff_named *x = a, *y = b;
-	double dx = fabs(x->new_per_req - x->base_per_req), dy = fabs(y->new_per_req - y->base_per_req);
+	double dx = fabs(x->new_per_req - x->base_per_req),
+	       dy = fabs(y->new_per_req - y->base_per_req);
 	return (dx < dy) - (dx > dy);
 }
 
 /* Union by name, base order first; per-request values make runs of
  * different lengths comparable. */
 static int diff_named(const struct lp_named_total *b, size_t nb, const struct lp_named_total *n,
-		      size_t nn, double breq, double nreq, struct lp_diff_named **out,
-		      size_t *nout)
+		      size_t nn, double breq, double nreq, struct lp_diff_named **out, size_t *nout)
 {
 	int rc = 0;
 	for (size_t i = 0; !rc && i < nb; i++)
-		rc = named_row(out, nout, b[i].name, &b[i], named_find(n, nn, b[i].name), breq, nreq);
+		rc = named_row(out, nout, b[i].name, &b[i], named_find(n, nn, b[i].name), breq,
+			       nreq);
 	for (size_t i = 0; !rc && i < nn; i++)
 		if (!named_find(b, nb, n[i].name))
 			rc = named_row(out, nout, n[i].name, NULL, &n[i], breq, nreq);

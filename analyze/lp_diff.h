@@ -61,7 +61,7 @@ extern lp_findings_fn lp_findings_provider;
 struct lp_side {
 	size_t ndbs;
 	char *req_name;
-	struct lp_series req;	 /* per-request latency */
+	struct lp_series req;	  /* per-request latency */
 	struct lp_series *stages; /* by name */
 	size_t nstages;
 	struct lp_named_total *locks; /* wait per lock name, pooled */
@@ -103,7 +103,7 @@ struct lp_diff_opts {
 };
 
 struct lp_diff_row {
-	char *scope;   /* "request" or the stage name */
+	char *scope; /* "request" or the stage name */
 	int is_request;
 	enum lp_metric metric;
 	size_t n_base, n_new;
@@ -116,8 +116,8 @@ struct lp_diff_row {
 
 struct lp_diff_named {
 	char *name;
-	double base_ns, new_ns;		    /* totals, pooled */
-	double base_per_req, new_per_req;   /* total / requests of the side */
+	double base_ns, new_ns;		  /* totals, pooled */
+	double base_per_req, new_per_req; /* total / requests of the side */
 	long long base_count, new_count;
 	double rel; /* of per-request values; NAN when base is 0 */
 };

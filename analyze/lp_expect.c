@@ -51,7 +51,9 @@ static int parse_selector(struct cursor *c, struct lp_expect *e)
 	static const struct {
 		const char *prefix;
 		enum lp_sel_kind kind;
-	} kinds[] = {{"stage:", LP_SEL_STAGE}, {"range:", LP_SEL_RANGE}, {"lock:", LP_SEL_LOCK},
+	} kinds[] = {{"stage:", LP_SEL_STAGE},
+		     {"range:", LP_SEL_RANGE},
+		     {"lock:", LP_SEL_LOCK},
 		     {"finding:", LP_SEL_FINDING}};
 	size_t start = c->i, end = start;
 	while (c->s[end] && c->s[end] != ')')
@@ -62,8 +64,9 @@ static int parse_selector(struct cursor *c, struct lp_expect *e)
 	while (len && isspace((unsigned char)c->s[start + len - 1]))
 		len--;
 	if (!len)
-		return fail_at(c, start, "empty selector (request, stage:NAME, range:NAME, lock:NAME, "
-					 "finding:ID or a category)");
+		return fail_at(c, start,
+			       "empty selector (request, stage:NAME, range:NAME, lock:NAME, "
+			       "finding:ID or a category)");
 	const char *sel = c->s + start;
 	c->i = end + 1;
 	if (len == 7 && strncmp(sel, "request", 7) == 0) {
@@ -131,7 +134,8 @@ static int parse_value(struct cursor *c, struct lp_expect *e)
 	if (ul) {
 		size_t k;
 		for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
-			if (strlen(units[k].unit) == ul && strncmp(c->s + c->i, units[k].unit, ul) == 0)
+			if (strlen(units[k].unit) == ul &&
+			    strncmp(c->s + c->i, units[k].unit, ul) == 0)
 				break;
 		if (k == sizeof(units) / sizeof(units[0]))
 			return fail_at(c, c->i, "unknown unit (ns, us, ms, s or %)");
@@ -162,8 +166,9 @@ int lp_expect_parse(const char *text, struct lp_expect *e, size_t *pos, char *er
 		c.i++;
 	int m = lp_metric_parse(text + ms, c.i - ms);
 	if (m < 0)
-		return fail_at(&c, ms, "unknown metric (p50 p90 p99 p999 mean max min count total "
-				       "share)");
+		return fail_at(&c, ms,
+			       "unknown metric (p50 p90 p99 p999 mean max min count total "
+			       "share)");
 	e->metric = (enum lp_metric)m;
 	skip_ws(&c);
 	if (text[c.i] != '(')
@@ -313,7 +318,8 @@ static int eval_category(struct lp_expect_ctx *c, const struct lp_expect *e,
 		if (want[k] == '-')
 			want[k] = '_';
 	if (!c->has_bd) {
-		snprintf(r->why, sizeof(r->why), "no request breakdown (the run has no NVTX ranges)");
+		snprintf(r->why, sizeof(r->why),
+			 "no request breakdown (the run has no NVTX ranges)");
 		return -ENOENT;
 	}
 	for (int i = 0; i < c->ncat; i++) {
@@ -321,12 +327,14 @@ static int eval_category(struct lp_expect_ctx *c, const struct lp_expect *e,
 			continue;
 		r->samples = c->side.req.n;
 		r->measured = e->metric == LP_M_TOTAL ? c->cat_ns[i]
-			      : c->req_total_ns > 0	  ? c->cat_ns[i] / c->req_total_ns
-							  : NAN;
+			      : c->req_total_ns > 0   ? c->cat_ns[i] / c->req_total_ns
+						      : NAN;
 		return 0;
 	}
-	int o = snprintf(r->why, sizeof(r->why), "category '%s' is not recorded by this latprof "
-						 "(known:", e->arg);
+	int o = snprintf(r->why, sizeof(r->why),
+			 "category '%s' is not recorded by this latprof "
+			 "(known:",
+			 e->arg);
 	for (int i = 0; i < c->ncat && o > 0 && (size_t)o < sizeof(r->why); i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "%s", c->cat_name[i]);
@@ -367,9 +375,9 @@ static int need_requests(struct lp_expect_ctx *c, struct lp_expect_result *r)
 }
 
 /* Lock names as latprof diff matches them (lp_diff.c load_locks). */
-#define LOCK_WAITS_SQL                                                                         \
-	"SELECT w.dur_ns FROM lock_waits w JOIN locks l ON l.id = w.lock_id LEFT JOIN stacks k " \
-	"ON k.id = w.stack_id LEFT JOIN frames f ON f.id = k.top_frame WHERE coalesce(l.name, " \
+#define LOCK_WAITS_SQL                                                                             \
+	"SELECT w.dur_ns FROM lock_waits w JOIN locks l ON l.id = w.lock_id LEFT JOIN stacks k "   \
+	"ON k.id = w.stack_id LEFT JOIN frames f ON f.id = k.top_frame WHERE coalesce(l.name, "    \
 	"l.kind || ' at ' || coalesce(f.function, f.module, '?')) = ?1"
 
 void lp_expect_eval(struct lp_expect_ctx *c, const struct lp_expect *e, struct lp_expect_result *r)
@@ -413,12 +421,15 @@ void lp_expect_eval(struct lp_expect_ctx *c, const struct lp_expect *e, struct l
 			double t = lp_metric_value(LP_M_TOTAL, s->v, s->n);
 			r->measured = c->req_total_ns > 0 ? t / c->req_total_ns : NAN;
 			if (isnan(r->measured))
-				snprintf(r->why, sizeof(r->why), "share needs requests (NVTX ranges)");
+				snprintf(r->why, sizeof(r->why),
+					 "share needs requests (NVTX ranges)");
 		} else {
 			r->measured = lp_metric_value(e->metric, s->v, s->n);
 			if (isnan(r->measured))
 				snprintf(r->why, sizeof(r->why), "no samples for %s:%s",
-					 e->sel == LP_SEL_STAGE ? "stage" : e->sel == LP_SEL_RANGE ? "range" : "lock",
+					 e->sel == LP_SEL_STAGE	  ? "stage"
+					 : e->sel == LP_SEL_RANGE ? "range"
+								  : "lock",
 					 e->arg ? e->arg : "");
 		}
 	}

@@ -23,18 +23,24 @@
 
 #include "lp_diff.h"
 
-enum lp_sel_kind { LP_SEL_REQUEST, LP_SEL_STAGE, LP_SEL_RANGE, LP_SEL_LOCK, LP_SEL_FINDING,
-		   LP_SEL_CATEGORY };
+enum lp_sel_kind {
+	LP_SEL_REQUEST,
+	LP_SEL_STAGE,
+	LP_SEL_RANGE,
+	LP_SEL_LOCK,
+	LP_SEL_FINDING,
+	LP_SEL_CATEGORY
+};
 enum lp_cmp_op { LP_OP_LT, LP_OP_LE, LP_OP_GT, LP_OP_GE, LP_OP_EQ, LP_OP_NE };
 
 struct lp_expect {
 	char *text; /* as written */
 	enum lp_metric metric;
 	enum lp_sel_kind sel;
-	char *arg;	 /* stage/range/lock/finding/category name; NULL for request */
+	char *arg; /* stage/range/lock/finding/category name; NULL for request */
 	enum lp_cmp_op op;
-	double value;	 /* ns for time, fraction for share, plain for count */
-	char unit[4];	 /* as written, for display */
+	double value; /* ns for time, fraction for share, plain for count */
+	char unit[4]; /* as written, for display */
 };
 
 /* Parses text. On error returns -EINVAL, *pos = byte offset of the fault

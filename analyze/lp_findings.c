@@ -213,15 +213,15 @@ static void lp_example(struct lp_fnd_ctx *c, struct lp_finding *f)
 	if (best == c->nreq)
 		return;
 	const struct lp_req *r = &c->req[best];
-	f->ex = (struct lp_fnd_example){1,	    r->id, r->tid, r->start, r->start - c->run_start,
-					r->end - r->start, c->stake[best]};
+	f->ex = (struct lp_fnd_example){
+	    1, r->id, r->tid, r->start, r->start - c->run_start, r->end - r->start, c->stake[best]};
 }
 
 static void lp_example_req(struct lp_fnd_ctx *c, struct lp_finding *f, size_t i, int64_t stake)
 {
 	const struct lp_req *r = &c->req[i];
-	f->ex = (struct lp_fnd_example){1,	    r->id, r->tid, r->start, r->start - c->run_start,
-					r->end - r->start, stake};
+	f->ex = (struct lp_fnd_example){
+	    1, r->id, r->tid, r->start, r->start - c->run_start, r->end - r->start, stake};
 }
 
 static int lp_req_cmp(const void *a, const void *b)
@@ -254,11 +254,12 @@ static int lp_ivset_from(struct lp_fnd_ctx *c, const char *sql, struct lp_ivset 
 static int lp_load_requests(struct lp_fnd_ctx *c)
 {
 	sqlite3_stmt *st;
-	int rc = lp_prep(c,
-			 "SELECT r.id, r.process_id, r.start_thread_id, t.tid, r.start_ns, r.end_ns "
-			 "FROM ranges_named r JOIN threads t ON t.id = r.start_thread_id WHERE "
-			 "r.name = ?1 AND coalesce(r.domain, '') = ?2 AND r.end_ns > r.start_ns",
-			 &st);
+	int rc =
+	    lp_prep(c,
+		    "SELECT r.id, r.process_id, r.start_thread_id, t.tid, r.start_ns, r.end_ns "
+		    "FROM ranges_named r JOIN threads t ON t.id = r.start_thread_id WHERE "
+		    "r.name = ?1 AND coalesce(r.domain, '') = ?2 AND r.end_ns > r.start_ns",
+		    &st);
 	if (rc)
 		return rc;
 	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
@@ -304,16 +305,18 @@ static int lp_load_requests(struct lp_fnd_ctx *c)
 	c->stake = calloc(k ? k : 1, sizeof(*c->stake));
 	if (!c->stake)
 		return -ENOMEM;
-	rc = lp_ivset_from(c,
-			   "SELECT start_thread_id, start_ns, end_ns FROM ranges_named WHERE name = "
-			   "?1 AND coalesce(domain, '') = ?2",
-			   &c->reqset);
+	rc =
+	    lp_ivset_from(c,
+			  "SELECT start_thread_id, start_ns, end_ns FROM ranges_named WHERE name = "
+			  "?1 AND coalesce(domain, '') = ?2",
+			  &c->reqset);
 	if (rc == 0)
-		rc = lp_ivset_from(c,
-				   "SELECT s.start_thread_id, s.start_ns, s.end_ns FROM ranges s JOIN "
-				   "ranges_named p ON s.parent_id = p.id WHERE p.name = ?1 AND "
-				   "coalesce(p.domain, '') = ?2",
-				   &c->stageset);
+		rc = lp_ivset_from(
+		    c,
+		    "SELECT s.start_thread_id, s.start_ns, s.end_ns FROM ranges s JOIN "
+		    "ranges_named p ON s.parent_id = p.id WHERE p.name = ?1 AND "
+		    "coalesce(p.domain, '') = ?2",
+		    &c->stageset);
 	return rc;
 }
 
@@ -352,11 +355,12 @@ static int lp_lock_accumulate(struct lp_fnd_ctx *c, struct lp_lock_acc **out, si
 	sqlite3_stmt *st;
 	struct lp_lock_acc *v = NULL;
 	size_t n = 0, cap = 0;
-	int rc = lp_prep(c,
-			 "SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
-			 "lock_waits w JOIN locks l ON l.id = w.lock_id WHERE l.kind != 'sem' ORDER "
-			 "BY w.lock_id",
-			 &st);
+	int rc =
+	    lp_prep(c,
+		    "SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
+		    "lock_waits w JOIN locks l ON l.id = w.lock_id WHERE l.kind != 'sem' ORDER "
+		    "BY w.lock_id",
+		    &st);
 	if (rc)
 		return rc;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -461,12 +465,14 @@ static int lp_rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 					row->sites[k].wait_ns);
 		}
 		if (tail) {
-			lp_num(f, "tail_wait_ns", "mean wait in p99 requests", "ns", t->key_tail_ns);
+			lp_num(f, "tail_wait_ns", "mean wait in p99 requests", "ns",
+			       t->key_tail_ns);
 			lp_num(f, "median_wait_ns", "mean wait in median requests", "ns",
 			       t->key_mid_ns);
 		}
-		f->summary = lp_fmt("%s threads waited %.1f%% of %s on %s%s", c->has_req ? "request" : "the run's",
-				    100 * share, c->has_req ? "request time" : "their time", f->subject,
+		f->summary = lp_fmt("%s threads waited %.1f%% of %s on %s%s",
+				    c->has_req ? "request" : "the run's", 100 * share,
+				    c->has_req ? "request time" : "their time", f->subject,
 				    tail ? ", and it dominates the p99 tail" : "");
 		lp_saving(f, acc[i].in_ns, acc[i].in_ns,
 			  c->has_req ? "lock wait inside requests" : "lock wait");
@@ -487,15 +493,15 @@ static int lp_rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	sqlite3_stmt *st;
 	lp_stake_reset(c);
 	int rc = lp_prep(
-		c,
-		"SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, coalesce(f.function || "
-		"coalesce(' ' || f.file || ':' || f.line, ''), printf('cond 0x%x', w.cond_addr)) FROM "
-		"cond_waits w LEFT JOIN stacks s ON s.id = w.stack_id LEFT JOIN frames f ON f.id = "
-		"s.top_frame UNION ALL SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
-		"coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), 'sem_wait') FROM "
-		"lock_waits w JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' LEFT JOIN stacks s "
-		"ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame ORDER BY 4",
-		&st);
+	    c,
+	    "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, coalesce(f.function || "
+	    "coalesce(' ' || f.file || ':' || f.line, ''), printf('cond 0x%x', w.cond_addr)) FROM "
+	    "cond_waits w LEFT JOIN stacks s ON s.id = w.stack_id LEFT JOIN frames f ON f.id = "
+	    "s.top_frame UNION ALL SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
+	    "coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), 'sem_wait') FROM "
+	    "lock_waits w JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' LEFT JOIN stacks s "
+	    "ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame ORDER BY 4",
+	    &st);
 	if (rc)
 		return rc;
 	struct lp_fnd_site top[LP_FND_MAXSITES] = {0};
@@ -629,7 +635,8 @@ static int lp_rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 		f->site_kind = "stages";
 		lp_site(f, sn, ntail, (int64_t)(grow * (double)ntail));
 		if (t->cat >= 0 && t->cat < b->ncat) {
-			lp_num(f, "stage_tail_ns", "stage mean in p99 requests", "ns", t->stage_tail_ns);
+			lp_num(f, "stage_tail_ns", "stage mean in p99 requests", "ns",
+			       t->stage_tail_ns);
 			lp_num(f, "stage_median_ns", "stage mean in median requests", "ns",
 			       t->stage_mid_ns);
 			lp_num(f, "category_growth_ns", b->cat_label[t->cat], "ns",
@@ -699,9 +706,10 @@ static int lp_rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	lp_num(f, "cold_ns", "their time", "ns", (double)cold_ns);
 	lp_num(f, "steady_p50_ns", "steady-state p50", "ns", (double)p50);
 	lp_num(f, "worst_ratio", "slowest first request / p50", "ratio", ratio);
-	f->summary = lp_fmt("the first %" PRId64 " request(s) of their threads took up to %.1fx the "
-			    "median (%.3f ms vs %.3f ms)",
-			    cold, ratio, worst / 1e6, p50 / 1e6);
+	f->summary =
+	    lp_fmt("the first %" PRId64 " request(s) of their threads took up to %.1fx the "
+		   "median (%.3f ms vs %.3f ms)",
+		   cold, ratio, worst / 1e6, p50 / 1e6);
 	lp_saving(f, excess, cold_ns, "the first requests' time");
 	lp_example_req(c, f, first, c->stake[first]);
 	return 1;
@@ -807,7 +815,8 @@ static void lp_acc_flush(struct lp_acc *a)
 	for (int k = 0; a->cur_ns > 0 && k < LP_FND_MAXSITES; k++)
 		if (a->cur_ns > a->top[k].ns) {
 			free(a->top[LP_FND_MAXSITES - 1].what);
-			memmove(&a->top[k + 1], &a->top[k], (LP_FND_MAXSITES - 1 - k) * sizeof(a->top[0]));
+			memmove(&a->top[k + 1], &a->top[k],
+				(LP_FND_MAXSITES - 1 - k) * sizeof(a->top[0]));
 			a->top[k] = (struct lp_fnd_site){strdup(a->cur), a->cur_n, a->cur_ns};
 			break;
 		}
@@ -867,9 +876,9 @@ static const char *lp_where(const struct lp_fnd_ctx *c)
 }
 
 /* The API call that issued a GPU operation: the runtime one when both. */
-#define LP_API_OF(tbl)                                                                        \
-	"JOIN cuda_api a ON a.id = (SELECT x.id FROM cuda_api x WHERE x.process_id = " tbl      \
-	".process_id AND x.correlation_id = " tbl ".correlation_id ORDER BY x.domain = "       \
+#define LP_API_OF(tbl)                                                                             \
+	"JOIN cuda_api a ON a.id = (SELECT x.id FROM cuda_api x WHERE x.process_id = " tbl         \
+	".process_id AND x.correlation_id = " tbl ".correlation_id ORDER BY x.domain = "           \
 	"'runtime' DESC, x.id LIMIT 1) LEFT JOIN strings n ON n.id = a.name_id "
 
 /* Host blocked in synchronous copies; host-to-device copies <= 64 KB are
@@ -880,12 +889,13 @@ static int lp_rule_sync_memcpy(struct lp_fnd_ctx *c, const struct lp_rule *r, do
 	if (rc)
 		return rc;
 	struct lp_acc a;
-	rc = lp_acc_run(c,
-			"SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(n.value, 'cudaMemcpy') || "
-			"' ' || m.copy_kind || ' ' || m.src_kind || '->' || m.dst_kind FROM memcpys m "
-			LP_API_OF("m") "WHERE m.async = 0 AND NOT (m.copy_kind = 'HtoD' AND m.bytes <= "
-			"65536) AND ?1 IS NOT NULL ORDER BY 4",
-			&a);
+	rc = lp_acc_run(
+	    c,
+	    "SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(n.value, 'cudaMemcpy') || "
+	    "' ' || m.copy_kind || ' ' || m.src_kind || '->' || m.dst_kind FROM memcpys "
+	    "m " LP_API_OF("m") "WHERE m.async = 0 AND NOT (m.copy_kind = 'HtoD' AND m.bytes <= "
+				"65536) AND ?1 IS NOT NULL ORDER BY 4",
+	    &a);
 	if (rc)
 		return rc;
 	int64_t bytes = lp_q1(c, "SELECT coalesce(sum(bytes), 0) FROM memcpys WHERE async = 0 AND "
@@ -925,12 +935,13 @@ static int lp_rule_pageable(struct lp_fnd_ctx *c, const struct lp_rule *r, doubl
 	if (rc)
 		return rc;
 	struct lp_acc a;
-	rc = lp_acc_run(c,
-			"SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(n.value, 'memcpy') || ' ' "
-			"|| m.copy_kind || ' ' || m.src_kind || '->' || m.dst_kind FROM memcpys m "
-			LP_API_OF("m") "WHERE m.async = 1 AND (m.src_kind = 'pageable' OR m.dst_kind = "
-			"'pageable') AND ?1 IS NOT NULL ORDER BY 4",
-			&a);
+	rc = lp_acc_run(
+	    c,
+	    "SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(n.value, 'memcpy') || ' ' "
+	    "|| m.copy_kind || ' ' || m.src_kind || '->' || m.dst_kind FROM memcpys m " LP_API_OF(
+		"m") "WHERE m.async = 1 AND (m.src_kind = 'pageable' OR m.dst_kind = "
+		     "'pageable') AND ?1 IS NOT NULL ORDER BY 4",
+	    &a);
 	if (rc)
 		return rc;
 	double per = c->has_req ? (double)a.n / (double)c->nreq : (double)a.n;
@@ -966,11 +977,12 @@ static int lp_rule_sync(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	if (!c->has_req)
 		return lp_skip(c, "no NVTX request ranges: syncs per request are undefined");
 	struct lp_acc a;
-	rc = lp_acc_run(c,
-			"SELECT a.thread_id, a.start_ns, a.end_ns, n.value FROM cuda_api a JOIN strings "
-			"n ON n.id = a.name_id WHERE a.domain = ?1 AND n.value LIKE '%Synchronize%' "
-			"ORDER BY 4",
-			&a);
+	rc = lp_acc_run(
+	    c,
+	    "SELECT a.thread_id, a.start_ns, a.end_ns, n.value FROM cuda_api a JOIN strings "
+	    "n ON n.id = a.name_id WHERE a.domain = ?1 AND n.value LIKE '%Synchronize%' "
+	    "ORDER BY 4",
+	    &a);
 	if (rc)
 		return rc;
 	double per = (double)a.n / (double)c->nreq;
@@ -987,9 +999,10 @@ static int lp_rule_sync(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 		lp_num(f, "blocked_ns", "host blocked in them", "ns", (double)a.ns);
 		lp_num(f, "share", "of request time", "share", share);
 		lp_acc_sites(f, &a, "API calls");
-		f->summary = lp_fmt("%.1f synchronization calls per request; the host sat %.1f%% of "
-				    "request time blocked in them",
-				    per, 100 * share);
+		f->summary =
+		    lp_fmt("%.1f synchronization calls per request; the host sat %.1f%% of "
+			   "request time blocked in them",
+			   per, 100 * share);
 		/* One sync per request is needed to hand the result back. */
 		lp_saving(f, (int64_t)((double)a.ns * (1.0 - 1.0 / per)), a.ns,
 			  "host time blocked in sync calls");
@@ -1024,10 +1037,11 @@ static int lp_rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, doubl
 	/* API time per request: what launch overhead costs the GPU. */
 	struct lp_acc a;
 	if (rc == 0)
-		rc = lp_acc_run(c,
-				"SELECT a.thread_id, a.start_ns, a.end_ns, 'api' FROM cuda_api a WHERE "
-				"a.domain = ?1",
-				&a);
+		rc = lp_acc_run(
+		    c,
+		    "SELECT a.thread_id, a.start_ns, a.end_ns, 'api' FROM cuda_api a WHERE "
+		    "a.domain = ?1",
+		    &a);
 	if (rc) {
 		lp_ivset_free(&busy);
 		return rc;
@@ -1044,7 +1058,8 @@ static int lp_rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, doubl
 		if (api[i] <= 0)
 			continue;
 		const struct lp_req *q = &c->req[i];
-		int64_t d = q->end - q->start, id = d - lp_ivset_overlap(&busy, q->proc, q->start, q->end);
+		int64_t d = q->end - q->start,
+			id = d - lp_ivset_overlap(&busy, q->proc, q->start, q->end);
 		nreq++;
 		gpu_req_ns += d;
 		idle += id;
@@ -1087,11 +1102,13 @@ static int lp_rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, 
 	if (rc)
 		return rc;
 	struct lp_acc a;
-	rc = lp_acc_run(c,
-			"SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(k2.value, '?') FROM "
-			"kernels k " LP_API_OF("k") "LEFT JOIN strings k2 ON k2.id = k.name_id WHERE "
-			"k.end_ns - k.start_ns < a.end_ns - a.start_ns AND ?1 IS NOT NULL ORDER BY 4",
-			&a);
+	rc = lp_acc_run(
+	    c,
+	    "SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(k2.value, '?') FROM "
+	    "kernels k " LP_API_OF(
+		"k") "LEFT JOIN strings k2 ON k2.id = k.name_id WHERE "
+		     "k.end_ns - k.start_ns < a.end_ns - a.start_ns AND ?1 IS NOT NULL ORDER BY 4",
+	    &a);
 	if (rc)
 		return rc;
 	int64_t all = lp_q1(c, "SELECT count(*) FROM kernels");
@@ -1104,14 +1121,16 @@ static int lp_rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, 
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_num(f, "small_kernels", "kernels shorter than their launch", "count", (double)a.n);
+		lp_num(f, "small_kernels", "kernels shorter than their launch", "count",
+		       (double)a.n);
 		lp_num(f, "per_request", "per request", "per_request", per);
 		lp_num(f, "all_kernels", "kernels (whole run)", "count", (double)all);
 		lp_num(f, "launch_ns", "host time launching them", "ns", (double)a.ns);
 		lp_acc_sites(f, &a, "kernels");
-		f->summary = lp_fmt("%.1f kernels per request ran shorter than the cudaLaunchKernel "
-				    "call that issued them",
-				    per);
+		f->summary =
+		    lp_fmt("%.1f kernels per request ran shorter than the cudaLaunchKernel "
+			   "call that issued them",
+			   per);
 		lp_saving(f, a.ns, a.ns, "host time launching short kernels");
 		lp_example(c, f);
 	} else {
@@ -1148,8 +1167,8 @@ static int lp_rule_overlap(struct lp_fnd_ctx *c, const struct lp_rule *r, double
 	/* key: process and device, so two GPUs never look overlapped */
 	rc = lp_ivset_q(c, "SELECT process_id * 1024 + device, start_ns, end_ns FROM memcpys", &cp);
 	if (rc == 0)
-		rc = lp_ivset_q(c, "SELECT process_id * 1024 + device, start_ns, end_ns FROM kernels",
-				&kn);
+		rc = lp_ivset_q(
+		    c, "SELECT process_id * 1024 + device, start_ns, end_ns FROM kernels", &kn);
 	if (rc) {
 		lp_ivset_free(&cp);
 		lp_ivset_free(&kn);
@@ -1188,15 +1207,17 @@ static int lp_rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	if (rc)
 		return rc;
 	if (!c->has_req)
-		return lp_skip(c, "no NVTX request ranges: start-up and serving cannot be told apart");
+		return lp_skip(c,
+			       "no NVTX request ranges: start-up and serving cannot be told apart");
 	struct lp_acc a;
-	rc = lp_acc_run(c,
-			"SELECT a.thread_id, a.start_ns, a.end_ns, n.value FROM cuda_api a JOIN strings "
-			"n ON n.id = a.name_id WHERE a.domain = ?1 AND n.value NOT LIKE '%Async%' AND "
-			"(n.value LIKE 'cudaMalloc%' OR n.value LIKE 'cudaFree%' OR n.value LIKE "
-			"'cudaHostAlloc%' OR n.value LIKE 'cuMemAlloc%' OR n.value LIKE 'cuMemFree%' "
-			"OR n.value LIKE 'cuMemHostAlloc%') ORDER BY 4",
-			&a);
+	rc = lp_acc_run(
+	    c,
+	    "SELECT a.thread_id, a.start_ns, a.end_ns, n.value FROM cuda_api a JOIN strings "
+	    "n ON n.id = a.name_id WHERE a.domain = ?1 AND n.value NOT LIKE '%Async%' AND "
+	    "(n.value LIKE 'cudaMalloc%' OR n.value LIKE 'cudaFree%' OR n.value LIKE "
+	    "'cudaHostAlloc%' OR n.value LIKE 'cuMemAlloc%' OR n.value LIKE 'cuMemFree%' "
+	    "OR n.value LIKE 'cuMemHostAlloc%') ORDER BY 4",
+	    &a);
 	if (rc)
 		return rc;
 	double per = (double)a.n / (double)c->nreq;
@@ -1229,85 +1250,83 @@ static int lp_rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 /* ---- the table ----------------------------------------------------------- */
 
 const struct lp_rule lp_rules[] = {
-	{"lock-contention", "A lock serializes requests",
-	 "wait on one lock inside requests / request time (thread time without requests); also "
-	 "flagged when the lock explains the p99 tail",
-	 "share", LP_CMP_GE, 0.05,
-	 "Give each worker its own instance of the state the lock guards (one model per thread), "
-	 "split the lock so readers and unrelated fields do not queue together, or move the "
-	 "shared update behind a batching queue with one owner thread.",
-	 lp_rule_lock},
-	{"queue-wait", "Requests queue before work starts",
-	 "condition-variable and semaphore wait inside requests but outside every stage / request "
-	 "time",
-	 "share", LP_CMP_GE, 0.05,
-	 "Add workers (or GPU streams) until the queue drains, or cap concurrency at the door so "
-	 "requests are refused or shed early instead of waiting inside the server.",
-	 lp_rule_queue},
-	{"tail-outlier", "The p99 tail is far from the median",
-	 "p99 / p50 of request latency; the stage and category that grow in the tail",
-	 "ratio", LP_CMP_GE, 3.0,
-	 "Look at the stage and category named in the evidence: that is where the slow requests "
-	 "spend their extra time; fix that, not the median path.",
-	 lp_rule_tail},
-	{"cold-start", "The first requests are much slower",
-	 "slowest leading request of a thread / median request (leading requests slower than the "
-	 "threshold count as cold)",
-	 "ratio", LP_CMP_GE, 3.0,
-	 "Warm up before serving: run a few dummy requests at start-up so lazy initialization, "
-	 "JIT compilation, module loading and first-touch page faults happen before traffic.",
-	 lp_rule_cold},
-	{"cpu-interference", "Requests lose the CPU",
-	 "context switches per request not explained by recorded lock/condition waits, plus CPU "
-	 "migrations per request (CPU counters)",
-	 "count", LP_CMP_GE, 2.0,
-	 "Pin serving threads to dedicated cores (taskset -c, cgroups cpusets), run no more busy "
-	 "threads than cores, and keep background jobs off those cores.",
-	 lp_rule_cpu},
-	{"sync-memcpy", "Synchronous copies on the request path",
-	 "host time blocked in synchronous cudaMemcpy (host-to-device copies <= 64 KB excluded, "
-	 "as nsys does) / request time",
-	 "share", LP_CMP_GE, 0.01,
-	 "Use cudaMemcpyAsync from pinned memory on a non-default stream and synchronize once, "
-	 "when the result is needed.",
-	 lp_rule_sync_memcpy},
-	{"pageable-memcpy", "Async copies from pageable memory",
-	 "cudaMemcpyAsync calls whose host side is pageable (they are silently synchronous and "
-	 "staged)",
-	 "count", LP_CMP_GE, 1.0,
-	 "Allocate the host buffers with cudaHostAlloc / cudaMallocHost, or pin existing ones "
-	 "with cudaHostRegister, so the copies run asynchronously by DMA.",
-	 lp_rule_pageable},
-	{"excessive-sync", "Too many host-device synchronizations",
-	 "cudaDeviceSynchronize / StreamSynchronize / EventSynchronize calls per request",
-	 "count", LP_CMP_GE, 3.0,
-	 "Synchronize once per request, when the host needs the result; order GPU work with "
-	 "streams and events (cudaStreamWaitEvent) instead of blocking the host.",
-	 lp_rule_sync},
-	{"gpu-idle", "The GPU idles inside requests",
-	 "GPU idle share of the median request that launched GPU work",
-	 "share", LP_CMP_GE, 0.5,
-	 "Batch requests so each launch does more work, capture the launch sequence in a CUDA "
-	 "graph, and move CPU pre/post-processing off the launching thread.",
-	 lp_rule_gpu_idle},
-	{"small-kernels", "Many kernels shorter than their launch",
-	 "kernels per request whose GPU time is shorter than the API call that launched them",
-	 "count", LP_CMP_GE, 10.0,
-	 "Fuse the small kernels (torch.compile, TensorRT, hand fusion) or replay them as a CUDA "
-	 "graph, which launches the whole sequence with one call.",
-	 lp_rule_small_kernels},
-	{"no-overlap", "Copies and kernels never overlap",
-	 "GPU time where copies and kernels run together / the shorter of copy and kernel time",
-	 "share", LP_CMP_LT, 0.05,
-	 "Double-buffer: copy batch n+1 on one stream while batch n computes on another, with "
-	 "pinned buffers and events between the streams.",
-	 lp_rule_overlap},
-	{"alloc-in-path", "GPU memory allocated inside requests",
-	 "cudaMalloc/cudaFree/cudaHostAlloc calls inside requests",
-	 "count", LP_CMP_GE, 1.0,
-	 "Allocate at start-up and reuse, or use a memory pool (cudaMallocAsync with a pool, "
-	 "the framework's caching allocator).",
-	 lp_rule_alloc},
+    {"lock-contention", "A lock serializes requests",
+     "wait on one lock inside requests / request time (thread time without requests); also "
+     "flagged when the lock explains the p99 tail",
+     "share", LP_CMP_GE, 0.05,
+     "Give each worker its own instance of the state the lock guards (one model per thread), "
+     "split the lock so readers and unrelated fields do not queue together, or move the "
+     "shared update behind a batching queue with one owner thread.",
+     lp_rule_lock},
+    {"queue-wait", "Requests queue before work starts",
+     "condition-variable and semaphore wait inside requests but outside every stage / request "
+     "time",
+     "share", LP_CMP_GE, 0.05,
+     "Add workers (or GPU streams) until the queue drains, or cap concurrency at the door so "
+     "requests are refused or shed early instead of waiting inside the server.",
+     lp_rule_queue},
+    {"tail-outlier", "The p99 tail is far from the median",
+     "p99 / p50 of request latency; the stage and category that grow in the tail", "ratio",
+     LP_CMP_GE, 3.0,
+     "Look at the stage and category named in the evidence: that is where the slow requests "
+     "spend their extra time; fix that, not the median path.",
+     lp_rule_tail},
+    {"cold-start", "The first requests are much slower",
+     "slowest leading request of a thread / median request (leading requests slower than the "
+     "threshold count as cold)",
+     "ratio", LP_CMP_GE, 3.0,
+     "Warm up before serving: run a few dummy requests at start-up so lazy initialization, "
+     "JIT compilation, module loading and first-touch page faults happen before traffic.",
+     lp_rule_cold},
+    {"cpu-interference", "Requests lose the CPU",
+     "context switches per request not explained by recorded lock/condition waits, plus CPU "
+     "migrations per request (CPU counters)",
+     "count", LP_CMP_GE, 2.0,
+     "Pin serving threads to dedicated cores (taskset -c, cgroups cpusets), run no more busy "
+     "threads than cores, and keep background jobs off those cores.",
+     lp_rule_cpu},
+    {"sync-memcpy", "Synchronous copies on the request path",
+     "host time blocked in synchronous cudaMemcpy (host-to-device copies <= 64 KB excluded, "
+     "as nsys does) / request time",
+     "share", LP_CMP_GE, 0.01,
+     "Use cudaMemcpyAsync from pinned memory on a non-default stream and synchronize once, "
+     "when the result is needed.",
+     lp_rule_sync_memcpy},
+    {"pageable-memcpy", "Async copies from pageable memory",
+     "cudaMemcpyAsync calls whose host side is pageable (they are silently synchronous and "
+     "staged)",
+     "count", LP_CMP_GE, 1.0,
+     "Allocate the host buffers with cudaHostAlloc / cudaMallocHost, or pin existing ones "
+     "with cudaHostRegister, so the copies run asynchronously by DMA.",
+     lp_rule_pageable},
+    {"excessive-sync", "Too many host-device synchronizations",
+     "cudaDeviceSynchronize / StreamSynchronize / EventSynchronize calls per request", "count",
+     LP_CMP_GE, 3.0,
+     "Synchronize once per request, when the host needs the result; order GPU work with "
+     "streams and events (cudaStreamWaitEvent) instead of blocking the host.",
+     lp_rule_sync},
+    {"gpu-idle", "The GPU idles inside requests",
+     "GPU idle share of the median request that launched GPU work", "share", LP_CMP_GE, 0.5,
+     "Batch requests so each launch does more work, capture the launch sequence in a CUDA "
+     "graph, and move CPU pre/post-processing off the launching thread.",
+     lp_rule_gpu_idle},
+    {"small-kernels", "Many kernels shorter than their launch",
+     "kernels per request whose GPU time is shorter than the API call that launched them", "count",
+     LP_CMP_GE, 10.0,
+     "Fuse the small kernels (torch.compile, TensorRT, hand fusion) or replay them as a CUDA "
+     "graph, which launches the whole sequence with one call.",
+     lp_rule_small_kernels},
+    {"no-overlap", "Copies and kernels never overlap",
+     "GPU time where copies and kernels run together / the shorter of copy and kernel time",
+     "share", LP_CMP_LT, 0.05,
+     "Double-buffer: copy batch n+1 on one stream while batch n computes on another, with "
+     "pinned buffers and events between the streams.",
+     lp_rule_overlap},
+    {"alloc-in-path", "GPU memory allocated inside requests",
+     "cudaMalloc/cudaFree/cudaHostAlloc calls inside requests", "count", LP_CMP_GE, 1.0,
+     "Allocate at start-up and reuse, or use a memory pool (cudaMallocAsync with a pool, "
+     "the framework's caching allocator).",
+     lp_rule_alloc},
 };
 const size_t lp_nrules = sizeof(lp_rules) / sizeof(lp_rules[0]);
 
@@ -1342,9 +1361,8 @@ int lp_findings_parse_threshold(const char *arg, struct lp_fnd_override *o, char
 	if (pct)
 		end++, v /= 100;
 	if (errno || end == eq + 1 || *end || !isfinite(v) || v < 0) {
-		snprintf(err, errlen,
-			 "--rule-threshold %s wants a non-negative %s%s, not '%s'", r->id, r->unit,
-			 !strcmp(r->unit, "share") ? " (0.05 or 5%)" : "", eq + 1);
+		snprintf(err, errlen, "--rule-threshold %s wants a non-negative %s%s, not '%s'",
+			 r->id, r->unit, !strcmp(r->unit, "share") ? " (0.05 or 5%)" : "", eq + 1);
 		return -EINVAL;
 	}
 	o->id = r->id;
@@ -1365,7 +1383,8 @@ static void lp_gpu_inputs(struct lp_fnd_ctx *c)
 	char buf[256];
 	c->api_domain = "runtime";
 	if (!lp_db_has_table(c->db, "cuda_api")) {
-		snprintf(c->gpu_why, sizeof(c->gpu_why), "no GPU data: the database has no CUDA tables");
+		snprintf(c->gpu_why, sizeof(c->gpu_why),
+			 "no GPU data: the database has no CUDA tables");
 		return;
 	}
 	const char *cap = lp_db_meta(c->db, "cuda.captured", buf, sizeof(buf));

@@ -70,8 +70,8 @@ struct lp_fnd_site {
 struct lp_fnd_example {
 	int valid;
 	int64_t range_id, tid;
-	int64_t start_ns;    /* CLOCK_MONOTONIC, as in the database */
-	int64_t rel_ns;      /* since the run started */
+	int64_t start_ns; /* CLOCK_MONOTONIC, as in the database */
+	int64_t rel_ns;	  /* since the run started */
 	int64_t dur_ns;
 	int64_t at_stake_ns; /* of this request */
 };

@@ -29,8 +29,7 @@
 struct lp_import_priv {
 	struct lp_map strings; /* xxh64(content) -> strings.id */
 	struct lp_map frames;  /* xxh64(module, offset) -> frames.id */
-	sqlite3_stmt *ins_string, *ins_frame, *ins_stack, *ins_stack_frame, *ins_thread,
-		*ins_meta;
+	sqlite3_stmt *ins_string, *ins_frame, *ins_stack, *ins_stack_frame, *ins_thread, *ins_meta;
 	void *state[LP_IMPORT_MAX_SOURCES];
 	const struct lp_import_source *by_type[256];
 	int source_of_type[256];
@@ -40,7 +39,8 @@ struct lp_import_priv {
 sqlite3_stmt *lp_import_prepare(struct lp_import *imp, const char *sql)
 {
 	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v3(imp->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v3(imp->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) !=
+	    SQLITE_OK) {
 		snprintf(imp->err, imp->errlen, "internal error preparing SQL: %s",
 			 sqlite3_errmsg(imp->db));
 		return NULL;
@@ -270,9 +270,9 @@ static int lp_import_log(struct lp_import *imp, const struct lp_log *log)
 	if (rc)
 		goto out;
 	p1.ins_module = lp_import_prepare(
-		imp, "INSERT INTO modules(process_id, path, load_bias, start_addr, end_addr) "
-		     "SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS (SELECT 1 FROM modules WHERE "
-		     "process_id = ?6 AND path = ?7 AND load_bias = ?8)");
+	    imp, "INSERT INTO modules(process_id, path, load_bias, start_addr, end_addr) "
+		 "SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS (SELECT 1 FROM modules WHERE "
+		 "process_id = ?6 AND path = ?7 AND load_bias = ?8)");
 	rc = p1.ins_module ? lp_log_foreach(log, lp_pass1_cb, &p1) : -EIO;
 	for (size_t i = 0; rc == 0 && i < p1.n_stack_defs; i++) {
 		const struct lp_rec_header *h = p1.stack_defs[i];
@@ -356,8 +356,8 @@ static int lp_output_check(const char *out, int force, char *err, size_t errlen)
 	}
 	if (lstat(out, &st) == 0) {
 		if (!S_ISREG(st.st_mode)) {
-			snprintf(err, errlen, "%s exists and is not a regular file; refusing to write it",
-				 out);
+			snprintf(err, errlen,
+				 "%s exists and is not a regular file; refusing to write it", out);
 			return -EEXIST;
 		}
 		if (!force) {
@@ -385,7 +385,8 @@ static int lp_import_setup(struct lp_import *imp)
 		const struct lp_import_source *s = lp_import_sources[i];
 		if (s->schema)
 			rc = lp_db_exec(imp->db, s->schema, imp->err, imp->errlen);
-		for (int t = s->first_type; rc == 0 && s->record && t <= s->last_type && t < 256; t++) {
+		for (int t = s->first_type; rc == 0 && s->record && t <= s->last_type && t < 256;
+		     t++) {
 			p->by_type[t] = s;
 			p->source_of_type[t] = i;
 		}
@@ -394,17 +395,19 @@ static int lp_import_setup(struct lp_import *imp)
 		return rc;
 	p->ins_string = lp_import_prepare(imp, "INSERT INTO strings(value) VALUES (?)");
 	p->ins_frame = lp_import_prepare(
-		imp, "INSERT INTO frames(module, offset, function, file, line) VALUES (?,?,?,?,?)");
+	    imp, "INSERT INTO frames(module, offset, function, file, line) VALUES (?,?,?,?,?)");
 	p->ins_stack = lp_import_prepare(imp, "INSERT INTO stacks(depth, top_frame) VALUES (?,?)");
 	p->ins_stack_frame = lp_import_prepare(
-		imp, "INSERT INTO stack_frames(stack_id, depth, frame_id) VALUES (?,?,?)");
+	    imp, "INSERT INTO stack_frames(stack_id, depth, frame_id) VALUES (?,?,?)");
 	p->ins_thread = lp_import_prepare(imp, "INSERT INTO threads(process_id, tid) VALUES (?,?)");
-	p->ins_meta = lp_import_prepare(imp, "INSERT OR REPLACE INTO meta(key, value) VALUES (?,?)");
+	p->ins_meta =
+	    lp_import_prepare(imp, "INSERT OR REPLACE INTO meta(key, value) VALUES (?,?)");
 	if (!p->ins_string || !p->ins_frame || !p->ins_stack || !p->ins_stack_frame ||
 	    !p->ins_thread || !p->ins_meta)
 		return -EIO;
 	for (int i = 0; lp_import_sources[i]; i++)
-		if (lp_import_sources[i]->begin && (rc = lp_import_sources[i]->begin(imp, &p->state[i])))
+		if (lp_import_sources[i]->begin &&
+		    (rc = lp_import_sources[i]->begin(imp, &p->state[i])))
 			return rc;
 	return 0;
 }
@@ -514,7 +517,8 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	umask(mask);
 	fchmod(fd, 0666 & ~mask);
 	close(fd);
-	if (sqlite3_open_v2(tmp, &imp.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(tmp, &imp.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
 		snprintf(err, errlen, "cannot open %s: %s", tmp, sqlite3_errmsg(imp.db));
 		rc = -EIO;
 		goto out_db;

@@ -22,7 +22,7 @@ struct lp_proc {
 	int64_t id; /* processes.id */
 	uint32_t pid;
 	uint64_t start_ns;
-	uint64_t end_ns; /* last timestamp seen, or exit */
+	uint64_t end_ns;       /* last timestamp seen, or exit */
 	struct lp_map strings; /* local string id -> strings.id */
 	struct lp_map stacks;  /* local stack id -> stacks.id */
 	struct lp_map threads; /* tid -> threads.id */
@@ -55,9 +55,9 @@ struct lp_import_source {
 };
 
 /* Helpers for sources (valid during record/end_process callbacks). */
-int64_t lp_import_string(struct lp_import *imp, uint32_t local_id); /* 0 if unknown */
-int64_t lp_import_stack(struct lp_import *imp, uint32_t local_id);  /* 0 if none */
-int64_t lp_import_thread(struct lp_import *imp, uint32_t tid);	    /* creates the row */
+int64_t lp_import_string(struct lp_import *imp, uint32_t local_id);	    /* 0 if unknown */
+int64_t lp_import_stack(struct lp_import *imp, uint32_t local_id);	    /* 0 if none */
+int64_t lp_import_thread(struct lp_import *imp, uint32_t tid);		    /* creates the row */
 int64_t lp_import_intern(struct lp_import *imp, const char *s, size_t len); /* strings.id */
 int lp_import_meta(struct lp_import *imp, const char *key, const char *text, int64_t num);
 /* Prepare once per import; failures fill imp->err. */
@@ -66,7 +66,7 @@ sqlite3_stmt *lp_import_prepare(struct lp_import *imp, const char *sql);
 int lp_import_step(struct lp_import *imp, sqlite3_stmt *st);
 
 struct lp_import_opts {
-	int force;	 /* replace an existing output file */
+	int force;		 /* replace an existing output file */
 	const char *run_cmdline; /* shown in meta, may be NULL */
 };
 

@@ -23,8 +23,8 @@ struct lp_child_status {
 
 struct lp_core_state {
 	sqlite3_stmt *ins_proc, *upd_start, *upd_exit, *upd_exec, *upd_thread_start,
-		*upd_thread_name, *upd_thread_end, *ins_lock, *ins_wait, *ins_cond, *upd_lock_name,
-		*upd_proc_end;
+	    *upd_thread_name, *upd_thread_end, *ins_lock, *ins_wait, *ins_cond, *upd_lock_name,
+	    *upd_proc_end;
 	struct lp_map locks; /* address -> locks.id, current process */
 	struct lp_child_status *children;
 	size_t n_children, cap_children;
@@ -245,9 +245,11 @@ static int lp_core_record(struct lp_import *imp, void *state, uint32_t tid,
 	const struct lp_rec_thread_name *tn = p;
 	switch (h->type) {
 	case LP_REC_LOCK_WAIT:
-		return len >= sizeof(struct lp_rec_lock_wait) ? lp_core_lock_wait(imp, tid, h, p) : 0;
+		return len >= sizeof(struct lp_rec_lock_wait) ? lp_core_lock_wait(imp, tid, h, p)
+							      : 0;
 	case LP_REC_COND_WAIT:
-		return len >= sizeof(struct lp_rec_cond_wait) ? lp_core_cond_wait(imp, tid, h, p) : 0;
+		return len >= sizeof(struct lp_rec_cond_wait) ? lp_core_cond_wait(imp, tid, h, p)
+							      : 0;
 	case LP_REC_THREAD_START:
 		if (len < sizeof(*ts))
 			return 0;
@@ -306,9 +308,9 @@ static int lp_core_end_process(struct lp_import *imp, void *state)
 static int lp_core_apply_children(struct lp_import *imp, struct lp_core_state *s)
 {
 	sqlite3_stmt *st = lp_import_prepare(
-		imp, "UPDATE processes SET exit_status = ?1, exit_signal = ?2, exit_how = ?3 "
-		     "WHERE id = (SELECT id FROM processes WHERE pid = ?4 ORDER BY start_ns DESC "
-		     "LIMIT 1)");
+	    imp, "UPDATE processes SET exit_status = ?1, exit_signal = ?2, exit_how = ?3 "
+		 "WHERE id = (SELECT id FROM processes WHERE pid = ?4 ORDER BY start_ns DESC "
+		 "LIMIT 1)");
 	if (!st)
 		return -EIO;
 	int rc = 0;
@@ -359,15 +361,15 @@ static int lp_core_finish(struct lp_import *imp, void *state)
 	if (rc)
 		return rc;
 	rc = lp_db_exec(imp->db,
-			    "UPDATE processes SET parent_id = (SELECT p.id FROM processes p WHERE "
-			    "p.pid = processes.ppid AND p.start_ns <= processes.start_ns ORDER BY "
-			    "p.start_ns DESC LIMIT 1);"
-			    "UPDATE processes SET exec_from = (SELECT p.id FROM processes p WHERE "
-			    "p.pid = processes.pid AND p.start_ns < processes.start_ns ORDER BY "
-			    "p.start_ns DESC LIMIT 1);"
-			    "UPDATE processes SET parent_id = (SELECT p.parent_id FROM processes p "
-			    "WHERE p.id = processes.exec_from) WHERE exec_from IS NOT NULL;",
-		      imp->err, imp->errlen);
+			"UPDATE processes SET parent_id = (SELECT p.id FROM processes p WHERE "
+			"p.pid = processes.ppid AND p.start_ns <= processes.start_ns ORDER BY "
+			"p.start_ns DESC LIMIT 1);"
+			"UPDATE processes SET exec_from = (SELECT p.id FROM processes p WHERE "
+			"p.pid = processes.pid AND p.start_ns < processes.start_ns ORDER BY "
+			"p.start_ns DESC LIMIT 1);"
+			"UPDATE processes SET parent_id = (SELECT p.parent_id FROM processes p "
+			"WHERE p.id = processes.exec_from) WHERE exec_from IS NOT NULL;",
+			imp->err, imp->errlen);
 	if (rc)
 		return rc;
 	time_t secs = (time_t)(s->first_realtime_ns / 1000000000ull);
@@ -395,31 +397,32 @@ static int lp_core_begin(struct lp_import *imp, void **state)
 	*state = s;
 	lp_core = s;
 	s->ins_proc = lp_import_prepare(
-		imp, "INSERT INTO processes(pid, ppid, start_ns, log_closed, dropped_records, "
-		     "dropped_chunks, dropped_strings, end_ns) VALUES (?,?,?,?,?,?,?,?)");
-	s->upd_start = lp_import_prepare(imp, "UPDATE processes SET cmdline = ?, exe = ? WHERE id = ?");
+	    imp, "INSERT INTO processes(pid, ppid, start_ns, log_closed, dropped_records, "
+		 "dropped_chunks, dropped_strings, end_ns) VALUES (?,?,?,?,?,?,?,?)");
+	s->upd_start =
+	    lp_import_prepare(imp, "UPDATE processes SET cmdline = ?, exe = ? WHERE id = ?");
 	s->upd_exit = lp_import_prepare(
-		imp, "UPDATE processes SET end_ns = ?, exit_status = ?, exit_signal = ?, exit_how = ? "
-		     "WHERE id = ?");
+	    imp, "UPDATE processes SET end_ns = ?, exit_status = ?, exit_signal = ?, exit_how = ? "
+		 "WHERE id = ?");
 	s->upd_exec = lp_import_prepare(
-		imp, "UPDATE processes SET end_ns = ?, exit_how = 'exec' WHERE id = ?");
+	    imp, "UPDATE processes SET end_ns = ?, exit_how = 'exec' WHERE id = ?");
 	s->upd_proc_end = lp_import_prepare(
-		imp, "UPDATE processes SET end_ns = max(coalesce(end_ns, 0), ?) WHERE id = ?");
+	    imp, "UPDATE processes SET end_ns = max(coalesce(end_ns, 0), ?) WHERE id = ?");
 	s->upd_thread_start =
-		lp_import_prepare(imp, "UPDATE threads SET start_ns = ?, parent_tid = ? WHERE id = ?");
+	    lp_import_prepare(imp, "UPDATE threads SET start_ns = ?, parent_tid = ? WHERE id = ?");
 	s->upd_thread_name = lp_import_prepare(
-		imp, "UPDATE threads SET name = (SELECT value FROM strings WHERE id = ?) WHERE id = ?");
+	    imp, "UPDATE threads SET name = (SELECT value FROM strings WHERE id = ?) WHERE id = ?");
 	s->upd_thread_end = lp_import_prepare(imp, "UPDATE threads SET end_ns = ? WHERE id = ?");
-	s->ins_lock = lp_import_prepare(
-		imp, "INSERT INTO locks(process_id, address, kind) VALUES (?,?,?)");
+	s->ins_lock =
+	    lp_import_prepare(imp, "INSERT INTO locks(process_id, address, kind) VALUES (?,?,?)");
 	s->ins_wait = lp_import_prepare(
-		imp, "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, "
-		     "stack_id, flags) VALUES (?,?,?,?,?,?,?,?)");
+	    imp, "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, "
+		 "stack_id, flags) VALUES (?,?,?,?,?,?,?,?)");
 	s->ins_cond = lp_import_prepare(
-		imp, "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, "
-		     "timed, stack_id, flags) VALUES (?,?,?,?,?,?,?,?)");
+	    imp, "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, "
+		 "timed, stack_id, flags) VALUES (?,?,?,?,?,?,?,?)");
 	s->upd_lock_name =
-		lp_import_prepare(imp, "UPDATE locks SET name = ?, module = ? WHERE id = ?");
+	    lp_import_prepare(imp, "UPDATE locks SET name = ?, module = ? WHERE id = ?");
 	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_exec || !s->upd_proc_end ||
 	    !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end || !s->ins_lock ||
 	    !s->ins_wait || !s->ins_cond || !s->upd_lock_name)
@@ -432,10 +435,10 @@ static void lp_core_destroy(void *state)
 	struct lp_core_state *s = state;
 	if (!s)
 		return;
-	sqlite3_stmt *all[] = {s->ins_proc,	    s->upd_start,	s->upd_exit,
-			       s->upd_exec,	    s->upd_thread_start, s->upd_thread_name,
-			       s->upd_thread_end,   s->ins_lock,	s->ins_wait,
-			       s->ins_cond,	    s->upd_lock_name,	s->upd_proc_end};
+	sqlite3_stmt *all[] = {s->ins_proc,	  s->upd_start,	       s->upd_exit,
+			       s->upd_exec,	  s->upd_thread_start, s->upd_thread_name,
+			       s->upd_thread_end, s->ins_lock,	       s->ins_wait,
+			       s->ins_cond,	  s->upd_lock_name,    s->upd_proc_end};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		sqlite3_finalize(all[i]);
 	lp_map_free(&s->locks);
@@ -444,21 +447,20 @@ static void lp_core_destroy(void *state)
 	lp_core = NULL;
 }
 
-static const char lp_core_indexes[] =
-	"CREATE INDEX lock_waits_start ON lock_waits(start_ns);"
-	
-	"CREATE INDEX cond_waits_start ON cond_waits(start_ns);"
-	"CREATE INDEX threads_tid ON threads(process_id, tid);";
+static const char lp_core_indexes[] = "CREATE INDEX lock_waits_start ON lock_waits(start_ns);"
+
+				      "CREATE INDEX cond_waits_start ON cond_waits(start_ns);"
+				      "CREATE INDEX threads_tid ON threads(process_id, tid);";
 
 const struct lp_import_source lp_src_core = {
-	.name = "core",
-	.first_type = 1,
-	.last_type = LP_REC_CORE_LAST,
-	.schema = lp_schema_core_sql,
-	.indexes = lp_core_indexes,
-	.begin = lp_core_begin,
-	.record = lp_core_record,
-	.end_process = lp_core_end_process,
-	.finish = lp_core_finish,
-	.destroy = lp_core_destroy,
+    .name = "core",
+    .first_type = 1,
+    .last_type = LP_REC_CORE_LAST,
+    .schema = lp_schema_core_sql,
+    .indexes = lp_core_indexes,
+    .begin = lp_core_begin,
+    .record = lp_core_record,
+    .end_process = lp_core_end_process,
+    .finish = lp_core_finish,
+    .destroy = lp_core_destroy,
 };

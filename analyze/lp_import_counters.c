@@ -34,25 +34,25 @@ static int lp_cnt_begin(struct lp_import *imp, void **state)
 		return -ENOMEM;
 	*state = s;
 	s->ins_cfg = lp_import_prepare(
-		imp, "INSERT OR REPLACE INTO counter_config(process_id, paranoid, user_only, denied, "
-		     "no_libpfm, note) VALUES (?1, ?2, ?3, ?4, ?5, "
-		     "(SELECT value FROM strings WHERE id = ?6))");
-	s->ins_ev = lp_import_prepare(
-		imp, "INSERT INTO counter_events(process_id, idx, name, available) "
-		     "VALUES (?1, ?2, 'event#' || ?2, 1)");
+	    imp, "INSERT OR REPLACE INTO counter_config(process_id, paranoid, user_only, denied, "
+		 "no_libpfm, note) VALUES (?1, ?2, ?3, ?4, ?5, "
+		 "(SELECT value FROM strings WHERE id = ?6))");
+	s->ins_ev =
+	    lp_import_prepare(imp, "INSERT INTO counter_events(process_id, idx, name, available) "
+				   "VALUES (?1, ?2, 'event#' || ?2, 1)");
 	s->upd_ev = lp_import_prepare(
-		imp, "UPDATE counter_events SET name = COALESCE((SELECT value FROM strings WHERE "
-		     "id = ?2), name), available = ?3, error = ?4, "
-		     "reason = (SELECT value FROM strings WHERE id = ?5) WHERE id = ?1");
+	    imp, "UPDATE counter_events SET name = COALESCE((SELECT value FROM strings WHERE "
+		 "id = ?2), name), available = ?3, error = ?4, "
+		 "reason = (SELECT value FROM strings WHERE id = ?5) WHERE id = ?1");
 	s->ins_sample = lp_import_prepare(
-		imp, "INSERT INTO counter_samples(thread_id, ts_ns, enabled_ns, running_ns) "
-		     "VALUES (?, ?, ?, ?)");
+	    imp, "INSERT INTO counter_samples(thread_id, ts_ns, enabled_ns, running_ns) "
+		 "VALUES (?, ?, ?, ?)");
 	s->ins_val = lp_import_prepare(
-		imp, "INSERT OR REPLACE INTO counter_values(sample_id, event_id, value) "
-		     "VALUES (?, ?, ?)");
+	    imp, "INSERT OR REPLACE INTO counter_values(sample_id, event_id, value) "
+		 "VALUES (?, ?, ?)");
 	s->ins_total = lp_import_prepare(
-		imp, "INSERT OR REPLACE INTO thread_counters(thread_id, event_id, value, raw, "
-		     "scaled, start_ns, end_ns, source) VALUES (?, ?, ?, ?, ?, ?, ?, 'exit')");
+	    imp, "INSERT OR REPLACE INTO thread_counters(thread_id, event_id, value, raw, "
+		 "scaled, start_ns, end_ns, source) VALUES (?, ?, ?, ?, ?, ?, ?, 'exit')");
 	if (!s->ins_cfg || !s->ins_ev || !s->upd_ev || !s->ins_sample || !s->ins_val ||
 	    !s->ins_total)
 		return -EIO;
@@ -76,9 +76,8 @@ static int64_t lp_cnt_event(struct lp_import *imp, struct lp_cnt_imp *s, unsigne
 	return s->ev[idx];
 }
 
-static int lp_cnt_config(struct lp_import *imp, struct lp_cnt_imp *s,
-			 const struct lp_rec_header *h, const struct lp_rec_cnt_config *c,
-			 size_t len)
+static int lp_cnt_config(struct lp_import *imp, struct lp_cnt_imp *s, const struct lp_rec_header *h,
+			 const struct lp_rec_cnt_config *c, size_t len)
 {
 	size_t n = (len - sizeof(*c)) / sizeof(struct lp_cnt_event_def);
 	if (n > h->aux)
@@ -218,25 +217,25 @@ static int lp_cnt_record(struct lp_import *imp, void *state, uint32_t tid,
 
 /* Delta of a running total between two samples, scaled by the share of
  * that interval the group spent on the PMU. s0/s1/v0/v1 are SQL aliases. */
-#define LP_CNT_DELTA                                                                         \
-	"CASE WHEN s1.running_ns - s0.running_ns > 0 AND s1.running_ns - s0.running_ns < "    \
-	"s1.enabled_ns - s0.enabled_ns THEN CAST(round((v1.value - v0.value) * 1.0 * "        \
-	"(s1.enabled_ns - s0.enabled_ns) / (s1.running_ns - s0.running_ns)) AS INTEGER) "     \
+#define LP_CNT_DELTA                                                                               \
+	"CASE WHEN s1.running_ns - s0.running_ns > 0 AND s1.running_ns - s0.running_ns < "         \
+	"s1.enabled_ns - s0.enabled_ns THEN CAST(round((v1.value - v0.value) * 1.0 * "             \
+	"(s1.enabled_ns - s0.enabled_ns) / (s1.running_ns - s0.running_ns)) AS INTEGER) "          \
 	"ELSE v1.value - v0.value END"
 
 static const char lp_cnt_finish_sql[] =
-	"CREATE INDEX IF NOT EXISTS counter_samples_thread_ts ON counter_samples(thread_id, ts_ns);"
-	"UPDATE counter_events SET multiplexed = 1 WHERE EXISTS (SELECT 1 FROM counter_values v "
-	"JOIN counter_samples s ON s.id = v.sample_id WHERE v.event_id = counter_events.id AND "
-	"s.running_ns < s.enabled_ns) OR EXISTS (SELECT 1 FROM thread_counters t WHERE "
-	"t.event_id = counter_events.id AND t.scaled);"
-	/* Threads that wrote no exit record: their last sample is the total. */
-	"INSERT OR IGNORE INTO thread_counters(thread_id, event_id, value, raw, scaled, start_ns, "
-	"end_ns, source) SELECT s.thread_id, v.event_id, CASE WHEN s.running_ns > 0 AND "
-	"s.running_ns < s.enabled_ns THEN CAST(round(v.value * 1.0 * s.enabled_ns / s.running_ns) "
-	"AS INTEGER) ELSE v.value END, v.value, s.running_ns < s.enabled_ns, NULL, s.ts_ns, "
-	"'last_sample' FROM counter_samples s JOIN counter_values v ON v.sample_id = s.id WHERE "
-	"s.id IN (SELECT max(id) FROM counter_samples GROUP BY thread_id);";
+    "CREATE INDEX IF NOT EXISTS counter_samples_thread_ts ON counter_samples(thread_id, ts_ns);"
+    "UPDATE counter_events SET multiplexed = 1 WHERE EXISTS (SELECT 1 FROM counter_values v "
+    "JOIN counter_samples s ON s.id = v.sample_id WHERE v.event_id = counter_events.id AND "
+    "s.running_ns < s.enabled_ns) OR EXISTS (SELECT 1 FROM thread_counters t WHERE "
+    "t.event_id = counter_events.id AND t.scaled);"
+    /* Threads that wrote no exit record: their last sample is the total. */
+    "INSERT OR IGNORE INTO thread_counters(thread_id, event_id, value, raw, scaled, start_ns, "
+    "end_ns, source) SELECT s.thread_id, v.event_id, CASE WHEN s.running_ns > 0 AND "
+    "s.running_ns < s.enabled_ns THEN CAST(round(v.value * 1.0 * s.enabled_ns / s.running_ns) "
+    "AS INTEGER) ELSE v.value END, v.value, s.running_ns < s.enabled_ns, NULL, s.ts_ns, "
+    "'last_sample' FROM counter_samples s JOIN counter_values v ON v.sample_id = s.id WHERE "
+    "s.id IN (SELECT max(id) FROM counter_samples GROUP BY thread_id);";
 
 /*
  * A thread reads its group at most once per interval (lp_counters.c) and the
@@ -248,38 +247,40 @@ static const char lp_cnt_finish_sql[] =
  * is at most 10% of the range. Exactly sampled boundaries misplace nothing.
  * Ranges shorter than the interval usually fail this and get no delta.
  */
-#define LP_CNT_AT(col)                                                                       \
-	"(SELECT id FROM counter_samples WHERE thread_id = r.start_thread_id AND ts_ns <= "   \
+#define LP_CNT_AT(col)                                                                             \
+	"(SELECT id FROM counter_samples WHERE thread_id = r.start_thread_id AND ts_ns <= "        \
 	"r." col " ORDER BY ts_ns DESC, id DESC LIMIT 1)"
 
 static const char lp_cnt_ranges_sql[] =
-	"WITH p AS (SELECT r.id, r.start_ns, r.end_ns, " LP_CNT_AT("start_ns") " AS a, "
-	LP_CNT_AT("end_ns") " AS b FROM ranges r WHERE r.end_thread_id = r.start_thread_id) "
-	"INSERT OR IGNORE INTO range_counters(range_id, event_id, delta, scaled) "
-	"SELECT p.id, v1.event_id, " LP_CNT_DELTA ", "
-	"s1.running_ns - s0.running_ns < s1.enabled_ns - s0.enabled_ns "
-	"FROM p JOIN counter_samples s0 ON s0.id = p.a JOIN counter_samples s1 ON s1.id = p.b "
-	"JOIN counter_values v0 ON v0.sample_id = s0.id "
-	"JOIN counter_values v1 ON v1.sample_id = s1.id AND v1.event_id = v0.event_id "
-	"WHERE p.b <> p.a AND s1.ts_ns >= s0.ts_ns AND v1.value >= v0.value AND "
-	"10 * ((p.start_ns - s0.ts_ns) + (p.end_ns - s1.ts_ns)) <= p.end_ns - p.start_ns";
+    "WITH p AS (SELECT r.id, r.start_ns, r.end_ns, " LP_CNT_AT("start_ns") " AS a, " LP_CNT_AT(
+	"end_ns") " AS b FROM ranges r WHERE r.end_thread_id = r.start_thread_id) "
+		  "INSERT OR IGNORE INTO range_counters(range_id, event_id, delta, scaled) "
+		  "SELECT p.id, v1.event_id, " LP_CNT_DELTA ", "
+		  "s1.running_ns - s0.running_ns < s1.enabled_ns - s0.enabled_ns "
+		  "FROM p JOIN counter_samples s0 ON s0.id = p.a JOIN counter_samples s1 ON s1.id "
+		  "= p.b "
+		  "JOIN counter_values v0 ON v0.sample_id = s0.id "
+		  "JOIN counter_values v1 ON v1.sample_id = s1.id AND v1.event_id = v0.event_id "
+		  "WHERE p.b <> p.a AND s1.ts_ns >= s0.ts_ns AND v1.value >= v0.value AND "
+		  "10 * ((p.start_ns - s0.ts_ns) + (p.end_ns - s1.ts_ns)) <= p.end_ns - p.start_ns";
 
 /* Ranges without a delta: one thread but unsampled, or across threads. */
 static const char lp_cnt_unsampled_sql[] =
-	"SELECT count(*) FILTER (WHERE end_thread_id = start_thread_id AND NOT EXISTS (SELECT 1 "
-	"FROM range_counters rc WHERE rc.range_id = ranges.id)), count(*) FILTER (WHERE "
-	"end_thread_id <> start_thread_id) FROM ranges";
+    "SELECT count(*) FILTER (WHERE end_thread_id = start_thread_id AND NOT EXISTS (SELECT 1 "
+    "FROM range_counters rc WHERE rc.range_id = ranges.id)), count(*) FILTER (WHERE "
+    "end_thread_id <> start_thread_id) FROM ranges";
 
 /* meta counters_unavailable: "cycles, instructions: <reason>; ...", less
  * the events the paranoid note (meta counters_note) already explains. */
 static int lp_cnt_meta(struct lp_import *imp)
 {
 	sqlite3_stmt *st = NULL;
-	const char *sql = "SELECT group_concat(name, ', '), reason FROM (SELECT name, reason, "
-			  "min(idx) AS k FROM counter_events e WHERE available = 0 AND NOT (error = "
-			  "13 AND EXISTS (SELECT 1 FROM counter_config c WHERE c.process_id = "
-			  "e.process_id AND c.note IS NOT NULL)) GROUP BY name, reason ORDER BY k) "
-			  "GROUP BY reason ORDER BY min(k)";
+	const char *sql =
+	    "SELECT group_concat(name, ', '), reason FROM (SELECT name, reason, "
+	    "min(idx) AS k FROM counter_events e WHERE available = 0 AND NOT (error = "
+	    "13 AND EXISTS (SELECT 1 FROM counter_config c WHERE c.process_id = "
+	    "e.process_id AND c.note IS NOT NULL)) GROUP BY name, reason ORDER BY k) "
+	    "GROUP BY reason ORDER BY min(k)";
 	if (sqlite3_prepare_v2(imp->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	char line[2048] = "";
@@ -310,9 +311,9 @@ static int lp_cnt_has_ranges(struct lp_import *imp)
 {
 	sqlite3_stmt *st = NULL;
 	int yes = 0;
-	if (sqlite3_prepare_v2(imp->db,
-			       "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ranges'",
-			       -1, &st, NULL) == SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		imp->db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ranges'", -1,
+		&st, NULL) == SQLITE_OK)
 		yes = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	return yes;
@@ -370,13 +371,13 @@ static void lp_cnt_destroy(void *state)
 }
 
 const struct lp_import_source lp_src_counters = {
-	.name = "counters",
-	.first_type = LP_REC_COUNTERS_FIRST,
-	.last_type = LP_REC_COUNTERS_LAST,
-	.schema = lp_schema_counters_sql,
-	.indexes = "CREATE INDEX counter_events_process ON counter_events(process_id);",
-	.begin = lp_cnt_begin,
-	.record = lp_cnt_record,
-	.finish = lp_cnt_finish,
-	.destroy = lp_cnt_destroy,
+    .name = "counters",
+    .first_type = LP_REC_COUNTERS_FIRST,
+    .last_type = LP_REC_COUNTERS_LAST,
+    .schema = lp_schema_counters_sql,
+    .indexes = "CREATE INDEX counter_events_process ON counter_events(process_id);",
+    .begin = lp_cnt_begin,
+    .record = lp_cnt_record,
+    .finish = lp_cnt_finish,
+    .destroy = lp_cnt_destroy,
 };

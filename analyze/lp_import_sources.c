@@ -8,9 +8,5 @@ extern const struct lp_import_source lp_src_cuda;
 
 /* One line per source; keep core first (it creates processes and threads). */
 const struct lp_import_source *const lp_import_sources[] = {
-	&lp_src_core,
-	&lp_src_nvtx,
-	&lp_src_counters,
-	&lp_src_cuda,
-	NULL,
+    &lp_src_core, &lp_src_nvtx, &lp_src_counters, &lp_src_cuda, NULL,
 };

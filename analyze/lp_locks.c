@@ -57,9 +57,9 @@ static char *lp_col_str(sqlite3_stmt *st, int i, int *oom)
 static int lp_thread_time(struct lp_q *q, struct lp_lock_report *r)
 {
 	sqlite3_stmt *st = lp_q_prepare(
-		q, "SELECT count(*), COALESCE(SUM(CASE WHEN e > s THEN e - s END), 0) FROM "
-		   "(SELECT COALESCE(t.start_ns, p.start_ns) AS s, COALESCE(t.end_ns, p.end_ns) AS e "
-		   "FROM threads t JOIN processes p ON p.id = t.process_id)");
+	    q, "SELECT count(*), COALESCE(SUM(CASE WHEN e > s THEN e - s END), 0) FROM "
+	       "(SELECT COALESCE(t.start_ns, p.start_ns) AS s, COALESCE(t.end_ns, p.end_ns) AS e "
+	       "FROM threads t JOIN processes p ON p.id = t.process_id)");
 	if (!st)
 		return -EIO;
 	int rc = sqlite3_step(st);
@@ -110,7 +110,7 @@ static int lp_wait_totals(struct lp_q *q, const char *table, long long *n, int64
 struct lp_batch {
 	struct lp_q *q;
 	struct lp_lock_report *r;
-	char *in; /* "(3,1,7)": the listed lock ids, integers only */
+	char *in;      /* "(3,1,7)": the listed lock ids, integers only */
 	size_t *order; /* row indexes sorted by lock id, for lp_row_of */
 };
 
@@ -252,10 +252,10 @@ static struct lp_lock_site *lp_site_push(struct lp_lock_row *l)
 static int lp_batch_sites(struct lp_batch *b)
 {
 	sqlite3_stmt *st = lp_batch_prepare(
-		b, "SELECT w.lock_id, f.function, f.file, f.line, f.module, f.offset, count(*), "
-		   "SUM(w.dur_ns) FROM lock_waits w LEFT JOIN stacks s ON s.id = w.stack_id "
-		   "LEFT JOIN frames f ON f.id = s.top_frame WHERE w.lock_id IN %s "
-		   "GROUP BY w.lock_id, s.top_frame ORDER BY w.lock_id, 8 DESC, 7 DESC");
+	    b, "SELECT w.lock_id, f.function, f.file, f.line, f.module, f.offset, count(*), "
+	       "SUM(w.dur_ns) FROM lock_waits w LEFT JOIN stacks s ON s.id = w.stack_id "
+	       "LEFT JOIN frames f ON f.id = s.top_frame WHERE w.lock_id IN %s "
+	       "GROUP BY w.lock_id, s.top_frame ORDER BY w.lock_id, 8 DESC, 7 DESC");
 	if (!st)
 		return -EIO;
 	int rc, oom = 0;
@@ -290,14 +290,14 @@ static int lp_batch_sites(struct lp_batch *b)
 static int lp_batch_threads(struct lp_batch *b, int owner)
 {
 	static const char *const sql[2] = {
-		"SELECT w.lock_id, t.tid, t.name, count(*), SUM(w.dur_ns) FROM lock_waits w "
-		"JOIN threads t ON t.id = w.thread_id WHERE w.lock_id IN %s "
-		"GROUP BY w.lock_id, w.thread_id ORDER BY w.lock_id, 5 DESC, 4 DESC",
-		"SELECT w.lock_id, w.owner_tid, (SELECT t.name FROM threads t JOIN locks k ON "
-		"k.process_id = t.process_id WHERE k.id = w.lock_id AND t.tid = w.owner_tid "
-		"ORDER BY t.start_ns DESC LIMIT 1), count(*), SUM(w.dur_ns) FROM lock_waits w "
-		"WHERE w.lock_id IN %s GROUP BY w.lock_id, w.owner_tid "
-		"ORDER BY w.lock_id, 5 DESC, 4 DESC",
+	    "SELECT w.lock_id, t.tid, t.name, count(*), SUM(w.dur_ns) FROM lock_waits w "
+	    "JOIN threads t ON t.id = w.thread_id WHERE w.lock_id IN %s "
+	    "GROUP BY w.lock_id, w.thread_id ORDER BY w.lock_id, 5 DESC, 4 DESC",
+	    "SELECT w.lock_id, w.owner_tid, (SELECT t.name FROM threads t JOIN locks k ON "
+	    "k.process_id = t.process_id WHERE k.id = w.lock_id AND t.tid = w.owner_tid "
+	    "ORDER BY t.start_ns DESC LIMIT 1), count(*), SUM(w.dur_ns) FROM lock_waits w "
+	    "WHERE w.lock_id IN %s GROUP BY w.lock_id, w.owner_tid "
+	    "ORDER BY w.lock_id, 5 DESC, 4 DESC",
 	};
 	size_t top = (size_t)b->r->top;
 	for (size_t i = 0; i < b->r->n; i++) {
@@ -366,7 +366,8 @@ static int lp_locks_detail(struct lp_q *q, struct lp_lock_report *r)
 		while (l->n_sites > (size_t)r->top)
 			lp_site_free(&l->sites[--l->n_sites]);
 		l->mean_ns = l->count ? (double)l->total_ns / (double)l->count : 0;
-		l->share = r->thread_time_ns > 0 ? (double)l->total_ns / (double)r->thread_time_ns : 0;
+		l->share =
+		    r->thread_time_ns > 0 ? (double)l->total_ns / (double)r->thread_time_ns : 0;
 	}
 	free(b.in);
 	free(b.order);
@@ -379,11 +380,11 @@ static int lp_locks_detail(struct lp_q *q, struct lp_lock_report *r)
 static int lp_lock_rows(struct lp_q *q, struct lp_lock_report *r)
 {
 	sqlite3_stmt *st = lp_q_prepare(
-		q, "SELECT l.id, l.address, l.kind, l.name, l.module, p.pid, p.exe, count(*), "
-		   "SUM(w.dur_ns), MAX(w.dur_ns), SUM((w.flags & 1) != 0) "
-		   "FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
-		   "JOIN processes p ON p.id = l.process_id "
-		   "GROUP BY w.lock_id ORDER BY 9 DESC, l.id LIMIT ?");
+	    q, "SELECT l.id, l.address, l.kind, l.name, l.module, p.pid, p.exe, count(*), "
+	       "SUM(w.dur_ns), MAX(w.dur_ns), SUM((w.flags & 1) != 0) "
+	       "FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+	       "JOIN processes p ON p.id = l.process_id "
+	       "GROUP BY w.lock_id ORDER BY 9 DESC, l.id LIMIT ?");
 	if (!st)
 		return -EIO;
 	sqlite3_bind_int(st, 1, r->top);
@@ -423,7 +424,8 @@ int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, 
 	rc = rc ? rc : lp_wait_totals(&q, "lock_waits", &r->lock_waits, &r->lock_wait_ns);
 	rc = rc ? rc : lp_wait_totals(&q, "cond_waits", &r->cond_waits, &r->cond_wait_ns);
 	if (!rc && lp_db_has_table(db, "lock_waits")) {
-		sqlite3_stmt *st = lp_q_prepare(&q, "SELECT count(DISTINCT lock_id) FROM lock_waits");
+		sqlite3_stmt *st =
+		    lp_q_prepare(&q, "SELECT count(DISTINCT lock_id) FROM lock_waits");
 		int s = st ? sqlite3_step(st) : SQLITE_ERROR;
 		if (s == SQLITE_ROW)
 			r->n_locks = sqlite3_column_int64(st, 0);

@@ -36,14 +36,14 @@ struct lp_lock_thread {
 };
 
 struct lp_lock_row {
-	int64_t id; /* locks.id */
-	char *name; /* variable, or "0xADDR (heap) at <most frequent call site>" */
+	int64_t id;   /* locks.id */
+	char *name;   /* variable, or "0xADDR (heap) at <most frequent call site>" */
 	char *symbol; /* locks.name: the variable, NULL for heap/stack locks */
 	char *module; /* module whose data holds it, NULL for heap/stack */
 	uint64_t address;
 	char *kind; /* mutex, rwlock, sem, spin */
 	int pid;
-	char *process; /* the process's exe (argv[0]) */
+	char *process;	 /* the process's exe (argv[0]) */
 	long long count; /* contended acquisitions */
 	long long timeouts;
 	int64_t total_ns, max_ns;

@@ -62,7 +62,7 @@ static int lp_log_index(struct lp_log *log)
 
 	for (uint32_t c = 0; c < n; c++) {
 		const unsigned char *base =
-			log->map + LP_LOG_HEADER_SIZE + (size_t)c * h->chunk_size;
+		    log->map + LP_LOG_HEADER_SIZE + (size_t)c * h->chunk_size;
 		const struct lp_chunk_header *ch = (const void *)base;
 		if (__atomic_load_n(&ch->magic, __ATOMIC_ACQUIRE) != LP_CHUNK_MAGIC)
 			continue; /* reservation failed, or never initialized */

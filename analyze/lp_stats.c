@@ -149,7 +149,7 @@ int lp_mwu_test(const double *x, size_t n1, const double *y, size_t n2, int forc
 	int method = force_method;
 	if (!method)
 		method = tie_term == 0 && n1 + n2 <= LP_MWU_EXACT_MAX_N ? LP_MWU_EXACT
-									  : LP_MWU_ASYMPTOTIC;
+									: LP_MWU_ASYMPTOTIC;
 	out->method = method;
 	double p;
 	if (method == LP_MWU_EXACT) {

@@ -14,14 +14,14 @@
 #define LP_MWU_EXACT_MAX_N 50
 
 enum lp_mwu_method {
-	LP_MWU_EXACT = 1,	/* permutation distribution of U, no ties */
+	LP_MWU_EXACT = 1,      /* permutation distribution of U, no ties */
 	LP_MWU_ASYMPTOTIC = 2, /* normal approximation, tie + continuity corrected */
 };
 
 struct lp_mwu {
-	double u1;	 /* U statistic of sample x: pairs (x_i > y_j) + 0.5 ties */
-	double p;	 /* two-sided p-value in [0, 1] */
-	double z;	 /* normal score (asymptotic only, 0 for exact) */
+	double u1; /* U statistic of sample x: pairs (x_i > y_j) + 0.5 ties */
+	double p;  /* two-sided p-value in [0, 1] */
+	double z;  /* normal score (asymptotic only, 0 for exact) */
 	enum lp_mwu_method method;
 };
 

@@ -15,7 +15,7 @@ struct lp_summary_proc {
 	char *exit_how; /* exit, _exit, signal, returned, exec, NULL = unknown */
 	int has_status; /* exit_status is valid */
 	int exit_status;
-	int exit_signal; /* 0 when not killed by a signal */
+	int exit_signal;	  /* 0 when not killed by a signal */
 	int64_t start_ns, end_ns; /* end_ns 0 when unknown */
 	long long threads;
 	long long dropped_records, dropped_chunks, dropped_strings;
@@ -24,7 +24,7 @@ struct lp_summary_proc {
 
 struct lp_run_summary {
 	char *latprof_version, *host, *wall_start, *run_cmdline; /* meta, NULL if absent */
-	int64_t start_ns, end_ns; /* earliest process start, latest end */
+	int64_t start_ns, end_ns;      /* earliest process start, latest end */
 	struct lp_summary_proc *procs; /* by start time */
 	size_t n_procs;
 	long long threads;

@@ -45,10 +45,10 @@ struct lp_symtab {
 static char *lp_debuginfo_path;
 
 static const Dwfl_Callbacks lp_dwfl_cb = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &lp_debuginfo_path,
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &lp_debuginfo_path,
 };
 
 /* ---- string interning ------------------------------------------------- */
@@ -131,8 +131,8 @@ void lp_symtab_free(struct lp_symtab *st)
 	free(st);
 }
 
-void lp_symtab_add_module(struct lp_symtab *st, const char *path, uint64_t load_bias, uint64_t start,
-			  uint64_t end)
+void lp_symtab_add_module(struct lp_symtab *st, const char *path, uint64_t load_bias,
+			  uint64_t start, uint64_t end)
 {
 	if (!st || !path || start >= end)
 		return;
@@ -233,7 +233,8 @@ static void lp_load_objs(struct lp_symtab *st, struct lp_symmod *m)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		const char *name =
+		    dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, NULL, NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
 		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
 		    (type != STT_OBJECT && type != STT_COMMON))
@@ -259,7 +260,8 @@ static const struct lp_obj *lp_find_obj(const struct lp_symmod *m, uint64_t addr
 		int in = o->size ? addr >= o->addr && addr - o->addr < o->size : addr == o->addr;
 		if (!in)
 			continue;
-		if (!best || o->size < best->size || (o->size == best->size && o->global > best->global))
+		if (!best || o->size < best->size ||
+		    (o->size == best->size && o->global > best->global))
 			best = o;
 	}
 	return best;

@@ -24,8 +24,8 @@ struct lp_sym {
 struct lp_symtab *lp_symtab_new(void);
 void lp_symtab_free(struct lp_symtab *st);
 /* Duplicate (path, bias) pairs are ignored. */
-void lp_symtab_add_module(struct lp_symtab *st, const char *path, uint64_t load_bias, uint64_t start,
-			  uint64_t end);
+void lp_symtab_add_module(struct lp_symtab *st, const char *path, uint64_t load_bias,
+			  uint64_t start, uint64_t end);
 /* Code address (a return address: looked up at pc-1). Strings stay valid
  * until lp_symtab_free. Returns 0 when a module covers pc, -1 otherwise. */
 int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out);

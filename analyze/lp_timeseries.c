@@ -94,7 +94,8 @@ static int64_t lp_bin_len(const struct lp_timeseries *ts, size_t b)
 static void lp_bounds(sqlite3 *db, struct lp_timeseries *ts)
 {
 	ts->start_ns = lp_db_int(db, "SELECT min(start_ns) FROM processes", 0);
-	int64_t e = lp_db_int(db, "SELECT max(max(start_ns, COALESCE(end_ns, 0))) FROM processes", 0);
+	int64_t e =
+	    lp_db_int(db, "SELECT max(max(start_ns, COALESCE(end_ns, 0))) FROM processes", 0);
 	int64_t t = lp_db_int(db, "SELECT max(COALESCE(end_ns, 0)) FROM threads", 0);
 	e = t > e ? t : e;
 	if (lp_db_has_table(db, "ranges")) {
@@ -133,10 +134,11 @@ static int lp_ts_requests(sqlite3 *db, const struct lp_breakdown *b, struct lp_t
 	if (!b || !b->has_ranges || !b->req_name)
 		return 0;
 	sqlite3_stmt *st;
-	const char *sql = "SELECT r.id, r.start_ns, r.end_ns - r.start_ns FROM ranges r "
-			  "LEFT JOIN strings s ON s.id = r.name_id "
-			  "LEFT JOIN domains d ON d.id = r.domain_id "
-			  "WHERE s.value = ?1 AND COALESCE(d.name, '') = ?2 ORDER BY r.start_ns, r.id";
+	const char *sql =
+	    "SELECT r.id, r.start_ns, r.end_ns - r.start_ns FROM ranges r "
+	    "LEFT JOIN strings s ON s.id = r.name_id "
+	    "LEFT JOIN domains d ON d.id = r.domain_id "
+	    "WHERE s.value = ?1 AND COALESCE(d.name, '') = ?2 ORDER BY r.start_ns, r.id";
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
 		return -EIO;
@@ -333,14 +335,15 @@ static int lp_ts_gpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *e
 	if (!lp_db_has_table(db, "kernels"))
 		return 0;
 	struct lp_gpu_ctx c = {.ts = ts, .cap = cap};
-	int rc = lp_query(db,
-			  "SELECT g.process_id, p.pid, g.device, g.stream, g.start_ns, g.end_ns FROM "
-			  "(SELECT process_id, device, stream, start_ns, end_ns FROM kernels "
-			  "UNION ALL SELECT process_id, device, stream, start_ns, end_ns FROM memcpys "
-			  "UNION ALL SELECT process_id, device, stream, start_ns, end_ns FROM memsets) g "
-			  "JOIN processes p ON p.id = g.process_id "
-			  "ORDER BY g.process_id, g.device, g.stream, g.start_ns",
-			  NULL, 0, lp_gpu_row, &c, err, errlen);
+	int rc = lp_query(
+	    db,
+	    "SELECT g.process_id, p.pid, g.device, g.stream, g.start_ns, g.end_ns FROM "
+	    "(SELECT process_id, device, stream, start_ns, end_ns FROM kernels "
+	    "UNION ALL SELECT process_id, device, stream, start_ns, end_ns FROM memcpys "
+	    "UNION ALL SELECT process_id, device, stream, start_ns, end_ns FROM memsets) g "
+	    "JOIN processes p ON p.id = g.process_id "
+	    "ORDER BY g.process_id, g.device, g.stream, g.start_ns",
+	    NULL, 0, lp_gpu_row, &c, err, errlen);
 	if (!rc)
 		lp_gpu_flush(&c);
 	free(c.acc);
@@ -401,7 +404,8 @@ static int lp_tl_lane(struct lp_tl_ctx *c, int64_t thread_id, const char *name)
 {
 	struct lp_req_timeline *t = c->t;
 	for (size_t i = 0; i < t->nlanes; i++)
-		if (t->lanes[i].thread_id == thread_id && (thread_id || !strcmp(t->lanes[i].name, name)))
+		if (t->lanes[i].thread_id == thread_id &&
+		    (thread_id || !strcmp(t->lanes[i].name, name)))
 			return (int)i;
 	struct lp_tl_lane *l = LP_PUSH(t->lanes, t->nlanes, c->lcap);
 	if (!l || !(l->name = strdup(name ? name : "")))
@@ -538,12 +542,13 @@ static int lp_tl_load(sqlite3 *db, struct lp_tl_ctx *c, char *err, size_t errlen
 {
 	struct lp_req_timeline *t = c->t;
 	int64_t a[3] = {c->process_id, t->start_ns, t->end_ns};
-	int rc = lp_query(db,
-			  "SELECT r.id, r.parent_id, r.start_thread_id, r.start_ns, r.end_ns, s.value, "
-			  "t.name, t.tid FROM ranges r LEFT JOIN strings s ON s.id = r.name_id "
-			  "JOIN threads t ON t.id = r.start_thread_id WHERE r.process_id = ?1 "
-			  "AND r.start_ns >= ?2 AND r.start_ns <= ?3 ORDER BY r.start_ns, r.id",
-			  a, 3, lp_tl_range_row, c, err, errlen);
+	int rc =
+	    lp_query(db,
+		     "SELECT r.id, r.parent_id, r.start_thread_id, r.start_ns, r.end_ns, s.value, "
+		     "t.name, t.tid FROM ranges r LEFT JOIN strings s ON s.id = r.name_id "
+		     "JOIN threads t ON t.id = r.start_thread_id WHERE r.process_id = ?1 "
+		     "AND r.start_ns >= ?2 AND r.start_ns <= ?3 ORDER BY r.start_ns, r.id",
+		     a, 3, lp_tl_range_row, c, err, errlen);
 	int64_t w[2] = {t->start_ns, t->end_ns};
 	if (!rc && lp_db_has_table(db, "lock_waits"))
 		rc = lp_query(db,
@@ -564,14 +569,15 @@ static int lp_tl_load(sqlite3 *db, struct lp_tl_ctx *c, char *err, size_t errlen
 		/* GPU work launched inside the request may run after it ends */
 		int64_t g[2] = {c->process_id, t->start_ns};
 		if (!rc && c->ncorr)
-			rc = lp_query(db,
-				      "SELECT correlation_id, stream, device, start_ns, end_ns, "
-				      "s.value FROM kernels k LEFT JOIN strings s ON s.id = k.name_id "
-				      "WHERE process_id = ?1 AND end_ns > ?2 UNION ALL "
-				      "SELECT correlation_id, stream, device, start_ns, end_ns, "
-				      "'memcpy ' || copy_kind FROM memcpys WHERE process_id = ?1 "
-				      "AND end_ns > ?2",
-				      g, 2, lp_tl_gpu_row, c, err, errlen);
+			rc = lp_query(
+			    db,
+			    "SELECT correlation_id, stream, device, start_ns, end_ns, "
+			    "s.value FROM kernels k LEFT JOIN strings s ON s.id = k.name_id "
+			    "WHERE process_id = ?1 AND end_ns > ?2 UNION ALL "
+			    "SELECT correlation_id, stream, device, start_ns, end_ns, "
+			    "'memcpy ' || copy_kind FROM memcpys WHERE process_id = ?1 "
+			    "AND end_ns > ?2",
+			    g, 2, lp_tl_gpu_row, c, err, errlen);
 	}
 	return rc;
 }
@@ -744,35 +750,35 @@ struct lp_tr_src {
 };
 
 static const struct lp_tr_src lp_tr_srcs[] = {
-	{LP_EV_RANGE, "ranges",
-	 "SELECT r.id, p.pid, t.tid, r.start_ns, r.end_ns, s.value, d.name, 0, r.process_id, "
-	 "r.end_thread_id IS NOT NULL AND r.end_thread_id != r.start_thread_id FROM ranges r "
-	 "JOIN threads t ON t.id = r.start_thread_id JOIN processes p ON p.id = r.process_id "
-	 "LEFT JOIN strings s ON s.id = r.name_id LEFT JOIN domains d ON d.id = r.domain_id"},
-	{LP_EV_LOCK, "lock_waits",
-	 "SELECT w.id, p.pid, t.tid, w.start_ns, w.start_ns + w.dur_ns, "
-	 "'lock wait: ' || COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), "
-	 "l.kind, 0, t.process_id, 0 FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
-	 "JOIN threads t ON t.id = w.thread_id JOIN processes p ON p.id = t.process_id"},
-	{LP_EV_COND, "cond_waits",
-	 "SELECT w.id, p.pid, t.tid, w.start_ns, w.start_ns + w.dur_ns, 'condition wait', "
-	 "printf('0x%x', w.cond_addr), 0, t.process_id, 0 FROM cond_waits w "
-	 "JOIN threads t ON t.id = w.thread_id JOIN processes p ON p.id = t.process_id"},
-	{LP_EV_API, "cuda_api",
-	 "SELECT a.id, p.pid, t.tid, a.start_ns, a.end_ns, s.value, a.domain, a.correlation_id, "
-	 "a.process_id, 0 FROM cuda_api a JOIN threads t ON t.id = a.thread_id "
-	 "JOIN processes p ON p.id = a.process_id LEFT JOIN strings s ON s.id = a.name_id"},
-	{LP_EV_KERNEL, "kernels",
-	 "SELECT k.id, k.device, k.stream, k.start_ns, k.end_ns, s.value, NULL, "
-	 "k.correlation_id, k.process_id, 0 FROM kernels k "
-	 "LEFT JOIN strings s ON s.id = k.name_id"},
-	{LP_EV_MEMCPY, "memcpys",
-	 "SELECT id, device, stream, start_ns, end_ns, 'memcpy ' || copy_kind, "
-	 "bytes || ' bytes ' || src_kind || ' -> ' || dst_kind, correlation_id, process_id, 0 "
-	 "FROM memcpys"},
-	{LP_EV_MEMSET, "memsets",
-	 "SELECT id, device, stream, start_ns, end_ns, 'memset', bytes || ' bytes ' || memory_kind, "
-	 "correlation_id, process_id, 0 FROM memsets"},
+    {LP_EV_RANGE, "ranges",
+     "SELECT r.id, p.pid, t.tid, r.start_ns, r.end_ns, s.value, d.name, 0, r.process_id, "
+     "r.end_thread_id IS NOT NULL AND r.end_thread_id != r.start_thread_id FROM ranges r "
+     "JOIN threads t ON t.id = r.start_thread_id JOIN processes p ON p.id = r.process_id "
+     "LEFT JOIN strings s ON s.id = r.name_id LEFT JOIN domains d ON d.id = r.domain_id"},
+    {LP_EV_LOCK, "lock_waits",
+     "SELECT w.id, p.pid, t.tid, w.start_ns, w.start_ns + w.dur_ns, "
+     "'lock wait: ' || COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), "
+     "l.kind, 0, t.process_id, 0 FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+     "JOIN threads t ON t.id = w.thread_id JOIN processes p ON p.id = t.process_id"},
+    {LP_EV_COND, "cond_waits",
+     "SELECT w.id, p.pid, t.tid, w.start_ns, w.start_ns + w.dur_ns, 'condition wait', "
+     "printf('0x%x', w.cond_addr), 0, t.process_id, 0 FROM cond_waits w "
+     "JOIN threads t ON t.id = w.thread_id JOIN processes p ON p.id = t.process_id"},
+    {LP_EV_API, "cuda_api",
+     "SELECT a.id, p.pid, t.tid, a.start_ns, a.end_ns, s.value, a.domain, a.correlation_id, "
+     "a.process_id, 0 FROM cuda_api a JOIN threads t ON t.id = a.thread_id "
+     "JOIN processes p ON p.id = a.process_id LEFT JOIN strings s ON s.id = a.name_id"},
+    {LP_EV_KERNEL, "kernels",
+     "SELECT k.id, k.device, k.stream, k.start_ns, k.end_ns, s.value, NULL, "
+     "k.correlation_id, k.process_id, 0 FROM kernels k "
+     "LEFT JOIN strings s ON s.id = k.name_id"},
+    {LP_EV_MEMCPY, "memcpys",
+     "SELECT id, device, stream, start_ns, end_ns, 'memcpy ' || copy_kind, "
+     "bytes || ' bytes ' || src_kind || ' -> ' || dst_kind, correlation_id, process_id, 0 "
+     "FROM memcpys"},
+    {LP_EV_MEMSET, "memsets",
+     "SELECT id, device, stream, start_ns, end_ns, 'memset', bytes || ' bytes ' || memory_kind, "
+     "correlation_id, process_id, 0 FROM memsets"},
 };
 
 static int lp_trace_tracks(sqlite3 *db, struct lp_tr_ctx *c, char *err, size_t errlen)
@@ -791,12 +797,12 @@ static int lp_trace_tracks(sqlite3 *db, struct lp_tr_ctx *c, char *err, size_t e
 		return rc;
 	/* column 0 is the device; lp_tr_gpu_track_row makes it the pseudo pid */
 	const char *gsql =
-		"SELECT g.device, 0, 'GPU ' || g.device || COALESCE(' ' || d.name, '') || "
-		"' (pid ' || p.pid || ')', 1, 100000 + g.device, g.process_id FROM "
-		"(SELECT DISTINCT process_id, device FROM (SELECT process_id, device FROM kernels "
-		"UNION ALL SELECT process_id, device FROM memcpys UNION ALL SELECT process_id, "
-		"device FROM memsets)) g JOIN processes p ON p.id = g.process_id "
-		"LEFT JOIN gpu_devices d ON d.process_id = g.process_id AND d.device = g.device";
+	    "SELECT g.device, 0, 'GPU ' || g.device || COALESCE(' ' || d.name, '') || "
+	    "' (pid ' || p.pid || ')', 1, 100000 + g.device, g.process_id FROM "
+	    "(SELECT DISTINCT process_id, device FROM (SELECT process_id, device FROM kernels "
+	    "UNION ALL SELECT process_id, device FROM memcpys UNION ALL SELECT process_id, "
+	    "device FROM memsets)) g JOIN processes p ON p.id = g.process_id "
+	    "LEFT JOIN gpu_devices d ON d.process_id = g.process_id AND d.device = g.device";
 	rc = lp_query(db, gsql, NULL, 0, lp_tr_gpu_track_row, c, err, errlen);
 	if (!rc)
 		rc = lp_query(db,

@@ -28,10 +28,10 @@ enum lp_ts_lane_kind { LP_LANE_CPU, LP_LANE_GPU };
 
 struct lp_ts_lane {
 	enum lp_ts_lane_kind kind;
-	char *name;    /* CPU: "name tid" or "tid"; GPU: "GPU d stream s (pid p)" */
-	int64_t id;    /* CPU: threads.id; GPU: stream */
+	char *name; /* CPU: "name tid" or "tid"; GPU: "GPU d stream s (pid p)" */
+	int64_t id; /* CPU: threads.id; GPU: stream */
 	int pid;
-	double *busy;  /* [nbins] fraction of the bin, 0..1 */
+	double *busy; /* [nbins] fraction of the bin, 0..1 */
 	int64_t total_busy_ns;
 };
 
@@ -71,10 +71,10 @@ enum lp_tl_kind { LP_TL_RANGE, LP_TL_LOCK, LP_TL_COND, LP_TL_API, LP_TL_GPU };
 
 struct lp_tl_item {
 	enum lp_tl_kind kind;
-	int lane;	/* index into lanes */
-	int depth;	/* ranges: nesting below the request (0 = request) */
+	int lane;  /* index into lanes */
+	int depth; /* ranges: nesting below the request (0 = request) */
 	int64_t start_ns, end_ns;
-	char *name;	/* range, lock, API or kernel name */
+	char *name; /* range, lock, API or kernel name */
 };
 
 struct lp_tl_lane {
@@ -96,8 +96,7 @@ struct lp_req_timeline {
  * thread), lock and condition waits, CUDA API calls and their GPU work
  * inside its time on its lanes. 0 or -errno with err. */
 int lp_req_timeline_compute(sqlite3 *db, const struct lp_timeseries *ts, int64_t at_ns,
-			    const char *label, struct lp_req_timeline *t, char *err,
-			    size_t errlen);
+			    const char *label, struct lp_req_timeline *t, char *err, size_t errlen);
 void lp_req_timeline_free(struct lp_req_timeline *t);
 
 /* ---- the whole run as a flat trace (Chrome export) ---- */
@@ -115,13 +114,13 @@ enum lp_ev_kind {
 
 struct lp_tr_event {
 	enum lp_ev_kind kind;
-	int pid;	 /* process or GPU pseudo-process */
-	int64_t tid;	 /* thread tid or stream */
+	int pid;     /* process or GPU pseudo-process */
+	int64_t tid; /* thread tid or stream */
 	int64_t start_ns, end_ns;
 	char *name;
-	char *detail;	 /* domain, lock kind/address, copy kind...; may be NULL */
-	int64_t id;	 /* row id in its table */
-	int64_t corr;	 /* API/GPU: process-scoped correlation id, else 0 */
+	char *detail; /* domain, lock kind/address, copy kind...; may be NULL */
+	int64_t id;   /* row id in its table */
+	int64_t corr; /* API/GPU: process-scoped correlation id, else 0 */
 	int64_t process_id;
 	int cross_thread; /* a range that ended on another thread */
 };

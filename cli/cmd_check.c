@@ -73,8 +73,8 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	for (int i = 1; i < argc && !rc; i++) {
 		const char *s = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(s, "--expect") || !strcmp(s, "--expect-file") || !strcmp(s, "--junit") ||
-		    !strcmp(s, "--request")) {
+		if (!strcmp(s, "--expect") || !strcmp(s, "--expect-file") ||
+		    !strcmp(s, "--junit") || !strcmp(s, "--request")) {
 			if (!v)
 				return lp_cli_usage_error("check", "%s needs a value", s);
 			i++;
@@ -127,7 +127,8 @@ static void print_item(const struct check_item *it)
 	if (it->r.status == LP_EXP_ERROR)
 		printf("  (%s)\n", it->r.why);
 	else
-		printf("  measured %s (%zu samples)\n", fmt_measured(it, b, sizeof(b)), it->r.samples);
+		printf("  measured %s (%zu samples)\n", fmt_measured(it, b, sizeof(b)),
+		       it->r.samples);
 }
 
 static int write_junit(const struct check_args *a, int fails, int errors)
@@ -136,8 +137,9 @@ static int write_junit(const struct check_args *a, int fails, int errors)
 	char b[64];
 	if (!f)
 		return LP_EXIT_USAGE;
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
-		   "<testsuite name=\"latprof check\" tests=\"%zu\" failures=\"%d\" errors=\"%d\">\n",
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+		"<testsuite name=\"latprof check\" tests=\"%zu\" failures=\"%d\" errors=\"%d\">\n",
 		a->n, fails, errors);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct check_item *it = &a->items[i];
@@ -157,7 +159,8 @@ static int write_junit(const struct check_args *a, int fails, int errors)
 			lp_html_str(f, it->r.why);
 			fputs("\"/>", f);
 		} else {
-			fprintf(f, "<system-out>measured %s</system-out>", fmt_measured(it, b, sizeof(b)));
+			fprintf(f, "<system-out>measured %s</system-out>",
+				fmt_measured(it, b, sizeof(b)));
 		}
 		fputs("</testcase>\n", f);
 	}
@@ -201,20 +204,20 @@ out:
 }
 
 const struct lp_cmd lp_cmd_check = {
-	.name = "check",
-	.run = lp_check_cmd,
-	.summary = "assert latency expectations on a run; exit 1 when one fails",
-	.usage = "usage: latprof check FILE.db --expect EXPR... [--expect-file F] [--junit OUT.xml]\n"
-		 "                     [--request NAME]\n\n"
-		 "EXPR is metric(selector) op value[unit], e.g.\n"
-		 "  'p99(request) < 50ms'  'p50(stage:infer) < 8ms'  'share(lock-wait) < 20%'\n"
-		 "  'count(lock:queue_lock) <= 100'  'count(finding:lock-contention) == 0'\n"
-		 "metrics:   p50 p90 p99 p999 mean max min count total share\n"
-		 "selectors: request, stage:NAME, range:NAME, lock:NAME, finding:ID, or a time\n"
-		 "           category: lock-wait, cond-wait, cpu (CUDA ones when recorded)\n"
-		 "ops: < <= > >= == !=   units: ns us ms s (time), % (share)\n"
-		 "share is the selector's total time over all request time. --expect-file\n"
-		 "takes one expression per line ('#' starts a comment).\n\n"
-		 "Exit status: 0 all pass, 1 one failed, 2 bad input or an expectation that\n"
-		 "cannot be evaluated (unknown stage, findings not available).\n",
+    .name = "check",
+    .run = lp_check_cmd,
+    .summary = "assert latency expectations on a run; exit 1 when one fails",
+    .usage = "usage: latprof check FILE.db --expect EXPR... [--expect-file F] [--junit OUT.xml]\n"
+	     "                     [--request NAME]\n\n"
+	     "EXPR is metric(selector) op value[unit], e.g.\n"
+	     "  'p99(request) < 50ms'  'p50(stage:infer) < 8ms'  'share(lock-wait) < 20%'\n"
+	     "  'count(lock:queue_lock) <= 100'  'count(finding:lock-contention) == 0'\n"
+	     "metrics:   p50 p90 p99 p999 mean max min count total share\n"
+	     "selectors: request, stage:NAME, range:NAME, lock:NAME, finding:ID, or a time\n"
+	     "           category: lock-wait, cond-wait, cpu (CUDA ones when recorded)\n"
+	     "ops: < <= > >= == !=   units: ns us ms s (time), % (share)\n"
+	     "share is the selector's total time over all request time. --expect-file\n"
+	     "takes one expression per line ('#' starts a comment).\n\n"
+	     "Exit status: 0 all pass, 1 one failed, 2 bad input or an expectation that\n"
+	     "cannot be evaluated (unknown stage, findings not available).\n",
 };

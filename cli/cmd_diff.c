@@ -78,16 +78,18 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 			nlist = &a->nnew;
 		} else if ((v = opt_value(argc, argv, &i, "--threshold"))) {
 			if (parse_threshold(v, &a->opts.threshold))
-				return lp_cli_usage_error("diff", "bad --threshold '%s' (e.g. 5%%)", v);
+				return lp_cli_usage_error("diff", "bad --threshold '%s' (e.g. 5%%)",
+							  v);
 		} else if ((v = opt_value(argc, argv, &i, "--alpha"))) {
 			char *end;
 			a->opts.alpha = strtod(v, &end);
 			if (end == v || *end || !(a->opts.alpha > 0 && a->opts.alpha < 1))
-				return lp_cli_usage_error("diff", "bad --alpha '%s' (0 < alpha < 1)", v);
+				return lp_cli_usage_error("diff",
+							  "bad --alpha '%s' (0 < alpha < 1)", v);
 		} else if ((v = opt_value(argc, argv, &i, "--metric"))) {
 			if (parse_metrics(v, &a->opts.metrics))
 				return lp_cli_usage_error(
-					"diff", "bad --metric '%s' (p50,p90,p99,p999,mean,max,min)", v);
+				    "diff", "bad --metric '%s' (p50,p90,p99,p999,mean,max,min)", v);
 		} else if ((v = opt_value(argc, argv, &i, "--request"))) {
 			a->opts.request = v;
 		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
@@ -110,11 +112,12 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 		}
 	}
 	if (!a->nbase || !a->nnew)
-		return lp_cli_usage_error("diff", "give BASE.db NEW.db, or --base A.db... --new B.db...");
+		return lp_cli_usage_error("diff",
+					  "give BASE.db NEW.db, or --base A.db... --new B.db...");
 	if (strcmp(a->format, "text") && strcmp(a->format, "markdown") &&
 	    strcmp(a->format, "json") && strcmp(a->format, "html"))
-		return lp_cli_usage_error("diff", "--format is text, markdown, json or html (not '%s')",
-					  a->format);
+		return lp_cli_usage_error(
+		    "diff", "--format is text, markdown, json or html (not '%s')", a->format);
 	char err[1024];
 	if (a->output && lp_import_output_check(a->output, a->force, err, sizeof(err)))
 		return lp_cli_error("%s", err);
@@ -183,25 +186,25 @@ out:
 }
 
 const struct lp_cmd lp_cmd_diff = {
-	.name = "diff",
-	.run = lp_diff_cmd,
-	.summary = "compare runs per stage with significance; exit 1 on regression",
-	.usage = "usage: latprof diff BASE.db NEW.db [options]\n"
-		 "       latprof diff --base A1.db A2.db... --new B1.db B2.db... [options]\n\n"
-		 "Compares the request latency and each stage's per-request time between the\n"
-		 "base and new runs (several databases per side are pooled).\n\n"
-		 "  --threshold P%   smallest relative change that counts (default 5%)\n"
-		 "  --alpha A        family-wise error rate (default 0.05)\n"
-		 "  --metric LIST    p50,p90,p99,p999,mean,max,min (default p50,p99,mean)\n"
-		 "  --request NAME   outermost range that is a request (default: most frequent)\n"
-		 "  --format F       text, markdown (for a PR comment), json, or html (one\n"
-		 "                   self-contained page: base and new side by side, charts)\n"
-		 "  -o, --output FILE  write there instead of stdout\n"
-		 "  -f, --force      overwrite FILE if it exists\n\n"
-		 "Each stage is tested with a two-sided Mann-Whitney U test over per-request\n"
-		 "samples (exact without ties for up to 50 samples, else the tie-corrected\n"
-		 "normal approximation); p-values are Holm-Bonferroni adjusted across all\n"
-		 "stage x metric comparisons. A regression needs both an adjusted p <= alpha\n"
-		 "and a change >= threshold. Fewer than 8 requests on a side: not enough data.\n\n"
-		 "Exit status: 1 on a regression, 0 otherwise, 2 on bad input.\n",
+    .name = "diff",
+    .run = lp_diff_cmd,
+    .summary = "compare runs per stage with significance; exit 1 on regression",
+    .usage = "usage: latprof diff BASE.db NEW.db [options]\n"
+	     "       latprof diff --base A1.db A2.db... --new B1.db B2.db... [options]\n\n"
+	     "Compares the request latency and each stage's per-request time between the\n"
+	     "base and new runs (several databases per side are pooled).\n\n"
+	     "  --threshold P%   smallest relative change that counts (default 5%)\n"
+	     "  --alpha A        family-wise error rate (default 0.05)\n"
+	     "  --metric LIST    p50,p90,p99,p999,mean,max,min (default p50,p99,mean)\n"
+	     "  --request NAME   outermost range that is a request (default: most frequent)\n"
+	     "  --format F       text, markdown (for a PR comment), json, or html (one\n"
+	     "                   self-contained page: base and new side by side, charts)\n"
+	     "  -o, --output FILE  write there instead of stdout\n"
+	     "  -f, --force      overwrite FILE if it exists\n\n"
+	     "Each stage is tested with a two-sided Mann-Whitney U test over per-request\n"
+	     "samples (exact without ties for up to 50 samples, else the tie-corrected\n"
+	     "normal approximation); p-values are Holm-Bonferroni adjusted across all\n"
+	     "stage x metric comparisons. A regression needs both an adjusted p <= alpha\n"
+	     "and a change >= threshold. Fewer than 8 requests on a side: not enough data.\n\n"
+	     "Exit status: 1 on a regression, 0 otherwise, 2 on bad input.\n",
 };

@@ -13,8 +13,8 @@
 static int lp_export_cmd(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"chrome", required_argument, NULL, 'c'},
-		{0},
+	    {"chrome", required_argument, NULL, 'c'},
+	    {0},
 	};
 	const char *out = NULL;
 	int c;
@@ -63,15 +63,15 @@ static int lp_export_cmd(int argc, char **argv)
 }
 
 const struct lp_cmd lp_cmd_export = {
-	.name = "export",
-	.run = lp_export_cmd,
-	.summary = "export a run as a Chrome/Perfetto trace",
-	.usage = "usage: latprof export FILE.db --chrome OUT.json\n\n"
-		 "Writes the Chrome Trace Event Format (opens in ui.perfetto.dev and\n"
-		 "chrome://tracing): NVTX ranges, lock and condition waits and CUDA API calls\n"
-		 "as slices on their threads, kernels, copies and memsets on one lane per GPU\n"
-		 "stream, arrows from each CUDA API call to the GPU work it launched, CPU\n"
-		 "counters as counter tracks (change since the previous sample) and NVTX marks\n"
-		 "as instants. Times are µs since the first process started, ns exact.\n"
-		 "Ranges that end on another thread or overlap without nesting are async spans.\n",
+    .name = "export",
+    .run = lp_export_cmd,
+    .summary = "export a run as a Chrome/Perfetto trace",
+    .usage = "usage: latprof export FILE.db --chrome OUT.json\n\n"
+	     "Writes the Chrome Trace Event Format (opens in ui.perfetto.dev and\n"
+	     "chrome://tracing): NVTX ranges, lock and condition waits and CUDA API calls\n"
+	     "as slices on their threads, kernels, copies and memsets on one lane per GPU\n"
+	     "stream, arrows from each CUDA API call to the GPU work it launched, CPU\n"
+	     "counters as counter tracks (change since the previous sample) and NVTX marks\n"
+	     "as instants. Times are µs since the first process started, ns exact.\n"
+	     "Ranges that end on another thread or overlap without nesting are async spans.\n",
 };

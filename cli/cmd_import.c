@@ -10,9 +10,9 @@
 static int lp_import_cmd(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"force", no_argument, NULL, 'f'},
-		{0},
+	    {"output", required_argument, NULL, 'o'},
+	    {"force", no_argument, NULL, 'f'},
+	    {0},
 	};
 	const char *out = NULL;
 	struct lp_import_opts io = {0};
@@ -47,10 +47,10 @@ static int lp_import_cmd(int argc, char **argv)
 }
 
 const struct lp_cmd lp_cmd_import = {
-	.name = "import",
-	.run = lp_import_cmd,
-	.summary = "import the event logs of a run into a database",
-	.usage = "usage: latprof import DIR -o FILE.db [--force]\n\n"
-		 "DIR is the log directory a 'latprof run' left behind when it was killed or\n"
-		 "its import failed. Damaged or foreign logs are refused with exit status 2.\n",
+    .name = "import",
+    .run = lp_import_cmd,
+    .summary = "import the event logs of a run into a database",
+    .usage = "usage: latprof import DIR -o FILE.db [--force]\n\n"
+	     "DIR is the log directory a 'latprof run' left behind when it was killed or\n"
+	     "its import failed. Damaged or foreign logs are refused with exit status 2.\n",
 };

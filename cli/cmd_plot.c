@@ -13,9 +13,9 @@
 static int lp_plot_cmd(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"format", required_argument, NULL, 'f'},
-		{0},
+	    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'},
+	    {0},
 	};
 	const char *dir = NULL;
 	enum lp_plot_fmt fmt = LP_PLOT_SVG;
@@ -30,8 +30,8 @@ static int lp_plot_cmd(int argc, char **argv)
 			for (i = 0; i < 3 && strcmp(optarg, lp_plot_ext[i]); i++)
 				;
 			if (i == 3)
-				return lp_cli_usage_error("plot", "--format is svg, png or pdf, not '%s'",
-							  optarg);
+				return lp_cli_usage_error(
+				    "plot", "--format is svg, png or pdf, not '%s'", optarg);
 			fmt = (enum lp_plot_fmt)i;
 		} else {
 			return lp_cli_usage_error("plot", "unknown or incomplete option '%s'",
@@ -76,17 +76,17 @@ static int lp_plot_cmd(int argc, char **argv)
 }
 
 const struct lp_cmd lp_cmd_plot = {
-	.name = "plot",
-	.run = lp_plot_cmd,
-	.summary = "gnuplot charts of a recorded run",
-	.usage = "usage: latprof plot FILE.db -o DIR [--format svg|png|pdf]\n\n"
-		 "Writes, per chart, DIR/NAME.dat (the numbers), DIR/NAME.gp (an editable\n"
-		 "gnuplot script; `cd DIR && gnuplot NAME.gp` remakes the image) and the image:\n"
-		 "  latency_over_time   request latency over the run with p50 and p99 lines\n"
-		 "  latency_cdf         request latency CDF (log x when the tail needs it)\n"
-		 "  stage_percentiles   stacked per-stage p50, p90 and p99\n"
-		 "  utilization         CPU thread and GPU stream busy share per time bin\n"
-		 "  lock_wait           lock wait over the run\n"
-		 "A chart without data (no NVTX requests, no lock waits) is skipped and the\n"
-		 "reason printed. Needs gnuplot (package gnuplot-nox); without it exits 2.\n",
+    .name = "plot",
+    .run = lp_plot_cmd,
+    .summary = "gnuplot charts of a recorded run",
+    .usage = "usage: latprof plot FILE.db -o DIR [--format svg|png|pdf]\n\n"
+	     "Writes, per chart, DIR/NAME.dat (the numbers), DIR/NAME.gp (an editable\n"
+	     "gnuplot script; `cd DIR && gnuplot NAME.gp` remakes the image) and the image:\n"
+	     "  latency_over_time   request latency over the run with p50 and p99 lines\n"
+	     "  latency_cdf         request latency CDF (log x when the tail needs it)\n"
+	     "  stage_percentiles   stacked per-stage p50, p90 and p99\n"
+	     "  utilization         CPU thread and GPU stream busy share per time bin\n"
+	     "  lock_wait           lock wait over the run\n"
+	     "A chart without data (no NVTX requests, no lock waits) is skipped and the\n"
+	     "reason printed. Needs gnuplot (package gnuplot-nox); without it exits 2.\n",
 };

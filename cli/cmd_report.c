@@ -36,8 +36,8 @@ static const char *const lp_fmt_names[LP_FMT_N] = {"text", "json", "csv"};
 struct lp_report_opts {
 	int top;
 	enum lp_fmt fmt;
-	const char *request; /* --breakdown --request NAME */
-	int stage_depth;     /* --breakdown --stage-depth N */
+	const char *request;		 /* --breakdown --request NAME */
+	int stage_depth;		 /* --breakdown --stage-depth N */
 	struct lp_fnd_override over[64]; /* --rule-threshold ID=VALUE */
 	size_t nover;
 };
@@ -154,8 +154,7 @@ static void lp_w_ranges_csv(FILE *f, const void *r)
 
 /* ---- --counters (analyze/lp_counters_report.h) ------------------------ */
 
-static void *lp_view_counters(sqlite3 *db, const struct lp_report_opts *o, char *err,
-			      size_t errlen)
+static void *lp_view_counters(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
 {
 	(void)o;
 	return lp_counters_view(db, err, errlen);
@@ -163,8 +162,7 @@ static void *lp_view_counters(sqlite3 *db, const struct lp_report_opts *o, char 
 
 /* ---- --bottlenecks (analyze/lp_findings.h) ---------------------------- */
 
-static void *lp_view_findings(sqlite3 *db, const struct lp_report_opts *o, char *err,
-			      size_t errlen)
+static void *lp_view_findings(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
 {
 	struct lp_findings *r = xcalloc(1, sizeof(*r));
 	struct lp_findings_opts fo = {.request = o->request, .nover = o->nover, .over = o->over};
@@ -271,34 +269,62 @@ static void *lp_view_html(sqlite3 *db, const struct lp_report_opts *o, char *err
 }
 
 static const struct lp_view lp_html_view = {
-	"html", lp_view_html, lp_html_free, {lp_html_write, lp_html_write, lp_html_write}};
+    "html", lp_view_html, lp_html_free, {lp_html_write, lp_html_write, lp_html_write}};
 
 /* ---- the table: one line per view ------------------------------------- */
 
 static const struct lp_view lp_views[] = {
-	{NULL, lp_view_summary, lp_view_summary_free,
-	 {lp_w_summary_text, lp_w_summary_json, lp_w_summary_csv}},
-	{"locks", lp_view_locks, lp_view_locks_free,
-	 {lp_w_locks_text, lp_w_locks_json, lp_w_locks_csv}},
-	{"breakdown", lp_view_breakdown, lp_view_breakdown_free,
-	 {lp_w_bd_text, lp_w_bd_json, lp_w_bd_csv}},
-	{"ranges", lp_view_ranges, lp_view_ranges_free,
-	 {lp_w_ranges_text, lp_w_ranges_json, lp_w_ranges_csv}},
-	{"counters", lp_view_counters, lp_counters_view_free,
-	 {lp_counters_w_text, lp_counters_w_json, lp_counters_w_csv}},
-	{"kernels", lp_cuda_view_kernels, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
-	{"memcpy", lp_cuda_view_memcpy, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
-	{"sync", lp_cuda_view_sync, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
-	{"cuda-api", lp_cuda_view_api, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
-	{"bottlenecks", lp_view_findings, lp_view_findings_free,
-	 {lp_w_findings_text, lp_w_findings_json, NULL}},
+    {NULL,
+     lp_view_summary,
+     lp_view_summary_free,
+     {lp_w_summary_text, lp_w_summary_json, lp_w_summary_csv}},
+    {"locks",
+     lp_view_locks,
+     lp_view_locks_free,
+     {lp_w_locks_text, lp_w_locks_json, lp_w_locks_csv}},
+    {"breakdown",
+     lp_view_breakdown,
+     lp_view_breakdown_free,
+     {lp_w_bd_text, lp_w_bd_json, lp_w_bd_csv}},
+    {"ranges",
+     lp_view_ranges,
+     lp_view_ranges_free,
+     {lp_w_ranges_text, lp_w_ranges_json, lp_w_ranges_csv}},
+    {"counters",
+     lp_view_counters,
+     lp_counters_view_free,
+     {lp_counters_w_text, lp_counters_w_json, lp_counters_w_csv}},
+    {"kernels",
+     lp_cuda_view_kernels,
+     lp_cuda_view_free,
+     {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
+    {"memcpy",
+     lp_cuda_view_memcpy,
+     lp_cuda_view_free,
+     {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
+    {"sync", lp_cuda_view_sync, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
+    {"cuda-api",
+     lp_cuda_view_api,
+     lp_cuda_view_free,
+     {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
+    {"bottlenecks",
+     lp_view_findings,
+     lp_view_findings_free,
+     {lp_w_findings_text, lp_w_findings_json, NULL}},
 };
 #define LP_N_VIEWS (sizeof(lp_views) / sizeof(lp_views[0]))
 
 /* ---- command ---------------------------------------------------------- */
 
-enum { LP_OPT_TOP = 256, LP_OPT_FORMAT, LP_OPT_REQUEST, LP_OPT_STAGE_DEPTH, LP_OPT_RULE_THR,
-       LP_OPT_HTML, LP_OPT_VIEW0 };
+enum {
+	LP_OPT_TOP = 256,
+	LP_OPT_FORMAT,
+	LP_OPT_REQUEST,
+	LP_OPT_STAGE_DEPTH,
+	LP_OPT_RULE_THR,
+	LP_OPT_HTML,
+	LP_OPT_VIEW0
+};
 
 static int lp_parse_top(const char *s, int *top)
 {
@@ -306,7 +332,8 @@ static int lp_parse_top(const char *s, int *top)
 	errno = 0;
 	long v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < 1 || v > 1000000)
-		return lp_cli_usage_error("report", "--top wants a count from 1 to 1000000, not '%s'", s);
+		return lp_cli_usage_error("report",
+					  "--top wants a count from 1 to 1000000, not '%s'", s);
 	*top = (int)v;
 	return 0;
 }
@@ -350,13 +377,13 @@ static int lp_report_write(const struct lp_view *v, const struct lp_report_opts 
 static int lp_report_cmd(int argc, char **argv)
 {
 	struct option longopts[LP_N_VIEWS + 8] = {
-		{"top", required_argument, NULL, LP_OPT_TOP},
-		{"format", required_argument, NULL, LP_OPT_FORMAT},
-		{"output", required_argument, NULL, 'o'},
-		{"request", required_argument, NULL, LP_OPT_REQUEST},
-		{"stage-depth", required_argument, NULL, LP_OPT_STAGE_DEPTH},
-		{"rule-threshold", required_argument, NULL, LP_OPT_RULE_THR},
-		{"html", required_argument, NULL, LP_OPT_HTML},
+	    {"top", required_argument, NULL, LP_OPT_TOP},
+	    {"format", required_argument, NULL, LP_OPT_FORMAT},
+	    {"output", required_argument, NULL, 'o'},
+	    {"request", required_argument, NULL, LP_OPT_REQUEST},
+	    {"stage-depth", required_argument, NULL, LP_OPT_STAGE_DEPTH},
+	    {"rule-threshold", required_argument, NULL, LP_OPT_RULE_THR},
+	    {"html", required_argument, NULL, LP_OPT_HTML},
 	};
 	size_t nopt = 7;
 	for (size_t i = 0; i < LP_N_VIEWS; i++)
@@ -384,13 +411,14 @@ static int lp_report_cmd(int argc, char **argv)
 			char *end;
 			long d = strtol(optarg, &end, 10);
 			if (end == optarg || *end || d < 1 || d > 1000)
-				return lp_cli_usage_error("report", "--stage-depth wants 1 to 1000, not '%s'",
-							  optarg);
+				return lp_cli_usage_error(
+				    "report", "--stage-depth wants 1 to 1000, not '%s'", optarg);
 			o.stage_depth = (int)d;
 		} else if (c == LP_OPT_RULE_THR) {
 			char e[256];
 			if (o.nover == sizeof(o.over) / sizeof(o.over[0]))
-				return lp_cli_usage_error("report", "too many --rule-threshold options");
+				return lp_cli_usage_error("report",
+							  "too many --rule-threshold options");
 			if (lp_findings_parse_threshold(optarg, &o.over[o.nover++], e, sizeof(e)))
 				return lp_cli_usage_error("report", "%s", e);
 		} else if (c == LP_OPT_HTML) {
@@ -412,15 +440,16 @@ static int lp_report_cmd(int argc, char **argv)
 	if (!view)
 		view = &lp_views[0];
 	if ((o.request || o.stage_depth) && view->flag && strcmp(view->flag, "breakdown") &&
-	    view != &lp_html_view &&
-	    (o.stage_depth || strcmp(view->flag, "bottlenecks")))
-		return lp_cli_usage_error("report", "--request and --stage-depth go with --breakdown");
+	    view != &lp_html_view && (o.stage_depth || strcmp(view->flag, "bottlenecks")))
+		return lp_cli_usage_error("report",
+					  "--request and --stage-depth go with --breakdown");
 	if (o.nover && view->flag && strcmp(view->flag, "bottlenecks"))
 		return lp_cli_usage_error("report", "--rule-threshold goes with --bottlenecks");
 	const char *path = argv[optind];
 	if (!view->write[o.fmt])
 		return lp_cli_usage_error("report", "--%s has no %s output",
-					  view->flag ? view->flag : "(summary)", lp_fmt_names[o.fmt]);
+					  view->flag ? view->flag : "(summary)",
+					  lp_fmt_names[o.fmt]);
 	if (out && lp_same_file(out, path))
 		return lp_cli_error("refusing to write the report over the database %s", path);
 
@@ -438,37 +467,37 @@ static int lp_report_cmd(int argc, char **argv)
 }
 
 const struct lp_cmd lp_cmd_report = {
-	.name = "report",
-	.run = lp_report_cmd,
-	.summary = "report on a recorded run",
-	.usage = "usage: latprof report FILE.db [VIEW] [--top N] [--format text|json|csv] [-o OUT]\n\n"
-		 "Without a VIEW: the top three bottleneck findings, the run summary\n"
-		 "(processes, exit status, threads, duration,\n"
-		 "records dropped, GPU data), the per-request breakdown when the run has NVTX\n"
-		 "ranges, then the most contended locks.\n\n"
-		 "views:\n"
-		 "  --locks      contended locks: waits, total/mean/p50/p99/max wait, share of\n"
-		 "               thread time, call sites, waiter and owner threads\n"
-		 "  --breakdown  per-request latency by stage from NVTX ranges: count, mean,\n"
-		 "               p50/p90/p99/max, share, lock wait / cond wait / cpu split,\n"
-		 "               tail attribution (p99 vs median) and the slowest requests\n"
-		 "     --request NAME    the request range (NAME or DOMAIN::NAME); default:\n"
-		 "                       the most frequent outermost range\n"
-		 "     --stage-depth N   stages are ranges N levels below it (default 1)\n"
-		 "  --ranges     count, total, mean, p50/p90/p99/max of every NVTX range name\n"
-		 "  --html OUT.html  one self-contained page: findings, summary, breakdown,\n"
-		 "               tail, charts (needs gnuplot), locks, kernels, memcpy, slowest\n"
-		 "               requests, timelines of a median and a p99 request\n"
-		 "  --counters   CPU counters (context switches, migrations, faults, task clock,\n"
-		 "               cycles/IPC where available) per stage and per thread\n"
-		 "  --bottlenecks  findings ranked by the request time a fix would save: the\n"
-		 "               rule, evidence, sites, an example request and the fix\n"
-		 "               (docs/rules.md); also takes --request NAME\n"
-		 "     --rule-threshold ID=VALUE  change one rule's threshold (repeatable)\n\n"
-		 "options:\n"
-		 "  --top N      rows per table (locks, call sites, threads); default 10\n"
-		 "  --format F   text (default), json (schemas/report-*.schema.json) or csv\n"
-		 "  -o OUT       write to OUT instead of standard output\n\n"
-		 "A file that is not a latprof database of this schema version is refused\n"
-		 "with exit status 2; the database is only read.\n",
+    .name = "report",
+    .run = lp_report_cmd,
+    .summary = "report on a recorded run",
+    .usage = "usage: latprof report FILE.db [VIEW] [--top N] [--format text|json|csv] [-o OUT]\n\n"
+	     "Without a VIEW: the top three bottleneck findings, the run summary\n"
+	     "(processes, exit status, threads, duration,\n"
+	     "records dropped, GPU data), the per-request breakdown when the run has NVTX\n"
+	     "ranges, then the most contended locks.\n\n"
+	     "views:\n"
+	     "  --locks      contended locks: waits, total/mean/p50/p99/max wait, share of\n"
+	     "               thread time, call sites, waiter and owner threads\n"
+	     "  --breakdown  per-request latency by stage from NVTX ranges: count, mean,\n"
+	     "               p50/p90/p99/max, share, lock wait / cond wait / cpu split,\n"
+	     "               tail attribution (p99 vs median) and the slowest requests\n"
+	     "     --request NAME    the request range (NAME or DOMAIN::NAME); default:\n"
+	     "                       the most frequent outermost range\n"
+	     "     --stage-depth N   stages are ranges N levels below it (default 1)\n"
+	     "  --ranges     count, total, mean, p50/p90/p99/max of every NVTX range name\n"
+	     "  --html OUT.html  one self-contained page: findings, summary, breakdown,\n"
+	     "               tail, charts (needs gnuplot), locks, kernels, memcpy, slowest\n"
+	     "               requests, timelines of a median and a p99 request\n"
+	     "  --counters   CPU counters (context switches, migrations, faults, task clock,\n"
+	     "               cycles/IPC where available) per stage and per thread\n"
+	     "  --bottlenecks  findings ranked by the request time a fix would save: the\n"
+	     "               rule, evidence, sites, an example request and the fix\n"
+	     "               (docs/rules.md); also takes --request NAME\n"
+	     "     --rule-threshold ID=VALUE  change one rule's threshold (repeatable)\n\n"
+	     "options:\n"
+	     "  --top N      rows per table (locks, call sites, threads); default 10\n"
+	     "  --format F   text (default), json (schemas/report-*.schema.json) or csv\n"
+	     "  -o OUT       write to OUT instead of standard output\n\n"
+	     "A file that is not a latprof database of this schema version is refused\n"
+	     "with exit status 2; the database is only read.\n",
 };

@@ -33,8 +33,8 @@ static volatile sig_atomic_t lp_child_pid;
 static void lp_forward(int sig, siginfo_t *info, void *uctx)
 {
 	(void)uctx;
-	if (lp_child_pid > 0 && (info->si_code == SI_USER || info->si_code == SI_QUEUE ||
-				 info->si_code == SI_TKILL))
+	if (lp_child_pid > 0 &&
+	    (info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL))
 		kill(lp_child_pid, sig);
 }
 
@@ -98,7 +98,8 @@ static void lp_warn_unattachable(const char *prog)
 		for (unsigned i = 0; i < eh.e_phnum; i++) {
 			ElfW(Phdr) ph;
 			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
-			    (ssize_t)sizeof(ph) || ph.p_type == PT_INTERP) {
+				(ssize_t)sizeof(ph) ||
+			    ph.p_type == PT_INTERP) {
 				is_static = 0;
 				break;
 			}
@@ -144,8 +145,10 @@ static void lp_exec_app(const struct lp_run_opts *o, char **argv)
 	 * app's link map. The app's own leaks and crashes are not ours: its
 	 * SIGSEGV must still kill it with SIGSEGV. */
 	lp_setenv_prepend("LD_PRELOAD", LATPROF_ASAN_RUNTIME, ':');
-	lp_setenv_prepend("ASAN_OPTIONS", "detect_leaks=0:handle_segv=0:handle_sigbus=0:"
-			  "handle_sigfpe=0:handle_sigill=0:handle_abort=0", ':');
+	lp_setenv_prepend("ASAN_OPTIONS",
+			  "detect_leaks=0:handle_segv=0:handle_sigbus=0:"
+			  "handle_sigfpe=0:handle_sigill=0:handle_abort=0",
+			  ':');
 #endif
 	execvp(argv[0], argv);
 	fprintf(stderr, "latprof: cannot run %s: %s\n", argv[0], strerror(errno));
@@ -237,13 +240,13 @@ static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double
 }
 
 static const struct option lp_run_longopts[] = {
-	{"output", required_argument, NULL, 'o'},
-	{"force", no_argument, NULL, 'f'},
-	{"keep-logs", no_argument, NULL, 'k'},
-	{"cuda", required_argument, NULL, 'C'},
-	{"counters", required_argument, NULL, 'c'},
-	{"help", no_argument, NULL, 'h'},
-	{0},
+    {"output", required_argument, NULL, 'o'},
+    {"force", no_argument, NULL, 'f'},
+    {"keep-logs", no_argument, NULL, 'k'},
+    {"cuda", required_argument, NULL, 'C'},
+    {"counters", required_argument, NULL, 'c'},
+    {"help", no_argument, NULL, 'h'},
+    {0},
 };
 
 static int lp_run_parse(int argc, char **argv, struct lp_run_opts *o)
@@ -338,24 +341,24 @@ static int lp_run(int argc, char **argv)
 }
 
 const struct lp_cmd lp_cmd_run = {
-	.name = "run",
-	.run = lp_run,
-	.summary = "record a program: lock waits, NVTX stages, CUDA work, CPU counters",
-	.usage = "usage: latprof run [-o FILE.db] [--force] [--keep-logs] [--cuda=auto|on|off]\n"
-		 "                   [--counters LIST] -- CMD ARGS...\n\n"
-		 "  -o, --output FILE   database to write (default latprof-N.db in the current\n"
-		 "                      directory); %p expands to the app's pid, %q{VAR} to\n"
-		 "                      the value of environment variable VAR\n"
-		 "  -f, --force         overwrite FILE if it exists\n"
-		 "      --keep-logs     keep the raw event logs after import\n"
-		 "      --cuda=MODE     CUDA capture: auto (default), on (exit 2 when nothing\n"
-		 "                      was captured), off\n"
-		 "      --counters LIST CPU counters (libpfm4 names), 'default', 'hw', 'none'\n\n"
-		 "Environment: TMPDIR (where the private log directory is made),\n"
-		 "LATPROF_LOG_MB (log size cap per process, default 1024),\n"
-		 "LATPROF_COUNTERS_INTERVAL_NS (least time between two counter reads on a\n"
-		 "thread, default 20000; 0 reads at every NVTX boundary).\n\n"
-		 "The exit status is the app's (128+N when signal N killed it). Signals\n"
-		 "INT, TERM, HUP, QUIT, USR1, USR2 sent to latprof are forwarded to the app.\n"
-		 "If the import fails, the logs are kept and 'latprof import DIR' retries.\n",
+    .name = "run",
+    .run = lp_run,
+    .summary = "record a program: lock waits, NVTX stages, CUDA work, CPU counters",
+    .usage = "usage: latprof run [-o FILE.db] [--force] [--keep-logs] [--cuda=auto|on|off]\n"
+	     "                   [--counters LIST] -- CMD ARGS...\n\n"
+	     "  -o, --output FILE   database to write (default latprof-N.db in the current\n"
+	     "                      directory); %p expands to the app's pid, %q{VAR} to\n"
+	     "                      the value of environment variable VAR\n"
+	     "  -f, --force         overwrite FILE if it exists\n"
+	     "      --keep-logs     keep the raw event logs after import\n"
+	     "      --cuda=MODE     CUDA capture: auto (default), on (exit 2 when nothing\n"
+	     "                      was captured), off\n"
+	     "      --counters LIST CPU counters (libpfm4 names), 'default', 'hw', 'none'\n\n"
+	     "Environment: TMPDIR (where the private log directory is made),\n"
+	     "LATPROF_LOG_MB (log size cap per process, default 1024),\n"
+	     "LATPROF_COUNTERS_INTERVAL_NS (least time between two counter reads on a\n"
+	     "thread, default 20000; 0 reads at every NVTX boundary).\n\n"
+	     "The exit status is the app's (128+N when signal N killed it). Signals\n"
+	     "INT, TERM, HUP, QUIT, USR1, USR2 sent to latprof are forwarded to the app.\n"
+	     "If the import fails, the logs are kept and 'latprof import DIR' retries.\n",
 };

@@ -8,12 +8,6 @@ extern const struct lp_cmd lp_cmd_diff, lp_cmd_check;
 extern const struct lp_cmd lp_cmd_plot, lp_cmd_export;
 
 const struct lp_cmd *const lp_commands[] = {
-	&lp_cmd_run,
-	&lp_cmd_import,
-	&lp_cmd_report,
-	&lp_cmd_plot,
-	&lp_cmd_export,
-	&lp_cmd_diff,
-	&lp_cmd_check,
-	NULL,
+    &lp_cmd_run,    &lp_cmd_import, &lp_cmd_report, &lp_cmd_plot,
+    &lp_cmd_export, &lp_cmd_diff,   &lp_cmd_check,  NULL,
 };

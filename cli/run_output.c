@@ -30,12 +30,15 @@ static int lp_expand(const char *pat, pid_t pid, char *out, size_t len, int *has
 		} else if (p[0] == '%' && p[1] == 'q' && p[2] == '{') {
 			const char *end = strchr(p + 3, '}');
 			if (!end)
-				return lp_cli_error("unterminated %%q{ in output name '%s'", pat), -1;
+				return lp_cli_error("unterminated %%q{ in output name '%s'", pat),
+				       -1;
 			snprintf(piece, sizeof(piece), "%.*s", (int)(end - p - 3), p + 3);
 			const char *v = getenv(piece);
 			if (!v)
-				return lp_cli_error("output name '%s' uses %%q{%s} but %s is not set",
-						    pat, piece, piece), -1;
+				return lp_cli_error(
+					   "output name '%s' uses %%q{%s} but %s is not set", pat,
+					   piece, piece),
+				       -1;
 			add = v;
 			p = end;
 		} else if (p[0] == '%' && p[1] == '%') {

@@ -19,20 +19,24 @@ static int lp_run_counters_option(struct lp_run_opts *o, const char *arg)
 	for (const char *p = arg;; p++) {
 		size_t len = strcspn(p, ",");
 		if (!len || len > 63)
-			return lp_cli_usage_error("run", "--counters: bad event list '%s'", arg), -1;
+			return lp_cli_usage_error("run", "--counters: bad event list '%s'", arg),
+			       -1;
 		for (size_t i = 0; i < len; i++)
 			if (!isalnum((unsigned char)p[i]) && !strchr(":_-.=", p[i]))
-				return lp_cli_usage_error("run", "--counters: bad event name in '%s'",
-							  arg),
+				return lp_cli_usage_error(
+					   "run", "--counters: bad event name in '%s'", arg),
 				       -1;
 		none |= len == 4 && !memcmp(p, "none", 4);
-		n += len == 7 && !memcmp(p, "default", 7) ? 5 : len == 2 && !memcmp(p, "hw", 2) ? 5 : 1;
+		n += len == 7 && !memcmp(p, "default", 7) ? 5
+		     : len == 2 && !memcmp(p, "hw", 2)	  ? 5
+							  : 1;
 		p += len;
 		if (!*p)
 			break;
 	}
 	if (none && n > 1)
-		return lp_cli_usage_error("run", "--counters none cannot be combined with events"), -1;
+		return lp_cli_usage_error("run", "--counters none cannot be combined with events"),
+		       -1;
 	if (n > 16)
 		return lp_cli_usage_error("run", "--counters: at most 16 events per thread"), -1;
 	o->counters = arg;
@@ -67,7 +71,8 @@ int lp_run_source_option(struct lp_run_opts *o, int opt, const char *arg)
 		else if (!strcmp(arg, "off"))
 			o->cuda = LP_CUDA_OFF;
 		else
-			return lp_cli_usage_error("run", "--cuda takes auto, on or off, not '%s'", arg),
+			return lp_cli_usage_error("run", "--cuda takes auto, on or off, not '%s'",
+						  arg),
 			       -1;
 		return 0;
 	}

@@ -300,7 +300,8 @@ static uint32_t lp_intern(uint64_t h, uint16_t type, uint32_t aux, const void *a
 		return 0;
 	h = h ? h : 1;
 	uint32_t i = (uint32_t)h & (LP_INTERN_SLOTS - 1);
-	for (uint32_t probe = 0; probe < LP_INTERN_SLOTS; probe++, i = (i + 1) & (LP_INTERN_SLOTS - 1)) {
+	for (uint32_t probe = 0; probe < LP_INTERN_SLOTS;
+	     probe++, i = (i + 1) & (LP_INTERN_SLOTS - 1)) {
 		struct lp_intern_slot *s = &lp_slots[i];
 		uint64_t cur = __atomic_load_n(&s->hash, __ATOMIC_ACQUIRE);
 		if (cur == 0) {

@@ -44,7 +44,7 @@
 
 #define LP_CNT_DEFAULT "context-switches,cpu-migrations,minor-faults,major-faults,task-clock"
 #define LP_CNT_HW "cycles,instructions,cache-references,cache-misses,branch-misses"
-#define LP_CNT_FDREG 4096 /* open counter fds, so a forked child can close them */
+#define LP_CNT_FDREG 4096	    /* open counter fds, so a forked child can close them */
 #define LP_CNT_INTERVAL_NS 20000ull /* default LATPROF_COUNTERS_INTERVAL_NS */
 #define LP_CNT_NEVER UINT64_MAX	    /* lp_cnt_thread.next: this thread never reads */
 
@@ -79,7 +79,7 @@ static int lp_cnt_fdreg[LP_CNT_FDREG]; /* fd + 1, 0 = free slot */
 struct lp_cnt_thread {
 	uint64_t next; /* no read before this ts; 0 = not set up, LP_CNT_NEVER = off */
 	uint32_t gen;  /* != lp_cnt_gen: not set up in this process yet */
-	int leader;   /* group leader fd, -1 = not counting */
+	int leader;    /* group leader fd, -1 = not counting */
 	uint32_t mask;
 	int n;
 	uint64_t open_ns;
@@ -104,7 +104,7 @@ static __attribute__((noinline)) void lp_cnt_read(struct lp_cnt_thread *t, uint6
 	if (read(t->leader, buf, want) == (ssize_t)want) {
 		size_t vals = (size_t)t->n * sizeof(uint64_t);
 		struct lp_rec_cnt_sample *r =
-			lp_rec_begin(LP_REC_CNT_SAMPLE, t->mask, sizeof(*r) + vals);
+		    lp_rec_begin(LP_REC_CNT_SAMPLE, t->mask, sizeof(*r) + vals);
 		if (r) {
 			r->ts = ts;
 			r->enabled = buf[1];
@@ -250,8 +250,8 @@ static void lp_cnt_attr(struct perf_event_attr *a, const struct lp_cnt_ev *e)
 {
 	*a = e->attr;
 	a->size = sizeof(*a);
-	a->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
-			 PERF_FORMAT_TOTAL_TIME_RUNNING;
+	a->read_format =
+	    PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	a->disabled = 0;
 	a->inherit = 0;
 	a->exclude_kernel = !!(lp_cnt.flags & LP_CNTF_EXCLUDE_KERNEL);
@@ -264,9 +264,10 @@ static void lp_cnt_attr(struct perf_event_attr *a, const struct lp_cnt_ev *e)
  * kernel mode: with exclude_kernel they would always read 0. */
 static int lp_cnt_kernel_only(const struct perf_event_attr *a)
 {
-	return a->type == PERF_TYPE_SOFTWARE && (a->config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
-						 a->config == PERF_COUNT_SW_CPU_MIGRATIONS ||
-						 a->config == 11 /* PERF_COUNT_SW_CGROUP_SWITCHES */);
+	return a->type == PERF_TYPE_SOFTWARE &&
+	       (a->config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
+		a->config == PERF_COUNT_SW_CPU_MIGRATIONS ||
+		a->config == 11 /* PERF_COUNT_SW_CGROUP_SWITCHES */);
 }
 
 static void lp_cnt_reason(struct lp_cnt_ev *e, int err)
@@ -279,8 +280,8 @@ static void lp_cnt_reason(struct lp_cnt_ev *e, int err)
 		why = ": not permitted (kernel.perf_event_paranoid, or missing CAP_PERFMON)";
 	else if (err == EMFILE || err == ENFILE)
 		why = ": out of file descriptors";
-	snprintf(e->reason, sizeof(e->reason), "perf_event_open failed: %s (%s)%s",
-		 strerror(err), strerrorname_np(err) ? strerrorname_np(err) : "?", why);
+	snprintf(e->reason, sizeof(e->reason), "perf_event_open failed: %s (%s)%s", strerror(err),
+		 strerrorname_np(err) ? strerrorname_np(err) : "?", why);
 }
 
 /* Open each event alone once, so every thread later opens only what works. */
@@ -401,7 +402,7 @@ static void lp_cnt_write_config(void)
 	}
 	uint32_t note = lp_cnt_str(lp_cnt.note);
 	struct lp_rec_cnt_config *c = lp_rec_begin(
-		LP_REC_CNT_CONFIG, (uint32_t)n, sizeof(*c) + n * sizeof(struct lp_cnt_event_def));
+	    LP_REC_CNT_CONFIG, (uint32_t)n, sizeof(*c) + n * sizeof(struct lp_cnt_event_def));
 	if (!c)
 		return;
 	c->paranoid = lp_cnt.paranoid;
@@ -490,7 +491,7 @@ void lp_counters_thread_exit(void)
 	if (read(t->leader, buf, want) == (ssize_t)want) {
 		size_t vals = (size_t)t->n * sizeof(uint64_t);
 		struct lp_rec_cnt_total *r =
-			lp_rec_begin(LP_REC_CNT_TOTAL, t->mask, sizeof(*r) + vals);
+		    lp_rec_begin(LP_REC_CNT_TOTAL, t->mask, sizeof(*r) + vals);
 		if (r) {
 			r->ts = lp_now();
 			r->open_ns = t->open_ns;

@@ -43,15 +43,15 @@ struct lp_log_header {
 	uint32_t clock_kind;
 	uint32_t pid;
 	uint32_t ppid;
-	uint64_t start_ns;	   /* CLOCK_MONOTONIC at log creation */
+	uint64_t start_ns;	    /* CLOCK_MONOTONIC at log creation */
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME at the same moment */
 	/* Updated by the app while it runs (atomics). */
-	uint32_t n_chunks;	   /* chunks handed out (may exceed max: then dropped) */
+	uint32_t n_chunks; /* chunks handed out (may exceed max: then dropped) */
 	uint32_t flags;
-	uint64_t dropped_records;  /* records not written: no chunk, reentrancy */
-	uint64_t dropped_chunks;   /* chunk allocations that failed (disk full) */
-	uint64_t dropped_strings;  /* intern table full */
-	uint64_t exit_ns;	   /* set with LP_LOGF_CLOSED */
+	uint64_t dropped_records; /* records not written: no chunk, reentrancy */
+	uint64_t dropped_chunks;  /* chunk allocations that failed (disk full) */
+	uint64_t dropped_strings; /* intern table full */
+	uint64_t exit_ns;	  /* set with LP_LOGF_CLOSED */
 	char reserved[LP_LOG_HEADER_SIZE - 96];
 };
 _Static_assert(sizeof(struct lp_log_header) == LP_LOG_HEADER_SIZE, "header size");
@@ -78,18 +78,18 @@ _Static_assert(sizeof(struct lp_rec_header) == 8, "record header size");
  * An importer skips (and counts) types it does not know.
  */
 enum lp_rec_type {
-	LP_REC_CTX = 1,		/* aux = tid; u64 seq: records that follow belong to tid */
-	LP_REC_STRING = 2,	/* aux = length; lp_rec_string + bytes */
-	LP_REC_STACK = 3,	/* aux = frame count; lp_rec_stack + u64 pcs */
-	LP_REC_MODULE = 4,	/* aux = path length; lp_rec_module + path */
-	LP_REC_PROC_START = 5,	/* aux = cmdline length; lp_rec_proc_start + argv */
-	LP_REC_PROC_EXIT = 6,	/* lp_rec_proc_exit */
-	LP_REC_EXEC = 7,	/* aux = path length; lp_rec_exec + path */
-	LP_REC_THREAD_START = 8, /* lp_rec_thread_start */
-	LP_REC_THREAD_NAME = 9,	/* lp_rec_thread_name */
-	LP_REC_THREAD_END = 10,	/* lp_rec_thread_end */
-	LP_REC_LOCK_WAIT = 11,	/* aux = lp_lock_kind; lp_rec_lock_wait */
-	LP_REC_COND_WAIT = 12,	/* aux = lp_cond_kind; lp_rec_cond_wait */
+	LP_REC_CTX = 1,		  /* aux = tid; u64 seq: records that follow belong to tid */
+	LP_REC_STRING = 2,	  /* aux = length; lp_rec_string + bytes */
+	LP_REC_STACK = 3,	  /* aux = frame count; lp_rec_stack + u64 pcs */
+	LP_REC_MODULE = 4,	  /* aux = path length; lp_rec_module + path */
+	LP_REC_PROC_START = 5,	  /* aux = cmdline length; lp_rec_proc_start + argv */
+	LP_REC_PROC_EXIT = 6,	  /* lp_rec_proc_exit */
+	LP_REC_EXEC = 7,	  /* aux = path length; lp_rec_exec + path */
+	LP_REC_THREAD_START = 8,  /* lp_rec_thread_start */
+	LP_REC_THREAD_NAME = 9,	  /* lp_rec_thread_name */
+	LP_REC_THREAD_END = 10,	  /* lp_rec_thread_end */
+	LP_REC_LOCK_WAIT = 11,	  /* aux = lp_lock_kind; lp_rec_lock_wait */
+	LP_REC_COND_WAIT = 12,	  /* aux = lp_cond_kind; lp_rec_cond_wait */
 	LP_REC_CHILD_STATUS = 13, /* lp_rec_child_status: a wait() result */
 	LP_REC_CORE_LAST = 31,
 
@@ -124,7 +124,7 @@ struct lp_rec_module {
 	uint64_t load_bias; /* dlpi_addr: address = bias + ELF vaddr */
 	uint64_t start;	    /* lowest mapped PT_LOAD address */
 	uint64_t end;	    /* one past the highest */
-	/* char path[aux] */
+			    /* char path[aux] */
 };
 
 struct lp_rec_proc_start {
@@ -136,7 +136,7 @@ struct lp_rec_proc_start {
 };
 
 enum lp_exit_how {
-	LP_EXIT_RETURN = 1, /* exit()/return from main: status valid */
+	LP_EXIT_RETURN = 1,	/* exit()/return from main: status valid */
 	LP_EXIT_UNDERSCORE = 2, /* _exit()/_Exit() */
 	LP_EXIT_SIGNAL = 3,	/* fatal signal observed in-process */
 	LP_EXIT_DESTRUCTOR = 4, /* ran exit handlers; status unknown in-process */
@@ -209,8 +209,8 @@ struct lp_rec_cond_wait {
 
 struct lp_rec_child_status {
 	uint64_t ts;
-	uint32_t pid;	 /* the child */
-	int32_t status;	 /* raw wait status */
+	uint32_t pid;	/* the child */
+	int32_t status; /* raw wait status */
 };
 
 #endif

@@ -9,15 +9,15 @@
 #include "lp_out.h"
 
 static const char *const lp_ev_cat[LP_EV_NKINDS] = {
-	[LP_EV_RANGE] = "nvtx",	    [LP_EV_LOCK] = "lock_wait", [LP_EV_COND] = "cond_wait",
-	[LP_EV_API] = "cuda_api",   [LP_EV_KERNEL] = "kernel", [LP_EV_MEMCPY] = "memcpy",
-	[LP_EV_MEMSET] = "memset",
+    [LP_EV_RANGE] = "nvtx",    [LP_EV_LOCK] = "lock_wait", [LP_EV_COND] = "cond_wait",
+    [LP_EV_API] = "cuda_api",  [LP_EV_KERNEL] = "kernel",  [LP_EV_MEMCPY] = "memcpy",
+    [LP_EV_MEMSET] = "memset",
 };
 
 static const char *const lp_ev_detail_key[LP_EV_NKINDS] = {
-	[LP_EV_RANGE] = "domain", [LP_EV_LOCK] = "kind",     [LP_EV_COND] = "cond",
-	[LP_EV_API] = "api",	  [LP_EV_KERNEL] = "detail", [LP_EV_MEMCPY] = "detail",
-	[LP_EV_MEMSET] = "detail",
+    [LP_EV_RANGE] = "domain",  [LP_EV_LOCK] = "kind",	  [LP_EV_COND] = "cond",
+    [LP_EV_API] = "api",       [LP_EV_KERNEL] = "detail", [LP_EV_MEMCPY] = "detail",
+    [LP_EV_MEMSET] = "detail",
 };
 
 /* µs with ns precision: "-0.001", "12.345". */
@@ -111,12 +111,14 @@ static void lp_write_meta(FILE *f, const struct lp_trace *t)
 	for (size_t i = 0; i < t->ntracks; i++) {
 		const struct lp_tr_track *k = &t->tracks[i];
 		const char *what = k->is_process ? "process" : "thread";
-		fprintf(f, "%s{\"ph\":\"M\",\"name\":\"%s_name\",\"pid\":%d,\"tid\":%lld,"
-			   "\"args\":{\"name\":",
+		fprintf(f,
+			"%s{\"ph\":\"M\",\"name\":\"%s_name\",\"pid\":%d,\"tid\":%lld,"
+			"\"args\":{\"name\":",
 			first ? "" : ",\n", what, k->pid, (long long)k->tid);
 		lp_json_str(f, k->name);
-		fprintf(f, "}},\n{\"ph\":\"M\",\"name\":\"%s_sort_index\",\"pid\":%d,\"tid\":%lld,"
-			   "\"args\":{\"sort_index\":%d}}",
+		fprintf(f,
+			"}},\n{\"ph\":\"M\",\"name\":\"%s_sort_index\",\"pid\":%d,\"tid\":%lld,"
+			"\"args\":{\"sort_index\":%d}}",
 			what, k->pid, (long long)k->tid, k->sort);
 		first = 0;
 	}
@@ -190,12 +192,14 @@ static int lp_write_flows(FILE *f, const struct lp_trace *t, const uint8_t *asx,
 			if (k->process_id != a->process_id || k->corr != a->corr)
 				break;
 			id++;
-			fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"cuda_flow\",\"name\":\"launch\","
-				   "\"id\":%lld,\"pid\":%d,\"tid\":%lld,\"ts\":",
+			fprintf(f,
+				",\n{\"ph\":\"s\",\"cat\":\"cuda_flow\",\"name\":\"launch\","
+				"\"id\":%lld,\"pid\":%d,\"tid\":%lld,\"ts\":",
 				id, a->pid, (long long)a->tid);
 			lp_us(f, a->start_ns - t->base_ns);
-			fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cuda_flow\","
-				   "\"name\":\"launch\",\"id\":%lld,\"pid\":%d,\"tid\":%lld,\"ts\":",
+			fprintf(f,
+				"},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cuda_flow\","
+				"\"name\":\"launch\",\"id\":%lld,\"pid\":%d,\"tid\":%lld,\"ts\":",
 				id, k->pid, (long long)k->tid);
 			lp_us(f, k->start_ns - t->base_ns);
 			fputc('}', f);
@@ -240,7 +244,8 @@ int lp_chrome_write(FILE *f, const struct lp_trace *t, struct lp_chrome_stats *s
 		ord[i] = i;
 	lp_sort_ev = t->ev;
 	qsort(ord, t->nev, sizeof(*ord), lp_ev_cmp);
-	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"latprof\",\"base_ns\":", f);
+	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"latprof\",\"base_ns\":",
+	      f);
 	fprintf(f, "%lld},\n\"traceEvents\":[\n", (long long)t->base_ns);
 	lp_write_meta(f, t);
 	rc = lp_write_slices(f, t, ord, asx, st);

@@ -103,17 +103,16 @@ static void lp_dh_stage_gp(FILE *f, const void *arg, const char *name)
 }
 
 static const struct lp_plot_chart lp_dh_charts[LP_DH_NCHARTS] = {
-	{"latency_cdf", "Request latency CDF, base and new", lp_dh_cdf_dat, lp_dh_cdf_gp},
-	{"stage_bars", "Stage time at p50 and p99, base and new", lp_dh_stage_dat,
-	 lp_dh_stage_gp},
+    {"latency_cdf", "Request latency CDF, base and new", lp_dh_cdf_dat, lp_dh_cdf_gp},
+    {"stage_bars", "Stage time at p50 and p99, base and new", lp_dh_stage_dat, lp_dh_stage_gp},
 };
 
 static const char *lp_dh_skip(int i, const struct lp_dh_sides *in)
 {
 	if (i == 0)
 		return in->s[0]->req.n >= 2 && in->s[1]->req.n >= 2
-			       ? NULL
-			       : "fewer than 2 requests on a side";
+			   ? NULL
+			   : "fewer than 2 requests on a side";
 	return in->nstages ? NULL : "no stages inside the requests";
 }
 
@@ -195,11 +194,11 @@ void lp_diff_html_free(void *page)
 /* ---- write ---- */
 
 static const char lp_dh_css[] =
-	".verdict{padding:8px 14px;margin:12px 0;border-left:6px solid #228833;"
-	"background:#eff8f1}.verdict.bad{border-color:#cc3344;background:#fdf0f1}"
-	".verdict b{font-size:16px}tr.regression td{background:#fbd9dc}"
-	"tr.improvement td{background:#dff2e3}tr.notenough td{color:#777}"
-	"td.side{background:#f6f8fb}tr.up td{background:#fdf0f1}";
+    ".verdict{padding:8px 14px;margin:12px 0;border-left:6px solid #228833;"
+    "background:#eff8f1}.verdict.bad{border-color:#cc3344;background:#fdf0f1}"
+    ".verdict b{font-size:16px}tr.regression td{background:#fbd9dc}"
+    "tr.improvement td{background:#dff2e3}tr.notenough td{color:#777}"
+    "td.side{background:#f6f8fb}tr.up td{background:#fdf0f1}";
 
 static void lp_dh_td_dur(FILE *f, double ns)
 {
@@ -228,7 +227,8 @@ static void lp_dh_td_p(FILE *f, double p)
 static void lp_w_verdict(FILE *f, const struct lp_diff_html *pg)
 {
 	const struct lp_diff *d = pg->d;
-	fprintf(f, "<section id=\"verdict\"><div class=\"verdict%s\"><b>", d->regressions ? " bad" : "");
+	fprintf(f, "<section id=\"verdict\"><div class=\"verdict%s\"><b>",
+		d->regressions ? " bad" : "");
 	if (d->regressions)
 		fprintf(f, "%d regression%s", d->regressions, d->regressions == 1 ? "" : "s");
 	else
@@ -239,13 +239,14 @@ static void lp_w_verdict(FILE *f, const struct lp_diff_html *pg)
 		"</b><br>latprof diff exits with status <b>%d</b>: 1 on a regression, 0 "
 		"otherwise, 2 on bad input.</div>\n",
 		d->regressions ? 1 : 0);
-	fprintf(f,
-		"<p class=\"note\" id=\"method\">Each stage and metric is compared with a two-sided "
-		"Mann-Whitney U test over per-request samples; p-values are Holm-Bonferroni "
-		"adjusted across all %zu comparisons (stages &times; metrics). A regression needs "
-		"an adjusted p &le; %.3g (alpha) and a change of at least %.1f%% (threshold). "
-		"Fewer than %d requests on a side: not enough data.</p>\n",
-		d->ntested, d->opts.alpha, 100 * d->opts.threshold, LP_DIFF_MIN_SAMPLES);
+	fprintf(
+	    f,
+	    "<p class=\"note\" id=\"method\">Each stage and metric is compared with a two-sided "
+	    "Mann-Whitney U test over per-request samples; p-values are Holm-Bonferroni "
+	    "adjusted across all %zu comparisons (stages &times; metrics). A regression needs "
+	    "an adjusted p &le; %.3g (alpha) and a change of at least %.1f%% (threshold). "
+	    "Fewer than %d requests on a side: not enough data.</p>\n",
+	    d->ntested, d->opts.alpha, 100 * d->opts.threshold, LP_DIFF_MIN_SAMPLES);
 	fputs("<table id=\"sides\"><tr><th></th><th>databases</th><th>requests</th>"
 	      "<th>request p50</th><th>request p99</th></tr>\n",
 	      f);
@@ -263,16 +264,16 @@ static void lp_w_verdict(FILE *f, const struct lp_diff_html *pg)
 /* Row class, and the verdict in words with a marker so that it reads
  * without colour. */
 static const char *const lp_dh_class[] = {
-	[LP_V_UNCHANGED] = "unchanged",
-	[LP_V_REGRESSION] = "regression",
-	[LP_V_IMPROVEMENT] = "improvement",
-	[LP_V_NOT_ENOUGH] = "notenough",
+    [LP_V_UNCHANGED] = "unchanged",
+    [LP_V_REGRESSION] = "regression",
+    [LP_V_IMPROVEMENT] = "improvement",
+    [LP_V_NOT_ENOUGH] = "notenough",
 };
 static const char *const lp_dh_verdict[] = {
-	[LP_V_UNCHANGED] = "unchanged",
-	[LP_V_REGRESSION] = "&#9650; REGRESSION",
-	[LP_V_IMPROVEMENT] = "&#9660; improvement",
-	[LP_V_NOT_ENOUGH] = "not enough data",
+    [LP_V_UNCHANGED] = "unchanged",
+    [LP_V_REGRESSION] = "&#9650; REGRESSION",
+    [LP_V_IMPROVEMENT] = "&#9660; improvement",
+    [LP_V_NOT_ENOUGH] = "not enough data",
 };
 
 static void lp_w_metric(FILE *f, const struct lp_diff *d, int m)
@@ -322,9 +323,10 @@ static void lp_w_named(FILE *f, const struct lp_diff *d, const struct lp_diff_na
 		fprintf(f, "<p class=\"note\">No %s recorded on either side.</p>\n", what);
 		return;
 	}
-	fprintf(f, "<table><tr><th class=\"l\">%s</th><th>base / request</th><th>new / request"
-		   "</th><th>change</th><th>base count</th><th>new count</th><th>base total</th>"
-		   "<th>new total</th><th class=\"l\"></th></tr>\n",
+	fprintf(f,
+		"<table><tr><th class=\"l\">%s</th><th>base / request</th><th>new / request"
+		"</th><th>change</th><th>base count</th><th>new count</th><th>base total</th>"
+		"<th>new total</th><th class=\"l\"></th></tr>\n",
 		what);
 	for (size_t i = 0; i < n; i++) {
 		/* not tested for significance: only the size of the change */
@@ -358,7 +360,8 @@ static void lp_w_gpu(FILE *f, const struct lp_diff *d)
 	if (d->has_kernels)
 		lp_w_named(f, d, d->kernels, d->nkernels, "kernel");
 	else
-		fputs("<p class=\"note\">No GPU data on both sides: kernels not compared.</p>\n", f);
+		fputs("<p class=\"note\">No GPU data on both sides: kernels not compared.</p>\n",
+		      f);
 	fputs("</section>\n", f);
 }
 

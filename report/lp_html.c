@@ -74,11 +74,10 @@ void *lp_html_build(sqlite3 *db, const struct lp_html_opts *o, char *err, size_t
 		lp_html_free(pg);
 		return NULL;
 	}
-	if (pg->ts.nreq &&
-	    (lp_req_timeline_compute(db, &pg->ts, pg->ts.p50_ns, "median request", &pg->tl[0],
-				     err, errlen) ||
-	     lp_req_timeline_compute(db, &pg->ts, pg->ts.p99_ns, "p99 request", &pg->tl[1], err,
-				     errlen))) {
+	if (pg->ts.nreq && (lp_req_timeline_compute(db, &pg->ts, pg->ts.p50_ns, "median request",
+						    &pg->tl[0], err, errlen) ||
+			    lp_req_timeline_compute(db, &pg->ts, pg->ts.p99_ns, "p99 request",
+						    &pg->tl[1], err, errlen))) {
 		lp_html_free(pg);
 		return NULL;
 	}
@@ -297,7 +296,8 @@ static void lp_w_tail(FILE *f, const struct lp_breakdown *b)
 	const struct lp_bd_tail *t = &b->tail;
 	fputs("<section id=\"tail\"><h2>Tail attribution</h2>\n<p>", f);
 	if (!b->has_ranges || !t->valid || t->stage < 0) {
-		fputs("Not enough requests to compare the tail with the median.</p></section>\n", f);
+		fputs("Not enough requests to compare the tail with the median.</p></section>\n",
+		      f);
 		return;
 	}
 	const struct lp_bd_stage *s = &b->stages[t->stage];
@@ -437,8 +437,8 @@ static void lp_w_slowest(FILE *f, const struct lp_breakdown *b)
 #define TL_ROW 16
 
 static const char *const lp_tl_fill[] = {
-	[LP_TL_RANGE] = "#6baed6", [LP_TL_LOCK] = "#ee6677", [LP_TL_COND] = "#ee9944",
-	[LP_TL_API] = "#66bb66",   [LP_TL_GPU] = "#aa66cc",
+    [LP_TL_RANGE] = "#6baed6", [LP_TL_LOCK] = "#ee6677", [LP_TL_COND] = "#ee9944",
+    [LP_TL_API] = "#66bb66",   [LP_TL_GPU] = "#aa66cc",
 };
 
 static double lp_tl_x(const struct lp_req_timeline *t, int64_t ns)
@@ -492,12 +492,14 @@ static void lp_w_timeline(FILE *f, const struct lp_req_timeline *t, const struct
 		y0[l] = y;
 		y += (rows[l] ? rows[l] : 1) * TL_ROW + 10;
 	}
-	fprintf(f, "<svg class=\"tl\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n",
-		TL_X0 + TL_W + 10, y + 4, TL_X0 + TL_W + 10, y + 4);
+	fprintf(
+	    f, "<svg class=\"tl\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n",
+	    TL_X0 + TL_W + 10, y + 4, TL_X0 + TL_W + 10, y + 4);
 	for (int k = 0; k <= 4; k++) { /* time axis */
 		double x = TL_X0 + TL_W * k / 4.0;
-		fprintf(f, "<line x1=\"%.1f\" y1=\"16\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
-			   "<text x=\"%.1f\" y=\"12\" text-anchor=\"%s\">",
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"16\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
+			"<text x=\"%.1f\" y=\"12\" text-anchor=\"%s\">",
 			x, x, y, x, k == 4 ? "end" : "middle");
 		lp_html_dur(f, (double)(t->end_ns - t->start_ns) * k / 4.0);
 		fputs("</text>\n", f);
@@ -513,10 +515,12 @@ static void lp_w_timeline(FILE *f, const struct lp_req_timeline *t, const struct
 		double x = lp_tl_x(t, it->start_ns), w = lp_tl_x(t, it->end_ns) - x;
 		w = w < 1 ? 1 : w;
 		int yy = y0[it->lane] + row * TL_ROW;
-		fprintf(f, "<g><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"%s>"
-			   "<title>",
+		fprintf(f,
+			"<g><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"%s>"
+			"<title>",
 			x, yy, w, TL_ROW - 2, lp_tl_fill[it->kind],
-			it->kind == LP_TL_RANGE ? " stroke=\"#fff\"" : " stroke=\"#222\" stroke-width=\"0.5\"");
+			it->kind == LP_TL_RANGE ? " stroke=\"#fff\""
+						: " stroke=\"#222\" stroke-width=\"0.5\"");
 		lp_html_str(f, it->kind == LP_TL_LOCK ? "lock wait: " : "");
 		lp_html_str(f, it->name);
 		fputs(" ", f);

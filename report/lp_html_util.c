@@ -12,16 +12,16 @@
 #include "lp_plot.h"
 
 static const char lp_css[] =
-	"body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:0 16px;"
-	"color:#222}h1{margin:16px 0 4px}h2{border-bottom:2px solid #4477aa;padding-bottom:2px;"
-	"margin-top:32px}nav a{margin-right:12px}table{border-collapse:collapse;margin:8px 0}"
-	"th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}"
-	"th{background:#eef2f7}td.l,th.l{text-align:left}tr.req td{font-weight:600}"
-	".cmd{font-family:monospace;white-space:pre-wrap;word-break:break-all}"
-	".fnd{border-left:4px solid #ee6677;padding:4px 10px;margin:8px 0;background:#fdf3f4}"
-	".fnd.s1{border-color:#ccbb44;background:#fbf9ef}.fnd.s2{border-color:#ee8866}"
-	".note{color:#555}figure{margin:12px 0}figure svg{max-width:100%;height:auto}"
-	"svg.tl text{font:11px sans-serif}";
+    "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:0 16px;"
+    "color:#222}h1{margin:16px 0 4px}h2{border-bottom:2px solid #4477aa;padding-bottom:2px;"
+    "margin-top:32px}nav a{margin-right:12px}table{border-collapse:collapse;margin:8px 0}"
+    "th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}"
+    "th{background:#eef2f7}td.l,th.l{text-align:left}tr.req td{font-weight:600}"
+    ".cmd{font-family:monospace;white-space:pre-wrap;word-break:break-all}"
+    ".fnd{border-left:4px solid #ee6677;padding:4px 10px;margin:8px 0;background:#fdf3f4}"
+    ".fnd.s1{border-color:#ccbb44;background:#fbf9ef}.fnd.s2{border-color:#ee8866}"
+    ".note{color:#555}figure{margin:12px 0}figure svg{max-width:100%;height:auto}"
+    "svg.tl text{font:11px sans-serif}";
 
 void lp_html_head(FILE *f, const char *title, const char *extra_css)
 {

@@ -7,7 +7,10 @@ int lp_utf8_len(const unsigned char *s)
 {
 	if (s[0] < 0x80)
 		return 1;
-	int n = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	int n = (s[0] & 0xe0) == 0xc0	? 2
+		: (s[0] & 0xf0) == 0xe0 ? 3
+		: (s[0] & 0xf8) == 0xf0 ? 4
+					: 0;
 	if (!n || (n == 2 && s[0] < 0xc2) || (n == 4 && s[0] > 0xf4))
 		return 0;
 	for (int i = 1; i < n; i++)
@@ -95,11 +98,21 @@ void lp_html_str(FILE *f, const char *str)
 			continue;
 		}
 		switch (n > 1 ? 0 : *s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
 		default:
 			if (n == 1 && (*s < 0x20 || *s == 0x7f) && *s != '\n' && *s != '\t')
 				break;

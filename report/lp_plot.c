@@ -15,9 +15,9 @@
 const char *const lp_plot_ext[] = {"svg", "png", "pdf"};
 
 static const char *const lp_plot_term[] = {
-	"svg size 900,420 dynamic font 'sans,11' background '#ffffff'",
-	"pngcairo size 900,420 font 'sans,10' background '#ffffff'",
-	"pdfcairo size 9in,4.2in font 'sans,10'",
+    "svg size 900,420 dynamic font 'sans,11' background '#ffffff'",
+    "pngcairo size 900,420 font 'sans,10' background '#ffffff'",
+    "pdfcairo size 9in,4.2in font 'sans,10'",
 };
 
 const char *lp_plot_gnuplot(void)
@@ -94,12 +94,13 @@ static void lp_lat_gp(FILE *f, const void *arg, const char *name)
 	fputs("set xlabel 'time since run start (s)'\nset ylabel 'request latency (ms)'\n"
 	      "set yrange [0:*]\n",
 	      f);
-	fprintf(f,
-		"plot '%s.dat' using ($1/1e9):($2/1e6) with points pt 7 ps 0.4 lc rgb '#4477aa' "
-		"title 'request', \\\n"
-		"     p50 with lines lw 2 lc rgb '#228833' title sprintf('p50 %%.3g ms', p50), \\\n"
-		"     p99 with lines lw 2 dt 2 lc rgb '#ee6677' title sprintf('p99 %%.3g ms', p99)\n",
-		name);
+	fprintf(
+	    f,
+	    "plot '%s.dat' using ($1/1e9):($2/1e6) with points pt 7 ps 0.4 lc rgb '#4477aa' "
+	    "title 'request', \\\n"
+	    "     p50 with lines lw 2 lc rgb '#228833' title sprintf('p50 %%.3g ms', p50), \\\n"
+	    "     p99 with lines lw 2 dt 2 lc rgb '#ee6677' title sprintf('p99 %%.3g ms', p99)\n",
+	    name);
 }
 
 /* ---- latency CDF ---- */
@@ -180,7 +181,8 @@ static void lp_stage_dat(FILE *f, const void *arg)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_breakdown *b = in->bd;
-	fputs("# per stage: its p50, p90 and p99 per-request time (ns), as report --breakdown\n", f);
+	fputs("# per stage: its p50, p90 and p99 per-request time (ns), as report --breakdown\n",
+	      f);
 	fputs("# rows: percentile; columns: stage 1..N in the order of the script's titles\n", f);
 	static const char *const lbl[] = {"p50", "p90", "p99"};
 	for (int r = 0; r < 3; r++) {
@@ -208,8 +210,8 @@ static void lp_stage_gp(FILE *f, const void *arg, const char *name)
 	fputs("plot ", f);
 	for (size_t s = 0; s < b->nstages; s++) {
 		const struct lp_bd_stage *st = &b->stages[s];
-		fprintf(f, "%s'%s.dat' using ($%zu/1e6)%s title ", s ? ", \\\n     " : "",
-			name, s + 2, s ? "" : ":xtic(1)");
+		fprintf(f, "%s'%s.dat' using ($%zu/1e6)%s title ", s ? ", \\\n     " : "", name,
+			s + 2, s ? "" : ":xtic(1)");
 		if (st->domain && *st->domain && !st->unattributed) {
 			char *t;
 			if (asprintf(&t, "%s::%s", st->domain, st->name) >= 0) {
@@ -242,7 +244,8 @@ static void lp_util_dat(FILE *f, const void *arg)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
-	fprintf(f, "# busy fraction per lane (row, as the script's ytics) and time bin of %lld ns\n",
+	fprintf(f,
+		"# busy fraction per lane (row, as the script's ytics) and time bin of %lld ns\n",
 		(long long)ts->bin_ns);
 	fputs("# CPU: alive and not in a recorded lock/condition wait; GPU: kernels, copies,"
 	      " memsets\n",
@@ -325,13 +328,13 @@ struct lp_chart {
 };
 
 static const struct lp_chart lp_charts[LP_PLOT_NCHARTS] = {
-	{{"latency_over_time", "Request latency over time", lp_lat_dat, lp_lat_gp}, lp_lat_skip},
-	{{"latency_cdf", "Request latency CDF", lp_cdf_dat, lp_cdf_gp}, lp_cdf_skip},
-	{{"stage_percentiles", "Stage time at p50, p90, p99", lp_stage_dat, lp_stage_gp},
-	 lp_stage_skip},
-	{{"utilization", "CPU thread and GPU stream utilization", lp_util_dat, lp_util_gp},
-	 lp_util_skip},
-	{{"lock_wait", "Lock wait over time", lp_lock_dat, lp_lock_gp}, lp_lock_skip},
+    {{"latency_over_time", "Request latency over time", lp_lat_dat, lp_lat_gp}, lp_lat_skip},
+    {{"latency_cdf", "Request latency CDF", lp_cdf_dat, lp_cdf_gp}, lp_cdf_skip},
+    {{"stage_percentiles", "Stage time at p50, p90, p99", lp_stage_dat, lp_stage_gp},
+     lp_stage_skip},
+    {{"utilization", "CPU thread and GPU stream utilization", lp_util_dat, lp_util_gp},
+     lp_util_skip},
+    {{"lock_wait", "Lock wait over time", lp_lock_dat, lp_lock_gp}, lp_lock_skip},
 };
 
 /* Writes NAME.EXT into tmp, a private directory of our own: O_EXCL |
@@ -402,8 +405,9 @@ int lp_plot_render_chart(const char *dir, const struct lp_plot_chart *c, const v
 {
 	const char *gp = lp_plot_gnuplot();
 	if (!gp) {
-		snprintf(err, errlen, "gnuplot is not installed (Debian/Ubuntu: apt-get install "
-				      "gnuplot-nox)");
+		snprintf(err, errlen,
+			 "gnuplot is not installed (Debian/Ubuntu: apt-get install "
+			 "gnuplot-nox)");
 		return -ENOENT;
 	}
 	/* The files are made in a private directory (gnuplot's own fopen
@@ -441,8 +445,9 @@ int lp_plot_render(const char *dir, const struct lp_plot_input *in, enum lp_plot
 		   struct lp_plot_result res[LP_PLOT_NCHARTS], char *err, size_t errlen)
 {
 	if (!lp_plot_gnuplot()) {
-		snprintf(err, errlen, "gnuplot is not installed (Debian/Ubuntu: apt-get install "
-				      "gnuplot-nox)");
+		snprintf(err, errlen,
+			 "gnuplot is not installed (Debian/Ubuntu: apt-get install "
+			 "gnuplot-nox)");
 		return -ENOENT;
 	}
 	if (mkdir(dir, 0777) && errno != EEXIST) {

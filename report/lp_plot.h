@@ -23,10 +23,10 @@ struct lp_plot_input {
 #define LP_PLOT_NCHARTS 5
 
 struct lp_plot_result {
-	const char *name;  /* file stem, e.g. "latency_over_time" */
+	const char *name; /* file stem, e.g. "latency_over_time" */
 	const char *title;
 	const char *skipped; /* NULL when produced; else why (static) */
-	char image[4096];  /* DIR/NAME.EXT when produced */
+	char image[4096];    /* DIR/NAME.EXT when produced */
 };
 
 extern const char *const lp_plot_ext[]; /* "svg", "png", "pdf" */

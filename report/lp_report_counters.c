@@ -92,9 +92,11 @@ static void lp_cr_events_text(FILE *f, const struct lp_counters_report *r)
 		lp_txt_cell(name, sizeof(name), e->name, 40);
 		if (e->available) {
 			fprintf(f, "  %-20s counted%s\n", name,
-				e->multiplexed ? " (multiplexed: * values are scaled estimates)" : "");
+				e->multiplexed ? " (multiplexed: * values are scaled estimates)"
+					       : "");
 		} else {
-			lp_txt_cell(why, sizeof(why), e->reason ? e->reason : "unknown reason", 300);
+			lp_txt_cell(why, sizeof(why), e->reason ? e->reason : "unknown reason",
+				    300);
 			fprintf(f, "  %-20s unavailable (%s)\n", name, why);
 		}
 	}
@@ -254,7 +256,8 @@ void lp_counters_write_csv(FILE *f, const struct lp_counters_report *r)
 {
 	fputs("section,scope,calls,event,total,per_call,scaled,available,reason\n", f);
 	for (size_t s = 0; s < r->n_stages; s++)
-		lp_cr_csv_rows(f, r, "stage", r->stages[s].name, r->stages[s].calls, r->stages[s].v);
+		lp_cr_csv_rows(f, r, "stage", r->stages[s].name, r->stages[s].calls,
+			       r->stages[s].v);
 	for (size_t t = 0; t < r->n_threads; t++) {
 		char scope[64];
 		snprintf(scope, sizeof(scope), "%d/%d", r->threads[t].pid, r->threads[t].tid);

@@ -72,11 +72,12 @@ static void summary_line(FILE *f, const struct lp_diff *d)
 
 static void method_line(FILE *f, const struct lp_diff *d, const char *pre)
 {
-	fprintf(f,
-		"%sthreshold %.1f%%, alpha %.3g; two-sided Mann-Whitney U over per-request samples, "
-		"Holm-Bonferroni across %zu comparisons (stages x metrics); fewer than %d "
-		"requests on a side: not enough data\n",
-		pre, d->opts.threshold * 100, d->opts.alpha, d->ntested, LP_DIFF_MIN_SAMPLES);
+	fprintf(
+	    f,
+	    "%sthreshold %.1f%%, alpha %.3g; two-sided Mann-Whitney U over per-request samples, "
+	    "Holm-Bonferroni across %zu comparisons (stages x metrics); fewer than %d "
+	    "requests on a side: not enough data\n",
+	    pre, d->opts.threshold * 100, d->opts.alpha, d->ntested, LP_DIFF_MIN_SAMPLES);
 }
 
 static void text_named(FILE *f, const char *title, const struct lp_diff_named *v, size_t n)
@@ -105,11 +106,13 @@ static void text_named(FILE *f, const char *title, const struct lp_diff_named *v
 static void text_findings(FILE *f, const struct lp_diff *d)
 {
 	if (!d->has_findings) {
-		fputs("\nfindings: not available (bottleneck rules are not built into this latprof)\n",
+		fputs("\nfindings: not available (bottleneck rules are not built into this "
+		      "latprof)\n",
 		      f);
 		return;
 	}
-	fprintf(f, "\nfindings: %zu new, %zu resolved\n", d->n_new_findings, d->n_resolved_findings);
+	fprintf(f, "\nfindings: %zu new, %zu resolved\n", d->n_new_findings,
+		d->n_resolved_findings);
 	for (size_t i = 0; i < d->n_new_findings; i++) {
 		fputs("  new:      ", f);
 		put_name(f, d->new_findings[i], 0);
@@ -140,8 +143,9 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 		put_name(f, scope, 0);
 		int w = 24 - (int)strlen(scope);
 		fprintf(f, "%*s %-6s %12s %12s %9s %9s %9s  %s", w > 0 ? w : 0, "",
-			lp_metric_name(r->metric), fmt_ns(r->base, b[0], 32), fmt_ns(r->new_, b[1], 32),
-			fmt_rel(r->rel, b[2], 32), fmt_p(r->p, b[3], 32), fmt_p(r->p_adj, b[4], 32),
+			lp_metric_name(r->metric), fmt_ns(r->base, b[0], 32),
+			fmt_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32), fmt_p(r->p, b[3], 32),
+			fmt_p(r->p_adj, b[4], 32),
 			r->verdict == LP_V_REGRESSION ? "REGRESSION" : lp_verdict_name(r->verdict));
 		if (r->verdict == LP_V_NOT_ENOUGH)
 			fprintf(f, " (%zu/%zu requests, need %d)", r->n_base, r->n_new,
@@ -164,7 +168,8 @@ static void md_named(FILE *f, const char *title, const struct lp_diff_named *v, 
 	char b1[32], b2[32], b3[32];
 	fprintf(f, "\n<details><summary>%s (%zu)</summary>\n\n", title, n);
 	if (n) {
-		fputs("| name | base / request | new / request | change |\n|---|---:|---:|---:|\n", f);
+		fputs("| name | base / request | new / request | change |\n|---|---:|---:|---:|\n",
+		      f);
 		for (size_t i = 0; i < n && i < 20; i++) {
 			fputs("| ", f);
 			put_name(f, v[i].name, 1);
@@ -241,7 +246,8 @@ static void json_named(FILE *f, const char *key, const struct lp_diff_named *v, 
 		json_num(f, v[i].base_per_req);
 		fputs(",\"new_per_request_ns\":", f);
 		json_num(f, v[i].new_per_req);
-		fprintf(f, ",\"base_count\":%lld,\"new_count\":%lld,\"rel_change\":", v[i].base_count,
+		fprintf(f,
+			",\"base_count\":%lld,\"new_count\":%lld,\"rel_change\":", v[i].base_count,
 			v[i].new_count);
 		json_num(f, v[i].rel);
 		fputc('}', f);
@@ -280,9 +286,11 @@ void lp_diff_write_json(FILE *f, const struct lp_diff *d)
 		const struct lp_diff_row *r = &d->rows[i];
 		fputs(i ? ",{\"scope\":" : "{\"scope\":", f);
 		lp_json_str(f, r->scope);
-		fprintf(f, ",\"kind\":\"%s\",\"metric\":\"%s\",\"n_base\":%zu,\"n_new\":%zu,\"base_ns\":",
-			r->is_request ? "request" : "stage", lp_metric_name(r->metric), r->n_base,
-			r->n_new);
+		fprintf(
+		    f,
+		    ",\"kind\":\"%s\",\"metric\":\"%s\",\"n_base\":%zu,\"n_new\":%zu,\"base_ns\":",
+		    r->is_request ? "request" : "stage", lp_metric_name(r->metric), r->n_base,
+		    r->n_new);
 		json_num(f, r->base);
 		fputs(",\"new_ns\":", f);
 		json_num(f, r->new_);

@@ -55,7 +55,9 @@ static void lp_text_one(FILE *f, const struct lp_findings *r, size_t i, int brie
 		lp_ns((double)x->saving_ns, a, sizeof(a)), 100 * x->share, lp_scope(r),
 		lp_ns((double)x->basis_ns, b, sizeof(b)), x->basis);
 	if (x->ex.valid)
-		fprintf(f, "   example: request range %" PRId64 " on tid %" PRId64 " at +%.6f s, %s, %s at stake\n",
+		fprintf(f,
+			"   example: request range %" PRId64 " on tid %" PRId64
+			" at +%.6f s, %s, %s at stake\n",
 			x->ex.range_id, x->ex.tid, (double)x->ex.rel_ns / 1e9,
 			lp_ns((double)x->ex.dur_ns, a, sizeof(a)),
 			lp_ns((double)x->ex.at_stake_ns, c, sizeof(c)));
@@ -74,11 +76,13 @@ static void lp_text_one(FILE *f, const struct lp_findings *r, size_t i, int brie
 	if (x->nsite) {
 		fprintf(f, "   %s:\n", x->site_kind ? x->site_kind : "sites");
 		for (size_t k = 0; k < x->nsite; k++)
-			fprintf(f, "     %-48s %8" PRId64 "x  %s\n", x->site[k].what, x->site[k].count,
-				lp_ns((double)x->site[k].ns, a, sizeof(a)));
+			fprintf(f, "     %-48s %8" PRId64 "x  %s\n", x->site[k].what,
+				x->site[k].count, lp_ns((double)x->site[k].ns, a, sizeof(a)));
 	}
 	if (x->ex.valid)
-		fprintf(f, "   example request: starts at %" PRId64 " ns (CLOCK_MONOTONIC), ends at %" PRId64 " ns\n",
+		fprintf(f,
+			"   example request: starts at %" PRId64
+			" ns (CLOCK_MONOTONIC), ends at %" PRId64 " ns\n",
 			x->ex.start_ns, x->ex.start_ns + x->ex.dur_ns);
 	fprintf(f, "   fix: %s\n\n", x->rule->fix);
 }
@@ -89,7 +93,8 @@ void lp_findings_write_brief(FILE *f, const struct lp_findings *r, size_t max)
 		fputs("Bottlenecks: no rule fired (latprof report --bottlenecks for details)\n", f);
 		return;
 	}
-	fprintf(f, "Top findings (%zu in all; latprof report --bottlenecks for the evidence):\n", r->n);
+	fprintf(f, "Top findings (%zu in all; latprof report --bottlenecks for the evidence):\n",
+		r->n);
 	for (size_t i = 0; i < r->n && i < max; i++)
 		lp_text_one(f, r, i, 1);
 }
@@ -206,7 +211,8 @@ static void lp_json_finding(FILE *f, const struct lp_finding *x)
 
 void lp_findings_write_json(FILE *f, const struct lp_findings *r)
 {
-	fputs("{\n  \"format\": \"latprof.report.findings\",\n  \"version\": 1,\n  \"requests\": ", f);
+	fputs("{\n  \"format\": \"latprof.report.findings\",\n  \"version\": 1,\n  \"requests\": ",
+	      f);
 	if (r->has_requests) {
 		fputs("{\"name\": ", f);
 		lp_json_str(f, r->req_name);

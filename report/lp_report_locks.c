@@ -74,8 +74,8 @@ void lp_txt_pad(FILE *f, const char *s, size_t w, int right)
 
 static void lp_locks_text_table(FILE *f, const struct lp_lock_report *r)
 {
-	static const char *const hdr[] = {"#",	   "lock", "kind", "pid", "waits", "total",
-					  "mean",  "p50",  "p99",  "max", "share"};
+	static const char *const hdr[] = {"#",	  "lock", "kind", "pid", "waits", "total",
+					  "mean", "p50",  "p99",  "max", "share"};
 	enum { NC = 11 };
 	char cells[NC][128];
 	size_t w[NC];
@@ -164,7 +164,8 @@ static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row 
 		fputc('\n', f);
 	}
 	lp_locks_text_threads(f, "top waiters (tid, name)", l->waiters, l->n_waiters);
-	lp_locks_text_threads(f, "top owners (held it while others waited)", l->owners, l->n_owners);
+	lp_locks_text_threads(f, "top owners (held it while others waited)", l->owners,
+			      l->n_owners);
 	if (l->owner_unknown)
 		fprintf(f, "     owner unknown for %lld waits\n", l->owner_unknown);
 	if (l->timeouts)
@@ -174,15 +175,15 @@ static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row 
 void lp_locks_write_text(FILE *f, const struct lp_lock_report *r)
 {
 	char a[32], b[32], c[32];
-	double share = r->thread_time_ns > 0 ? 100.0 * (double)r->lock_wait_ns /
-						       (double)r->thread_time_ns
-					     : 0;
-	fprintf(f, "Locks: %lld contended, %lld contended acquisitions, %s waited (%.1f%% of %s %s "
-		   "time, %lld threads)\n",
+	double share =
+	    r->thread_time_ns > 0 ? 100.0 * (double)r->lock_wait_ns / (double)r->thread_time_ns : 0;
+	fprintf(f,
+		"Locks: %lld contended, %lld contended acquisitions, %s waited (%.1f%% of %s %s "
+		"time, %lld threads)\n",
 		r->n_locks, r->lock_waits, lp_txt_ns((double)r->lock_wait_ns, a, sizeof(a)), share,
 		lp_txt_ns((double)r->thread_time_ns, b, sizeof(b)),
 		strcmp(r->thread_time_basis ? r->thread_time_basis : "", "threads") ? "process"
-										     : "thread",
+										    : "thread",
 		r->n_threads);
 	fprintf(f, "Condition waits: %lld, %s (waiting for work or a signal; not contention)\n",
 		r->cond_waits, lp_txt_ns((double)r->cond_wait_ns, c, sizeof(c)));
@@ -204,7 +205,8 @@ static void lp_json_threads(FILE *f, const char *key, const struct lp_lock_threa
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "%s{\"tid\": %d, \"name\": ", i ? ", " : "", t[i].tid);
 		lp_json_str(f, t[i].name);
-		fprintf(f, ", \"count\": %lld, \"wait_ns\": %" PRId64 "}", t[i].count, t[i].wait_ns);
+		fprintf(f, ", \"count\": %lld, \"wait_ns\": %" PRId64 "}", t[i].count,
+			t[i].wait_ns);
 	}
 	fputc(']', f);
 }
@@ -244,8 +246,9 @@ static void lp_json_lock(FILE *f, size_t rank, const struct lp_lock_row *l)
 	lp_json_str(f, l->process);
 	fprintf(f,
 		",\n      \"count\": %lld,\n      \"timeouts\": %lld,\n      \"total_ns\": %" PRId64
-		",\n      \"mean_ns\": %.1f,\n      \"p50_ns\": %" PRId64 ",\n      \"p99_ns\": %" PRId64
-		",\n      \"max_ns\": %" PRId64 ",\n      \"share\": %.6f",
+		",\n      \"mean_ns\": %.1f,\n      \"p50_ns\": %" PRId64
+		",\n      \"p99_ns\": %" PRId64 ",\n      \"max_ns\": %" PRId64
+		",\n      \"share\": %.6f",
 		l->count, l->timeouts, l->total_ns, l->mean_ns, l->p50_ns, l->p99_ns, l->max_ns,
 		l->share);
 	fprintf(f, ",\n      \"sites_total\": %zu,\n      \"sites\": [", l->n_sites_total);
@@ -298,8 +301,7 @@ void lp_locks_write_csv(FILE *f, const struct lp_lock_report *r)
 		lp_csv_str(f, l->kind);
 		fprintf(f, ",%d,", l->pid);
 		lp_csv_str(f, l->process);
-		fprintf(f,
-			",%lld,%lld,%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.6f,",
+		fprintf(f, ",%lld,%lld,%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.6f,",
 			l->count, l->timeouts, l->total_ns, l->mean_ns, l->p50_ns, l->p99_ns,
 			l->max_ns, l->share);
 		lp_csv_str(f, l->n_sites ? l->sites[0].where : NULL);

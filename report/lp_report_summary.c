@@ -105,8 +105,8 @@ void lp_summary_write_json_members(FILE *f, const struct lp_run_summary *s)
 	fputs("},\n    \"processes\": [", f);
 	for (size_t i = 0; i < s->n_procs; i++) {
 		const struct lp_summary_proc *p = &s->procs[i];
-		fprintf(f, "%s\n      {\"pid\": %d, \"ppid\": %d, \"cmdline\": ", i ? "," : "", p->pid,
-			p->ppid);
+		fprintf(f, "%s\n      {\"pid\": %d, \"ppid\": %d, \"cmdline\": ", i ? "," : "",
+			p->pid, p->ppid);
 		lp_json_str(f, p->cmdline);
 		fputs(", \"exit_how\": ", f);
 		lp_json_str(f, p->exit_how);

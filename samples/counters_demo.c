@@ -36,8 +36,8 @@ static int stage_touch(size_t n)
 {
 	size_t len = n * (size_t)page_size;
 	nvtxRangePushA("touch");
-	volatile char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				-1, 0);
+	volatile char *p =
+	    mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
 		nvtxRangePop();
 		return -1;

@@ -17,7 +17,8 @@
 
 #include <nvtx3/nvtx3.hpp>
 
-namespace {
+namespace
+{
 
 struct infer_domain {
 	static constexpr char const *name{"infer"};

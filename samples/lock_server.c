@@ -184,26 +184,40 @@ static long num_arg(const char *s, long lo, long hi)
 static void parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"threads", required_argument, NULL, 't'},
-		{"requests", required_argument, NULL, 'n'},
-		{"work-us", required_argument, NULL, 'w'},
-		{"locked-us", required_argument, NULL, 'l'},
-		{"per-thread", no_argument, NULL, 'p'},
-		{"stats", required_argument, NULL, 's'},
-		{"side-count", required_argument, NULL, 'c'},
-		{"kill-self-after", required_argument, NULL, 'k'},
-		{0},
+	    {"threads", required_argument, NULL, 't'},
+	    {"requests", required_argument, NULL, 'n'},
+	    {"work-us", required_argument, NULL, 'w'},
+	    {"locked-us", required_argument, NULL, 'l'},
+	    {"per-thread", no_argument, NULL, 'p'},
+	    {"stats", required_argument, NULL, 's'},
+	    {"side-count", required_argument, NULL, 'c'},
+	    {"kill-self-after", required_argument, NULL, 'k'},
+	    {0},
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 't': opt.threads = (int)num_arg(optarg, 1, LP_MAX_THREADS); break;
-		case 'n': opt.requests = num_arg(optarg, 0, 1L << 40); break;
-		case 'w': opt.work_us = num_arg(optarg, 0, 10000000); break;
-		case 'l': opt.locked_us = num_arg(optarg, 0, 10000000); break;
-		case 'p': opt.per_thread = 1; break;
-		case 's': opt.stats = optarg; break;
-		case 'k': opt.kill_after = num_arg(optarg, 1, 1L << 40); break;
+		case 't':
+			opt.threads = (int)num_arg(optarg, 1, LP_MAX_THREADS);
+			break;
+		case 'n':
+			opt.requests = num_arg(optarg, 0, 1L << 40);
+			break;
+		case 'w':
+			opt.work_us = num_arg(optarg, 0, 10000000);
+			break;
+		case 'l':
+			opt.locked_us = num_arg(optarg, 0, 10000000);
+			break;
+		case 'p':
+			opt.per_thread = 1;
+			break;
+		case 's':
+			opt.stats = optarg;
+			break;
+		case 'k':
+			opt.kill_after = num_arg(optarg, 1, 1L << 40);
+			break;
 		case 'c':
 			opt.side_fd = open(optarg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 			if (opt.side_fd < 0) {
@@ -211,7 +225,8 @@ static void parse(int argc, char **argv)
 				exit(2);
 			}
 			break;
-		default: usage();
+		default:
+			usage();
 		}
 	}
 	if (optind != argc)
@@ -242,8 +257,9 @@ static void report(struct worker *ws, uint64_t elapsed)
 		perror(opt.stats);
 		exit(2);
 	}
-	fprintf(f, "threads=%d\nrequests=%ld\nper_thread=%d\nelapsed_ns=%llu\nwait_ns=%llu\n"
-		   "acquisitions=%llu\ncontended=%llu\nlong_waits=%llu\nmax_wait_ns=%llu\n",
+	fprintf(f,
+		"threads=%d\nrequests=%ld\nper_thread=%d\nelapsed_ns=%llu\nwait_ns=%llu\n"
+		"acquisitions=%llu\ncontended=%llu\nlong_waits=%llu\nmax_wait_ns=%llu\n",
 		opt.threads, opt.requests, opt.per_thread, (unsigned long long)elapsed,
 		(unsigned long long)wait, (unsigned long long)acq, (unsigned long long)cont,
 		(unsigned long long)lng, (unsigned long long)max);

@@ -32,7 +32,7 @@ static void *gen_thread(void *arg)
 	uint64_t ts = lp_now();
 	for (long i = 0; i < gen_per_thread; i++) {
 		struct lp_rec_lock_wait *r =
-			lp_rec_begin(LP_REC_LOCK_WAIT, LP_LOCK_MUTEX, sizeof(*r));
+		    lp_rec_begin(LP_REC_LOCK_WAIT, LP_LOCK_MUTEX, sizeof(*r));
 		if (!r)
 			continue;
 		r->lock = gen_locks[(i + t) % GEN_LOCKS];

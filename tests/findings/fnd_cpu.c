@@ -68,20 +68,34 @@ static void *client(void *arg)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"clients", required_argument, NULL, 'c'}, {"requests", required_argument, NULL, 'n'},
-		{"work-us", required_argument, NULL, 'w'}, {"slots", required_argument, NULL, 's'},
-		{"cold", required_argument, NULL, 'k'},	   {"cold-us", required_argument, NULL, 'u'},
-		{"warm", no_argument, NULL, 'W'},	   {0, 0, 0, 0}};
+	    {"clients", required_argument, NULL, 'c'}, {"requests", required_argument, NULL, 'n'},
+	    {"work-us", required_argument, NULL, 'w'}, {"slots", required_argument, NULL, 's'},
+	    {"cold", required_argument, NULL, 'k'},    {"cold-us", required_argument, NULL, 'u'},
+	    {"warm", no_argument, NULL, 'W'},	       {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'c': clients = atoi(optarg); break;
-		case 'n': requests = atoi(optarg); break;
-		case 'w': work_us = atol(optarg); break;
-		case 's': slots = atoi(optarg); break;
-		case 'k': cold = atoi(optarg); break;
-		case 'u': cold_us = atol(optarg); break;
-		case 'W': warm = 1; break;
+		case 'c':
+			clients = atoi(optarg);
+			break;
+		case 'n':
+			requests = atoi(optarg);
+			break;
+		case 'w':
+			work_us = atol(optarg);
+			break;
+		case 's':
+			slots = atoi(optarg);
+			break;
+		case 'k':
+			cold = atoi(optarg);
+			break;
+		case 'u':
+			cold_us = atol(optarg);
+			break;
+		case 'W':
+			warm = 1;
+			break;
 		default:
 			fprintf(stderr, "usage: fnd_cpu [--clients C] [--requests N] [--work-us U] "
 					"[--slots S] [--cold N] [--cold-us U] [--warm]\n");

@@ -46,7 +46,7 @@ static void *put(struct buf *b, size_t size, CUpti_ActivityKind kind)
 	return p;
 }
 #define PUT(b, T, kind) ((T *)put(b, sizeof(T), kind))
-#define US(x) (base + (uint64_t)((x) * 1000.0))
+#define US(x) (base + (uint64_t)((x)*1000.0))
 
 static uint32_t api(struct buf *b, CUpti_CallbackId cbid, double s, double e)
 {
@@ -63,7 +63,7 @@ static uint32_t api(struct buf *b, CUpti_CallbackId cbid, double s, double e)
 static void kernel(struct buf *b, const char *name, uint32_t c, double s, double e)
 {
 	CUpti_ActivityKernel10 *k =
-		PUT(b, CUpti_ActivityKernel10, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	    PUT(b, CUpti_ActivityKernel10, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	k->start = US(s);
 	k->end = US(e);
 	k->contextId = 1;
@@ -95,7 +95,7 @@ static void copy(struct buf *b, uint8_t kind, uint8_t src, uint8_t dst, int asyn
 static void sync_rec(struct buf *b, uint32_t c, double s, double e)
 {
 	CUpti_ActivitySynchronization2 *y =
-		PUT(b, CUpti_ActivitySynchronization2, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+	    PUT(b, CUpti_ActivitySynchronization2, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
 	y->type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
 	y->start = US(s);
 	y->end = US(e);
@@ -127,12 +127,14 @@ static void request(struct buf *b)
 	if (d_sync)
 		c = api(b, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 100, 430);
 	else
-		c = api(b, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 100, d_pageable ? 430 : 110);
+		c = api(b, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 100,
+			d_pageable ? 430 : 110);
 	copy(b, H2D, d_pageable ? PAGEABLE : PINNED, DEV, !d_sync, 1 << 20, c, 120, 420);
 	/* four kernels of 470 µs: overlapping the copy unless no-overlap */
 	double k0 = d_nooverlap ? 430 : 130;
 	for (int k = 0; k < 4; k++) {
-		c = api(b, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 111 + 4 * k, 114 + 4 * k);
+		c = api(b, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 111 + 4 * k,
+			114 + 4 * k);
 		kernel(b, "_Z6conv2dPKfPfi", c, k0 + 480 * k, k0 + 480 * k + 470);
 	}
 	if (d_excess)

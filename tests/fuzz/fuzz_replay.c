@@ -47,7 +47,8 @@ int main(int argc, char **argv)
 			for (int j = 0; j < k; j++) {
 				char p[4096];
 				snprintf(p, sizeof(p), "%s/%s", argv[i], names[j]->d_name);
-				if (names[j]->d_name[0] != '.' && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+				if (names[j]->d_name[0] != '.' && stat(p, &st) == 0 &&
+				    S_ISREG(st.st_mode))
 					bad |= replay_file(p), n++;
 				free(names[j]);
 			}

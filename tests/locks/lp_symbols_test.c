@@ -83,14 +83,14 @@ int main(void)
 	dl_iterate_phdr(lp_add_phdr, st); /* duplicates are ignored */
 
 	CHECK(lp_symtab_lookup_data(st, (uint64_t)&model_lock, &s) == 0 && s.function &&
-		      !strcmp(s.function, "model_lock") && s.sym_offset == 0,
+		  !strcmp(s.function, "model_lock") && s.sym_offset == 0,
 	      "global model_lock -> %s", s.function ? s.function : "(null)");
 	CHECK(lp_symtab_lookup_data(st, (uint64_t)&cache_lock, &s) == 0 && s.function &&
-		      !strcmp(s.function, "cache_lock"),
+		  !strcmp(s.function, "cache_lock"),
 	      "static cache_lock -> %s", s.function ? s.function : "(null)");
 	CHECK(lp_symtab_lookup_data(st, (uint64_t)&stats_table.lock, &s) == 0 && s.function &&
-		      !strcmp(s.function, "stats_table") &&
-		      s.sym_offset == offsetof(struct lp_stats, lock),
+		  !strcmp(s.function, "stats_table") &&
+		  s.sym_offset == offsetof(struct lp_stats, lock),
 	      "member lock -> %s+0x%llx", s.function ? s.function : "(null)",
 	      (unsigned long long)s.sym_offset);
 	CHECK(s.module && strstr(s.module, "lp_symbols_test"), "data module %s",
@@ -104,10 +104,11 @@ int main(void)
 
 	int line = 0;
 	uint64_t pc = lp_caller(&line);
-	CHECK(lp_symtab_lookup_pc(st, pc, &s) == 0 && s.function && !strcmp(s.function, "lp_caller"),
+	CHECK(lp_symtab_lookup_pc(st, pc, &s) == 0 && s.function &&
+		  !strcmp(s.function, "lp_caller"),
 	      "return address -> %s", s.function ? s.function : "(null)");
-	CHECK(s.file && strstr(s.file, "lp_symbols_test.c") && s.line == line, "file:line %s:%d (want %d)",
-	      s.file ? s.file : "(null)", s.line, line);
+	CHECK(s.file && strstr(s.file, "lp_symbols_test.c") && s.line == line,
+	      "file:line %s:%d (want %d)", s.file ? s.file : "(null)", s.line, line);
 
 	/* A libc function: symbol from .dynsym at least, module = libc. Looked
 	 * up in libc itself: under ASan, &pthread_mutex_lock is the sanitizer's
@@ -116,8 +117,9 @@ int main(void)
 	void *lock_fn = libc ? dlsym(libc, "pthread_mutex_lock") : NULL;
 	CHECK(lock_fn != NULL, "libc's own pthread_mutex_lock: %p", lock_fn);
 	CHECK(lp_symtab_lookup_pc(st, (uint64_t)lock_fn + 4, &s) == 0 && s.module &&
-		      strstr(s.module, "libc") && s.function,
-	      "libc pc -> %s in %s", s.function ? s.function : "(null)", s.module ? s.module : "(null)");
+		  strstr(s.module, "libc") && s.function,
+	      "libc pc -> %s in %s", s.function ? s.function : "(null)",
+	      s.module ? s.module : "(null)");
 	if (libc)
 		dlclose(libc);
 
@@ -128,8 +130,8 @@ int main(void)
 			     0x7f0000009000ull);
 	lp_symtab_add_module(st, "[vdso]", 0x7e0000000000ull, 0x7e0000000000ull, 0x7e0000002000ull);
 	CHECK(lp_symtab_lookup_pc(st, 0x7f0000001234ull, &s) == 0 && s.module &&
-		      !strcmp(s.module, "/nonexistent/libgone.so") && s.offset == 0x1234 &&
-		      !s.function && !s.file,
+		  !strcmp(s.module, "/nonexistent/libgone.so") && s.offset == 0x1234 &&
+		  !s.function && !s.file,
 	      "missing file -> %s+0x%llx", s.module ? s.module : "(null)",
 	      (unsigned long long)s.offset);
 	CHECK(lp_symtab_lookup_data(st, 0x7f0000001234ull, &s) == -1, "missing file data -> -1");

@@ -267,7 +267,8 @@ static int mode_dlopen(const char *lib, int n)
 			fprintf(stderr, "dlopen: %s\n", dlerror());
 			return 1;
 		}
-		long (*fn)(int, long) = (long (*)(int, long))(uintptr_t)dlsym(h, "lp_rel_lib_contend");
+		long (*fn)(int, long) =
+		    (long (*)(int, long))(uintptr_t)dlsym(h, "lp_rel_lib_contend");
 		if (!fn)
 			return 1;
 		total += fn(3, 100);

@@ -11,10 +11,10 @@
 #include <time.h>
 
 static const char *const names[] = {
-	"'; DROP TABLE ranges; --",
-	"\"quoted\", comma\nnewline\ttab\r<script>alert(1)</script>&amp;",
-	"ctl \x01\x02\x1b[31m\x7f end",
-	"bad utf8 \xff\xfe \xc3\x28 \xe2\x82 end",
+    "'; DROP TABLE ranges; --",
+    "\"quoted\", comma\nnewline\ttab\r<script>alert(1)</script>&amp;",
+    "ctl \x01\x02\x1b[31m\x7f end",
+    "bad utf8 \xff\xfe \xc3\x28 \xe2\x82 end",
 };
 
 static void nap(void)
