@@ -54,14 +54,20 @@ static void spin_us(long us)
 	while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
 }
 
-/* Lock holders sleep-spin inside: the others must wait (contention). */
+/* Lock holders spin inside, and every fourth time sleep inside: a sleeping
+ * holder gives its CPU to a thread that then finds the lock taken, so the
+ * others wait even when the machine leaves this process one core and each
+ * thread could otherwise finish its loop within one time slice. */
 static void *contend(void *arg)
 {
 	long n = (long)(intptr_t)arg;
 	for (long i = 0; i < n && !rel_stop; i++) {
 		pthread_mutex_lock(&rel_lock);
 		rel_counter++;
-		spin_us(20);
+		if (i % 4 == 0)
+			usleep(20);
+		else
+			spin_us(20);
 		pthread_mutex_unlock(&rel_lock);
 		spin_us(5);
 	}
