@@ -68,6 +68,23 @@ def main():
 
     db = vislib.lock_db(d)
     export(db, d, "lock.json")
+
+    # GPU lanes and flows, from fnd_gpu's CUPTI records (real structs through
+    # the real translator and importer; no GPU on this machine)
+    gpu = os.path.join(os.environ.get("LP_BUILD", "build"), "tests", "bin", "fnd_gpu")
+    if not os.path.exists(gpu):
+        print("SKIP-PART: GPU trace: fnd_gpu not built (no CUPTI headers)")
+        return 0
+    db = os.path.join(d, "gpu.db")
+    latprof("run", "-o", db, "--", gpu, "--requests", "20", check=0)
+    tr = export(db, d, "gpu.json")
+    c = opendb(db)
+    links = q1(c, "SELECT count(*) FROM cuda_api a WHERE EXISTS (SELECT 1 FROM kernels k WHERE "
+                  "k.correlation_id = a.correlation_id) OR EXISTS (SELECT 1 FROM memcpys m "
+                  "WHERE m.correlation_id = a.correlation_id)")
+    starts = sum(1 for e in tr["traceEvents"] if e.get("ph") == "s")
+    check(links > 0 and starts >= links,
+          f"a flow from each launching API call to its GPU work ({starts} flows, {links} calls)")
     return 0
 
 
