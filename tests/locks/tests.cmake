@@ -11,3 +11,4 @@ set_target_properties(lp_lockprog PROPERTIES
 
 lp_py_test(locks_report test_report_locks.py LABELS e2e)
 lp_py_test(locks_report_errors test_report_errors.py LABELS e2e)
+lp_py_test(locks_report_summary test_report_summary.py LABELS e2e)
