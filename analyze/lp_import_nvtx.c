@@ -237,10 +237,9 @@ static struct lp_nvtx_stack *lp_nvtx_stack(struct lp_nvtx_state *s, uint32_t tid
 	return k;
 }
 
-static int lp_nvtx_push(struct lp_nvtx_state *s, uint32_t tid, uint32_t dom, const void *p,
-			size_t len)
+static int lp_nvtx_push(struct lp_nvtx_state *s, uint32_t tid, uint32_t dom, uint64_t ts,
+			uint32_t name, uint32_t category, const void *tail, size_t tail_len)
 {
-	const struct lp_rec_nvtx_push *r = p;
 	struct lp_nvtx_stack *k = lp_nvtx_stack(s, tid, dom);
 	if (!k)
 		return -ENOMEM;
@@ -253,9 +252,9 @@ static int lp_nvtx_push(struct lp_nvtx_state *s, uint32_t tid, uint32_t dom, con
 		k->cap = cap;
 	}
 	struct lp_nvtx_open *o = &k->v[k->n++];
-	lp_nvtx_fill(o, tid, dom, r->ts, r->name, r->category, r + 1, len - sizeof(*r));
+	lp_nvtx_fill(o, tid, dom, ts, name, category, tail, tail_len);
 	o->id = s->next_id++;
-	lp_nvtx_seen(s, r->ts);
+	lp_nvtx_seen(s, ts);
 	return 0;
 }
 
@@ -434,9 +433,17 @@ static int lp_nvtx_record(struct lp_import *imp, void *state, uint32_t tid,
 	struct lp_nvtx_state *s = state;
 	uint32_t dom = h->aux;
 	switch (h->type) {
-	case LP_REC_NVTX_PUSH:
-		return len >= sizeof(struct lp_rec_nvtx_push) ? lp_nvtx_push(s, tid, dom, p, len)
-							      : 0;
+	case LP_REC_NVTX_PUSH: {
+		const struct lp_rec_nvtx_push *r = p;
+		return len >= sizeof(*r) ? lp_nvtx_push(s, tid, dom, r->ts, r->name, r->category,
+							r + 1, len - sizeof(*r))
+					 : 0;
+	}
+	case LP_REC_NVTX_PUSH_NAME:
+		return len >= sizeof(struct lp_rec_nvtx_pop)
+			   ? lp_nvtx_push(s, tid, 0, ((const struct lp_rec_nvtx_pop *)p)->ts,
+					  h->aux, 0, NULL, 0)
+			   : 0;
 	case LP_REC_NVTX_POP:
 		return len >= sizeof(struct lp_rec_nvtx_pop) ? lp_nvtx_pop(imp, s, tid, dom, p) : 0;
 	case LP_REC_NVTX_START:

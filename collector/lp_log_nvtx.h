@@ -7,11 +7,15 @@
  *
  * Every event record carries its domain in the header's aux field (0 = the
  * NVTX default domain, else the id of an LP_REC_NVTX_DOMAIN record of the
- * same process). Names are string ids (LP_REC_STRING), 0 = no name.
+ * same process), except PUSH_NAME. Names are string ids (LP_REC_STRING),
+ * 0 = no name.
  *
  * Push/pop nesting is not tracked in-process: the importer rebuilds it per
  * thread and domain from each thread's write order, which is why a POP has
- * no name and no id and the hot pair costs 24 + 16 bytes.
+ * no name and no id. The common push (nvtxRangePushA: default domain, no
+ * category, no attributes) is PUSH_NAME, with the name in aux, so the hot
+ * pair costs 16 + 16 bytes: every byte written is a byte of fresh page the
+ * kernel zeroes first.
  */
 #ifndef LP_LOG_NVTX_H
 #define LP_LOG_NVTX_H
@@ -21,13 +25,15 @@
 #include "lp_log_format.h"
 
 enum lp_nvtx_rec_type {
-	LP_REC_NVTX_PUSH = 32,	   /* aux = domain; lp_rec_nvtx_push [+ lp_rec_nvtx_attr] */
-	LP_REC_NVTX_POP = 33,	   /* aux = domain; lp_rec_nvtx_pop */
-	LP_REC_NVTX_START = 34,	   /* aux = domain; lp_rec_nvtx_start [+ lp_rec_nvtx_attr] */
-	LP_REC_NVTX_END = 35,	   /* aux = domain; lp_rec_nvtx_end */
-	LP_REC_NVTX_MARK = 36,	   /* aux = domain; lp_rec_nvtx_push [+ lp_rec_nvtx_attr] */
-	LP_REC_NVTX_DOMAIN = 37,   /* aux = domain id (> 0); lp_rec_nvtx_domain */
-	LP_REC_NVTX_CATEGORY = 38, /* aux = domain; lp_rec_nvtx_category */
+	LP_REC_NVTX_PUSH = 32,	    /* aux = domain; lp_rec_nvtx_push [+ lp_rec_nvtx_attr] */
+	LP_REC_NVTX_POP = 33,	    /* aux = domain; lp_rec_nvtx_pop */
+	LP_REC_NVTX_START = 34,	    /* aux = domain; lp_rec_nvtx_start [+ lp_rec_nvtx_attr] */
+	LP_REC_NVTX_END = 35,	    /* aux = domain; lp_rec_nvtx_end */
+	LP_REC_NVTX_MARK = 36,	    /* aux = domain; lp_rec_nvtx_push [+ lp_rec_nvtx_attr] */
+	LP_REC_NVTX_DOMAIN = 37,    /* aux = domain id (> 0); lp_rec_nvtx_domain */
+	LP_REC_NVTX_CATEGORY = 38,  /* aux = domain; lp_rec_nvtx_category */
+	LP_REC_NVTX_PUSH_NAME = 39, /* aux = name; lp_rec_nvtx_pop (ts): a PUSH in the
+				       default domain, category 0, no attributes */
 };
 
 /* lp_rec_nvtx_attr.flags */

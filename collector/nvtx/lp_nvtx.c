@@ -59,7 +59,8 @@ struct lp_nvtx_obj {
 struct lp_nvtx_tls {
 	uint64_t tsc_base; /* lp_ts(): TSC and CLOCK_MONOTONIC taken together */
 	uint64_t ns_base;
-	int depth; /* what nvtxRangePush/Pop return */
+	uint64_t last; /* last stamp handed out: stamps never go back */
+	int depth;     /* what nvtxRangePush/Pop return */
 	struct lp_nc_ent nc[LP_NC_SLOTS];
 };
 
@@ -253,6 +254,17 @@ static void lp_tsc_init(void)
 #endif
 }
 
+/* A re-base snaps to the true clock, which may be a little behind the
+ * extrapolated stamps before it (the rate estimate errs by parts in 1e4):
+ * clamp, so a pop is never stamped before its push on the same thread. */
+static inline uint64_t lp_ts_mono(struct lp_nvtx_tls *t, uint64_t ns)
+{
+	if (ns < t->last)
+		ns = t->last;
+	t->last = ns;
+	return ns;
+}
+
 static __attribute__((noinline)) uint64_t lp_ts_rebase(struct lp_nvtx_tls *t, uint64_t tsc)
 {
 	uint64_t ns = lp_now();
@@ -263,7 +275,7 @@ static __attribute__((noinline)) uint64_t lp_ts_rebase(struct lp_nvtx_tls *t, ui
 		uint64_t m = (uint64_t)(((unsigned __int128)(ns - lp_ns0) << 32) / (tsc - lp_tsc0));
 		__atomic_store_n(&lp_tsc_mult, m, __ATOMIC_RELAXED);
 	}
-	return ns;
+	return lp_ts_mono(t, ns);
 }
 
 /* CLOCK_MONOTONIC ns, from the TSC where that is safe. */
@@ -279,7 +291,7 @@ static inline uint64_t lp_ts(void)
 	if (__builtin_expect(d >= lp_tsc_window, 0)) /* also: first use, or TSC behind */
 		return lp_ts_rebase(t, tsc);
 	uint64_t m = __atomic_load_n(&lp_tsc_mult, __ATOMIC_RELAXED);
-	return t->ns_base + (uint64_t)(((unsigned __int128)d * m) >> 32);
+	return lp_ts_mono(t, t->ns_base + (uint64_t)(((unsigned __int128)d * m) >> 32));
 }
 
 /* ---- attributes of the *Ex calls ------------------------------------- */
@@ -348,15 +360,14 @@ static void lp_event(uint16_t type, uint32_t dom, uint64_t ts, const struct lp_a
 
 /* ---- push/pop --------------------------------------------------------- */
 
-static int lp_push_rec(uint32_t dom, uint32_t name)
+/* nvtxRangePushA/W: default domain, no attributes, so the compact record. */
+static int lp_push_rec(uint32_t name)
 {
 	/* Stamp after interning so a first-seen name does not lengthen the range. */
 	uint64_t ts = lp_ts();
-	struct lp_rec_nvtx_push *r = lp_rec_begin(LP_REC_NVTX_PUSH, dom, sizeof(*r));
+	struct lp_rec_nvtx_pop *r = lp_rec_begin(LP_REC_NVTX_PUSH_NAME, name, sizeof(*r));
 	if (r) {
 		r->ts = ts;
-		r->name = name;
-		r->category = 0;
 		lp_rec_commit();
 	}
 	lp_counters_boundary(ts);
@@ -368,13 +379,13 @@ static int lp_push_rec(uint32_t dom, uint32_t name)
  * slow paths (first name, first event of a thread) save it themselves. */
 static int lp_push_a(const char *msg)
 {
-	return lp_push_rec(0, lp_name(msg));
+	return lp_push_rec(lp_name(msg));
 }
 
 static int lp_push_w(const wchar_t *msg)
 {
 	int saved = errno;
-	int d = lp_push_rec(0, lp_name_w(msg));
+	int d = lp_push_rec(lp_name_w(msg));
 	errno = saved;
 	return d;
 }
