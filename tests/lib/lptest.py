@@ -1,7 +1,9 @@
 """Helpers for latprof's end-to-end tests: run a program under latprof,
 open the database, assert on recorded numbers. Tests exit 77 to skip
 (ctest SKIP_RETURN_CODE) and always say why."""
+import atexit
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -17,8 +19,34 @@ def sample(name):
     return os.path.join(BUILD, "samples", name)
 
 
+_tmpdirs = []
+_failed = False
+
+
+def _cleanup():
+    """Temporary directories go when the test passes or skips; a failing
+    test keeps them (with its databases and logs) and says where."""
+    for d in _tmpdirs:
+        if _failed:
+            print(f"kept for inspection: {d}", file=sys.stderr)
+        else:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _excepthook(kind, value, tb):
+    global _failed
+    _failed = True
+    sys.__excepthook__(kind, value, tb)
+
+
+atexit.register(_cleanup)
+sys.excepthook = _excepthook
+
+
 def tmpdir():
-    return tempfile.mkdtemp(prefix="lptest-")
+    d = tempfile.mkdtemp(prefix="lptest-")
+    _tmpdirs.append(d)
+    return d
 
 
 def latprof(*args, check=None, env=None, timeout=600, **kw):
@@ -54,6 +82,8 @@ def q1(conn, sql, *params):
 
 
 def fail(msg):
+    global _failed
+    _failed = True
     print("FAIL:", msg, file=sys.stderr)
     sys.exit(1)
 
