@@ -49,6 +49,20 @@ static void text_ns_cell(FILE *f, double ns, int w)
 	lp_txt_pad(f, lp_txt_ns(ns, b, sizeof(b)), (size_t)w, 1);
 }
 
+/* mean, p50, p90, p99, max: the same columns for a stage and the request. */
+static void text_stat_cells(FILE *f, const struct lp_bd_stat *st)
+{
+	text_ns_cell(f, st->mean, 9);
+	fputc(' ', f);
+	text_ns_cell(f, (double)st->p50, 9);
+	fputc(' ', f);
+	text_ns_cell(f, (double)st->p90, 9);
+	fputc(' ', f);
+	text_ns_cell(f, (double)st->p99, 9);
+	fputc(' ', f);
+	text_ns_cell(f, (double)st->max, 9);
+}
+
 /* Counter columns in text: those whose events were recorded (an
  * unavailable one shows n/a in every row, with its reason below). */
 static int cnt_shown(const struct lp_breakdown *b, int k)
@@ -140,15 +154,7 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 		qual_name(q, sizeof(q), s->domain, s->name);
 		lp_txt_pad(f, q, nw, 0);
 		fprintf(f, " %8" PRId64 " ", s->instances);
-		text_ns_cell(f, s->st.mean, 9);
-		fputc(' ', f);
-		text_ns_cell(f, (double)s->st.p50, 9);
-		fputc(' ', f);
-		text_ns_cell(f, (double)s->st.p90, 9);
-		fputc(' ', f);
-		text_ns_cell(f, (double)s->st.p99, 9);
-		fputc(' ', f);
-		text_ns_cell(f, (double)s->st.max, 9);
+		text_stat_cells(f, &s->st);
 		fprintf(f, " %6.1f%%", 100.0 * s->share);
 		for (int k = 0; k < b->ncat; k++)
 			if (cat_shown(b, k))
@@ -159,15 +165,7 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 	}
 	lp_txt_pad(f, "(whole request)", nw, 0);
 	fprintf(f, " %8" PRId64 " ", b->req.n);
-	text_ns_cell(f, b->req.mean, 9);
-	fputc(' ', f);
-	text_ns_cell(f, (double)b->req.p50, 9);
-	fputc(' ', f);
-	text_ns_cell(f, (double)b->req.p90, 9);
-	fputc(' ', f);
-	text_ns_cell(f, (double)b->req.p99, 9);
-	fputc(' ', f);
-	text_ns_cell(f, (double)b->req.max, 9);
+	text_stat_cells(f, &b->req);
 	fprintf(f, " %6.1f%%", 100.0 * share);
 	int64_t rt = 0;
 	for (int k = 0; k < b->ncat; k++)
