@@ -19,10 +19,9 @@
 #include "lp_import.h"
 #include "lp_import_sources.h"
 #include "lp_log_cuda.h"
+#include "lp_symbols.h"
 
 extern const char lp_schema_cuda_sql[];
-/* libstdc++'s demangler (Itanium C++ ABI); kernel names are C++ symbols. */
-extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 struct lp_cuda_proc {
 	int have_status, started, failed;
@@ -105,11 +104,9 @@ static int64_t lp_cuda_demangle(struct lp_import *imp, struct lp_cuda_state *s, 
 	id = (uint64_t)mangled;
 	sqlite3_bind_int64(s->get_string, 1, mangled);
 	if (sqlite3_step(s->get_string) == SQLITE_ROW) {
-		const char *m = (const char *)sqlite3_column_text(s->get_string, 0);
-		int status = -1;
-		char *d =
-		    m && m[0] == '_' && m[1] == 'Z' ? __cxa_demangle(m, NULL, NULL, &status) : NULL;
-		if (d && status == 0)
+		/* Kernel names are C++ symbols (lp_demangle, lp_symbols.h). */
+		char *d = lp_demangle((const char *)sqlite3_column_text(s->get_string, 0));
+		if (d)
 			id = (uint64_t)lp_import_intern(imp, d, strlen(d));
 		free(d);
 	}

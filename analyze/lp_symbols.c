@@ -99,9 +99,20 @@ static const char *lp_intern_sym(struct lp_symtab *st, const char *name)
 	const char *at = strchr(name, '@');
 	if (!at || at == name)
 		return lp_intern(st, name);
-	char buf[512];
-	snprintf(buf, sizeof(buf), "%.*s", (int)(at - name), name);
-	return lp_intern(st, buf);
+	char *base = strndup(name, (size_t)(at - name));
+	const char *s = base ? lp_intern(st, base) : NULL;
+	free(base);
+	return s;
+}
+
+/* What a report shows: "ns::Worker::run()" for _ZN2ns6Worker3runEv, the
+ * name as is when it is not C++ or does not demangle. */
+static const char *lp_intern_shown(struct lp_symtab *st, const char *name)
+{
+	char *d = lp_demangle(name);
+	const char *s = lp_intern(st, d ? d : name);
+	free(d);
+	return s;
 }
 
 /* ---- modules ---------------------------------------------------------- */
@@ -200,7 +211,8 @@ int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out)
 	GElf_Sym sym;
 	const char *name = dwfl_module_addrinfo(m->mod, a, &off, &sym, NULL, NULL, NULL);
 	if (name) {
-		out->function = lp_intern_sym(st, name);
+		const char *base = lp_intern_sym(st, name);
+		out->function = base ? lp_intern_shown(st, base) : NULL;
 		out->sym_offset = off + 1; /* relative to pc, like a backtrace */
 	}
 	Dwfl_Line *line = dwfl_module_getsrc(m->mod, a);
@@ -282,7 +294,9 @@ int lp_symtab_lookup_data(struct lp_symtab *st, uint64_t addr, struct lp_sym *ou
 		return -1;
 	out->module = m->path;
 	out->offset = addr - m->bias;
-	out->function = o->name;
+	/* Demangled here, for the few objects that hold a lock, rather than
+	 * for every object of every module in lp_load_objs. */
+	out->function = lp_intern_shown(st, o->name);
 	out->sym_offset = addr - o->addr;
 	return 0;
 }

@@ -3,6 +3,7 @@
  * Symbolization at import time with elfutils libdwfl: code addresses to
  * function and file:line (module+offset without debug info), data addresses
  * to the variable that holds them (a global `model_lock` -> "model_lock").
+ * C++ names come out demangled ("ns::Worker::run()", "ns::g_mutex").
  * One lp_symtab per recorded process, built from its LP_REC_MODULE records.
  */
 #ifndef LP_SYMBOLS_H
@@ -32,5 +33,10 @@ int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out);
 /* Data address: the object symbol (STT_OBJECT/TLS) containing addr. Returns
  * 0 when a named object covers it, -1 otherwise (heap, stack). */
 int lp_symtab_lookup_data(struct lp_symtab *st, uint64_t addr, struct lp_sym *out);
+
+/* The demangled form of a C++ symbol (one starting with _Z), malloc'd for
+ * the caller to free; NULL for any other name or one that does not
+ * demangle, so callers keep the name they had (lp_demangle.c). */
+char *lp_demangle(const char *name);
 
 #endif
