@@ -12,3 +12,11 @@ set_target_properties(lp_lockprog PROPERTIES
 lp_py_test(locks_report test_report_locks.py LABELS e2e)
 lp_py_test(locks_report_errors test_report_errors.py LABELS e2e)
 lp_py_test(locks_report_summary test_report_summary.py LABELS e2e)
+
+# C++ symbols demangled in frames and lock names.
+add_executable(lp_lockprog_cpp ${CMAKE_CURRENT_LIST_DIR}/lp_lockprog_cpp.cpp)
+target_compile_options(lp_lockprog_cpp PRIVATE -g -O1)
+target_link_libraries(lp_lockprog_cpp PRIVATE Threads::Threads)
+set_target_properties(lp_lockprog_cpp PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/locks)
+lp_py_test(locks_demangle test_locks_demangle.py LABELS e2e)
