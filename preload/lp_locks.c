@@ -211,6 +211,49 @@ LP_HOOK int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
 	return lp_rw_slow(l, 1, LP_OP_CLOCK, clk, ts, __builtin_return_address(0));
 }
 
+/* ---- spinlocks -------------------------------------------------------- */
+
+/*
+ * A spinlock never sleeps, so the wait is the spinning itself: timed from the
+ * failed trylock to acquisition. pthread_spin_trylock is left alone, as
+ * pthread_mutex_trylock is: a failed try is the caller's choice, not a wait.
+ * There is no owner field in a pthread_spinlock_t (an int), so owner is 0.
+ */
+static int lp_spin_call(pthread_spinlock_t *l)
+{
+	if (LP_REAL(spin_lock))
+		return lp_real.spin_lock(l);
+	int rc;
+	while ((rc = pthread_spin_trylock(l)) == EBUSY)
+		sched_yield();
+	return rc;
+}
+
+__attribute__((noinline)) static int lp_spin_slow(pthread_spinlock_t *l, void *ra)
+{
+	if (!lp_pre_recording())
+		return lp_spin_call(l);
+	int saved = errno;
+	lp_pre_guard = 1;
+	uint64_t t0 = lp_now();
+	int rc = lp_spin_call(l);
+	uint64_t t1 = lp_now();
+	/* pthread_spinlock_t is a volatile int: pass the address only. */
+	lp_lock_record(LP_LOCK_SPIN, (const void *)(uintptr_t)l, t0, t1, 0, lp_flags(rc), ra);
+	lp_pre_guard = 0;
+	errno = saved;
+	return rc;
+}
+
+/* Same shape as pthread_mutex_lock: one trylock, a sibling call when busy. */
+LP_HOOK __attribute__((optimize("omit-frame-pointer"))) int pthread_spin_lock(pthread_spinlock_t *l)
+{
+	int rc = pthread_spin_trylock(l);
+	if (__builtin_expect(rc != EBUSY, 1))
+		return rc;
+	return lp_spin_slow(l, __builtin_return_address(0));
+}
+
 /* ---- semaphores (also Python's threading.Lock) ------------------------- */
 
 static int lp_sem_call(sem_t *s, enum lp_op op, clockid_t clk, const struct timespec *ts)

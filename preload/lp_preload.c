@@ -69,6 +69,7 @@ void lp_pre_resolve(void)
 	LP_SYM(rw_timedwrlock, "pthread_rwlock_timedwrlock");
 	LP_SYM(rw_clockrdlock, "pthread_rwlock_clockrdlock");
 	LP_SYM(rw_clockwrlock, "pthread_rwlock_clockwrlock");
+	LP_SYM(spin_lock, "pthread_spin_lock");
 	LP_SYM(sem_wait, "sem_wait");
 	LP_SYM(sem_timedwait, "sem_timedwait");
 	LP_SYM(sem_clockwait, "sem_clockwait");
@@ -84,6 +85,7 @@ void lp_pre_resolve(void)
 	LP_SYM(cond_clockwait, "pthread_cond_clockwait");
 	LP_SYM(create, "pthread_create");
 	LP_SYM(setname, "pthread_setname_np");
+	LP_SYM(prctl, "prctl");
 	LP_SYM(fork, "fork");
 	LP_SYM(execve, "execve");
 	LP_SYM(execv, "execv");

@@ -29,6 +29,7 @@ struct lp_real {
 	int (*rw_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
 	int (*rw_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
 	int (*rw_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*spin_lock)(pthread_spinlock_t *);
 	int (*sem_wait)(sem_t *);
 	int (*sem_timedwait)(sem_t *, const struct timespec *);
 	int (*sem_clockwait)(sem_t *, clockid_t, const struct timespec *);
@@ -38,6 +39,7 @@ struct lp_real {
 			      const struct timespec *);
 	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	int (*setname)(pthread_t, const char *);
+	int (*prctl)(int, ...);
 	pid_t (*fork)(void);
 	int (*execve)(const char *, char *const[], char *const[]);
 	int (*execv)(const char *, char *const[]);

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -73,6 +74,39 @@ LP_HOOK int pthread_setname_np(pthread_t th, const char *name)
 	uint32_t tid = pthread_equal(th, pthread_self()) ? lp_tid() : lp_pre_tid_get(th);
 	if (tid)
 		lp_pre_thread_name(tid, name);
+	lp_pre_guard = 0;
+	errno = saved;
+	return rc;
+}
+
+/*
+ * prctl is variadic; like glibc's own wrapper, take four unsigned longs
+ * (prctl(2): arg2..arg5) whatever the option and hand them all on. Without
+ * the real one (only inside our own dlsym) make the syscall it would make.
+ */
+LP_HOOK int prctl(int option, ...)
+{
+	va_list ap;
+	va_start(ap, option);
+	unsigned long a2 = va_arg(ap, unsigned long);
+	unsigned long a3 = va_arg(ap, unsigned long);
+	unsigned long a4 = va_arg(ap, unsigned long);
+	unsigned long a5 = va_arg(ap, unsigned long);
+	va_end(ap);
+	int (*fn)(int, ...) = LP_REAL(prctl);
+	int rc = fn ? fn(option, a2, a3, a4, a5) : (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
+	if (option != PR_SET_NAME || rc != 0 || !lp_pre_recording())
+		return rc;
+	int saved = errno;
+	lp_pre_guard = 1;
+	/* PR_SET_NAME names the calling thread; the kernel keeps at most
+	 * TASK_COMM_LEN - 1 = 15 bytes of the name and drops the rest. */
+	char name[16];
+	const char *arg = (const char *)a2;
+	size_t len = strnlen(arg, sizeof(name) - 1);
+	memcpy(name, arg, len);
+	name[len] = 0;
+	lp_pre_thread_name(lp_tid(), name);
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;
