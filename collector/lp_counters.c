@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * CPU counters at NVTX stage boundaries: one perf_event group per thread
- * (events encoded by libpfm4), read with a single read() and appended as an
+ * (events encoded by libpfm4) and one for its clock events (see
+ * lp_cnt_is_clock), read with one read() each and appended as an
  * LP_REC_CNT_SAMPLE (collector/lp_log_counters.h).
  *
  * A read costs ~1 us, an NVTX push+pop ~40 ns: a thread reads at most once
@@ -79,9 +80,12 @@ static int lp_cnt_fdreg[LP_CNT_FDREG]; /* fd + 1, 0 = free slot */
 struct lp_cnt_thread {
 	uint64_t next; /* no read before this ts; 0 = not set up, LP_CNT_NEVER = off */
 	uint32_t gen;  /* != lp_cnt_gen: not set up in this process yet */
-	int leader;    /* group leader fd, -1 = not counting */
+	int leader;    /* a group leader fd, -1 = not counting */
 	uint32_t mask;
 	int n;
+	int grp[2];			  /* leaders: other events, clock events; -1 = empty */
+	int ng[2];			  /* events in each group */
+	uint8_t order[LP_CNT_MAX_EVENTS]; /* read position -> position in event-index order */
 	uint64_t open_ns;
 	int fds[LP_CNT_MAX_EVENTS];
 };
@@ -89,6 +93,28 @@ struct lp_cnt_thread {
 static __thread struct lp_cnt_thread lp_cnt_self __attribute__((tls_model("initial-exec")));
 
 static void lp_cnt_thread_open(struct lp_cnt_thread *t);
+
+/* The groups' values into out (nr, enabled, running, values) in event-index
+ * order, as the log's mask implies; enabled/running of the first group (the
+ * one that holds hardware events, which may be multiplexed). */
+static int lp_cnt_read_group(const struct lp_cnt_thread *t, uint64_t *out)
+{
+	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
+	int pos = 0;
+	for (int g = 0; g < 2; g++) {
+		if (t->grp[g] < 0)
+			continue;
+		size_t want = (3 + (size_t)t->ng[g]) * sizeof(uint64_t);
+		if (read(t->grp[g], buf, want) != (ssize_t)want)
+			return -1;
+		if (pos == 0)
+			memcpy(out, buf, 3 * sizeof(uint64_t));
+		for (int k = 0; k < t->ng[g]; k++)
+			out[3 + t->order[pos++]] = buf[3 + k];
+	}
+	out[0] = (uint64_t)t->n;
+	return 0;
+}
 
 static __attribute__((noinline)) void lp_cnt_read(struct lp_cnt_thread *t, uint64_t ts)
 {
@@ -100,8 +126,7 @@ static __attribute__((noinline)) void lp_cnt_read(struct lp_cnt_thread *t, uint6
 	int saved = errno;
 	/* PERF_FORMAT_GROUP layout: nr, time_enabled, time_running, values[nr]. */
 	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
-	size_t want = (3 + (size_t)t->n) * sizeof(uint64_t);
-	if (read(t->leader, buf, want) == (ssize_t)want) {
+	if (lp_cnt_read_group(t, buf) == 0) {
 		size_t vals = (size_t)t->n * sizeof(uint64_t);
 		struct lp_rec_cnt_sample *r =
 		    lp_rec_begin(LP_REC_CNT_SAMPLE, t->mask, sizeof(*r) + vals);
@@ -437,6 +462,17 @@ static int lp_cnt_process_ready(void)
 
 /* ---- per thread ---- */
 
+/* Clock events get a group of their own. Read as a member of a group of
+ * other software events, task-clock keeps its value from the thread's last
+ * deschedule, and as a leader it leaves the members one read behind (both
+ * seen on Linux 6.18): a busy stage would read ~0 on-CPU. Two read()s per
+ * sample instead of one. */
+static int lp_cnt_is_clock(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE &&
+	       (a->config == PERF_COUNT_SW_TASK_CLOCK || a->config == PERF_COUNT_SW_CPU_CLOCK);
+}
+
 static void lp_cnt_thread_open(struct lp_cnt_thread *t)
 {
 	t->leader = -1;
@@ -449,21 +485,31 @@ static void lp_cnt_thread_open(struct lp_cnt_thread *t)
 	if (lp_cnt_process_ready())
 		goto out;
 #ifdef LATPROF_HAVE_LIBPFM
-	for (int i = 0; i < lp_cnt.n; i++) {
-		if (!(lp_cnt.avail & (1u << i)))
-			continue;
-		struct perf_event_attr a;
-		lp_cnt_attr(&a, &lp_cnt.ev[i]);
-		int fd = lp_cnt_open_one(&a, t->leader);
-		if (fd < 0)
-			continue; /* the thread's mask says it is missing */
-		fd = lp_cnt_highfd(fd);
-		lp_cnt_fd_register(fd);
-		if (t->leader < 0)
-			t->leader = fd;
-		t->fds[t->n++] = fd;
-		t->mask |= 1u << i;
+	int seq[LP_CNT_MAX_EVENTS];
+	for (int g = 0; g < 2; g++) {
+		t->grp[g] = -1;
+		t->ng[g] = 0;
+		for (int i = 0; i < lp_cnt.n; i++) {
+			struct perf_event_attr a;
+			lp_cnt_attr(&a, &lp_cnt.ev[i]);
+			if (!(lp_cnt.avail & (1u << i)) || lp_cnt_is_clock(&a) != g)
+				continue;
+			int fd = lp_cnt_open_one(&a, t->grp[g]);
+			if (fd < 0)
+				continue; /* the thread's mask says it is missing */
+			fd = lp_cnt_highfd(fd);
+			lp_cnt_fd_register(fd);
+			if (t->grp[g] < 0)
+				t->grp[g] = fd;
+			seq[t->n] = i;
+			t->fds[t->n++] = fd;
+			t->ng[g]++;
+			t->mask |= 1u << i;
+		}
 	}
+	for (int k = 0; k < t->n; k++)
+		t->order[k] = (uint8_t)__builtin_popcount(t->mask & ((1u << seq[k]) - 1));
+	t->leader = t->grp[0] >= 0 ? t->grp[0] : t->grp[1];
 	t->open_ns = lp_now();
 	if (t->leader >= 0 && lp_cnt.key_ok)
 		pthread_setspecific(lp_cnt.key, (void *)1);
@@ -487,8 +533,7 @@ void lp_counters_thread_exit(void)
 		return;
 	int saved = errno;
 	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
-	size_t want = (3 + (size_t)t->n) * sizeof(uint64_t);
-	if (read(t->leader, buf, want) == (ssize_t)want) {
+	if (lp_cnt_read_group(t, buf) == 0) {
 		size_t vals = (size_t)t->n * sizeof(uint64_t);
 		struct lp_rec_cnt_total *r =
 		    lp_rec_begin(LP_REC_CNT_TOTAL, t->mask, sizeof(*r) + vals);

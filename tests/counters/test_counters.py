@@ -57,6 +57,14 @@ mig = per_call("busy", "cpu-migrations")
 check(len(mig) == n_calls and sum(mig) == 0, f"pinned busy stage: {sum(mig)} migrations")
 busy_cpu, sleep_cpu = per_call("busy", "task-clock"), per_call("sleep", "task-clock")
 check(sum(busy_cpu) > 2 * sum(sleep_cpu), "task-clock: the spinning stage used more CPU than sleep")
+# A spinning stage is on a CPU nearly all its wall time. (A task-clock read as a
+# group member, not leader, kept its last-deschedule value here: ~0%.)
+oncpu = sorted(r[0] / max(r[1], 1) for r in c.execute(
+    "SELECT rc.delta, r.end_ns - r.start_ns FROM range_counters rc JOIN ranges_named r "
+    "ON r.id = rc.range_id JOIN counter_events e ON e.id = rc.event_id "
+    "WHERE r.name = 'busy' AND e.name = 'task-clock'"))
+check(oncpu and oncpu[len(oncpu) // 2] >= 0.5,
+      f"busy stage: median on-CPU {100 * oncpu[len(oncpu) // 2]:.0f}% of its wall time (>= 50%)")
 
 # Whole-thread totals come from each worker's exit record.
 tot = c.execute("SELECT count(DISTINCT thread_id), min(source), max(source) FROM thread_counters "
