@@ -20,3 +20,11 @@ target_link_libraries(lp_lockprog_cpp PRIVATE Threads::Threads)
 set_target_properties(lp_lockprog_cpp PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/locks)
 lp_py_test(locks_demangle test_locks_demangle.py LABELS e2e)
+
+# pthread_spin_lock contention and prctl(PR_SET_NAME) thread names.
+add_executable(lp_spinprog ${CMAKE_CURRENT_LIST_DIR}/lp_spinprog.c)
+target_compile_options(lp_spinprog PRIVATE -g -O1)
+target_link_libraries(lp_spinprog PRIVATE Threads::Threads)
+set_target_properties(lp_spinprog PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/locks)
+lp_py_test(locks_spin test_spin.py LABELS e2e)
