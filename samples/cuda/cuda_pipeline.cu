@@ -10,7 +10,12 @@
  *   --fixed   pinned host memory, cudaMemcpyAsync on two streams with double
  *             buffering, one cudaStreamSynchronize per batch of two requests.
  *
- * usage: cuda_pipeline [--fixed] [--requests N] [--size BYTES]
+ *   --launch-loop N   instead of requests: N launches of a ~1 µs kernel,
+ *             one sync at the end; prints "launch loop: N launches in X us".
+ *             The overhead benchmark of tests/gpu/run.sh (in-app time, so
+ *             CUDA and CUPTI start-up are not counted).
+ *
+ * usage: cuda_pipeline [--fixed] [--requests N] [--size BYTES] [--launch-loop N]
  * Exit status: 0 ok, 2 bad arguments, 3 CUDA error (no GPU or driver, out of
  * memory...): one line "cuda_pipeline: <call>: <cudaGetErrorString>" on stderr.
  */
@@ -20,14 +25,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#define CK(call)                                                                            \
-	do {                                                                                \
-		cudaError_t e_ = (call);                                                    \
-		if (e_ != cudaSuccess) {                                                    \
+#define CK(call)                                                                                   \
+	do {                                                                                       \
+		cudaError_t e_ = (call);                                                           \
+		if (e_ != cudaSuccess) {                                                           \
 			fprintf(stderr, "cuda_pipeline: %s: %s\n", #call, cudaGetErrorString(e_)); \
-			exit(3);                                                            \
-		}                                                                           \
+			exit(3);                                                                   \
+		}                                                                                  \
 	} while (0)
 
 __global__ void scale(float *x, int n, float a)
@@ -54,6 +60,33 @@ __global__ void smooth(float *x, int n, int rounds)
 	for (int r = 0; r < rounds; r++)
 		v = 0.5f * v + 0.25f * sinf(v);
 	x[i] = v;
+}
+
+// Spins ~1 µs: at the H200's 1.98 GHz boost, 2000 cycles.
+__global__ void tiny(long long cycles)
+{
+	long long t0 = clock64();
+	while (clock64() - t0 < cycles)
+		;
+}
+
+static int run_launch_loop(int launches)
+{
+	struct timespec a, b;
+	tiny<<<1, 32>>>(2000); // warm-up: module load and first launch
+	CK(cudaDeviceSynchronize());
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	nvtxRangePushA("launch_loop");
+	for (int i = 0; i < launches; i++)
+		tiny<<<1, 32>>>(2000);
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+	nvtxRangePop();
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double us = (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) / 1e3;
+	printf("launch loop: %d launches in %.0f us (%.3f us/launch)\n", launches, us,
+	       us / launches);
+	return 0;
 }
 
 static void launch_all(float *d, int n, cudaStream_t s)
@@ -141,7 +174,7 @@ static int run_fixed(int requests, int n)
 
 int main(int argc, char **argv)
 {
-	int fixed = 0, requests = 200, n = 1 << 20;
+	int fixed = 0, requests = 200, n = 1 << 20, launches = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--fixed"))
 			fixed = 1;
@@ -149,13 +182,16 @@ int main(int argc, char **argv)
 			requests = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--size") && i + 1 < argc)
 			n = (int)(strtoll(argv[++i], NULL, 10) / (long long)sizeof(float));
+		else if (!strcmp(argv[i], "--launch-loop") && i + 1 < argc && atoi(argv[i + 1]) > 0)
+			launches = atoi(argv[++i]);
 		else
 			return fprintf(stderr, "usage: cuda_pipeline [--fixed] [--requests N] "
-					       "[--size BYTES]\n"),
+					       "[--size BYTES] [--launch-loop N]\n"),
 			       2;
 	}
 	if (requests <= 0 || n <= 0)
-		return fprintf(stderr, "cuda_pipeline: --requests and --size must be positive\n"), 2;
+		return fprintf(stderr, "cuda_pipeline: --requests and --size must be positive\n"),
+		       2;
 	int count = 0;
 	nvtxRangePushA("init"); // recorded even when CUDA cannot start
 	cudaError_t e = cudaGetDeviceCount(&count);
@@ -165,7 +201,9 @@ int main(int argc, char **argv)
 			e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
 		return 3;
 	}
-	int rc = fixed ? run_fixed(requests, n) : run_slow(requests, n);
+	int rc = launches ? run_launch_loop(launches)
+		 : fixed  ? run_fixed(requests, n)
+			  : run_slow(requests, n);
 	if (rc == 0)
 		CK(cudaDeviceReset()); // also exercises latprof's flush at device reset
 	return rc;

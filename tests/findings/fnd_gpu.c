@@ -13,6 +13,10 @@
  * window; the buffer is allocated before serving. Each argument adds one
  * defect: sync-memcpy pageable-memcpy excessive-sync gpu-idle small-kernels
  * no-overlap alloc-in-path.   usage: fnd_gpu [--requests N] [DEFECT...]
+ *
+ * --pipeline slow|fixed instead emits what samples/cuda/cuda_pipeline
+ * produces in its two modes (same ranges, API calls, copy and memory
+ * kinds), so tests/gpu/check.py can be checked without a GPU.
  */
 #define _GNU_SOURCE
 #include <cupti.h>
@@ -92,17 +96,23 @@ static void copy(struct buf *b, uint8_t kind, uint8_t src, uint8_t dst, int asyn
 	m->copyCount = 1;
 }
 
-static void sync_rec(struct buf *b, uint32_t c, double s, double e)
+static void sync_typed(struct buf *b, CUpti_ActivitySynchronizationType type, uint32_t c, double s,
+		       double e)
 {
 	CUpti_ActivitySynchronization2 *y =
 	    PUT(b, CUpti_ActivitySynchronization2, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
-	y->type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+	y->type = type;
 	y->start = US(s);
 	y->end = US(e);
 	y->contextId = 1;
 	y->streamId = 7;
 	y->cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 	y->correlationId = c;
+}
+
+static void sync_rec(struct buf *b, uint32_t c, double s, double e)
+{
+	sync_typed(b, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, c, s, e);
 }
 
 static void alloc(struct buf *b, double s)
@@ -168,13 +178,97 @@ static void spin_until(uint64_t t)
 		;
 }
 
+/* cuda_pipeline's three kernels, launched at +a µs, run on the GPU from +g. */
+static void pipeline_kernels(struct buf *b, double a, double g)
+{
+	static const char *const names[] = {"_Z5scalePfif", "_Z8add_biasPfif", "_Z6smoothPfii"};
+	for (int k = 0; k < 3; k++) {
+		uint32_t c = api(b, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, a + 4 * k,
+				 a + 4 * k + 3);
+		kernel(b, names[k], c, g + 40 * k, g + 40 * k + 35);
+	}
+}
+
+/* An NVTX stage from now to +end µs of the request's window. */
+static void stage_end(double end)
+{
+	spin_until(US(end));
+	nvtxRangePop();
+}
+
+/* Default mode: pageable cudaMemcpy both ways, cudaDeviceSynchronize. */
+static void pipeline_slow(struct buf *b)
+{
+	nvtxRangePushA("h2d");
+	uint32_t c = api(b, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 1, 300);
+	copy(b, H2D, PAGEABLE, DEV, 0, 4 << 20, c, 20, 290);
+	stage_end(301);
+	nvtxRangePushA("compute");
+	pipeline_kernels(b, 302, 320);
+	stage_end(316);
+	nvtxRangePushA("sync");
+	c = api(b, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, 317, 440);
+	sync_typed(b, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, c, 318, 439);
+	stage_end(441);
+	nvtxRangePushA("d2h");
+	c = api(b, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 442, 740);
+	copy(b, D2H, DEV, PAGEABLE, 0, 4 << 20, c, 460, 730);
+	stage_end(741);
+}
+
+/* --fixed: pinned cudaMemcpyAsync both ways; the host does not wait. */
+static void pipeline_fixed(struct buf *b)
+{
+	nvtxRangePushA("h2d");
+	uint32_t c = api(b, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 1, 6);
+	copy(b, H2D, PINNED, DEV, 1, 4 << 20, c, 10, 90);
+	stage_end(7);
+	nvtxRangePushA("compute");
+	pipeline_kernels(b, 8, 95);
+	stage_end(21);
+	nvtxRangePushA("d2h");
+	c = api(b, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 22, 27);
+	copy(b, D2H, DEV, PINNED, 1, 4 << 20, c, 220, 300);
+	stage_end(28);
+}
+
+/* One "sync" range per batch of two requests: a stream sync each. */
+static void pipeline_batch_sync(struct buf *b)
+{
+	nvtxRangePushA("sync");
+	base = lp_now();
+	for (int k = 0; k < 2; k++) {
+		uint32_t c = api(b, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+				 1 + 150 * k, 150 + 150 * k);
+		sync_rec(b, c, 2 + 150 * k, 149 + 150 * k);
+	}
+	stage_end(301);
+}
+
+static void pipeline(int requests, int fixed, struct lp_cupti_counts *cnt)
+{
+	static struct buf b;
+	for (int i = 0; i < requests; i++) {
+		b.len = 0;
+		nvtxRangePushA("request");
+		base = lp_now();
+		fixed ? pipeline_fixed(&b) : pipeline_slow(&b);
+		nvtxRangePop();
+		if (fixed && (i % 2 == 1 || i == requests - 1))
+			pipeline_batch_sync(&b);
+		lp_cupti_translate(b.b, b.len, cnt);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	int requests = 40;
+	int requests = 40, mode = -1; /* --pipeline: 0 slow, 1 fixed */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--requests") && i + 1 < argc)
 			requests = atoi(argv[++i]);
+		else if (!strcmp(a, "--pipeline") && i + 1 < argc)
+			mode = !strcmp(argv[++i], "fixed") ? 1 : !strcmp(argv[i], "slow") ? 0 : -2;
 		else if (!strcmp(a, "sync-memcpy"))
 			d_sync = 1;
 		else if (!strcmp(a, "pageable-memcpy"))
@@ -192,6 +286,8 @@ int main(int argc, char **argv)
 		else
 			return fprintf(stderr, "fnd_gpu: unknown argument '%s'\n", a), 2;
 	}
+	if (mode == -2)
+		return fprintf(stderr, "fnd_gpu: --pipeline takes slow or fixed\n"), 2;
 	if (lp_core_init())
 		return fprintf(stderr, "fnd_gpu: run me under latprof run\n"), 2;
 	static struct buf b;
@@ -205,7 +301,7 @@ int main(int argc, char **argv)
 	alloc(&b, 0); /* at start-up, outside requests */
 	spin_until(US(100));
 	lp_cupti_translate(b.b, b.len, &cnt);
-	for (int i = 0; i < requests; i++) {
+	for (int i = 0; mode < 0 && i < requests; i++) {
 		b.len = 0;
 		nvtxRangePushA("request");
 		nvtxRangePushA("infer");
@@ -217,6 +313,8 @@ int main(int argc, char **argv)
 		nvtxRangePop();
 		lp_cupti_translate(b.b, b.len, &cnt);
 	}
+	if (mode >= 0)
+		pipeline(requests, mode, &cnt);
 	lp_cupti_stats(&cnt, 0, (uint64_t)requests + 1, 0);
 	printf("records %llu, log drops %llu\n", (unsigned long long)cnt.records,
 	       (unsigned long long)cnt.log_drops);
