@@ -190,6 +190,11 @@ static void lp_w_findings_json(FILE *f, const void *r)
 	lp_findings_write_json(f, r);
 }
 
+static void lp_w_findings_csv(FILE *f, const void *r)
+{
+	lp_findings_write_csv(f, r);
+}
+
 /* ---- default: top findings, run summary, breakdown, top locks --------- */
 
 struct lp_summary_view {
@@ -310,7 +315,7 @@ static const struct lp_view lp_views[] = {
     {"bottlenecks",
      lp_view_findings,
      lp_view_findings_free,
-     {lp_w_findings_text, lp_w_findings_json, NULL}},
+     {lp_w_findings_text, lp_w_findings_json, lp_w_findings_csv}},
 };
 #define LP_N_VIEWS (sizeof(lp_views) / sizeof(lp_views[0]))
 

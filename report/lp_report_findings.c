@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Text and JSON for `latprof report --bottlenecks`. */
+/* Text, JSON and CSV for `latprof report --bottlenecks`. */
 #include "lp_report_findings.h"
 
 #include <inttypes.h>
@@ -250,4 +250,120 @@ void lp_findings_write_json(FILE *f, const struct lp_findings *r)
 		fputc('}', f);
 	}
 	fputs("\n  ]\n}\n", f);
+}
+
+/* ---- CSV: one row per finding, then one per rule that did not fire ---- */
+
+/* Integers as such, others to 6 digits; "" when never measured. */
+static const char *lp_cnum_str(double v, char *buf, size_t len)
+{
+	if (!isfinite(v))
+		buf[0] = '\0';
+	else if (v == floor(v) && fabs(v) < 9e15)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.6g", v);
+	return buf;
+}
+
+static void lp_cnum(FILE *f, double v)
+{
+	char b[64];
+	fputs(lp_cnum_str(v, b, sizeof(b)), f);
+}
+
+/* "waits=412; wait_ns=51234567; share=0.31": the numbers of the JSON
+ * evidence array, by key, in one field. */
+static void lp_csv_evidence(FILE *f, const struct lp_finding *x)
+{
+	char buf[1024], v[64];
+	size_t n = 0;
+	buf[0] = '\0';
+	for (size_t k = 0; k < x->nnum && n < sizeof(buf); k++) {
+		const char *sep = k ? "; " : "";
+		int w = snprintf(buf + n, sizeof(buf) - n, "%s%s=%s", sep, x->num[k].key,
+				 lp_cnum_str(x->num[k].value, v, sizeof(v)));
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	lp_csv_str(f, buf);
+}
+
+static const char *lp_cmp_name(enum lp_fnd_cmp c)
+{
+	return c == LP_CMP_GE ? ">=" : "<";
+}
+
+static void lp_csv_finding(FILE *f, size_t rank, const struct lp_finding *x)
+{
+	fprintf(f, "%zu,found,", rank);
+	lp_csv_str(f, x->rule->id);
+	fprintf(f, ",%s,", lp_sev_name[x->severity]);
+	lp_csv_str(f, x->rule->title);
+	fputc(',', f);
+	lp_csv_str(f, x->subject);
+	fputc(',', f);
+	lp_csv_str(f, x->summary);
+	fputc(',', f);
+	lp_cnum(f, x->value);
+	fputc(',', f);
+	lp_cnum(f, x->threshold);
+	fprintf(f, ",%s,%s,%" PRId64 ",%" PRId64 ",", lp_cmp_name(x->rule->cmp), x->rule->unit,
+		x->saving_ns, x->basis_ns);
+	lp_csv_str(f, x->basis);
+	fprintf(f, ",%" PRId64 ",%.6f,", x->scope_ns, x->share);
+	lp_csv_evidence(f, x);
+	fputc(',', f);
+	lp_csv_str(f, x->nsite ? x->site_kind : NULL);
+	fputc(',', f);
+	lp_csv_str(f, x->nsite ? x->site[0].what : NULL);
+	if (x->nsite)
+		fprintf(f, ",%" PRId64 ",%" PRId64 ",", x->site[0].count, x->site[0].ns);
+	else
+		fputs(",,,", f);
+	const struct lp_fnd_example *e = &x->ex;
+	if (e->valid)
+		fprintf(f,
+			"%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
+			e->range_id, e->tid, e->start_ns, e->start_ns + e->dur_ns, e->dur_ns,
+			e->at_stake_ns);
+	else
+		fputs(",,,,,,", f);
+	lp_csv_str(f, x->rule->fix);
+	fputs(",\r\n", f); /* why: only for rules not evaluated */
+}
+
+/* A quiet or not-evaluated rule: what it measured (or why it could not),
+ * so the CSV carries the JSON's "rules" too; finding columns stay empty. */
+static void lp_csv_rule(FILE *f, const struct lp_fnd_rule_status *s)
+{
+	fprintf(f, ",%s,", s->state == LP_RULE_QUIET ? "quiet" : "not_evaluated");
+	lp_csv_str(f, s->rule->id);
+	fputs(",,", f);
+	lp_csv_str(f, s->rule->title);
+	fputs(",,,", f);
+	if (s->has_value)
+		lp_cnum(f, s->value);
+	fputc(',', f);
+	lp_cnum(f, s->threshold);
+	fprintf(f, ",%s,%s,,,,,,,,,,,,,,,,,", lp_cmp_name(s->rule->cmp), s->rule->unit);
+	lp_csv_str(f, s->rule->fix);
+	fputc(',', f);
+	lp_csv_str(f, s->why);
+	fputs("\r\n", f);
+}
+
+void lp_findings_write_csv(FILE *f, const struct lp_findings *r)
+{
+	fputs("rank,state,id,severity,title,subject,summary,value,threshold,comparison,unit,"
+	      "saving_ns,basis_ns,basis,scope_ns,share,evidence,site_kind,top_site,"
+	      "top_site_count,top_site_ns,example_range_id,example_tid,example_start_ns,"
+	      "example_end_ns,example_dur_ns,example_at_stake_ns,fix,why\r\n",
+	      f);
+	for (size_t i = 0; i < r->n; i++)
+		lp_csv_finding(f, i + 1, &r->v[i]);
+	for (size_t i = 0; i < r->nrules; i++)
+		if (r->rules[i].state == LP_RULE_QUIET || r->rules[i].state == LP_RULE_SKIPPED)
+			lp_csv_rule(f, &r->rules[i]);
 }
