@@ -19,7 +19,10 @@ for bad in ["nosuch=1", "lock-contention", "lock-contention=-1", "lock-contentio
     check(p.returncode == 2 and p.stderr.startswith("latprof") and p.stderr.count("\n") == 1,
           f"--rule-threshold {bad}: exit 2, one line ({p.stderr.strip()})")
 p = latprof("report", db, "--bottlenecks", "--format", "csv")
-check(p.returncode == 2, "--bottlenecks has no CSV: exit 2")
+check(p.returncode == 0 and p.stdout.startswith("rank,state,id,"),
+      "--bottlenecks --format csv: a header row (tests/findings/test_findings_csv.py checks the rows)")
+p = latprof("report", db, "--bottlenecks", "--format", "xml")
+check(p.returncode == 2 and p.stderr.count("\n") == 1, f"--format xml: exit 2, one line ({p.stderr.strip()})")
 p = latprof("report", db, "--locks", "--rule-threshold", "gpu-idle=0.2")
 check(p.returncode == 2, "--rule-threshold with another view: exit 2")
 p = latprof("report", db, check=0)
