@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -26,6 +27,7 @@
 #include "lp_import_sources.h"
 
 static volatile sig_atomic_t lp_child_pid;
+static volatile sig_atomic_t lp_stop_waiting; /* --wait=all: a signal ends the wait */
 
 /* Forward signals sent to us by another process (kill, a job scheduler).
  * A terminal's ^C already reaches the app through the process group, so
@@ -33,6 +35,10 @@ static volatile sig_atomic_t lp_child_pid;
 static void lp_forward(int sig, siginfo_t *info, void *uctx)
 {
 	(void)uctx;
+	if (lp_child_pid == 0) { /* the app is gone: only descendants are left */
+		lp_stop_waiting = sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
+		return;
+	}
 	if (lp_child_pid > 0 &&
 	    (info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL))
 		kill(lp_child_pid, sig);
@@ -181,10 +187,76 @@ static int lp_wait_tree(pid_t app, FILE *reaped)
 			break;
 		}
 	}
+	lp_child_pid = 0;
 	pid_t p;
 	while ((p = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
 		lp_note_reaped(reaped, p, status);
 	return app_status;
+}
+
+/* Our children still running after the app exited: descendants it left
+ * behind (daemons, background jobs), reparented to us as subreaper. */
+static int lp_count_children(pid_t *first)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	int n = 0;
+	pid_t self = getpid();
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char path[300], buf[512];
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = 0;
+		char *rp = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+		int ppid = 0;
+		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == self && n++ == 0)
+			*first = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/* --wait=all: reap descendants until none is left, or until INT, TERM or
+ * HUP reaches latprof (polling, so a restarted waitpid cannot hide it). */
+static void lp_wait_descendants(FILE *reaped)
+{
+	int status;
+	while (!lp_stop_waiting) {
+		pid_t p = waitpid(-1, &status, WNOHANG | __WALL);
+		if (p > 0) {
+			lp_note_reaped(reaped, p, status);
+			continue;
+		}
+		if (p < 0 && errno != EINTR)
+			return; /* ECHILD: every descendant is gone */
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Say which descendants were not waited for: their recording is partial.
+ * Returns how many are still running. */
+static int lp_report_left_running(const struct lp_run_opts *o)
+{
+	pid_t first = 0;
+	int n = lp_count_children(&first);
+	if (!n)
+		return 0;
+	fprintf(stderr,
+		"latprof: %d descendant%s of the app still running (pid %d%s) %s; "
+		"what %s recorded so far is imported%s\n",
+		n, n == 1 ? "" : "s", (int)first, n > 1 ? ", ..." : "",
+		o->wait_all ? "after the wait was interrupted" : "not waited for",
+		n == 1 ? "it" : "they", o->wait_all ? "" : " (--wait=all waits for them)");
+	return n;
 }
 
 static int lp_exit_code(int status)
@@ -226,7 +298,12 @@ static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double
 			     o->logdir, o->logdir);
 		return -1;
 	}
-	if (!o->keep_logs)
+	if (o->left_running) /* they still write there: removing it would race them */
+		fprintf(stderr,
+			"latprof: event logs kept in %s; once the descendants exit, "
+			"'latprof import %s -o FILE.db' imports their whole recording\n",
+			o->logdir, o->logdir);
+	else if (!o->keep_logs)
 		lp_remove_logdir(o->logdir);
 	else
 		fprintf(stderr, "latprof: event logs kept in %s\n", o->logdir);
@@ -239,15 +316,18 @@ static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double
 	return 0;
 }
 
+/* clang-format off */
 static const struct option lp_run_longopts[] = {
     {"output", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, 'f'},
     {"keep-logs", no_argument, NULL, 'k'},
     {"cuda", required_argument, NULL, 'C'},
     {"counters", required_argument, NULL, 'c'},
+    {"wait", required_argument, NULL, 'w'},
     {"help", no_argument, NULL, 'h'},
     {0},
 };
+/* clang-format on */
 
 static int lp_run_parse(int argc, char **argv, struct lp_run_opts *o)
 {
@@ -269,6 +349,14 @@ static int lp_run_parse(int argc, char **argv, struct lp_run_opts *o)
 		case 'c':
 			if (lp_run_source_option(o, c, optarg))
 				return -1;
+			break;
+		case 'w':
+			if (strcmp(optarg, "primary") && strcmp(optarg, "all")) {
+				lp_cli_usage_error("run", "--wait wants primary or all, not '%s'",
+						   optarg);
+				return -1;
+			}
+			o->wait_all = !strcmp(optarg, "all");
 			break;
 		case 'h':
 			lp_cli_print_help(&lp_cmd_run);
@@ -323,12 +411,18 @@ static int lp_run(int argc, char **argv)
 	lp_child_pid = pid;
 	lp_install_forwarding();
 	int status = lp_wait_tree(pid, reaped);
+	if (o.wait_all)
+		lp_wait_descendants(reaped);
+	o.left_running = lp_report_left_running(&o);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (reaped)
 		fclose(reaped);
 	int app_rc = lp_exit_code(status);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && lp_run_no_logs(&o))
-		return 127; /* exec failed; the child said why */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && lp_run_no_logs(&o)) {
+		/* exec failed and the child said why; the dir holds only the reaped list */
+		lp_remove_logdir(o.logdir);
+		return 127;
+	}
 	if (lp_run_finish_output(&o, pid))
 		return app_rc ? app_rc : LP_EXIT_USAGE;
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -345,7 +439,7 @@ const struct lp_cmd lp_cmd_run = {
     .run = lp_run,
     .summary = "record a program: lock waits, NVTX stages, CUDA work, CPU counters",
     .usage = "usage: latprof run [-o FILE.db] [--force] [--keep-logs] [--cuda=auto|on|off]\n"
-	     "                   [--counters LIST] -- CMD ARGS...\n\n"
+	     "                   [--counters LIST] [--wait=primary|all] -- CMD ARGS...\n\n"
 	     "  -o, --output FILE   database to write (default latprof-N.db in the current\n"
 	     "                      directory); %p expands to the app's pid, %q{VAR} to\n"
 	     "                      the value of environment variable VAR\n"
@@ -353,7 +447,11 @@ const struct lp_cmd lp_cmd_run = {
 	     "      --keep-logs     keep the raw event logs after import\n"
 	     "      --cuda=MODE     CUDA capture: auto (default), on (exit 2 when nothing\n"
 	     "                      was captured), off\n"
-	     "      --counters LIST CPU counters (libpfm4 names), 'default', 'hw', 'none'\n\n"
+	     "      --counters LIST CPU counters (libpfm4 names), 'default', 'hw', 'none'\n"
+	     "      --wait=WHAT     primary (default): import once the app exits; all: also\n"
+	     "                      wait for the descendants it left running (daemons,\n"
+	     "                      background jobs) until they exit or latprof gets\n"
+	     "                      INT, TERM or HUP\n\n"
 	     "Environment: TMPDIR (where the private log directory is made),\n"
 	     "LATPROF_LOG_MB (log size cap per process, default 1024),\n"
 	     "LATPROF_COUNTERS_INTERVAL_NS (least time between two counter reads on a\n"

@@ -18,6 +18,8 @@ struct lp_run_opts {
 	char logdir[PATH_MAX];
 	enum lp_cuda_mode cuda;
 	const char *counters; /* NULL = default set */
+	int wait_all;         /* --wait=all: also wait for descendants left running */
+	int left_running;     /* descendants still running at import */
 };
 
 extern const struct lp_cmd lp_cmd_run;

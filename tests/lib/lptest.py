@@ -49,6 +49,12 @@ def tmpdir():
     return d
 
 
+# latprof run makes its private log directory under TMPDIR. A test's own:
+# logs latprof keeps (descendants left running, a failed import) go with
+# the test instead of piling up in /tmp. Tests that set TMPDIR still can.
+os.environ["TMPDIR"] = tmpdir()
+
+
 def latprof(*args, check=None, env=None, timeout=600, **kw):
     """Run latprof; returns CompletedProcess with text stdout/stderr."""
     e = dict(os.environ)

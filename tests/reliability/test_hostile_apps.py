@@ -58,8 +58,9 @@ check(evs == 5000 and dropped == 0, "every event after the close is recorded")
 
 # daemon(): the parent exits 0 at once and latprof imports right away, while
 # the daemon (reparented to latprof) is still starting: its log may be half
-# made. latprof does not wait for descendants the app left running (a real
-# daemon never exits); it must import what is there and never fail.
+# made. By default latprof does not wait for descendants the app left running
+# (a real daemon never exits; --wait=all does, see test_wait.py); it must
+# import what is there and never fail.
 for k in range(5):
     out = os.path.join(d, f"daemon{k}.db")
     mark = os.path.join(d, f"daemon{k}.mark")

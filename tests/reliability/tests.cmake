@@ -38,6 +38,7 @@ lp_py_test(rel_unattachable test_unattachable.py LABELS e2e reliability)
 lp_py_test(rel_sigterm test_sigterm.py LABELS e2e reliability)
 lp_py_test(rel_security test_security.py LABELS e2e reliability)
 lp_py_test(rel_env test_env.py LABELS e2e reliability)
+lp_py_test(rel_wait test_wait.py LABELS e2e reliability)
 lp_py_test(rel_lint test_lint.py LABELS unit reliability)
 
 # The recording core and the importer under many threads, linked directly
