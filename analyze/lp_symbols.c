@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include "lp_symbols.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <stdio.h>
@@ -191,6 +193,47 @@ static struct lp_symmod *lp_find_mod(struct lp_symtab *st, uint64_t addr)
 
 /* ---- code ------------------------------------------------------------- */
 
+/* When addr lies in code inlined into the symbol's function (std::mutex::lock
+ * into the caller, say), the line table gives the inlined body's line, in a
+ * header. The frame is named after the outer function, so give the line in
+ * it: the call site of the outermost inlined instance (DW_AT_call_file and
+ * DW_AT_call_line, DWARF 5 section 3.3.8.2). 0 when addr is not inlined. */
+static int lp_inline_call_site(Dwfl_Module *mod, Dwarf_Addr addr, const char **file, int *line)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+	Dwarf_Die *scopes = NULL, inner;
+	if (!cu || dwarf_getscopes(cu, addr - bias, &scopes) <= 0) {
+		free(scopes);
+		return 0;
+	}
+	/* dwarf_getscopes follows an inlined instance into its abstract
+	 * definition; the concrete chain of instances comes from the innermost
+	 * scope's own parents (as eu-addr2line -i does). */
+	inner = scopes[0];
+	free(scopes);
+	scopes = NULL;
+	int n = dwarf_getscopes_die(&inner, &scopes);
+	int found = 0;
+	for (int i = n - 1; i >= 0 && !found; i--) { /* outermost first */
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		Dwarf_Attribute at;
+		Dwarf_Word fidx, ln;
+		Dwarf_Files *files;
+		size_t nfiles;
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &at), &fidx) ||
+		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &at), &ln) ||
+		    dwarf_getsrcfiles(cu, &files, &nfiles) || fidx >= nfiles)
+			break;
+		*file = dwarf_filesrc(files, fidx, NULL, NULL);
+		*line = (int)ln;
+		found = *file != NULL;
+	}
+	free(scopes);
+	return found;
+}
+
 int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -215,14 +258,15 @@ int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out)
 		out->function = base ? lp_intern_shown(st, base) : NULL;
 		out->sym_offset = off + 1; /* relative to pc, like a backtrace */
 	}
-	Dwfl_Line *line = dwfl_module_getsrc(m->mod, a);
-	if (line) {
-		int lineno = 0;
-		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-		if (file) {
-			out->file = lp_intern(st, file);
-			out->line = lineno;
-		}
+	const char *file = NULL;
+	int lineno = 0;
+	if (!lp_inline_call_site(m->mod, a, &file, &lineno)) {
+		Dwfl_Line *line = dwfl_module_getsrc(m->mod, a);
+		file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	}
+	if (file) {
+		out->file = lp_intern(st, file);
+		out->line = lineno;
 	}
 	return 0;
 }

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 from locklib import SMALL_LOGS, check_schema
-from lptest import BUILD, check, db, fail, latprof, q1, record, skip, tmpdir
+from lptest import BUILD, SRC, check, db, fail, latprof, q1, record, skip, tmpdir
 
 prog = os.path.join(BUILD, "tests", "locks", "lp_lockprog_cpp")
 if not os.path.exists(prog):
@@ -80,6 +80,11 @@ check(q1(conn, "SELECT count(*) FROM frames WHERE function LIKE '\\_Z%' ESCAPE '
       "no frame in the db keeps a mangled name")
 
 # ---- the report ----------------------------------------------------------
+src_lines = open(os.path.join(SRC, "tests", "locks", "lp_lockprog_cpp.cpp")).read().splitlines()
+LOCK_LINES = {m: next(i + 1 for i, t in enumerate(src_lines)
+                      if f"std::lock_guard<std::mutex> g({v})" in t)
+              for m, v in (("ns::g_model_mutex", "g_model_mutex"),
+                           ("ns::Cache::s_mutex", "s_mutex"))}
 p = latprof("report", path, "--locks", "--format", "json", check=0)
 rep = json.loads(p.stdout)
 check_schema(rep, "--locks JSON of a C++ program")
@@ -93,6 +98,13 @@ for lock, func in (("ns::g_model_mutex", "ns::Worker::run()"),
           f"report: {lock}, {l['count']} waits as in the db")
     check(l["sites"] and l["sites"][0]["function"] == func,
           f"report: {lock} taken in {l['sites'][0]['function'] if l['sites'] else None}")
+    # std::lock_guard -> mutex::lock -> __gthread_mutex_lock are all inlined:
+    # the line table alone gives a libstdc++ header; the site is the user's line.
+    want = LOCK_LINES[lock]
+    site = l["sites"][0]
+    check(site["file"].endswith("lp_lockprog_cpp.cpp") and site["line"] == want,
+          f"report: {lock} site is lp_lockprog_cpp.cpp:{want}, the lock_guard line "
+          f"(got {site['file']}:{site['line']})")
 check("_Z" not in p.stdout, "no _Z symbol anywhere in the --locks JSON")
 text = latprof("report", path, "--locks", check=0).stdout
 check("ns::Worker::run()" in text and "ns::Cache::s_mutex" in text and "_Z" not in text,
