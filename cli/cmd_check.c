@@ -111,7 +111,7 @@ static const char *fmt_measured(const struct check_item *it, char *buf, size_t l
 	else if (it->e.metric == LP_M_SHARE)
 		snprintf(buf, len, "%.2f%%", v * 100);
 	else
-		lp_fmt_ns(v, buf, len);
+		lp_fixed_ns(v, buf, len);
 	return buf;
 }
 

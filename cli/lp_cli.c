@@ -156,19 +156,6 @@ const char *lp_cli_suggest(const char *word, const char *const *candidates, size
 	return best;
 }
 
-const char *lp_fmt_ns(double ns, char *buf, size_t len)
-{
-	if (ns < 1e3)
-		snprintf(buf, len, "%.0f ns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, len, "%.2f us", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, len, "%.2f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3f s", ns / 1e9);
-	return buf;
-}
-
 FILE *lp_cli_fopen_out(const char *path)
 {
 	struct stat st;

@@ -44,7 +44,4 @@ FILE *lp_cli_fopen_out(const char *path);
 /* Closest command name within edit distance 2, or NULL. */
 const char *lp_cli_suggest(const char *word, const char *const *candidates, size_t n);
 
-/* "1234567" -> "1.23 ms" style human duration (static buffer per call slot). */
-const char *lp_fmt_ns(double ns, char *buf, size_t len);
-
 #endif

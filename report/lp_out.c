@@ -1,7 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 #include "lp_out.h"
 
+#include <math.h>
 #include <string.h>
+
+/* decimals for us, ms, s; -1: three significant digits */
+static const char *lp_fmt_dur(double ns, int us_dec, int ms_dec, int s_dec, char *buf, size_t len)
+{
+	static const struct {
+		double div;
+		const char *unit;
+	} u[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}};
+	int dec[] = {s_dec, ms_dec, us_dec};
+	if (isnan(ns)) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	for (int i = 0; i < 3; i++)
+		if (fabs(ns) >= u[i].div) {
+			if (dec[i] < 0)
+				snprintf(buf, len, "%.3g %s", ns / u[i].div, u[i].unit);
+			else
+				snprintf(buf, len, "%.*f %s", dec[i], ns / u[i].div, u[i].unit);
+			return buf;
+		}
+	snprintf(buf, len, "%.0f ns", ns);
+	return buf;
+}
+
+const char *lp_txt_ns(double ns, char *buf, size_t len)
+{
+	return lp_fmt_dur(ns, -1, -1, -1, buf, len);
+}
+
+const char *lp_fixed_ns(double ns, char *buf, size_t len)
+{
+	return lp_fmt_dur(ns, 2, 2, 3, buf, len);
+}
+
+const char *lp_evidence_ns(double ns, char *buf, size_t len)
+{
+	return lp_fmt_dur(ns, 1, 3, 3, buf, len);
+}
 
 int lp_utf8_len(const unsigned char *s)
 {

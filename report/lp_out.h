@@ -21,4 +21,17 @@ void lp_html_str(FILE *f, const char *s);
 /* Length of the valid UTF-8 sequence at s, 0 if invalid. */
 int lp_utf8_len(const unsigned char *s);
 
+/*
+ * A duration for people, in ns, us, ms or s by its magnitude; negative values
+ * keep their sign, NaN prints "-". One implementation; the entry points differ
+ * in precision only, because each view's tests and readers rely on it:
+ *   lp_txt_ns      3 significant digits: table cells ("12.3 us", "1.24 ms")
+ *   lp_fixed_ns    2 decimals in us and ms, 3 in s: figures read side by
+ *                  side (diff, check)
+ *   lp_evidence_ns 1 decimal in us, 3 in ms and s: findings' evidence
+ */
+const char *lp_txt_ns(double ns, char *buf, size_t len);
+const char *lp_fixed_ns(double ns, char *buf, size_t len);
+const char *lp_evidence_ns(double ns, char *buf, size_t len);
+
 #endif

@@ -5,21 +5,6 @@
 #include <math.h>
 #include <string.h>
 
-static const char *fmt_ns(double ns, char *buf, size_t len)
-{
-	if (isnan(ns))
-		snprintf(buf, len, "-");
-	else if (fabs(ns) < 1e3)
-		snprintf(buf, len, "%.0f ns", ns);
-	else if (fabs(ns) < 1e6)
-		snprintf(buf, len, "%.2f us", ns / 1e3);
-	else if (fabs(ns) < 1e9)
-		snprintf(buf, len, "%.2f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3f s", ns / 1e9);
-	return buf;
-}
-
 static const char *fmt_rel(double rel, char *buf, size_t len)
 {
 	if (isnan(rel))
@@ -95,8 +80,8 @@ static void text_named(FILE *f, const char *title, const struct lp_diff_named *v
 		put_name(f, v[i].name, 0);
 		int w = 40 - (int)strlen(v[i].name);
 		fprintf(f, "%*s %12s %12s %9s %8lld %8lld\n", w > 0 ? w : 0, "",
-			fmt_ns(v[i].base_per_req, b1, sizeof(b1)),
-			fmt_ns(v[i].new_per_req, b2, sizeof(b2)), fmt_rel(v[i].rel, b3, sizeof(b3)),
+			lp_fixed_ns(v[i].base_per_req, b1, sizeof(b1)),
+			lp_fixed_ns(v[i].new_per_req, b2, sizeof(b2)), fmt_rel(v[i].rel, b3, sizeof(b3)),
 			v[i].base_count, v[i].new_count);
 	}
 	if (n > 10)
@@ -143,8 +128,8 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 		put_name(f, scope, 0);
 		int w = 24 - (int)strlen(scope);
 		fprintf(f, "%*s %-6s %12s %12s %9s %9s %9s  %s", w > 0 ? w : 0, "",
-			lp_metric_name(r->metric), fmt_ns(r->base, b[0], 32),
-			fmt_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32), fmt_p(r->p, b[3], 32),
+			lp_metric_name(r->metric), lp_fixed_ns(r->base, b[0], 32),
+			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32), fmt_p(r->p, b[3], 32),
 			fmt_p(r->p_adj, b[4], 32),
 			r->verdict == LP_V_REGRESSION ? "REGRESSION" : lp_verdict_name(r->verdict));
 		if (r->verdict == LP_V_NOT_ENOUGH)
@@ -173,8 +158,8 @@ static void md_named(FILE *f, const char *title, const struct lp_diff_named *v, 
 		for (size_t i = 0; i < n && i < 20; i++) {
 			fputs("| ", f);
 			put_name(f, v[i].name, 1);
-			fprintf(f, " | %s | %s | %s |\n", fmt_ns(v[i].base_per_req, b1, 32),
-				fmt_ns(v[i].new_per_req, b2, 32), fmt_rel(v[i].rel, b3, 32));
+			fprintf(f, " | %s | %s | %s |\n", lp_fixed_ns(v[i].base_per_req, b1, 32),
+				lp_fixed_ns(v[i].new_per_req, b2, 32), fmt_rel(v[i].rel, b3, 32));
 		}
 	} else {
 		fputs("None recorded on either side.\n", f);
@@ -200,8 +185,8 @@ void lp_diff_write_markdown(FILE *f, const struct lp_diff *d)
 		fputs(r->is_request ? "| **" : "| ", f);
 		put_name(f, r->scope, 1);
 		fprintf(f, "%s | %s | %s | %s | %s | %s | %s%s%s |\n", r->is_request ? "**" : "",
-			lp_metric_name(r->metric), fmt_ns(r->base, b[0], 32),
-			fmt_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32),
+			lp_metric_name(r->metric), lp_fixed_ns(r->base, b[0], 32),
+			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32),
 			fmt_p(r->p_adj, b[3], 32), r->verdict == LP_V_REGRESSION ? "**" : "",
 			lp_verdict_name(r->verdict), r->verdict == LP_V_REGRESSION ? "**" : "");
 	}

@@ -10,24 +10,10 @@
 
 static const char *const lp_sev_name[] = {"", "low", "medium", "high"};
 
-static const char *lp_ns(double ns, char *buf, size_t len)
-{
-	double a = fabs(ns);
-	if (a >= 1e9)
-		snprintf(buf, len, "%.3f s", ns / 1e9);
-	else if (a >= 1e6)
-		snprintf(buf, len, "%.3f ms", ns / 1e6);
-	else if (a >= 1e3)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
-	else
-		snprintf(buf, len, "%.0f ns", ns);
-	return buf;
-}
-
 static const char *lp_val(double v, const char *unit, char *buf, size_t len)
 {
 	if (!strcmp(unit, "ns"))
-		return lp_ns(v, buf, len);
+		return lp_evidence_ns(v, buf, len);
 	if (!strcmp(unit, "share"))
 		snprintf(buf, len, "%.1f%%", 100 * v);
 	else if (!strcmp(unit, "bytes"))
@@ -52,15 +38,15 @@ static void lp_text_one(FILE *f, const struct lp_findings *r, size_t i, int brie
 		x->rule->title, x->subject ? " -- " : "", x->subject ? x->subject : "");
 	fprintf(f, "   %s\n", x->summary ? x->summary : "");
 	fprintf(f, "   estimated saving %s (%.1f%% of %s), out of %s of %s\n",
-		lp_ns((double)x->saving_ns, a, sizeof(a)), 100 * x->share, lp_scope(r),
-		lp_ns((double)x->basis_ns, b, sizeof(b)), x->basis);
+		lp_evidence_ns((double)x->saving_ns, a, sizeof(a)), 100 * x->share, lp_scope(r),
+		lp_evidence_ns((double)x->basis_ns, b, sizeof(b)), x->basis);
 	if (x->ex.valid)
 		fprintf(f,
 			"   example: request range %" PRId64 " on tid %" PRId64
 			" at +%.6f s, %s, %s at stake\n",
 			x->ex.range_id, x->ex.tid, (double)x->ex.rel_ns / 1e9,
-			lp_ns((double)x->ex.dur_ns, a, sizeof(a)),
-			lp_ns((double)x->ex.at_stake_ns, c, sizeof(c)));
+			lp_evidence_ns((double)x->ex.dur_ns, a, sizeof(a)),
+			lp_evidence_ns((double)x->ex.at_stake_ns, c, sizeof(c)));
 	if (brief) {
 		fprintf(f, "   fix: %s\n", x->rule->fix);
 		return;
@@ -77,7 +63,7 @@ static void lp_text_one(FILE *f, const struct lp_findings *r, size_t i, int brie
 		fprintf(f, "   %s:\n", x->site_kind ? x->site_kind : "sites");
 		for (size_t k = 0; k < x->nsite; k++)
 			fprintf(f, "     %-48s %8" PRId64 "x  %s\n", x->site[k].what,
-				x->site[k].count, lp_ns((double)x->site[k].ns, a, sizeof(a)));
+				x->site[k].count, lp_evidence_ns((double)x->site[k].ns, a, sizeof(a)));
 	}
 	if (x->ex.valid)
 		fprintf(f,
@@ -105,10 +91,10 @@ void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 	fprintf(f, "Bottlenecks: %zu finding%s", r->n, r->n == 1 ? "" : "s");
 	if (r->has_requests)
 		fprintf(f, " over %" PRId64 " requests '%s' (%s of request time)\n", r->requests,
-			r->req_name, lp_ns((double)r->request_ns, a, sizeof(a)));
+			r->req_name, lp_evidence_ns((double)r->request_ns, a, sizeof(a)));
 	else
 		fprintf(f, " over the whole run (no NVTX requests; %s of thread time)\n",
-			lp_ns((double)r->thread_ns, a, sizeof(a)));
+			lp_evidence_ns((double)r->thread_ns, a, sizeof(a)));
 	fputc('\n', f);
 	for (size_t i = 0; i < r->n; i++)
 		lp_text_one(f, r, i, 0);

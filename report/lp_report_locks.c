@@ -11,19 +11,6 @@
 
 /* ---- text helpers ----------------------------------------------------- */
 
-const char *lp_txt_ns(double ns, char *buf, size_t len)
-{
-	if (ns < 1e3)
-		snprintf(buf, len, "%.0f ns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, len, "%.3g us", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, len, "%.3g ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3g s", ns / 1e9);
-	return buf;
-}
-
 size_t lp_txt_cell(char *dst, size_t len, const char *s, size_t maxw)
 {
 	size_t w = 0, o = 0;

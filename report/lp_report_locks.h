@@ -13,9 +13,7 @@ void lp_locks_write_text(FILE *f, const struct lp_lock_report *r);
 void lp_locks_write_json(FILE *f, const struct lp_lock_report *r);
 void lp_locks_write_csv(FILE *f, const struct lp_lock_report *r);
 
-/* Shared by the text writers of the report command. */
-/* "1.23 ms"-style duration into buf; returns buf. */
-const char *lp_txt_ns(double ns, char *buf, size_t len);
+/* Shared by the text writers of the report command (durations: lp_out.h). */
 /* s made safe for a terminal (controls and invalid UTF-8 become '?'),
  * cut to at most maxw characters with a trailing "..."; returns the width
  * in characters. NULL becomes "-". */
