@@ -2,10 +2,11 @@
 /*
  * Uncontended pthread_mutex_lock + unlock in a loop on one thread: the
  * cost latprof's interposer adds when locks are free. Usage:
- * bench_lock [ITERATIONS] [mt]; prints "ns_per_op=X iterations=N".
+ * bench_lock [ITERATIONS] [mt|spin]; prints "ns_per_op=X iterations=N".
  * With "mt" a second thread exists (parked in pause()), as in any program
  * that needs a lock: glibc then takes its atomic path instead of the
- * single-threaded shortcut, and so does the interposer.
+ * single-threaded shortcut, and so does the interposer. "spin" times
+ * pthread_spin_lock + unlock instead (always atomic), with that thread.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -16,7 +17,26 @@
 #include <unistd.h>
 
 static pthread_mutex_t bench_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_spinlock_t bench_spin;
 static volatile unsigned long bench_sink;
+
+static void bench_mutex_loop(long n)
+{
+	for (long i = 0; i < n; i++) {
+		pthread_mutex_lock(&bench_mu);
+		bench_sink++;
+		pthread_mutex_unlock(&bench_mu);
+	}
+}
+
+static void bench_spin_loop(long n)
+{
+	for (long i = 0; i < n; i++) {
+		pthread_spin_lock(&bench_spin);
+		bench_sink++;
+		pthread_spin_unlock(&bench_spin);
+	}
+}
 
 static double now_ns(void)
 {
@@ -39,20 +59,15 @@ int main(int argc, char **argv)
 	if (n <= 0)
 		return 2;
 	pthread_t parked;
-	if (argc > 2 && !strcmp(argv[2], "mt") && pthread_create(&parked, NULL, bench_park, NULL))
+	int spin = argc > 2 && !strcmp(argv[2], "spin");
+	if (argc > 2 && (spin || !strcmp(argv[2], "mt")) &&
+	    pthread_create(&parked, NULL, bench_park, NULL))
 		return 2;
-	/* Warm up: the first lock initializes the interposer's thread state. */
-	for (int i = 0; i < 1000; i++) {
-		pthread_mutex_lock(&bench_mu);
-		bench_sink++;
-		pthread_mutex_unlock(&bench_mu);
-	}
+	pthread_spin_init(&bench_spin, PTHREAD_PROCESS_PRIVATE);
+	void (*loop)(long) = spin ? bench_spin_loop : bench_mutex_loop;
+	loop(1000); /* warm up: the first lock initializes the interposer's thread state */
 	double t0 = now_ns();
-	for (long i = 0; i < n; i++) {
-		pthread_mutex_lock(&bench_mu);
-		bench_sink++;
-		pthread_mutex_unlock(&bench_mu);
-	}
+	loop(n);
 	double t1 = now_ns();
 	printf("ns_per_op=%.3f iterations=%ld\n", (t1 - t0) / (double)n, n);
 	return 0;

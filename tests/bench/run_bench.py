@@ -35,7 +35,8 @@ def kv(text):
 
 def bench_lock():
     for mode, title in (("st", "one thread (glibc's single-threaded shortcut)"),
-                        ("mt", "a second thread exists (any program that needs a lock)")):
+                        ("mt", "a second thread exists (any program that needs a lock)"),
+                        ("spin", "a second thread exists")):
         bench_lock_mode(mode, title)
 
 
@@ -43,7 +44,7 @@ def bench_lock_mode(mode, title):
     iters = os.environ.get("LP_BENCH_LOCK_ITERS", "20000000")
     d = tempfile.mkdtemp(prefix="lpbench-")
     exe = os.path.join(BENCH, "bench_lock")
-    args = [exe, iters] + (["mt"] if mode == "mt" else [])
+    args = [exe, iters] + ([mode] if mode != "st" else [])
     bare, traced = [], []
     for r in range(ROUNDS):
         bare.append(float(kv(run(args).stdout)["ns_per_op"]))
@@ -52,7 +53,8 @@ def bench_lock_mode(mode, title):
         traced.append(float(kv(p.stdout)["ns_per_op"]))
     shutil.rmtree(d, ignore_errors=True)
     b, t = statistics.median(bare), statistics.median(traced)
-    print(f"=== bench: uncontended pthread_mutex_lock+unlock, {title} ===")
+    what = "pthread_spin_lock+unlock" if mode == "spin" else "pthread_mutex_lock+unlock"
+    print(f"=== bench: uncontended {what}, {title} ===")
     print(f"iterations per run   {iters}, {ROUNDS} rounds interleaved")
     print(f"bare                 {b:8.2f} ns/op  (rounds: {', '.join(f'{x:.2f}' for x in bare)})")
     print(f"latprof run          {t:8.2f} ns/op  (rounds: {', '.join(f'{x:.2f}' for x in traced)})")
