@@ -717,6 +717,34 @@ static int lp_rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 
 /* Context switches and migrations per request from range_counters, and
  * the request time off the CPU that no recorded wait explains. */
+/* Lock and condition waits that began inside a request range, on the
+ * thread that opened it: each switches the thread out once. Waits elsewhere
+ * (background threads, start-up) explain none of the requests' switches. */
+static int64_t lp_req_waits(struct lp_fnd_ctx *c)
+{
+	static const char *const tables[] = {"lock_waits", "cond_waits"};
+	int64_t n = 0;
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		char sql[320];
+		sqlite3_stmt *st;
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM ranges_named r JOIN %s w ON w.thread_id = "
+			 "r.start_thread_id AND w.start_ns >= r.start_ns AND w.start_ns < r.end_ns "
+			 "WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2",
+			 tables[i]);
+		int rc = lp_prep(c, sql, &st);
+		if (rc)
+			return rc;
+		sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1,
+				  SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n += sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return n;
+}
+
 static int lp_rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	if (!c->has_req)
@@ -758,8 +786,9 @@ static int lp_rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr
 	for (int k = 0; k < c->bd.ncat; k++)
 		if (k == lw || k == cw || k == sw)
 			wait_ns += c->bd.req_cat_ns[k];
-	waits = lp_q1(c, "SELECT (SELECT count(*) FROM lock_waits) + (SELECT count(*) FROM "
-			 "cond_waits)");
+	waits = lp_req_waits(c);
+	if (waits < 0)
+		return (int)waits;
 	double per_req = cs / nr, excess = (cs - (double)waits) / nr;
 	if (excess < 0)
 		excess = 0;

@@ -8,8 +8,11 @@
  *   --cold N       the first N requests of each thread pay a lazy
  *                  initialization of --cold-us U inside "work" (cold-start);
  *   --warm         ... unless the thread pays it before serving.
+ *   --background-waits B  before serving, two threads make about B
+ *                  contended lock waits outside any range (they explain
+ *                  none of the requests' context switches).
  * usage: fnd_cpu [--clients C] [--requests N] [--work-us U] [--slots S]
- *                [--cold N] [--cold-us U] [--warm]
+ *                [--cold N] [--cold-us U] [--warm] [--background-waits B]
  * Work is a busy-wait on CLOCK_MONOTONIC, so it lasts its time.
  */
 #define _GNU_SOURCE
@@ -20,11 +23,12 @@
 #include <stdlib.h>
 #include <time.h>
 
-static int clients = 4, requests = 50, slots = 1 << 20, cold, warm;
+static int clients = 4, requests = 50, slots = 1 << 20, cold, warm, bg_waits;
 static long work_us = 1000, cold_us = 20000;
 static int free_slots;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t bg_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void spin_us(long us)
 {
@@ -65,13 +69,39 @@ static void *client(void *arg)
 	return NULL;
 }
 
+/* Holds bg_mu across a short sleep, so the other background thread queues. */
+static void *background(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < bg_waits; i++) {
+		pthread_mutex_lock(&bg_mu);
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+		pthread_mutex_unlock(&bg_mu);
+	}
+	return NULL;
+}
+
+static void run_threads(int n, void *(*fn)(void *))
+{
+	pthread_t t[256];
+	for (int i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, fn, NULL);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    {"clients", required_argument, NULL, 'c'}, {"requests", required_argument, NULL, 'n'},
-	    {"work-us", required_argument, NULL, 'w'}, {"slots", required_argument, NULL, 's'},
-	    {"cold", required_argument, NULL, 'k'},    {"cold-us", required_argument, NULL, 'u'},
-	    {"warm", no_argument, NULL, 'W'},	       {0, 0, 0, 0}};
+	static const struct option lo[] = {{"clients", required_argument, NULL, 'c'},
+					   {"requests", required_argument, NULL, 'n'},
+					   {"work-us", required_argument, NULL, 'w'},
+					   {"slots", required_argument, NULL, 's'},
+					   {"cold", required_argument, NULL, 'k'},
+					   {"cold-us", required_argument, NULL, 'u'},
+					   {"warm", no_argument, NULL, 'W'},
+					   {"background-waits", required_argument, NULL, 'b'},
+					   {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -96,19 +126,21 @@ int main(int argc, char **argv)
 		case 'W':
 			warm = 1;
 			break;
+		case 'b':
+			bg_waits = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: fnd_cpu [--clients C] [--requests N] [--work-us U] "
-					"[--slots S] [--cold N] [--cold-us U] [--warm]\n");
+					"[--slots S] [--cold N] [--cold-us U] [--warm] "
+					"[--background-waits B]\n");
 			return 2;
 		}
 	}
 	if (clients < 1 || clients > 256 || requests < 1 || slots < 1)
 		return fprintf(stderr, "fnd_cpu: bad arguments\n"), 2;
 	free_slots = slots;
-	pthread_t t[256];
-	for (int i = 0; i < clients; i++)
-		pthread_create(&t[i], NULL, client, NULL);
-	for (int i = 0; i < clients; i++)
-		pthread_join(t[i], NULL);
+	if (bg_waits > 0)
+		run_threads(2, background);
+	run_threads(clients, client);
 	return 0;
 }
