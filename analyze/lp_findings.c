@@ -722,17 +722,16 @@ static int lp_rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
  * (background threads, start-up) explain none of the requests' switches. */
 static int64_t lp_req_waits(struct lp_fnd_ctx *c)
 {
-	static const char *const tables[] = {"lock_waits", "cond_waits"};
+#define LP_REQ_WAITS(table)                                                                        \
+	"SELECT count(*) FROM ranges_named r JOIN " table " w ON w.thread_id = "                   \
+	"r.start_thread_id AND w.start_ns >= r.start_ns AND w.start_ns < r.end_ns "                \
+	"WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2"
+	static const char *const sql[] = {LP_REQ_WAITS("lock_waits"), LP_REQ_WAITS("cond_waits")};
+#undef LP_REQ_WAITS
 	int64_t n = 0;
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		char sql[320];
+	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
 		sqlite3_stmt *st;
-		snprintf(sql, sizeof(sql),
-			 "SELECT count(*) FROM ranges_named r JOIN %s w ON w.thread_id = "
-			 "r.start_thread_id AND w.start_ns >= r.start_ns AND w.start_ns < r.end_ns "
-			 "WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2",
-			 tables[i]);
-		int rc = lp_prep(c, sql, &st);
+		int rc = lp_prep(c, sql[i], &st);
 		if (rc)
 			return rc;
 		sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
