@@ -6,7 +6,8 @@
 # (one clock); pageable and pinned copies told apart; --fixed waits less in
 # sync and has a lower request p50. Then the overhead benchmark: a loop of
 # ~1 us kernel launches, timed inside the app, alone and under latprof (and
-# under nsys when it is found), medians of 3 runs each.
+# under nsys when it is found), medians of 3 runs each. Last, when PyTorch
+# with CUDA is there, samples/cuda/torch_infer.py (unmodified PyTorch).
 #
 # Ends with one summary line per part ("gpu: PASS ..." / "gpu-bench: ...");
 # exit 0 = the checks pass. With $OUT set (the device tool), the two
@@ -27,7 +28,7 @@ exec > >(tee "$log") 2>&1
 save() { # the databases and the log come back through $OUT
 	[ -n "${OUT:-}" ] || return 0
 	mkdir -p "$OUT"
-	cp "$work"/cuda_*.db "$OUT/" 2>/dev/null || true
+	cp "$work"/cuda_*.db "$OUT/" 2>/dev/null || true # slow, fixed, torch
 	sleep 0.2
 	cp "$log" "$OUT/gpu.log"
 }
@@ -101,5 +102,34 @@ line+=" latprof $(ratio "$ml" "$launches" 3) us/launch, ratio $(ratio "$ml" "$ma
 [ ${#nsys_t[@]} -gt 0 ] && line+=", nsys ratio $(ratio "$(median "${nsys_t[@]}")" "$ma" 2)x"
 "$lp" report "$work/loop.db" --kernels | head -6
 echo "$line"
+
+# Unmodified PyTorch (when the machine has it): NVTX through torch.cuda.nvtx,
+# kernels from cuBLAS and PyTorch's own, linked to the request that launched them.
+if py -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+	if "$lp" run --cuda=on -f -o "$work/cuda_torch.db" -- python3 "$src/samples/cuda/torch_infer.py" \
+		--requests 100; then
+		"$lp" report "$work/cuda_torch.db" --breakdown | head -12
+		"$lp" report "$work/cuda_torch.db" --kernels | head -8
+		py - "$work/cuda_torch.db" <<'PY' || rc=1
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+q = lambda s: c.execute(s).fetchone()[0]
+req = q("SELECT count(*) FROM ranges_named WHERE name = 'request'")
+k = q("SELECT count(*) FROM kernels")
+inside = q("""SELECT count(*) FROM gpu_launches g JOIN ranges_named r ON r.name = 'request'
+  AND r.start_thread_id = g.thread_id AND g.api_start_ns >= r.start_ns AND g.api_start_ns < r.end_ns""")
+early = q("SELECT count(*) FROM gpu_launches WHERE start_ns < api_start_ns")
+ok = req == 100 and k > 0 and inside > 0 and early == 0
+print(f"gpu-torch: {'PASS' if ok else 'FAIL'} {req} requests, {k} kernels, {inside} GPU ops "
+      f"launched inside requests, {early} before their API call")
+sys.exit(0 if ok else 1)
+PY
+	else
+		echo "gpu-torch: FAIL latprof run --cuda=on on samples/cuda/torch_infer.py"
+		rc=1
+	fi
+else
+	echo "gpu-torch: not run (no PyTorch with CUDA here)"
+fi
 save
 exit $rc
