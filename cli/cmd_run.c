@@ -455,7 +455,10 @@ const struct lp_cmd lp_cmd_run = {
 	     "Environment: TMPDIR (where the private log directory is made),\n"
 	     "LATPROF_LOG_MB (log size cap per process, default 1024),\n"
 	     "LATPROF_COUNTERS_INTERVAL_NS (least time between two counter reads on a\n"
-	     "thread, default 20000; 0 reads at every NVTX boundary).\n\n"
+	     "thread, default 20000; 0 reads at every NVTX boundary),\n"
+	     "LATPROF_CUPTI (path of the libcupti to use, e.g. a PyTorch wheel's copy;\n"
+	     "default: the build's soname through the library path, then the build's\n"
+	     "CUDA directory), LATPROF_CUDA_BUFFER_MB (CUPTI buffers, default 64).\n\n"
 	     "The exit status is the app's (128+N when signal N killed it). Signals\n"
 	     "INT, TERM, HUP, QUIT, USR1, USR2 sent to latprof are forwarded to the app.\n"
 	     "If the import fails, the logs are kept and 'latprof import DIR' retries.\n",

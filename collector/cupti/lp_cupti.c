@@ -19,6 +19,7 @@
 
 #include "lp_core.h"
 #include "lp_cupti.h"
+#include "lp_cupti_api.h"
 #include "lp_log_cuda.h"
 
 #define LP_BUF_SIZE (4u << 20)	/* CUPTI's own default is 8 MB; smaller flushes sooner */
@@ -75,7 +76,8 @@ static void CUPTIAPI lp_buf_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	struct lp_cupti_counts c = {0};
 	size_t dropped = 0;
 	lp_cupti_translate(buffer, valid, &c);
-	if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+	if (lp_cupti.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS &&
+	    dropped)
 		__atomic_add_fetch(&lp_dropped, dropped, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&lp_records, c.records, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&lp_unknown, c.unknown_kinds, __ATOMIC_RELAXED);
@@ -94,7 +96,7 @@ static void lp_flush(void)
 	if (!__atomic_load_n(&lp_started, __ATOMIC_ACQUIRE))
 		return;
 	int saved = errno;
-	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	lp_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	struct lp_cupti_counts c = {
 	    .records = __atomic_load_n(&lp_records, __ATOMIC_RELAXED),
 	    .unknown_kinds = __atomic_load_n(&lp_unknown, __ATOMIC_RELAXED),
@@ -150,7 +152,7 @@ static void lp_report(unsigned phase, CUptiResult r, unsigned detail, const char
 {
 	const char *s = NULL;
 	char msg[512];
-	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
+	if (lp_cupti.GetResultString(r, &s) != CUPTI_SUCCESS || !s)
 		s = "unknown CUPTI error";
 	snprintf(msg, sizeof(msg), "%s (CUPTI: %s in %s)", lp_why(r), s, what);
 	lp_cupti_status(phase, (int)r, detail, 0, msg);
@@ -178,8 +180,8 @@ static int lp_enable_kinds(void)
 	unsigned n = 0;
 	char what[96];
 	for (size_t i = 0; i < sizeof(lp_kinds) / sizeof(lp_kinds[0]); i++) {
-		CUptiResult r = cuptiActivityEnable(lp_kinds[i].kind);
-		snprintf(what, sizeof(what), "cuptiActivityEnable(%s)", lp_kinds[i].name);
+		CUptiResult r = lp_cupti.ActivityEnable(lp_kinds[i].kind);
+		snprintf(what, sizeof(what), "lp_cupti.ActivityEnable(%s)", lp_kinds[i].name);
 		if (r == CUPTI_SUCCESS) {
 			n++;
 		} else if (lp_kinds[i].required) {
@@ -207,20 +209,26 @@ static void lp_start(void)
 	lp_core_init(); /* no-op without LATPROF_DIR: then nothing is recorded */
 	lp_max_buffers = lp_env_u32("LATPROF_CUDA_BUFFER_MB", LP_DEFAULT_LIMIT_MB, 8, 4096) /
 			 (LP_BUF_SIZE >> 20);
-	if ((r = cuptiSubscribe(&lp_sub, lp_callback, NULL)) != CUPTI_SUCCESS) {
+	char err[400], msg[480];
+	if (lp_cupti_api_load(err, sizeof(err))) {
+		snprintf(msg, sizeof(msg), "the CUPTI library could not be loaded: %s", err);
+		lp_cupti_status(LP_CUDA_START_FAILED, -1, 0, 0, msg);
+		goto out;
+	}
+	if ((r = lp_cupti.Subscribe(&lp_sub, lp_callback, NULL)) != CUPTI_SUCCESS) {
 		lp_report(LP_CUDA_START_FAILED, r, 0, "cuptiSubscribe");
 		goto out;
 	}
-	cuptiEnableCallback(1, lp_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
-			    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+	lp_cupti.EnableCallback(1, lp_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+				CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
 	/* threadId = gettid(), so API calls join the threads table. */
-	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	lp_cupti.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	/* Before any kind is enabled, so every record uses our clock. */
-	if ((r = cuptiActivityRegisterTimestampCallback(lp_cupti_clock)) != CUPTI_SUCCESS) {
+	if ((r = lp_cupti.ActivityRegisterTimestampCallback(lp_cupti_clock)) != CUPTI_SUCCESS) {
 		lp_report(LP_CUDA_START_FAILED, r, 0, "cuptiActivityRegisterTimestampCallback");
 		goto out;
 	}
-	if ((r = cuptiActivityRegisterCallbacks(lp_buf_requested, lp_buf_completed)) !=
+	if ((r = lp_cupti.ActivityRegisterCallbacks(lp_buf_requested, lp_buf_completed)) !=
 	    CUPTI_SUCCESS) {
 		lp_report(LP_CUDA_START_FAILED, r, 0, "cuptiActivityRegisterCallbacks");
 		goto out;
@@ -228,7 +236,7 @@ static void lp_start(void)
 	int n = lp_enable_kinds();
 	if (n < 0)
 		goto out;
-	cuptiActivityFlushPeriod(
+	lp_cupti.ActivityFlushPeriod(
 	    lp_env_u32("LATPROF_CUDA_FLUSH_MS", LP_DEFAULT_FLUSH_MS, 1, 60000));
 	__atomic_store_n(&lp_started, 1, __ATOMIC_RELEASE);
 	atexit(lp_atexit);

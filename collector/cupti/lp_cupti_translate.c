@@ -17,6 +17,7 @@
 
 #include "lp_core.h"
 #include "lp_cupti.h"
+#include "lp_cupti_api.h"
 #include "lp_log_cuda.h"
 
 #if CUPTI_API_VERSION < 130000 || CUPTI_API_VERSION >= 140000
@@ -93,7 +94,7 @@ static uint32_t lp_api_name(int driver, uint32_t cbid)
 	const char *name = NULL;
 	CUpti_CallbackDomain dom =
 	    driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
-	if (cuptiGetCallbackName(dom, cbid, &name) != CUPTI_SUCCESS || !name)
+	if (lp_cupti.GetCallbackName(dom, cbid, &name) != CUPTI_SUCCESS || !name)
 		return 0;
 	id = lp_intern_string(name, strlen(name));
 	if (slot)
@@ -319,9 +320,9 @@ uint64_t lp_cupti_translate(uint8_t *buf, size_t valid, struct lp_cupti_counts *
 {
 	CUpti_Activity *a = NULL;
 	uint64_t seen = 0;
-	if (!buf || !valid)
+	if (!buf || !valid || lp_cupti_api_load(NULL, 0))
 		return 0;
-	while (cuptiActivityGetNextRecord(buf, valid, &a) == CUPTI_SUCCESS) {
+	while (lp_cupti.ActivityGetNextRecord(buf, valid, &a) == CUPTI_SUCCESS) {
 		int rc = lp_tr_one(a, c);
 		seen++;
 		if (rc == 0)

@@ -11,6 +11,7 @@
  *                 loses, then _exit: only the flush at the reset saved them
  *   limit         launches that fill and hold buffers past the collector's
  *                 LATPROF_CUDA_BUFFER_MB limit: records dropped and counted
+ *   init          InitializeInjection only, then "initialized" and exit 0
  * Prints "launches N written W" (W = records the stand-in stored).
  */
 #define _GNU_SOURCE
@@ -33,6 +34,8 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "fake_cupti_app: no injection library (%s)\n",
 			       inj ? dlerror() : "CUDA_INJECTION64_PATH unset"),
 		       3;
+	if (!strcmp(mode, "init"))
+		return puts("initialized") < 0;
 	/* Loaded for the injection library, locally: not in the global scope. */
 	void *cupti = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
 	emit_fn emit = cupti ? (emit_fn)dlsym(cupti, "fake_cupti_emit") : NULL;

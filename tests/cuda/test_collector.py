@@ -77,3 +77,15 @@ check(cap["records"] == written and cap["records"] + cap["dropped"] == 2 * launc
 p = latprof("report", os.path.join(d, "limit.db"), "--kernels", check=0)
 check(f"{cap['dropped']} records dropped by CUPTI" in p.stdout,
       f"the report states the drops: {p.stdout.splitlines()[0]}")
+
+# No usable libcupti (LATPROF_CUPTI names a missing file): the injection
+# library still loads and returns success, so cuInit and the app go on; the
+# one line says what was not found.
+out = os.path.join(d, "nolib.db")
+p = latprof("run", "--cuda=on", "-o", out, "--", app, "init",
+            env={"LD_LIBRARY_PATH": fake, "LATPROF_CUPTI": "/nonexistent/libcupti.so.13"})
+check(p.stdout == "initialized\n", "missing libcupti: InitializeInjection succeeded, the app ran on")
+lines = [l for l in p.stderr.splitlines() if "GPU activity not recorded" in l]
+check(p.returncode == 2 and len(lines) == 1 and
+      "the CUPTI library could not be loaded: LATPROF_CUPTI: /nonexistent/libcupti.so.13" in lines[0],
+      f"--cuda=on exits 2 with one line naming the missing library: {lines}")

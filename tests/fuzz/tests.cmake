@@ -10,7 +10,8 @@ set(lp_fuzz_libs_import latprof_analyze)
 set(lp_fuzz_libs_expect latprof_analyze)
 if(TARGET latprof_cupti_tr)
   list(APPEND lp_fuzz_targets cupti)
-  set(lp_fuzz_libs_cupti latprof_cupti_tr latprof_core)
+  # the fuzzer walks buffers with the real cuptiActivityGetNextRecord too
+  set(lp_fuzz_libs_cupti latprof_cupti_tr latprof_core ${CUPTI_LIB})
 endif()
 # fuzz_cupti rewrites the name pointers of kernel/device records to strings
 # of its own before translating (CUPTI guarantees them; random bytes would
@@ -18,7 +19,7 @@ endif()
 # them from tests/cuda's buffer construction (fuzz_cupti_seed tests/fuzz/cupti).
 if(TARGET latprof_cupti_tr)
   add_executable(fuzz_cupti_seed ${lp_fuzz_src}/fuzz_cupti_seed.c)
-  target_link_libraries(fuzz_cupti_seed PRIVATE latprof_cupti_tr latprof_analyze)
+  target_link_libraries(fuzz_cupti_seed PRIVATE latprof_cupti_tr latprof_analyze ${CUPTI_LIB})
 endif()
 set(lp_fuzz_no_timed_run)
 

@@ -33,6 +33,10 @@ done | sort -u | while read -r name path; do
 	[[ $name =~ $system || $path == "$out"/* || $name == liblatprof_* ]] && continue
 	cp -L "$path" "$out/deps/$name"
 done
+# libcupti is opened with dlopen (never a DT_NEEDED): the one the build used.
+cupti=$(sed -n 's/^CUPTI_LIB:FILEPATH=//p' "$build/CMakeCache.txt")
+soname=$(objdump -p "$cupti" | awk '$1 == "SONAME" { print $2 }')
+cp -L "$cupti" "$out/deps/${soname:-libcupti.so}"
 missing=$(for f in "$out"/bin/* "$out"/lib/latprof/*.so "$out"/samples/*; do
 	LD_LIBRARY_PATH=$out/deps ldd "$f" | grep "not found" || true; done)
 [ -z "$missing" ] || { echo "bundle: unresolved: $missing" >&2; exit 1; }
