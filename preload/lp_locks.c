@@ -88,7 +88,7 @@ __attribute__((noinline)) static int lp_mutex_slow(pthread_mutex_t *m, enum lp_o
 /* Any trylock result but EBUSY is final: EOWNERDEAD, for one, means we now
  * hold the lock. The hottest hook skips the frame-pointer prologue: its
  * slow path is a sibling call, so no unwinder ever sees this frame. */
-LP_HOOK __attribute__((optimize("omit-frame-pointer"))) int pthread_mutex_lock(pthread_mutex_t *m)
+LP_HOOK LP_HOT_NOFP int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	if (__libc_single_threaded && !(m->__data.__kind & LP_PSHARED_BIT)) {
 		int (*fn)(pthread_mutex_t *) =
@@ -246,7 +246,7 @@ __attribute__((noinline)) static int lp_spin_slow(pthread_spinlock_t *l, void *r
 }
 
 /* Same shape as pthread_mutex_lock: one trylock, a sibling call when busy. */
-LP_HOOK __attribute__((optimize("omit-frame-pointer"))) int pthread_spin_lock(pthread_spinlock_t *l)
+LP_HOOK LP_HOT_NOFP int pthread_spin_lock(pthread_spinlock_t *l)
 {
 	int rc = pthread_spin_trylock(l);
 	if (__builtin_expect(rc != EBUSY, 1))

@@ -18,6 +18,13 @@
 #include <time.h>
 
 #define LP_HOOK __attribute__((visibility("default")))
+/* The hottest hooks skip the frame-pointer prologue (gcc; clang has no
+ * per-function optimize attribute and keeps the build's setting). */
+#if defined(__clang__)
+#define LP_HOT_NOFP
+#else
+#define LP_HOT_NOFP __attribute__((optimize("omit-frame-pointer")))
+#endif
 
 struct lp_real {
 	int (*mutex_lock)(pthread_mutex_t *);
