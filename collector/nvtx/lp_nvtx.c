@@ -256,11 +256,14 @@ static void lp_tsc_init(void)
 
 /* A re-base snaps to the true clock, which may be a little behind the
  * extrapolated stamps before it (the rate estimate errs by parts in 1e4):
- * clamp, so a pop is never stamped before its push on the same thread. */
+ * clamp, so a pop is never stamped before its push on the same thread.
+ * Strictly after the last stamp (two boundaries are >= 10 ns apart anyway):
+ * equal stamps would pair two boundaries with one counter sample, leaving
+ * the ranges between them without a delta. */
 static inline uint64_t lp_ts_mono(struct lp_nvtx_tls *t, uint64_t ns)
 {
-	if (ns < t->last)
-		ns = t->last;
+	if (ns <= t->last)
+		ns = t->last + 1;
 	t->last = ns;
 	return ns;
 }
