@@ -92,6 +92,8 @@ void lp_pre_resolve(void)
 	LP_SYM(execvp, "execvp");
 	LP_SYM(execvpe, "execvpe");
 	LP_SYM(fexecve, "fexecve");
+	LP_SYM(posix_spawn, "posix_spawn");
+	LP_SYM(posix_spawnp, "posix_spawnp");
 	LP_SYM(exit, "exit");
 	LP_SYM(uexit, "_exit");
 	LP_SYM(uExit, "_Exit");
@@ -251,6 +253,7 @@ __attribute__((constructor)) static void lp_pre_init(void)
 	int saved = errno;
 	lp_pre_guard = 1; /* lp_core_init takes a mutex: no hook recording */
 	lp_pre_resolve();
+	lp_env_capture();
 	int ok = lp_core_init() == 0;
 	if (ok) {
 		uint64_t adds = 0;

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -53,6 +54,10 @@ struct lp_real {
 	int (*execvp)(const char *, char *const[]);
 	int (*execvpe)(const char *, char *const[], char *const[]);
 	int (*fexecve)(int, char *const[], char *const[]);
+	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			   const posix_spawnattr_t *, char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			    const posix_spawnattr_t *, char *const[], char *const[]);
 	void (*exit)(int) __attribute__((noreturn));
 	void (*uexit)(int) __attribute__((noreturn));
 	void (*uExit)(int) __attribute__((noreturn));
@@ -66,6 +71,9 @@ struct lp_real {
 };
 
 extern struct lp_real lp_real;
+
+/* At start-up: keep latprof's variables for exec'd children (lp_proc.c). */
+void lp_env_capture(void);
 extern int lp_pre_on; /* core log open and hooks set up */
 extern __thread int lp_pre_guard __attribute__((tls_model("initial-exec")));
 

@@ -148,6 +148,104 @@ LP_HOOK pid_t vfork(void)
 	return lp_fork();
 }
 
+/* ---- the environment of exec'd children -------------------------------- */
+
+/*
+ * The variables latprof run gives the app. A child exec'd with an environment
+ * that lacks them (env -i, subprocess with env={...}, clearenv) would run
+ * untraced, where perf and nsys follow every child: when LATPROF_DIR is
+ * missing, the hooks add back each of these the child's environment lacks
+ * (LD_PRELOAD: ours in front of the child's own). Kept at start-up in static
+ * storage: the hooks neither read the environment later nor allocate.
+ */
+static const char *const lp_env_names[] = {
+    "LATPROF_DIR",	     "LD_PRELOAD",
+    "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH",
+    "LATPROF_COUNTERS",	     "LATPROF_COUNTERS_INTERVAL_NS",
+    "LATPROF_LOG_MB",	     "LATPROF_CUDA_BUFFER_MB",
+    "LATPROF_CUDA_FLUSH_MS", "LATPROF_CUPTI",
+    "LATPROF_NVTX_CLOCK",    "ASAN_OPTIONS",
+};
+#define LP_ENV_N (sizeof(lp_env_names) / sizeof(lp_env_names[0]))
+#define LP_ENV_MAX_CHILD 65536 /* entries; a larger environment passes as it is */
+static char lp_env_store[16384];
+static const char *lp_env_kept[LP_ENV_N]; /* "NAME=value" in lp_env_store, or NULL */
+
+void lp_env_capture(void)
+{
+	size_t used = 0;
+	for (size_t i = 0; i < LP_ENV_N; i++) {
+		const char *v = getenv(lp_env_names[i]);
+		size_t nl = strlen(lp_env_names[i]), vl = v ? strlen(v) : 0;
+		if (!v || used + nl + vl + 2 > sizeof(lp_env_store))
+			continue;
+		char *kv = lp_env_store + used;
+		memcpy(kv, lp_env_names[i], nl);
+		kv[nl] = '=';
+		memcpy(kv + nl + 1, v, vl + 1);
+		lp_env_kept[i] = kv;
+		used += nl + vl + 2;
+	}
+}
+
+/* Index in envp of "NAME=...", or -1. */
+static long lp_env_find(char *const envp[], const char *kv)
+{
+	size_t nl = (size_t)(strchr(kv, '=') - kv) + 1;
+	for (long i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], kv, nl))
+			return i;
+	return -1;
+}
+
+/* Entries the fixed environment needs (0: leave envp as it is). */
+static size_t lp_env_need(char *const envp[])
+{
+	if (!lp_pre_recording() || !lp_env_kept[0] || lp_env_find(envp, lp_env_kept[0]) >= 0)
+		return 0;
+	size_t n = 0;
+	while (envp && envp[n] && n < LP_ENV_MAX_CHILD)
+		n++;
+	return n < LP_ENV_MAX_CHILD ? n + LP_ENV_N + 1 : 0;
+}
+
+/* envp plus what it lacks, into out[cap]; pre (len) holds a combined
+ * LD_PRELOAD when the child has its own. */
+static char *const *lp_env_fix(char *const envp[], char **out, size_t cap, char *pre, size_t len)
+{
+	size_t n = 0;
+	for (; envp && envp[n]; n++)
+		out[n] = envp[n];
+	for (size_t i = 0; i < LP_ENV_N && n + 1 < cap; i++) {
+		const char *kv = lp_env_kept[i];
+		long at = kv ? lp_env_find(envp, kv) : 0;
+		if (!kv)
+			continue;
+		if (at < 0) {
+			out[n++] = (char *)kv;
+		} else if (!strcmp(lp_env_names[i], "LD_PRELOAD")) {
+			const char *theirs = strchr(envp[at], '=') + 1;
+			size_t a = strlen(kv), b = strlen(theirs);
+			if (a + 1 + b + 1 <= len) {
+				memcpy(pre, kv, a);
+				pre[a] = ':';
+				memcpy(pre + a + 1, theirs, b + 1);
+				out[at] = pre;
+			}
+		}
+	}
+	out[n] = NULL;
+	return out;
+}
+
+/* In a hook with an envp: a fixed copy on this frame's stack when needed. */
+#define LP_ENV_FIX(envp)                                                                           \
+	size_t env_cap_ = lp_env_need(envp);                                                       \
+	char *env_out_[env_cap_ ? env_cap_ : 1];                                                   \
+	char env_pre_[env_cap_ ? 8192 : 1];                                                        \
+	if (env_cap_)                                                                              \
+	envp = lp_env_fix(envp, env_out_, env_cap_, env_pre_, sizeof(env_pre_))
+
 /* ---- exec ------------------------------------------------------------- */
 
 static void lp_exec_note(const char *path)
@@ -171,13 +269,19 @@ LP_HOOK int execve(const char *path, char *const argv[], char *const envp[])
 {
 	LP_NOSYS_IF_NULL(execve);
 	lp_exec_note(path);
+	LP_ENV_FIX(envp);
 	return lp_real.execve(path, argv, envp);
 }
 
+/* execv and execvp pass environ: after clearenv() it lacks ours too. */
 LP_HOOK int execv(const char *path, char *const argv[])
 {
 	LP_NOSYS_IF_NULL(execv);
 	lp_exec_note(path);
+	char *const *envp = environ;
+	LP_ENV_FIX(envp);
+	if (envp != environ && lp_real.execve)
+		return lp_real.execve(path, argv, envp);
 	return lp_real.execv(path, argv);
 }
 
@@ -185,6 +289,10 @@ LP_HOOK int execvp(const char *file, char *const argv[])
 {
 	LP_NOSYS_IF_NULL(execvp);
 	lp_exec_note(file);
+	char *const *envp = environ;
+	LP_ENV_FIX(envp);
+	if (envp != environ && lp_real.execvpe)
+		return lp_real.execvpe(file, argv, envp);
 	return lp_real.execvp(file, argv);
 }
 
@@ -192,7 +300,28 @@ LP_HOOK int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	LP_NOSYS_IF_NULL(execvpe);
 	lp_exec_note(file);
+	LP_ENV_FIX(envp);
 	return lp_real.execvpe(file, argv, envp);
+}
+
+/* posix_spawn execs in a child of its own (glibc: clone with CLONE_VFORK,
+ * so the fixed environment on this stack outlives the child's execve). */
+LP_HOOK int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	if (!LP_REAL(posix_spawn))
+		return ENOSYS;
+	LP_ENV_FIX(envp);
+	return lp_real.posix_spawn(pid, path, fa, attr, argv, envp);
+}
+
+LP_HOOK int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			 const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	if (!LP_REAL(posix_spawnp))
+		return ENOSYS;
+	LP_ENV_FIX(envp);
+	return lp_real.posix_spawnp(pid, file, fa, attr, argv, envp);
 }
 
 LP_HOOK int fexecve(int fd, char *const argv[], char *const envp[])
@@ -215,6 +344,7 @@ LP_HOOK int fexecve(int fd, char *const argv[], char *const envp[])
 		path[got > 0 ? got : 0] = 0;
 		lp_exec_note(got > 0 ? path : link);
 	}
+	LP_ENV_FIX(envp);
 	return lp_real.fexecve(fd, argv, envp);
 }
 

@@ -6,14 +6,18 @@
  *   fork OUT        fork without exec
  *   forkexec OUT    fork, the child execs `leaf`
  *   spawn OUT       posix_spawn `leaf`
+ *   scrubexec OUT   fork, the child execve's `leaf` with only LP_MARK=kept
+ *                   in its environment (env -i style)
+ *   scrubspawn OUT  posix_spawn `leaf` with only LP_MARK=kept
+ *   clearenv OUT    fork, the child clearenv()s, sets LP_MARK, execv's `leaf`
  *   tree OUT        3 levels: fork -> the child fork+execs a leaf
  *   leaf OUT        start one thread, report, exit
  *   threads N       N short-lived threads, 10 alive at a time
  *   stress N        4 threads x N lock/unlock of one global mutex
  *
  * Process modes make every process start one extra thread, then append
- * "pid=P ppid=Q threads=T" to OUT: the ground truth the test compares with
- * the database.
+ * "pid=P ppid=Q threads=T mark=M" to OUT (M = 1 when LP_MARK=kept): the
+ * ground truth the test compares with the database.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -48,8 +52,9 @@ static void report(const char *out)
 	if (pthread_create(&t, NULL, nop_thread, NULL) == 0)
 		pthread_join(t, NULL);
 	char line[128];
-	int n = snprintf(line, sizeof(line), "pid=%d ppid=%d threads=2\n", (int)getpid(),
-			 (int)getppid());
+	const char *mark = getenv("LP_MARK");
+	int n = snprintf(line, sizeof(line), "pid=%d ppid=%d threads=2 mark=%d\n", (int)getpid(),
+			 (int)getppid(), mark && !strcmp(mark, "kept"));
 	int fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, line, (size_t)n) != n)
 		perror(out);
@@ -98,6 +103,31 @@ static int mode_spawn(const char *self, const char *out)
 		return 1;
 	}
 	rc = wait_child(p);
+	report(out);
+	return rc;
+}
+
+/* A child environment without latprof's variables, three ways. */
+static int mode_scrubbed(const char *how, const char *self, const char *out)
+{
+	char *argv[] = {(char *)self, "leaf", (char *)out, NULL};
+	char *envp[] = {"LP_MARK=kept", NULL};
+	pid_t p;
+	if (!strcmp(how, "scrubspawn")) {
+		int rc = posix_spawn(&p, self, NULL, NULL, argv, envp);
+		if (rc)
+			return fprintf(stderr, "posix_spawn: %s\n", strerror(rc)), 1;
+	} else if ((p = fork()) == 0) {
+		if (!strcmp(how, "clearenv")) {
+			clearenv();
+			setenv("LP_MARK", "kept", 1);
+			execv(self, argv);
+		} else {
+			execve(self, argv, envp);
+		}
+		_exit(127);
+	}
+	int rc = wait_child(p);
 	report(out);
 	return rc;
 }
@@ -185,6 +215,8 @@ int main(int argc, char **argv)
 		return mode_spawn("/proc/self/exe", a);
 	if (!strcmp(m, "tree"))
 		return mode_tree("/proc/self/exe", a);
+	if (!strcmp(m, "scrubexec") || !strcmp(m, "scrubspawn") || !strcmp(m, "clearenv"))
+		return mode_scrubbed(m, "/proc/self/exe", a);
 	if (!strcmp(m, "leaf")) {
 		report(a);
 		return 0;

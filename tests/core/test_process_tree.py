@@ -1,6 +1,9 @@
 """fork without exec, fork+exec, posix_spawn and a 3-level tree: every
 process and thread appears in the database with the right parent. Ground
-truth: each final process image writes 'pid= ppid= threads=' to a file."""
+truth: each final process image writes 'pid= ppid= threads= mark=' to a
+file. The scrub* and clearenv modes exec a child whose environment lacks
+latprof's variables (env -i, subprocess env={...}, clearenv): it is still
+recorded, and keeps its own variable (mark=1)."""
 import os
 import shutil
 
@@ -8,7 +11,8 @@ from corelib import helper, open_db, read_kv
 from lptest import check, fail, q1, record, tmpdir
 
 d = tmpdir()
-EXPECT = {"fork": 2, "forkexec": 2, "spawn": 2, "tree": 3}
+EXPECT = {"fork": 2, "forkexec": 2, "spawn": 2, "tree": 3,
+          "scrubexec": 2, "scrubspawn": 2, "clearenv": 2}
 
 for mode, nproc in EXPECT.items():
     truth = os.path.join(d, f"{mode}.txt")
@@ -37,7 +41,11 @@ for mode, nproc in EXPECT.items():
         n = q1(c, "SELECT count(*) FROM threads WHERE process_id = ?", row["id"])
         check(n == p["threads"], f"{mode}: pid {p['pid']} has {n} threads (want {p['threads']})")
         check(row["exit_status"] == 0, f"{mode}: pid {p['pid']} exit_status {row['exit_status']}")
-    if mode in ("forkexec", "tree"):
+    if mode in ("scrubexec", "scrubspawn", "clearenv"):
+        child = [p for p in procs if p["ppid"] in pids]
+        check(len(child) == 1 and child[0]["mark"] == 1,
+              f"{mode}: the child kept its own environment (LP_MARK=kept) and was recorded")
+    if mode in ("forkexec", "tree", "scrubexec", "clearenv"):
         n = q1(c, "SELECT count(*) FROM processes WHERE exec_from IS NOT NULL")
         check(n == 1, f"{mode}: the exec'd image links to its pre-exec image ({n})")
         pre = c.execute("SELECT * FROM processes WHERE id = (SELECT exec_from FROM processes "
