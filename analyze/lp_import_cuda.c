@@ -295,8 +295,10 @@ static void lp_cuda_status(struct lp_cuda_state *s, uint32_t aux,
 		p->code = r->code;
 		snprintf(p->message, sizeof(p->message), "%s", msg);
 	} else if (r->phase == LP_CUDA_KIND_FAILED) {
-		/* "cuptiActivityEnable(KIND)": keep the kind name. */
-		const char *k = strchr(msg, '('), *e = k ? strchr(k, ')') : NULL;
+		/* "... (CUPTI: <error> in cuptiActivityEnable(KIND))": keep KIND. */
+		const char *k = strstr(msg, "cuptiActivityEnable(");
+		k = k ? strchr(k, '(') : NULL;
+		const char *e = k ? strchr(k, ')') : NULL;
 		size_t l = strlen(p->kinds_failed);
 		if (k && e && l + (size_t)(e - k) + 2 < sizeof(p->kinds_failed))
 			snprintf(p->kinds_failed + l, sizeof(p->kinds_failed) - l, "%s%.*s",

@@ -181,7 +181,7 @@ static int lp_enable_kinds(void)
 	char what[96];
 	for (size_t i = 0; i < sizeof(lp_kinds) / sizeof(lp_kinds[0]); i++) {
 		CUptiResult r = lp_cupti.ActivityEnable(lp_kinds[i].kind);
-		snprintf(what, sizeof(what), "lp_cupti.ActivityEnable(%s)", lp_kinds[i].name);
+		snprintf(what, sizeof(what), "cuptiActivityEnable(%s)", lp_kinds[i].name);
 		if (r == CUPTI_SUCCESS) {
 			n++;
 		} else if (lp_kinds[i].required) {

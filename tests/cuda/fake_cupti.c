@@ -96,9 +96,13 @@ FAKE_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequ
 	return CUPTI_SUCCESS;
 }
 
+/* FAKE_CUPTI_REFUSE_MEMCPY2=1: that kind is not supported, as on some
+ * devices, so the collector's "kind failed" path runs too. */
 FAKE_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
-	(void)kind;
+	const char *refuse = getenv("FAKE_CUPTI_REFUSE_MEMCPY2");
+	if (kind == CUPTI_ACTIVITY_KIND_MEMCPY2 && refuse && *refuse == '1')
+		return CUPTI_ERROR_NOT_SUPPORTED;
 	fake_enabled++;
 	return CUPTI_SUCCESS;
 }

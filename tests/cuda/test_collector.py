@@ -18,8 +18,8 @@ if not os.path.exists(app):
 d = tmpdir()
 
 
-def run(mode, **env):
-    out = os.path.join(d, mode + ".db")
+def run(mode, name=None, **env):
+    out = os.path.join(d, (name or mode) + ".db")
     e = {"LD_LIBRARY_PATH": fake, **env}
     p = latprof("run", "--cuda=on", "-o", out, "--", app, mode, env=e)
     check(p.returncode == 0, f"{mode}: --cuda=on exits 0: the capture ran\n{p.stderr}")
@@ -58,6 +58,13 @@ check(q1(c, "SELECT value FROM meta WHERE key = 'cuda.captured'") == 1, "meta cu
 p = latprof("report", os.path.join(d, "normal.db"), "--breakdown", check=0)
 check("GPU kernel" in p.stdout or "CUDA API" in p.stdout,
       "the breakdown has GPU columns for the requests")
+
+# A kind the device does not support: named in cuda_capture.kinds_failed,
+# and the capture goes on without it.
+c, launches, written = run("normal", "refused", FAKE_CUPTI_REFUSE_MEMCPY2="1")
+cap = capture(c)
+check(cap["started"] == 1 and cap["kinds_failed"] == "MEMCPY2" and cap["records"] == written,
+      f"an unsupported kind is named ({cap['kinds_failed']}) and the rest is recorded")
 
 # cudaDeviceReset then _exit: no atexit flush; the reset's flush saved the
 # records before it, and the ones after it are lost with their buffer.
