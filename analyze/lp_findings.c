@@ -715,8 +715,6 @@ static int lp_rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	return 1;
 }
 
-/* Context switches and migrations per request from range_counters, and
- * the request time off the CPU that no recorded wait explains. */
 /* Lock and condition waits that began inside a request range, on the
  * thread that opened it: each switches the thread out once. Waits elsewhere
  * (background threads, start-up) explain none of the requests' switches. */
@@ -744,6 +742,8 @@ static int64_t lp_req_waits(struct lp_fnd_ctx *c)
 	return n;
 }
 
+/* Context switches and migrations per request from range_counters, and
+ * the request time off the CPU that no recorded wait explains. */
 static int lp_rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	if (!c->has_req)

@@ -71,11 +71,11 @@ struct lp_real {
 };
 
 extern struct lp_real lp_real;
+extern int lp_pre_on; /* core log open and hooks set up */
+extern __thread int lp_pre_guard __attribute__((tls_model("initial-exec")));
 
 /* At start-up: keep latprof's variables for exec'd children (lp_proc.c). */
 void lp_env_capture(void);
-extern int lp_pre_on; /* core log open and hooks set up */
-extern __thread int lp_pre_guard __attribute__((tls_model("initial-exec")));
 
 /* The real function, resolving all of them on first use. NULL only while
  * this very thread is inside dlsym (it may call back into a hook). */

@@ -218,9 +218,9 @@ static char *const *lp_env_fix(char *const envp[], char **out, size_t cap, char 
 		out[n] = envp[n];
 	for (size_t i = 0; i < LP_ENV_N && n + 1 < cap; i++) {
 		const char *kv = lp_env_kept[i];
-		long at = kv ? lp_env_find(envp, kv) : 0;
 		if (!kv)
 			continue;
+		long at = lp_env_find(envp, kv);
 		if (at < 0) {
 			out[n++] = (char *)kv;
 		} else if (!strcmp(lp_env_names[i], "LD_PRELOAD")) {
