@@ -10,6 +10,23 @@
 
 static const char *const lp_sev_name[] = {"", "low", "medium", "high"};
 
+/* Integers as such, others to 6 digits; "" when never measured (JSON: null). */
+static const char *lp_num_str(double v, char *buf, size_t len)
+{
+	if (!isfinite(v))
+		buf[0] = '\0';
+	else if (v == floor(v) && fabs(v) < 9e15)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.6g", v);
+	return buf;
+}
+
+static const char *lp_cmp_name(enum lp_fnd_cmp c)
+{
+	return c == LP_CMP_GE ? ">=" : "<";
+}
+
 static const char *lp_val(double v, const char *unit, char *buf, size_t len)
 {
 	if (!strcmp(unit, "ns"))
@@ -52,8 +69,7 @@ static void lp_text_one(FILE *f, const struct lp_findings *r, size_t i, int brie
 		return;
 	}
 	fprintf(f, "   measured: %s = %s (threshold %s %s)\n", x->rule->measures,
-		lp_val(x->value, x->rule->unit, a, sizeof(a)),
-		x->rule->cmp == LP_CMP_GE ? ">=" : "<",
+		lp_val(x->value, x->rule->unit, a, sizeof(a)), lp_cmp_name(x->rule->cmp),
 		lp_val(x->threshold, x->rule->unit, b, sizeof(b)));
 	fputs("   evidence:\n", f);
 	for (size_t k = 0; k < x->nnum; k++)
@@ -63,7 +79,8 @@ static void lp_text_one(FILE *f, const struct lp_findings *r, size_t i, int brie
 		fprintf(f, "   %s:\n", x->site_kind ? x->site_kind : "sites");
 		for (size_t k = 0; k < x->nsite; k++)
 			fprintf(f, "     %-48s %8" PRId64 "x  %s\n", x->site[k].what,
-				x->site[k].count, lp_evidence_ns((double)x->site[k].ns, a, sizeof(a)));
+				x->site[k].count,
+				lp_evidence_ns((double)x->site[k].ns, a, sizeof(a)));
 	}
 	if (x->ex.valid)
 		fprintf(f,
@@ -109,7 +126,7 @@ void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 		if (s->has_value)
 			lp_val(s->value, s->rule->unit, v, sizeof(v));
 		fprintf(f, "  %-18s %s (threshold %s %s)\n", s->rule->id, v,
-			s->rule->cmp == LP_CMP_GE ? ">=" : "<",
+			lp_cmp_name(s->rule->cmp),
 			lp_val(s->threshold, s->rule->unit, t, sizeof(t)));
 	}
 	head = 0;
@@ -125,12 +142,8 @@ void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 
 static void lp_jnum(FILE *f, double v)
 {
-	if (!isfinite(v))
-		fputs("null", f);
-	else if (v == floor(v) && fabs(v) < 9e15)
-		fprintf(f, "%.0f", v);
-	else
-		fprintf(f, "%.6g", v);
+	char b[64];
+	fputs(isfinite(v) ? lp_num_str(v, b, sizeof(b)) : "null", f);
 }
 
 static void lp_json_finding(FILE *f, const struct lp_finding *x)
@@ -149,7 +162,7 @@ static void lp_json_finding(FILE *f, const struct lp_finding *x)
 	fputs(", \"measures\": ", f);
 	lp_json_str(f, x->rule->measures);
 	fprintf(f, ", \"unit\": \"%s\", \"comparison\": \"%s\", \"value\": ", x->rule->unit,
-		x->rule->cmp == LP_CMP_GE ? ">=" : "<");
+		lp_cmp_name(x->rule->cmp));
 	lp_jnum(f, x->value);
 	fputs(", \"threshold\": ", f);
 	lp_jnum(f, x->threshold);
@@ -240,22 +253,10 @@ void lp_findings_write_json(FILE *f, const struct lp_findings *r)
 
 /* ---- CSV: one row per finding, then one per rule that did not fire ---- */
 
-/* Integers as such, others to 6 digits; "" when never measured. */
-static const char *lp_cnum_str(double v, char *buf, size_t len)
-{
-	if (!isfinite(v))
-		buf[0] = '\0';
-	else if (v == floor(v) && fabs(v) < 9e15)
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.6g", v);
-	return buf;
-}
-
 static void lp_cnum(FILE *f, double v)
 {
 	char b[64];
-	fputs(lp_cnum_str(v, b, sizeof(b)), f);
+	fputs(lp_num_str(v, b, sizeof(b)), f);
 }
 
 /* "waits=412; wait_ns=51234567; share=0.31": the numbers of the JSON
@@ -268,17 +269,12 @@ static void lp_csv_evidence(FILE *f, const struct lp_finding *x)
 	for (size_t k = 0; k < x->nnum && n < sizeof(buf); k++) {
 		const char *sep = k ? "; " : "";
 		int w = snprintf(buf + n, sizeof(buf) - n, "%s%s=%s", sep, x->num[k].key,
-				 lp_cnum_str(x->num[k].value, v, sizeof(v)));
+				 lp_num_str(x->num[k].value, v, sizeof(v)));
 		if (w < 0)
 			break;
 		n += (size_t)w;
 	}
 	lp_csv_str(f, buf);
-}
-
-static const char *lp_cmp_name(enum lp_fnd_cmp c)
-{
-	return c == LP_CMP_GE ? ">=" : "<";
 }
 
 static void lp_csv_finding(FILE *f, size_t rank, const struct lp_finding *x)
