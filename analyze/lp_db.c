@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -127,4 +128,43 @@ long long lp_db_count(sqlite3 *db, const char *table)
 		n = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return n;
+}
+
+int lp_db_step_all(sqlite3_stmt *st, lp_db_row_fn fn, void *ctx, char *err, size_t errlen)
+{
+	int s, rc = 0;
+	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+		if (fn && (rc = fn(st, ctx)) != 0)
+			break;
+	}
+	if (rc == -ENOMEM) {
+		snprintf(err, errlen, "out of memory");
+	} else if (!rc && s != SQLITE_DONE) {
+		sqlite3 *db = sqlite3_db_handle(st);
+		snprintf(err, errlen, "database error: %s (reading %.80s)", sqlite3_errmsg(db),
+			 sqlite3_sql(st) ? sqlite3_sql(st) : "?");
+		rc = -EIO;
+	}
+	return rc;
+}
+
+int lp_db_each(sqlite3 *db, const char *sql, const int64_t *args, int nargs, lp_db_row_fn fn,
+	       void *ctx, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	for (int i = 0; i < nargs; i++)
+		sqlite3_bind_int64(st, i + 1, args[i]);
+	int rc = lp_db_step_all(st, fn, ctx, err, errlen);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+char *lp_db_col_strdup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	return s ? strdup((const char *)s) : NULL;
 }

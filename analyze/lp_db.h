@@ -31,4 +31,29 @@ long long lp_db_count(sqlite3 *db, const char *table);
 /* True when the table exists. */
 int lp_db_has_table(sqlite3 *db, const char *table);
 
+/* ---- the one read path ----
+ * Every loop over result rows in analyze/ goes through lp_db_each or
+ * lp_db_step_all. Why: a sqlite3_step() that fails (damaged page, SQLITE_BUSY,
+ * out of memory) returns neither SQLITE_ROW nor SQLITE_DONE; a bare
+ * `while (step == SQLITE_ROW)` takes that for the last row and a report is
+ * silently computed from part of the data. These check SQLITE_DONE and turn
+ * anything else into -EIO with one sentence in err. */
+
+/* Called per row; returns 0 to go on, a negative errno to stop (returned
+ * as is by the iterator; -ENOMEM also fills err). */
+typedef int (*lp_db_row_fn)(sqlite3_stmt *st, void *ctx);
+
+/* Steps an already prepared and bound statement to SQLITE_DONE, calling fn
+ * per row (fn may be NULL). Does not finalize or reset: the caller owns st. */
+int lp_db_step_all(sqlite3_stmt *st, lp_db_row_fn fn, void *ctx, char *err, size_t errlen);
+
+/* Prepares sql, binds args[0..nargs) as ?1..?n (int64), steps it with
+ * lp_db_step_all and finalizes. 0, fn's error, or -EIO with err filled. */
+int lp_db_each(sqlite3 *db, const char *sql, const int64_t *args, int nargs, lp_db_row_fn fn,
+	       void *ctx, char *err, size_t errlen);
+
+/* Column i as a malloc'd string (NULL for SQL NULL or no memory: callers
+ * that must tell the two apart check sqlite3_column_type first). */
+char *lp_db_col_strdup(sqlite3_stmt *st, int i);
+
 #endif

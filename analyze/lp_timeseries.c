@@ -30,38 +30,6 @@ static void *lp_grow(void *arr, size_t *cap, size_t n, size_t sz)
 		p_ ? memset(&(arr)[(n)++], 0, sizeof(*(arr))) : NULL;                              \
 	})
 
-static char *lp_col_dup(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-	return s ? strdup((const char *)s) : NULL;
-}
-
-typedef int (*lp_row_fn)(sqlite3_stmt *st, void *ctx);
-
-/* Runs sql (binding int64 args) and calls fn per row; fn returns 0 or -errno. */
-static int lp_query(sqlite3 *db, const char *sql, const int64_t *args, int nargs, lp_row_fn fn,
-		    void *ctx, char *err, size_t errlen)
-{
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
-		return -EIO;
-	}
-	for (int i = 0; i < nargs; i++)
-		sqlite3_bind_int64(st, i + 1, args[i]);
-	int s, rc = 0;
-	while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW)
-		rc = fn(st, ctx);
-	if (!rc && s != SQLITE_DONE) {
-		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
-		rc = -EIO;
-	} else if (rc == -ENOMEM) {
-		snprintf(err, errlen, "out of memory");
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
 /* ---- bins ---- */
 
 /* Adds the part of [a, z) in each bin to acc (ns). */
@@ -243,13 +211,13 @@ static int lp_ts_cpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *e
 {
 	struct lp_lane_ctx c = {ts, *cap, NULL, NULL, 0};
 	int64_t end = ts->end_ns;
-	int rc = lp_query(db,
+	int rc = lp_db_each(db,
 			  "SELECT t.id, t.tid, t.name, p.pid, COALESCE(t.start_ns, p.start_ns), "
 			  "COALESCE(t.end_ns, p.end_ns, ?1) FROM threads t "
 			  "JOIN processes p ON p.id = t.process_id ORDER BY t.id",
 			  &end, 1, lp_thread_row, &c, err, errlen);
 	if (!rc && lp_db_has_table(db, "lock_waits"))
-		rc = lp_query(db,
+		rc = lp_db_each(db,
 			      "SELECT thread_id, start_ns, start_ns + dur_ns, 0 FROM lock_waits "
 			      "UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, 1 "
 			      "FROM cond_waits",
@@ -335,7 +303,7 @@ static int lp_ts_gpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *e
 	if (!lp_db_has_table(db, "kernels"))
 		return 0;
 	struct lp_gpu_ctx c = {.ts = ts, .cap = cap};
-	int rc = lp_query(
+	int rc = lp_db_each(
 	    db,
 	    "SELECT g.process_id, p.pid, g.device, g.stream, g.start_ns, g.end_ns FROM "
 	    "(SELECT process_id, device, stream, start_ns, end_ns FROM kernels "
@@ -543,7 +511,7 @@ static int lp_tl_load(sqlite3 *db, struct lp_tl_ctx *c, char *err, size_t errlen
 	struct lp_req_timeline *t = c->t;
 	int64_t a[3] = {c->process_id, t->start_ns, t->end_ns};
 	int rc =
-	    lp_query(db,
+	    lp_db_each(db,
 		     "SELECT r.id, r.parent_id, r.start_thread_id, r.start_ns, r.end_ns, s.value, "
 		     "t.name, t.tid FROM ranges r LEFT JOIN strings s ON s.id = r.name_id "
 		     "JOIN threads t ON t.id = r.start_thread_id WHERE r.process_id = ?1 "
@@ -551,7 +519,7 @@ static int lp_tl_load(sqlite3 *db, struct lp_tl_ctx *c, char *err, size_t errlen
 		     a, 3, lp_tl_range_row, c, err, errlen);
 	int64_t w[2] = {t->start_ns, t->end_ns};
 	if (!rc && lp_db_has_table(db, "lock_waits"))
-		rc = lp_query(db,
+		rc = lp_db_each(db,
 			      "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
 			      "COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), 1, 0 "
 			      "FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
@@ -561,7 +529,7 @@ static int lp_tl_load(sqlite3 *db, struct lp_tl_ctx *c, char *err, size_t errlen
 			      "WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
 			      w, 2, lp_tl_wait_row, c, err, errlen);
 	if (!rc && lp_db_has_table(db, "cuda_api")) {
-		rc = lp_query(db,
+		rc = lp_db_each(db,
 			      "SELECT a.thread_id, a.start_ns, a.end_ns, s.value, 3, "
 			      "a.correlation_id FROM cuda_api a LEFT JOIN strings s ON "
 			      "s.id = a.name_id WHERE a.start_ns < ?2 AND a.end_ns > ?1",
@@ -569,7 +537,7 @@ static int lp_tl_load(sqlite3 *db, struct lp_tl_ctx *c, char *err, size_t errlen
 		/* GPU work launched inside the request may run after it ends */
 		int64_t g[2] = {c->process_id, t->start_ns};
 		if (!rc && c->ncorr)
-			rc = lp_query(
+			rc = lp_db_each(
 			    db,
 			    "SELECT correlation_id, stream, device, start_ns, end_ns, "
 			    "s.value FROM kernels k LEFT JOIN strings s ON s.id = k.name_id "
@@ -604,7 +572,7 @@ int lp_req_timeline_compute(sqlite3 *db, const struct lp_timeseries *ts, int64_t
 	t->end_ns = r->start_ns + r->dur_ns;
 	struct lp_tl_ctx c = {.t = t};
 	int64_t id = r->range_id;
-	int rc = lp_query(db, "SELECT process_id FROM ranges WHERE id = ?1", &id, 1, lp_tl_proc_row,
+	int rc = lp_db_each(db, "SELECT process_id FROM ranges WHERE id = ?1", &id, 1, lp_tl_proc_row,
 			  &c, err, errlen);
 	if (!rc)
 		rc = lp_tl_load(db, &c, err, errlen);
@@ -661,8 +629,8 @@ static int lp_tr_ev_row(sqlite3_stmt *st, void *vctx)
 	e->end_ns = sqlite3_column_int64(st, 4);
 	if (e->end_ns < e->start_ns)
 		e->end_ns = e->start_ns;
-	e->name = lp_col_dup(st, 5);
-	e->detail = lp_col_dup(st, 6);
+	e->name = lp_db_col_strdup(st, 5);
+	e->detail = lp_db_col_strdup(st, 6);
 	e->corr = sqlite3_column_int64(st, 7);
 	e->process_id = sqlite3_column_int64(st, 8);
 	e->cross_thread = sqlite3_column_int(st, 9);
@@ -684,7 +652,7 @@ static int lp_tr_mark_row(sqlite3_stmt *st, void *vctx)
 	e->pid = sqlite3_column_int(st, 1);
 	e->tid = sqlite3_column_int64(st, 2);
 	e->start_ns = e->end_ns = sqlite3_column_int64(st, 3);
-	e->name = lp_col_dup(st, 5);
+	e->name = lp_db_col_strdup(st, 5);
 	if (!e->name && !(e->name = strdup("(unnamed)")))
 		return -ENOMEM;
 	return 0;
@@ -699,7 +667,7 @@ static int lp_tr_track_row(sqlite3_stmt *st, void *vctx)
 		return -ENOMEM;
 	k->pid = sqlite3_column_int(st, 0);
 	k->tid = sqlite3_column_int64(st, 1);
-	k->name = lp_col_dup(st, 2);
+	k->name = lp_db_col_strdup(st, 2);
 	k->is_process = sqlite3_column_int(st, 3);
 	k->sort = sqlite3_column_int(st, 4);
 	if (!k->name)
@@ -783,12 +751,12 @@ static const struct lp_tr_src lp_tr_srcs[] = {
 
 static int lp_trace_tracks(sqlite3 *db, struct lp_tr_ctx *c, char *err, size_t errlen)
 {
-	int rc = lp_query(db,
+	int rc = lp_db_each(db,
 			  "SELECT pid, 0, COALESCE(exe, cmdline, 'process') || ' ' || pid, 1, "
 			  "row_number() OVER (ORDER BY start_ns, id) FROM processes",
 			  NULL, 0, lp_tr_track_row, c, err, errlen);
 	if (!rc)
-		rc = lp_query(db,
+		rc = lp_db_each(db,
 			      "SELECT p.pid, t.tid, COALESCE(t.name, 'thread ' || t.tid), 0, "
 			      "row_number() OVER (PARTITION BY t.process_id ORDER BY t.id) "
 			      "FROM threads t JOIN processes p ON p.id = t.process_id",
@@ -803,9 +771,9 @@ static int lp_trace_tracks(sqlite3 *db, struct lp_tr_ctx *c, char *err, size_t e
 	    "UNION ALL SELECT process_id, device FROM memcpys UNION ALL SELECT process_id, "
 	    "device FROM memsets)) g JOIN processes p ON p.id = g.process_id "
 	    "LEFT JOIN gpu_devices d ON d.process_id = g.process_id AND d.device = g.device";
-	rc = lp_query(db, gsql, NULL, 0, lp_tr_gpu_track_row, c, err, errlen);
+	rc = lp_db_each(db, gsql, NULL, 0, lp_tr_gpu_track_row, c, err, errlen);
 	if (!rc)
-		rc = lp_query(db,
+		rc = lp_db_each(db,
 			      "SELECT device, stream, 'stream ' || stream, 0, stream, process_id "
 			      "FROM (SELECT process_id, device, stream FROM kernels UNION "
 			      "SELECT process_id, device, stream FROM memcpys UNION "
@@ -824,16 +792,16 @@ int lp_trace_load(sqlite3 *db, struct lp_trace *t, char *err, size_t errlen)
 		if (!lp_db_has_table(db, lp_tr_srcs[i].table))
 			continue;
 		c.kind = lp_tr_srcs[i].kind;
-		rc = lp_query(db, lp_tr_srcs[i].sql, NULL, 0, lp_tr_ev_row, &c, err, errlen);
+		rc = lp_db_each(db, lp_tr_srcs[i].sql, NULL, 0, lp_tr_ev_row, &c, err, errlen);
 	}
 	if (!rc && lp_db_has_table(db, "marks"))
-		rc = lp_query(db,
+		rc = lp_db_each(db,
 			      "SELECT m.id, p.pid, t.tid, m.ts_ns, 0, s.value FROM marks m "
 			      "JOIN threads t ON t.id = m.thread_id JOIN processes p ON "
 			      "p.id = m.process_id LEFT JOIN strings s ON s.id = m.name_id",
 			      NULL, 0, lp_tr_mark_row, &c, err, errlen);
 	if (!rc && lp_db_has_table(db, "counter_values"))
-		rc = lp_query(db,
+		rc = lp_db_each(db,
 			      "SELECT cs.thread_id, p.pid, t.tid, cs.ts_ns, ce.name, cv.value, "
 			      "ce.id FROM counter_values cv JOIN counter_samples cs ON "
 			      "cs.id = cv.sample_id JOIN counter_events ce ON ce.id = cv.event_id "
