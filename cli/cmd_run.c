@@ -26,35 +26,6 @@
 #include "lp_import.h"
 #include "lp_import_sources.h"
 
-static volatile sig_atomic_t lp_child_pid;
-static volatile sig_atomic_t lp_stop_waiting; /* --wait=all: a signal ends the wait */
-
-/* Forward signals sent to us by another process (kill, a job scheduler).
- * A terminal's ^C already reaches the app through the process group, so
- * kernel-generated ones are not sent twice. */
-static void lp_forward(int sig, siginfo_t *info, void *uctx)
-{
-	(void)uctx;
-	if (lp_child_pid == 0) { /* the app is gone: only descendants are left */
-		lp_stop_waiting = sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
-		return;
-	}
-	if (lp_child_pid > 0 &&
-	    (info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL))
-		kill(lp_child_pid, sig);
-}
-
-static void lp_install_forwarding(void)
-{
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-	struct sigaction sa = {0};
-	sa.sa_sigaction = lp_forward;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
-}
-
 static int lp_find_program(const char *prog, char *out, size_t len)
 {
 	if (strchr(prog, '/')) {
@@ -175,11 +146,15 @@ static int lp_wait_tree(pid_t app, FILE *reaped)
 {
 	int app_status = 0, status;
 	for (;;) {
-		pid_t p = waitpid(-1, &status, __WALL);
+		pid_t p = waitpid(-1, &status, __WALL | WUNTRACED);
 		if (p < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
+		}
+		if (WIFSTOPPED(status)) {
+			lp_run_signals_stopped(p, status);
+			continue;
 		}
 		lp_note_reaped(reaped, p, status);
 		if (p == app) {
@@ -187,7 +162,7 @@ static int lp_wait_tree(pid_t app, FILE *reaped)
 			break;
 		}
 	}
-	lp_child_pid = 0;
+	lp_run_signals_app_gone();
 	pid_t p;
 	while ((p = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
 		lp_note_reaped(reaped, p, status);
@@ -229,7 +204,7 @@ static int lp_count_children(pid_t *first)
 static void lp_wait_descendants(FILE *reaped)
 {
 	int status;
-	while (!lp_stop_waiting) {
+	while (!lp_run_signals_stop_requested()) {
 		pid_t p = waitpid(-1, &status, WNOHANG | __WALL);
 		if (p > 0) {
 			lp_note_reaped(reaped, p, status);
@@ -401,15 +376,17 @@ static int lp_run(int argc, char **argv)
 	free(reaped_path);
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	lp_run_signals_init();
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid_t pid = fork();
 	if (pid < 0)
 		return lp_cli_error("fork failed: %s", strerror(errno));
-	if (pid == 0)
+	if (pid == 0) {
+		lp_run_signals_child();
 		lp_exec_app(&o, app_argv);
-	lp_child_pid = pid;
-	lp_install_forwarding();
+	}
+	lp_run_signals_parent(pid);
 	int status = lp_wait_tree(pid, reaped);
 	if (o.wait_all)
 		lp_wait_descendants(reaped);

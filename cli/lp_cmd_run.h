@@ -43,4 +43,16 @@ int lp_run_check_sources(const struct lp_run_opts *o);
 void lp_run_cuda_env(const struct lp_run_opts *o);
 int lp_run_cuda_check(const struct lp_run_opts *o);
 
+/* Signals and job control (cli/run_signals.c): one signal, one delivery.
+ * init before fork; child in the child before exec; parent after fork. */
+int lp_run_signals_init(void);
+void lp_run_signals_child(void);
+void lp_run_signals_parent(pid_t app);
+/* waitpid reported pid stopped with status (WUNTRACED). */
+void lp_run_signals_stopped(pid_t pid, int status);
+/* The app was reaped: the terminal goes back to latprof's group. */
+void lp_run_signals_app_gone(void);
+/* --wait=all: INT, TERM or HUP reached latprof after the app exited. */
+int lp_run_signals_stop_requested(void);
+
 #endif
