@@ -357,6 +357,8 @@ static int lp_run(int argc, char **argv)
 	if (first < 0)
 		return LP_EXIT_USAGE;
 	char **app_argv = argv + first;
+	if (lp_run_check_env())
+		return LP_EXIT_USAGE;
 	if (lp_find_program(app_argv[0], prog, sizeof(prog)))
 		return lp_cli_error("cannot find program '%s'", app_argv[0]);
 	if (lp_run_prepare_output(&o))

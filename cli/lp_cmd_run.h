@@ -43,6 +43,10 @@ int lp_run_check_sources(const struct lp_run_opts *o);
 void lp_run_cuda_env(const struct lp_run_opts *o);
 int lp_run_cuda_check(const struct lp_run_opts *o);
 
+/* LATPROF_* settings (cli/run_env.c): 0, or -1 after one message. Values
+ * with units (LATPROF_LOG_MB=2G) are rewritten in the collector's unit. */
+int lp_run_check_env(void);
+
 /* Signals and job control (cli/run_signals.c): one signal, one delivery.
  * init before fork; child in the child before exec; parent after fork. */
 int lp_run_signals_init(void);
