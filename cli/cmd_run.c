@@ -4,12 +4,10 @@
  * process tree as subreaper, pass its exit status through, then import.
  */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <link.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,49 +43,6 @@ static int lp_find_program(const char *prog, char *out, size_t len)
 	}
 	free(copy);
 	return rc;
-}
-
-/* The dynamic loader ignores LD_PRELOAD for a static binary (no PT_INTERP:
- * no loader at all) and, in secure-execution mode, for one whose set-user-ID
- * or set-group-ID bit changes credentials (ld.so(8)). Say so up front. */
-static void lp_warn_unattachable(const char *prog)
-{
-	struct stat st;
-	if (stat(prog, &st) != 0)
-		return;
-	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
-	    ((st.st_mode & S_ISGID) && st.st_gid != getegid())) {
-		fprintf(stderr,
-			"latprof: warning: %s is set-user/group-ID: the loader ignores LD_PRELOAD, "
-			"so the interposer cannot attach (only the process is recorded)\n",
-			prog);
-		return;
-	}
-	int fd = open(prog, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ElfW(Ehdr) eh;
-	int is_static = 0;
-	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
-	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-	    eh.e_phentsize == sizeof(ElfW(Phdr))) {
-		is_static = 1;
-		for (unsigned i = 0; i < eh.e_phnum; i++) {
-			ElfW(Phdr) ph;
-			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
-				(ssize_t)sizeof(ph) ||
-			    ph.p_type == PT_INTERP) {
-				is_static = 0;
-				break;
-			}
-		}
-	}
-	close(fd);
-	if (is_static)
-		fprintf(stderr,
-			"latprof: warning: %s is statically linked: the interposer cannot attach, "
-			"so nothing inside it is recorded\n",
-			prog);
 }
 
 static void lp_setenv_prepend(const char *name, const char *value, char sep)
@@ -243,8 +198,10 @@ static int lp_exit_code(int status)
 	return 1;
 }
 
-static void lp_remove_logdir(const char *dir)
+static void lp_remove_logdir(struct lp_run_opts *o)
 {
+	const char *dir = o->logdir;
+	lp_run_unmark_logs(o);
 	char *cmd[] = {"rm", "-rf", "--", (char *)dir, NULL};
 	pid_t p = fork();
 	if (p == 0) {
@@ -279,7 +236,7 @@ static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double
 			"'latprof import %s -o FILE.db' imports their whole recording\n",
 			o->logdir, o->logdir);
 	else if (!o->keep_logs)
-		lp_remove_logdir(o->logdir);
+		lp_remove_logdir(o);
 	else
 		fprintf(stderr, "latprof: event logs kept in %s\n", o->logdir);
 	fprintf(stderr,
@@ -287,6 +244,7 @@ static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double
 		"(%lld records dropped)\n",
 		st.processes, st.processes == 1 ? "" : "es", st.threads, st.threads == 1 ? "" : "s",
 		st.lock_waits, st.lock_waits == 1 ? "" : "s", secs, st.dropped_records);
+	lp_run_summary_unrecorded(o->output);
 	fprintf(stderr, "latprof: wrote %s; see 'latprof report %s'\n", o->output, o->output);
 	return 0;
 }
@@ -363,7 +321,9 @@ static int lp_run(int argc, char **argv)
 		return lp_cli_error("cannot find program '%s'", app_argv[0]);
 	if (lp_run_prepare_output(&o))
 		return LP_EXIT_USAGE;
-	lp_warn_unattachable(prog);
+	const char *why = lp_run_unattachable(prog);
+	if (why)
+		fprintf(stderr, "latprof: warning: %s %s\n", prog, why);
 	char *preload = xasprintf("%s/liblatprof_preload.so", lp_cli_libdir());
 	if (access(preload, R_OK) != 0)
 		return lp_cli_error("missing %s (reinstall latprof)", preload);
@@ -389,6 +349,7 @@ static int lp_run(int argc, char **argv)
 		lp_exec_app(&o, app_argv);
 	}
 	lp_run_signals_parent(pid);
+	lp_run_mark_logs(&o, pid);
 	int status = lp_wait_tree(pid, reaped);
 	if (o.wait_all)
 		lp_wait_descendants(reaped);
@@ -399,8 +360,18 @@ static int lp_run(int argc, char **argv)
 	int app_rc = lp_exit_code(status);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && lp_run_no_logs(&o)) {
 		/* exec failed and the child said why; the dir holds only the reaped list */
-		lp_remove_logdir(o.logdir);
+		lp_remove_logdir(&o);
 		return 127;
+	}
+	if (!o.left_running && lp_run_no_logs(&o)) {
+		/* Nothing to import: say why instead of an import error. */
+		const char *cause = lp_run_unattachable(prog);
+		fprintf(stderr, "latprof: nothing recorded: %s %s; no database written\n", prog,
+			cause ? cause
+			      : "wrote no event log (no free file descriptor under RLIMIT_NOFILE, "
+			      "or LD_PRELOAD was changed)");
+		lp_remove_logdir(&o);
+		return app_rc;
 	}
 	if (lp_run_finish_output(&o, pid))
 		return app_rc ? app_rc : LP_EXIT_USAGE;
@@ -440,5 +411,7 @@ const struct lp_cmd lp_cmd_run = {
 	     "CUDA directory), LATPROF_CUDA_BUFFER_MB (CUPTI buffers, default 64).\n\n"
 	     "The exit status is the app's (128+N when signal N killed it). Signals\n"
 	     "INT, TERM, HUP, QUIT, USR1, USR2 sent to latprof are forwarded to the app.\n"
-	     "If the import fails, the logs are kept and 'latprof import DIR' retries.\n",
+	     "If the import fails, the logs are kept and 'latprof import DIR' retries.\n"
+	     "While the app runs, FILE.db.logs links to the log directory: if latprof\n"
+	     "itself is killed, 'latprof import FILE.db.logs -o FILE.db' imports it.\n",
 };

@@ -106,3 +106,41 @@ int lp_run_no_logs(const struct lp_run_opts *o)
 {
 	return lp_log_dir_count(o->logdir) <= 0;
 }
+
+/* OUTPUT.logs -> the private log directory, made when the app starts and
+ * removed with the directory: if latprof itself is killed (kill -9, OOM),
+ * the logs are found where the database was to be, and
+ * 'latprof import OUTPUT.logs -o OUTPUT' imports them. A stale link of an
+ * earlier killed run is replaced; anything else of that name is left. */
+static void lp_marker_path(const struct lp_run_opts *o, pid_t app, char *buf, size_t len)
+{
+	char out[PATH_MAX];
+	int has_pid = 0;
+	if (!o->output_has_pid)
+		snprintf(out, sizeof(out), "%s", o->output);
+	else if (lp_expand(o->output_pattern, app, out, sizeof(out), &has_pid))
+		out[0] = 0;
+	if (!out[0] || snprintf(buf, len, "%s.logs", out) >= (int)len)
+		buf[0] = 0;
+}
+
+void lp_run_mark_logs(struct lp_run_opts *o, pid_t app)
+{
+	struct stat st;
+	lp_marker_path(o, app, o->marker, sizeof(o->marker));
+	if (!o->marker[0])
+		return;
+	if (lstat(o->marker, &st) == 0 && (!S_ISLNK(st.st_mode) || unlink(o->marker) != 0)) {
+		o->marker[0] = 0;
+		return;
+	}
+	if (symlink(o->logdir, o->marker) != 0)
+		o->marker[0] = 0;
+}
+
+void lp_run_unmark_logs(struct lp_run_opts *o)
+{
+	if (o->marker[0])
+		unlink(o->marker);
+	o->marker[0] = 0;
+}
