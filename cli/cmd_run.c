@@ -369,7 +369,7 @@ static int lp_run(int argc, char **argv)
 		fprintf(stderr, "latprof: nothing recorded: %s %s; no database written\n", prog,
 			cause ? cause
 			      : "wrote no event log (no free file descriptor under RLIMIT_NOFILE, "
-			      "or LD_PRELOAD was changed)");
+				"or LD_PRELOAD was changed)");
 		lp_remove_logdir(&o);
 		return app_rc;
 	}
