@@ -293,6 +293,42 @@ static const char *lp_stage_skip(const struct lp_plot_input *in)
 	return in->bd && in->bd->has_ranges && in->bd->nstages ? NULL : "no request stages";
 }
 
+/* A bar segment per stage is readable for a handful of stages: with more
+ * than LP_STAGE_MAX the chart shows those with the largest share. */
+#define LP_STAGE_MAX 16
+
+static int lp_share_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x > y ? -1 : x < y;
+}
+
+/* on[s] for the stages drawn (all when few); NULL when out of memory. */
+static unsigned char *lp_stage_on(const struct lp_breakdown *b)
+{
+	unsigned char *on = calloc(b->nstages + 1, 1);
+	double *sh = malloc((b->nstages + 1) * sizeof(*sh));
+	if (!on || !sh) {
+		free(on);
+		free(sh);
+		return NULL;
+	}
+	for (size_t i = 0; i < b->nstages; i++)
+		sh[i] = b->stages[i].share;
+	double cut = -1;
+	if (b->nstages > LP_STAGE_MAX) {
+		qsort(sh, b->nstages, sizeof(*sh), lp_share_desc);
+		cut = sh[LP_STAGE_MAX - 1];
+	}
+	for (size_t i = 0, n = 0; i < b->nstages && n < LP_STAGE_MAX; i++)
+		if (b->stages[i].share >= cut) {
+			on[i] = 1;
+			n++;
+		}
+	free(sh);
+	return on;
+}
+
 static void lp_stage_dat(FILE *f, const void *arg)
 {
 	const struct lp_plot_input *in = arg;
@@ -300,16 +336,25 @@ static void lp_stage_dat(FILE *f, const void *arg)
 	fputs("# per stage: its p50, p90 and p99 per-request time (ns), as report --breakdown\n",
 	      f);
 	fputs("# rows: percentile; columns: stage 1..N in the order of the script's titles\n", f);
+	unsigned char *on = lp_stage_on(b);
+	if (!on)
+		return;
+	if (b->nstages > LP_STAGE_MAX)
+		fprintf(f, "# the %d stages with the largest share of %zu\n", LP_STAGE_MAX,
+			b->nstages);
 	static const char *const lbl[] = {"p50", "p90", "p99"};
 	for (int r = 0; r < 3; r++) {
 		fputs(lbl[r], f);
 		for (size_t s = 0; s < b->nstages; s++) {
+			if (!on[s])
+				continue;
 			const struct lp_bd_stat *st = &b->stages[s].st;
 			int64_t v = r == 0 ? st->p50 : r == 1 ? st->p90 : st->p99;
 			fprintf(f, " %lld", (long long)v);
 		}
 		fputc('\n', f);
 	}
+	free(on);
 }
 
 static void lp_stage_gp(FILE *f, const void *arg, const char *name)
@@ -323,11 +368,22 @@ static void lp_stage_gp(FILE *f, const void *arg, const char *name)
 	      "set style fill solid 0.85 border -1\nset boxwidth 0.6\n"
 	      "set ylabel 'per-request stage time (ms)'\nset yrange [0:*]\n",
 	      f);
+	unsigned char *on = lp_stage_on(b);
+	if (!on)
+		return;
+	if (b->nstages > LP_STAGE_MAX)
+		fprintf(f,
+			"set label 'the %d stages with the largest share of %zu' at graph 0, "
+			"graph -0.12 noenhanced\n",
+			LP_STAGE_MAX, b->nstages);
 	fputs("plot ", f);
-	for (size_t s = 0; s < b->nstages; s++) {
+	for (size_t s = 0, col = 0; s < b->nstages; s++) {
+		if (!on[s])
+			continue;
 		const struct lp_bd_stage *st = &b->stages[s];
-		fprintf(f, "%s'%s.dat' using ($%zu/1e6)%s title ", s ? ", \\\n     " : "", name,
-			s + 2, s ? "" : ":xtic(1)");
+		fprintf(f, "%s'%s.dat' using ($%zu/1e6)%s title ", col ? ", \\\n     " : "", name,
+			col + 2, col ? "" : ":xtic(1)");
+		col++;
 		if (st->domain && *st->domain && !st->unattributed) {
 			char *t;
 			if (asprintf(&t, "%s::%s", st->domain, st->name) >= 0) {
@@ -340,6 +396,7 @@ static void lp_stage_gp(FILE *f, const void *arg, const char *name)
 		fputs(" noenhanced", f);
 	}
 	fputc('\n', f);
+	free(on);
 }
 
 /* ---- utilization heatmap ---- */
