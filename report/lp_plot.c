@@ -142,9 +142,11 @@ static size_t *lp_lat_pick(const struct lp_timeseries *ts, size_t *n)
 	}
 	for (size_t c = 0; c < 2 * LP_LAT_COLS; c++)
 		lo[c] = SIZE_MAX;
-	double span = (double)(ts->end_ns > ts->start_ns ? ts->end_ns - ts->start_ns : 1);
+	/* Columns over the requests' own time span (sorted by start). */
+	int64_t t0 = ts->req[0].start_ns, t1 = ts->req[ts->nreq - 1].start_ns;
+	double span = (double)(t1 > t0 ? t1 - t0 : 1);
 	for (size_t i = 0; i < ts->nreq; i++) {
-		double x = (double)(ts->req[i].start_ns - ts->start_ns) / span * LP_LAT_COLS;
+		double x = (double)(ts->req[i].start_ns - t0) / span * LP_LAT_COLS;
 		size_t c = x <= 0 ? 0 : x >= LP_LAT_COLS ? LP_LAT_COLS - 1 : (size_t)x;
 		if (lo[c] == SIZE_MAX || ts->req[i].dur_ns < ts->req[lo[c]].dur_ns)
 			lo[c] = i;
