@@ -7,6 +7,8 @@
  * line and exit 2 when it is not a number of that kind or out of the
  * range the collector accepts, and handed on in the collector's own unit
  * (plain decimal), so what the app records with is what the user meant.
+ * LATPROF_CUPTI, a path, is left to the CUDA collector, whose one-line
+ * verdict already names a library it cannot load.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -117,12 +119,6 @@ int lp_run_check_env(void)
 		lp_cli_error("LATPROF_NVTX_CLOCK=%s: the clock is 'tsc' (default where the TSC is "
 			     "constant) or 'monotonic'",
 			     clk);
-		return -1;
-	}
-	const char *cupti = getenv("LATPROF_CUPTI");
-	if (cupti && strchr(cupti, '/') && access(cupti, R_OK) != 0) {
-		lp_cli_error("LATPROF_CUPTI=%s: %s (it names the libcupti to load)", cupti,
-			     strerror(errno));
 		return -1;
 	}
 	return 0;
