@@ -126,36 +126,11 @@ static void lp_w_more(FILE *f, size_t shown, size_t total, const char *what, con
 			total - shown, what, LP_HTML_ROWS, where);
 }
 
-static int lp_share_desc(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x > y ? -1 : x < y;
-}
-
 /* Which stages the tables show: all of them, or the LP_HTML_ROWS with the
  * largest share (kept in request order). NULL: all. */
 static unsigned char *lp_shown_stages(const struct lp_breakdown *b)
 {
-	if (b->nstages <= LP_HTML_ROWS)
-		return NULL;
-	double *sh = malloc(b->nstages * sizeof(*sh));
-	unsigned char *on = calloc(b->nstages, 1);
-	if (!sh || !on) {
-		free(sh);
-		free(on);
-		return NULL;
-	}
-	for (size_t i = 0; i < b->nstages; i++)
-		sh[i] = b->stages[i].share;
-	qsort(sh, b->nstages, sizeof(*sh), lp_share_desc);
-	double cut = sh[LP_HTML_ROWS - 1];
-	free(sh);
-	for (size_t i = 0, n = 0; i < b->nstages && n < LP_HTML_ROWS; i++)
-		if (b->stages[i].share >= cut) {
-			on[i] = 1;
-			n++;
-		}
-	return on;
+	return b->nstages > LP_HTML_ROWS ? lp_plot_top_stages(b, LP_HTML_ROWS) : NULL;
 }
 
 static void lp_stage_name(FILE *f, const char *domain, const char *name)

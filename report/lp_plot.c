@@ -305,8 +305,7 @@ static int lp_share_desc(const void *a, const void *b)
 	return x > y ? -1 : x < y;
 }
 
-/* on[s] for the stages drawn (all when few); NULL when out of memory. */
-static unsigned char *lp_stage_on(const struct lp_breakdown *b)
+unsigned char *lp_plot_top_stages(const struct lp_breakdown *b, size_t k)
 {
 	unsigned char *on = calloc(b->nstages + 1, 1);
 	double *sh = malloc((b->nstages + 1) * sizeof(*sh));
@@ -318,17 +317,22 @@ static unsigned char *lp_stage_on(const struct lp_breakdown *b)
 	for (size_t i = 0; i < b->nstages; i++)
 		sh[i] = b->stages[i].share;
 	double cut = -1;
-	if (b->nstages > LP_STAGE_MAX) {
+	if (b->nstages > k && k) {
 		qsort(sh, b->nstages, sizeof(*sh), lp_share_desc);
-		cut = sh[LP_STAGE_MAX - 1];
+		cut = sh[k - 1];
 	}
-	for (size_t i = 0, n = 0; i < b->nstages && n < LP_STAGE_MAX; i++)
+	for (size_t i = 0, n = 0; i < b->nstages && n < k; i++)
 		if (b->stages[i].share >= cut) {
 			on[i] = 1;
 			n++;
 		}
 	free(sh);
 	return on;
+}
+
+static unsigned char *lp_stage_on(const struct lp_breakdown *b)
+{
+	return lp_plot_top_stages(b, LP_STAGE_MAX);
 }
 
 static void lp_stage_dat(FILE *f, const void *arg)
