@@ -90,3 +90,14 @@ p = latprof("import", out + ".logs", "-o", out)
 check(p.returncode == 0, f"latprof import OUTPUT.logs -o OUTPUT works\n{p.stderr}")
 st = q1(open_db(out), "SELECT exit_status FROM processes")
 check(st == 3, f"the killed run's app and its exit 3 are in the database ({st})")
+
+# That link is the killed run's: a new run to the same name leaves it and
+# names its own directory; the default name skips a number with a link.
+p = run(out, server, args=("--force",))
+check(os.readlink(out + ".logs") and "killed.db.logs exists; this run's event logs are in"
+      in p.stderr, f"a new run keeps the earlier run's link and says so: {p.stderr!r}")
+p = subprocess.run([LATPROF, "run", "--", "true"], cwd=d, capture_output=True, text=True)
+os.symlink("/nonexistent", os.path.join(d, "latprof-2.db.logs"))
+p = subprocess.run([LATPROF, "run", "--", "true"], cwd=d, capture_output=True, text=True)
+check("wrote latprof-3.db" in p.stderr,
+      f"the default name skips latprof-2.db, whose .logs link is there: {p.stderr!r}")
