@@ -33,10 +33,22 @@ int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen)
 			 db ? sqlite3_errmsg(db) : "no memory");
 		goto fail;
 	}
+	sqlite3_busy_timeout(db, 2000); /* a writer's short transaction: wait it out */
 	sqlite3_stmt *st_ver = NULL;
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st_ver, NULL) != SQLITE_OK ||
-	    sqlite3_step(st_ver) != SQLITE_ROW) {
-		snprintf(err, errlen, "%s is not a latprof database (not SQLite)", path);
+	int s = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st_ver, NULL);
+	if (s == SQLITE_OK)
+		s = sqlite3_step(st_ver);
+	if (s != SQLITE_ROW) {
+		int code = sqlite3_extended_errcode(db) & 0xff;
+		if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+			snprintf(err, errlen,
+				 "%s is locked by another program writing it (%s); try again once "
+				 "it is done",
+				 path, sqlite3_errmsg(db));
+		else if (code == SQLITE_NOTADB)
+			snprintf(err, errlen, "%s is not a latprof database (not SQLite)", path);
+		else
+			snprintf(err, errlen, "cannot read %s: %s", path, sqlite3_errmsg(db));
 		sqlite3_finalize(st_ver);
 		goto fail;
 	}
@@ -55,6 +67,8 @@ int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen)
 		    path, ver, LP_SCHEMA_VERSION);
 		goto fail;
 	}
+	if (lp_db_check_tables(db, path, err, errlen))
+		goto fail;
 	*out = db;
 	return 0;
 fail:

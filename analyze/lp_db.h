@@ -15,6 +15,11 @@
  * human sentence into err. Refuses FIFOs and devices. */
 int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen);
 
+/* A database the importer wrote must hold every table it creates: 0, or
+ * -1 with "PATH is damaged: table 'T' is missing..." (analyze/lp_db_check.c;
+ * lp_db_open_ro calls it). */
+int lp_db_check_tables(sqlite3 *db, const char *path, char *err, size_t errlen);
+
 /* Run SQL with no result rows; returns 0 or -EIO with err filled. */
 int lp_db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
 

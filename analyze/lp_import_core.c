@@ -131,8 +131,11 @@ int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_heade
 	case LP_REC_EXEC:
 		if (len >= sizeof(struct lp_rec_exec)) {
 			const struct lp_rec_exec *r = payload;
+			size_t n = len - sizeof(*r) < h->aux ? len - sizeof(*r) : h->aux;
 			sqlite3_bind_int64(lp_core->upd_exec, 1, (int64_t)r->ts);
-			sqlite3_bind_int64(lp_core->upd_exec, 2, imp->proc->id);
+			sqlite3_bind_text(lp_core->upd_exec, 2, (const char *)(r + 1),
+					  (int)strnlen((const char *)(r + 1), n), SQLITE_TRANSIENT);
+			sqlite3_bind_int64(lp_core->upd_exec, 3, imp->proc->id);
 			lp_core_seen(r->ts);
 			return lp_import_step(imp, lp_core->upd_exec);
 		}
@@ -402,10 +405,10 @@ static int lp_core_begin(struct lp_import *imp, void **state)
 	s->upd_start =
 	    lp_import_prepare(imp, "UPDATE processes SET cmdline = ?, exe = ? WHERE id = ?");
 	s->upd_exit = lp_import_prepare(
-	    imp, "UPDATE processes SET end_ns = ?, exit_status = ?, exit_signal = ?, exit_how = ? "
-		 "WHERE id = ?");
+	    imp, "UPDATE processes SET end_ns = ?, exit_status = ?, exit_signal = ?, exit_how = ?, "
+		 "exec_path = NULL WHERE id = ?"); /* an exit after exec: the exec failed */
 	s->upd_exec = lp_import_prepare(
-	    imp, "UPDATE processes SET end_ns = ?, exit_how = 'exec' WHERE id = ?");
+	    imp, "UPDATE processes SET end_ns = ?, exit_how = 'exec', exec_path = ? WHERE id = ?");
 	s->upd_proc_end = lp_import_prepare(
 	    imp, "UPDATE processes SET end_ns = max(coalesce(end_ns, 0), ?) WHERE id = ?");
 	s->upd_thread_start =

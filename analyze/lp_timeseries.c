@@ -102,11 +102,14 @@ static int lp_ts_requests(sqlite3 *db, const struct lp_breakdown *b, struct lp_t
 	if (!b || !b->has_ranges || !b->req_name)
 		return 0;
 	sqlite3_stmt *st;
+	/* The name's ids first, then ranges through their name index: joining
+	 * strings per range made SQLite walk every range in start order (2.3x
+	 * the CPU on 5 M ranges, issue 19). */
 	const char *sql =
 	    "SELECT r.id, r.start_ns, r.end_ns - r.start_ns FROM ranges r "
-	    "LEFT JOIN strings s ON s.id = r.name_id "
 	    "LEFT JOIN domains d ON d.id = r.domain_id "
-	    "WHERE s.value = ?1 AND COALESCE(d.name, '') = ?2 ORDER BY r.start_ns, r.id";
+	    "WHERE r.name_id IN (SELECT id FROM strings WHERE value = ?1) "
+	    "AND COALESCE(d.name, '') = ?2 ORDER BY r.start_ns, r.id";
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
 		return -EIO;

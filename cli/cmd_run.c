@@ -4,12 +4,10 @@
  * process tree as subreaper, pass its exit status through, then import.
  */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <link.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,35 +23,6 @@
 #include "lp_cmd_run.h"
 #include "lp_import.h"
 #include "lp_import_sources.h"
-
-static volatile sig_atomic_t lp_child_pid;
-static volatile sig_atomic_t lp_stop_waiting; /* --wait=all: a signal ends the wait */
-
-/* Forward signals sent to us by another process (kill, a job scheduler).
- * A terminal's ^C already reaches the app through the process group, so
- * kernel-generated ones are not sent twice. */
-static void lp_forward(int sig, siginfo_t *info, void *uctx)
-{
-	(void)uctx;
-	if (lp_child_pid == 0) { /* the app is gone: only descendants are left */
-		lp_stop_waiting = sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
-		return;
-	}
-	if (lp_child_pid > 0 &&
-	    (info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL))
-		kill(lp_child_pid, sig);
-}
-
-static void lp_install_forwarding(void)
-{
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-	struct sigaction sa = {0};
-	sa.sa_sigaction = lp_forward;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
-}
 
 static int lp_find_program(const char *prog, char *out, size_t len)
 {
@@ -74,49 +43,6 @@ static int lp_find_program(const char *prog, char *out, size_t len)
 	}
 	free(copy);
 	return rc;
-}
-
-/* The dynamic loader ignores LD_PRELOAD for a static binary (no PT_INTERP:
- * no loader at all) and, in secure-execution mode, for one whose set-user-ID
- * or set-group-ID bit changes credentials (ld.so(8)). Say so up front. */
-static void lp_warn_unattachable(const char *prog)
-{
-	struct stat st;
-	if (stat(prog, &st) != 0)
-		return;
-	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
-	    ((st.st_mode & S_ISGID) && st.st_gid != getegid())) {
-		fprintf(stderr,
-			"latprof: warning: %s is set-user/group-ID: the loader ignores LD_PRELOAD, "
-			"so the interposer cannot attach (only the process is recorded)\n",
-			prog);
-		return;
-	}
-	int fd = open(prog, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ElfW(Ehdr) eh;
-	int is_static = 0;
-	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
-	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-	    eh.e_phentsize == sizeof(ElfW(Phdr))) {
-		is_static = 1;
-		for (unsigned i = 0; i < eh.e_phnum; i++) {
-			ElfW(Phdr) ph;
-			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
-				(ssize_t)sizeof(ph) ||
-			    ph.p_type == PT_INTERP) {
-				is_static = 0;
-				break;
-			}
-		}
-	}
-	close(fd);
-	if (is_static)
-		fprintf(stderr,
-			"latprof: warning: %s is statically linked: the interposer cannot attach, "
-			"so nothing inside it is recorded\n",
-			prog);
 }
 
 static void lp_setenv_prepend(const char *name, const char *value, char sep)
@@ -175,11 +101,15 @@ static int lp_wait_tree(pid_t app, FILE *reaped)
 {
 	int app_status = 0, status;
 	for (;;) {
-		pid_t p = waitpid(-1, &status, __WALL);
+		pid_t p = waitpid(-1, &status, __WALL | WUNTRACED);
 		if (p < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
+		}
+		if (WIFSTOPPED(status)) {
+			lp_run_signals_stopped(p, status);
+			continue;
 		}
 		lp_note_reaped(reaped, p, status);
 		if (p == app) {
@@ -187,7 +117,7 @@ static int lp_wait_tree(pid_t app, FILE *reaped)
 			break;
 		}
 	}
-	lp_child_pid = 0;
+	lp_run_signals_app_gone();
 	pid_t p;
 	while ((p = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
 		lp_note_reaped(reaped, p, status);
@@ -229,7 +159,7 @@ static int lp_count_children(pid_t *first)
 static void lp_wait_descendants(FILE *reaped)
 {
 	int status;
-	while (!lp_stop_waiting) {
+	while (!lp_run_signals_stop_requested()) {
 		pid_t p = waitpid(-1, &status, WNOHANG | __WALL);
 		if (p > 0) {
 			lp_note_reaped(reaped, p, status);
@@ -268,8 +198,10 @@ static int lp_exit_code(int status)
 	return 1;
 }
 
-static void lp_remove_logdir(const char *dir)
+static void lp_remove_logdir(struct lp_run_opts *o)
 {
+	const char *dir = o->logdir;
+	lp_run_unmark_logs(o);
 	char *cmd[] = {"rm", "-rf", "--", (char *)dir, NULL};
 	pid_t p = fork();
 	if (p == 0) {
@@ -304,7 +236,7 @@ static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double
 			"'latprof import %s -o FILE.db' imports their whole recording\n",
 			o->logdir, o->logdir);
 	else if (!o->keep_logs)
-		lp_remove_logdir(o->logdir);
+		lp_remove_logdir(o);
 	else
 		fprintf(stderr, "latprof: event logs kept in %s\n", o->logdir);
 	fprintf(stderr,
@@ -312,6 +244,7 @@ static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double
 		"(%lld records dropped)\n",
 		st.processes, st.processes == 1 ? "" : "es", st.threads, st.threads == 1 ? "" : "s",
 		st.lock_waits, st.lock_waits == 1 ? "" : "s", secs, st.dropped_records);
+	lp_run_summary_unrecorded(o->output);
 	fprintf(stderr, "latprof: wrote %s; see 'latprof report %s'\n", o->output, o->output);
 	return 0;
 }
@@ -382,11 +315,15 @@ static int lp_run(int argc, char **argv)
 	if (first < 0)
 		return LP_EXIT_USAGE;
 	char **app_argv = argv + first;
+	if (lp_run_check_env())
+		return LP_EXIT_USAGE;
 	if (lp_find_program(app_argv[0], prog, sizeof(prog)))
 		return lp_cli_error("cannot find program '%s'", app_argv[0]);
 	if (lp_run_prepare_output(&o))
 		return LP_EXIT_USAGE;
-	lp_warn_unattachable(prog);
+	const char *why = lp_run_unattachable(prog);
+	if (why)
+		fprintf(stderr, "latprof: warning: %s %s\n", prog, why);
 	char *preload = xasprintf("%s/liblatprof_preload.so", lp_cli_libdir());
 	if (access(preload, R_OK) != 0)
 		return lp_cli_error("missing %s (reinstall latprof)", preload);
@@ -401,15 +338,18 @@ static int lp_run(int argc, char **argv)
 	free(reaped_path);
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	lp_run_signals_init();
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid_t pid = fork();
 	if (pid < 0)
 		return lp_cli_error("fork failed: %s", strerror(errno));
-	if (pid == 0)
+	if (pid == 0) {
+		lp_run_signals_child();
 		lp_exec_app(&o, app_argv);
-	lp_child_pid = pid;
-	lp_install_forwarding();
+	}
+	lp_run_signals_parent(pid);
+	lp_run_mark_logs(&o, pid);
 	int status = lp_wait_tree(pid, reaped);
 	if (o.wait_all)
 		lp_wait_descendants(reaped);
@@ -420,8 +360,18 @@ static int lp_run(int argc, char **argv)
 	int app_rc = lp_exit_code(status);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && lp_run_no_logs(&o)) {
 		/* exec failed and the child said why; the dir holds only the reaped list */
-		lp_remove_logdir(o.logdir);
+		lp_remove_logdir(&o);
 		return 127;
+	}
+	if (!o.left_running && lp_run_no_logs(&o)) {
+		/* Nothing to import: say why instead of an import error. */
+		const char *cause = lp_run_unattachable(prog);
+		fprintf(stderr, "latprof: nothing recorded: %s %s; no database written\n", prog,
+			cause ? cause
+			      : "wrote no event log (no free file descriptor under RLIMIT_NOFILE, "
+				"or LD_PRELOAD was changed)");
+		lp_remove_logdir(&o);
+		return app_rc;
 	}
 	if (lp_run_finish_output(&o, pid))
 		return app_rc ? app_rc : LP_EXIT_USAGE;
@@ -452,14 +402,19 @@ const struct lp_cmd lp_cmd_run = {
 	     "                      wait for the descendants it left running (daemons,\n"
 	     "                      background jobs) until they exit or latprof gets\n"
 	     "                      INT, TERM or HUP\n\n"
-	     "Environment: TMPDIR (where the private log directory is made),\n"
-	     "LATPROF_LOG_MB (log size cap per process, default 1024),\n"
+	     "Environment (checked before the app starts; sizes take M, G units):\n"
+	     "TMPDIR (where the private log directory is made),\n"
+	     "LATPROF_LOG_MB (log size cap per process, default 1024, e.g. 2G),\n"
 	     "LATPROF_COUNTERS_INTERVAL_NS (least time between two counter reads on a\n"
 	     "thread, default 20000; 0 reads at every NVTX boundary),\n"
 	     "LATPROF_CUPTI (path of the libcupti to use, e.g. a PyTorch wheel's copy;\n"
 	     "default: the build's soname through the library path, then the build's\n"
 	     "CUDA directory), LATPROF_CUDA_BUFFER_MB (CUPTI buffers, default 64).\n\n"
 	     "The exit status is the app's (128+N when signal N killed it). Signals\n"
-	     "INT, TERM, HUP, QUIT, USR1, USR2 sent to latprof are forwarded to the app.\n"
-	     "If the import fails, the logs are kept and 'latprof import DIR' retries.\n",
+	     "INT, TERM, HUP, QUIT, USR1, USR2 sent to latprof are forwarded to the app,\n"
+	     "which runs in a process group of its own (and holds the terminal when\n"
+	     "latprof does): kill %1, kill -PGID and Ctrl-C each reach it once.\n"
+	     "If the import fails, the logs are kept and 'latprof import DIR' retries.\n"
+	     "While the app runs, FILE.db.logs links to the log directory: if latprof\n"
+	     "itself is killed, 'latprof import FILE.db.logs -o FILE.db' imports it.\n",
 };

@@ -16,6 +16,7 @@ struct lp_run_opts {
 	int force;
 	int keep_logs;
 	char logdir[PATH_MAX];
+	char marker[PATH_MAX]; /* OUTPUT.logs -> logdir while the logs exist */
 	enum lp_cuda_mode cuda;
 	const char *counters; /* NULL = default set */
 	int wait_all;         /* --wait=all: also wait for descendants left running */
@@ -32,6 +33,11 @@ int lp_run_finish_output(struct lp_run_opts *o, pid_t app);
 /* True when no process wrote a log (the exec failed). */
 int lp_run_no_logs(const struct lp_run_opts *o);
 
+/* OUTPUT.logs, a symlink to the log directory while it exists: found
+ * after latprof itself was killed (run_output.c). */
+void lp_run_mark_logs(struct lp_run_opts *o, pid_t app);
+void lp_run_unmark_logs(struct lp_run_opts *o);
+
 /* Source options (--cuda, --counters): 0 or -1 after a message. */
 int lp_run_source_option(struct lp_run_opts *o, int opt, const char *arg);
 /* In the child before exec: environment for the NVTX/CUDA/counter sources. */
@@ -42,5 +48,28 @@ int lp_run_check_sources(const struct lp_run_opts *o);
 /* --cuda (cli/run_cuda.c): CUDA_INJECTION64_PATH; the one-line verdict. */
 void lp_run_cuda_env(const struct lp_run_opts *o);
 int lp_run_cuda_check(const struct lp_run_opts *o);
+
+/* LATPROF_* settings (cli/run_env.c): 0, or -1 after one message. Values
+ * with units (LATPROF_LOG_MB=2G) are rewritten in the collector's unit. */
+int lp_run_check_env(void);
+
+/* What was not recorded (cli/run_summary.c): the reason the interposer
+ * cannot attach to prog (static, set-user-ID) or NULL; after import, one
+ * line per child that exec'd and wrote no log, one for threads without
+ * counters. */
+const char *lp_run_unattachable(const char *prog);
+void lp_run_summary_unrecorded(const char *dbpath);
+
+/* Signals and job control (cli/run_signals.c): one signal, one delivery.
+ * init before fork; child in the child before exec; parent after fork. */
+int lp_run_signals_init(void);
+void lp_run_signals_child(void);
+void lp_run_signals_parent(pid_t app);
+/* waitpid reported pid stopped with status (WUNTRACED). */
+void lp_run_signals_stopped(pid_t pid, int status);
+/* The app was reaped: the terminal goes back to latprof's group. */
+void lp_run_signals_app_gone(void);
+/* --wait=all: INT, TERM or HUP reached latprof after the app exited. */
+int lp_run_signals_stop_requested(void);
 
 #endif

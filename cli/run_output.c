@@ -63,8 +63,11 @@ int lp_run_prepare_output(struct lp_run_opts *o)
 	char err[1024];
 	if (!o->output_pattern) {
 		for (int n = 1; n < 100000; n++) {
+			char logs[64];
+			struct stat st;
 			snprintf(o->output, sizeof(o->output), "latprof-%d.db", n);
-			if (access(o->output, F_OK) != 0)
+			snprintf(logs, sizeof(logs), "latprof-%d.db.logs", n); /* a killed run's */
+			if (access(o->output, F_OK) != 0 && lstat(logs, &st) != 0)
 				break;
 		}
 	} else if (lp_expand(o->output_pattern, 0, o->output, sizeof(o->output),
@@ -105,4 +108,42 @@ int lp_run_finish_output(struct lp_run_opts *o, pid_t app)
 int lp_run_no_logs(const struct lp_run_opts *o)
 {
 	return lp_log_dir_count(o->logdir) <= 0;
+}
+
+/* OUTPUT.logs -> the private log directory, made when the app starts and
+ * removed with the directory: if latprof itself is killed (kill -9, OOM),
+ * the logs are found where the database was to be, and
+ * 'latprof import OUTPUT.logs -o OUTPUT' imports them. An existing
+ * OUTPUT.logs (an earlier killed run's) is left as it is: this run's
+ * directory is named on stderr instead. */
+static void lp_marker_path(const struct lp_run_opts *o, pid_t app, char *buf, size_t len)
+{
+	char out[PATH_MAX];
+	int has_pid = 0;
+	if (!o->output_has_pid)
+		snprintf(out, sizeof(out), "%s", o->output);
+	else if (lp_expand(o->output_pattern, app, out, sizeof(out), &has_pid))
+		out[0] = 0;
+	if (!out[0] || snprintf(buf, len, "%s.logs", out) >= (int)len)
+		buf[0] = 0;
+}
+
+void lp_run_mark_logs(struct lp_run_opts *o, pid_t app)
+{
+	struct stat st;
+	lp_marker_path(o, app, o->marker, sizeof(o->marker));
+	if (!o->marker[0])
+		return;
+	if (lstat(o->marker, &st) == 0 || symlink(o->logdir, o->marker) != 0) {
+		fprintf(stderr, "latprof: %s exists; this run's event logs are in %s\n", o->marker,
+			o->logdir);
+		o->marker[0] = 0;
+	}
+}
+
+void lp_run_unmark_logs(struct lp_run_opts *o)
+{
+	if (o->marker[0])
+		unlink(o->marker);
+	o->marker[0] = 0;
 }

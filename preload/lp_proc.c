@@ -152,10 +152,12 @@ LP_HOOK pid_t vfork(void)
 
 /*
  * The variables latprof run gives the app. A child exec'd with an environment
- * that lacks them (env -i, subprocess with env={...}, clearenv) would run
- * untraced, where perf and nsys follow every child: when LATPROF_DIR is
- * missing, the hooks add back each of these the child's environment lacks
- * (LD_PRELOAD: ours in front of the child's own). Kept at start-up in static
+ * that lacks them (env -i, subprocess with env={...}, clearenv) or whose
+ * LD_PRELOAD no longer names our library (sh -c 'LD_PRELOAD=x exec app',
+ * env -u LD_PRELOAD) would run untraced, where perf and nsys follow every
+ * child: the hooks add back each variable the child's environment lacks and
+ * put our LD_PRELOAD entries in front of the child's own (a child that set
+ * its own values of the others keeps them). Kept at start-up in static
  * storage: the hooks neither read the environment later nor allocate.
  */
 static const char *const lp_env_names[] = {
@@ -167,9 +169,28 @@ static const char *const lp_env_names[] = {
     "LATPROF_NVTX_CLOCK",    "ASAN_OPTIONS",
 };
 #define LP_ENV_N (sizeof(lp_env_names) / sizeof(lp_env_names[0]))
+#define LP_ENV_PRELOAD 1       /* index of LD_PRELOAD */
 #define LP_ENV_MAX_CHILD 65536 /* entries; a larger environment passes as it is */
+#define LP_PRELOAD_LIB "liblatprof_preload.so"
 static char lp_env_store[16384];
 static const char *lp_env_kept[LP_ENV_N]; /* "NAME=value" in lp_env_store, or NULL */
+/* Our LD_PRELOAD entries: the kept value up to and including our library
+ * (a sanitizer runtime may come first), without the user's own entries. */
+static char lp_env_ours[4096];
+static size_t lp_env_ours_len;
+
+static void lp_env_capture_ours(const char *kv)
+{
+	const char *v = strchr(kv, '=') + 1, *lib = strstr(v, LP_PRELOAD_LIB);
+	if (!lib)
+		return;
+	size_t n = (size_t)(lib - v) + strlen(LP_PRELOAD_LIB);
+	if (n >= sizeof(lp_env_ours))
+		return;
+	memcpy(lp_env_ours, v, n);
+	lp_env_ours[n] = 0;
+	lp_env_ours_len = n;
+}
 
 void lp_env_capture(void)
 {
@@ -186,6 +207,8 @@ void lp_env_capture(void)
 		lp_env_kept[i] = kv;
 		used += nl + vl + 2;
 	}
+	if (lp_env_kept[LP_ENV_PRELOAD])
+		lp_env_capture_ours(lp_env_kept[LP_ENV_PRELOAD]);
 }
 
 /* Index in envp of "NAME=...", or -1. */
@@ -198,10 +221,25 @@ static long lp_env_find(char *const envp[], const char *kv)
 	return -1;
 }
 
+/* The child's LD_PRELOAD entry lacks our library. */
+static int lp_env_preload_lost(char *const envp[], long at)
+{
+	return lp_env_ours_len && !strstr(envp[at], LP_PRELOAD_LIB);
+}
+
 /* Entries the fixed environment needs (0: leave envp as it is). */
 static size_t lp_env_need(char *const envp[])
 {
-	if (!lp_pre_recording() || !lp_env_kept[0] || lp_env_find(envp, lp_env_kept[0]) >= 0)
+	if (!lp_pre_recording() || !lp_env_kept[0])
+		return 0;
+	int fix = 0;
+	for (size_t i = 0; i < LP_ENV_N && !fix; i++) {
+		if (!lp_env_kept[i])
+			continue;
+		long at = lp_env_find(envp, lp_env_kept[i]);
+		fix = at < 0 || (i == LP_ENV_PRELOAD && lp_env_preload_lost(envp, at));
+	}
+	if (!fix)
 		return 0;
 	size_t n = 0;
 	while (envp && envp[n] && n < LP_ENV_MAX_CHILD)
@@ -209,8 +247,22 @@ static size_t lp_env_need(char *const envp[])
 	return n < LP_ENV_MAX_CHILD ? n + LP_ENV_N + 1 : 0;
 }
 
+/* "LD_PRELOAD=<ours>:<theirs>" into pre[len]; NULL when it does not fit. */
+static char *lp_env_join_preload(const char *theirs, char *pre, size_t len)
+{
+	static const char name[] = "LD_PRELOAD=";
+	size_t a = sizeof(name) - 1, b = strlen(theirs);
+	if (a + lp_env_ours_len + 1 + b + 1 > len)
+		return NULL;
+	memcpy(pre, name, a);
+	memcpy(pre + a, lp_env_ours, lp_env_ours_len);
+	pre[a + lp_env_ours_len] = b ? ':' : 0;
+	memcpy(pre + a + lp_env_ours_len + 1, theirs, b + 1);
+	return pre;
+}
+
 /* envp plus what it lacks, into out[cap]; pre (len) holds a combined
- * LD_PRELOAD when the child has its own. */
+ * LD_PRELOAD when the child has its own without our library. */
 static char *const *lp_env_fix(char *const envp[], char **out, size_t cap, char *pre, size_t len)
 {
 	size_t n = 0;
@@ -223,15 +275,10 @@ static char *const *lp_env_fix(char *const envp[], char **out, size_t cap, char 
 		long at = lp_env_find(envp, kv);
 		if (at < 0) {
 			out[n++] = (char *)kv;
-		} else if (!strcmp(lp_env_names[i], "LD_PRELOAD")) {
-			const char *theirs = strchr(envp[at], '=') + 1;
-			size_t a = strlen(kv), b = strlen(theirs);
-			if (a + 1 + b + 1 <= len) {
-				memcpy(pre, kv, a);
-				pre[a] = ':';
-				memcpy(pre + a + 1, theirs, b + 1);
-				out[at] = pre;
-			}
+		} else if (i == LP_ENV_PRELOAD && lp_env_preload_lost(envp, at)) {
+			char *joined = lp_env_join_preload(strchr(envp[at], '=') + 1, pre, len);
+			if (joined)
+				out[at] = joined;
 		}
 	}
 	out[n] = NULL;

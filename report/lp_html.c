@@ -107,6 +107,32 @@ void lp_html_free(void *page)
 
 /* ---- write ---- */
 
+/*
+ * The page stays bounded whatever the run's size (issue 19): every table
+ * shows at most LP_HTML_ROWS rows and says how many it left out, the
+ * charts draw a bounded sample (report/lp_plot.c), a request timeline at
+ * most LP_HTML_TL_ITEMS bars. Every number in it is still computed from
+ * all of the data; only what is drawn is cut.
+ */
+#define LP_HTML_ROWS 200
+#define LP_HTML_TL_ITEMS 4000
+
+static void lp_w_more(FILE *f, size_t shown, size_t total, const char *what, const char *where)
+{
+	if (total > shown)
+		fprintf(f,
+			"<p class=\"note\">%zu more %s not shown (the page shows %d at most); %s "
+			"lists them all.</p>\n",
+			total - shown, what, LP_HTML_ROWS, where);
+}
+
+/* Which stages the tables show: all of them, or the LP_HTML_ROWS with the
+ * largest share (kept in request order). NULL: all. */
+static unsigned char *lp_shown_stages(const struct lp_breakdown *b)
+{
+	return b->nstages > LP_HTML_ROWS ? lp_plot_top_stages(b, LP_HTML_ROWS) : NULL;
+}
+
 static void lp_stage_name(FILE *f, const char *domain, const char *name)
 {
 	if (domain && *domain) {
@@ -178,7 +204,8 @@ static void lp_w_summary(FILE *f, const struct lp_run_summary *r)
 	fputs("</tr></table>\n<table><tr><th>pid</th><th class=\"l\">command line</th>"
 	      "<th class=\"l\">ended</th><th>threads</th></tr>\n",
 	      f);
-	for (size_t i = 0; i < r->n_procs; i++) {
+	size_t nprocs = r->n_procs < LP_HTML_ROWS ? r->n_procs : LP_HTML_ROWS;
+	for (size_t i = 0; i < nprocs; i++) {
 		const struct lp_summary_proc *p = &r->procs[i];
 		fprintf(f, "<tr><td>%d</td><td class=\"l cmd\">", p->pid);
 		lp_html_str(f, p->cmdline ? p->cmdline : "(unknown)");
@@ -190,7 +217,9 @@ static void lp_w_summary(FILE *f, const struct lp_run_summary *r)
 			fprintf(f, " (status %d)", p->exit_status);
 		fprintf(f, "</td><td>%lld</td></tr>\n", p->threads);
 	}
-	fputs("</table></section>\n", f);
+	fputs("</table>\n", f);
+	lp_w_more(f, nprocs, r->n_procs, "processes", "sqlite3 FILE.db 'SELECT * FROM processes'");
+	fputs("</section>\n", f);
 }
 
 /* Like the text report: no all-zero category columns (CUDA ones in a
@@ -247,7 +276,8 @@ static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
 		      f);
 		lp_cat_head(f, b);
 		fputs("</tr>\n", f);
-		for (size_t i = 0; i < b->nthreads; i++) {
+		size_t nth = b->nthreads < LP_HTML_ROWS ? b->nthreads : LP_HTML_ROWS;
+		for (size_t i = 0; i < nth; i++) {
 			const struct lp_bd_thread *t = &b->threads[i];
 			fputs("<tr>", f);
 			lp_html_td_str(f, t->name ? t->name : "(unnamed)");
@@ -257,6 +287,7 @@ static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
 			fputs("</tr>\n", f);
 		}
 		fputs("</table>\n", f);
+		lp_w_more(f, nth, b->nthreads, "threads", "latprof report FILE.db --breakdown");
 		lp_hidden_cats(f, b);
 		fputs("</section>\n", f);
 		return;
@@ -272,8 +303,13 @@ static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
 	fputs("<td>100%</td>", f);
 	lp_cat_cells(f, b, b->req_cat_ns, b->req.total);
 	fputs("</tr>\n", f);
+	unsigned char *on = lp_shown_stages(b);
+	size_t shown = 0;
 	for (size_t i = 0; i < b->nstages; i++) {
 		const struct lp_bd_stage *s = &b->stages[i];
+		if (on && !on[i])
+			continue;
+		shown++;
 		fputs("<tr><td class=\"l\">", f);
 		lp_stage_name(f, s->domain, s->name);
 		fputs("</td>", f);
@@ -283,6 +319,9 @@ static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
+	free(on);
+	lp_w_more(f, shown, b->nstages, "stages (the smallest shares)",
+		  "latprof report FILE.db --breakdown");
 	lp_hidden_cats(f, b);
 	if (b->stages_overlap)
 		fputs("<p class=\"note\">Some stages overlap inside a request: shares may add up "
@@ -341,7 +380,8 @@ static void lp_w_locks(FILE *f, const struct lp_lock_report *r)
 	      "<th>total</th><th>mean</th><th>p50</th><th>p99</th><th>max</th>"
 	      "<th>share</th><th class=\"l\">top call site</th></tr>\n",
 	      f);
-	for (size_t i = 0; i < r->n; i++) {
+	size_t nlocks = r->n < LP_HTML_ROWS ? r->n : LP_HTML_ROWS;
+	for (size_t i = 0; i < nlocks; i++) {
 		const struct lp_lock_row *l = &r->locks[i];
 		fputs("<tr>", f);
 		lp_html_td_str(f, l->name);
@@ -356,7 +396,9 @@ static void lp_w_locks(FILE *f, const struct lp_lock_report *r)
 		lp_html_td_str(f, l->n_sites ? l->sites[0].where : "");
 		fputs("</tr>\n", f);
 	}
-	fputs("</table></section>\n", f);
+	fputs("</table>\n", f);
+	lp_w_more(f, nlocks, r->n, "locks", "latprof report FILE.db --locks --top N");
+	fputs("</section>\n", f);
 }
 
 static void lp_w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cuda_report *m)
@@ -371,7 +413,8 @@ static void lp_w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cu
 	fputs("<h3>Kernels</h3><table><tr><th class=\"l\">kernel</th><th>launches</th>"
 	      "<th>total</th><th>mean</th><th>median</th><th>max</th><th>share</th></tr>\n",
 	      f);
-	for (size_t i = 0; i < k->n; i++) {
+	size_t nk = k->n < LP_HTML_ROWS ? k->n : LP_HTML_ROWS;
+	for (size_t i = 0; i < nk; i++) {
 		const struct lp_cuda_kern_row *r = &k->rows.kern[i];
 		fputs("<tr>", f);
 		lp_html_td_str(f, r->name);
@@ -382,10 +425,13 @@ static void lp_w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cu
 		lp_html_td_dur(f, (double)r->st.max);
 		fprintf(f, "<td>%.1f%%</td></tr>\n", 100 * r->share);
 	}
-	fputs("</table><h3>Memcpy</h3><table><tr><th class=\"l\">copy</th><th>count</th>"
+	fputs("</table>\n", f);
+	lp_w_more(f, nk, k->n, "kernels", "latprof report FILE.db --kernels");
+	fputs("<h3>Memcpy</h3><table><tr><th class=\"l\">copy</th><th>count</th>"
 	      "<th>bytes</th><th>total</th><th>mean</th><th>GB/s</th><th>share</th></tr>\n",
 	      f);
-	for (size_t i = 0; i < m->n; i++) {
+	size_t nm = m->n < LP_HTML_ROWS ? m->n : LP_HTML_ROWS;
+	for (size_t i = 0; i < nm; i++) {
 		const struct lp_cuda_memcpy_row *r = &m->rows.memcpy[i];
 		fputs("<tr><td class=\"l\">", f);
 		lp_html_str(f, r->copy_kind);
@@ -399,7 +445,9 @@ static void lp_w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cu
 		lp_html_td_dur(f, r->st.mean);
 		fprintf(f, "<td>%.2f</td><td>%.1f%%</td></tr>\n", r->gbps, 100 * r->share);
 	}
-	fputs("</table></section>\n", f);
+	fputs("</table>\n", f);
+	lp_w_more(f, nm, m->n, "copy kinds", "latprof report FILE.db --memcpy");
+	fputs("</section>\n", f);
 }
 
 static void lp_w_slowest(FILE *f, const struct lp_breakdown *b)
@@ -410,8 +458,11 @@ static void lp_w_slowest(FILE *f, const struct lp_breakdown *b)
 		      f);
 		return;
 	}
+	unsigned char *on = lp_shown_stages(b);
 	fputs("<table><tr><th>#</th><th>at</th><th>latency</th><th>tid</th>", f);
 	for (size_t s = 0; s < b->nstages; s++) {
+		if (on && !on[s])
+			continue;
 		fputs("<th>", f);
 		lp_stage_name(f, b->stages[s].domain, b->stages[s].name);
 		fputs("</th>", f);
@@ -424,10 +475,16 @@ static void lp_w_slowest(FILE *f, const struct lp_breakdown *b)
 		lp_html_td_dur(f, (double)r->dur_ns);
 		fprintf(f, "<td>%lld</td>", (long long)r->tid);
 		for (size_t s = 0; s < b->nstages; s++)
-			lp_html_td_dur(f, r->stage_ns ? (double)r->stage_ns[s] : 0);
+			if (!on || on[s])
+				lp_html_td_dur(f, r->stage_ns ? (double)r->stage_ns[s] : 0);
 		fputs("</tr>\n", f);
 	}
-	fputs("</table></section>\n", f);
+	fputs("</table>\n", f);
+	if (on)
+		fprintf(f, "<p class=\"note\">Columns: the %d stages with the largest share.</p>\n",
+			LP_HTML_ROWS);
+	free(on);
+	fputs("</section>\n", f);
 }
 
 /* ---- request timelines (SVG) ---- */
@@ -509,7 +566,8 @@ static void lp_w_timeline(FILE *f, const struct lp_req_timeline *t, const struct
 		lp_tl_label(f, t->lanes[l].name, TL_X0 - 8);
 		fputs("</text>\n", f);
 	}
-	for (size_t i = 0; i < t->n; i++) {
+	size_t nitems = t->n < LP_HTML_TL_ITEMS ? t->n : LP_HTML_TL_ITEMS;
+	for (size_t i = 0; i < nitems; i++) {
 		const struct lp_tl_item *it = &t->items[i];
 		int row = it->kind == LP_TL_RANGE ? it->depth : rows[it->lane] - 1;
 		double x = lp_tl_x(t, it->start_ns), w = lp_tl_x(t, it->end_ns) - x;
@@ -534,6 +592,11 @@ static void lp_w_timeline(FILE *f, const struct lp_req_timeline *t, const struct
 		fputs("</g>\n", f);
 	}
 	fputs("</svg>\n", f);
+	if (t->n > nitems)
+		fprintf(f,
+			"<p class=\"note\">The first %zu of this request's %zu bars are drawn "
+			"(the page draws %d at most per request).</p>\n",
+			nitems, t->n, LP_HTML_TL_ITEMS);
 	free(rows);
 	free(y0);
 }
@@ -580,7 +643,20 @@ void lp_html_write(FILE *f, const void *page)
 	lp_w_gpu(f, &pg->kern, &pg->mcpy);
 	lp_w_slowest(f, &pg->bd);
 	lp_w_timelines(f, pg);
-	fputs("<footer><p class=\"note\">latprof ", f);
+	if (pg->ts.nreq && !lp_plot_lat_points(&pg->ts))
+		fprintf(
+		    f,
+		    "<p class=\"note\">Request latency over time draws %zu requests as a "
+		    "sample: per 1/1000 of the run its fastest and slowest request, and the 200 "
+		    "slowest of the run; every number on this page is computed from all of "
+		    "them.</p>\n",
+		    pg->ts.nreq);
+	fprintf(f,
+		"<footer><p class=\"note\">The page is bounded whatever the run's size: tables "
+		"show at most %d rows, charts a bounded sample, timelines at most %d bars; the "
+		"text, JSON and CSV reports list everything.</p>\n",
+		LP_HTML_ROWS, LP_HTML_TL_ITEMS);
+	fputs("<p class=\"note\">latprof ", f);
 	lp_html_str(f, pg->run.latprof_version);
 	fputs("</p></footer></body></html>\n", f);
 }

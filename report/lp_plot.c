@@ -3,6 +3,7 @@
 #include "lp_plot.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,16 +75,125 @@ static const char *lp_lat_skip(const struct lp_plot_input *in)
 	return in->ts->nreq ? NULL : "no request ranges (the run has no NVTX ranges)";
 }
 
+/*
+ * A point per request is exact but grows with the run: 20 M ranges made a
+ * 2 GB page. Above LP_LAT_FULL requests the chart keeps, per column of
+ * 1/LP_LAT_COLS of the run, its fastest and its slowest request (the
+ * band, outliers included), plus the LP_LAT_SLOWEST slowest of the run:
+ * at most 2 * LP_LAT_COLS + LP_LAT_SLOWEST points whatever the run's size.
+ */
+#define LP_LAT_FULL 4000
+#define LP_LAT_COLS 1000
+#define LP_LAT_SLOWEST 200
+
+size_t lp_plot_lat_points(const struct lp_timeseries *ts)
+{
+	return ts->nreq <= LP_LAT_FULL ? ts->nreq : 0;
+}
+
+/* Min-heap of request indices by latency: the k slowest seen so far. */
+static void lp_heap_push(const struct lp_ts_req *req, size_t *heap, size_t *n, size_t k, size_t i)
+{
+	size_t at;
+	if (*n < k) {
+		at = (*n)++;
+	} else if (req[i].dur_ns > req[heap[0]].dur_ns) {
+		at = 0; /* replace the root, sift down */
+		for (;;) {
+			size_t c = 2 * at + 1;
+			if (c >= *n)
+				break;
+			if (c + 1 < *n && req[heap[c + 1]].dur_ns < req[heap[c]].dur_ns)
+				c++;
+			if (req[heap[c]].dur_ns >= req[i].dur_ns)
+				break;
+			heap[at] = heap[c];
+			at = c;
+		}
+		heap[at] = i;
+		return;
+	} else {
+		return;
+	}
+	while (at && req[heap[(at - 1) / 2]].dur_ns > req[i].dur_ns) { /* sift up */
+		heap[at] = heap[(at - 1) / 2];
+		at = (at - 1) / 2;
+	}
+	heap[at] = i;
+}
+
+static int lp_cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Indices (ascending, so by start) of the requests drawn; *n gets how many. */
+static size_t *lp_lat_pick(const struct lp_timeseries *ts, size_t *n)
+{
+	size_t cap = 2 * LP_LAT_COLS + LP_LAT_SLOWEST, k = 0, nheap = 0;
+	size_t *pick = malloc(cap * sizeof(*pick));
+	size_t *lo = malloc(2 * LP_LAT_COLS * sizeof(*lo)), *hi = lo ? lo + LP_LAT_COLS : NULL;
+	if (!pick || !lo) {
+		free(pick);
+		free(lo);
+		*n = 0;
+		return NULL;
+	}
+	for (size_t c = 0; c < 2 * LP_LAT_COLS; c++)
+		lo[c] = SIZE_MAX;
+	/* Columns over the requests' own time span (sorted by start). */
+	int64_t t0 = ts->req[0].start_ns, t1 = ts->req[ts->nreq - 1].start_ns;
+	double span = (double)(t1 > t0 ? t1 - t0 : 1);
+	for (size_t i = 0; i < ts->nreq; i++) {
+		double x = (double)(ts->req[i].start_ns - t0) / span * LP_LAT_COLS;
+		size_t c = x <= 0 ? 0 : x >= LP_LAT_COLS ? LP_LAT_COLS - 1 : (size_t)x;
+		if (lo[c] == SIZE_MAX || ts->req[i].dur_ns < ts->req[lo[c]].dur_ns)
+			lo[c] = i;
+		if (hi[c] == SIZE_MAX || ts->req[i].dur_ns > ts->req[hi[c]].dur_ns)
+			hi[c] = i;
+		lp_heap_push(ts->req, pick + 2 * LP_LAT_COLS, &nheap, LP_LAT_SLOWEST, i);
+	}
+	k = 2 * LP_LAT_COLS + nheap;
+	memcpy(pick, lo, 2 * LP_LAT_COLS * sizeof(*pick));
+	free(lo);
+	qsort(pick, k, sizeof(*pick), lp_cmp_size);
+	size_t m = 0;
+	for (size_t i = 0; i < k && pick[i] != SIZE_MAX; i++)
+		if (!m || pick[m - 1] != pick[i])
+			pick[m++] = pick[i];
+	*n = m;
+	return pick;
+}
+
+static void lp_lat_row(FILE *f, const struct lp_timeseries *ts, size_t i)
+{
+	fprintf(f, "%lld %lld %lld\n", (long long)(ts->req[i].start_ns - ts->start_ns),
+		(long long)ts->req[i].dur_ns, (long long)ts->req[i].range_id);
+}
+
 static void lp_lat_dat(FILE *f, const void *arg)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
 	fprintf(f, "# requests %zu p50_ns %lld p90_ns %lld p99_ns %lld\n", ts->nreq,
 		(long long)ts->p50_ns, (long long)ts->p90_ns, (long long)ts->p99_ns);
+	if (lp_plot_lat_points(ts)) {
+		fputs("# start_ns_since_run_start latency_ns range_id\n", f);
+		for (size_t i = 0; i < ts->nreq; i++)
+			lp_lat_row(f, ts, i);
+		return;
+	}
+	size_t n;
+	size_t *pick = lp_lat_pick(ts, &n);
+	fprintf(f,
+		"# downsampled: per 1/%d of the run its fastest and slowest request, and the "
+		"%d slowest of the run: %zu of %zu requests\n",
+		LP_LAT_COLS, LP_LAT_SLOWEST, n, ts->nreq);
 	fputs("# start_ns_since_run_start latency_ns range_id\n", f);
-	for (size_t i = 0; i < ts->nreq; i++)
-		fprintf(f, "%lld %lld %lld\n", (long long)(ts->req[i].start_ns - ts->start_ns),
-			(long long)ts->req[i].dur_ns, (long long)ts->req[i].range_id);
+	for (size_t i = 0; i < n; i++)
+		lp_lat_row(f, ts, pick[i]);
+	free(pick);
 }
 
 static void lp_lat_gp(FILE *f, const void *arg, const char *name)
@@ -94,13 +204,21 @@ static void lp_lat_gp(FILE *f, const void *arg, const char *name)
 	fputs("set xlabel 'time since run start (s)'\nset ylabel 'request latency (ms)'\n"
 	      "set yrange [0:*]\n",
 	      f);
+	char title[160];
+	if (lp_plot_lat_points(ts) || ts->nreq == 0)
+		snprintf(title, sizeof(title), "request");
+	else
+		snprintf(title, sizeof(title),
+			 "%zu requests: fastest and slowest per 1/%d of the "
+			 "run, %d slowest",
+			 ts->nreq, LP_LAT_COLS, LP_LAT_SLOWEST);
 	fprintf(
 	    f,
 	    "plot '%s.dat' using ($1/1e9):($2/1e6) with points pt 7 ps 0.4 lc rgb '#4477aa' "
-	    "title 'request', \\\n"
+	    "title '%s', \\\n"
 	    "     p50 with lines lw 2 lc rgb '#228833' title sprintf('p50 %%.3g ms', p50), \\\n"
 	    "     p99 with lines lw 2 dt 2 lc rgb '#ee6677' title sprintf('p99 %%.3g ms', p99)\n",
-	    name);
+	    name, title);
 }
 
 /* ---- latency CDF ---- */
@@ -177,6 +295,46 @@ static const char *lp_stage_skip(const struct lp_plot_input *in)
 	return in->bd && in->bd->has_ranges && in->bd->nstages ? NULL : "no request stages";
 }
 
+/* A bar segment per stage is readable for a handful of stages: with more
+ * than LP_STAGE_MAX the chart shows those with the largest share. */
+#define LP_STAGE_MAX 16
+
+static int lp_share_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x > y ? -1 : x < y;
+}
+
+unsigned char *lp_plot_top_stages(const struct lp_breakdown *b, size_t k)
+{
+	unsigned char *on = calloc(b->nstages + 1, 1);
+	double *sh = malloc((b->nstages + 1) * sizeof(*sh));
+	if (!on || !sh) {
+		free(on);
+		free(sh);
+		return NULL;
+	}
+	for (size_t i = 0; i < b->nstages; i++)
+		sh[i] = b->stages[i].share;
+	double cut = -1;
+	if (b->nstages > k && k) {
+		qsort(sh, b->nstages, sizeof(*sh), lp_share_desc);
+		cut = sh[k - 1];
+	}
+	for (size_t i = 0, n = 0; i < b->nstages && n < k; i++)
+		if (b->stages[i].share >= cut) {
+			on[i] = 1;
+			n++;
+		}
+	free(sh);
+	return on;
+}
+
+static unsigned char *lp_stage_on(const struct lp_breakdown *b)
+{
+	return lp_plot_top_stages(b, LP_STAGE_MAX);
+}
+
 static void lp_stage_dat(FILE *f, const void *arg)
 {
 	const struct lp_plot_input *in = arg;
@@ -184,16 +342,25 @@ static void lp_stage_dat(FILE *f, const void *arg)
 	fputs("# per stage: its p50, p90 and p99 per-request time (ns), as report --breakdown\n",
 	      f);
 	fputs("# rows: percentile; columns: stage 1..N in the order of the script's titles\n", f);
+	unsigned char *on = lp_stage_on(b);
+	if (!on)
+		return;
+	if (b->nstages > LP_STAGE_MAX)
+		fprintf(f, "# the %d stages with the largest share of %zu\n", LP_STAGE_MAX,
+			b->nstages);
 	static const char *const lbl[] = {"p50", "p90", "p99"};
 	for (int r = 0; r < 3; r++) {
 		fputs(lbl[r], f);
 		for (size_t s = 0; s < b->nstages; s++) {
+			if (!on[s])
+				continue;
 			const struct lp_bd_stat *st = &b->stages[s].st;
 			int64_t v = r == 0 ? st->p50 : r == 1 ? st->p90 : st->p99;
 			fprintf(f, " %lld", (long long)v);
 		}
 		fputc('\n', f);
 	}
+	free(on);
 }
 
 static void lp_stage_gp(FILE *f, const void *arg, const char *name)
@@ -207,11 +374,22 @@ static void lp_stage_gp(FILE *f, const void *arg, const char *name)
 	      "set style fill solid 0.85 border -1\nset boxwidth 0.6\n"
 	      "set ylabel 'per-request stage time (ms)'\nset yrange [0:*]\n",
 	      f);
+	unsigned char *on = lp_stage_on(b);
+	if (!on)
+		return;
+	if (b->nstages > LP_STAGE_MAX)
+		fprintf(f,
+			"set label 'the %d stages with the largest share of %zu' at graph 0, "
+			"graph -0.12 noenhanced\n",
+			LP_STAGE_MAX, b->nstages);
 	fputs("plot ", f);
-	for (size_t s = 0; s < b->nstages; s++) {
+	for (size_t s = 0, col = 0; s < b->nstages; s++) {
+		if (!on[s])
+			continue;
 		const struct lp_bd_stage *st = &b->stages[s];
-		fprintf(f, "%s'%s.dat' using ($%zu/1e6)%s title ", s ? ", \\\n     " : "", name,
-			s + 2, s ? "" : ":xtic(1)");
+		fprintf(f, "%s'%s.dat' using ($%zu/1e6)%s title ", col ? ", \\\n     " : "", name,
+			col + 2, col ? "" : ":xtic(1)");
+		col++;
 		if (st->domain && *st->domain && !st->unattributed) {
 			char *t;
 			if (asprintf(&t, "%s::%s", st->domain, st->name) >= 0) {
@@ -224,6 +402,7 @@ static void lp_stage_gp(FILE *f, const void *arg, const char *name)
 		fputs(" noenhanced", f);
 	}
 	fputc('\n', f);
+	free(on);
 }
 
 /* ---- utilization heatmap ---- */

@@ -58,6 +58,14 @@ void lp_plot_cdf_rows(FILE *f, const double *sorted, size_t n);
 /* The CDF chart's axes: log-scaled x when the tail needs it. */
 void lp_plot_cdf_axes(FILE *f, double min_ns, double max_ns, double p50_ns);
 
+/* on[s] = 1 for the k stages with the largest share (all of them when
+ * there are at most k), in a calloc'd array; NULL when out of memory. */
+unsigned char *lp_plot_top_stages(const struct lp_breakdown *b, size_t k);
+
+/* Requests the latency-over-time chart draws one by one: all of them up
+ * to a bound, else 0 (it draws a bounded sample, said in its key). */
+size_t lp_plot_lat_points(const struct lp_timeseries *ts);
+
 /* Writes every chart with data into dir (created if missing) and runs
  * gnuplot there. res gets one entry per chart. Returns the number of
  * images made, or -errno with err (gnuplot failing is an error). */

@@ -26,6 +26,7 @@ CREATE TABLE processes (
   exit_status INTEGER,
   exit_signal INTEGER,
   exit_how    TEXT,
+  exec_path   TEXT,              -- ended by a successful exec: the program exec'd
   log_closed  INTEGER NOT NULL DEFAULT 0,
   dropped_records INTEGER NOT NULL DEFAULT 0,
   dropped_chunks  INTEGER NOT NULL DEFAULT 0,

@@ -348,6 +348,37 @@ static int mode_term(const char *ready)
 	return 7;
 }
 
+/* An app whose first INT or TERM means "shut down cleanly" (exit 3) and a
+ * second one "force quit" (exit 99): a signal delivered twice shows. */
+static volatile sig_atomic_t rel_signals;
+
+static void on_count(int sig)
+{
+	(void)sig;
+	rel_signals++;
+}
+
+static int mode_once(const char *ready)
+{
+	struct sigaction sa = {.sa_handler = on_count};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	FILE *f = fopen(ready, "w");
+	if (f) {
+		fprintf(f, "%d %d\n", (int)getpid(), (int)getpgrp());
+		fclose(f);
+	}
+	while (!rel_signals)
+		pause();
+	/* A second delivery of the same signal lands within this wait. */
+	struct timespec ts = {0, 500 * 1000 * 1000};
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	printf("signals %d\n", (int)rel_signals);
+	return rel_signals == 1 ? 3 : 99;
+}
+
 /* The recorder read its settings at start-up: changing them mid-run, then
  * forking, must not change how the child records. */
 static int mode_envchange(void)
@@ -393,6 +424,8 @@ int main(int argc, char **argv)
 		return mode_daemon(argv[2]);
 	if (!strcmp(m, "term") && argc == 3)
 		return mode_term(argv[2]);
+	if (!strcmp(m, "once") && argc == 3)
+		return mode_once(argv[2]);
 	if (!strcmp(m, "envchange"))
 		return mode_envchange();
 	if (!strcmp(m, "hello")) {

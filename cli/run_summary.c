@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What latprof run could not record, said by name at the end of a run:
+ * programs the interposer cannot attach to (static, set-user-ID: the
+ * loader ignores LD_PRELOAD), children that exec'd and wrote no event log
+ * (the same, or no free file descriptor under RLIMIT_NOFILE), and threads
+ * whose CPU counters could not be opened.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lp_cli.h"
+#include "lp_cmd_run.h"
+#include "lp_db.h"
+
+static int lp_is_static(const char *prog)
+{
+	int fd = open(prog, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ElfW(Ehdr) eh;
+	int is_static = 0;
+	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh.e_phentsize == sizeof(ElfW(Phdr))) {
+		is_static = 1;
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			ElfW(Phdr) ph;
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+				(ssize_t)sizeof(ph) ||
+			    ph.p_type == PT_INTERP) {
+				is_static = 0;
+				break;
+			}
+		}
+	}
+	close(fd);
+	return is_static;
+}
+
+/* The dynamic loader ignores LD_PRELOAD for a static binary (no PT_INTERP:
+ * no loader at all) and, in secure-execution mode, for one whose set-user-ID
+ * or set-group-ID bit changes credentials (ld.so(8)). */
+const char *lp_run_unattachable(const char *prog)
+{
+	struct stat st;
+	if (stat(prog, &st) != 0)
+		return NULL;
+	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+	    ((st.st_mode & S_ISGID) && st.st_gid != getegid()))
+		return "is set-user/group-ID: the loader ignores LD_PRELOAD, so the interposer "
+		       "cannot attach";
+	if (lp_is_static(prog))
+		return "is statically linked: the interposer cannot attach, so nothing inside it "
+		       "is recorded";
+	return NULL;
+}
+
+/* execvp records the name it was given: find it the way it did. */
+static const char *lp_resolve(const char *name, char *buf, size_t len)
+{
+	if (strchr(name, '/'))
+		return name;
+	const char *path = getenv("PATH");
+	char *copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	const char *found = name;
+	for (char *save, *dir = copy ? strtok_r(copy, ":", &save) : NULL; dir;
+	     dir = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, len, "%s/%s", *dir ? dir : ".", name);
+		if (access(buf, X_OK) == 0) {
+			found = buf;
+			break;
+		}
+	}
+	free(copy);
+	return found;
+}
+
+static int lp_unrecorded_row(sqlite3_stmt *st, void *ctx)
+{
+	int *n = ctx;
+	const char *path = (const char *)sqlite3_column_text(st, 1);
+	char buf[PATH_MAX];
+	const char *why = path ? lp_run_unattachable(lp_resolve(path, buf, sizeof(buf))) : NULL;
+	fprintf(stderr, "latprof: not recorded: pid %lld, which exec'd %s: %s\n",
+		(long long)sqlite3_column_int64(st, 0), path ? path : "?",
+		why ? why
+		    : "it wrote no event log (no free file descriptor under RLIMIT_NOFILE, or "
+		      "it dropped latprof from LD_PRELOAD itself)");
+	++*n;
+	return 0;
+}
+
+void lp_run_summary_unrecorded(const char *dbpath)
+{
+	sqlite3 *db;
+	char err[512];
+	if (lp_db_open_ro(dbpath, &db, err, sizeof(err)))
+		return;
+	int n = 0;
+	/* An image that ended by exec and that no recorded image continues. */
+	lp_db_each(db,
+		   "SELECT p.pid, p.exec_path FROM processes p WHERE p.exec_path IS NOT NULL AND "
+		   "NOT EXISTS (SELECT 1 FROM processes q WHERE q.exec_from = p.id) ORDER BY p.id",
+		   NULL, 0, lp_unrecorded_row, &n, err, sizeof(err));
+	/* Threads with no counter values in processes where other threads
+	 * have some: their own group failed to open (a process that counted
+	 * nothing at all is named by the sources' line). */
+#define LP_HAS_CNT(t)                                                                              \
+	"(EXISTS (SELECT 1 FROM thread_counters c WHERE c.thread_id = " t ".id) OR EXISTS "        \
+	"(SELECT 1 FROM counter_samples s WHERE s.thread_id = " t ".id))"
+#define LP_COUNTING                                                                                \
+	"EXISTS (SELECT 1 FROM threads o WHERE o.process_id = t.process_id AND " LP_HAS_CNT("o") ")"
+	int64_t all = lp_db_int(db, "SELECT count(*) FROM threads t WHERE " LP_COUNTING, 0);
+	int64_t none = lp_db_int(
+	    db, "SELECT count(*) FROM threads t WHERE " LP_COUNTING " AND NOT " LP_HAS_CNT("t"), 0);
+#undef LP_COUNTING
+#undef LP_HAS_CNT
+	if (none > 0)
+		fprintf(stderr,
+			"latprof: %lld of %lld threads of counting processes have no CPU "
+			"counters: their counter group could not be opened (out of file "
+			"descriptors: RLIMIT_NOFILE?) or they ended before the first read\n",
+			(long long)none, (long long)all);
+	sqlite3_close(db);
+}
