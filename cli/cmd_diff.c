@@ -31,18 +31,28 @@ static int parse_threshold(const char *s, double *out)
 	return 0;
 }
 
-static int parse_metrics(const char *s, unsigned *mask)
+/* Named metrics, or any quantile as p<percent> (p95, p99.5). */
+static int parse_metrics(const char *s, struct lp_diff_opts *o)
 {
-	*mask = 0;
+	o->metrics = 0;
+	o->nquant = 0;
 	while (*s) {
 		size_t len = strcspn(s, ",");
 		int m = lp_metric_parse(s, len);
-		if (m < 0 || m > LP_M_MIN)
+		char *end;
+		if (m >= 0 && m <= LP_M_MIN) {
+			o->metrics |= 1u << m;
+		} else if (s[0] == 'p' && len > 1) {
+			double pct = strtod(s + 1, &end);
+			if (end != s + len || !(pct > 0 && pct < 100) || o->nquant == 8)
+				return -1;
+			o->quant[o->nquant++] = pct / 100;
+		} else {
 			return -1;
-		*mask |= 1u << m;
+		}
 		s += len + (s[len] == ',');
 	}
-	return *mask ? 0 : -1;
+	return o->metrics || o->nquant ? 0 : -1;
 }
 
 /* Value of "--opt VALUE" or "--opt=VALUE"; advances *i. */
@@ -67,13 +77,14 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 	a->new_ = xcalloc((size_t)argc, sizeof(char *));
 	a->opts.threshold = 0.05;
 	a->opts.alpha = 0.05;
+	a->opts.noise = -1;
 	a->format = "text";
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 		if (strcmp(s, "--base") == 0) {
 			list = &a->base;
 			nlist = &a->nbase;
-		} else if (strcmp(s, "--new") == 0) {
+		} else if (strcmp(s, "--new") == 0 || strcmp(s, "--vs") == 0) {
 			list = &a->new_;
 			nlist = &a->nnew;
 		} else if ((v = opt_value(argc, argv, &i, "--threshold"))) {
@@ -87,9 +98,14 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 				return lp_cli_usage_error("diff",
 							  "bad --alpha '%s' (0 < alpha < 1)", v);
 		} else if ((v = opt_value(argc, argv, &i, "--metric"))) {
-			if (parse_metrics(v, &a->opts.metrics))
-				return lp_cli_usage_error(
-				    "diff", "bad --metric '%s' (p50,p90,p99,p999,mean,max,min)", v);
+			if (parse_metrics(v, &a->opts))
+				return lp_cli_usage_error("diff",
+							  "bad --metric '%s' (p50,p90,p99,p999,mean,"
+							  "max,min or any pN such as p95)",
+							  v);
+		} else if ((v = opt_value(argc, argv, &i, "--noise"))) {
+			if (parse_threshold(v, &a->opts.noise))
+				return lp_cli_usage_error("diff", "bad --noise '%s' (e.g. 10%%)", v);
 		} else if ((v = opt_value(argc, argv, &i, "--request"))) {
 			a->opts.request = v;
 		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
@@ -103,17 +119,18 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 			return lp_cli_usage_error("diff", "unknown or incomplete option '%s'", s);
 		} else if (list) {
 			(*list)[(*nlist)++] = s;
-		} else if (a->nbase == 0) {
-			a->base[a->nbase++] = s;
-		} else if (a->nnew == 0) {
-			a->new_[a->nnew++] = s;
 		} else {
-			return lp_cli_usage_error("diff", "unexpected argument '%s'", s);
+			a->base[a->nbase++] = s; /* before --vs: base, or BASE NEW */
 		}
 	}
+	if (!list && a->nbase > 2)
+		return lp_cli_usage_error("diff", "more than two databases: put --vs between the "
+						  "base runs and the new ones (B1.db B2.db --vs N1.db N2.db)");
+	if (!list && a->nbase == 2)
+		a->new_[a->nnew++] = a->base[--a->nbase];
 	if (!a->nbase || !a->nnew)
-		return lp_cli_usage_error("diff",
-					  "give BASE.db NEW.db, or --base A.db... --new B.db...");
+		return lp_cli_usage_error(
+		    "diff", "give BASE.db NEW.db, or BASE1.db BASE2.db... --vs NEW1.db NEW2.db...");
 	if (strcmp(a->format, "text") && strcmp(a->format, "markdown") &&
 	    strcmp(a->format, "json") && strcmp(a->format, "html"))
 		return lp_cli_usage_error(

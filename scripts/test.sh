@@ -24,7 +24,7 @@ JOBS=${LP_TEST_JOBS:-$(nproc)}
 #    build-fuzz/tests/fuzz/ (add them to tests/fuzz/<target>/ as regressions).
 LP_TIERS=(
 	"default;$B;;-LE bench|gpu"
-	"asan;build-asan;-DLATPROF_SANITIZE=address,undefined;-LE bench|gpu|fuzz"
+	"asan;build-asan;-DLATPROF_SANITIZE=address,undefined;-LE bench|gpu|fuzz|trials"
 	"tsan;build-tsan;-DLATPROF_SANITIZE=thread;-L tsan;rel_core_stress"
 	"fuzz;build-fuzz;-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DLATPROF_FUZZ=ON;-L fuzz;fuzz_import fuzz_expect fuzz_cupti"
 )
