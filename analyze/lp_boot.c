@@ -226,6 +226,15 @@ static double draw_one(const struct lp_boot_runs *s, double q, struct lp_rng *rn
 	}
 	if (!n)
 		return NAN;
+	if (q < 0 && n <= LP_BOOT_EXACT_MEAN_N) {
+		/* requests drawn one by one, within each drawn run */
+		double t = 0;
+		for (size_t r = 0; r < s->nruns; r++)
+			for (unsigned c = 0; c < w[r]; c++)
+				for (size_t i = 0; i < s->n[r]; i++)
+					t += s->v[r][(size_t)(lp_rng_uniform(rng) * (double)s->n[r])];
+		return t / (double)n;
+	}
 	if (q < 0) {
 		double m = sum / (double)n, var = sumsq / (double)n - m * m;
 		return m + sqrt(var > 0 ? var / (double)n : 0) * lp_rng_normal(rng);

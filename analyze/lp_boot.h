@@ -11,7 +11,9 @@
  *  - quantile: the k-th smallest of N requests drawn with replacement is
  *    the sample's value at rank ceil(N B), B ~ Beta(k, N - k + 1), since
  *    P(Bin(N, j/N) >= k) = I_{j/N}(k, N - k + 1); exact, O(R log^2 n);
- *  - mean: normal with the drawn runs' variance / N (its limit law).
+ *  - mean: requests drawn one by one up to LP_BOOT_EXACT_MEAN_N of them
+ *    (a single outlier must show as the skew it gives), beyond that the
+ *    normal limit with the drawn runs' variance / N.
  * Pure functions over double arrays and a seeded generator: the same
  * inputs give the same interval on every machine.
  */
@@ -20,6 +22,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#define LP_BOOT_EXACT_MEAN_N 20000
 
 /* xoshiro256** */
 struct lp_rng {

@@ -895,7 +895,7 @@ int lp_diff_compute(const struct lp_side *base, const struct lp_side *new_,
 	memset(d, 0, sizeof(*d));
 	d->opts = *opts;
 	if (!d->opts.metrics && !d->opts.nquant)
-		d->opts.metrics = 1u << LP_M_P50 | 1u << LP_M_P99 | 1u << LP_M_MEAN;
+		d->opts.metrics = 1u << LP_M_P50 | 1u << LP_M_P90 | 1u << LP_M_P99;
 	d->noise = d->opts.noise < 0 ? LP_DIFF_NOISE_DEFAULT : d->opts.noise;
 	size_t nms = metric_specs(&d->opts, ms);
 	d->req_name = strdup(base->req_name);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* latprof diff: per-stage deltas between runs with significance; exit 1 on regression. */
+/* latprof diff: per-stage, per-metric intervals between runs; exit 1 on regression. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,23 +205,29 @@ out:
 const struct lp_cmd lp_cmd_diff = {
     .name = "diff",
     .run = lp_diff_cmd,
-    .summary = "compare runs per stage with significance; exit 1 on regression",
+    .summary = "compare runs per stage, one interval per metric; exit 1 on regression",
     .usage = "usage: latprof diff BASE.db NEW.db [options]\n"
-	     "       latprof diff --base A1.db A2.db... --new B1.db B2.db... [options]\n\n"
+	     "       latprof diff BASE1.db BASE2.db... --vs NEW1.db NEW2.db... [options]\n"
+	     "       (--base A1.db... --new B1.db... also works)\n\n"
 	     "Compares the request latency and each stage's per-request time between the\n"
-	     "base and new runs (several databases per side are pooled).\n\n"
+	     "base runs and the new runs (one database per run).\n\n"
 	     "  --threshold P%   smallest relative change that counts (default 5%)\n"
-	     "  --alpha A        family-wise error rate (default 0.05)\n"
-	     "  --metric LIST    p50,p90,p99,p999,mean,max,min (default p50,p99,mean)\n"
+	     "  --alpha A        family-wise error rate; intervals are 1 - A (default 0.05)\n"
+	     "  --metric LIST    p50,p90,p99,p999,mean,max,min or any pN such as p95\n"
+	     "                   (default p50,p90,p99)\n"
+	     "  --noise P%       noise floor where a side has one run (default 10%)\n"
 	     "  --request NAME   outermost range that is a request (default: most frequent)\n"
 	     "  --format F       text, markdown (for a PR comment), json, or html (one\n"
 	     "                   self-contained page: base and new side by side, charts)\n"
 	     "  -o, --output FILE  write there instead of stdout\n"
 	     "  -f, --force      overwrite FILE if it exists\n\n"
-	     "Each stage is tested with a two-sided Mann-Whitney U test over per-request\n"
-	     "samples (exact without ties for up to 50 samples, else the tie-corrected\n"
-	     "normal approximation); p-values are Holm-Bonferroni adjusted across all\n"
-	     "stage x metric comparisons. A regression needs both an adjusted p <= alpha\n"
-	     "and a change >= threshold. Fewer than 8 requests on a side: not enough data.\n\n"
+	     "Each row (scope x metric) gets its own estimate and 1 - alpha interval of the\n"
+	     "ratio new/base by bootstrap (2000+ resamples, fixed seed). With 2+ runs on both\n"
+	     "sides the bootstrap resamples runs, then requests, so run-to-run noise is in\n"
+	     "the interval; with one run on a side that noise is unknown and the interval\n"
+	     "is widened by the noise floor. A regression needs the whole interval above\n"
+	     "+threshold and p <= alpha after Holm-Bonferroni across the tested rows. A\n"
+	     "quantile with fewer than 10 requests below or above it on a side (a mean:\n"
+	     "fewer than 20 requests) is 'not enough data', never a verdict.\n\n"
 	     "Exit status: 1 on a regression, 0 otherwise, 2 on bad input.\n",
 };

@@ -84,17 +84,24 @@ def flagged(j):
             for r in j["rows"] if r["verdict"] == "regression"]
 
 
-# Each row's verdict from its own interval (a recorded pair).
-rc, j = diff([C[0]], [S25[0]])
+# Each row's verdict from its own interval (recorded pairs): no p-value or
+# interval serves two rows. The Python pair has real spread (p strictly
+# between 0 and 1); noise floor 0 so that the intervals are the bootstrap's.
+rc, j = diff([P[0]], [P[1]], "--metric", "p50,p90,mean", "--noise", "0")
 tested = [r for r in j["rows"] if r["p"] is not None]
-check(len(tested) >= 6, f"{len(tested)} rows tested on one pair")
+check(len(tested) >= 10, f"{len(tested)} rows tested on one pair")
 check(all(r["ci_low"] is not None and r["ci_high"] is not None and r["method"] for r in tested),
       "every tested row carries its own interval and method")
 ps = [r["p"] for r in tested if 0 < r["p"] < 1]
-check(len(ps) == len(set(ps)), f"no p-value strictly between 0 and 1 is shared by two rows ({sorted(ps)})")
+check(len(ps) >= 3 and len(ps) == len(set(ps)),
+      f"{len(ps)} p-values strictly between 0 and 1, none shared by two rows")
 ivs = [(r["ci_low"], r["ci_high"]) for r in tested]
 check(len(ivs) == len(set(ivs)), "no interval is shared by two rows")
-for r in tested:
+for scope in {r["scope"] for r in tested}:
+    own = [(r["p"], r["ci_low"]) for r in tested if r["scope"] == scope]
+    check(len(own) == len(set(own)), f"{scope}: each metric has its own p and interval")
+rc, j = diff([C[0]], [S25[0]])
+for r in j["rows"]:
     if r["verdict"] == "regression":
         check(r["ci_low"] > j["threshold"], f"{r['scope']} {r['metric']}: a regression's whole "
               f"interval is above the threshold ({r['ci_low']:+.3f})")
