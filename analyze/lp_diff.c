@@ -7,11 +7,13 @@
 #include "lp_stats.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The rule engine of analyze/lp_findings.c lists each database's findings. */
 lp_findings_fn lp_findings_provider = lp_findings_ids;
@@ -217,15 +219,16 @@ static int rrow_push(struct rrow **v, size_t *n, size_t *cap, struct rrow r)
 static int rscan_row(sqlite3_stmt *st, void *ctx)
 {
 	struct rscan *sc = ctx;
-	if (sqlite3_column_type(st, 1) == SQLITE_NULL)
-		return 0; /* unnamed: neither a request nor a stage */
+	/* name_id and parent_id are NULL or >= 1 (INTEGER PRIMARY KEYs the
+	 * importer numbers from 1): 0 reads as NULL, no type check per row. */
 	struct rrow r = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
 			 (double)sqlite3_column_int64(st, 3)};
-	if (sqlite3_column_int(st, 2) == 0)
+	if (r.name_id == 0)
+		return 0; /* unnamed: neither a request nor a stage */
+	if (sqlite3_column_int64(st, 2) == 0)
 		return rrow_push(&sc->top, &sc->ntop, &sc->ctop, r);
-	if (sqlite3_column_type(st, 4) == SQLITE_NULL)
+	if ((r.id = sqlite3_column_int64(st, 4)) == 0)
 		return 0;
-	r.id = sqlite3_column_int64(st, 4);
 	return rrow_push(&sc->child, &sc->nchild, &sc->cchild, r);
 }
 
@@ -299,13 +302,62 @@ static int ids_of(sqlite3 *db, const char *name, struct lp_map *ids, char *err, 
 	return rc;
 }
 
+/* Request index by range id: a dense array over the ids' span when it is
+ * at most 8x the requests (the importer numbers ranges densely, so this is
+ * the rule: no hashing for millions of lookups), else a hash map. */
+struct req_index {
+	int64_t lo;
+	size_t span;
+	uint32_t *dense; /* index + 1; 0 = not a request */
+	struct lp_map map;
+};
+
+static int req_index_put(struct req_index *x, int64_t id, size_t i)
+{
+	if (x->dense && id >= x->lo && (uint64_t)(id - x->lo) < x->span) {
+		x->dense[id - x->lo] = (uint32_t)i + 1;
+		return 0;
+	}
+	return lp_map_put(&x->map, (uint64_t)id + 1, i) ? -ENOMEM : 0;
+}
+
+static int req_index_get(const struct req_index *x, int64_t id, uint64_t *i)
+{
+	if (x->dense && id >= x->lo && (uint64_t)(id - x->lo) < x->span) {
+		*i = (uint64_t)x->dense[id - x->lo] - 1;
+		return x->dense[id - x->lo] != 0;
+	}
+	return lp_map_get(&x->map, (uint64_t)id + 1, i);
+}
+
+static void req_index_init(struct req_index *x, const struct rscan *sc)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	memset(x, 0, sizeof(*x));
+	for (size_t i = 0; i < sc->ntop; i++) {
+		lo = sc->top[i].id < lo ? sc->top[i].id : lo;
+		hi = sc->top[i].id > hi ? sc->top[i].id : hi;
+	}
+	if (sc->ntop && sc->ntop < UINT32_MAX && (uint64_t)(hi - lo) < 8 * (uint64_t)sc->ntop + 1024) {
+		x->lo = lo;
+		x->span = (size_t)(hi - lo) + 1;
+		x->dense = calloc(x->span, sizeof(*x->dense)); /* NULL: the map does it all */
+	}
+}
+
+static void req_index_free(struct req_index *x)
+{
+	free(x->dense);
+	lp_map_free(&x->map);
+}
+
 /* Per stage name id: sum per request (NAN: the request lacks the stage). */
 struct stage_acc {
 	int64_t name_id;
 	double *sum;
 };
 
-static int accumulate(const struct rscan *sc, const struct lp_map *req_of, size_t nreq,
+static int accumulate(const struct rscan *sc, const struct req_index *req_of, size_t nreq,
 		      struct stage_acc **acc, size_t *nacc)
 {
 	struct lp_map slot = {0};
@@ -313,7 +365,7 @@ static int accumulate(const struct rscan *sc, const struct lp_map *req_of, size_
 	for (size_t i = 0; !rc && i < sc->nchild; i++) {
 		const struct rrow *c = &sc->child[i];
 		uint64_t ri, si;
-		if (!lp_map_get(req_of, (uint64_t)c->id + 1, &ri))
+		if (!req_index_get(req_of, c->id, &ri))
 			continue;
 		if (!lp_map_get(&slot, (uint64_t)c->name_id + 1, &si)) {
 			struct stage_acc *p = realloc(*acc, (*nacc + 1) * sizeof(*p));
@@ -357,54 +409,45 @@ static int add_stages(sqlite3 *db, struct lp_side *side, size_t run, size_t nrun
 	return rc;
 }
 
-static int load_ranges(sqlite3 *db, const char *path, struct lp_side *side, size_t run,
-		       size_t nruns, char *err, size_t errlen)
+/* Requests of the scanned rows named req_name, and their stages, into
+ * side's run `run` (of nruns). */
+static int resolve_ranges(sqlite3 *db, const char *path, struct rscan *sc, const char *req_name,
+			  struct lp_side *side, size_t run, size_t nruns, char *err, size_t errlen)
 {
-	struct rscan sc = {0};
-	struct lp_map ids = {0}, req_of = {0};
+	struct lp_map ids = {0};
+	struct req_index req_of;
 	struct stage_acc *acc = NULL;
 	size_t nacc = 0, nreq = 0;
-	int rc = lp_db_each(db,
-			    "SELECT id, name_id, depth, end_ns - start_ns, parent_id FROM ranges "
-			    "WHERE depth <= 1",
-			    NULL, 0, rscan_row, &sc, err, errlen);
-	if (!rc && !side->req_name && (rc = pick_request(db, &sc, &side->req_name, err, errlen)))
-		goto out;
-	if (!rc && !side->req_name) {
-		snprintf(err, errlen, "%s has no named outermost range", path);
-		rc = -EINVAL;
-	}
-	if (rc || (rc = ids_of(db, side->req_name, &ids, err, errlen)))
-		goto out;
-	for (size_t i = 0; !rc && i < sc.ntop; i++) {
+	req_index_init(&req_of, sc);
+	int rc = ids_of(db, req_name, &ids, err, errlen);
+	for (size_t i = 0; !rc && i < sc->ntop; i++) {
 		uint64_t one;
-		if (!lp_map_get(&ids, (uint64_t)sc.top[i].name_id + 1, &one))
+		if (!lp_map_get(&ids, (uint64_t)sc->top[i].name_id + 1, &one))
 			continue;
-		if (lp_map_put(&req_of, (uint64_t)sc.top[i].id + 1, nreq) ||
-		    series_push(&side->req, sc.top[i].dur))
+		if (req_index_put(&req_of, sc->top[i].id, nreq) ||
+		    series_push(&side->req, sc->top[i].dur))
 			rc = -ENOMEM;
 		nreq++;
 	}
 	side->req.run_n[run] = nreq;
 	if (!rc && !nreq) {
 		snprintf(err, errlen, "%s has no outermost range named '%s' (use --request NAME)",
-			 path, side->req_name);
+			 path, req_name);
 		rc = -EINVAL;
 	}
-	free(sc.top);
-	sc.top = NULL;
-	if (!rc && !(rc = accumulate(&sc, &req_of, nreq, &acc, &nacc)))
+	free(sc->top);
+	sc->top = NULL;
+	if (!rc && !(rc = accumulate(sc, &req_of, nreq, &acc, &nacc)))
 		rc = add_stages(db, side, run, nruns, acc, nacc, nreq, err, errlen);
-out:
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	for (size_t i = 0; i < nacc; i++)
 		free(acc[i].sum);
 	free(acc);
-	free(sc.top);
-	free(sc.child);
+	free(sc->child);
+	sc->child = NULL;
 	lp_map_free(&ids);
-	lp_map_free(&req_of);
+	req_index_free(&req_of);
 	return rc;
 }
 
@@ -498,54 +541,243 @@ static int load_findings(sqlite3 *db, struct lp_side *side, char *err, size_t er
 	return 0;
 }
 
-static int load_one(const char *path, struct lp_side *side, size_t run, size_t nruns, char *err,
-		    size_t errlen)
-{
+/* ---- loading sides: databases in parallel ----
+ * One job per database. Phase 1 (threads): open, scan the ranges, sum the
+ * locks and kernels. Then the request name is fixed (--request, or the
+ * most frequent outermost name of the first base database). Phase 2
+ * (threads): requests and stages of that name. The jobs are merged in
+ * order, run by run; findings run last on one thread (the rule engine
+ * keeps global state). */
+
+struct db_job {
+	const char *path;
 	sqlite3 *db;
-	int rc = lp_db_open_ro(path, &db, err, errlen);
-	if (rc)
-		return -EINVAL;
-	if (lp_db_count(db, "ranges") == 0) {
-		snprintf(err, errlen,
+	struct rscan sc;
+	struct lp_side part; /* this database alone, as run 0 of 1 */
+	const char *req_name;
+	int rc;
+	char err[1024];
+};
+
+static void job_scan(struct db_job *j)
+{
+	if (lp_db_open_ro(j->path, &j->db, j->err, sizeof(j->err))) {
+		j->rc = -EINVAL;
+		return;
+	}
+	if (lp_db_count(j->db, "ranges") == 0) {
+		snprintf(j->err, sizeof(j->err),
 			 "%s has no NVTX ranges: requests are outermost NVTX ranges, so annotate "
 			 "the program with NVTX (or record it with NVTX capture on)",
-			 path);
+			 j->path);
+		j->rc = -EINVAL;
+		return;
+	}
+	/* the scan reads the whole table: map it rather than copy it page by page */
+	lp_db_exec(j->db, "PRAGMA mmap_size = 4294967296", j->err, sizeof(j->err));
+	j->rc = lp_db_each(j->db,
+			   "SELECT id, name_id, depth, end_ns - start_ns, parent_id FROM ranges "
+			   "WHERE depth <= 1",
+			   NULL, 0, rscan_row, &j->sc, j->err, sizeof(j->err));
+	if (!j->rc)
+		j->rc = load_locks(j->db, &j->part, j->err, sizeof(j->err));
+	if (!j->rc)
+		j->rc = load_kernels(j->db, &j->part, 1, j->err, sizeof(j->err));
+}
+
+static void job_resolve(struct db_job *j)
+{
+	if (!(j->part.req.run_n = calloc(2, sizeof(size_t))))
+		j->rc = -ENOMEM;
+	else
+		j->rc = resolve_ranges(j->db, j->path, &j->sc, j->req_name, &j->part, 0, 1, j->err,
+				       sizeof(j->err));
+}
+
+struct job_pool {
+	struct db_job *jobs;
+	size_t n, next;
+	void (*fn)(struct db_job *);
+};
+
+static void *pool_worker(void *arg)
+{
+	struct job_pool *p = arg;
+	for (;;) {
+		size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+		if (i >= p->n)
+			return NULL;
+		if (!p->jobs[i].rc)
+			p->fn(&p->jobs[i]);
+	}
+}
+
+/* fn over every job still without an error, on up to 8 threads. */
+static void pool_run(struct db_job *jobs, size_t n, void (*fn)(struct db_job *))
+{
+	struct job_pool p = {jobs, n, 0, fn};
+	pthread_t th[7];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = 0, want = n < (size_t)(cpus > 1 ? cpus : 1) ? n : (size_t)(cpus > 1 ? cpus : 1);
+	while (nt + 1 < want && nt < 7 && pthread_create(&th[nt], NULL, pool_worker, &p) == 0)
+		nt++;
+	pool_worker(&p);
+	while (nt)
+		pthread_join(th[--nt], NULL);
+}
+
+/* Appends job r's database to side as its run r. */
+static int side_merge(struct lp_side *side, struct db_job *j, size_t r, size_t nruns)
+{
+	const struct lp_side *p = &j->part;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < p->req.n; i++)
+		rc = series_push(&side->req, p->req.v[i]);
+	side->req.run_n[r] = p->req.n;
+	for (size_t k = 0; !rc && k < p->nstages; k++) {
+		struct lp_series *s = stage_get(side, p->stages[k].name, nruns);
+		if (!s)
+			return -ENOMEM;
+		for (size_t i = 0; !rc && i < p->stages[k].n; i++)
+			rc = series_push(s, p->stages[k].v[i]);
+		s->run_n[r] = p->stages[k].n;
+	}
+	for (size_t i = 0; !rc && i < p->nlocks; i++)
+		rc = named_add(&side->locks, &side->nlocks, p->locks[i].name, p->locks[i].total_ns,
+			       p->locks[i].count);
+	for (size_t i = 0; !rc && i < p->nkernels; i++)
+		rc = named_add(&side->kernels, &side->nkernels, p->kernels[i].name,
+			       p->kernels[i].total_ns, p->kernels[i].count);
+	side->has_kernels = r == 0 ? p->has_kernels : side->has_kernels && p->has_kernels;
+	side->ndbs++;
+	return rc;
+}
+
+static int side_build(struct lp_side *side, struct db_job *jobs, size_t n, const char *req_name,
+		      char *err, size_t errlen)
+{
+	int rc = 0;
+	side->has_findings = lp_findings_provider != NULL;
+	if (!(side->req_name = strdup(req_name)) ||
+	    !(side->req.run_n = calloc(n + 1, sizeof(size_t))))
+		rc = -ENOMEM;
+	for (size_t r = 0; !rc && r < n; r++)
+		rc = side_merge(side, &jobs[r], r, n);
+	if (!rc)
+		rc = series_finish(&side->req, n);
+	for (size_t i = 0; !rc && i < side->nstages; i++)
+		rc = series_finish(&side->stages[i], n);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	return rc;
+}
+
+struct build_arg {
+	struct lp_side *side;
+	struct db_job *jobs;
+	size_t n;
+	const char *req_name;
+	int rc;
+	char err[1024];
+};
+
+static void *build_thread(void *arg)
+{
+	struct build_arg *b = arg;
+	b->rc = side_build(b->side, b->jobs, b->n, b->req_name, b->err, sizeof(b->err));
+	return NULL;
+}
+
+/* Both sides merged and sorted at once (two threads), then the findings of
+ * every database on this thread. */
+static int sides_build(struct build_arg *b, size_t nsides, char *err, size_t errlen)
+{
+	pthread_t th;
+	int started = nsides == 2 && pthread_create(&th, NULL, build_thread, &b[1]) == 0;
+	build_thread(&b[0]);
+	if (started)
+		pthread_join(th, NULL);
+	else if (nsides == 2)
+		build_thread(&b[1]);
+	for (size_t k = 0; k < nsides; k++)
+		if (b[k].rc) {
+			snprintf(err, errlen, "%s", b[k].err);
+			return b[k].rc;
+		}
+	for (size_t k = 0; k < nsides; k++)
+		for (size_t r = 0; r < b[k].n; r++) {
+			int rc = load_findings(b[k].jobs[r].db, b[k].side, err, errlen);
+			if (rc)
+				return rc == -EIO ? -EINVAL : rc;
+		}
+	return 0;
+}
+
+static void jobs_free(struct db_job *jobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(jobs[i].sc.top);
+		free(jobs[i].sc.child);
+		lp_side_free(&jobs[i].part);
+		sqlite3_close(jobs[i].db);
+	}
+	free(jobs);
+}
+
+/* The first failed job's error; -EIO (a read error) is bad input too. */
+static int jobs_err(struct db_job *jobs, size_t n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i].rc) {
+			snprintf(err, errlen, "%s", jobs[i].err);
+			return jobs[i].rc == -EIO ? -EINVAL : jobs[i].rc;
+		}
+	return 0;
+}
+
+int lp_sides_load(const char *const *bpaths, size_t nb, const char *const *npaths, size_t nn,
+		  const char *request, struct lp_side *base, struct lp_side *new_, char *err,
+		  size_t errlen)
+{
+	struct db_job *jobs = calloc(nb + nn + 1, sizeof(*jobs));
+	char *picked = NULL;
+	int rc;
+	memset(base, 0, sizeof(*base));
+	if (new_)
+		memset(new_, 0, sizeof(*new_));
+	if (!jobs) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nb + nn; i++)
+		jobs[i].path = i < nb ? bpaths[i] : npaths[i - nb];
+	pool_run(jobs, nb + nn, job_scan);
+	if ((rc = jobs_err(jobs, nb + nn, err, errlen)))
+		goto out;
+	if (!request && (rc = pick_request(jobs[0].db, &jobs[0].sc, &picked, err, errlen)))
+		goto out;
+	if (!request && !(request = picked)) {
+		snprintf(err, errlen, "%s has no named outermost range", jobs[0].path);
 		rc = -EINVAL;
 		goto out;
 	}
-	if (run == 0)
-		side->has_findings = lp_findings_provider != NULL;
-	if (!(rc = load_ranges(db, path, side, run, nruns, err, errlen)) &&
-	    !(rc = load_locks(db, side, err, errlen)) &&
-	    !(rc = load_kernels(db, side, run == 0, err, errlen)))
-		rc = load_findings(db, side, err, errlen);
-	if (rc == -EIO)
-		rc = -EINVAL; /* a read error is bad input: one line, exit 2 */
+	for (size_t i = 0; i < nb + nn; i++)
+		jobs[i].req_name = request;
+	pool_run(jobs, nb + nn, job_resolve);
+	struct build_arg b[2] = {{base, jobs, nb, request, 0, ""},
+				 {new_, jobs + nb, nn, request, 0, ""}};
+	if (!(rc = jobs_err(jobs, nb + nn, err, errlen)))
+		rc = sides_build(b, new_ ? 2 : 1, err, errlen);
 out:
-	sqlite3_close(db);
+	free(picked);
+	jobs_free(jobs, nb + nn);
 	return rc;
 }
 
 int lp_side_load(const char *const *paths, size_t n, const char *request, struct lp_side *side,
 		 char *err, size_t errlen)
 {
-	memset(side, 0, sizeof(*side));
-	if (request && !(side->req_name = strdup(request)))
-		return -ENOMEM;
-	if (!(side->req.run_n = calloc(n + 1, sizeof(size_t))))
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		int rc = load_one(paths[i], side, i, n, err, errlen);
-		if (rc)
-			return rc;
-		side->ndbs++;
-	}
-	int rc = series_finish(&side->req, n);
-	for (size_t i = 0; !rc && i < side->nstages; i++)
-		rc = series_finish(&side->stages[i], n);
-	if (rc)
-		snprintf(err, errlen, "out of memory");
-	return rc;
+	return lp_sides_load(paths, n, NULL, 0, request, side, NULL, err, errlen);
 }
 
 void lp_side_free(struct lp_side *side)

@@ -102,6 +102,12 @@ struct lp_side {
  */
 int lp_side_load(const char *const *paths, size_t n, const char *request, struct lp_side *side,
 		 char *err, size_t errlen);
+/* Both sides at once, every database on its own thread (up to the CPU
+ * count): base from bpaths, new_ from npaths (nn 0: base only), the request
+ * name picked on bpaths[0] for both. Same returns as lp_side_load. */
+int lp_sides_load(const char *const *bpaths, size_t nb, const char *const *npaths, size_t nn,
+		  const char *request, struct lp_side *base, struct lp_side *new_, char *err,
+		  size_t errlen);
 void lp_side_free(struct lp_side *side);
 const struct lp_series *lp_side_stage(const struct lp_side *side, const char *name);
 

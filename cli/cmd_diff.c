@@ -113,6 +113,8 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 		} else if ((v = opt_value(argc, argv, &i, "--output")) ||
 			   (v = opt_value(argc, argv, &i, "-o"))) {
 			a->output = v;
+		} else if (strcmp(s, "--no-findings") == 0) {
+			lp_findings_provider = NULL; /* the rule engine reads every table */
 		} else if (strcmp(s, "--force") == 0 || strcmp(s, "-f") == 0) {
 			a->force = 1;
 		} else if (s[0] == '-' && s[1]) {
@@ -179,13 +181,8 @@ static int lp_diff_cmd(int argc, char **argv)
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
 		goto out;
-	if (lp_side_load(a.base, a.nbase, a.opts.request, &base, err, sizeof(err))) {
-		lp_side_free(&base);
-		rc = lp_cli_error("%s", err);
-		goto out;
-	}
-	/* The new side compares the request the base side chose. */
-	if (lp_side_load(a.new_, a.nnew, base.req_name, &new_, err, sizeof(err)) ||
+	if (lp_sides_load(a.base, a.nbase, a.new_, a.nnew, a.opts.request, &base, &new_, err,
+			  sizeof(err)) ||
 	    lp_diff_compute(&base, &new_, &a.opts, &d, err, sizeof(err))) {
 		rc = lp_cli_error("%s", err);
 	} else {
@@ -219,6 +216,8 @@ const struct lp_cmd lp_cmd_diff = {
 	     "  --request NAME   outermost range that is a request (default: most frequent)\n"
 	     "  --format F       text, markdown (for a PR comment), json, or html (one\n"
 	     "                   self-contained page: base and new side by side, charts)\n"
+	     "  --no-findings    skip the bottleneck findings of both sides (the rule\n"
+	     "                   engine takes seconds on a million requests)\n"
 	     "  -o, --output FILE  write there instead of stdout\n"
 	     "  -f, --force      overwrite FILE if it exists\n\n"
 	     "Each row (scope x metric) gets its own estimate and 1 - alpha interval of the\n"

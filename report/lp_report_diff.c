@@ -108,8 +108,8 @@ static void text_named(FILE *f, const char *title, const struct lp_diff_named *v
 static void text_findings(FILE *f, const struct lp_diff *d)
 {
 	if (!d->has_findings) {
-		fputs("\nfindings: not available (bottleneck rules are not built into this "
-		      "latprof)\n",
+		fputs("\nfindings: not compared (--no-findings, or no bottleneck rules built into "
+		      "this latprof)\n",
 		      f);
 		return;
 	}

@@ -90,10 +90,11 @@ check(p.returncode == 2 and p.stderr.startswith("latprof: ") and "needs a unit" 
 
 # The interval: p50 of 50 requests has 24 below and 25 above it.
 p = chk(f"p50(stage:infer) < 1s")
-m = re.search(r"measured ([\d.]+) ms, 95% CI ([\d.]+) ms - ([\d.]+) ms, from 50 requests",
-              p.stdout)
+T = r"([\d.]+) (ns|us|ms|s)"
+m = re.search(rf"measured {T}, 95% CI {T} - {T}, from 50 requests", p.stdout)
 check(m is not None, f"p50 is printed with its 95% interval and request count\n{p.stdout}")
-lo, hi = float(m.group(2)) * 1e6, float(m.group(3)) * 1e6
+SC = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+lo, hi = (float(m.group(k)) * SC[m.group(k + 1)] for k in (3, 5))
 srt = sorted(infer)
 check(srt[0] <= lo <= p50i <= hi <= srt[-1], f"the interval {lo:.0f}-{hi:.0f} ns holds the "
       f"measured {p50i} ns and lies within the samples")
