@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Run comparison (latprof diff) and the per-request samples it and
- * latprof check share. A side is one or more databases whose requests are
- * pooled. Requests are the outermost NVTX ranges of one name (the most
+ * latprof check share. A side is one or more runs (one database each),
+ * kept apart for the hierarchical bootstrap (lp_boot.h) and pooled for the
+ * estimates. Requests are the outermost NVTX ranges of one name (the most
  * frequent in the first base database, or --request NAME); a stage's
  * per-request sample is the summed duration of its direct child ranges of
  * that name inside one request (requests without the stage do not count).

@@ -7,7 +7,7 @@
  *             a time category: lock-wait cond-wait cpu (sync-wait,
  *             gpu-kernel... once the CUDA source adds them)
  *   op        < <= > >= == !=
- *   value     number with unit ns us ms s (time metrics; none = ns), % or a
+ *   value     number with unit ns us ms s (time metrics; required), % or a
  *             plain fraction (share), none (count)
  *
  * Samples: request = per-request latency; stage = per-request time in the

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from lptest import check, latprof, record, sample, skip, tmpdir
+from lptest import check, latprof, realtime, record, sample, skip, tmpdir
 
 srv = sample("infer_server")
 if not os.path.exists(srv):
@@ -18,7 +18,7 @@ RUNS, REQ = 6, 60
 # instances run unpreempted and keep their programmed cost.
 COSTS = ["--decode-us", 600, "--pre-us", 500, "--infer-us", 1500, "--post-us", 300]
 seq = [0]
-METRICS = os.environ.get("LP_DIFF_METRICS", "p50,p90")
+METRICS = os.environ.get("LP_DIFF_METRICS", "p50")
 
 
 
@@ -28,7 +28,7 @@ def interleaved(extra):
         for side, ex, tag in ((base, [], "base"), (new, extra, "new")):
             seq[0] += 1
             db = os.path.join(d, f"{tag}{seq[0]}.db")
-            record(db, srv, "--requests", REQ, "--threads", 1, "--seed", i + 1, *COSTS, *ex)
+            record(db, *realtime(), srv, "--requests", REQ, "--threads", 1, "--seed", i + 1, *COSTS, *ex)
             side.append(db)
     return base, new
 

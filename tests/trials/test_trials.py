@@ -19,7 +19,6 @@ averages of 6-12 stretch the busy-wait stages 2-3x, differently in every
 run, and the trials would measure the neighbours, not latprof diff. At
 SCHED_FIFO the same configuration repeats within ~0.2%, as on a quiet CI
 runner. Without chrt the runs are recorded plainly and the test says so."""
-import subprocess
 import itertools
 import json
 import os
@@ -27,7 +26,7 @@ import random
 import sys
 import time
 
-from lptest import check, latprof, record, sample, skip, tmpdir
+from lptest import check, latprof, realtime, record, sample, skip, tmpdir
 
 srv = sample("infer_server")
 py = os.path.join(os.environ.get("LP_SRC", "."), "samples", "py_nvtx.py")
@@ -38,8 +37,7 @@ try:
 except ImportError:
     skip("PyPI nvtx is not installed (scripts/setup.sh installs it)")
 
-RT = ["chrt", "-f", "1"] if subprocess.run(["chrt", "-f", "1", "true"],
-                                         capture_output=True).returncode == 0 else []
+RT = realtime()
 print("recording at real-time priority (chrt -f 1)" if RT else
       "note: chrt -f unavailable: runs recorded at normal priority, load on the machine shows")
 d = os.environ.get("LP_TRIALS_DIR") or tmpdir()
