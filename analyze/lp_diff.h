@@ -125,7 +125,7 @@ const char *lp_verdict_name(enum lp_verdict v);
 struct lp_diff_opts {
 	double threshold; /* relative change, 0.05 = 5% */
 	double alpha;	  /* family-wise error rate; intervals are 1 - alpha */
-	unsigned metrics; /* bit per enum lp_metric; 0 (and no quant) = p50, p90, p99 */
+	unsigned metrics; /* bit per enum lp_metric; 0 (and no quant) = p50, p99 */
 	double quant[8];  /* quantiles asked by number (p95: 0.95) */
 	size_t nquant;
 	double noise; /* noise floor with one run on a side; < 0: the default */

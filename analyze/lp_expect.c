@@ -403,7 +403,8 @@ static void interval(const struct lp_expect_ctx *c, const struct lp_expect *e,
 	if (isnan(q) || q == 0 || q == 1)
 		return;
 	lp_boot_tails(s->n, q, &below, &above);
-	if (q < 0 ? s->n < LP_DIFF_MIN_SAMPLES : below < LP_DIFF_MIN_TAIL || above < LP_DIFF_MIN_TAIL)
+	if (q < 0 ? s->n < LP_DIFF_MIN_SAMPLES
+		  : below < LP_DIFF_MIN_TAIL || above < LP_DIFF_MIN_TAIL)
 		return;
 	if (!(v = malloc(nb * sizeof(*v))))
 		return;
@@ -477,8 +478,8 @@ void lp_expect_eval(struct lp_expect_ctx *c, const struct lp_expect *e, struct l
 	else
 		r->status = compare(r->measured, e->op, e->value) ? LP_EXP_PASS : LP_EXP_FAIL;
 	/* strict: the bound of the interval on the limit's side must pass too */
-	if (r->status == LP_EXP_PASS && c->strict && (e->op == LP_OP_LT || e->op == LP_OP_LE ||
-						     e->op == LP_OP_GT || e->op == LP_OP_GE)) {
+	if (r->status == LP_EXP_PASS && c->strict &&
+	    (e->op == LP_OP_LT || e->op == LP_OP_LE || e->op == LP_OP_GT || e->op == LP_OP_GE)) {
 		double b = e->op == LP_OP_LT || e->op == LP_OP_LE ? r->hi : r->lo;
 		if (isnan(b) && e->sel != LP_SEL_FINDING && is_time_metric(e->metric) &&
 		    !isnan(lp_metric_q(e->metric))) {

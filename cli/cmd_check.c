@@ -136,11 +136,13 @@ static const char *fmt_result(const struct check_item *it, char *buf, size_t len
 		return buf;
 	}
 	int req = it->e.sel == LP_SEL_REQUEST || it->e.sel == LP_SEL_STAGE;
-	int o = snprintf(buf, len, "measured %s, 95%% CI %s - %s, from %zu %s", m,
-			 lp_fixed_ns(it->r.lo, lo, sizeof(lo)), lp_fixed_ns(it->r.hi, hi, sizeof(hi)),
-			 it->r.samples, req ? "requests" : "samples");
+	int o =
+	    snprintf(buf, len, "measured %s, 95%% CI %s - %s, from %zu %s", m,
+		     lp_fixed_ns(it->r.lo, lo, sizeof(lo)), lp_fixed_ns(it->r.hi, hi, sizeof(hi)),
+		     it->r.samples, req ? "requests" : "samples");
 	if (it->r.strict_fail == 1 && o > 0 && (size_t)o < len)
-		snprintf(buf + o, len - (size_t)o, " (strict: the interval's %s bound misses the limit)",
+		snprintf(buf + o, len - (size_t)o,
+			 " (strict: the interval's %s bound misses the limit)",
 			 it->e.op == LP_OP_LT || it->e.op == LP_OP_LE ? "upper" : "lower");
 	return buf;
 }

@@ -99,13 +99,15 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 							  "bad --alpha '%s' (0 < alpha < 1)", v);
 		} else if ((v = opt_value(argc, argv, &i, "--metric"))) {
 			if (parse_metrics(v, &a->opts))
-				return lp_cli_usage_error("diff",
-							  "bad --metric '%s' (p50,p90,p99,p999,mean,"
-							  "max,min or any pN such as p95)",
-							  v);
+				return lp_cli_usage_error(
+				    "diff",
+				    "bad --metric '%s' (p50,p90,p99,p999,mean,"
+				    "max,min or any pN such as p95)",
+				    v);
 		} else if ((v = opt_value(argc, argv, &i, "--noise"))) {
 			if (parse_threshold(v, &a->opts.noise))
-				return lp_cli_usage_error("diff", "bad --noise '%s' (e.g. 10%%)", v);
+				return lp_cli_usage_error("diff", "bad --noise '%s' (e.g. 10%%)",
+							  v);
 		} else if ((v = opt_value(argc, argv, &i, "--request"))) {
 			a->opts.request = v;
 		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
@@ -126,8 +128,9 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 		}
 	}
 	if (!list && a->nbase > 2)
-		return lp_cli_usage_error("diff", "more than two databases: put --vs between the "
-						  "base runs and the new ones (B1.db B2.db --vs N1.db N2.db)");
+		return lp_cli_usage_error(
+		    "diff", "more than two databases: put --vs between the "
+			    "base runs and the new ones (B1.db B2.db --vs N1.db N2.db)");
 	if (!list && a->nbase == 2)
 		a->new_[a->nnew++] = a->base[--a->nbase];
 	if (!a->nbase || !a->nnew)
@@ -211,7 +214,7 @@ const struct lp_cmd lp_cmd_diff = {
 	     "  --threshold P%   smallest relative change that counts (default 5%)\n"
 	     "  --alpha A        family-wise error rate; intervals are 1 - A (default 0.05)\n"
 	     "  --metric LIST    p50,p90,p99,p999,mean,max,min or any pN such as p95\n"
-	     "                   (default p50,p90,p99)\n"
+	     "                   (default p50,p99)\n"
 	     "  --noise P%       noise floor where a side has one run (default 10%)\n"
 	     "  --request NAME   outermost range that is a request (default: most frequent)\n"
 	     "  --format F       text, markdown (for a PR comment), json, or html (one\n"

@@ -146,8 +146,9 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 		int w = 24 - (int)strlen(scope);
 		snprintf(n, sizeof(n), "%zu/%zu", r->n_base, r->n_new);
 		fprintf(f, "%*s %-6s %12s %12s %9s %20s %9s %15s  %s", w > 0 ? w : 0, "",
-			r->metric_name, lp_fixed_ns(r->base, b[0], 32), lp_fixed_ns(r->new_, b[1], 32),
-			fmt_rel(r->rel, b[2], 32), fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), n,
+			r->metric_name, lp_fixed_ns(r->base, b[0], 32),
+			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32),
+			fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), n,
 			r->verdict == LP_V_REGRESSION ? "REGRESSION" : lp_verdict_name(r->verdict));
 		if (r->verdict == LP_V_NOT_ENOUGH)
 			fprintf(f, " (%s)", r->why);
@@ -193,19 +194,22 @@ void lp_diff_write_markdown(FILE *f, const struct lp_diff *d)
 	fprintf(f, "`: base %zu requests (%zu db), new %zu requests (%zu db).\n", d->n_base_req,
 		d->base_dbs, d->n_new_req, d->new_dbs);
 	method_line(f, d, "\n");
-	fprintf(f, "\n| scope | metric | base | new | change | %.0f%% interval | p (Holm) | method | "
-		   "n base / new (runs) | verdict |\n|---|---|---:|---:|---:|---:|---:|---|---:|---|\n",
-		100 * (1 - d->opts.alpha));
+	fprintf(
+	    f,
+	    "\n| scope | metric | base | new | change | %.0f%% interval | p (Holm) | method | "
+	    "n base / new (runs) | verdict |\n|---|---|---:|---:|---:|---:|---:|---|---:|---|\n",
+	    100 * (1 - d->opts.alpha));
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct lp_diff_row *r = &d->rows[i];
 		fputs(r->is_request ? "| **" : "| ", f);
 		put_name(f, r->scope, 1);
 		fprintf(f, "%s | %s | %s | %s | %s | %s | %s | %s | %zu / %zu (%zu / %zu) | %s%s%s",
 			r->is_request ? "**" : "", r->metric_name, lp_fixed_ns(r->base, b[0], 32),
-			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32), fmt_ci(r, b[3], 32),
-			fmt_p(r->p_adj, b[4], 32), r->method ? r->method : "-", r->n_base, r->n_new,
-			r->runs_base, r->runs_new, r->verdict == LP_V_REGRESSION ? "**" : "",
-			lp_verdict_name(r->verdict), r->verdict == LP_V_REGRESSION ? "**" : "");
+			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32),
+			fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), r->method ? r->method : "-",
+			r->n_base, r->n_new, r->runs_base, r->runs_new,
+			r->verdict == LP_V_REGRESSION ? "**" : "", lp_verdict_name(r->verdict),
+			r->verdict == LP_V_REGRESSION ? "**" : "");
 		if (r->verdict == LP_V_NOT_ENOUGH)
 			fprintf(f, " (%s)", r->why);
 		fputs(" |\n", f);
@@ -296,12 +300,12 @@ void lp_diff_write_json(FILE *f, const struct lp_diff *d)
 		const struct lp_diff_row *r = &d->rows[i];
 		fputs(i ? ",{\"scope\":" : "{\"scope\":", f);
 		lp_json_str(f, r->scope);
-		fprintf(f,
-			",\"kind\":\"%s\",\"metric\":\"%s\",\"quantile\":", r->is_request ? "request" : "stage",
-			r->metric_name);
+		fprintf(f, ",\"kind\":\"%s\",\"metric\":\"%s\",\"quantile\":",
+			r->is_request ? "request" : "stage", r->metric_name);
 		json_num(f, r->q < 0 ? NAN : r->q);
-		fprintf(f, ",\"n_base\":%zu,\"n_new\":%zu,\"runs_base\":%zu,\"runs_new\":%zu,"
-			   "\"base_ns\":",
+		fprintf(f,
+			",\"n_base\":%zu,\"n_new\":%zu,\"runs_base\":%zu,\"runs_new\":%zu,"
+			"\"base_ns\":",
 			r->n_base, r->n_new, r->runs_base, r->runs_new);
 		json_num(f, r->base);
 		fputs(",\"new_ns\":", f);

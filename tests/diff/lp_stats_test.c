@@ -241,7 +241,7 @@ static void test_beta_trick(void)
 {
 	enum { N = 60, B = 20000 };
 	double v[N], *brute = malloc(B * sizeof(double)), *fast = malloc(B * sizeof(double)),
-			 tmp[N];
+		     tmp[N];
 	struct lp_rng r;
 	lp_rng_seed(&r, 3);
 	for (int i = 0; i < N; i++)
