@@ -83,15 +83,15 @@ def flagged(j):
 
 
 # Each row's verdict from its own interval (recorded pairs): no p-value or
-# interval serves two rows. The Python pair has real spread (p strictly
-# between 0 and 1); noise floor 0 so that the intervals are the bootstrap's.
-rc, j = diff([P[0]], [P[1]], "--metric", "p50,p90,mean", "--noise", "0")
+# interval serves two rows. Threshold and noise floor 0, so that every p is
+# the bootstrap's own two-sided test of "no change", strictly between 0 and 1.
+rc, j = diff([P[0]], [P[1]], "--metric", "p50,p90,mean", "--noise", "0", "--threshold", "0%")
 tested = [r for r in j["rows"] if r["p"] is not None]
 check(len(tested) >= 10, f"{len(tested)} rows tested on one pair")
 check(all(r["ci_low"] is not None and r["ci_high"] is not None and r["method"] for r in tested),
       "every tested row carries its own interval and method")
 ps = [r["p"] for r in tested if 0 < r["p"] < 1]
-check(len(ps) >= 3 and len(ps) == len(set(ps)),
+check(len(ps) >= 10 and len(ps) == len(set(ps)),
       f"{len(ps)} p-values strictly between 0 and 1, none shared by two rows")
 ivs = [(r["ci_low"], r["ci_high"]) for r in tested]
 check(len(ivs) == len(set(ivs)), "no interval is shared by two rows")
