@@ -136,20 +136,27 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 		d->n_base_req == 1 ? "" : "s", d->base_dbs, d->base_dbs == 1 ? "" : "s",
 		d->n_new_req, d->new_dbs);
 	method_line(f, d, "");
-	fprintf(f, "\n%-24s %-6s %12s %12s %9s %20s %9s %15s  %s\n", "scope", "metric", "base",
-		"new", "change", "interval", "p(Holm)", "n base/new", "verdict");
+	fprintf(f, "\n%-24s %-6s %12s %12s %9s %20s %9s %25s  %-20s %s\n", "scope", "metric",
+		"base", "new", "change", "interval", "p(Holm)", "requests (runs) base/new",
+		"bootstrap over", "verdict");
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct lp_diff_row *r = &d->rows[i];
-		char scope[64], n[48];
+		char scope[64], n[64], how[40];
 		snprintf(scope, sizeof(scope), "%s%s", r->is_request ? "" : "  ", r->scope);
 		put_name(f, scope, 0);
 		int w = 24 - (int)strlen(scope);
-		snprintf(n, sizeof(n), "%zu/%zu", r->n_base, r->n_new);
-		fprintf(f, "%*s %-6s %12s %12s %9s %20s %9s %15s  %s", w > 0 ? w : 0, "",
-			r->metric_name, lp_fixed_ns(r->base, b[0], 32),
-			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32),
-			fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), n,
-			r->verdict == LP_V_REGRESSION ? "REGRESSION" : lp_verdict_name(r->verdict));
+		snprintf(n, sizeof(n), "%zu (%zu)/%zu (%zu)", r->n_base, r->runs_base, r->n_new,
+			 r->runs_new);
+		if (!r->method)
+			snprintf(how, sizeof(how), "-");
+		else if (r->noise > 0)
+			snprintf(how, sizeof(how), "requests, floor %g%%", r->noise * 100);
+		else
+			snprintf(how, sizeof(how), "runs, then requests");
+		fprintf(f, "%*s %-6s %12s %12s %9s %20s %9s %25s  %-20s %s", w > 0 ? w : 0, "",
+			r->metric_name, lp_fixed_ns(r->base, b[0], 32), lp_fixed_ns(r->new_, b[1], 32),
+			fmt_rel(r->rel, b[2], 32), fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), n,
+			how, r->verdict == LP_V_REGRESSION ? "REGRESSION" : lp_verdict_name(r->verdict));
 		if (r->verdict == LP_V_NOT_ENOUGH)
 			fprintf(f, " (%s)", r->why);
 		fputc('\n', f);
