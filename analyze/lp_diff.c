@@ -947,8 +947,11 @@ static int test_row(struct lp_diff *d, struct lp_diff_row *r, const struct lp_se
 	qsort(db, m, sizeof(*db), cmp_dbl);
 	int hier = r->runs_base >= 2 && r->runs_new >= 2;
 	r->noise = hier ? 0 : d->noise;
-	r->method =
-	    hier ? "hierarchical bootstrap (runs, then requests)" : "bootstrap over requests";
+	r->method = hier ? "hierarchical bootstrap (runs, then requests)"
+		    : r->runs_base >= 2 || r->runs_new >= 2
+			? "bootstrap over runs, then requests, on the side with 2+ runs; over "
+			  "requests on the other; noise floor"
+			: "bootstrap over requests; noise floor";
 	d->single_run |= !hier;
 	double a = d->opts.alpha, f = 1 + r->noise;
 	size_t ilo = (size_t)floor(a / 2 * (double)(m - 1)),
