@@ -15,8 +15,11 @@ JOBS=${LP_TEST_JOBS:-$(nproc)}
 # One entry per tier: "NAME;BUILD_DIR;CMAKE_ARGS;CTEST_ARGS[;TARGETS]". A tier
 # with a build dir of its own is configured and built first (only TARGETS
 # when given: the tier's tests need no more). Add tiers here.
+#  - default: unit, e2e, reliability... and the `trials` label (tests/trials:
+#    latprof diff's A/A false alarms and power on real recordings, counted
+#    and asserted; 2-3 minutes, run serially).
 #  - asan: ASan+UBSan (UBSan fatal) over every C target and the in-app
-#    libraries, the whole unit+e2e suite (docs/reliability.md). Tests that
+#    libraries, the whole unit+e2e suite but the trials (docs/reliability.md). Tests that
 #    cannot run instrumented skip (77) or leave out timing checks, and say so.
 #  - tsan: the recording core and importer under 8 threads, linked directly
 #    (a TSan runtime cannot be preloaded into an uninstrumented app).
