@@ -40,6 +40,9 @@ except ImportError:
 RT = realtime()
 print("recording at real-time priority (chrt -f 1)" if RT else
       "note: chrt -f unavailable: runs recorded at normal priority, load on the machine shows")
+if not RT and os.getloadavg()[0] > (os.cpu_count() or 1):
+    skip(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs and no real-time "
+         "priority (chrt -f): the trials would count the neighbours' load, not latprof diff")
 d = os.environ.get("LP_TRIALS_DIR") or tmpdir()
 os.makedirs(d, exist_ok=True)
 ARGS = ["--threads", 2, "--requests", 300, "--decode-us", 500, "--pre-us", 400,
