@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 #include "lp_diff.h"
+#include "lp_boot.h"
 #include "lp_db.h"
 #include "lp_findings.h"
+#include "lp_map.h"
 #include "lp_stats.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The rule engine of analyze/lp_findings.c lists each database's findings. */
 lp_findings_fn lp_findings_provider = lp_findings_ids;
@@ -60,6 +65,12 @@ double lp_metric_value(enum lp_metric m, const double *v, size_t n)
 	}
 }
 
+double lp_metric_q(enum lp_metric m)
+{
+	static const double q[LP_M_NMETRICS] = {0.50, 0.90, 0.99, 0.999, -1, 1, 0, NAN, NAN, NAN};
+	return (unsigned)m < LP_M_NMETRICS ? q[m] : NAN;
+}
+
 const char *lp_verdict_name(enum lp_verdict v)
 {
 	switch (v) {
@@ -93,7 +104,10 @@ static int series_push(struct lp_series *s, double v)
 static void series_free(struct lp_series *s)
 {
 	free(s->name);
+	free(s->run_buf);
 	free(s->v);
+	free(s->run_v);
+	free(s->run_n);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -105,7 +119,8 @@ const struct lp_series *lp_side_stage(const struct lp_side *side, const char *na
 	return NULL;
 }
 
-static struct lp_series *stage_get(struct lp_side *side, const char *name)
+/* run_n has room for every database of the side (nruns). */
+static struct lp_series *stage_get(struct lp_side *side, const char *name, size_t nruns)
 {
 	struct lp_series *s = (struct lp_series *)lp_side_stage(side, name);
 	if (s)
@@ -116,10 +131,36 @@ static struct lp_series *stage_get(struct lp_side *side, const char *name)
 	side->stages = s;
 	s = &side->stages[side->nstages];
 	memset(s, 0, sizeof(*s));
-	if (!(s->name = strdup(name)))
+	s->name = strdup(name);
+	s->run_n = calloc(nruns + 1, sizeof(*s->run_n));
+	if (!s->name || !s->run_n) {
+		free(s->name);
+		free(s->run_n);
 		return NULL;
+	}
 	side->nstages++;
 	return s;
+}
+
+/* Sorts the pooled samples and each run's (v holds them run after run). */
+static int series_finish(struct lp_series *s, size_t nruns)
+{
+	if (!(s->run_v = calloc(nruns + 1, sizeof(*s->run_v))))
+		return -ENOMEM;
+	if (nruns == 1) {
+		lp_sort_doubles(s->v, s->n);
+		s->run_v[0] = s->v;
+		return 0;
+	}
+	if (!(s->run_buf = malloc((s->n + 1) * sizeof(double))))
+		return -ENOMEM;
+	memcpy(s->run_buf, s->v, s->n * sizeof(double));
+	for (size_t r = 0, off = 0; r < nruns; off += s->run_n[r++]) {
+		s->run_v[r] = s->run_buf + off;
+		lp_sort_doubles(s->run_v[r], s->run_n[r]);
+	}
+	lp_sort_doubles(s->v, s->n);
+	return 0;
 }
 
 static int named_add(struct lp_named_total **v, size_t *n, const char *name, double ns,
@@ -142,116 +183,313 @@ static int named_add(struct lp_named_total **v, size_t *n, const char *name, dou
 	return 0;
 }
 
-static int db_fail(sqlite3 *db, const char *path, char *err, size_t errlen)
+/* ---- requests and stages: one scan of the ranges table ----
+ *
+ * A join of ranges with its children, grouped per request, takes tens of
+ * seconds on a million requests; one scan of the outermost two levels
+ * into arrays, then hash lookups of each child's parent, takes one. The
+ * importer may write a child before its parent, so the rows are kept and
+ * matched after the scan. */
+
+struct rrow {
+	int64_t id; /* depth 0: own id; depth 1: parent's */
+	int64_t name_id;
+	double dur;
+};
+
+struct rscan {
+	struct rrow *top, *child;
+	size_t ntop, nchild, ctop, cchild;
+};
+
+static int rrow_push(struct rrow **v, size_t *n, size_t *cap, struct rrow r)
 {
-	snprintf(err, errlen, "%s: database error: %s", path, sqlite3_errmsg(db));
-	return -EIO;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 1024;
+		struct rrow *p = realloc(*v, c * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = r;
+	return 0;
 }
 
-/* Most frequent outermost range name; NULL when there is none. */
-static char *pick_request(sqlite3 *db)
+static int rscan_row(sqlite3_stmt *st, void *ctx)
 {
-	sqlite3_stmt *st;
-	char *name = NULL;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT name, count(*) AS c FROM ranges_named WHERE depth = 0 AND "
-			       "name IS NOT NULL GROUP BY name ORDER BY c DESC, name LIMIT 1",
-			       -1, &st, NULL) != SQLITE_OK)
+	struct rscan *sc = ctx;
+	/* name_id and parent_id are NULL or >= 1 (INTEGER PRIMARY KEYs the
+	 * importer numbers from 1): 0 reads as NULL, no type check per row. */
+	struct rrow r = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+			 (double)sqlite3_column_int64(st, 3)};
+	if (r.name_id == 0)
+		return 0; /* unnamed: neither a request nor a stage */
+	if (sqlite3_column_int64(st, 2) == 0)
+		return rrow_push(&sc->top, &sc->ntop, &sc->ctop, r);
+	if ((r.id = sqlite3_column_int64(st, 4)) == 0)
+		return 0;
+	return rrow_push(&sc->child, &sc->nchild, &sc->cchild, r);
+}
+
+static int str_row(sqlite3_stmt *st, void *ctx)
+{
+	char **out = ctx;
+	if (!*out && !(*out = lp_db_col_strdup(st, 0)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The string of a name id (NULL when missing or out of memory). */
+static char *name_of(sqlite3 *db, int64_t id, char *err, size_t errlen)
+{
+	char *s = NULL;
+	if (lp_db_each(db, "SELECT value FROM strings WHERE id = ?1", &id, 1, str_row, &s, err,
+		       errlen)) {
+		free(s);
 		return NULL;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		name = strdup((const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
-	return name;
+	}
+	return s;
 }
 
-static int load_requests(sqlite3 *db, const char *path, struct lp_side *side, char *err,
-			 size_t errlen)
+/* Most frequent outermost name id (ties: the smaller string). */
+static int pick_request(sqlite3 *db, const struct rscan *sc, char **name, char *err, size_t errlen)
+{
+	struct lp_map cnt = {0};
+	uint64_t c;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < sc->ntop; i++) {
+		uint64_t k = (uint64_t)sc->top[i].name_id + 1;
+		c = 0;
+		lp_map_get(&cnt, k, &c);
+		rc = lp_map_put(&cnt, k, c + 1) ? -ENOMEM : 0;
+	}
+	uint64_t best = 0;
+	for (size_t i = 0; !rc && i < cnt.cap; i++) {
+		if (!cnt.keys[i] || cnt.vals[i] < best)
+			continue;
+		char *s = name_of(db, (int64_t)cnt.keys[i] - 1, err, errlen);
+		if (s && (cnt.vals[i] > best || !*name || strcmp(s, *name) < 0)) {
+			free(*name);
+			*name = s;
+			best = cnt.vals[i];
+		} else {
+			free(s);
+		}
+	}
+	lp_map_free(&cnt);
+	return rc;
+}
+
+static int id_row(sqlite3_stmt *st, void *ctx)
+{
+	return lp_map_put(ctx, (uint64_t)sqlite3_column_int64(st, 0) + 1, 1) ? -ENOMEM : 0;
+}
+
+/* Name ids whose string is name (a database may hold one twice). */
+static int ids_of(sqlite3 *db, const char *name, struct lp_map *ids, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
-	size_t before = side->req.n;
-	int rc = 0;
-	if (sqlite3_prepare_v2(
-		db,
-		"SELECT r.end_ns - r.start_ns FROM ranges r JOIN strings s ON s.id = "
-		"r.name_id WHERE r.depth = 0 AND s.value = ?1",
-		-1, &st, NULL) != SQLITE_OK)
-		return db_fail(db, path, err, errlen);
-	sqlite3_bind_text(st, 1, side->req_name, -1, SQLITE_STATIC);
-	while (!rc && sqlite3_step(st) == SQLITE_ROW)
-		rc = series_push(&side->req, (double)sqlite3_column_int64(st, 0));
+	if (sqlite3_prepare_v2(db, "SELECT id FROM strings WHERE value = ?1", -1, &st, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	int rc = lp_db_step_all(st, id_row, ids, err, errlen);
 	sqlite3_finalize(st);
-	if (!rc && side->req.n == before) {
-		snprintf(err, errlen, "%s has no outermost range named '%s' (use --request NAME)",
-			 path, side->req_name);
-		return -EINVAL;
+	return rc;
+}
+
+/* Request index by range id: a dense array over the ids' span when it is
+ * at most 8x the requests (the importer numbers ranges densely, so this is
+ * the rule: no hashing for millions of lookups), else a hash map. */
+struct req_index {
+	int64_t lo;
+	size_t span;
+	uint32_t *dense; /* index + 1; 0 = not a request */
+	struct lp_map map;
+};
+
+static int req_index_put(struct req_index *x, int64_t id, size_t i)
+{
+	if (x->dense && id >= x->lo && (uint64_t)(id - x->lo) < x->span) {
+		x->dense[id - x->lo] = (uint32_t)i + 1;
+		return 0;
+	}
+	return lp_map_put(&x->map, (uint64_t)id + 1, i) ? -ENOMEM : 0;
+}
+
+static int req_index_get(const struct req_index *x, int64_t id, uint64_t *i)
+{
+	if (x->dense && id >= x->lo && (uint64_t)(id - x->lo) < x->span) {
+		*i = (uint64_t)x->dense[id - x->lo] - 1;
+		return x->dense[id - x->lo] != 0;
+	}
+	return lp_map_get(&x->map, (uint64_t)id + 1, i);
+}
+
+static void req_index_init(struct req_index *x, const struct rscan *sc)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	memset(x, 0, sizeof(*x));
+	for (size_t i = 0; i < sc->ntop; i++) {
+		lo = sc->top[i].id < lo ? sc->top[i].id : lo;
+		hi = sc->top[i].id > hi ? sc->top[i].id : hi;
+	}
+	if (sc->ntop && sc->ntop < UINT32_MAX &&
+	    (uint64_t)(hi - lo) < 8 * (uint64_t)sc->ntop + 1024) {
+		x->lo = lo;
+		x->span = (size_t)(hi - lo) + 1;
+		x->dense = calloc(x->span, sizeof(*x->dense)); /* NULL: the map does it all */
+	}
+}
+
+static void req_index_free(struct req_index *x)
+{
+	free(x->dense);
+	lp_map_free(&x->map);
+}
+
+/* Per stage name id: sum per request (NAN: the request lacks the stage). */
+struct stage_acc {
+	int64_t name_id;
+	double *sum;
+};
+
+static int accumulate(const struct rscan *sc, const struct req_index *req_of, size_t nreq,
+		      struct stage_acc **acc, size_t *nacc)
+{
+	struct lp_map slot = {0};
+	int rc = 0;
+	for (size_t i = 0; !rc && i < sc->nchild; i++) {
+		const struct rrow *c = &sc->child[i];
+		uint64_t ri, si;
+		if (!req_index_get(req_of, c->id, &ri))
+			continue;
+		if (!lp_map_get(&slot, (uint64_t)c->name_id + 1, &si)) {
+			struct stage_acc *p = realloc(*acc, (*nacc + 1) * sizeof(*p));
+			double *sum = malloc((nreq + 1) * sizeof(*sum));
+			if (!p || !sum || lp_map_put(&slot, (uint64_t)c->name_id + 1, *nacc)) {
+				free(sum);
+				*acc = p ? p : *acc;
+				rc = -ENOMEM;
+				break;
+			}
+			for (size_t k = 0; k < nreq; k++)
+				sum[k] = NAN;
+			*acc = p;
+			p[*nacc] = (struct stage_acc){c->name_id, sum};
+			si = (*nacc)++;
+		}
+		double *v = &(*acc)[si].sum[ri];
+		*v = isnan(*v) ? c->dur : *v + c->dur;
+	}
+	lp_map_free(&slot);
+	return rc;
+}
+
+static int add_stages(sqlite3 *db, struct lp_side *side, size_t run, size_t nruns,
+		      const struct stage_acc *acc, size_t nacc, size_t nreq, char *err,
+		      size_t errlen)
+{
+	int rc = 0;
+	for (size_t i = 0; !rc && i < nacc; i++) {
+		char *name = name_of(db, acc[i].name_id, err, errlen);
+		struct lp_series *s = name ? stage_get(side, name, nruns) : NULL;
+		free(name);
+		if (!s)
+			return -ENOMEM;
+		for (size_t k = 0; !rc && k < nreq; k++)
+			if (!isnan(acc[i].sum[k])) {
+				rc = series_push(s, acc[i].sum[k]);
+				s->run_n[run]++;
+			}
 	}
 	return rc;
 }
 
-static int load_stages(sqlite3 *db, const char *path, struct lp_side *side, char *err,
-		       size_t errlen)
+/* Requests of the scanned rows named req_name, and their stages, into
+ * side's run `run` (of nruns). */
+static int resolve_ranges(sqlite3 *db, const char *path, struct rscan *sc, const char *req_name,
+			  struct lp_side *side, size_t run, size_t nruns, char *err, size_t errlen)
 {
-	sqlite3_stmt *st;
-	int rc = 0;
-	if (sqlite3_prepare_v2(
-		db,
-		"SELECT c.name, sum(c.end_ns - c.start_ns) FROM ranges r JOIN strings "
-		"s ON s.id = r.name_id JOIN ranges_named c ON c.parent_id = r.id "
-		"WHERE r.depth = 0 AND s.value = ?1 AND c.name IS NOT NULL "
-		"GROUP BY r.id, c.name",
-		-1, &st, NULL) != SQLITE_OK)
-		return db_fail(db, path, err, errlen);
-	sqlite3_bind_text(st, 1, side->req_name, -1, SQLITE_STATIC);
-	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-		struct lp_series *s = stage_get(side, (const char *)sqlite3_column_text(st, 0));
-		rc = s ? series_push(s, (double)sqlite3_column_int64(st, 1)) : -ENOMEM;
+	struct lp_map ids = {0};
+	struct req_index req_of;
+	struct stage_acc *acc = NULL;
+	size_t nacc = 0, nreq = 0;
+	req_index_init(&req_of, sc);
+	int rc = ids_of(db, req_name, &ids, err, errlen);
+	for (size_t i = 0; !rc && i < sc->ntop; i++) {
+		uint64_t one;
+		if (!lp_map_get(&ids, (uint64_t)sc->top[i].name_id + 1, &one))
+			continue;
+		if (req_index_put(&req_of, sc->top[i].id, nreq) ||
+		    series_push(&side->req, sc->top[i].dur))
+			rc = -ENOMEM;
+		nreq++;
 	}
-	sqlite3_finalize(st);
+	side->req.run_n[run] = nreq;
+	if (!rc && !nreq) {
+		snprintf(err, errlen, "%s has no outermost range named '%s' (use --request NAME)",
+			 path, req_name);
+		rc = -EINVAL;
+	}
+	free(sc->top);
+	sc->top = NULL;
+	if (!rc && !(rc = accumulate(sc, &req_of, nreq, &acc, &nacc)))
+		rc = add_stages(db, side, run, nruns, acc, nacc, nreq, err, errlen);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	for (size_t i = 0; i < nacc; i++)
+		free(acc[i].sum);
+	free(acc);
+	free(sc->child);
+	sc->child = NULL;
+	lp_map_free(&ids);
+	req_index_free(&req_of);
 	return rc;
 }
 
 /* Lock names must match across runs: heap locks have no symbol and a new
  * address each run, so they are named by kind and innermost function. */
-static int load_locks(sqlite3 *db, const char *path, struct lp_side *side, char *err, size_t errlen)
+struct named_ctx {
+	struct lp_named_total **v;
+	size_t *n;
+};
+
+static int named_row_add(sqlite3_stmt *st, void *ctx)
 {
-	sqlite3_stmt *st;
-	int rc = 0;
+	struct named_ctx *c = ctx;
+	const char *k = (const char *)sqlite3_column_text(st, 0);
+	return named_add(c->v, c->n, k ? k : "?", sqlite3_column_double(st, 1),
+			 sqlite3_column_int64(st, 2));
+}
+
+static int load_locks(sqlite3 *db, struct lp_side *side, char *err, size_t errlen)
+{
+	struct named_ctx c = {&side->locks, &side->nlocks};
 	if (!lp_db_has_table(db, "lock_waits"))
 		return 0;
-	if (sqlite3_prepare_v2(
-		db,
-		"SELECT coalesce(l.name, l.kind || ' at ' || coalesce(f.function, "
-		"f.module, '?')), sum(w.dur_ns), count(*) FROM lock_waits w JOIN "
-		"locks l ON l.id = w.lock_id LEFT JOIN stacks k ON k.id = w.stack_id "
-		"LEFT JOIN frames f ON f.id = k.top_frame GROUP BY 1",
-		-1, &st, NULL) != SQLITE_OK)
-		return db_fail(db, path, err, errlen);
-	while (!rc && sqlite3_step(st) == SQLITE_ROW)
-		rc =
-		    named_add(&side->locks, &side->nlocks, (const char *)sqlite3_column_text(st, 0),
-			      sqlite3_column_double(st, 1), sqlite3_column_int64(st, 2));
-	sqlite3_finalize(st);
-	return rc;
+	return lp_db_each(db,
+			  "SELECT coalesce(l.name, l.kind || ' at ' || coalesce(f.function, "
+			  "f.module, '?')), sum(w.dur_ns), count(*) FROM lock_waits w JOIN "
+			  "locks l ON l.id = w.lock_id LEFT JOIN stacks k ON k.id = w.stack_id "
+			  "LEFT JOIN frames f ON f.id = k.top_frame GROUP BY 1",
+			  NULL, 0, named_row_add, &c, err, errlen);
 }
 
 static int has_column(sqlite3 *db, const char *table, const char *col)
 {
-	sqlite3_stmt *st;
-	int found = 0;
-	char sql[128];
-	snprintf(sql, sizeof(sql), "SELECT 1 FROM pragma_table_info('%s') WHERE name = ?1", table);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	sqlite3_bind_text(st, 1, col, -1, SQLITE_STATIC);
-	found = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return found;
+	char sql[160];
+	snprintf(sql, sizeof(sql), "SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'", table,
+		 col);
+	return lp_db_int(db, sql, 0) == 1;
 }
 
 /* The kernels table belongs to the CUDA source (schemas/cuda.sql); its name
  * and duration columns are looked up rather than assumed. */
-static int load_kernels(sqlite3 *db, const char *path, struct lp_side *side, int first, char *err,
-			size_t errlen)
+static int load_kernels(sqlite3 *db, struct lp_side *side, int first, char *err, size_t errlen)
 {
 	const char *name = NULL, *dur = NULL;
 	if (lp_db_has_table(db, "kernels")) {
@@ -272,19 +510,10 @@ static int load_kernels(sqlite3 *db, const char *path, struct lp_side *side, int
 	if (first)
 		side->has_kernels = 1;
 	char sql[256];
-	sqlite3_stmt *st;
-	int rc = 0;
+	struct named_ctx c = {&side->kernels, &side->nkernels};
 	snprintf(sql, sizeof(sql), "SELECT %s, sum(%s), count(*) FROM kernels GROUP BY 1", name,
 		 dur);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return db_fail(db, path, err, errlen);
-	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-		const char *k = (const char *)sqlite3_column_text(st, 0);
-		rc = named_add(&side->kernels, &side->nkernels, k ? k : "?",
-			       sqlite3_column_double(st, 1), sqlite3_column_int64(st, 2));
-	}
-	sqlite3_finalize(st);
-	return rc;
+	return lp_db_each(db, sql, NULL, 0, named_row_add, &c, err, errlen);
 }
 
 static int load_findings(sqlite3 *db, struct lp_side *side, char *err, size_t errlen)
@@ -312,55 +541,243 @@ static int load_findings(sqlite3 *db, struct lp_side *side, char *err, size_t er
 	return 0;
 }
 
-static int load_one(const char *path, const char *request, struct lp_side *side, int first,
-		    char *err, size_t errlen)
-{
+/* ---- loading sides: databases in parallel ----
+ * One job per database. Phase 1 (threads): open, scan the ranges, sum the
+ * locks and kernels. Then the request name is fixed (--request, or the
+ * most frequent outermost name of the first base database). Phase 2
+ * (threads): requests and stages of that name. The jobs are merged in
+ * order, run by run; findings run last on one thread (the rule engine
+ * keeps global state). */
+
+struct db_job {
+	const char *path;
 	sqlite3 *db;
-	int rc = lp_db_open_ro(path, &db, err, errlen);
-	if (rc)
-		return -EINVAL;
-	if (lp_db_count(db, "ranges") == 0) {
-		snprintf(err, errlen,
+	struct rscan sc;
+	struct lp_side part; /* this database alone, as run 0 of 1 */
+	const char *req_name;
+	int rc;
+	char err[1024];
+};
+
+static void job_scan(struct db_job *j)
+{
+	if (lp_db_open_ro(j->path, &j->db, j->err, sizeof(j->err))) {
+		j->rc = -EINVAL;
+		return;
+	}
+	if (lp_db_count(j->db, "ranges") == 0) {
+		snprintf(j->err, sizeof(j->err),
 			 "%s has no NVTX ranges: requests are outermost NVTX ranges, so annotate "
 			 "the program with NVTX (or record it with NVTX capture on)",
-			 path);
+			 j->path);
+		j->rc = -EINVAL;
+		return;
+	}
+	/* the scan reads the whole table: map it rather than copy it page by page */
+	lp_db_exec(j->db, "PRAGMA mmap_size = 4294967296", j->err, sizeof(j->err));
+	j->rc = lp_db_each(j->db,
+			   "SELECT id, name_id, depth, end_ns - start_ns, parent_id FROM ranges "
+			   "WHERE depth <= 1",
+			   NULL, 0, rscan_row, &j->sc, j->err, sizeof(j->err));
+	if (!j->rc)
+		j->rc = load_locks(j->db, &j->part, j->err, sizeof(j->err));
+	if (!j->rc)
+		j->rc = load_kernels(j->db, &j->part, 1, j->err, sizeof(j->err));
+}
+
+static void job_resolve(struct db_job *j)
+{
+	if (!(j->part.req.run_n = calloc(2, sizeof(size_t))))
+		j->rc = -ENOMEM;
+	else
+		j->rc = resolve_ranges(j->db, j->path, &j->sc, j->req_name, &j->part, 0, 1, j->err,
+				       sizeof(j->err));
+}
+
+struct job_pool {
+	struct db_job *jobs;
+	size_t n, next;
+	void (*fn)(struct db_job *);
+};
+
+static void *pool_worker(void *arg)
+{
+	struct job_pool *p = arg;
+	for (;;) {
+		size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+		if (i >= p->n)
+			return NULL;
+		if (!p->jobs[i].rc)
+			p->fn(&p->jobs[i]);
+	}
+}
+
+/* fn over every job still without an error, on up to 8 threads. */
+static void pool_run(struct db_job *jobs, size_t n, void (*fn)(struct db_job *))
+{
+	struct job_pool p = {jobs, n, 0, fn};
+	pthread_t th[7];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = 0, want = n < (size_t)(cpus > 1 ? cpus : 1) ? n : (size_t)(cpus > 1 ? cpus : 1);
+	while (nt + 1 < want && nt < 7 && pthread_create(&th[nt], NULL, pool_worker, &p) == 0)
+		nt++;
+	pool_worker(&p);
+	while (nt)
+		pthread_join(th[--nt], NULL);
+}
+
+/* Appends job r's database to side as its run r. */
+static int side_merge(struct lp_side *side, struct db_job *j, size_t r, size_t nruns)
+{
+	const struct lp_side *p = &j->part;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < p->req.n; i++)
+		rc = series_push(&side->req, p->req.v[i]);
+	side->req.run_n[r] = p->req.n;
+	for (size_t k = 0; !rc && k < p->nstages; k++) {
+		struct lp_series *s = stage_get(side, p->stages[k].name, nruns);
+		if (!s)
+			return -ENOMEM;
+		for (size_t i = 0; !rc && i < p->stages[k].n; i++)
+			rc = series_push(s, p->stages[k].v[i]);
+		s->run_n[r] = p->stages[k].n;
+	}
+	for (size_t i = 0; !rc && i < p->nlocks; i++)
+		rc = named_add(&side->locks, &side->nlocks, p->locks[i].name, p->locks[i].total_ns,
+			       p->locks[i].count);
+	for (size_t i = 0; !rc && i < p->nkernels; i++)
+		rc = named_add(&side->kernels, &side->nkernels, p->kernels[i].name,
+			       p->kernels[i].total_ns, p->kernels[i].count);
+	side->has_kernels = r == 0 ? p->has_kernels : side->has_kernels && p->has_kernels;
+	side->ndbs++;
+	return rc;
+}
+
+static int side_build(struct lp_side *side, struct db_job *jobs, size_t n, const char *req_name,
+		      char *err, size_t errlen)
+{
+	int rc = 0;
+	side->has_findings = lp_findings_provider != NULL;
+	if (!(side->req_name = strdup(req_name)) ||
+	    !(side->req.run_n = calloc(n + 1, sizeof(size_t))))
+		rc = -ENOMEM;
+	for (size_t r = 0; !rc && r < n; r++)
+		rc = side_merge(side, &jobs[r], r, n);
+	if (!rc)
+		rc = series_finish(&side->req, n);
+	for (size_t i = 0; !rc && i < side->nstages; i++)
+		rc = series_finish(&side->stages[i], n);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	return rc;
+}
+
+struct build_arg {
+	struct lp_side *side;
+	struct db_job *jobs;
+	size_t n;
+	const char *req_name;
+	int rc;
+	char err[1024];
+};
+
+static void *build_thread(void *arg)
+{
+	struct build_arg *b = arg;
+	b->rc = side_build(b->side, b->jobs, b->n, b->req_name, b->err, sizeof(b->err));
+	return NULL;
+}
+
+/* Both sides merged and sorted at once (two threads), then the findings of
+ * every database on this thread. */
+static int sides_build(struct build_arg *b, size_t nsides, char *err, size_t errlen)
+{
+	pthread_t th;
+	int started = nsides == 2 && pthread_create(&th, NULL, build_thread, &b[1]) == 0;
+	build_thread(&b[0]);
+	if (started)
+		pthread_join(th, NULL);
+	else if (nsides == 2)
+		build_thread(&b[1]);
+	for (size_t k = 0; k < nsides; k++)
+		if (b[k].rc) {
+			snprintf(err, errlen, "%s", b[k].err);
+			return b[k].rc;
+		}
+	for (size_t k = 0; k < nsides; k++)
+		for (size_t r = 0; r < b[k].n; r++) {
+			int rc = load_findings(b[k].jobs[r].db, b[k].side, err, errlen);
+			if (rc)
+				return rc == -EIO ? -EINVAL : rc;
+		}
+	return 0;
+}
+
+static void jobs_free(struct db_job *jobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(jobs[i].sc.top);
+		free(jobs[i].sc.child);
+		lp_side_free(&jobs[i].part);
+		sqlite3_close(jobs[i].db);
+	}
+	free(jobs);
+}
+
+/* The first failed job's error; -EIO (a read error) is bad input too. */
+static int jobs_err(struct db_job *jobs, size_t n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i].rc) {
+			snprintf(err, errlen, "%s", jobs[i].err);
+			return jobs[i].rc == -EIO ? -EINVAL : jobs[i].rc;
+		}
+	return 0;
+}
+
+int lp_sides_load(const char *const *bpaths, size_t nb, const char *const *npaths, size_t nn,
+		  const char *request, struct lp_side *base, struct lp_side *new_, char *err,
+		  size_t errlen)
+{
+	struct db_job *jobs = calloc(nb + nn + 1, sizeof(*jobs));
+	char *picked = NULL;
+	int rc;
+	memset(base, 0, sizeof(*base));
+	if (new_)
+		memset(new_, 0, sizeof(*new_));
+	if (!jobs) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nb + nn; i++)
+		jobs[i].path = i < nb ? bpaths[i] : npaths[i - nb];
+	pool_run(jobs, nb + nn, job_scan);
+	if ((rc = jobs_err(jobs, nb + nn, err, errlen)))
+		goto out;
+	if (!request && (rc = pick_request(jobs[0].db, &jobs[0].sc, &picked, err, errlen)))
+		goto out;
+	if (!request && !(request = picked)) {
+		snprintf(err, errlen, "%s has no named outermost range", jobs[0].path);
 		rc = -EINVAL;
 		goto out;
 	}
-	if (first) {
-		side->req_name = request ? strdup(request) : pick_request(db);
-		side->has_findings = lp_findings_provider != NULL;
-		if (!side->req_name) {
-			snprintf(err, errlen, "%s has no named outermost range", path);
-			rc = -EINVAL;
-			goto out;
-		}
-	}
-	if (!(rc = load_requests(db, path, side, err, errlen)) &&
-	    !(rc = load_stages(db, path, side, err, errlen)) &&
-	    !(rc = load_locks(db, path, side, err, errlen)) &&
-	    !(rc = load_kernels(db, path, side, first, err, errlen)))
-		rc = load_findings(db, side, err, errlen);
+	for (size_t i = 0; i < nb + nn; i++)
+		jobs[i].req_name = request;
+	pool_run(jobs, nb + nn, job_resolve);
+	struct build_arg b[2] = {{base, jobs, nb, request, 0, ""},
+				 {new_, jobs + nb, nn, request, 0, ""}};
+	if (!(rc = jobs_err(jobs, nb + nn, err, errlen)))
+		rc = sides_build(b, new_ ? 2 : 1, err, errlen);
 out:
-	sqlite3_close(db);
+	free(picked);
+	jobs_free(jobs, nb + nn);
 	return rc;
 }
 
 int lp_side_load(const char *const *paths, size_t n, const char *request, struct lp_side *side,
 		 char *err, size_t errlen)
 {
-	memset(side, 0, sizeof(*side));
-	for (size_t i = 0; i < n; i++) {
-		int rc = load_one(paths[i], request ? request : side->req_name, side, i == 0, err,
-				  errlen);
-		if (rc)
-			return rc;
-		side->ndbs++;
-	}
-	lp_sort_doubles(side->req.v, side->req.n);
-	for (size_t i = 0; i < side->nstages; i++)
-		lp_sort_doubles(side->stages[i].v, side->stages[i].n);
-	return 0;
+	return lp_sides_load(paths, n, NULL, 0, request, side, NULL, err, errlen);
 }
 
 void lp_side_free(struct lp_side *side)
@@ -389,45 +806,184 @@ static double rel_change(double base, double now)
 	return base != 0 ? (now - base) / base : NAN;
 }
 
+/* One metric to compare: a named one (q from lp_metric_q) or a quantile
+ * asked by number. */
+struct metric_spec {
+	enum lp_metric m;
+	double q;
+	char name[16];
+};
+
+static size_t metric_specs(const struct lp_diff_opts *o, struct metric_spec *out)
+{
+	size_t n = 0;
+	for (int m = 0; m < LP_M_COUNT; m++)
+		if (o->metrics & (1u << m)) {
+			out[n] = (struct metric_spec){m, lp_metric_q(m), ""};
+			snprintf(out[n++].name, sizeof(out->name), "%s", lp_metric_name(m));
+		}
+	for (size_t i = 0; i < o->nquant; i++) {
+		out[n] = (struct metric_spec){LP_M_QUANTILE, o->quant[i], ""};
+		snprintf(out[n++].name, sizeof(out->name), "p%g", o->quant[i] * 100);
+	}
+	return n;
+}
+
+/* Why a side has too few requests for the metric; "" when it has enough. */
+static void enough(const struct lp_series *s, double q, const char *side, char *why, size_t len)
+{
+	size_t below, above;
+	if (q < 0) {
+		if (s->n < LP_DIFF_MIN_SAMPLES)
+			snprintf(why, len, "%zu requests on the %s side, need %d", s->n, side,
+				 LP_DIFF_MIN_SAMPLES);
+		return;
+	}
+	lp_boot_tails(s->n, q, &below, &above);
+	if (above < LP_DIFF_MIN_TAIL || below < LP_DIFF_MIN_TAIL)
+		snprintf(why, len, "%zu requests %s it on the %s side, need %d",
+			 above < below ? above : below, above < below ? "above" : "below", side,
+			 LP_DIFF_MIN_TAIL);
+}
+
+static size_t runs_with_samples(const struct lp_series *s, size_t nruns)
+{
+	size_t k = 0;
+	for (size_t r = 0; r < nruns; r++)
+		k += s->run_n && s->run_n[r] > 0;
+	return k;
+}
+
+static int add_row(struct lp_diff *d, const char *scope, int is_request, const struct lp_series *b,
+		   const struct lp_series *n, const struct metric_spec *ms)
+{
+	struct lp_diff_row *r = realloc(d->rows, (d->nrows + 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	d->rows = r;
+	r = &d->rows[d->nrows++];
+	memset(r, 0, sizeof(*r));
+	r->scope = strdup(scope);
+	r->is_request = is_request;
+	r->metric = ms->m;
+	r->q = ms->q;
+	memcpy(r->metric_name, ms->name, sizeof(r->metric_name));
+	r->n_base = b->n;
+	r->n_new = n->n;
+	r->runs_base = runs_with_samples(b, d->base_dbs);
+	r->runs_new = runs_with_samples(n, d->new_dbs);
+	r->base = ms->q < 0 ? lp_mean(b->v, b->n)
+		  : b->n    ? lp_quantile_nearest(b->v, b->n, ms->q)
+			    : NAN;
+	r->new_ = ms->q < 0 ? lp_mean(n->v, n->n)
+		  : n->n    ? lp_quantile_nearest(n->v, n->n, ms->q)
+			    : NAN;
+	r->rel = r->base > 0 ? r->new_ / r->base - 1 : NAN;
+	r->lo = r->hi = r->p = r->p_adj = NAN;
+	r->verdict = LP_V_NOT_ENOUGH;
+	enough(b, ms->q, "base", r->why, sizeof(r->why));
+	if (!r->why[0])
+		enough(n, ms->q, "new", r->why, sizeof(r->why));
+	if (!r->why[0] && !(r->base > 0))
+		snprintf(r->why, sizeof(r->why), "base value is 0");
+	if (!r->why[0])
+		r->verdict = LP_V_UNCHANGED; /* tested below */
+	return r->scope ? 0 : -ENOMEM;
+}
+
 static int add_rows(struct lp_diff *d, const char *scope, int is_request, const struct lp_series *b,
-		    const struct lp_series *n)
+		    const struct lp_series *n, const struct metric_spec *ms, size_t nms)
 {
 	static const struct lp_series empty;
-	if (!b)
-		b = &empty;
-	if (!n)
-		n = &empty;
-	int enough = b->n >= LP_DIFF_MIN_SAMPLES && n->n >= LP_DIFF_MIN_SAMPLES;
-	struct lp_mwu u = {.p = NAN};
-	if (enough && lp_mwu_test(b->v, b->n, n->v, n->n, 0, &u))
-		return -ENOMEM;
-	for (int m = 0; m < LP_M_NMETRICS; m++) {
-		if (!(d->opts.metrics & (1u << m)))
-			continue;
-		struct lp_diff_row *r = realloc(d->rows, (d->nrows + 1) * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		d->rows = r;
-		r = &d->rows[d->nrows++];
-		memset(r, 0, sizeof(*r));
-		r->scope = strdup(scope);
-		r->is_request = is_request;
-		r->metric = m;
-		r->n_base = b->n;
-		r->n_new = n->n;
-		r->base = lp_metric_value(m, b->v, b->n);
-		r->new_ = lp_metric_value(m, n->v, n->n);
-		r->rel = rel_change(r->base, r->new_);
-		r->p = enough ? u.p : NAN;
-		r->p_adj = NAN;
-		r->exact = u.method == LP_MWU_EXACT;
-		r->verdict = enough ? LP_V_UNCHANGED : LP_V_NOT_ENOUGH;
-		if (!r->scope)
-			return -ENOMEM;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < nms; i++)
+		rc = add_row(d, scope, is_request, b ? b : &empty, n ? n : &empty, &ms[i]);
+	return rc;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Bootstrap draws of one side's metric into out[nb]. */
+static int side_draws(const struct lp_series *s, size_t nruns, double q, struct lp_rng *rng,
+		      double *out, size_t nb)
+{
+	struct lp_boot_runs br;
+	const double *const *v = (const double *const *)s->run_v;
+	int rc = lp_boot_runs_init(&br, v, s->run_n, nruns);
+	if (!rc)
+		rc = lp_boot_draw(&br, q, rng, out, nb);
+	lp_boot_runs_free(&br);
+	return rc;
+}
+
+/*
+ * The row's interval and p. Ratios new/base of independent resamples of
+ * each side; with one run on a side the run-to-run change is unknown, so
+ * the interval is widened by the noise floor (a ratio of 1 +- noise) and
+ * the thresholds move out by it.
+ */
+static int test_row(struct lp_diff *d, struct lp_diff_row *r, const struct lp_series *b,
+		    const struct lp_series *n, size_t nb, double *db, double *dn, uint64_t seed)
+{
+	struct lp_rng rng;
+	int rc;
+	lp_rng_seed(&rng, seed);
+	if ((rc = side_draws(b, d->base_dbs, r->q, &rng, db, nb)) ||
+	    (rc = side_draws(n, d->new_dbs, r->q, &rng, dn, nb)))
+		return rc;
+	size_t m = 0;
+	for (size_t i = 0; i < nb; i++)
+		if (db[i] > 0 && !isnan(dn[i]))
+			db[m++] = dn[i] / db[i];
+	if (m < nb / 2) {
+		snprintf(r->why, sizeof(r->why), "too few resamples with a base value above 0");
+		r->verdict = LP_V_NOT_ENOUGH;
+		return 0;
 	}
+	qsort(db, m, sizeof(*db), cmp_dbl);
+	int hier = r->runs_base >= 2 && r->runs_new >= 2;
+	r->noise = hier ? 0 : d->noise;
+	r->method = hier ? "hierarchical bootstrap (runs, then requests)"
+		    : r->runs_base >= 2 || r->runs_new >= 2
+			? "bootstrap over runs, then requests, on the side with 2+ runs; over "
+			  "requests on the other; noise floor"
+			: "bootstrap over requests; noise floor";
+	d->single_run |= !hier;
+	double a = d->opts.alpha, f = 1 + r->noise;
+	size_t ilo = (size_t)floor(a / 2 * (double)(m - 1)),
+	       ihi = (size_t)ceil((1 - a / 2) * (double)(m - 1));
+	r->lo = db[ilo] / f - 1;
+	r->hi = db[ihi] * f - 1;
+	/* p: normal tails of the log ratios' bootstrap distribution (2000
+	 * resamples cannot resolve the alpha / 15 a Holm family needs by
+	 * counting); the verdict also needs the percentile interval itself
+	 * beyond the threshold. */
+	double mu = 0, var = 0;
+	for (size_t i = 0; i < m; i++)
+		mu += log(db[i]);
+	mu /= (double)m;
+	for (size_t i = 0; i < m; i++)
+		var += (log(db[i]) - mu) * (log(db[i]) - mu);
+	double sd = sqrt(var / (double)(m - 1 ? m - 1 : 1));
+	double zu = (mu - log((1 + d->opts.threshold) * f)) / sd,
+	       zd = (log((1 - d->opts.threshold) / f) - mu) / sd;
+	if (!(sd > 0)) { /* every resample alike: beyond the threshold or not */
+		zu = mu > log((1 + d->opts.threshold) * f) ? INFINITY : -INFINITY;
+		zd = mu < log((1 - d->opts.threshold) / f) ? INFINITY : -INFINITY;
+	}
+	r->p = fmin(1, erfc(fmax(zu, zd) / M_SQRT2));
+	r->verdict = r->lo > d->opts.threshold	  ? LP_V_REGRESSION
+		     : r->hi < -d->opts.threshold ? LP_V_IMPROVEMENT
+						  : LP_V_UNCHANGED;
 	return 0;
 }
 
+/* Holm over the rows with a p; a row keeps its direction only when its
+ * adjusted p is at most alpha. */
 static int holm_rows(struct lp_diff *d)
 {
 	double *p = malloc((d->nrows + 1) * sizeof(*p)), *adj = malloc((d->nrows + 1) * sizeof(*p));
@@ -447,20 +1003,46 @@ static int holm_rows(struct lp_diff *d)
 		if (isnan(r->p))
 			continue;
 		r->p_adj = adj[m++];
-		if (r->p_adj > d->opts.alpha || isnan(r->rel))
-			continue;
-		if (r->rel >= d->opts.threshold) {
-			r->verdict = LP_V_REGRESSION;
-			d->regressions++;
-		} else if (r->rel <= -d->opts.threshold) {
-			r->verdict = LP_V_IMPROVEMENT;
-			d->improvements++;
-		}
+		if (r->p_adj > d->opts.alpha)
+			r->verdict = LP_V_UNCHANGED;
+		d->regressions += r->verdict == LP_V_REGRESSION;
+		d->improvements += r->verdict == LP_V_IMPROVEMENT;
 	}
 out:
 	free(p);
 	free(adj);
 	return rc;
+}
+
+static const struct lp_series *row_series(const struct lp_side *side, const struct lp_diff_row *r)
+{
+	return r->is_request ? &side->req : lp_side_stage(side, r->scope);
+}
+
+/* Resamples: LP_DIFF_RESAMPLES, more when the Holm family is large so that
+ * the smallest p the resamples can show stays below alpha / family. */
+static int test_rows(struct lp_diff *d, const struct lp_side *base, const struct lp_side *new_)
+{
+	size_t fam = 0;
+	for (size_t i = 0; i < d->nrows; i++)
+		fam += d->rows[i].verdict != LP_V_NOT_ENOUGH;
+	double want = 4 * (double)fam / d->opts.alpha;
+	size_t nb = want > LP_DIFF_RESAMPLES ? (size_t)want : LP_DIFF_RESAMPLES;
+	if (nb > 20 * LP_DIFF_RESAMPLES)
+		nb = 20 * LP_DIFF_RESAMPLES;
+	d->resamples = nb;
+	double *db = malloc(nb * sizeof(*db)), *dn = malloc(nb * sizeof(*dn));
+	int rc = db && dn ? 0 : -ENOMEM;
+	for (size_t i = 0; !rc && i < d->nrows; i++) {
+		struct lp_diff_row *r = &d->rows[i];
+		if (r->verdict == LP_V_NOT_ENOUGH)
+			continue;
+		rc = test_row(d, r, row_series(base, r), row_series(new_, r), nb, db, dn,
+			      LP_DIFF_SEED + i);
+	}
+	free(db);
+	free(dn);
+	return rc ? rc : holm_rows(d);
 }
 
 static const struct lp_named_total *named_find(const struct lp_named_total *v, size_t n,
@@ -545,29 +1127,33 @@ static int id_minus(char **a, size_t na, char **b, size_t nb, char ***out, size_
 int lp_diff_compute(const struct lp_side *base, const struct lp_side *new_,
 		    const struct lp_diff_opts *opts, struct lp_diff *d, char *err, size_t errlen)
 {
+	struct metric_spec ms[LP_M_NMETRICS + 8];
 	int rc = -ENOMEM;
 	memset(d, 0, sizeof(*d));
 	d->opts = *opts;
-	if (!d->opts.metrics)
-		d->opts.metrics = 1u << LP_M_P50 | 1u << LP_M_P99 | 1u << LP_M_MEAN;
+	if (!d->opts.metrics && !d->opts.nquant)
+		d->opts.metrics = 1u << LP_M_P50 | 1u << LP_M_P99;
+	d->noise = d->opts.noise < 0 ? LP_DIFF_NOISE_DEFAULT : d->opts.noise;
+	size_t nms = metric_specs(&d->opts, ms);
 	d->req_name = strdup(base->req_name);
 	d->base_dbs = base->ndbs;
 	d->new_dbs = new_->ndbs;
 	d->n_base_req = base->req.n;
 	d->n_new_req = new_->req.n;
-	if (!d->req_name || (rc = add_rows(d, base->req_name, 1, &base->req, &new_->req)))
+	if (!d->req_name || (rc = add_rows(d, base->req_name, 1, &base->req, &new_->req, ms, nms)))
 		goto nomem;
 	for (size_t i = 0; i < base->nstages; i++) {
 		const char *s = base->stages[i].name;
-		if ((rc = add_rows(d, s, 0, &base->stages[i], lp_side_stage(new_, s))))
+		if ((rc = add_rows(d, s, 0, &base->stages[i], lp_side_stage(new_, s), ms, nms)))
 			goto nomem;
 	}
 	for (size_t i = 0; i < new_->nstages; i++) {
 		const char *s = new_->stages[i].name;
-		if (!lp_side_stage(base, s) && (rc = add_rows(d, s, 0, NULL, &new_->stages[i])))
+		if (!lp_side_stage(base, s) &&
+		    (rc = add_rows(d, s, 0, NULL, &new_->stages[i], ms, nms)))
 			goto nomem;
 	}
-	if ((rc = holm_rows(d)) ||
+	if ((rc = test_rows(d, base, new_)) ||
 	    (rc = diff_named(base->locks, base->nlocks, new_->locks, new_->nlocks,
 			     (double)base->req.n, (double)new_->req.n, &d->locks, &d->nlocks)))
 		goto nomem;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Run comparison (latprof diff) and the per-request samples it and
- * latprof check share. A side is one or more databases whose requests are
- * pooled. Requests are the outermost NVTX ranges of one name (the most
+ * latprof check share. A side is one or more runs (one database each),
+ * kept apart for the hierarchical bootstrap (lp_boot.h) and pooled for the
+ * estimates. Requests are the outermost NVTX ranges of one name (the most
  * frequent in the first base database, or --request NAME); a stage's
  * per-request sample is the summed duration of its direct child ranges of
  * that name inside one request (requests without the stage do not count).
@@ -15,8 +16,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Fewer requests than this on either side: "not enough data", no test. */
-#define LP_DIFF_MIN_SAMPLES 8
+/* A mean needs this many requests on each side; a quantile this many
+ * requests below and above it on each side (fewer than 10 above the p99:
+ * "not enough data", never a verdict). */
+#define LP_DIFF_MIN_SAMPLES 20
+#define LP_DIFF_MIN_TAIL 10
+/* Bootstrap resamples (at least; more when the Holm family is large) and
+ * the fixed seed that makes every verdict reproducible. */
+#define LP_DIFF_RESAMPLES 2000
+#define LP_DIFF_SEED 0x6c61747072U
+/* Noise floor with one run on a side: run-to-run change of a metric that
+ * A/A runs of samples/infer_server and samples/py_nvtx.py reach (docs/ci.md). */
+#define LP_DIFF_NOISE_DEFAULT 0.10
 
 enum lp_metric {
 	LP_M_P50,
@@ -31,19 +42,29 @@ enum lp_metric {
 	LP_M_SHARE,
 	LP_M_NMETRICS
 };
+/* A quantile asked by number (--metric p95): rows carry its q and name. */
+#define LP_M_QUANTILE LP_M_NMETRICS
 
 const char *lp_metric_name(enum lp_metric m);
 /* Parses "p50" etc.; returns the metric or -1. */
 int lp_metric_parse(const char *s, size_t len);
 /* Value of a metric over n ascending samples (p*, mean, max, min, count, total). */
 double lp_metric_value(enum lp_metric m, const double *sorted, size_t n);
+/* The quantile a metric is (min 0, max 1, p99 0.99), -1 for the mean,
+ * NAN for count/total/share. */
+double lp_metric_q(enum lp_metric m);
 
 /* ---- samples ---- */
 
 struct lp_series {
 	char *name;
-	double *v; /* ns, ascending once lp_series_sort() ran */
+	double *v; /* ns, all runs pooled, ascending once the side is loaded */
 	size_t n, cap;
+	/* run by run (one per database of the side), each ascending; with one
+	 * run run_v[0] is v */
+	double **run_v;
+	size_t *run_n;
+	double *run_buf;
 };
 
 struct lp_named_total {
@@ -82,6 +103,12 @@ struct lp_side {
  */
 int lp_side_load(const char *const *paths, size_t n, const char *request, struct lp_side *side,
 		 char *err, size_t errlen);
+/* Both sides at once, every database on its own thread (up to the CPU
+ * count): base from bpaths, new_ from npaths (nn 0: base only), the request
+ * name picked on bpaths[0] for both. Same returns as lp_side_load. */
+int lp_sides_load(const char *const *bpaths, size_t nb, const char *const *npaths, size_t nn,
+		  const char *request, struct lp_side *base, struct lp_side *new_, char *err,
+		  size_t errlen);
 void lp_side_free(struct lp_side *side);
 const struct lp_series *lp_side_stage(const struct lp_side *side, const char *name);
 
@@ -91,27 +118,46 @@ enum lp_verdict {
 	LP_V_UNCHANGED,
 	LP_V_REGRESSION,
 	LP_V_IMPROVEMENT,
-	LP_V_NOT_ENOUGH, /* fewer than LP_DIFF_MIN_SAMPLES requests on a side */
+	LP_V_NOT_ENOUGH, /* too few requests (beyond the quantile) on a side */
 };
 const char *lp_verdict_name(enum lp_verdict v);
 
 struct lp_diff_opts {
 	double threshold; /* relative change, 0.05 = 5% */
-	double alpha;	  /* family-wise error rate */
-	unsigned metrics; /* bit per enum lp_metric; 0 = p50, p99, mean */
+	double alpha;	  /* family-wise error rate; intervals are 1 - alpha */
+	unsigned metrics; /* bit per enum lp_metric; 0 (and no quant) = p50, p99 */
+	double quant[8];  /* quantiles asked by number (p95: 0.95) */
+	size_t nquant;
+	double noise; /* noise floor with one run on a side; < 0: the default */
 	const char *request;
 };
 
+/*
+ * One comparison: a metric of the request or a stage. Its verdict comes
+ * from its own interval, never from another row's test: the ratio new/base
+ * is bootstrapped (lp_boot.h), the interval is its 1 - alpha percentile
+ * interval (widened by the noise floor when a side has one run), and p is
+ * the bootstrap probability that the ratio is within the threshold
+ * (two-sided, doubled). Holm over the tested rows keeps the family-wise
+ * error at alpha; a regression needs p_adj <= alpha, which puts the whole
+ * interval above 1 + threshold.
+ */
 struct lp_diff_row {
 	char *scope; /* "request" or the stage name */
 	int is_request;
-	enum lp_metric metric;
-	size_t n_base, n_new;
-	double base, new_, rel; /* rel = (new - base) / base; NAN when base is 0 */
-	double p;		/* raw two-sided Mann-Whitney U p-value, NAN if untested */
-	double p_adj;		/* Holm-adjusted over all tested rows */
-	int exact;		/* exact U distribution used */
+	enum lp_metric metric; /* LP_M_QUANTILE for a quantile asked by number */
+	double q;	       /* quantile, -1 for the mean */
+	char metric_name[16];
+	size_t n_base, n_new;	    /* requests (with the stage) per side */
+	size_t runs_base, runs_new; /* runs holding them */
+	double base, new_, rel;	    /* estimates; rel = new / base - 1, NAN when base is 0 */
+	double lo, hi;		    /* interval of new / base - 1 (rel's), NAN untested */
+	double noise;		    /* noise floor in the interval (0: runs on both sides) */
+	double p;		    /* this row's bootstrap p, NAN if untested */
+	double p_adj;		    /* Holm-adjusted over all tested rows */
+	const char *method;	    /* "bootstrap over requests" or "... runs, then requests" */
 	enum lp_verdict verdict;
+	char why[96]; /* for not enough data: which side lacks what */
 };
 
 struct lp_diff_named {
@@ -127,7 +173,10 @@ struct lp_diff {
 	char *req_name;
 	size_t base_dbs, new_dbs;
 	size_t n_base_req, n_new_req;
-	size_t ntested; /* Holm family size */
+	size_t ntested;	  /* Holm family size */
+	size_t resamples; /* per side and row */
+	double noise;	  /* floor in force where a side has one run */
+	int single_run;	  /* some row has one run on a side: run-to-run noise unknown */
 	struct lp_diff_row *rows;
 	size_t nrows;
 	int regressions, improvements;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "lp_expect.h"
+#include "lp_boot.h"
 #include "lp_breakdown.h"
 #include "lp_db.h"
 #include "lp_stats.h"
@@ -146,6 +147,9 @@ static int parse_value(struct cursor *c, struct lp_expect *e)
 	}
 	if (e->metric == LP_M_COUNT && ul)
 		return fail_at(c, c->i, "count takes a plain number, no unit");
+	if (is_time_metric(e->metric) && !ul)
+		return fail_at(c, c->i,
+			       "a time needs a unit: ns, us, ms or s (e.g. 'p99(request) < 50ms')");
 	if (e->metric == LP_M_SHARE && is_time)
 		return fail_at(c, c->i, "share takes % or a fraction, not a time unit");
 	if (is_time_metric(e->metric) && is_pct)
@@ -380,13 +384,47 @@ static int need_requests(struct lp_expect_ctx *c, struct lp_expect_result *r)
 	"ON k.id = w.stack_id LEFT JOIN frames f ON f.id = k.top_frame WHERE coalesce(l.name, "    \
 	"l.kind || ' at ' || coalesce(f.function, f.module, '?')) = ?1"
 
+/*
+ * The 95% interval of a quantile or mean the expectation checks: the
+ * bootstrap over the requests of this run (lp_boot.h; one run, so it holds
+ * no run-to-run noise). Quantiles with fewer than LP_DIFF_MIN_TAIL samples
+ * beyond them on a side, and max/min, get none.
+ */
+static void interval(const struct lp_expect_ctx *c, const struct lp_expect *e,
+		     const struct lp_series *s, struct lp_expect_result *r)
+{
+	double q = lp_metric_q(e->metric), *v;
+	size_t below, above, nb = LP_DIFF_RESAMPLES;
+	const double *runs[1] = {s->v};
+	struct lp_boot_runs br;
+	struct lp_rng rng;
+	r->lo = r->hi = NAN;
+	(void)c;
+	if (isnan(q) || q == 0 || q == 1)
+		return;
+	lp_boot_tails(s->n, q, &below, &above);
+	if (q < 0 ? s->n < LP_DIFF_MIN_SAMPLES
+		  : below < LP_DIFF_MIN_TAIL || above < LP_DIFF_MIN_TAIL)
+		return;
+	if (!(v = malloc(nb * sizeof(*v))))
+		return;
+	lp_rng_seed(&rng, LP_DIFF_SEED);
+	if (!lp_boot_runs_init(&br, runs, &s->n, 1) && !lp_boot_draw(&br, q, &rng, v, nb)) {
+		lp_sort_doubles(v, nb);
+		r->lo = v[(size_t)(0.025 * (double)(nb - 1))];
+		r->hi = v[(size_t)ceil(0.975 * (double)(nb - 1))];
+	}
+	lp_boot_runs_free(&br);
+	free(v);
+}
+
 void lp_expect_eval(struct lp_expect_ctx *c, const struct lp_expect *e, struct lp_expect_result *r)
 {
 	struct lp_series own = {0};
 	const struct lp_series *s = NULL;
 	int rc = 0;
 	memset(r, 0, sizeof(*r));
-	r->measured = NAN;
+	r->measured = r->lo = r->hi = NAN;
 	switch (e->sel) {
 	case LP_SEL_REQUEST:
 		if (!(rc = need_requests(c, r)))
@@ -425,6 +463,7 @@ void lp_expect_eval(struct lp_expect_ctx *c, const struct lp_expect *e, struct l
 					 "share needs requests (NVTX ranges)");
 		} else {
 			r->measured = lp_metric_value(e->metric, s->v, s->n);
+			interval(c, e, s, r);
 			if (isnan(r->measured))
 				snprintf(r->why, sizeof(r->why), "no samples for %s:%s",
 					 e->sel == LP_SEL_STAGE	  ? "stage"
@@ -438,4 +477,17 @@ void lp_expect_eval(struct lp_expect_ctx *c, const struct lp_expect *e, struct l
 		r->status = LP_EXP_ERROR;
 	else
 		r->status = compare(r->measured, e->op, e->value) ? LP_EXP_PASS : LP_EXP_FAIL;
+	/* strict: the bound of the interval on the limit's side must pass too */
+	if (r->status == LP_EXP_PASS && c->strict &&
+	    (e->op == LP_OP_LT || e->op == LP_OP_LE || e->op == LP_OP_GT || e->op == LP_OP_GE)) {
+		double b = e->op == LP_OP_LT || e->op == LP_OP_LE ? r->hi : r->lo;
+		if (isnan(b) && e->sel != LP_SEL_FINDING && is_time_metric(e->metric) &&
+		    !isnan(lp_metric_q(e->metric))) {
+			r->status = LP_EXP_FAIL;
+			r->strict_fail = 2;
+		} else if (!isnan(b) && !compare(b, e->op, e->value)) {
+			r->status = LP_EXP_FAIL;
+			r->strict_fail = 1;
+		}
+	}
 }

@@ -7,7 +7,7 @@
  *             a time category: lock-wait cond-wait cpu (sync-wait,
  *             gpu-kernel... once the CUDA source adds them)
  *   op        < <= > >= == !=
- *   value     number with unit ns us ms s (time metrics; none = ns), % or a
+ *   value     number with unit ns us ms s (time metrics; required), % or a
  *             plain fraction (share), none (count)
  *
  * Samples: request = per-request latency; stage = per-request time in the
@@ -53,7 +53,9 @@ enum lp_expect_status { LP_EXP_PASS, LP_EXP_FAIL, LP_EXP_ERROR };
 struct lp_expect_result {
 	enum lp_expect_status status;
 	double measured;
+	double lo, hi; /* 95% interval of a quantile or mean (bootstrap over requests), NAN: none */
 	size_t samples;
+	int strict_fail; /* strict mode failed it: 1 the bound, 2 no interval (too few samples) */
 	char why[256]; /* for LP_EXP_ERROR: why there is no measurement */
 };
 
@@ -67,6 +69,7 @@ struct lp_expect_ctx {
 	char cat_name[16][32];
 	double cat_ns[16];
 	double req_total_ns;
+	int strict; /* a bound checks the interval's far end too (check --strict) */
 };
 
 /* request NULL: most frequent outermost range. Returns 0 or -EINVAL with

@@ -17,6 +17,7 @@ struct check_item {
 
 struct check_args {
 	const char *db, *junit, *request;
+	int strict;
 	struct check_item *items;
 	size_t n, cap;
 };
@@ -86,6 +87,8 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 				a->junit = v;
 			else
 				a->request = v;
+		} else if (!strcmp(s, "--strict")) {
+			a->strict = 1;
 		} else if (s[0] == '-' && s[1]) {
 			return lp_cli_usage_error("check", "unknown option '%s'", s);
 		} else if (!a->db) {
@@ -120,15 +123,38 @@ static const char *status_name(enum lp_expect_status s)
 	return s == LP_EXP_PASS ? "PASS" : s == LP_EXP_FAIL ? "FAIL" : "ERROR";
 }
 
+/* "measured 41.20 ms, 95% CI 38.00 ms - 47.90 ms, from 1200 samples" */
+static const char *fmt_result(const struct check_item *it, char *buf, size_t len)
+{
+	char m[32], lo[32], hi[32];
+	fmt_measured(it, m, sizeof(m));
+	if (isnan(it->r.lo)) {
+		snprintf(buf, len, "measured %s (%zu samples%s)", m, it->r.samples,
+			 it->r.strict_fail == 2 ? "; strict: too few beyond the quantile for an "
+						  "interval"
+						: "");
+		return buf;
+	}
+	int req = it->e.sel == LP_SEL_REQUEST || it->e.sel == LP_SEL_STAGE;
+	int o =
+	    snprintf(buf, len, "measured %s, 95%% CI %s - %s, from %zu %s", m,
+		     lp_fixed_ns(it->r.lo, lo, sizeof(lo)), lp_fixed_ns(it->r.hi, hi, sizeof(hi)),
+		     it->r.samples, req ? "requests" : "samples");
+	if (it->r.strict_fail == 1 && o > 0 && (size_t)o < len)
+		snprintf(buf + o, len - (size_t)o,
+			 " (strict: the interval's %s bound misses the limit)",
+			 it->e.op == LP_OP_LT || it->e.op == LP_OP_LE ? "upper" : "lower");
+	return buf;
+}
+
 static void print_item(const struct check_item *it)
 {
-	char b[64];
+	char b[256];
 	printf("%-5s %s", status_name(it->r.status), it->e.text);
 	if (it->r.status == LP_EXP_ERROR)
 		printf("  (%s)\n", it->r.why);
 	else
-		printf("  measured %s (%zu samples)\n", fmt_measured(it, b, sizeof(b)),
-		       it->r.samples);
+		printf("  %s\n", fmt_result(it, b, sizeof(b)));
 }
 
 static int write_junit(const struct check_args *a, int fails, int errors)
@@ -151,7 +177,10 @@ static int write_junit(const struct check_args *a, int fails, int errors)
 		if (it->r.status == LP_EXP_FAIL) {
 			fputs("<failure message=\"measured ", f);
 			lp_html_str(f, fmt_measured(it, b, sizeof(b)));
-			fprintf(f, "\">measured %s over %zu samples; expected ", b, it->r.samples);
+			char res[256];
+			fprintf(f, "\">");
+			lp_html_str(f, fmt_result(it, res, sizeof(res)));
+			fputs("; expected ", f);
 			lp_html_str(f, it->e.text);
 			fputs("</failure>", f);
 		} else if (it->r.status == LP_EXP_ERROR) {
@@ -183,6 +212,7 @@ static int lp_check_cmd(int argc, char **argv)
 		rc = lp_cli_error("%s", err);
 		goto out;
 	}
+	ctx.strict = a.strict;
 	for (size_t i = 0; i < a.n; i++) {
 		lp_expect_eval(&ctx, &a.items[i].e, &a.items[i].r);
 		fails += a.items[i].r.status == LP_EXP_FAIL;
@@ -208,16 +238,21 @@ const struct lp_cmd lp_cmd_check = {
     .run = lp_check_cmd,
     .summary = "assert latency expectations on a run; exit 1 when one fails",
     .usage = "usage: latprof check FILE.db --expect EXPR... [--expect-file F] [--junit OUT.xml]\n"
-	     "                     [--request NAME]\n\n"
+	     "                     [--request NAME] [--strict]\n\n"
 	     "EXPR is metric(selector) op value[unit], e.g.\n"
 	     "  'p99(request) < 50ms'  'p50(stage:infer) < 8ms'  'share(lock-wait) < 20%'\n"
 	     "  'count(lock:queue_lock) <= 100'  'count(finding:lock-contention) == 0'\n"
 	     "metrics:   p50 p90 p99 p999 mean max min count total share\n"
 	     "selectors: request, stage:NAME, range:NAME, lock:NAME, finding:ID, or a time\n"
 	     "           category: lock-wait, cond-wait, cpu (CUDA ones when recorded)\n"
-	     "ops: < <= > >= == !=   units: ns us ms s (time), % (share)\n"
+	     "ops: < <= > >= == !=   units: ns us ms s (time, required), % (share)\n"
 	     "share is the selector's total time over all request time. --expect-file\n"
 	     "takes one expression per line ('#' starts a comment).\n\n"
+	     "A quantile or mean is printed with its 95% interval (bootstrap over the\n"
+	     "run's requests), e.g. 'measured 41.20 ms, 95% CI 38.00 ms - 47.90 ms, from\n"
+	     "1200 samples'. --strict: a bound passes only when the interval's far end\n"
+	     "meets it too (the upper end for < and <=); a quantile with fewer than 10\n"
+	     "samples beyond it has no interval and fails in strict mode.\n\n"
 	     "Exit status: 0 all pass, 1 one failed, 2 bad input or an expectation that\n"
 	     "cannot be evaluated (unknown stage, findings not available).\n",
 };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* latprof diff: per-stage deltas between runs with significance; exit 1 on regression. */
+/* latprof diff: per-stage, per-metric intervals between runs; exit 1 on regression. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,18 +31,28 @@ static int parse_threshold(const char *s, double *out)
 	return 0;
 }
 
-static int parse_metrics(const char *s, unsigned *mask)
+/* Named metrics, or any quantile as p<percent> (p95, p99.5). */
+static int parse_metrics(const char *s, struct lp_diff_opts *o)
 {
-	*mask = 0;
+	o->metrics = 0;
+	o->nquant = 0;
 	while (*s) {
 		size_t len = strcspn(s, ",");
 		int m = lp_metric_parse(s, len);
-		if (m < 0 || m > LP_M_MIN)
+		char *end;
+		if (m >= 0 && m <= LP_M_MIN) {
+			o->metrics |= 1u << m;
+		} else if (s[0] == 'p' && len > 1) {
+			double pct = strtod(s + 1, &end);
+			if (end != s + len || !(pct > 0 && pct < 100) || o->nquant == 8)
+				return -1;
+			o->quant[o->nquant++] = pct / 100;
+		} else {
 			return -1;
-		*mask |= 1u << m;
+		}
 		s += len + (s[len] == ',');
 	}
-	return *mask ? 0 : -1;
+	return o->metrics || o->nquant ? 0 : -1;
 }
 
 /* Value of "--opt VALUE" or "--opt=VALUE"; advances *i. */
@@ -67,13 +77,14 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 	a->new_ = xcalloc((size_t)argc, sizeof(char *));
 	a->opts.threshold = 0.05;
 	a->opts.alpha = 0.05;
+	a->opts.noise = -1;
 	a->format = "text";
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 		if (strcmp(s, "--base") == 0) {
 			list = &a->base;
 			nlist = &a->nbase;
-		} else if (strcmp(s, "--new") == 0) {
+		} else if (strcmp(s, "--new") == 0 || strcmp(s, "--vs") == 0) {
 			list = &a->new_;
 			nlist = &a->nnew;
 		} else if ((v = opt_value(argc, argv, &i, "--threshold"))) {
@@ -87,9 +98,16 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 				return lp_cli_usage_error("diff",
 							  "bad --alpha '%s' (0 < alpha < 1)", v);
 		} else if ((v = opt_value(argc, argv, &i, "--metric"))) {
-			if (parse_metrics(v, &a->opts.metrics))
+			if (parse_metrics(v, &a->opts))
 				return lp_cli_usage_error(
-				    "diff", "bad --metric '%s' (p50,p90,p99,p999,mean,max,min)", v);
+				    "diff",
+				    "bad --metric '%s' (p50,p90,p99,p999,mean,"
+				    "max,min or any pN such as p95)",
+				    v);
+		} else if ((v = opt_value(argc, argv, &i, "--noise"))) {
+			if (parse_threshold(v, &a->opts.noise))
+				return lp_cli_usage_error("diff", "bad --noise '%s' (e.g. 10%%)",
+							  v);
 		} else if ((v = opt_value(argc, argv, &i, "--request"))) {
 			a->opts.request = v;
 		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
@@ -97,23 +115,27 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 		} else if ((v = opt_value(argc, argv, &i, "--output")) ||
 			   (v = opt_value(argc, argv, &i, "-o"))) {
 			a->output = v;
+		} else if (strcmp(s, "--no-findings") == 0) {
+			lp_findings_provider = NULL; /* the rule engine reads every table */
 		} else if (strcmp(s, "--force") == 0 || strcmp(s, "-f") == 0) {
 			a->force = 1;
 		} else if (s[0] == '-' && s[1]) {
 			return lp_cli_usage_error("diff", "unknown or incomplete option '%s'", s);
 		} else if (list) {
 			(*list)[(*nlist)++] = s;
-		} else if (a->nbase == 0) {
-			a->base[a->nbase++] = s;
-		} else if (a->nnew == 0) {
-			a->new_[a->nnew++] = s;
 		} else {
-			return lp_cli_usage_error("diff", "unexpected argument '%s'", s);
+			a->base[a->nbase++] = s; /* before --vs: base, or BASE NEW */
 		}
 	}
+	if (!list && a->nbase > 2)
+		return lp_cli_usage_error(
+		    "diff", "more than two databases: put --vs between the "
+			    "base runs and the new ones (B1.db B2.db --vs N1.db N2.db)");
+	if (!list && a->nbase == 2)
+		a->new_[a->nnew++] = a->base[--a->nbase];
 	if (!a->nbase || !a->nnew)
-		return lp_cli_usage_error("diff",
-					  "give BASE.db NEW.db, or --base A.db... --new B.db...");
+		return lp_cli_usage_error(
+		    "diff", "give BASE.db NEW.db, or BASE1.db BASE2.db... --vs NEW1.db NEW2.db...");
 	if (strcmp(a->format, "text") && strcmp(a->format, "markdown") &&
 	    strcmp(a->format, "json") && strcmp(a->format, "html"))
 		return lp_cli_usage_error(
@@ -162,13 +184,8 @@ static int lp_diff_cmd(int argc, char **argv)
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
 		goto out;
-	if (lp_side_load(a.base, a.nbase, a.opts.request, &base, err, sizeof(err))) {
-		lp_side_free(&base);
-		rc = lp_cli_error("%s", err);
-		goto out;
-	}
-	/* The new side compares the request the base side chose. */
-	if (lp_side_load(a.new_, a.nnew, base.req_name, &new_, err, sizeof(err)) ||
+	if (lp_sides_load(a.base, a.nbase, a.new_, a.nnew, a.opts.request, &base, &new_, err,
+			  sizeof(err)) ||
 	    lp_diff_compute(&base, &new_, &a.opts, &d, err, sizeof(err))) {
 		rc = lp_cli_error("%s", err);
 	} else {
@@ -188,23 +205,31 @@ out:
 const struct lp_cmd lp_cmd_diff = {
     .name = "diff",
     .run = lp_diff_cmd,
-    .summary = "compare runs per stage with significance; exit 1 on regression",
+    .summary = "compare runs per stage, one interval per metric; exit 1 on regression",
     .usage = "usage: latprof diff BASE.db NEW.db [options]\n"
-	     "       latprof diff --base A1.db A2.db... --new B1.db B2.db... [options]\n\n"
+	     "       latprof diff BASE1.db BASE2.db... --vs NEW1.db NEW2.db... [options]\n"
+	     "       (--base A1.db... --new B1.db... also works)\n\n"
 	     "Compares the request latency and each stage's per-request time between the\n"
-	     "base and new runs (several databases per side are pooled).\n\n"
+	     "base runs and the new runs (one database per run).\n\n"
 	     "  --threshold P%   smallest relative change that counts (default 5%)\n"
-	     "  --alpha A        family-wise error rate (default 0.05)\n"
-	     "  --metric LIST    p50,p90,p99,p999,mean,max,min (default p50,p99,mean)\n"
+	     "  --alpha A        family-wise error rate; intervals are 1 - A (default 0.05)\n"
+	     "  --metric LIST    p50,p90,p99,p999,mean,max,min or any pN such as p95\n"
+	     "                   (default p50,p99)\n"
+	     "  --noise P%       noise floor where a side has one run (default 10%)\n"
 	     "  --request NAME   outermost range that is a request (default: most frequent)\n"
 	     "  --format F       text, markdown (for a PR comment), json, or html (one\n"
 	     "                   self-contained page: base and new side by side, charts)\n"
+	     "  --no-findings    skip the bottleneck findings of both sides (the rule\n"
+	     "                   engine takes seconds on a million requests)\n"
 	     "  -o, --output FILE  write there instead of stdout\n"
 	     "  -f, --force      overwrite FILE if it exists\n\n"
-	     "Each stage is tested with a two-sided Mann-Whitney U test over per-request\n"
-	     "samples (exact without ties for up to 50 samples, else the tie-corrected\n"
-	     "normal approximation); p-values are Holm-Bonferroni adjusted across all\n"
-	     "stage x metric comparisons. A regression needs both an adjusted p <= alpha\n"
-	     "and a change >= threshold. Fewer than 8 requests on a side: not enough data.\n\n"
+	     "Each row (scope x metric) gets its own estimate and 1 - alpha interval of the\n"
+	     "ratio new/base by bootstrap (2000+ resamples, fixed seed). With 2+ runs on both\n"
+	     "sides the bootstrap resamples runs, then requests, so run-to-run noise is in\n"
+	     "the interval; with one run on a side that noise is unknown and the interval\n"
+	     "is widened by the noise floor. A regression needs the whole interval above\n"
+	     "+threshold and p <= alpha after Holm-Bonferroni across the tested rows. A\n"
+	     "quantile with fewer than 10 requests below or above it on a side (a mean:\n"
+	     "fewer than 20 requests) is 'not enough data', never a verdict.\n\n"
 	     "Exit status: 1 on a regression, 0 otherwise, 2 on bad input.\n",
 };

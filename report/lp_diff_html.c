@@ -239,14 +239,21 @@ static void lp_w_verdict(FILE *f, const struct lp_diff_html *pg)
 		"</b><br>latprof diff exits with status <b>%d</b>: 1 on a regression, 0 "
 		"otherwise, 2 on bad input.</div>\n",
 		d->regressions ? 1 : 0);
-	fprintf(
-	    f,
-	    "<p class=\"note\" id=\"method\">Each stage and metric is compared with a two-sided "
-	    "Mann-Whitney U test over per-request samples; p-values are Holm-Bonferroni "
-	    "adjusted across all %zu comparisons (stages &times; metrics). A regression needs "
-	    "an adjusted p &le; %.3g (alpha) and a change of at least %.1f%% (threshold). "
-	    "Fewer than %d requests on a side: not enough data.</p>\n",
-	    d->ntested, d->opts.alpha, 100 * d->opts.threshold, LP_DIFF_MIN_SAMPLES);
+	fprintf(f,
+		"<p class=\"note\" id=\"method\">Each stage and metric has its own %.0f%% "
+		"interval of the ratio new/base (bootstrap, %zu resamples, fixed seed; "
+		"hierarchical over runs, then requests, where both sides have 2 or more runs). A "
+		"regression needs the whole interval above +%.1f%% (threshold) and p &le; %.3g "
+		"after Holm-Bonferroni across all %zu comparisons. A quantile needs %d requests "
+		"beyond it on each side, a mean %d requests: else not enough data.</p>\n",
+		100 * (1 - d->opts.alpha), d->resamples, 100 * d->opts.threshold, d->opts.alpha,
+		d->ntested, LP_DIFF_MIN_TAIL, LP_DIFF_MIN_SAMPLES);
+	if (d->single_run)
+		fprintf(f,
+			"<p class=\"note\" id=\"noise\">One run on a side: run-to-run noise is "
+			"unknown, so a noise floor of &plusmn;%.1f%% (--noise) widens those "
+			"intervals. Record two or more runs per side to measure it.</p>\n",
+			100 * d->noise);
 	fputs("<table id=\"sides\"><tr><th></th><th>databases</th><th>requests</th>"
 	      "<th>request p50</th><th>request p99</th></tr>\n",
 	      f);
@@ -276,16 +283,24 @@ static const char *const lp_dh_verdict[] = {
     [LP_V_NOT_ENOUGH] = "not enough data",
 };
 
-static void lp_w_metric(FILE *f, const struct lp_diff *d, int m)
+static void lp_dh_td_ci(FILE *f, const struct lp_diff_row *r)
 {
-	fprintf(f, "<h3 id=\"metric-%s\">%s</h3>\n", lp_metric_name(m), lp_metric_name(m));
+	if (isnan(r->lo))
+		fputs("<td>-</td>", f);
+	else
+		fprintf(f, "<td>%+.1f%% &ndash; %+.1f%%</td>", 100 * r->lo, 100 * r->hi);
+}
+
+static void lp_w_metric(FILE *f, const struct lp_diff *d, const char *m)
+{
+	fprintf(f, "<h3 id=\"metric-%s\">%s</h3>\n", m, m);
 	fputs("<table><tr><th class=\"l\">stage</th><th>base</th><th>new</th><th>change</th>"
-	      "<th>p</th><th>p (Holm)</th><th class=\"l\">verdict</th><th>requests base/new</th>"
-	      "</tr>\n",
+	      "<th>interval</th><th>p (Holm)</th><th class=\"l\">verdict</th><th class=\"l\">"
+	      "method</th><th>requests base/new</th><th>runs base/new</th></tr>\n",
 	      f);
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct lp_diff_row *r = &d->rows[i];
-		if ((int)r->metric != m)
+		if (strcmp(r->metric_name, m) != 0)
 			continue;
 		fprintf(f, "<tr class=\"%s%s\"><td class=\"l\">", lp_dh_class[r->verdict],
 			r->is_request ? " req" : "");
@@ -294,10 +309,16 @@ static void lp_w_metric(FILE *f, const struct lp_diff *d, int m)
 		lp_dh_td_dur(f, r->base);
 		lp_dh_td_dur(f, r->new_);
 		lp_dh_td_rel(f, r->rel);
-		lp_dh_td_p(f, r->p);
+		lp_dh_td_ci(f, r);
 		lp_dh_td_p(f, r->p_adj);
-		fprintf(f, "<td class=\"l\">%s</td><td>%zu / %zu</td></tr>\n",
-			lp_dh_verdict[r->verdict], r->n_base, r->n_new);
+		fprintf(f, "<td class=\"l\">%s", lp_dh_verdict[r->verdict]);
+		if (r->verdict == LP_V_NOT_ENOUGH) {
+			fputs(" (", f);
+			lp_html_str(f, r->why);
+			fputc(')', f);
+		}
+		fprintf(f, "</td><td class=\"l\">%s</td><td>%zu / %zu</td><td>%zu / %zu</td></tr>\n",
+			r->method ? r->method : "-", r->n_base, r->n_new, r->runs_base, r->runs_new);
 	}
 	fputs("</table>\n", f);
 }
@@ -307,12 +328,14 @@ static void lp_w_stages(FILE *f, const struct lp_diff *d)
 	fputs("<section id=\"stages\"><h2>Request and stages</h2>\n<p>Request: <b>", f);
 	lp_html_str(f, d->req_name);
 	fputs("</b>; a stage's sample is its summed time inside one request.</p>\n", f);
-	for (int m = 0; m < LP_M_NMETRICS; m++)
-		for (size_t i = 0; i < d->nrows; i++)
-			if ((int)d->rows[i].metric == m) {
-				lp_w_metric(f, d, m);
-				break;
-			}
+	/* one table per metric, in the order of the rows */
+	for (size_t i = 0; i < d->nrows; i++) {
+		size_t k = 0;
+		while (k < i && strcmp(d->rows[k].metric_name, d->rows[i].metric_name) != 0)
+			k++;
+		if (k == i)
+			lp_w_metric(f, d, d->rows[i].metric_name);
+	}
 	fputs("</section>\n", f);
 }
 

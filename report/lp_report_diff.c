@@ -57,12 +57,29 @@ static void summary_line(FILE *f, const struct lp_diff *d)
 
 static void method_line(FILE *f, const struct lp_diff *d, const char *pre)
 {
-	fprintf(
-	    f,
-	    "%sthreshold %.1f%%, alpha %.3g; two-sided Mann-Whitney U over per-request samples, "
-	    "Holm-Bonferroni across %zu comparisons (stages x metrics); fewer than %d "
-	    "requests on a side: not enough data\n",
-	    pre, d->opts.threshold * 100, d->opts.alpha, d->ntested, LP_DIFF_MIN_SAMPLES);
+	fprintf(f,
+		"%smethod: each row has its own %.0f%% interval of new/base (bootstrap, %zu "
+		"resamples, fixed seed; hierarchical over runs, then requests, where both sides "
+		"have 2+ runs); a regression needs the whole interval above +%.1f%% "
+		"(threshold) and p <= %.3g after Holm across %zu comparisons; a quantile needs "
+		"%d requests beyond it on each side, a mean %d requests\n",
+		pre, 100 * (1 - d->opts.alpha), d->resamples, d->opts.threshold * 100,
+		d->opts.alpha, d->ntested, LP_DIFF_MIN_TAIL, LP_DIFF_MIN_SAMPLES);
+	if (d->single_run)
+		fprintf(f,
+			"%sone run on a side: run-to-run noise is unknown, so a noise floor of "
+			"+-%.1f%% (--noise) widens those intervals; record 2+ runs per side "
+			"(A1.db A2.db --vs B1.db B2.db) to measure it\n",
+			pre, d->noise * 100);
+}
+
+static const char *fmt_ci(const struct lp_diff_row *r, char *buf, size_t len)
+{
+	if (isnan(r->lo))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "[%+.1f%%, %+.1f%%]", r->lo * 100, r->hi * 100);
+	return buf;
 }
 
 static void text_named(FILE *f, const char *title, const struct lp_diff_named *v, size_t n)
@@ -91,8 +108,8 @@ static void text_named(FILE *f, const char *title, const struct lp_diff_named *v
 static void text_findings(FILE *f, const struct lp_diff *d)
 {
 	if (!d->has_findings) {
-		fputs("\nfindings: not available (bottleneck rules are not built into this "
-		      "latprof)\n",
+		fputs("\nfindings: not compared (--no-findings, or no bottleneck rules built into "
+		      "this latprof)\n",
 		      f);
 		return;
 	}
@@ -119,22 +136,29 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 		d->n_base_req == 1 ? "" : "s", d->base_dbs, d->base_dbs == 1 ? "" : "s",
 		d->n_new_req, d->new_dbs);
 	method_line(f, d, "");
-	fprintf(f, "\n%-24s %-6s %12s %12s %9s %9s %9s  %s\n", "scope", "metric", "base", "new",
-		"change", "p", "p(Holm)", "verdict");
+	fprintf(f, "\n%-24s %-6s %12s %12s %9s %20s %9s %25s  %-20s %s\n", "scope", "metric",
+		"base", "new", "change", "interval", "p(Holm)", "requests (runs) base/new",
+		"bootstrap over", "verdict");
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct lp_diff_row *r = &d->rows[i];
-		char scope[64];
+		char scope[64], n[64], how[40];
 		snprintf(scope, sizeof(scope), "%s%s", r->is_request ? "" : "  ", r->scope);
 		put_name(f, scope, 0);
 		int w = 24 - (int)strlen(scope);
-		fprintf(f, "%*s %-6s %12s %12s %9s %9s %9s  %s", w > 0 ? w : 0, "",
-			lp_metric_name(r->metric), lp_fixed_ns(r->base, b[0], 32),
-			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32), fmt_p(r->p, b[3], 32),
-			fmt_p(r->p_adj, b[4], 32),
-			r->verdict == LP_V_REGRESSION ? "REGRESSION" : lp_verdict_name(r->verdict));
+		snprintf(n, sizeof(n), "%zu (%zu)/%zu (%zu)", r->n_base, r->runs_base, r->n_new,
+			 r->runs_new);
+		if (!r->method)
+			snprintf(how, sizeof(how), "-");
+		else if (r->noise > 0)
+			snprintf(how, sizeof(how), "requests, floor %g%%", r->noise * 100);
+		else
+			snprintf(how, sizeof(how), "runs, then requests");
+		fprintf(f, "%*s %-6s %12s %12s %9s %20s %9s %25s  %-20s %s", w > 0 ? w : 0, "",
+			r->metric_name, lp_fixed_ns(r->base, b[0], 32), lp_fixed_ns(r->new_, b[1], 32),
+			fmt_rel(r->rel, b[2], 32), fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), n,
+			how, r->verdict == LP_V_REGRESSION ? "REGRESSION" : lp_verdict_name(r->verdict));
 		if (r->verdict == LP_V_NOT_ENOUGH)
-			fprintf(f, " (%zu/%zu requests, need %d)", r->n_base, r->n_new,
-				LP_DIFF_MIN_SAMPLES);
+			fprintf(f, " (%s)", r->why);
 		fputc('\n', f);
 	}
 	text_named(f, "lock contention", d->locks, d->nlocks);
@@ -177,18 +201,25 @@ void lp_diff_write_markdown(FILE *f, const struct lp_diff *d)
 	fprintf(f, "`: base %zu requests (%zu db), new %zu requests (%zu db).\n", d->n_base_req,
 		d->base_dbs, d->n_new_req, d->new_dbs);
 	method_line(f, d, "\n");
-	fputs("\n| scope | metric | base | new | change | p (Holm) | verdict |\n"
-	      "|---|---|---:|---:|---:|---:|---|\n",
-	      f);
+	fprintf(
+	    f,
+	    "\n| scope | metric | base | new | change | %.0f%% interval | p (Holm) | method | "
+	    "n base / new (runs) | verdict |\n|---|---|---:|---:|---:|---:|---:|---|---:|---|\n",
+	    100 * (1 - d->opts.alpha));
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct lp_diff_row *r = &d->rows[i];
 		fputs(r->is_request ? "| **" : "| ", f);
 		put_name(f, r->scope, 1);
-		fprintf(f, "%s | %s | %s | %s | %s | %s | %s%s%s |\n", r->is_request ? "**" : "",
-			lp_metric_name(r->metric), lp_fixed_ns(r->base, b[0], 32),
+		fprintf(f, "%s | %s | %s | %s | %s | %s | %s | %s | %zu / %zu (%zu / %zu) | %s%s%s",
+			r->is_request ? "**" : "", r->metric_name, lp_fixed_ns(r->base, b[0], 32),
 			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32),
-			fmt_p(r->p_adj, b[3], 32), r->verdict == LP_V_REGRESSION ? "**" : "",
-			lp_verdict_name(r->verdict), r->verdict == LP_V_REGRESSION ? "**" : "");
+			fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), r->method ? r->method : "-",
+			r->n_base, r->n_new, r->runs_base, r->runs_new,
+			r->verdict == LP_V_REGRESSION ? "**" : "", lp_verdict_name(r->verdict),
+			r->verdict == LP_V_REGRESSION ? "**" : "");
+		if (r->verdict == LP_V_NOT_ENOUGH)
+			fprintf(f, " (%s)", r->why);
+		fputs(" |\n", f);
 	}
 	md_named(f, "Lock contention", d->locks, d->nlocks);
 	if (d->has_kernels)
@@ -253,7 +284,7 @@ static void json_ids(FILE *f, char **v, size_t n)
 
 void lp_diff_write_json(FILE *f, const struct lp_diff *d)
 {
-	fputs("{\"schema\":\"latprof-diff/1\",\"request\":", f);
+	fputs("{\"schema\":\"latprof-diff/2\",\"request\":", f);
 	lp_json_str(f, d->req_name);
 	fprintf(f,
 		",\"base\":{\"databases\":%zu,\"requests\":%zu},\"new\":{\"databases\":%zu,"
@@ -263,30 +294,52 @@ void lp_diff_write_json(FILE *f, const struct lp_diff *d)
 	fputs(",\"alpha\":", f);
 	json_num(f, d->opts.alpha);
 	fprintf(f,
-		",\"test\":\"mann-whitney-u-two-sided\",\"correction\":\"holm-bonferroni\","
-		"\"comparisons\":%zu,\"min_samples\":%d,\"regressions\":%d,\"improvements\":%d,"
-		"\"rows\":[",
-		d->ntested, LP_DIFF_MIN_SAMPLES, d->regressions, d->improvements);
+		",\"level\":%.6g,\"test\":\"bootstrap-ratio-interval\",\"correction\":"
+		"\"holm-bonferroni\",\"resamples\":%zu,\"seed\":%u,\"noise_floor\":",
+		1 - d->opts.alpha, d->resamples, (unsigned)LP_DIFF_SEED);
+	json_num(f, d->noise);
+	fprintf(f,
+		",\"run_noise_unknown\":%s,\"comparisons\":%zu,\"min_samples\":%d,"
+		"\"min_tail\":%d,\"regressions\":%d,\"improvements\":%d,\"rows\":[",
+		d->single_run ? "true" : "false", d->ntested, LP_DIFF_MIN_SAMPLES, LP_DIFF_MIN_TAIL,
+		d->regressions, d->improvements);
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct lp_diff_row *r = &d->rows[i];
 		fputs(i ? ",{\"scope\":" : "{\"scope\":", f);
 		lp_json_str(f, r->scope);
-		fprintf(
-		    f,
-		    ",\"kind\":\"%s\",\"metric\":\"%s\",\"n_base\":%zu,\"n_new\":%zu,\"base_ns\":",
-		    r->is_request ? "request" : "stage", lp_metric_name(r->metric), r->n_base,
-		    r->n_new);
+		fprintf(f, ",\"kind\":\"%s\",\"metric\":\"%s\",\"quantile\":",
+			r->is_request ? "request" : "stage", r->metric_name);
+		json_num(f, r->q < 0 ? NAN : r->q);
+		fprintf(f,
+			",\"n_base\":%zu,\"n_new\":%zu,\"runs_base\":%zu,\"runs_new\":%zu,"
+			"\"base_ns\":",
+			r->n_base, r->n_new, r->runs_base, r->runs_new);
 		json_num(f, r->base);
 		fputs(",\"new_ns\":", f);
 		json_num(f, r->new_);
 		fputs(",\"rel_change\":", f);
 		json_num(f, r->rel);
+		fputs(",\"ci_low\":", f);
+		json_num(f, r->lo);
+		fputs(",\"ci_high\":", f);
+		json_num(f, r->hi);
+		fputs(",\"noise_floor\":", f);
+		json_num(f, isnan(r->lo) ? NAN : r->noise);
+		fputs(",\"method\":", f);
+		if (r->method)
+			lp_json_str(f, r->method);
+		else
+			fputs("null", f);
 		fputs(",\"p\":", f);
 		json_num(f, r->p);
 		fputs(",\"p_holm\":", f);
 		json_num(f, r->p_adj);
-		fprintf(f, ",\"exact\":%s,\"verdict\":\"%s\"}", r->exact ? "true" : "false",
-			lp_verdict_name(r->verdict));
+		fprintf(f, ",\"verdict\":\"%s\",\"why\":", lp_verdict_name(r->verdict));
+		if (r->why[0])
+			lp_json_str(f, r->why);
+		else
+			fputs("null", f);
+		fputc('}', f);
 	}
 	fputc(']', f);
 	json_named(f, "locks", d->locks, d->nlocks);

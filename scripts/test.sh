@@ -15,8 +15,11 @@ JOBS=${LP_TEST_JOBS:-$(nproc)}
 # One entry per tier: "NAME;BUILD_DIR;CMAKE_ARGS;CTEST_ARGS[;TARGETS]". A tier
 # with a build dir of its own is configured and built first (only TARGETS
 # when given: the tier's tests need no more). Add tiers here.
+#  - default: unit, e2e, reliability... and the `trials` label (tests/trials:
+#    latprof diff's A/A false alarms and power on real recordings, counted
+#    and asserted; 2-3 minutes, run serially).
 #  - asan: ASan+UBSan (UBSan fatal) over every C target and the in-app
-#    libraries, the whole unit+e2e suite (docs/reliability.md). Tests that
+#    libraries, the whole unit+e2e suite but the trials (docs/reliability.md). Tests that
 #    cannot run instrumented skip (77) or leave out timing checks, and say so.
 #  - tsan: the recording core and importer under 8 threads, linked directly
 #    (a TSan runtime cannot be preloaded into an uninstrumented app).
@@ -24,7 +27,7 @@ JOBS=${LP_TEST_JOBS:-$(nproc)}
 #    build-fuzz/tests/fuzz/ (add them to tests/fuzz/<target>/ as regressions).
 LP_TIERS=(
 	"default;$B;;-LE bench|gpu"
-	"asan;build-asan;-DLATPROF_SANITIZE=address,undefined;-LE bench|gpu|fuzz"
+	"asan;build-asan;-DLATPROF_SANITIZE=address,undefined;-LE bench|gpu|fuzz|trials"
 	"tsan;build-tsan;-DLATPROF_SANITIZE=thread;-L tsan;rel_core_stress"
 	"fuzz;build-fuzz;-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DLATPROF_FUZZ=ON;-L fuzz;fuzz_import fuzz_expect fuzz_cupti"
 )

@@ -5,6 +5,9 @@
   run_bench.py import   `latprof import` of 1M synthetic lock waits written
                         through the recording core (targets >= 1M records/s
                         on one core, <= 64 DB bytes per lock wait)
+  run_bench.py diff     `latprof diff` of two 1 M-request, 4-stage databases made
+                        in SQL (gen_diff_db.py): wall and CPU, median of
+                        LP_BENCH_ROUNDS (target <= 2 s wall)
 """
 import os
 import resource
@@ -94,7 +97,41 @@ def bench_import():
     print("=== end ===")
 
 
+def bench_diff():
+    n = int(os.environ.get("LP_BENCH_DIFF_REQUESTS", "1000000"))
+    d = tempfile.mkdtemp(prefix="lpbench-")
+    gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_diff_db.py")
+    a, b = os.path.join(d, "a.db"), os.path.join(d, "b.db")
+    run([sys.executable, gen, a, str(n), "--seed", "1"])
+    run([sys.executable, gen, b, str(n), "--seed", "2", "--slow", "10"])
+    walls, cpus = [], []
+    for r in range(ROUNDS):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.monotonic()
+        p = subprocess.run([LATPROF, "diff", a, b, "--no-findings"], capture_output=True,
+                           text=True)
+        walls.append(time.monotonic() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+        if p.returncode not in (0, 1):
+            print(f"bench: latprof diff exited {p.returncode}\n{p.stderr}")
+            sys.exit(1)
+    infer = [ln for ln in p.stdout.splitlines() if ln.strip().startswith("infer")]
+    shutil.rmtree(d, ignore_errors=True)
+    w, c = statistics.median(walls), statistics.median(cpus)
+    print(f"=== bench: latprof diff, two databases of {n} requests x 4 stages ===")
+    print(f"requests per side    {n} (infer 10% slower on the new side)")
+    print(f"wall                 {w:8.3f} s median of {ROUNDS} (target <= 2 s; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+    print(f"cpu (user+sys)       {c:8.3f} s median (databases loaded on parallel threads)")
+    print("findings             skipped (--no-findings: the rule engine is timed by its own "
+          "report)")
+    for ln in infer:
+        print(f"row                  {ln.strip()}")
+    print("=== end ===")
+
+
 if __name__ == "__main__":
-    what = sys.argv[1:] or ["lock", "import"]
+    what = sys.argv[1:] or ["lock", "import", "diff"]
     for w in what:
-        {"lock": bench_lock, "import": bench_import}[w]()
+        {"lock": bench_lock, "import": bench_import, "diff": bench_diff}[w]()

@@ -1,9 +1,12 @@
 """latprof check on a real infer_server recording: measured values equal the
 ones computed here from the database (nearest-rank), thresholds just either
-side of them pass and fail, JUnit XML parses, malformed expressions get a
-caret, bad databases exit 2."""
+side of them pass and fail, a quantile is printed with its 95% interval and
+--strict holds the interval's far end to the limit, JUnit XML parses,
+malformed expressions (a time without a unit too) get a caret, bad
+databases exit 2."""
 import math
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -79,6 +82,34 @@ for expr, col in (("p99(request) ~ 50ms", 13), ("p42(request) < 1ms", 0),
     caret = next((ln for ln in lines if ln.strip() == "^"), None)
     check(p.returncode == 2 and lines[0].startswith("latprof: ") and caret is not None
           and caret.index("^") - 2 == col, f"'{expr}': caret under column {col}\n{p.stderr}")
+
+# A time needs a unit: one clear line, exit 2.
+p = chk("p99(request) < 50")
+check(p.returncode == 2 and p.stderr.startswith("latprof: ") and "needs a unit" in
+      p.stderr.splitlines()[0], f"'p99(request) < 50' without a unit: exit 2\n{p.stderr}")
+
+# The interval: p50 of 50 requests has 24 below and 25 above it.
+p = chk(f"p50(stage:infer) < 1s")
+T = r"([\d.]+) (ns|us|ms|s)"
+m = re.search(rf"measured {T}, 95% CI {T} - {T}, from 50 requests", p.stdout)
+check(m is not None, f"p50 is printed with its 95% interval and request count\n{p.stdout}")
+SC = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+lo, hi = (float(m.group(k)) * SC[m.group(k + 1)] for k in (3, 5))
+srt = sorted(infer)
+check(srt[0] <= lo <= p50i <= hi <= srt[-1], f"the interval {lo:.0f}-{hi:.0f} ns holds the "
+      f"measured {p50i} ns and lies within the samples")
+# Strict: a limit between the estimate and the upper end passes plainly and
+# fails in strict mode; with no interval (p99 of 50) strict fails too.
+if hi > p50i:
+    lim = (p50i + hi) / 2
+    check(chk(f"p50(stage:infer) < {lim}ns").returncode == 0, "plain: below the limit passes")
+    p = latprof("check", run, "--strict", "--expect", f"p50(stage:infer) < {lim}ns")
+    check(p.returncode == 1 and "strict" in p.stdout, f"--strict: the upper end must meet it\n{p.stdout}")
+p = latprof("check", run, "--strict", "--expect", "p99(request) < 10s")
+check(p.returncode == 1 and "too few beyond the quantile" in p.stdout,
+      f"--strict: p99 of 50 requests has no interval, fails\n{p.stdout}")
+p = latprof("check", run, "--strict", "--expect", "p50(request) < 10s")
+check(p.returncode == 0, "--strict: a limit far above the interval passes")
 
 exp = os.path.join(d, "exp.txt")
 with open(exp, "w") as f:

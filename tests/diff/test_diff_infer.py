@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from lptest import check, latprof, record, sample, skip, tmpdir
+from lptest import check, latprof, realtime, record, sample, skip, tmpdir
 
 srv = sample("infer_server")
 if not os.path.exists(srv):
@@ -18,7 +18,7 @@ RUNS, REQ = 6, 60
 # instances run unpreempted and keep their programmed cost.
 COSTS = ["--decode-us", 600, "--pre-us", 500, "--infer-us", 1500, "--post-us", 300]
 seq = [0]
-METRICS = os.environ.get("LP_DIFF_METRICS", "min,p50")
+METRICS = os.environ.get("LP_DIFF_METRICS", "p50")
 
 
 
@@ -28,20 +28,19 @@ def interleaved(extra):
         for side, ex, tag in ((base, [], "base"), (new, extra, "new")):
             seq[0] += 1
             db = os.path.join(d, f"{tag}{seq[0]}.db")
-            record(db, srv, "--requests", REQ, "--threads", 1, "--seed", i + 1, *COSTS, *ex)
+            record(db, *realtime(), srv, "--requests", REQ, "--threads", 1, "--seed", i + 1, *COSTS, *ex)
             side.append(db)
     return base, new
 
 
 def diff(base, new, *args):
-    p = latprof("diff", "--base", *base, "--new", *new, "--metric", METRICS, "--format",
-                "json", *args)
+    p = latprof("diff", *base, "--vs", *new, "--metric", METRICS, "--format", "json", *args)
     check(p.returncode in (0, 1), f"diff ran (exit {p.returncode}) {p.stderr.strip()}")
     j = json.loads(p.stdout)
     for r in j["rows"]:
         print(f"  {r['scope']:12} {r['metric']} base {r['base_ns']/1e6:.3f} ms new "
               f"{r['new_ns']/1e6:.3f} ms {100*(r['rel_change'] or 0):+.1f}% p_holm "
-              f"{r['p_holm']} {r['verdict']}")
+              f"{r['p_holm']} [{r['ci_low']}, {r['ci_high']}] {r['verdict']}")
     return p.returncode, j
 
 
@@ -68,7 +67,8 @@ md = latprof("diff", "--base", *base, "--new", *new, "--metric", METRICS, "--for
 check(md.returncode == 1 and "| infer | " in md.stdout and "**regression**" in md.stdout,
       "markdown names infer as a regression")
 txt = latprof("diff", "--base", *base, "--new", *new).stdout
-check("Holm-Bonferroni" in txt and "REGRESSION" in txt, "text output states the correction")
+check("Holm" in txt and "REGRESSION" in txt and "runs, then requests" in txt,
+      "text output states the method and the correction")
 
 # 10% faster infer.
 base, new = interleaved(["--slow-stage", "infer", "--slow-pct", -10])

@@ -127,3 +127,16 @@ def sanitizer():
     if vals.get("LATPROF_SANITIZE"):
         return vals["LATPROF_SANITIZE"]
     return "fuzz" if vals.get("LATPROF_FUZZ", "OFF").upper() in ("ON", "1", "TRUE", "YES") else ""
+
+
+def realtime():
+    """["chrt", "-f", "1"] when the kernel lets this user run a program at
+    real-time priority, else []. Tests that compare busy-wait stage times
+    between runs record through it: on a 2-core machine shared with builds
+    the neighbours' load stretches the stages 2-3x, differently in every run,
+    and the test would measure the neighbours (docs/ci.md)."""
+    try:
+        ok = subprocess.run(["chrt", "-f", "1", "true"], capture_output=True).returncode == 0
+    except OSError:
+        ok = False
+    return ["chrt", "-f", "1"] if ok else []
