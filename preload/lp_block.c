@@ -263,11 +263,53 @@ static uint32_t lp_blk_fd_kind(int fd)
 }
 
 /* latprof's own libraries (the counters read() their perf descriptors)
- * must not record themselves. Slow path only: dladdr takes a lock. */
+ * must not record themselves. Only on a call-site cache miss: dladdr takes
+ * a lock and compares strings. */
 static int lp_blk_from_latprof(void *ra)
 {
 	Dl_info info;
 	return dladdr(ra, &info) && info.dli_fname && strstr(info.dli_fname, "/liblatprof_");
+}
+
+/*
+ * Call sites seen before: unwinding a stack costs microseconds (most of a
+ * record), about the length of the shortest recorded call. A slot packs a
+ * tag of the site's address, whether the site is latprof's own, and the
+ * stack id first captured there, in one word, so racing threads never see
+ * half an entry. A call shorter than LP_BLK_RESTACK_NS at a known site
+ * reuses that stack: its innermost frame (the site) is exact, the callers
+ * above it are those of the first capture.
+ */
+#define LP_BLK_SITES 4096u
+#define LP_BLK_RESTACK_NS 1000000u
+#define LP_BLK_SELF (1ull << 32)
+static uint64_t lp_blk_sites[LP_BLK_SITES];
+
+static uint64_t lp_blk_site_hash(void *ra)
+{
+	uint64_t h = (uint64_t)(uintptr_t)ra * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/* Stack id for a record at `ra`, LP_BLK_SELF for latprof's own calls. */
+static uint64_t lp_blk_site(void *ra, uint64_t dur)
+{
+	uint64_t h = lp_blk_site_hash(ra);
+	uint64_t *slot = &lp_blk_sites[h & (LP_BLK_SITES - 1)];
+	uint64_t tag = (h >> 33) << 33; /* top 31 bits; bit 32 is LP_BLK_SELF */
+	uint64_t cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	if (cur && (cur & ~(LP_BLK_SELF | 0xffffffffull)) == tag &&
+	    ((cur & LP_BLK_SELF) || dur < LP_BLK_RESTACK_NS))
+		return cur & (LP_BLK_SELF | 0xffffffffull);
+	if (lp_blk_from_latprof(ra)) {
+		__atomic_store_n(slot, tag | LP_BLK_SELF, __ATOMIC_RELAXED);
+		return LP_BLK_SELF;
+	}
+	lp_pre_modules_refresh();
+	uint32_t stack = lp_pre_stack(ra);
+	if (stack)
+		__atomic_store_n(slot, tag | stack, __ATOMIC_RELAXED);
+	return stack;
 }
 
 __attribute__((noinline)) static void lp_blk_record(uint32_t call, int fd, uint64_t t0, uint64_t t1,
@@ -275,18 +317,16 @@ __attribute__((noinline)) static void lp_blk_record(uint32_t call, int fd, uint6
 {
 	int saved = errno;
 	lp_pre_guard = 1;
-	if (!lp_blk_from_latprof(ra)) {
-		int64_t result = rc < 0 ? -(int64_t)saved : (int64_t)rc;
+	uint64_t site = lp_blk_site(ra, t1 - t0);
+	if (!(site & LP_BLK_SELF)) {
 		uint32_t kind = lp_blk_fd_kind(fd);
-		lp_pre_modules_refresh();
-		uint32_t stack = lp_pre_stack(ra);
 		struct lp_rec_block *r = lp_rec_begin(LP_REC_BLOCK, call, sizeof(*r));
 		if (r) {
 			r->start = t0;
 			r->end = t1;
-			r->result = result;
+			r->result = rc < 0 ? -(int64_t)saved : (int64_t)rc;
 			r->fd = fd;
-			r->stack = stack;
+			r->stack = (uint32_t)site;
 			r->fd_kind = kind;
 			r->pad = 0;
 			lp_rec_commit();

@@ -2,6 +2,9 @@
 
   run_bench.py lock     uncontended lock+unlock: bare vs under `latprof run`,
                         interleaved, 5 rounds, medians (target <= 1.10x)
+  run_bench.py block    blocking-call hooks: 64-byte pipe write()+read() (under
+                        the threshold) and nanosleep(0) (recorded), bare vs
+                        under `latprof run`, interleaved (targets <= 1.10x)
   run_bench.py import   `latprof import` of 1M synthetic lock waits written
                         through the recording core (targets >= 1M records/s
                         on one core, <= 64 DB bytes per lock wait)
@@ -62,6 +65,30 @@ def bench_lock_mode(mode, title):
     print("=== end ===")
 
 
+def bench_block():
+    for mode, iters, what in (
+            ("pipe", os.environ.get("LP_BENCH_PIPE_ITERS", "1000000"),
+             "64-byte write()+read() on a pipe (under the threshold: no record)"),
+            ("nanosleep", os.environ.get("LP_BENCH_SLEEP_ITERS", "20000"),
+             "nanosleep(0) (over the threshold: each call recorded)")):
+        d = tempfile.mkdtemp(prefix="lpbench-")
+        args = [os.path.join(BENCH, "bench_block"), mode, iters]
+        bare, traced = [], []
+        for r in range(ROUNDS):
+            bare.append(float(kv(run(args).stdout)["ns_per_op"]))
+            db = os.path.join(d, "block.db")
+            p = run([LATPROF, "run", "--force", "-o", db, "--", *args])
+            traced.append(float(kv(p.stdout)["ns_per_op"]))
+        shutil.rmtree(d, ignore_errors=True)
+        b, t = statistics.median(bare), statistics.median(traced)
+        print(f"=== bench: {what} ===")
+        print(f"iterations per run   {iters}, {ROUNDS} rounds interleaved")
+        print(f"bare                 {b:10.2f} ns/op  (rounds: {', '.join(f'{x:.0f}' for x in bare)})")
+        print(f"latprof run          {t:10.2f} ns/op  (rounds: {', '.join(f'{x:.0f}' for x in traced)})")
+        print(f"ratio                {t / b:10.3f}x   (target <= 1.10x)")
+        print("=== end ===")
+
+
 def bench_import():
     n = int(os.environ.get("LP_BENCH_IMPORT_WAITS", "1000000"))
     d = tempfile.mkdtemp(prefix="lpbench-")
@@ -95,6 +122,6 @@ def bench_import():
 
 
 if __name__ == "__main__":
-    what = sys.argv[1:] or ["lock", "import"]
+    what = sys.argv[1:] or ["lock", "block", "import"]
     for w in what:
-        {"lock": bench_lock, "import": bench_import}[w]()
+        {"lock": bench_lock, "block": bench_block, "import": bench_import}[w]()
