@@ -26,7 +26,8 @@ static double pct(int64_t part, int64_t whole)
 
 /* ---- text ------------------------------------------------------------- */
 
-/* Text shows a category column only where it holds time (cpu always): the
+/* Text shows a category column only where it holds time (on-CPU, or the
+ * unsplit rest without counters, always): the
  * CUDA ones stay out of CPU-only runs. JSON and CSV keep every category. */
 static int cat_shown(const struct lp_breakdown *b, int k)
 {
@@ -177,7 +178,9 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 	fputs("\n", f);
 	fputs("Times are per request (a stage's instances in one request add up); count is\n"
 	      "ranges; share is of all request time; the category columns split each stage's\n"
-	      "own time (cpu = the rest: running, or runnable but preempted).\n",
+	      "own time: recorded waits and blocking calls first, then the rest as on-CPU\n"
+	      "(task-clock) and preempted (runnable, waiting for a CPU); 'cpu or preempted'\n"
+	      "where task-clock was not counted.\n",
 	      f);
 	text_hidden_cats(f, b);
 	text_cnt_notes(f, b);
