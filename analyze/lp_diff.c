@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "lp_diff.h"
+#include "lp_breakdown.h"
 #include "lp_db.h"
 #include "lp_findings.h"
 #include "lp_stats.h"
@@ -234,6 +235,26 @@ static int load_locks(sqlite3 *db, const char *path, struct lp_side *side, char 
 	return rc;
 }
 
+/* Request time by breakdown category (lock wait, sleep, socket I/O, on-CPU,
+ * preempted, ...): where the time went, whatever the stages are called. */
+static int load_cats(sqlite3 *db, const char *path, struct lp_side *side, char *err, size_t errlen)
+{
+	struct lp_bd_opts o = {.request = side->req_name};
+	struct lp_breakdown bd;
+	char why[256];
+	int rc = lp_breakdown_compute(db, &o, &bd, why, sizeof(why));
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		return rc == -ENOENT ? -EINVAL : rc;
+	}
+	for (int k = 0; !rc && bd.has_ranges && k < bd.ncat; k++)
+		if (bd.req_cat_ns[k])
+			rc = named_add(&side->cats, &side->ncats, bd.cat_name[k],
+				       (double)bd.req_cat_ns[k], bd.req.n);
+	lp_breakdown_free(&bd);
+	return rc;
+}
+
 static int has_column(sqlite3 *db, const char *table, const char *col)
 {
 	sqlite3_stmt *st;
@@ -339,6 +360,7 @@ static int load_one(const char *path, const char *request, struct lp_side *side,
 	if (!(rc = load_requests(db, path, side, err, errlen)) &&
 	    !(rc = load_stages(db, path, side, err, errlen)) &&
 	    !(rc = load_locks(db, path, side, err, errlen)) &&
+	    !(rc = load_cats(db, path, side, err, errlen)) &&
 	    !(rc = load_kernels(db, path, side, first, err, errlen)))
 		rc = load_findings(db, side, err, errlen);
 out:
@@ -373,6 +395,9 @@ void lp_side_free(struct lp_side *side)
 	for (size_t i = 0; i < side->nlocks; i++)
 		free(side->locks[i].name);
 	free(side->locks);
+	for (size_t i = 0; i < side->ncats; i++)
+		free(side->cats[i].name);
+	free(side->cats);
 	for (size_t i = 0; i < side->nkernels; i++)
 		free(side->kernels[i].name);
 	free(side->kernels);
@@ -569,7 +594,9 @@ int lp_diff_compute(const struct lp_side *base, const struct lp_side *new_,
 	}
 	if ((rc = holm_rows(d)) ||
 	    (rc = diff_named(base->locks, base->nlocks, new_->locks, new_->nlocks,
-			     (double)base->req.n, (double)new_->req.n, &d->locks, &d->nlocks)))
+			     (double)base->req.n, (double)new_->req.n, &d->locks, &d->nlocks)) ||
+	    (rc = diff_named(base->cats, base->ncats, new_->cats, new_->ncats, (double)base->req.n,
+			     (double)new_->req.n, &d->cats, &d->ncats)))
 		goto nomem;
 	d->has_kernels = base->has_kernels && new_->has_kernels;
 	if (d->has_kernels &&
@@ -610,6 +637,7 @@ void lp_diff_free(struct lp_diff *d)
 		free(d->rows[i].scope);
 	free(d->rows);
 	free_named(d->locks, d->nlocks);
+	free_named(d->cats, d->ncats);
 	free_named(d->kernels, d->nkernels);
 	free_ids(d->new_findings, d->n_new_findings);
 	free_ids(d->resolved_findings, d->n_resolved_findings);

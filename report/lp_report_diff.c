@@ -137,6 +137,7 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 				LP_DIFF_MIN_SAMPLES);
 		fputc('\n', f);
 	}
+	text_named(f, "time by category", d->cats, d->ncats);
 	text_named(f, "lock contention", d->locks, d->nlocks);
 	if (d->has_kernels)
 		text_named(f, "GPU kernels", d->kernels, d->nkernels);
@@ -190,6 +191,7 @@ void lp_diff_write_markdown(FILE *f, const struct lp_diff *d)
 			fmt_p(r->p_adj, b[3], 32), r->verdict == LP_V_REGRESSION ? "**" : "",
 			lp_verdict_name(r->verdict), r->verdict == LP_V_REGRESSION ? "**" : "");
 	}
+	md_named(f, "Time by category", d->cats, d->ncats);
 	md_named(f, "Lock contention", d->locks, d->nlocks);
 	if (d->has_kernels)
 		md_named(f, "GPU kernels", d->kernels, d->nkernels);
@@ -290,6 +292,7 @@ void lp_diff_write_json(FILE *f, const struct lp_diff *d)
 	}
 	fputc(']', f);
 	json_named(f, "locks", d->locks, d->nlocks);
+	json_named(f, "categories", d->cats, d->ncats);
 	if (d->has_kernels)
 		json_named(f, "kernels", d->kernels, d->nkernels);
 	else

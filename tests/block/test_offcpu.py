@@ -112,6 +112,8 @@ check(any(w.startswith("recv on socket") for w in sites) and
       f"blocking-io-in-request names the recv and pread sites ({sites})")
 
 # Without counters: the rest is not split, and never called on-CPU.
+counted = f"{d}/counted.db"
+os.replace(run, counted)
 record("--counters", "none")
 doc = breakdown(run)
 spin = stage(doc, "spin")["categories"]
@@ -125,6 +127,18 @@ head = [ln for ln in txt.splitlines() if ln.startswith("stage ")]
 check(len(head) == 1 and "cpu or ..." in head[0] and "on-CPU" not in head[0] and
       "preempted" not in head[0],
       f"text: the rest is a 'cpu or preempted' column, no on-CPU or preempted one ({head})")
+
+# diff compares the categories: on-CPU/preempted against the unsplit rest
+p = latprof("diff", counted, run, "--format", "json")
+cats = {c["name"]: c for c in json.loads(p.stdout)["categories"]}
+check(cats.get("sleep", {}).get("base_count") == REQS and
+      cats["sleep"]["base_per_request_ns"] > 0.9 * DELAY * 1000 and
+      cats["sleep"]["new_per_request_ns"] > 0.9 * DELAY * 1000,
+      f"diff: sleep per request on both sides ({cats.get('sleep')})")
+check(cats.get("on_cpu", {}).get("new_total_ns") == 0 and cats["on_cpu"]["base_total_ns"] > 0 and
+      cats.get("cpu_or_preempted", {}).get("base_total_ns") == 0 and
+      cats["cpu_or_preempted"]["new_total_ns"] > 0,
+      "diff: on-CPU only in the counted run, 'cpu or preempted' only in the other")
 
 # --block-threshold: off records nothing; a bad value is refused.
 record("--block-threshold", "off")
