@@ -240,6 +240,7 @@ static const char *lp_block_call_name(uint32_t call)
 	    [LP_BLK_FSYNC] = "fsync",
 	    [LP_BLK_FDATASYNC] = "fdatasync",
 	    [LP_BLK_FUTEX] = "futex",
+	    [LP_BLK_PTHREAD_JOIN] = "pthread_join",
 	};
 	return call <= LP_BLK_CALL_MAX ? names[call] : NULL;
 }
@@ -254,7 +255,7 @@ static const char *lp_block_category(uint32_t call, uint32_t fd_kind)
 		return "poll_wait";
 	if (call == LP_BLK_FSYNC || call == LP_BLK_FDATASYNC)
 		return "file_io";
-	if (call == LP_BLK_FUTEX)
+	if (call >= LP_BLK_FUTEX)
 		return "other_block";
 	return fd_kind == LP_FD_FILE	 ? "file_io"
 	       : fd_kind == LP_FD_SOCKET ? "socket_io"

@@ -248,6 +248,7 @@ enum lp_block_call {
 	LP_BLK_FSYNC = 40,
 	LP_BLK_FDATASYNC = 41,
 	LP_BLK_FUTEX = 50,
+	LP_BLK_PTHREAD_JOIN = 51,
 	LP_BLK_CALL_MAX = 63,
 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Blocking-call hooks: the sleep family, descriptor I/O, poll/select/epoll
- * waits, fsync and raw futex waits. Each hook reads the clock before and
+ * waits, fsync, raw futex waits and pthread_join. Each hook reads the clock before and
  * after the real call; only a call that lasted at least the threshold
  * (LATPROF_BLOCK_THRESHOLD_NS, default 10 us) is written, with the kind of
  * its descriptor and the caller's stack. A shorter call costs one clock
@@ -82,6 +82,7 @@ struct lp_blk_real {
 	int (*fsync)(int);
 	int (*fdatasync)(int);
 	long (*syscall)(long, ...);
+	int (*join)(pthread_t, void **);
 };
 
 static struct lp_blk_real lp_br;
@@ -136,6 +137,7 @@ void lp_block_resolve(void)
 	LP_BSYM(epoll_pwait, "epoll_pwait");
 	LP_BSYM(fsync, "fsync");
 	LP_BSYM(fdatasync, "fdatasync");
+	LP_BSYM(join, "pthread_join");
 }
 
 /* Threshold from the environment, before any hook records (constructor). */
@@ -469,6 +471,12 @@ LP_BLK_HOOK(int, epoll_wait, epoll_wait, LP_BLK_EPOLL_WAIT, -1,
 LP_BLK_HOOK(int, epoll_pwait, epoll_pwait, LP_BLK_EPOLL_PWAIT, -1,
 	    (int ep, struct epoll_event *ev, int n, int ms, const sigset_t *ss),
 	    (ep, ev, n, ms, ss), LP_RAW(SYS_epoll_pwait, ep, ev, n, ms, ss, 8))
+
+/* ---- waiting for a thread: a main thread joining its workers is idle --- */
+
+/* pthread_join returns the error number; it never sets errno. */
+LP_BLK_HOOK(int, pthread_join, join, LP_BLK_PTHREAD_JOIN, -1, (pthread_t th, void **res), (th, res),
+	    ENOSYS)
 
 /* ---- syscall(SYS_futex, ...): libraries that bypass pthread ----------- */
 

@@ -118,7 +118,7 @@ CREATE TABLE blocking_calls (
   start_ns  INTEGER NOT NULL,
   dur_ns    INTEGER NOT NULL,
   end_ns    INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL,
-  call      TEXT NOT NULL,      -- nanosleep, read, recv, poll, fsync, futex, ...
+  call      TEXT NOT NULL,      -- nanosleep, read, recv, poll, fsync, futex, pthread_join, ...
   category  TEXT NOT NULL,      -- sleep, file_io, socket_io, poll_wait, other_block
   fd        INTEGER,            -- NULL when the call has no descriptor
   fd_kind   TEXT,               -- file, socket, pipe, eventfd, tty, other, unknown
