@@ -1,0 +1,27 @@
+#!/bin/bash
+# PostgreSQL under pgbench over a Unix socket, recorded by latprof (run as
+# root: the server runs as user postgres). Usage: D=DIR pgbench_run.sh SECONDS
+# Leaves DIR/pg.db and DIR/proc_cpu.txt: "<pid> <utime+stime ticks>" of each
+# backend that served pgbench, sampled every 0.1 s until it ended.
+set -u
+D=${D:?}; PGBIN=$(ls -d /usr/lib/postgresql/*/bin | tail -1); LP=${LATPROF:?}
+rm -rf $D; mkdir -p $D; chown postgres $D
+R="runuser -u postgres --"
+$R $PGBIN/initdb -D $D/data -A trust >/dev/null 2>&1 || { echo initdb failed; exit 1; }
+$R env TMPDIR=$D $LP run -o $D/pg.db -- $PGBIN/postgres -D $D/data -k $D -c listen_addresses= \
+   -c shared_buffers=32MB -c max_connections=20 > $D/lp.out 2>&1 &
+LPPID=$!
+for i in $(seq 100); do [ -S $D/.s.PGSQL.5432 ] && break; sleep 0.1; done
+$R $PGBIN/pgbench -h $D -i -s 2 postgres > $D/init.out 2>&1
+$R $PGBIN/pgbench -h $D -c 4 -j 2 -T ${1:-8} postgres > $D/bench.out 2>&1 &
+BP=$!
+declare -A cpu
+while kill -0 $BP 2>/dev/null; do
+  for p in $(pgrep -u postgres -f "postgres: postgres postgres"); do
+    v=$(awk '{print $14+$15}' /proc/$p/stat 2>/dev/null) && [ -n "$v" ] && cpu[$p]=$v
+  done
+  sleep 0.1
+done
+for p in "${!cpu[@]}"; do echo "$p ${cpu[$p]}"; done > $D/proc_cpu.txt
+$R $PGBIN/pg_ctl -D $D/data stop -m fast > /dev/null
+wait $LPPID
