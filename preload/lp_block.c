@@ -38,6 +38,7 @@
 #include "lp_core.h"
 
 #define LP_BLK_DEFAULT_NS 10000u
+#define LP_BLK_SITES 4096u /* call-site cache slots (lp_blk_site) */
 
 /* UINT64_MAX: recording off (--block-threshold off). Read once at start. */
 static uint64_t lp_blk_thr = LP_BLK_DEFAULT_NS;
@@ -140,9 +141,19 @@ void lp_block_resolve(void)
 	LP_BSYM(join, "pthread_join");
 }
 
+static uint64_t lp_blk_sites[LP_BLK_SITES];
+
+/* Stack ids are interned per process: a forked child starts over, and so
+ * must the call-site cache that holds them. */
+static void lp_blk_atfork_child(void)
+{
+	memset(lp_blk_sites, 0, sizeof(lp_blk_sites));
+}
+
 /* Threshold from the environment, before any hook records (constructor). */
 void lp_block_init(void)
 {
+	pthread_atfork(NULL, NULL, lp_blk_atfork_child);
 	const char *v = getenv("LATPROF_BLOCK_THRESHOLD_NS");
 	if (!v || !*v)
 		return;
@@ -282,10 +293,8 @@ static int lp_blk_from_latprof(void *ra)
  * reuses that stack: its innermost frame (the site) is exact, the callers
  * above it are those of the first capture.
  */
-#define LP_BLK_SITES 4096u
 #define LP_BLK_RESTACK_NS 1000000u
 #define LP_BLK_SELF (1ull << 32)
-static uint64_t lp_blk_sites[LP_BLK_SITES];
 
 static uint64_t lp_blk_site_hash(void *ra)
 {

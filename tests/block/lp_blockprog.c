@@ -227,16 +227,24 @@ static void mode_errno(void)
 	close(p[1]);
 }
 
+/* One call site for the parent and the child: the child must not reuse a
+ * stack id the parent interned there. */
+__attribute__((noinline)) static int blocked_read(int fd)
+{
+	uint64_t v;
+	later(fd + 1);
+	return read(fd, &v, sizeof(v)) == sizeof(v);
+}
+
 static void mode_fork(void)
 {
 	int p[2];
-	EXPECT(pipe(p) == 0);
+	EXPECT(pipe(p) == 0 && p[1] == p[0] + 1);
+	EXPECT(blocked_read(p[0]));
 	pid_t pid = fork();
 	if (pid == 0) {
 		name("child");
-		uint64_t v;
-		later(p[1]);
-		_exit(read(p[0], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
+		_exit(blocked_read(p[0]) ? 0 : 1);
 	}
 	int st;
 	EXPECT(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);

@@ -46,8 +46,16 @@ one(rs, "futex", "futex", None, "other_block", -110)  # -ETIMEDOUT
 check(any(r["call"] == "fsync" and r["fd_kind"] == "file" and r["category"] == "file_io"
           for r in rs), "fsync on a file is file I/O")
 check(all(r["dur_ns"] >= 10000 for r in rs), "default threshold: nothing under 10 us")
-check(not [r for r in rs if r["fd_kind"] in ("other", "unknown")],
-      "no 'other' descriptors: latprof's own perf-counter reads are not recorded")
+
+
+def own_calls(path):
+    """Rows whose call site lies in latprof's own libraries."""
+    return db(path).execute(
+        "SELECT count(*) FROM blocking_calls b JOIN stacks s ON s.id = b.stack_id "
+        "JOIN frames f ON f.id = s.top_frame WHERE f.module LIKE '%liblatprof_%'").fetchone()[0]
+
+
+check(own_calls(calls) == 0, "latprof's own calls are not recorded")
 
 # threshold 0 records every call, with errno-style results
 errs = f"{d}/errno.db"
@@ -56,6 +64,10 @@ rs = {(r["call"], r["fd_kind"], r["result"]) for r in rows(errs)}
 want = {("write", "pipe", 1), ("read", "pipe", 1), ("read", None, -9), ("recv", "pipe", -88),
         ("nanosleep", None, -22), ("clock_nanosleep", None, 22)}
 check(want <= rs, f"--block-threshold 0: every call, failures as -errno ({sorted(rs, key=str)})")
+nread = db(errs).execute("SELECT count(*) FROM thread_counters WHERE source = 'exit'").fetchone()[0]
+check(own_calls(errs) == 0 and nread > 0,
+      f"--block-threshold 0: the counters' {nread} reads of their perf descriptors are not "
+      "recorded as the app's")
 record(errs, PROG, "errno", args=("--force", "--block-threshold", "1s"))
 check(not rows(errs), "--block-threshold 1s: nothing recorded")
 
@@ -65,6 +77,13 @@ rs = rows(fork)
 main_pid = db(fork).execute("SELECT min(pid) FROM processes").fetchone()[0]
 check(any(r["call"] == "read" and r["fd_kind"] == "pipe" and r["pid"] != main_pid and
           r["dur_ns"] >= 0.9 * DELAY for r in rs), "the forked child's blocked read is in its log")
+tops = {r[0]: r[1] for r in db(fork).execute(
+    "SELECT p.pid = ?1, f.function FROM blocking_calls b JOIN threads t ON t.id = b.thread_id "
+    "JOIN processes p ON p.id = t.process_id JOIN stacks s ON s.id = b.stack_id "
+    "JOIN frames f ON f.id = s.top_frame WHERE b.call = 'read'", (main_pid,))}
+check(tops.get(1) == "blocked_read" and tops.get(0) == "blocked_read",
+      f"parent and child: the read's stack starts in blocked_read, the child's not a stale "
+      f"id from the parent's cache ({tops})")
 
 cancel = f"{d}/cancel.db"
 record(cancel, PROG, "cancel")
