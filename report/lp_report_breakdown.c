@@ -212,7 +212,7 @@ static void text_tail_counters(FILE *f, const struct lp_bd_tail *t)
 		    lp_txt_ns(t->offcpu_mid_ns, x, sizeof(x)),
 		    lp_txt_ns(t->offcpu_tail_ns, y, sizeof(y)));
 		text_cs(f, t->cs_tail, t->cs_mid);
-		fputs("; see finding cpu-interference).\n", f);
+		fputs("; see findings cpu-starved and cpu-interference).\n", f);
 		return;
 	}
 	fprintf(f, "  On a CPU %.0f%% of its time in the tail against %.0f%% around the median",

@@ -77,13 +77,15 @@ rs = rows(fork)
 main_pid = db(fork).execute("SELECT min(pid) FROM processes").fetchone()[0]
 check(any(r["call"] == "read" and r["fd_kind"] == "pipe" and r["pid"] != main_pid and
           r["dur_ns"] >= 0.9 * DELAY for r in rs), "the forked child's blocked read is in its log")
+# (the innermost frame may be a sanitizer's interceptor: look down the stack)
 tops = {r[0]: r[1] for r in db(fork).execute(
-    "SELECT p.pid = ?1, f.function FROM blocking_calls b JOIN threads t ON t.id = b.thread_id "
-    "JOIN processes p ON p.id = t.process_id JOIN stacks s ON s.id = b.stack_id "
-    "JOIN frames f ON f.id = s.top_frame WHERE b.call = 'read'", (main_pid,))}
-check(tops.get(1) == "blocked_read" and tops.get(0) == "blocked_read",
+    "SELECT p.pid = ?1, min(sf.depth) FROM blocking_calls b JOIN threads t ON t.id = "
+    "b.thread_id JOIN processes p ON p.id = t.process_id JOIN stack_frames sf ON sf.stack_id "
+    "= b.stack_id JOIN frames f ON f.id = sf.frame_id WHERE b.call = 'read' AND "
+    "f.function = 'blocked_read' GROUP BY 1", (main_pid,))}
+check(tops.get(1) is not None and tops.get(1) <= 1 and tops.get(0) == tops.get(1),
       f"parent and child: the read's stack starts in blocked_read, the child's not a stale "
-      f"id from the parent's cache ({tops})")
+      f"id from the parent's cache (depth of blocked_read by is-parent: {tops})")
 
 cancel = f"{d}/cancel.db"
 record(cancel, PROG, "cancel")
