@@ -1038,6 +1038,7 @@ static int tail_key(struct bd *b, size_t slot, int cat, struct lp_bd_tail *t)
 		const char *name =
 		    lp_bd_categories[cat].describe(b->db, ks.key[best], buf, sizeof(buf));
 		t->has_key = 1;
+		t->key_site = lp_bd_categories[cat].describe == describe_site;
 		t->key = ks.key[best];
 		t->key_name = strdup(name ? name : "?");
 		t->key_tail_ns = ks.sum[0][best] / (double)t->n_tail;

@@ -148,7 +148,8 @@ struct lp_bd_tail {
 	int cat;			    /* index of the category that grows most inside it */
 	double cat_tail_ns, cat_mid_ns;
 	int has_key;			/* the category names what it waited on */
-	int64_t key;			/* lock id */
+	int key_site;			/* key is a blocking call's stack, not a lock */
+	int64_t key;			/* lock id, or stacks.id when key_site */
 	char *key_name;			/* locks.name, or kind@address */
 	double key_tail_ns, key_mid_ns; /* mean wait on it inside that stage */
 	/* Counters of that stage, tail against median (has_cnt: task-clock

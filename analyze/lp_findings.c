@@ -631,7 +631,8 @@ static int lp_rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 			n += snprintf(why + n, sizeof(why) - (size_t)n, ", mostly %s (+%.3f ms)",
 				      b->cat_label[t->cat], (t->cat_tail_ns - t->cat_mid_ns) / 1e6);
 		if (t->has_key && t->key_name && n > 0 && (size_t)n < sizeof(why))
-			snprintf(why + n, sizeof(why) - (size_t)n, " on %s", t->key_name);
+			snprintf(why + n, sizeof(why) - (size_t)n, " %s %s",
+				 t->key_site ? "at" : "on", t->key_name);
 		f->site_kind = "stages";
 		lp_site(f, sn, ntail, (int64_t)(grow * (double)ntail));
 		if (t->cat >= 0 && t->cat < b->ncat) {

@@ -319,7 +319,7 @@ static void lp_w_tail(FILE *f, const struct lp_breakdown *b)
 		fputs(")", f);
 	}
 	if (t->has_key && t->key_name) {
-		fputs(", waiting on <b>", f);
+		fputs(t->key_site ? ", at <b>" : ", waiting on <b>", f);
 		lp_html_str(f, t->key_name);
 		fputs("</b> (", f);
 		lp_html_dur(f, t->key_mid_ns);

@@ -263,11 +263,11 @@ static void text_tail(FILE *f, const struct lp_breakdown *b)
 	text_tail_counters(f, t);
 	if (t->has_key) {
 		lp_txt_cell(cell, sizeof(cell), t->key_name, 200);
-		fprintf(f,
-			"  Top lock by added wait: '%s' (lock id %" PRId64
-			"): %s -> %s per request.\n",
-			cell, t->key, lp_txt_ns(t->key_mid_ns, x, sizeof(x)),
-			lp_txt_ns(t->key_tail_ns, y, sizeof(y)));
+		fprintf(
+		    f, "  Top %s by added %s: '%s' (%s id %" PRId64 "): %s -> %s per request.\n",
+		    t->key_site ? "call site" : "lock", t->key_site ? "time" : "wait", cell,
+		    t->key_site ? "stack" : "lock", t->key, lp_txt_ns(t->key_mid_ns, x, sizeof(x)),
+		    lp_txt_ns(t->key_tail_ns, y, sizeof(y)));
 	}
 }
 
@@ -498,15 +498,19 @@ static void json_tail(FILE *f, const struct lp_breakdown *b)
 			t->cat_tail_ns, t->cat_mid_ns, t->cat_tail_ns - t->cat_mid_ns);
 	}
 	json_tail_cnt(f, t);
-	fputs(",\n    \"lock\": ", f);
-	if (!t->has_key) {
-		fputs("null}", f);
-		return;
+	/* a lock (lock_wait) or a blocking call site (sleep, I/O, ...): one of the two */
+	for (int site = 0; site < 2; site++) {
+		fputs(site ? ",\n    \"site\": " : ",\n    \"lock\": ", f);
+		if (!t->has_key || t->key_site != site) {
+			fputs("null", f);
+			continue;
+		}
+		fprintf(f, "{\"%s\": %" PRId64 ", \"name\": ", site ? "stack_id" : "id", t->key);
+		lp_json_str(f, t->key_name);
+		fprintf(f, ", \"tail_mean_ns\": %.1f, \"median_mean_ns\": %.1f}", t->key_tail_ns,
+			t->key_mid_ns);
 	}
-	fprintf(f, "{\"id\": %" PRId64 ", \"name\": ", t->key);
-	lp_json_str(f, t->key_name);
-	fprintf(f, ", \"tail_mean_ns\": %.1f, \"median_mean_ns\": %.1f}}", t->key_tail_ns,
-		t->key_mid_ns);
+	fputs("}", f);
 }
 
 static void json_threads(FILE *f, const struct lp_breakdown *b)

@@ -101,9 +101,20 @@ check(q1(conn, "SELECT count(*) FROM blocking_calls WHERE dur_ns < 10000") == 0,
       "nothing under the 10 us default threshold is recorded")
 
 p = latprof("report", run, "--bottlenecks", "--format", "json", check=0)
-found = {f["id"]: f for f in json.loads(p.stdout)["findings"]}
-for rid in ("blocking-io-in-request", "sleep-in-request", "cpu-starved"):
-    check(rid in found, f"finding {rid} fires")
+fdoc = json.loads(p.stdout)
+found = {f["id"]: f for f in fdoc["findings"]}
+value = {r["id"]: r.get("value") for r in fdoc["rules"]}
+# The rules' values against the program's own shares of request time (how
+# much the starved stage stretches depends on the machine's other load).
+wall = sum(own[f"{s}_wall_ns"] for s in EXPECT)
+for rid, ns in (("sleep-in-request", own["sleep_call_ns"]),
+                ("blocking-io-in-request", own["file_call_ns"] + own["socket_call_ns"])):
+    v = found[rid]["value"] if rid in found else value.get(rid)
+    check(v is not None and abs(v - ns / wall) <= 0.10 * ns / wall + 0.002 and
+          (rid in found) == (v >= 0.05),
+          f"{rid}: {v} within 10% of the program's share {ns / wall:.4f}, and a finding "
+          f"exactly when >= 5%")
+check("cpu-starved" in found, "finding cpu-starved fires")
 ev = {n["key"]: n["value"] for n in found["cpu-starved"]["evidence"]}
 check(ev.get("cpus_allowed") == 1, f"cpu-starved evidence: 1 allowed core ({ev})")
 sites = [s["what"] for s in found["blocking-io-in-request"]["sites"]["items"]]
