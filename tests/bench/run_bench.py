@@ -43,18 +43,23 @@ def bench_lock():
         bench_lock_mode(mode, title)
 
 
-def bench_lock_mode(mode, title):
-    iters = os.environ.get("LP_BENCH_LOCK_ITERS", "20000000")
+def interleaved(args):
+    """ns_per_op of `args` bare and under `latprof run`, ROUNDS rounds
+    alternating, so load on the machine hits both alike."""
     d = tempfile.mkdtemp(prefix="lpbench-")
-    exe = os.path.join(BENCH, "bench_lock")
-    args = [exe, iters] + ([mode] if mode != "st" else [])
     bare, traced = [], []
     for r in range(ROUNDS):
         bare.append(float(kv(run(args).stdout)["ns_per_op"]))
-        db = os.path.join(d, "lock.db")
-        p = run([LATPROF, "run", "--force", "-o", db, "--", *args])
+        p = run([LATPROF, "run", "--force", "-o", os.path.join(d, "bench.db"), "--", *args])
         traced.append(float(kv(p.stdout)["ns_per_op"]))
     shutil.rmtree(d, ignore_errors=True)
+    return bare, traced
+
+
+def bench_lock_mode(mode, title):
+    iters = os.environ.get("LP_BENCH_LOCK_ITERS", "20000000")
+    exe = os.path.join(BENCH, "bench_lock")
+    bare, traced = interleaved([exe, iters] + ([mode] if mode != "st" else []))
     b, t = statistics.median(bare), statistics.median(traced)
     what = "pthread_spin_lock+unlock" if mode == "spin" else "pthread_mutex_lock+unlock"
     print(f"=== bench: uncontended {what}, {title} ===")
@@ -71,15 +76,7 @@ def bench_block():
              "64-byte write()+read() on a pipe (under the threshold: no record)"),
             ("nanosleep", os.environ.get("LP_BENCH_SLEEP_ITERS", "20000"),
              "nanosleep(0) (over the threshold: each call recorded)")):
-        d = tempfile.mkdtemp(prefix="lpbench-")
-        args = [os.path.join(BENCH, "bench_block"), mode, iters]
-        bare, traced = [], []
-        for r in range(ROUNDS):
-            bare.append(float(kv(run(args).stdout)["ns_per_op"]))
-            db = os.path.join(d, "block.db")
-            p = run([LATPROF, "run", "--force", "-o", db, "--", *args])
-            traced.append(float(kv(p.stdout)["ns_per_op"]))
-        shutil.rmtree(d, ignore_errors=True)
+        bare, traced = interleaved([os.path.join(BENCH, "bench_block"), mode, iters])
         b, t = statistics.median(bare), statistics.median(traced)
         print(f"=== bench: {what} ===")
         print(f"iterations per run   {iters}, {ROUNDS} rounds interleaved")
