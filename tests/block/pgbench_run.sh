@@ -32,5 +32,6 @@ for p in "${!cpu[@]}"; do echo "$p ${cpu[$p]}"; done > $D/proc_cpu.txt
 for i in $(seq 50); do pgrep -u postgres -f "postgres: postgres postgres" >/dev/null || break; sleep 0.1; done
 sleep 0.2
 echo "$BEFORE $(pm_cpu)" > $D/pm_cpu.txt
-$R $PGBIN/pg_ctl -D $D/data stop -m fast > /dev/null
+# never leave a server behind: a fast stop, else kill it
+$R $PGBIN/pg_ctl -D $D/data stop -m fast -t 60 > /dev/null || kill -9 $PM
 wait $LPPID
