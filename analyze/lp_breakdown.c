@@ -374,6 +374,57 @@ static const char *describe_lock(sqlite3 *db, int64_t id, char *buf, size_t len)
 	return res;
 }
 
+/* Blocking calls by their category column (docs/schema.md, blocking_calls);
+ * the key is the call's stack, which names the call site in tail attribution. */
+#define LP_LOAD_BLOCK(fn, category)                                                                \
+	static int fn(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)                  \
+	{                                                                                          \
+		return load_waits(db, "blocking_calls",                                            \
+				  "SELECT thread_id, start_ns, dur_ns, coalesce(stack_id, 0) "     \
+				  "FROM blocking_calls WHERE category = '" category "'",           \
+				  out, err, errlen);                                               \
+	}
+LP_LOAD_BLOCK(load_sleep, "sleep")
+LP_LOAD_BLOCK(load_file_io, "file_io")
+LP_LOAD_BLOCK(load_socket_io, "socket_io")
+LP_LOAD_BLOCK(load_poll_wait, "poll_wait")
+LP_LOAD_BLOCK(load_other_block, "other_block")
+#undef LP_LOAD_BLOCK
+
+struct site_desc {
+	char *buf;
+	size_t len;
+};
+
+static int site_row(sqlite3_stmt *st, void *ctx)
+{
+	struct site_desc *d = ctx;
+	const char *call = (const char *)sqlite3_column_text(st, 0);
+	const char *kind = (const char *)sqlite3_column_text(st, 1);
+	const char *fn = (const char *)sqlite3_column_text(st, 2);
+	snprintf(d->buf, d->len, "%s%s%s%s%s", call ? call : "?", kind ? " on " : "",
+		 kind ? kind : "", fn ? " in " : "", fn ? fn : "");
+	return 0;
+}
+
+/* A blocking call site: "recv on socket in fetch_reply". */
+static const char *describe_site(sqlite3 *db, int64_t stack, char *buf, size_t len)
+{
+	struct site_desc d = {buf, len};
+	char err[256];
+	int64_t arg = stack;
+	buf[0] = 0;
+	if (!stack)
+		return NULL;
+	lp_db_each(db,
+		   "SELECT b.call, b.fd_kind, f.function FROM blocking_calls b "
+		   "LEFT JOIN stacks s ON s.id = b.stack_id LEFT JOIN frames f ON f.id = "
+		   "s.top_frame WHERE b.stack_id = ?1 LIMIT 1", /* the first is enough */
+		   &arg, 1, site_row, &d, err, sizeof(err));
+	return buf[0] ? buf : NULL;
+}
+
+/* Order is precedence: a poll inside cudaStreamSynchronize is CUDA time. */
 const struct lp_bd_category lp_bd_categories[] = {
     {"lock_wait", "lock wait", load_lock_waits, describe_lock},
     {"cond_wait", "cond wait", load_cond_waits, NULL},
@@ -381,6 +432,11 @@ const struct lp_bd_category lp_bd_categories[] = {
     {"cuda_api", "CUDA API", lp_cuda_load_api, NULL},
     {"gpu_kernel", "GPU kernel", lp_cuda_load_gpu_kernel, NULL},
     {"gpu_memcpy", "GPU memcpy", lp_cuda_load_gpu_memcpy, NULL},
+    {"sleep", "sleep", load_sleep, describe_site},
+    {"file_io", "file I/O", load_file_io, describe_site},
+    {"socket_io", "socket I/O", load_socket_io, describe_site},
+    {"poll_wait", "poll wait", load_poll_wait, describe_site},
+    {"other_block", "other wait", load_other_block, describe_site},
 };
 const size_t lp_bd_ncategories = sizeof(lp_bd_categories) / sizeof(lp_bd_categories[0]);
 
@@ -982,6 +1038,7 @@ static int tail_key(struct bd *b, size_t slot, int cat, struct lp_bd_tail *t)
 		const char *name =
 		    lp_bd_categories[cat].describe(b->db, ks.key[best], buf, sizeof(buf));
 		t->has_key = 1;
+		t->key_site = lp_bd_categories[cat].describe == describe_site;
 		t->key = ks.key[best];
 		t->key_name = strdup(name ? name : "?");
 		t->key_tail_ns = ks.sum[0][best] / (double)t->n_tail;
@@ -1219,6 +1276,23 @@ static void tail_counters(const struct bd *b, struct lp_bd_tail *t)
 			 t->offcpu_tail_ns > t->offcpu_mid_ns;
 }
 
+/* The growing rest (slot p) as on-CPU or preempted time, by the stage's
+ * on-CPU share in the tail and around the median; unsplit without it. */
+static void tail_rest(struct lp_bd_tail *t, int p)
+{
+	if (!t->has_cnt) {
+		t->cat = p + LP_BD_UNSPLIT;
+		return;
+	}
+	double on_t = fmin(t->oncpu_tail * t->stage_tail_ns, t->cat_tail_ns);
+	double on_m = fmin(t->oncpu_mid * t->stage_mid_ns, t->cat_mid_ns);
+	double pre_t = t->cat_tail_ns - on_t, pre_m = t->cat_mid_ns - on_m;
+	int pre = pre_t - pre_m > on_t - on_m;
+	t->cat = p + (pre ? LP_BD_PREEMPTED : LP_BD_ONCPU);
+	t->cat_tail_ns = pre ? pre_t : on_t;
+	t->cat_mid_ns = pre ? pre_m : on_m;
+}
+
 /* Tail (>= p99) against the middle (p40..p60): the stage that grows most,
  * the category that grows most inside it, and what it waited on. */
 static int bd_tail(struct bd *b, int64_t p40, int64_t p60, int64_t p99, struct lp_bd_tail *t)
@@ -1287,6 +1361,8 @@ static int bd_tail(struct bd *b, int64_t p40, int64_t p60, int64_t p99, struct l
 		}
 	}
 	tail_counters(b, t);
+	if (t->cat == b->cats.n)
+		tail_rest(t, b->cats.n);
 	if (t->cat < b->cats.n && lp_bd_categories[t->cat].describe && b->cats.raw[t->cat].n)
 		return tail_key(b, (size_t)t->stage, t->cat, t);
 	return 0;
@@ -1510,6 +1586,79 @@ static int bd_threads(sqlite3 *db, const struct cats *c, struct lp_breakdown *ou
 	return 0;
 }
 
+/* ---------------------------------------------------------------- the rest */
+
+/* Splits the rest (slot p) of one row: on-CPU = the row's task-clock
+ * estimate, at most the rest (task-clock also runs inside waits: a spinning
+ * lock, a syscall's own work); preempted = the remainder. NAN: no counters. */
+static void split_rest(int64_t *cat, int p, double oncpu_ns)
+{
+	int64_t rest = cat[p];
+	cat[p + LP_BD_UNSPLIT] = isnan(oncpu_ns) ? rest : 0;
+	cat[p + LP_BD_ONCPU] =
+	    isnan(oncpu_ns) ? 0 : (int64_t)llround(fmin(fmax(oncpu_ns, 0), (double)rest));
+	cat[p + LP_BD_PREEMPTED] = isnan(oncpu_ns) ? 0 : rest - cat[p + LP_BD_ONCPU];
+}
+
+/* Task-clock of a row: its on-CPU share times its time, NAN when unknown. */
+static double cnt_oncpu_ns(const struct lp_breakdown *out, const struct lp_bd_cnt *c, int64_t time)
+{
+	double share = c->v[LP_BD_CNT_ONCPU];
+	return out->has_counters && c->ranges && !isnan(share) ? share * (double)time : NAN;
+}
+
+/* Stages and the request row. (unattributed) has no range of its own, so
+ * no task-clock: its rest stays unsplit (the request's minus its stages'
+ * task-clock is noise next to so short a time). */
+static void bd_split_stages(struct lp_breakdown *out, int p)
+{
+	for (size_t i = 0; i < out->nstages; i++) {
+		struct lp_bd_stage *st = &out->stages[i];
+		split_rest(st->cat_ns, p,
+			   st->unattributed ? NAN : cnt_oncpu_ns(out, &st->cnt, st->st.total));
+	}
+	split_rest(out->req_cat_ns, p, cnt_oncpu_ns(out, &out->req_cnt, out->req.total));
+}
+
+struct thr_task {
+	struct lp_map task; /* threads.id -> task-clock ns */
+};
+
+static int thr_task_row(sqlite3_stmt *st, void *ctx)
+{
+	struct thr_task *tt = ctx;
+	return lp_map_put(&tt->task, (uint64_t)sqlite3_column_int64(st, 0),
+			  (uint64_t)sqlite3_column_int64(st, 1))
+		   ? -ENOMEM
+		   : 0;
+}
+
+/* Whole threads: their task-clock totals (thread_counters). */
+static int bd_split_threads(sqlite3 *db, struct lp_breakdown *out, int p, char *err, size_t errlen)
+{
+	struct thr_task tt = {0};
+	int rc = 0;
+	if (lp_db_has_table(db, "thread_counters"))
+		rc =
+		    lp_db_each(db,
+			       "SELECT tc.thread_id, tc.value FROM thread_counters tc JOIN "
+			       "counter_events e ON e.id = tc.event_id WHERE e.name = 'task-clock' "
+			       "AND e.available",
+			       NULL, 0, thr_task_row, &tt, err, errlen);
+	memset(out->run_cat_ns + p, 0, LP_BD_NREST * sizeof(int64_t));
+	for (size_t i = 0; i < out->nthreads && !rc; i++) {
+		struct lp_bd_thread *t = &out->threads[i];
+		uint64_t task;
+		split_rest(t->cat_ns, p,
+			   lp_map_get(&tt.task, (uint64_t)t->thread_id, &task) ? (double)task
+									       : NAN);
+		for (int k = p; k < p + LP_BD_NREST; k++)
+			out->run_cat_ns[k] += t->cat_ns[k];
+	}
+	lp_map_free(&tt.task);
+	return rc;
+}
+
 static int bd_roots(const struct rset *rs, const uint8_t *isreq, const int64_t *rootcnt,
 		    struct lp_breakdown *out)
 {
@@ -1591,6 +1740,8 @@ static int bd_ranges(struct bd *b, const struct lp_bd_opts *opts, struct lp_brea
 	}
 	if (!rc)
 		rc = bd_slowest(b, out, pos);
+	if (!rc)
+		bd_split_stages(out, b->cats.n);
 	free(pos);
 out:
 	free(isreq);
@@ -1610,18 +1761,24 @@ int lp_breakdown_compute(sqlite3 *db, const struct lp_bd_opts *opts, struct lp_b
 	b.stage_depth = opts->stage_depth > 0 ? opts->stage_depth : 1;
 	out->stage_depth = b.stage_depth;
 	out->req_explicit = opts->request != NULL;
-	out->ncat = (int)lp_bd_ncategories + 1;
+	out->ncat = (int)lp_bd_ncategories + LP_BD_NREST;
 	for (size_t k = 0; k < lp_bd_ncategories; k++) {
 		out->cat_name[k] = lp_bd_categories[k].name;
 		out->cat_label[k] = lp_bd_categories[k].label;
 	}
-	out->cat_name[lp_bd_ncategories] = "cpu";
-	out->cat_label[lp_bd_ncategories] = "cpu";
+	out->cat_name[lp_bd_ncategories + LP_BD_ONCPU] = "on_cpu";
+	out->cat_label[lp_bd_ncategories + LP_BD_ONCPU] = "on-CPU";
+	out->cat_name[lp_bd_ncategories + LP_BD_PREEMPTED] = "preempted";
+	out->cat_label[lp_bd_ncategories + LP_BD_PREEMPTED] = "preempted";
+	out->cat_name[lp_bd_ncategories + LP_BD_UNSPLIT] = "cpu_or_preempted";
+	out->cat_label[lp_bd_ncategories + LP_BD_UNSPLIT] = "cpu or preempted (not counted)";
 	out->run_start_ns = lp_db_int(db, "SELECT min(start_ns) FROM processes", 0);
 	out->run_end_ns = lp_db_int(db, "SELECT max(end_ns) FROM processes", out->run_start_ns);
 	rc = cats_load(db, &b.cats, err, errlen);
 	if (!rc)
 		rc = bd_threads(db, &b.cats, out, err, errlen);
+	if (!rc)
+		rc = bd_split_threads(db, out, b.cats.n, err, errlen);
 	if (!rc && lp_db_has_table(db, "ranges"))
 		rc = bd_ranges(&b, opts, out, err, errlen);
 	if (!rc && !out->has_ranges && opts->request) {
@@ -1736,7 +1893,9 @@ void lp_range_stats_free(struct lp_range_stats *s)
 
 int lp_breakdown_cat_has_time(const struct lp_breakdown *b, int k)
 {
-	if (k == b->ncat - 1 || b->req_cat_ns[k] || b->run_cat_ns[k])
+	int p = b->ncat - LP_BD_NREST;
+	if (k == p + (b->has_counters ? LP_BD_ONCPU : LP_BD_UNSPLIT) || b->req_cat_ns[k] ||
+	    b->run_cat_ns[k])
 		return 1;
 	for (size_t i = 0; i < b->nstages; i++)
 		if (b->stages[i].cat_ns[k])

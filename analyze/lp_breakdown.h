@@ -78,6 +78,15 @@ struct lp_bd_category {
 
 #define LP_BD_MAXCAT 16
 
+/*
+ * After the providers come three slots for the time no provider covers
+ * (the rest), split by the CPU counters: on-CPU (task-clock, at most the
+ * rest), preempted (the rest of the rest: runnable, waiting for a CPU), and,
+ * where a row has no task-clock, the unsplit "cpu or preempted (not
+ * counted)". A row fills either the first two or the third.
+ */
+enum { LP_BD_ONCPU, LP_BD_PREEMPTED, LP_BD_UNSPLIT, LP_BD_NREST };
+
 /* ---- the breakdown result ---- */
 
 struct lp_bd_stat {
@@ -118,7 +127,7 @@ struct lp_bd_stage {
 	int64_t instances;    /* ranges; for (unattributed): requests */
 	struct lp_bd_stat st; /* over per-request time in the stage (requests that have it) */
 	double share;	      /* of all request time, 0..1 */
-	int64_t cat_ns[LP_BD_MAXCAT]; /* total per category; last = cpu */
+	int64_t cat_ns[LP_BD_MAXCAT]; /* total per category, then the LP_BD_NREST slots */
 	struct lp_bd_cnt cnt;	      /* when lp_breakdown.has_counters */
 };
 
@@ -139,7 +148,8 @@ struct lp_bd_tail {
 	int cat;			    /* index of the category that grows most inside it */
 	double cat_tail_ns, cat_mid_ns;
 	int has_key;			/* the category names what it waited on */
-	int64_t key;			/* lock id */
+	int key_site;			/* key is a blocking call's stack, not a lock */
+	int64_t key;			/* lock id, or stacks.id when key_site */
 	char *key_name;			/* locks.name, or kind@address */
 	double key_tail_ns, key_mid_ns; /* mean wait on it inside that stage */
 	/* Counters of that stage, tail against median (has_cnt: task-clock
@@ -167,7 +177,7 @@ struct lp_breakdown {
 	int has_ranges; /* 0: no NVTX ranges; only threads[] is filled */
 	int64_t run_start_ns, run_end_ns;
 
-	int ncat; /* providers + cpu */
+	int ncat; /* providers + LP_BD_NREST */
 	const char *cat_name[LP_BD_MAXCAT], *cat_label[LP_BD_MAXCAT];
 
 	char *req_domain, *req_name;
@@ -232,8 +242,9 @@ void lp_range_stats_free(struct lp_range_stats *s);
 extern const struct lp_bd_category lp_bd_categories[];
 extern const size_t lp_bd_ncategories;
 
-/* True when category k holds time anywhere in b (the last category, cpu,
- * always): writers leave out columns that would be all zero. */
+/* True when category k holds time anywhere in b (on-CPU always when the run
+ * counted, the unsplit rest always when it did not): writers leave out
+ * columns that would be all zero. */
 int lp_breakdown_cat_has_time(const struct lp_breakdown *b, int k);
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "lp_diff.h"
 #include "lp_boot.h"
+#include "lp_breakdown.h"
 #include "lp_db.h"
 #include "lp_findings.h"
 #include "lp_map.h"
@@ -479,6 +480,27 @@ static int load_locks(sqlite3 *db, struct lp_side *side, char *err, size_t errle
 			  NULL, 0, named_row_add, &c, err, errlen);
 }
 
+/* Request time by breakdown category (lock wait, sleep, socket I/O, on-CPU,
+ * preempted, ...): where the time went, whatever the stages are called.
+ * Pooled over the side's runs. */
+static int load_cats(sqlite3 *db, const char *path, struct lp_side *side, char *err, size_t errlen)
+{
+	struct lp_bd_opts o = {.request = side->req_name};
+	struct lp_breakdown bd;
+	char why[256];
+	int rc = lp_breakdown_compute(db, &o, &bd, why, sizeof(why));
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		return rc == -ENOENT ? -EINVAL : rc;
+	}
+	for (int k = 0; !rc && bd.has_ranges && k < bd.ncat; k++)
+		if (bd.req_cat_ns[k])
+			rc = named_add(&side->cats, &side->ncats, bd.cat_name[k],
+				       (double)bd.req_cat_ns[k], bd.req.n);
+	lp_breakdown_free(&bd);
+	return rc;
+}
+
 static int has_column(sqlite3 *db, const char *table, const char *col)
 {
 	char sql[160];
@@ -707,6 +729,10 @@ static int sides_build(struct build_arg *b, size_t nsides, char *err, size_t err
 	for (size_t k = 0; k < nsides; k++)
 		for (size_t r = 0; r < b[k].n; r++) {
 			int rc = load_findings(b[k].jobs[r].db, b[k].side, err, errlen);
+			/* the breakdown is as costly as the rules: --no-findings skips both */
+			if (!rc && lp_findings_provider)
+				rc = load_cats(b[k].jobs[r].db, b[k].jobs[r].path, b[k].side, err,
+					       errlen);
 			if (rc)
 				return rc == -EIO ? -EINVAL : rc;
 		}
@@ -790,6 +816,9 @@ void lp_side_free(struct lp_side *side)
 	for (size_t i = 0; i < side->nlocks; i++)
 		free(side->locks[i].name);
 	free(side->locks);
+	for (size_t i = 0; i < side->ncats; i++)
+		free(side->cats[i].name);
+	free(side->cats);
 	for (size_t i = 0; i < side->nkernels; i++)
 		free(side->kernels[i].name);
 	free(side->kernels);
@@ -1155,7 +1184,9 @@ int lp_diff_compute(const struct lp_side *base, const struct lp_side *new_,
 	}
 	if ((rc = test_rows(d, base, new_)) ||
 	    (rc = diff_named(base->locks, base->nlocks, new_->locks, new_->nlocks,
-			     (double)base->req.n, (double)new_->req.n, &d->locks, &d->nlocks)))
+			     (double)base->req.n, (double)new_->req.n, &d->locks, &d->nlocks)) ||
+	    (rc = diff_named(base->cats, base->ncats, new_->cats, new_->ncats, (double)base->req.n,
+			     (double)new_->req.n, &d->cats, &d->ncats)))
 		goto nomem;
 	d->has_kernels = base->has_kernels && new_->has_kernels;
 	if (d->has_kernels &&
@@ -1196,6 +1227,7 @@ void lp_diff_free(struct lp_diff *d)
 		free(d->rows[i].scope);
 	free(d->rows);
 	free_named(d->locks, d->nlocks);
+	free_named(d->cats, d->ncats);
 	free_named(d->kernels, d->nkernels);
 	free_ids(d->new_findings, d->n_new_findings);
 	free_ids(d->resolved_findings, d->n_resolved_findings);

@@ -86,6 +86,8 @@ struct lp_side {
 	struct lp_series *stages; /* by name */
 	size_t nstages;
 	struct lp_named_total *locks; /* wait per lock name, pooled */
+	struct lp_named_total *cats;  /* request time per breakdown category, pooled */
+	size_t ncats;
 	size_t nlocks;
 	int has_kernels;
 	struct lp_named_total *kernels; /* GPU time per kernel name */
@@ -181,6 +183,8 @@ struct lp_diff {
 	size_t nrows;
 	int regressions, improvements;
 	struct lp_diff_named *locks; /* by |change|, descending */
+	struct lp_diff_named *cats;  /* request time per category (on_cpu, sleep, ...) */
+	size_t ncats;
 	size_t nlocks;
 	int has_kernels; /* both sides have a kernels table */
 	struct lp_diff_named *kernels;

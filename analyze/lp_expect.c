@@ -326,12 +326,22 @@ static int eval_category(struct lp_expect_ctx *c, const struct lp_expect *e,
 			 "no request breakdown (the run has no NVTX ranges)");
 		return -ENOENT;
 	}
+	/* `cpu` (older files): all the time no wait covers, whatever its split */
+	int is_cpu = !strcmp(want, "cpu"), found = 0;
+	double ns = 0;
 	for (int i = 0; i < c->ncat; i++) {
-		if (strcmp(c->cat_name[i], want) != 0)
+		if (is_cpu
+			? strcmp(c->cat_name[i], "on_cpu") && strcmp(c->cat_name[i], "preempted") &&
+			      strcmp(c->cat_name[i], "cpu_or_preempted")
+			: strcmp(c->cat_name[i], want))
 			continue;
+		found = 1;
+		ns += c->cat_ns[i];
+	}
+	if (found) {
 		r->samples = c->side.req.n;
-		r->measured = e->metric == LP_M_TOTAL ? c->cat_ns[i]
-			      : c->req_total_ns > 0   ? c->cat_ns[i] / c->req_total_ns
+		r->measured = e->metric == LP_M_TOTAL ? ns
+			      : c->req_total_ns > 0   ? ns / c->req_total_ns
 						      : NAN;
 		return 0;
 	}

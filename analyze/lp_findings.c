@@ -631,7 +631,8 @@ static int lp_rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 			n += snprintf(why + n, sizeof(why) - (size_t)n, ", mostly %s (+%.3f ms)",
 				      b->cat_label[t->cat], (t->cat_tail_ns - t->cat_mid_ns) / 1e6);
 		if (t->has_key && t->key_name && n > 0 && (size_t)n < sizeof(why))
-			snprintf(why + n, sizeof(why) - (size_t)n, " on %s", t->key_name);
+			snprintf(why + n, sizeof(why) - (size_t)n, " %s %s",
+				 t->key_site ? "at" : "on", t->key_name);
 		f->site_kind = "stages";
 		lp_site(f, sn, ntail, (int64_t)(grow * (double)ntail));
 		if (t->cat >= 0 && t->cat < b->ncat) {
@@ -715,8 +716,8 @@ static int lp_rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	return 1;
 }
 
-/* Lock and condition waits that began inside a request range, on the
- * thread that opened it: each switches the thread out once. Waits elsewhere
+/* Lock and condition waits and blocking calls that began inside a request
+ * range, on the thread that opened it: each switches the thread out once. Waits elsewhere
  * (background threads, start-up) explain none of the requests' switches. */
 static int64_t lp_req_waits(struct lp_fnd_ctx *c)
 {
@@ -724,11 +725,14 @@ static int64_t lp_req_waits(struct lp_fnd_ctx *c)
 	"SELECT count(*) FROM ranges_named r JOIN " table " w ON w.thread_id = "                   \
 	"r.start_thread_id AND w.start_ns >= r.start_ns AND w.start_ns < r.end_ns "                \
 	"WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2"
-	static const char *const sql[] = {LP_REQ_WAITS("lock_waits"), LP_REQ_WAITS("cond_waits")};
+	static const char *const sql[] = {LP_REQ_WAITS("lock_waits"), LP_REQ_WAITS("cond_waits"),
+					  LP_REQ_WAITS("blocking_calls")};
 #undef LP_REQ_WAITS
 	int64_t n = 0;
 	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
 		sqlite3_stmt *st;
+		if (i == 2 && !lp_db_has_table(c->db, "blocking_calls"))
+			break;
 		int rc = lp_prep(c, sql[i], &st);
 		if (rc)
 			return rc;
@@ -780,11 +784,13 @@ static int lp_rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr
 		return lp_skip(c, "context-switches was not counted for the request ranges");
 	/* Blocking waits switch out voluntarily: one switch each is expected. */
 	int64_t waits = 0, wait_ns = 0;
-	int lw = lp_bd_cat(&c->bd, "lock_wait"), cw = lp_bd_cat(&c->bd, "cond_wait"),
-	    sw = lp_bd_cat(&c->bd, "sync_wait");
-	for (int k = 0; k < c->bd.ncat; k++)
-		if (k == lw || k == cw || k == sw)
-			wait_ns += c->bd.req_cat_ns[k];
+	static const char *const waits_cats[] = {"lock_wait", "cond_wait",  "sync_wait",
+						 "sleep",     "file_io",    "socket_io",
+						 "poll_wait", "other_block"};
+	for (size_t k = 0; k < sizeof(waits_cats) / sizeof(waits_cats[0]); k++) {
+		int i = lp_bd_cat(&c->bd, waits_cats[k]);
+		wait_ns += i >= 0 ? c->bd.req_cat_ns[i] : 0;
+	}
 	waits = lp_req_waits(c);
 	if (waits < 0)
 		return (int)waits;
@@ -815,7 +821,7 @@ static int lp_rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr
 		lp_num(f, "off_cpu_unexplained_ns", "off-CPU, not waiting", "ns", (double)off);
 	}
 	f->summary = lp_fmt("requests were switched out %.1f times each (%.1f not explained by "
-			    "lock or condition waits)%s",
+			    "lock or condition waits or blocking calls)%s",
 			    per_req, excess,
 			    isnan(task) ? "; task-clock was not counted, so no time estimate" : "");
 	lp_saving(f, off, off, "request time off the CPU without a recorded wait");
@@ -901,6 +907,145 @@ static void lp_acc_sites(struct lp_finding *f, const struct lp_acc *a, const cha
 static const char *lp_where(const struct lp_fnd_ctx *c)
 {
 	return c->has_req ? "of request time" : "of thread time";
+}
+
+/* ---- blocking calls and CPU starvation -------------------------------- */
+
+/* Blocking calls of some categories, labelled by call, descriptor kind and
+ * the function that made the call (stacks.top_frame). */
+#define LP_BLOCK_ROWS(where)                                                                       \
+	"SELECT b.thread_id, b.start_ns, b.start_ns + b.dur_ns, b.call || coalesce(' on ' || "     \
+	"b.fd_kind, '') || coalesce(' in ' || f.function, '') || coalesce(' ' || f.file || ':' "   \
+	"|| f.line, '') FROM blocking_calls b LEFT JOIN stacks s ON s.id = b.stack_id LEFT JOIN "  \
+	"frames f ON f.id = s.top_frame WHERE " where " AND ?1 IS ?1 ORDER BY 4"
+
+/* Shared by blocking-io-in-request and sleep-in-request: the calls' time
+ * inside requests against request time. */
+static int lp_rule_block(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr, const char *sql,
+			 const char *what, const char *basis)
+{
+	if (!c->has_req)
+		return lp_skip(c, "no NVTX request ranges: waiting for work and serving it cannot "
+				  "be told apart");
+	if (!lp_db_has_table(c->db, "blocking_calls"))
+		return lp_skip(c, "no blocking calls recorded (a database from an older latprof)");
+	struct lp_acc a;
+	int rc = lp_acc_run(c, sql, &a);
+	if (rc)
+		return rc;
+	double share = lp_share(a.ns, c->req_ns);
+	int found = 0;
+	if (a.n > 0 && share >= thr) {
+		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+		if (!f) {
+			lp_acc_free(&a);
+			return -ENOMEM;
+		}
+		found = 1;
+		lp_num(f, "calls", "calls inside requests", "count", (double)a.n);
+		lp_num(f, "per_request", "per request", "per_request",
+		       (double)a.n / (double)c->nreq);
+		lp_num(f, "blocked_ns", "time in them inside requests", "ns", (double)a.ns);
+		lp_num(f, "share", "of request time", "share", share);
+		lp_acc_sites(f, &a, "calls");
+		f->summary = lp_fmt("requests spent %.1f%% of their time in %" PRId64 " %s "
+				    "(%.2f per request, %.3f ms each on average)",
+				    100 * share, a.n, what, (double)a.n / (double)c->nreq,
+				    (double)a.ns / (double)a.n / 1e6);
+		lp_saving(f, a.ns, a.ns, basis);
+		lp_example(c, f);
+	} else {
+		lp_quiet(c, share);
+	}
+	lp_acc_free(&a);
+	return found;
+}
+
+static int lp_rule_block_io(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	return lp_rule_block(c, r, thr, LP_BLOCK_ROWS("b.category IN ('file_io', 'socket_io')"),
+			     "blocking file or socket I/O calls",
+			     "file and socket I/O inside requests");
+}
+
+static int lp_rule_sleep(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	return lp_rule_block(c, r, thr, LP_BLOCK_ROWS("b.category = 'sleep'"), "sleep calls",
+			     "sleeping inside requests");
+}
+
+static int lp_cpu_row(sqlite3_stmt *st, void *ctx)
+{
+	*(int64_t *)ctx = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+/* Threads on a CPU at least half of their life (thread task-clock), and
+ * the cores all threads kept busy on average over the run. */
+static int64_t lp_busy_threads(const struct lp_breakdown *b, double *cores)
+{
+	int on = lp_bd_cat(b, "on_cpu");
+	int64_t n = 0, on_ns = 0;
+	for (size_t i = 0; on >= 0 && i < b->nthreads; i++) {
+		n += b->threads[i].total_ns > 0 &&
+		     2 * b->threads[i].cat_ns[on] >= b->threads[i].total_ns;
+		on_ns += b->threads[i].cat_ns[on];
+	}
+	int64_t run = b->run_end_ns - b->run_start_ns;
+	*cores = run > 0 ? (double)on_ns / (double)run : NAN;
+	return n;
+}
+
+/* Requests runnable but not running: the breakdown's preempted share. */
+static int lp_rule_starved(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	const struct lp_breakdown *b = &c->bd;
+	if (!c->has_req)
+		return lp_skip(c, "no NVTX request ranges");
+	int on = lp_bd_cat(b, "on_cpu"), pre = lp_bd_cat(b, "preempted");
+	int64_t tot = 0;
+	for (int k = 0; k < b->ncat; k++)
+		tot += b->req_cat_ns[k];
+	if (on < 0 || pre < 0 || !(b->req_cat_ns[on] + b->req_cat_ns[pre]))
+		return lp_skip(c, "task-clock was not counted in the requests (record with "
+				  "--counters default)");
+	int64_t pre_ns = b->req_cat_ns[pre];
+	double share = lp_share(pre_ns, tot);
+	if (share < thr)
+		return lp_quiet(c, share);
+	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+	if (!f)
+		return -ENOMEM;
+	char err[256];
+	int64_t cpus = 0;
+	lp_db_each(c->db, "SELECT value FROM meta WHERE key = 'run.cpus_allowed'", NULL, 0,
+		   lp_cpu_row, &cpus, err, sizeof(err));
+	lp_num(f, "preempted_ns", "runnable, waiting for a CPU", "ns", (double)pre_ns);
+	lp_num(f, "on_cpu_ns", "on-CPU (task-clock)", "ns", (double)b->req_cat_ns[on]);
+	lp_num(f, "share", "of request time", "share", share);
+	if (cpus > 0)
+		lp_num(f, "cpus_allowed", "cores the process may use", "count", (double)cpus);
+	double cores;
+	int64_t busy = lp_busy_threads(b, &cores);
+	lp_num(f, "busy_threads", "threads on a CPU half their life or more", "count",
+	       (double)busy);
+	if (!isnan(cores))
+		lp_num(f, "cores_used", "cores in use on average (all threads' task-clock / run)",
+		       "count", cores);
+	if (!isnan(b->req_cnt.v[LP_BD_CNT_CS]))
+		lp_num(f, "context_switches_per_request", "context switches per request",
+		       "per_request", b->req_cnt.v[LP_BD_CNT_CS]);
+	char use[96] = "";
+	if (!isnan(cores))
+		snprintf(use, sizeof(use), "; the process kept %.1f cores busy on average", cores);
+	if (!isnan(cores) && cpus > 0)
+		snprintf(use + strlen(use), sizeof(use) - strlen(use), " of %" PRId64 " allowed",
+			 cpus);
+	f->summary = lp_fmt("requests waited %.1f%% of their time for a CPU (runnable, not "
+			    "running)%s",
+			    100 * share, use);
+	lp_saving(f, pre_ns, pre_ns, "request time runnable but off the CPU");
+	return 1;
 }
 
 /* The API call that issued a GPU operation: the runtime one when both. */
@@ -1307,12 +1452,35 @@ const struct lp_rule lp_rules[] = {
      "JIT compilation, module loading and first-touch page faults happen before traffic.",
      lp_rule_cold},
     {"cpu-interference", "Requests lose the CPU",
-     "context switches per request not explained by recorded lock/condition waits, plus CPU "
+     "context switches per request not explained by recorded lock/condition waits or blocking "
+     "calls, plus CPU "
      "migrations per request (CPU counters)",
      "count", LP_CMP_GE, 2.0,
      "Pin serving threads to dedicated cores (taskset -c, cgroups cpusets), run no more busy "
      "threads than cores, and keep background jobs off those cores.",
      lp_rule_cpu},
+    {"blocking-io-in-request", "Requests block on file or socket I/O",
+     "time in blocking file and socket calls (read, write, recv, send, fsync, ... of at least "
+     "the recording threshold) inside requests / request time",
+     "share", LP_CMP_GE, 0.05,
+     "Take the I/O off the request path: log through a queue a background thread drains, "
+     "load models and configuration once at start-up, cache name lookups, and batch or "
+     "pipeline calls to other services instead of waiting on each.",
+     lp_rule_block_io},
+    {"sleep-in-request", "Requests sleep",
+     "time in nanosleep/clock_nanosleep/usleep/sleep inside requests / request time", "share",
+     LP_CMP_GE, 0.05,
+     "Wait for the event itself (a condition variable, a future, poll on the descriptor) "
+     "instead of sleeping and retrying; for SQLite's busy handler, use WAL mode and short "
+     "write transactions so writers do not collide.",
+     lp_rule_sleep},
+    {"cpu-starved", "Requests wait for a CPU",
+     "preempted time (request time not in a recorded wait, minus task-clock) / request time",
+     "share", LP_CMP_GE, 0.10,
+     "Run no more busy threads than the cores the process may use (size thread pools to the "
+     "affinity mask), pin serving threads to cores of their own, and keep background work "
+     "off those cores.",
+     lp_rule_starved},
     {"sync-memcpy", "Synchronous copies on the request path",
      "host time blocked in synchronous cudaMemcpy (host-to-device copies <= 64 KB excluded, "
      "as nsys does) / request time",

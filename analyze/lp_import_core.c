@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Core records: processes, threads, lock and condition waits. */
+/* Core records: processes, threads, lock and condition waits, blocking calls. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@ struct lp_child_status {
 struct lp_core_state {
 	sqlite3_stmt *ins_proc, *upd_start, *upd_exit, *upd_exec, *upd_thread_start,
 	    *upd_thread_name, *upd_thread_end, *ins_lock, *ins_wait, *ins_cond, *upd_lock_name,
-	    *upd_proc_end;
+	    *upd_proc_end, *ins_block;
 	struct lp_map locks; /* address -> locks.id, current process */
 	struct lp_child_status *children;
 	size_t n_children, cap_children;
@@ -212,6 +212,90 @@ static int lp_core_cond_wait(struct lp_import *imp, uint32_t tid, const struct l
 	return lp_import_step(imp, st);
 }
 
+static const char *lp_block_call_name(uint32_t call)
+{
+	static const char *const names[LP_BLK_CALL_MAX + 1] = {
+	    [LP_BLK_NANOSLEEP] = "nanosleep",
+	    [LP_BLK_CLOCK_NANOSLEEP] = "clock_nanosleep",
+	    [LP_BLK_USLEEP] = "usleep",
+	    [LP_BLK_SLEEP] = "sleep",
+	    [LP_BLK_READ] = "read",
+	    [LP_BLK_WRITE] = "write",
+	    [LP_BLK_PREAD] = "pread",
+	    [LP_BLK_PWRITE] = "pwrite",
+	    [LP_BLK_READV] = "readv",
+	    [LP_BLK_WRITEV] = "writev",
+	    [LP_BLK_RECV] = "recv",
+	    [LP_BLK_SEND] = "send",
+	    [LP_BLK_RECVFROM] = "recvfrom",
+	    [LP_BLK_SENDTO] = "sendto",
+	    [LP_BLK_RECVMSG] = "recvmsg",
+	    [LP_BLK_SENDMSG] = "sendmsg",
+	    [LP_BLK_ACCEPT] = "accept",
+	    [LP_BLK_CONNECT] = "connect",
+	    [LP_BLK_SENDFILE] = "sendfile",
+	    [LP_BLK_POLL] = "poll",
+	    [LP_BLK_PPOLL] = "ppoll",
+	    [LP_BLK_SELECT] = "select",
+	    [LP_BLK_PSELECT] = "pselect",
+	    [LP_BLK_EPOLL_WAIT] = "epoll_wait",
+	    [LP_BLK_EPOLL_PWAIT] = "epoll_pwait",
+	    [LP_BLK_FSYNC] = "fsync",
+	    [LP_BLK_FDATASYNC] = "fdatasync",
+	    [LP_BLK_FUTEX] = "futex",
+	    [LP_BLK_PTHREAD_JOIN] = "pthread_join",
+	};
+	return call <= LP_BLK_CALL_MAX ? names[call] : NULL;
+}
+
+/* The breakdown category of a blocking call (docs/schema.md): the call
+ * decides for sleeps, waits and syncs; the descriptor for I/O. */
+static const char *lp_block_category(uint32_t call, uint32_t fd_kind)
+{
+	if (call < LP_BLK_READ)
+		return "sleep";
+	if (call >= LP_BLK_POLL && call < LP_BLK_FSYNC)
+		return "poll_wait";
+	if (call == LP_BLK_FSYNC || call == LP_BLK_FDATASYNC)
+		return "file_io";
+	if (call >= LP_BLK_FUTEX)
+		return "other_block";
+	return fd_kind == LP_FD_FILE	 ? "file_io"
+	       : fd_kind == LP_FD_SOCKET ? "socket_io"
+					 : "other_block";
+}
+
+static int lp_core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
+			 const struct lp_rec_block *r)
+{
+	static const char *const kinds[] = {NULL,      "file", "socket", "pipe",
+					    "eventfd", "tty",  "other",	 "unknown"};
+	const char *call = lp_block_call_name(h->aux);
+	int64_t thread = lp_import_thread(imp, tid);
+	if (!thread)
+		return -EIO;
+	if (!call || r->end < r->start)
+		return 0; /* a call id this importer does not know: skipped */
+	sqlite3_stmt *st = lp_core->ins_block;
+	sqlite3_bind_int64(st, 1, thread);
+	sqlite3_bind_int64(st, 2, (int64_t)r->start);
+	sqlite3_bind_int64(st, 3, (int64_t)(r->end - r->start));
+	sqlite3_bind_text(st, 4, call, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, lp_block_category(h->aux, r->fd_kind), -1, SQLITE_STATIC);
+	if (r->fd >= 0)
+		sqlite3_bind_int64(st, 6, r->fd);
+	else
+		sqlite3_bind_null(st, 6);
+	if (r->fd_kind && r->fd_kind < sizeof(kinds) / sizeof(kinds[0]))
+		sqlite3_bind_text(st, 7, kinds[r->fd_kind], -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 7);
+	sqlite3_bind_int64(st, 8, r->result);
+	lp_bind_opt(st, 9, lp_import_stack(imp, r->stack));
+	lp_core_seen(r->end);
+	return lp_import_step(imp, st);
+}
+
 static int lp_core_thread(struct lp_import *imp, sqlite3_stmt *st, uint32_t tid, int64_t a,
 			  int64_t b, int has_b)
 {
@@ -272,6 +356,8 @@ static int lp_core_record(struct lp_import *imp, void *state, uint32_t tid,
 				      (int64_t)((const struct lp_rec_thread_end *)p)->ts, 0, 0);
 	case LP_REC_CHILD_STATUS:
 		return len >= sizeof(struct lp_rec_child_status) ? lp_core_child(p) : 0;
+	case LP_REC_BLOCK:
+		return len >= sizeof(struct lp_rec_block) ? lp_core_block(imp, tid, h, p) : 0;
 	default:
 		/* CTX, STRING, STACK, MODULE, PROC_*, EXEC: handled in pass 1. */
 		if (len >= 8 && (h->type == LP_REC_PROC_START))
@@ -426,6 +512,11 @@ static int lp_core_begin(struct lp_import *imp, void **state)
 		 "timed, stack_id, flags) VALUES (?,?,?,?,?,?,?,?)");
 	s->upd_lock_name =
 	    lp_import_prepare(imp, "UPDATE locks SET name = ?, module = ? WHERE id = ?");
+	s->ins_block = lp_import_prepare(
+	    imp, "INSERT INTO blocking_calls(thread_id, start_ns, dur_ns, call, category, fd, "
+		 "fd_kind, result, stack_id) VALUES (?,?,?,?,?,?,?,?,?)");
+	if (!s->ins_block)
+		return -EIO;
 	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_exec || !s->upd_proc_end ||
 	    !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end || !s->ins_lock ||
 	    !s->ins_wait || !s->ins_cond || !s->upd_lock_name)
@@ -438,10 +529,10 @@ static void lp_core_destroy(void *state)
 	struct lp_core_state *s = state;
 	if (!s)
 		return;
-	sqlite3_stmt *all[] = {s->ins_proc,	  s->upd_start,	       s->upd_exit,
-			       s->upd_exec,	  s->upd_thread_start, s->upd_thread_name,
-			       s->upd_thread_end, s->ins_lock,	       s->ins_wait,
-			       s->ins_cond,	  s->upd_lock_name,    s->upd_proc_end};
+	sqlite3_stmt *all[] = {
+	    s->ins_proc,	s->upd_start,	   s->upd_exit, s->upd_exec, s->upd_thread_start,
+	    s->upd_thread_name, s->upd_thread_end, s->ins_lock, s->ins_wait, s->ins_cond,
+	    s->upd_lock_name,	s->upd_proc_end,   s->ins_block};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		sqlite3_finalize(all[i]);
 	lp_map_free(&s->locks);
@@ -450,10 +541,12 @@ static void lp_core_destroy(void *state)
 	lp_core = NULL;
 }
 
-static const char lp_core_indexes[] = "CREATE INDEX lock_waits_start ON lock_waits(start_ns);"
+static const char lp_core_indexes[] =
+    "CREATE INDEX lock_waits_start ON lock_waits(start_ns);"
 
-				      "CREATE INDEX cond_waits_start ON cond_waits(start_ns);"
-				      "CREATE INDEX threads_tid ON threads(process_id, tid);";
+    "CREATE INDEX cond_waits_start ON cond_waits(start_ns);"
+    "CREATE INDEX blocking_calls_start ON blocking_calls(start_ns);"
+    "CREATE INDEX threads_tid ON threads(process_id, tid);";
 
 const struct lp_import_source lp_src_core = {
     .name = "core",

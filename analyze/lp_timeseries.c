@@ -200,6 +200,8 @@ static int lp_wait_row(sqlite3_stmt *st, void *vctx)
 	struct lp_ts_lane *l = bsearch(&th, ts->lanes, c->ncpu, sizeof(*l), lp_lane_cmp);
 	if (l)
 		lp_bin_add(ts, c->wait[l - ts->lanes], a, z);
+	if (cond == 2) /* a blocking call: off the CPU, not a lock or condition wait */
+		return 0;
 	lp_bin_add(ts, cond ? ts->cond_wait_ns : ts->lock_wait_ns, a, z);
 	if (!cond) {
 		ts->total_lock_wait_ns += z - a;
@@ -225,6 +227,10 @@ static int lp_ts_cpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *e
 			      "UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, 1 "
 			      "FROM cond_waits",
 			      NULL, 0, lp_wait_row, &c, err, errlen);
+	if (!rc && lp_db_has_table(db, "blocking_calls"))
+		rc = lp_db_each(
+		    db, "SELECT thread_id, start_ns, start_ns + dur_ns, 2 FROM blocking_calls",
+		    NULL, 0, lp_wait_row, &c, err, errlen);
 	for (size_t i = 0; i < c.ncpu; i++) {
 		struct lp_ts_lane *l = &ts->lanes[i];
 		for (size_t b = 0; !rc && b < ts->nbins; b++) {
@@ -531,6 +537,14 @@ static int lp_tl_load(sqlite3 *db, struct lp_tl_ctx *c, char *err, size_t errlen
 			      "'condition wait', 2, 0 FROM cond_waits "
 			      "WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
 			      w, 2, lp_tl_wait_row, c, err, errlen);
+	if (!rc && lp_db_has_table(db, "blocking_calls"))
+		rc =
+		    lp_db_each(db,
+			       "SELECT thread_id, start_ns, start_ns + dur_ns, call || "
+			       "coalesce(' on ' || fd_kind, ''), CASE category WHEN 'sleep' THEN 5 "
+			       "WHEN 'file_io' THEN 6 WHEN 'socket_io' THEN 6 ELSE 7 END, 0 "
+			       "FROM blocking_calls WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
+			       w, 2, lp_tl_wait_row, c, err, errlen);
 	if (!rc && lp_db_has_table(db, "cuda_api")) {
 		rc = lp_db_each(db,
 			      "SELECT a.thread_id, a.start_ns, a.end_ns, s.value, 3, "

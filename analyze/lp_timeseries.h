@@ -67,7 +67,18 @@ void lp_timeseries_free(struct lp_timeseries *ts);
 
 /* ---- one request, end to end (the timeline) ---- */
 
-enum lp_tl_kind { LP_TL_RANGE, LP_TL_LOCK, LP_TL_COND, LP_TL_API, LP_TL_GPU };
+/* LP_TL_SLEEP, _IO (file and socket), _WAIT (poll and other blocking
+ * calls): blocking_calls by category. */
+enum lp_tl_kind {
+	LP_TL_RANGE,
+	LP_TL_LOCK,
+	LP_TL_COND,
+	LP_TL_API,
+	LP_TL_GPU,
+	LP_TL_SLEEP,
+	LP_TL_IO,
+	LP_TL_WAIT
+};
 
 struct lp_tl_item {
 	enum lp_tl_kind kind;

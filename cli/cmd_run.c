@@ -256,6 +256,7 @@ static const struct option lp_run_longopts[] = {
     {"keep-logs", no_argument, NULL, 'k'},
     {"cuda", required_argument, NULL, 'C'},
     {"counters", required_argument, NULL, 'c'},
+    {"block-threshold", required_argument, NULL, 'B'},
     {"wait", required_argument, NULL, 'w'},
     {"help", no_argument, NULL, 'h'},
     {0},
@@ -280,6 +281,7 @@ static int lp_run_parse(int argc, char **argv, struct lp_run_opts *o)
 			break;
 		case 'C':
 		case 'c':
+		case 'B':
 			if (lp_run_source_option(o, c, optarg))
 				return -1;
 			break;
@@ -389,7 +391,8 @@ const struct lp_cmd lp_cmd_run = {
     .run = lp_run,
     .summary = "record a program: lock waits, NVTX stages, CUDA work, CPU counters",
     .usage = "usage: latprof run [-o FILE.db] [--force] [--keep-logs] [--cuda=auto|on|off]\n"
-	     "                   [--counters LIST] [--wait=primary|all] -- CMD ARGS...\n\n"
+	     "                   [--counters LIST] [--block-threshold DUR]\n"
+	     "                   [--wait=primary|all] -- CMD ARGS...\n\n"
 	     "  -o, --output FILE   database to write (default latprof-N.db in the current\n"
 	     "                      directory); %p expands to the app's pid, %q{VAR} to\n"
 	     "                      the value of environment variable VAR\n"
@@ -398,6 +401,9 @@ const struct lp_cmd lp_cmd_run = {
 	     "      --cuda=MODE     CUDA capture: auto (default), on (exit 2 when nothing\n"
 	     "                      was captured), off\n"
 	     "      --counters LIST CPU counters (libpfm4 names), 'default', 'hw', 'none'\n"
+	     "      --block-threshold DUR  record sleeps, descriptor I/O, poll waits,\n"
+	     "                      fsync and futex waits lasting at least DUR (10us\n"
+	     "                      default; ns, us, ms, s; 0 records every call; off)\n"
 	     "      --wait=WHAT     primary (default): import once the app exits; all: also\n"
 	     "                      wait for the descendants it left running (daemons,\n"
 	     "                      background jobs) until they exit or latprof gets\n"

@@ -19,6 +19,7 @@ struct lp_run_opts {
 	char marker[PATH_MAX]; /* OUTPUT.logs -> logdir while the logs exist */
 	enum lp_cuda_mode cuda;
 	const char *counters; /* NULL = default set */
+	char block_ns[24];    /* --block-threshold in ns, "off"; "" = the default */
 	int wait_all;         /* --wait=all: also wait for descendants left running */
 	int left_running;     /* descendants still running at import */
 };
@@ -38,7 +39,8 @@ int lp_run_no_logs(const struct lp_run_opts *o);
 void lp_run_mark_logs(struct lp_run_opts *o, pid_t app);
 void lp_run_unmark_logs(struct lp_run_opts *o);
 
-/* Source options (--cuda, --counters): 0 or -1 after a message. */
+/* Source options (--cuda, --counters, --block-threshold): 0 or -1 after a
+ * message. */
 int lp_run_source_option(struct lp_run_opts *o, int opt, const char *arg);
 /* In the child before exec: environment for the NVTX/CUDA/counter sources. */
 void lp_run_env_sources(const struct lp_run_opts *o);

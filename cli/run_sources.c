@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-source options of `latprof run`. */
+#define _GNU_SOURCE
 #include <ctype.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +63,37 @@ static void lp_run_counters_note(const struct lp_run_opts *o)
 	sqlite3_close(db);
 }
 
+/* --block-threshold DUR: a number with ns, us, ms or s (plain: us), or
+ * 'off'; the interposer reads it in ns from LATPROF_BLOCK_THRESHOLD_NS. */
+static int lp_run_block_option(struct lp_run_opts *o, const char *arg)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"", 1e3}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	if (!strcmp(arg, "off")) {
+		snprintf(o->block_ns, sizeof(o->block_ns), "off");
+		return 0;
+	}
+	char *end;
+	double v = strtod(arg, &end);
+	for (size_t i = 0; end != arg && isdigit((unsigned char)*arg) && v >= 0 && v < 1e6 &&
+			   i < sizeof(units) / sizeof(units[0]);
+	     i++)
+		if (!strcmp(end, units[i].unit)) {
+			snprintf(o->block_ns, sizeof(o->block_ns), "%.0f", v * units[i].ns);
+			return 0;
+		}
+	return lp_cli_usage_error(
+		   "run", "--block-threshold wants a duration (10us, 1ms, 0) or off, not '%s'",
+		   arg),
+	       -1;
+}
+
 int lp_run_source_option(struct lp_run_opts *o, int opt, const char *arg)
 {
+	if (opt == 'B')
+		return lp_run_block_option(o, arg);
 	if (opt == 'C') {
 		if (!strcmp(arg, "auto"))
 			o->cuda = LP_CUDA_AUTO;
@@ -88,11 +119,36 @@ void lp_run_env_sources(const struct lp_run_opts *o)
 		setenv("NVTX_INJECTION64_PATH", nvtx, 1);
 	free(nvtx);
 	setenv("LATPROF_COUNTERS", o->counters ? o->counters : "default", 1);
+	if (o->block_ns[0])
+		setenv("LATPROF_BLOCK_THRESHOLD_NS", o->block_ns, 1);
 	lp_run_cuda_env(o);
+}
+
+/* The cores the app was started with (its affinity: latprof's own, as
+ * `taskset -c 0 latprof run` sets it), for the cpu-starved rule. */
+static void lp_run_note_cpus(const struct lp_run_opts *o)
+{
+	cpu_set_t set;
+	sqlite3 *db;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0 ||
+	    sqlite3_open_v2(o->output, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+		return;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db,
+			       "INSERT OR REPLACE INTO meta(key, value) VALUES "
+			       "('run.cpus_allowed', ?1), ('host.cpus_online', ?2)",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int(st, 1, CPU_COUNT(&set));
+		sqlite3_bind_int64(st, 2, sysconf(_SC_NPROCESSORS_ONLN));
+		sqlite3_step(st);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
 }
 
 int lp_run_check_sources(const struct lp_run_opts *o)
 {
+	lp_run_note_cpus(o);
 	lp_run_counters_note(o);
 	return lp_run_cuda_check(o);
 }

@@ -91,6 +91,7 @@ enum lp_rec_type {
 	LP_REC_LOCK_WAIT = 11,	  /* aux = lp_lock_kind; lp_rec_lock_wait */
 	LP_REC_COND_WAIT = 12,	  /* aux = lp_cond_kind; lp_rec_cond_wait */
 	LP_REC_CHILD_STATUS = 13, /* lp_rec_child_status: a wait() result */
+	LP_REC_BLOCK = 14,	  /* aux = lp_block_call; lp_rec_block */
 	LP_REC_CORE_LAST = 31,
 
 	LP_REC_NVTX_FIRST = 32,
@@ -211,6 +212,66 @@ struct lp_rec_child_status {
 	uint64_t ts;
 	uint32_t pid;	/* the child */
 	int32_t status; /* raw wait status */
+};
+
+/*
+ * A blocking call (sleep, fd I/O, poll, fsync, futex wait) that lasted at
+ * least the threshold (LATPROF_BLOCK_THRESHOLD_NS). The ids are stable:
+ * the importer turns them into names and categories.
+ */
+enum lp_block_call {
+	LP_BLK_NANOSLEEP = 1,
+	LP_BLK_CLOCK_NANOSLEEP = 2,
+	LP_BLK_USLEEP = 3,
+	LP_BLK_SLEEP = 4,
+	LP_BLK_READ = 10,
+	LP_BLK_WRITE = 11,
+	LP_BLK_PREAD = 12,
+	LP_BLK_PWRITE = 13,
+	LP_BLK_READV = 14,
+	LP_BLK_WRITEV = 15,
+	LP_BLK_RECV = 20,
+	LP_BLK_SEND = 21,
+	LP_BLK_RECVFROM = 22,
+	LP_BLK_SENDTO = 23,
+	LP_BLK_RECVMSG = 24,
+	LP_BLK_SENDMSG = 25,
+	LP_BLK_ACCEPT = 26,
+	LP_BLK_CONNECT = 27,
+	LP_BLK_SENDFILE = 28,
+	LP_BLK_POLL = 30,
+	LP_BLK_PPOLL = 31,
+	LP_BLK_SELECT = 32,
+	LP_BLK_PSELECT = 33,
+	LP_BLK_EPOLL_WAIT = 34,
+	LP_BLK_EPOLL_PWAIT = 35,
+	LP_BLK_FSYNC = 40,
+	LP_BLK_FDATASYNC = 41,
+	LP_BLK_FUTEX = 50,
+	LP_BLK_PTHREAD_JOIN = 51,
+	LP_BLK_CALL_MAX = 63,
+};
+
+/* What the call's descriptor was, from fstat() after the call. */
+enum lp_fd_kind {
+	LP_FD_NONE = 0, /* the call has no descriptor (sleep, poll, futex) */
+	LP_FD_FILE = 1, /* regular file, directory or block device */
+	LP_FD_SOCKET = 2,
+	LP_FD_PIPE = 3, /* pipe or FIFO */
+	LP_FD_EVENTFD = 4,
+	LP_FD_TTY = 5,
+	LP_FD_OTHER = 6,   /* other character device or anonymous inode */
+	LP_FD_UNKNOWN = 7, /* fstat failed: closed meanwhile */
+};
+
+struct lp_rec_block {
+	uint64_t start;	  /* ns: before the call */
+	uint64_t end;	  /* ns: after it returned */
+	int64_t result;	  /* return value, or -errno when it failed */
+	int32_t fd;	  /* descriptor (out_fd for sendfile), -1 when none */
+	uint32_t stack;	  /* stack id, 0 if none */
+	uint32_t fd_kind; /* lp_fd_kind */
+	uint32_t pad;
 };
 
 #endif

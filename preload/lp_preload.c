@@ -104,6 +104,7 @@ void lp_pre_resolve(void)
 	LP_SYM(waitid, "waitid");
 	LP_SYM(dlopen, "dlopen");
 	LP_SYM(dlclose, "dlclose");
+	lp_block_resolve();
 	lp_resolving = 0;
 	errno = saved;
 }
@@ -254,6 +255,7 @@ __attribute__((constructor)) static void lp_pre_init(void)
 	lp_pre_guard = 1; /* lp_core_init takes a mutex: no hook recording */
 	lp_pre_resolve();
 	lp_env_capture();
+	lp_block_init();
 	int ok = lp_core_init() == 0;
 	if (ok) {
 		uint64_t adds = 0;

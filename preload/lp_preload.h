@@ -85,6 +85,10 @@ void lp_env_capture(void);
 	     : (lp_pre_resolve(), lp_real.f))
 
 void lp_pre_resolve(void);
+/* Blocking-call hooks (lp_block.c): their real functions, resolved by
+ * lp_pre_resolve(); the threshold, read once by the constructor. */
+void lp_block_resolve(void);
+void lp_block_init(void);
 /* True when a hook should record: set up, and not nested in a hook. */
 static inline int lp_pre_recording(void)
 {

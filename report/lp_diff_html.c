@@ -377,6 +377,17 @@ static void lp_w_locks(FILE *f, const struct lp_diff *d)
 	fputs("</section>\n", f);
 }
 
+static void lp_w_cats(FILE *f, const struct lp_diff *d)
+{
+	fputs("<section id=\"categories\"><h2>Time by category</h2>\n<p class=\"note\">Request "
+	      "time per request in each breakdown category (waits, blocking calls, on-CPU, "
+	      "preempted) and pooled totals; marked where it grew by the threshold or more (no "
+	      "significance test).</p>\n",
+	      f);
+	lp_w_named(f, d, d->cats, d->ncats, "category");
+	fputs("</section>\n", f);
+}
+
 static void lp_w_gpu(FILE *f, const struct lp_diff *d)
 {
 	fputs("<section id=\"gpu\"><h2>GPU kernels</h2>\n", f);
@@ -430,6 +441,7 @@ void lp_diff_html_write(FILE *f, const void *page)
 	lp_w_stages(f, d);
 	lp_html_charts_section(f, "latprof diff BASE.db NEW.db --format html -o OUT.html",
 			       pg->has_gnuplot, pg->chart_err, pg->charts, pg->svg, LP_DH_NCHARTS);
+	lp_w_cats(f, d);
 	lp_w_locks(f, d);
 	lp_w_gpu(f, d);
 	lp_w_findings(f, d);

@@ -358,7 +358,7 @@ static void lp_w_tail(FILE *f, const struct lp_breakdown *b)
 		fputs(")", f);
 	}
 	if (t->has_key && t->key_name) {
-		fputs(", waiting on <b>", f);
+		fputs(t->key_site ? ", at <b>" : ", waiting on <b>", f);
 		lp_html_str(f, t->key_name);
 		fputs("</b> (", f);
 		lp_html_dur(f, t->key_mid_ns);
@@ -495,7 +495,8 @@ static void lp_w_slowest(FILE *f, const struct lp_breakdown *b)
 
 static const char *const lp_tl_fill[] = {
     [LP_TL_RANGE] = "#6baed6", [LP_TL_LOCK] = "#ee6677", [LP_TL_COND] = "#ee9944",
-    [LP_TL_API] = "#66bb66",   [LP_TL_GPU] = "#aa66cc",
+    [LP_TL_API] = "#66bb66",   [LP_TL_GPU] = "#aa66cc",	 [LP_TL_SLEEP] = "#bbbbbb",
+    [LP_TL_IO] = "#ccbb44",    [LP_TL_WAIT] = "#997755",
 };
 
 static double lp_tl_x(const struct lp_req_timeline *t, int64_t ns)
@@ -613,8 +614,11 @@ static void lp_w_timelines(FILE *f, const struct lp_html_page *pg)
 	      "<span style=\"color:#ee6677\">&#9632;</span> lock wait, "
 	      "<span style=\"color:#ee9944\">&#9632;</span> condition wait, "
 	      "<span style=\"color:#66bb66\">&#9632;</span> CUDA API, "
-	      "<span style=\"color:#aa66cc\">&#9632;</span> GPU work. Hover for names and "
-	      "durations.</p>\n",
+	      "<span style=\"color:#aa66cc\">&#9632;</span> GPU work, "
+	      "<span style=\"color:#bbbbbb\">&#9632;</span> sleep, "
+	      "<span style=\"color:#ccbb44\">&#9632;</span> file or socket I/O, "
+	      "<span style=\"color:#997755\">&#9632;</span> poll or other blocking call. "
+	      "Hover for names and durations.</p>\n",
 	      f);
 	lp_w_timeline(f, &pg->tl[0], &pg->ts);
 	lp_w_timeline(f, &pg->tl[1], &pg->ts);

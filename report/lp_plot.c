@@ -426,8 +426,8 @@ static void lp_util_dat(FILE *f, const void *arg)
 	fprintf(f,
 		"# busy fraction per lane (row, as the script's ytics) and time bin of %lld ns\n",
 		(long long)ts->bin_ns);
-	fputs("# CPU: alive and not in a recorded lock/condition wait; GPU: kernels, copies,"
-	      " memsets\n",
+	fputs("# CPU: alive and not in a recorded lock/condition wait or blocking call;"
+	      " GPU: kernels, copies, memsets\n",
 	      f);
 	for (size_t l = 0; l < lp_util_n(ts); l++) {
 		for (size_t b = 0; b < ts->nbins; b++)

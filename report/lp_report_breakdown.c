@@ -26,7 +26,8 @@ static double pct(int64_t part, int64_t whole)
 
 /* ---- text ------------------------------------------------------------- */
 
-/* Text shows a category column only where it holds time (cpu always): the
+/* Text shows a category column only where it holds time (on-CPU, or the
+ * unsplit rest without counters, always): the
  * CUDA ones stay out of CPU-only runs. JSON and CSV keep every category. */
 static int cat_shown(const struct lp_breakdown *b, int k)
 {
@@ -177,7 +178,9 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 	fputs("\n", f);
 	fputs("Times are per request (a stage's instances in one request add up); count is\n"
 	      "ranges; share is of all request time; the category columns split each stage's\n"
-	      "own time (cpu = the rest: running, or runnable but preempted).\n",
+	      "own time: recorded waits and blocking calls first, then the rest as on-CPU\n"
+	      "(task-clock) and preempted (runnable, waiting for a CPU); 'cpu or preempted'\n"
+	      "where task-clock was not counted.\n",
 	      f);
 	text_hidden_cats(f, b);
 	text_cnt_notes(f, b);
@@ -209,7 +212,7 @@ static void text_tail_counters(FILE *f, const struct lp_bd_tail *t)
 		    lp_txt_ns(t->offcpu_mid_ns, x, sizeof(x)),
 		    lp_txt_ns(t->offcpu_tail_ns, y, sizeof(y)));
 		text_cs(f, t->cs_tail, t->cs_mid);
-		fputs("; see finding cpu-interference).\n", f);
+		fputs("; see findings cpu-starved and cpu-interference).\n", f);
 		return;
 	}
 	fprintf(f, "  On a CPU %.0f%% of its time in the tail against %.0f%% around the median",
@@ -260,11 +263,11 @@ static void text_tail(FILE *f, const struct lp_breakdown *b)
 	text_tail_counters(f, t);
 	if (t->has_key) {
 		lp_txt_cell(cell, sizeof(cell), t->key_name, 200);
-		fprintf(f,
-			"  Top lock by added wait: '%s' (lock id %" PRId64
-			"): %s -> %s per request.\n",
-			cell, t->key, lp_txt_ns(t->key_mid_ns, x, sizeof(x)),
-			lp_txt_ns(t->key_tail_ns, y, sizeof(y)));
+		fprintf(
+		    f, "  Top %s by added %s: '%s' (%s id %" PRId64 "): %s -> %s per request.\n",
+		    t->key_site ? "call site" : "lock", t->key_site ? "time" : "wait", cell,
+		    t->key_site ? "stack" : "lock", t->key, lp_txt_ns(t->key_mid_ns, x, sizeof(x)),
+		    lp_txt_ns(t->key_tail_ns, y, sizeof(y)));
 	}
 }
 
@@ -495,15 +498,19 @@ static void json_tail(FILE *f, const struct lp_breakdown *b)
 			t->cat_tail_ns, t->cat_mid_ns, t->cat_tail_ns - t->cat_mid_ns);
 	}
 	json_tail_cnt(f, t);
-	fputs(",\n    \"lock\": ", f);
-	if (!t->has_key) {
-		fputs("null}", f);
-		return;
+	/* a lock (lock_wait) or a blocking call site (sleep, I/O, ...): one of the two */
+	for (int site = 0; site < 2; site++) {
+		fputs(site ? ",\n    \"site\": " : ",\n    \"lock\": ", f);
+		if (!t->has_key || t->key_site != site) {
+			fputs("null", f);
+			continue;
+		}
+		fprintf(f, "{\"%s\": %" PRId64 ", \"name\": ", site ? "stack_id" : "id", t->key);
+		lp_json_str(f, t->key_name);
+		fprintf(f, ", \"tail_mean_ns\": %.1f, \"median_mean_ns\": %.1f}", t->key_tail_ns,
+			t->key_mid_ns);
 	}
-	fprintf(f, "{\"id\": %" PRId64 ", \"name\": ", t->key);
-	lp_json_str(f, t->key_name);
-	fprintf(f, ", \"tail_mean_ns\": %.1f, \"median_mean_ns\": %.1f}}", t->key_tail_ns,
-		t->key_mid_ns);
+	fputs("}", f);
 }
 
 static void json_threads(FILE *f, const struct lp_breakdown *b)

@@ -161,6 +161,7 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 			fprintf(f, " (%s)", r->why);
 		fputc('\n', f);
 	}
+	text_named(f, "time by category", d->cats, d->ncats);
 	text_named(f, "lock contention", d->locks, d->nlocks);
 	if (d->has_kernels)
 		text_named(f, "GPU kernels", d->kernels, d->nkernels);
@@ -221,6 +222,7 @@ void lp_diff_write_markdown(FILE *f, const struct lp_diff *d)
 			fprintf(f, " (%s)", r->why);
 		fputs(" |\n", f);
 	}
+	md_named(f, "Time by category", d->cats, d->ncats);
 	md_named(f, "Lock contention", d->locks, d->nlocks);
 	if (d->has_kernels)
 		md_named(f, "GPU kernels", d->kernels, d->nkernels);
@@ -343,6 +345,7 @@ void lp_diff_write_json(FILE *f, const struct lp_diff *d)
 	}
 	fputc(']', f);
 	json_named(f, "locks", d->locks, d->nlocks);
+	json_named(f, "categories", d->cats, d->ncats);
 	if (d->has_kernels)
 		json_named(f, "kernels", d->kernels, d->nkernels);
 	else

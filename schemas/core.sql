@@ -109,3 +109,20 @@ CREATE TABLE cond_waits (
   stack_id  INTEGER REFERENCES stacks(id),
   flags     INTEGER NOT NULL DEFAULT 0
 );
+
+-- Blocking calls that lasted at least the run's threshold (latprof run
+-- --block-threshold, default 10 us): sleeping, descriptor I/O, poll/select/epoll waits,
+-- fsync, raw futex waits.
+CREATE TABLE blocking_calls (
+  id        INTEGER PRIMARY KEY,
+  thread_id INTEGER NOT NULL REFERENCES threads(id),
+  start_ns  INTEGER NOT NULL,
+  dur_ns    INTEGER NOT NULL,
+  end_ns    INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL,
+  call      TEXT NOT NULL,      -- nanosleep, read, recv, poll, fsync, futex, pthread_join, ...
+  category  TEXT NOT NULL,      -- sleep, file_io, socket_io, poll_wait, other_block
+  fd        INTEGER,            -- NULL when the call has no descriptor
+  fd_kind   TEXT,               -- file, socket, pipe, eventfd, tty, other, unknown
+  result    INTEGER NOT NULL,   -- return value, or -errno when it failed
+  stack_id  INTEGER REFERENCES stacks(id)
+);

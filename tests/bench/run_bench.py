@@ -2,6 +2,9 @@
 
   run_bench.py lock     uncontended lock+unlock: bare vs under `latprof run`,
                         interleaved, 5 rounds, medians (target <= 1.10x)
+  run_bench.py block    blocking-call hooks: 64-byte pipe write()+read() (under
+                        the threshold) and nanosleep(0) (recorded), bare vs
+                        under `latprof run`, interleaved (targets <= 1.10x)
   run_bench.py import   `latprof import` of 1M synthetic lock waits written
                         through the recording core (targets >= 1M records/s
                         on one core, <= 64 DB bytes per lock wait)
@@ -43,18 +46,23 @@ def bench_lock():
         bench_lock_mode(mode, title)
 
 
-def bench_lock_mode(mode, title):
-    iters = os.environ.get("LP_BENCH_LOCK_ITERS", "20000000")
+def interleaved(args):
+    """ns_per_op of `args` bare and under `latprof run`, ROUNDS rounds
+    alternating, so load on the machine hits both alike."""
     d = tempfile.mkdtemp(prefix="lpbench-")
-    exe = os.path.join(BENCH, "bench_lock")
-    args = [exe, iters] + ([mode] if mode != "st" else [])
     bare, traced = [], []
     for r in range(ROUNDS):
         bare.append(float(kv(run(args).stdout)["ns_per_op"]))
-        db = os.path.join(d, "lock.db")
-        p = run([LATPROF, "run", "--force", "-o", db, "--", *args])
+        p = run([LATPROF, "run", "--force", "-o", os.path.join(d, "bench.db"), "--", *args])
         traced.append(float(kv(p.stdout)["ns_per_op"]))
     shutil.rmtree(d, ignore_errors=True)
+    return bare, traced
+
+
+def bench_lock_mode(mode, title):
+    iters = os.environ.get("LP_BENCH_LOCK_ITERS", "20000000")
+    exe = os.path.join(BENCH, "bench_lock")
+    bare, traced = interleaved([exe, iters] + ([mode] if mode != "st" else []))
     b, t = statistics.median(bare), statistics.median(traced)
     what = "pthread_spin_lock+unlock" if mode == "spin" else "pthread_mutex_lock+unlock"
     print(f"=== bench: uncontended {what}, {title} ===")
@@ -63,6 +71,22 @@ def bench_lock_mode(mode, title):
     print(f"latprof run          {t:8.2f} ns/op  (rounds: {', '.join(f'{x:.2f}' for x in traced)})")
     print(f"ratio                {t / b:8.3f}x   (target <= 1.10x; LTTng-UST ~23x, uftrace ~42x)")
     print("=== end ===")
+
+
+def bench_block():
+    for mode, iters, what in (
+            ("pipe", os.environ.get("LP_BENCH_PIPE_ITERS", "1000000"),
+             "64-byte write()+read() on a pipe (under the threshold: no record)"),
+            ("nanosleep", os.environ.get("LP_BENCH_SLEEP_ITERS", "20000"),
+             "nanosleep(0) (over the threshold: each call recorded)")):
+        bare, traced = interleaved([os.path.join(BENCH, "bench_block"), mode, iters])
+        b, t = statistics.median(bare), statistics.median(traced)
+        print(f"=== bench: {what} ===")
+        print(f"iterations per run   {iters}, {ROUNDS} rounds interleaved")
+        print(f"bare                 {b:10.2f} ns/op  (rounds: {', '.join(f'{x:.0f}' for x in bare)})")
+        print(f"latprof run          {t:10.2f} ns/op  (rounds: {', '.join(f'{x:.0f}' for x in traced)})")
+        print(f"ratio                {t / b:10.3f}x   (target <= 1.10x)")
+        print("=== end ===")
 
 
 def bench_import():
@@ -132,6 +156,6 @@ def bench_diff():
 
 
 if __name__ == "__main__":
-    what = sys.argv[1:] or ["lock", "import", "diff"]
+    what = sys.argv[1:] or ["lock", "block", "import", "diff"]
     for w in what:
-        {"lock": bench_lock, "import": bench_import, "diff": bench_diff}[w]()
+        {"lock": bench_lock, "block": bench_block, "import": bench_import, "diff": bench_diff}[w]()

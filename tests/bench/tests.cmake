@@ -3,12 +3,15 @@
 add_executable(bench_lock ${CMAKE_CURRENT_LIST_DIR}/bench_lock.c)
 target_compile_options(bench_lock PRIVATE -O2)
 target_link_libraries(bench_lock PRIVATE Threads::Threads)
+add_executable(bench_block ${CMAKE_CURRENT_LIST_DIR}/bench_block.c)
+target_compile_options(bench_block PRIVATE -O2)
 add_executable(bench_gen_log ${CMAKE_CURRENT_LIST_DIR}/gen_log.c)
 target_link_libraries(bench_gen_log PRIVATE latprof_core Threads::Threads)
-set_target_properties(bench_lock bench_gen_log PROPERTIES
+set_target_properties(bench_lock bench_block bench_gen_log PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bench
   BUILD_RPATH ${CMAKE_BINARY_DIR}/lib/latprof)
 
 lp_py_test(bench_lock_overhead run_bench.py LABELS bench TIMEOUT 900 ARGS lock)
+lp_py_test(bench_block_overhead run_bench.py LABELS bench TIMEOUT 900 ARGS block)
 lp_py_test(bench_import run_bench.py LABELS bench TIMEOUT 900 ARGS import)
 lp_py_test(bench_diff run_bench.py LABELS bench TIMEOUT 900 ARGS diff)

@@ -27,6 +27,7 @@ GETENV_ALLOW = {
     ("collector/cupti/lp_cupti.c", "lp_env_u32"): "CUPTI injection init only",
     ("collector/cupti/lp_cupti_api.c", "lp_api_open"): "once, under pthread_once, at capture start",
     ("preload/lp_proc.c", "lp_env_capture"): "from the preload constructor only",
+    ("preload/lp_block.c", "lp_block_init"): "from the preload constructor only",
     ("collector/nvtx/lp_nvtx.c", "lp_tsc_init"): "NVTX injection init only",
 }
 FUNC = re.compile(r"^[A-Za-z_][\w \*]*?\b(\w+)\s*\([^;]*$")

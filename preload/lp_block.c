@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Blocking-call hooks: the sleep family, descriptor I/O, poll/select/epoll
+ * waits, fsync, raw futex waits and pthread_join. Each hook reads the clock before and
+ * after the real call; only a call that lasted at least the threshold
+ * (LATPROF_BLOCK_THRESHOLD_NS, default 10 us) is written, with the kind of
+ * its descriptor and the caller's stack. A shorter call costs one clock
+ * read pair and nothing else.
+ *
+ * Unlike the lock hooks, the guard is not held across the real call: these
+ * are cancellation points, and a thread cancelled inside read() must not
+ * leave its guard set. It is held only while a record is written.
+ */
+#define _GNU_SOURCE
+/* We define read() and friends: the fortified inline wrappers must not. */
+#undef _FORTIFY_SOURCE
+#include "lp_preload.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "lp_core.h"
+
+#define LP_BLK_DEFAULT_NS 10000u
+#define LP_BLK_SITES 4096u /* call-site cache slots (lp_blk_site) */
+
+/* UINT64_MAX: recording off (--block-threshold off). Read once at start. */
+static uint64_t lp_blk_thr = LP_BLK_DEFAULT_NS;
+
+struct lp_blk_real {
+	int (*nanosleep)(const struct timespec *, struct timespec *);
+	int (*clock_nanosleep)(clockid_t, int, const struct timespec *, struct timespec *);
+	int (*usleep)(useconds_t);
+	unsigned (*sleep)(unsigned);
+	ssize_t (*read)(int, void *, size_t);
+	ssize_t (*write)(int, const void *, size_t);
+	ssize_t (*read_chk)(int, void *, size_t, size_t);
+	ssize_t (*pread)(int, void *, size_t, off_t);
+	ssize_t (*pwrite)(int, const void *, size_t, off_t);
+	ssize_t (*pread64)(int, void *, size_t, off_t);
+	ssize_t (*pwrite64)(int, const void *, size_t, off_t);
+	ssize_t (*pread_chk)(int, void *, size_t, off_t, size_t);
+	ssize_t (*pread64_chk)(int, void *, size_t, off_t, size_t);
+	ssize_t (*readv)(int, const struct iovec *, int);
+	ssize_t (*writev)(int, const struct iovec *, int);
+	ssize_t (*recv)(int, void *, size_t, int);
+	ssize_t (*recv_chk)(int, void *, size_t, size_t, int);
+	ssize_t (*send)(int, const void *, size_t, int);
+	ssize_t (*recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+	ssize_t (*recvfrom_chk)(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
+	ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+	ssize_t (*recvmsg)(int, struct msghdr *, int);
+	ssize_t (*sendmsg)(int, const struct msghdr *, int);
+	int (*accept)(int, struct sockaddr *, socklen_t *);
+	int (*accept4)(int, struct sockaddr *, socklen_t *, int);
+	int (*connect)(int, const struct sockaddr *, socklen_t);
+	ssize_t (*sendfile)(int, int, off_t *, size_t);
+	ssize_t (*sendfile64)(int, int, off_t *, size_t);
+	int (*poll)(struct pollfd *, nfds_t, int);
+	int (*poll_chk)(struct pollfd *, nfds_t, int, size_t);
+	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
+		       const sigset_t *);
+	int (*epoll_wait)(int, struct epoll_event *, int, int);
+	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+	int (*fsync)(int);
+	int (*fdatasync)(int);
+	long (*syscall)(long, ...);
+	int (*join)(pthread_t, void **);
+};
+
+static struct lp_blk_real lp_br;
+
+#define LP_BSYM(f, name) lp_blk_sym((void **)&lp_br.f, name)
+
+static void lp_blk_sym(void **slot, const char *name)
+{
+	void *p = dlsym(RTLD_NEXT, name);
+	if (p)
+		__atomic_store_n(slot, p, __ATOMIC_RELAXED);
+}
+
+/* Called by lp_pre_resolve(), which guards against reentry from dlsym. */
+void lp_block_resolve(void)
+{
+	LP_BSYM(syscall, "syscall");
+	LP_BSYM(read, "read");
+	LP_BSYM(write, "write");
+	LP_BSYM(nanosleep, "nanosleep");
+	LP_BSYM(clock_nanosleep, "clock_nanosleep");
+	LP_BSYM(usleep, "usleep");
+	LP_BSYM(sleep, "sleep");
+	LP_BSYM(read_chk, "__read_chk");
+	LP_BSYM(pread, "pread");
+	LP_BSYM(pwrite, "pwrite");
+	LP_BSYM(pread64, "pread64");
+	LP_BSYM(pwrite64, "pwrite64");
+	LP_BSYM(pread_chk, "__pread_chk");
+	LP_BSYM(pread64_chk, "__pread64_chk");
+	LP_BSYM(readv, "readv");
+	LP_BSYM(writev, "writev");
+	LP_BSYM(recv, "recv");
+	LP_BSYM(recv_chk, "__recv_chk");
+	LP_BSYM(send, "send");
+	LP_BSYM(recvfrom, "recvfrom");
+	LP_BSYM(recvfrom_chk, "__recvfrom_chk");
+	LP_BSYM(sendto, "sendto");
+	LP_BSYM(recvmsg, "recvmsg");
+	LP_BSYM(sendmsg, "sendmsg");
+	LP_BSYM(accept, "accept");
+	LP_BSYM(accept4, "accept4");
+	LP_BSYM(connect, "connect");
+	LP_BSYM(sendfile, "sendfile");
+	LP_BSYM(sendfile64, "sendfile64");
+	LP_BSYM(poll, "poll");
+	LP_BSYM(poll_chk, "__poll_chk");
+	LP_BSYM(ppoll, "ppoll");
+	LP_BSYM(select, "select");
+	LP_BSYM(pselect, "pselect");
+	LP_BSYM(epoll_wait, "epoll_wait");
+	LP_BSYM(epoll_pwait, "epoll_pwait");
+	LP_BSYM(fsync, "fsync");
+	LP_BSYM(fdatasync, "fdatasync");
+	LP_BSYM(join, "pthread_join");
+}
+
+static uint64_t lp_blk_sites[LP_BLK_SITES];
+
+/* Stack ids are interned per process: a forked child starts over, and so
+ * must the call-site cache that holds them. */
+static void lp_blk_atfork_child(void)
+{
+	memset(lp_blk_sites, 0, sizeof(lp_blk_sites));
+}
+
+/* Threshold from the environment, before any hook records (constructor). */
+void lp_block_init(void)
+{
+	pthread_atfork(NULL, NULL, lp_blk_atfork_child);
+	const char *v = getenv("LATPROF_BLOCK_THRESHOLD_NS");
+	if (!v || !*v)
+		return;
+	if (!strcmp(v, "off")) {
+		lp_blk_thr = UINT64_MAX;
+		return;
+	}
+	char *end;
+	unsigned long long ns = strtoull(v, &end, 10);
+	if (!*end)
+		lp_blk_thr = ns;
+}
+
+/*
+ * A raw system call, for the moment our own dlsym is still resolving the
+ * real function (an app allocator it calls may read a file): not a
+ * cancellation point, but correct. Other architectures say ENOSYS there.
+ */
+static long lp_blk_raw(long nr, long a, long b, long c, long d, long e, long f)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	long ret = x0;
+#else
+	(void)nr, (void)a, (void)b, (void)c, (void)d, (void)e, (void)f;
+	long ret = -ENOSYS;
+#endif
+	if (ret < 0 && ret > -4096) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+
+#define LP_RAW(nr, a, b, c, d, e, f)                                                               \
+	lp_blk_raw(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+
+static long lp_blk_nosys(void)
+{
+	errno = ENOSYS;
+	return -1;
+}
+
+/* The real function, resolving all of them on first use; NULL only while
+ * this thread is inside our dlsym. */
+#define LP_BREAL(f)                                                                                \
+	(__atomic_load_n(&lp_br.f, __ATOMIC_RELAXED)                                               \
+	     ? __atomic_load_n(&lp_br.f, __ATOMIC_RELAXED)                                         \
+	     : (lp_pre_resolve(), __atomic_load_n(&lp_br.f, __ATOMIC_RELAXED)))
+
+static inline int lp_blk_on(void)
+{
+	return __atomic_load_n(&lp_pre_on, __ATOMIC_ACQUIRE) && !lp_pre_guard &&
+	       lp_blk_thr != UINT64_MAX;
+}
+
+/* The major numbers of the kernel's tty drivers (Documentation/admin-guide/
+ * devices.txt): virtual consoles and serial lines, /dev/tty, pseudo-ttys. */
+static int lp_blk_is_tty(dev_t rdev)
+{
+	unsigned m = major(rdev);
+	return m == 4 || m == 5 || (m >= 136 && m <= 143);
+}
+
+static uint32_t lp_blk_anon_kind(int fd)
+{
+	char path[40], link[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return LP_FD_OTHER;
+	link[n] = 0;
+	return strstr(link, "[eventfd]") ? LP_FD_EVENTFD : LP_FD_OTHER;
+}
+
+/* Only for calls being recorded: an fstat per record is cheaper than a
+ * per-descriptor cache kept right across close() and dup2(). */
+static uint32_t lp_blk_fd_kind(int fd)
+{
+	struct stat st;
+	if (fd < 0)
+		return LP_FD_NONE;
+	if (fstat(fd, &st) != 0)
+		return LP_FD_UNKNOWN;
+	switch (st.st_mode & S_IFMT) {
+	case S_IFREG:
+	case S_IFDIR:
+	case S_IFBLK:
+		return LP_FD_FILE;
+	case S_IFSOCK:
+		return LP_FD_SOCKET;
+	case S_IFIFO:
+		return LP_FD_PIPE;
+	case S_IFCHR:
+		return lp_blk_is_tty(st.st_rdev) ? LP_FD_TTY : LP_FD_OTHER;
+	case 0: /* anonymous inode: eventfd, timerfd, epoll, signalfd */
+		return lp_blk_anon_kind(fd);
+	default:
+		return LP_FD_OTHER;
+	}
+}
+
+/* latprof's own libraries (the counters read() their perf descriptors)
+ * must not record themselves. Only on a call-site cache miss: dladdr takes
+ * a lock and compares strings. */
+static int lp_blk_from_latprof(void *ra)
+{
+	Dl_info info;
+	return dladdr(ra, &info) && info.dli_fname && strstr(info.dli_fname, "/liblatprof_");
+}
+
+/*
+ * Call sites seen before: unwinding a stack costs microseconds (most of a
+ * record), about the length of the shortest recorded call. A slot packs a
+ * tag of the site's address, whether the site is latprof's own, and the
+ * stack id first captured there, in one word, so racing threads never see
+ * half an entry. A call shorter than LP_BLK_RESTACK_NS at a known site
+ * reuses that stack: its innermost frame (the site) is exact, the callers
+ * above it are those of the first capture.
+ */
+#define LP_BLK_RESTACK_NS 1000000u
+#define LP_BLK_SELF (1ull << 32)
+
+static uint64_t lp_blk_site_hash(void *ra)
+{
+	uint64_t h = (uint64_t)(uintptr_t)ra * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/* Stack id for a record at `ra`, LP_BLK_SELF for latprof's own calls. */
+static uint64_t lp_blk_site(void *ra, uint64_t dur)
+{
+	uint64_t h = lp_blk_site_hash(ra);
+	uint64_t *slot = &lp_blk_sites[h & (LP_BLK_SITES - 1)];
+	uint64_t tag = (h >> 33) << 33; /* top 31 bits; bit 32 is LP_BLK_SELF */
+	uint64_t cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	if (cur && (cur & ~(LP_BLK_SELF | 0xffffffffull)) == tag &&
+	    ((cur & LP_BLK_SELF) || dur < LP_BLK_RESTACK_NS))
+		return cur & (LP_BLK_SELF | 0xffffffffull);
+	if (lp_blk_from_latprof(ra)) {
+		__atomic_store_n(slot, tag | LP_BLK_SELF, __ATOMIC_RELAXED);
+		return LP_BLK_SELF;
+	}
+	lp_pre_modules_refresh();
+	uint32_t stack = lp_pre_stack(ra);
+	if (stack)
+		__atomic_store_n(slot, tag | stack, __ATOMIC_RELAXED);
+	return stack;
+}
+
+__attribute__((noinline)) static void lp_blk_record(uint32_t call, int fd, uint64_t t0, uint64_t t1,
+						    long rc, void *ra)
+{
+	int saved = errno;
+	lp_pre_guard = 1;
+	uint64_t site = lp_blk_site(ra, t1 - t0);
+	if (!(site & LP_BLK_SELF)) {
+		uint32_t kind = lp_blk_fd_kind(fd);
+		struct lp_rec_block *r = lp_rec_begin(LP_REC_BLOCK, call, sizeof(*r));
+		if (r) {
+			r->start = t0;
+			r->end = t1;
+			r->result = rc < 0 ? -(int64_t)saved : (int64_t)rc;
+			r->fd = fd;
+			r->stack = (uint32_t)site;
+			r->fd_kind = kind;
+			r->pad = 0;
+			lp_rec_commit();
+		}
+	}
+	lp_pre_guard = 0;
+	errno = saved;
+}
+
+/* After the real call: one clock read; a record only past the threshold. */
+static inline void lp_blk_done(uint32_t call, int fd, uint64_t t0, long rc, void *ra)
+{
+	uint64_t t1 = lp_now();
+	if (__builtin_expect(t1 - t0 >= lp_blk_thr, 0))
+		lp_blk_record(call, fd, t0, t1, rc, ra);
+}
+
+/*
+ * One hook: resolve, pass straight through when not recording, else time
+ * the call. FALLBACK runs only inside our own dlsym.
+ */
+#define LP_BLK_HOOK(ret, name, field, call, fdexpr, params, args, fallback)                        \
+	LP_HOOK ret name params                                                                    \
+	{                                                                                          \
+		__typeof__(lp_br.field) fn = LP_BREAL(field);                                      \
+		if (__builtin_expect(!fn, 0))                                                      \
+			return (ret)(fallback);                                                    \
+		if (!lp_blk_on())                                                                  \
+			return fn args;                                                            \
+		uint64_t t0 = lp_now();                                                            \
+		ret rc = fn args;                                                                  \
+		lp_blk_done(call, fdexpr, t0, (long)rc, __builtin_return_address(0));              \
+		return rc;                                                                         \
+	}
+
+/* ---- sleeping --------------------------------------------------------- */
+
+LP_BLK_HOOK(int, nanosleep, nanosleep, LP_BLK_NANOSLEEP, -1,
+	    (const struct timespec *req, struct timespec *rem), (req, rem),
+	    LP_RAW(SYS_nanosleep, req, rem, 0, 0, 0, 0))
+/* clock_nanosleep returns the error number; it never sets errno. */
+LP_BLK_HOOK(int, clock_nanosleep, clock_nanosleep, LP_BLK_CLOCK_NANOSLEEP, -1,
+	    (clockid_t clk, int flags, const struct timespec *req, struct timespec *rem),
+	    (clk, flags, req, rem), ENOSYS)
+LP_BLK_HOOK(int, usleep, usleep, LP_BLK_USLEEP, -1, (useconds_t us), (us), lp_blk_nosys())
+LP_BLK_HOOK(unsigned, sleep, sleep, LP_BLK_SLEEP, -1, (unsigned s), (s), s)
+
+/* ---- descriptor I/O --------------------------------------------------- */
+
+LP_BLK_HOOK(ssize_t, read, read, LP_BLK_READ, fd, (int fd, void *buf, size_t n), (fd, buf, n),
+	    LP_RAW(SYS_read, fd, buf, n, 0, 0, 0))
+LP_BLK_HOOK(ssize_t, write, write, LP_BLK_WRITE, fd, (int fd, const void *buf, size_t n),
+	    (fd, buf, n), LP_RAW(SYS_write, fd, buf, n, 0, 0, 0))
+/* The _FORTIFY_SOURCE forms: the real one checks the size, then reads. */
+LP_BLK_HOOK(ssize_t, __read_chk, read_chk, LP_BLK_READ, fd,
+	    (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen),
+	    LP_RAW(SYS_read, fd, buf, n, 0, 0, 0))
+LP_BLK_HOOK(ssize_t, pread, pread, LP_BLK_PREAD, fd, (int fd, void *buf, size_t n, off_t off),
+	    (fd, buf, n, off), LP_RAW(SYS_pread64, fd, buf, n, off, 0, 0))
+LP_BLK_HOOK(ssize_t, pwrite, pwrite, LP_BLK_PWRITE, fd,
+	    (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off),
+	    LP_RAW(SYS_pwrite64, fd, buf, n, off, 0, 0))
+LP_BLK_HOOK(ssize_t, pread64, pread64, LP_BLK_PREAD, fd, (int fd, void *buf, size_t n, off_t off),
+	    (fd, buf, n, off), LP_RAW(SYS_pread64, fd, buf, n, off, 0, 0))
+LP_BLK_HOOK(ssize_t, pwrite64, pwrite64, LP_BLK_PWRITE, fd,
+	    (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off),
+	    LP_RAW(SYS_pwrite64, fd, buf, n, off, 0, 0))
+LP_BLK_HOOK(ssize_t, __pread_chk, pread_chk, LP_BLK_PREAD, fd,
+	    (int fd, void *buf, size_t n, off_t off, size_t buflen), (fd, buf, n, off, buflen),
+	    LP_RAW(SYS_pread64, fd, buf, n, off, 0, 0))
+LP_BLK_HOOK(ssize_t, __pread64_chk, pread64_chk, LP_BLK_PREAD, fd,
+	    (int fd, void *buf, size_t n, off_t off, size_t buflen), (fd, buf, n, off, buflen),
+	    LP_RAW(SYS_pread64, fd, buf, n, off, 0, 0))
+LP_BLK_HOOK(ssize_t, readv, readv, LP_BLK_READV, fd, (int fd, const struct iovec *iov, int n),
+	    (fd, iov, n), LP_RAW(SYS_readv, fd, iov, n, 0, 0, 0))
+LP_BLK_HOOK(ssize_t, writev, writev, LP_BLK_WRITEV, fd, (int fd, const struct iovec *iov, int n),
+	    (fd, iov, n), LP_RAW(SYS_writev, fd, iov, n, 0, 0, 0))
+LP_BLK_HOOK(int, fsync, fsync, LP_BLK_FSYNC, fd, (int fd), (fd),
+	    LP_RAW(SYS_fsync, fd, 0, 0, 0, 0, 0))
+LP_BLK_HOOK(int, fdatasync, fdatasync, LP_BLK_FDATASYNC, fd, (int fd), (fd),
+	    LP_RAW(SYS_fdatasync, fd, 0, 0, 0, 0, 0))
+
+/* ---- sockets ---------------------------------------------------------- */
+
+LP_BLK_HOOK(ssize_t, recv, recv, LP_BLK_RECV, fd, (int fd, void *buf, size_t n, int flags),
+	    (fd, buf, n, flags), LP_RAW(SYS_recvfrom, fd, buf, n, flags, 0, 0))
+LP_BLK_HOOK(ssize_t, __recv_chk, recv_chk, LP_BLK_RECV, fd,
+	    (int fd, void *buf, size_t n, size_t buflen, int flags), (fd, buf, n, buflen, flags),
+	    LP_RAW(SYS_recvfrom, fd, buf, n, flags, 0, 0))
+LP_BLK_HOOK(ssize_t, send, send, LP_BLK_SEND, fd, (int fd, const void *buf, size_t n, int flags),
+	    (fd, buf, n, flags), LP_RAW(SYS_sendto, fd, buf, n, flags, 0, 0))
+LP_BLK_HOOK(ssize_t, recvfrom, recvfrom, LP_BLK_RECVFROM, fd,
+	    (int fd, void *buf, size_t n, int flags, struct sockaddr *sa, socklen_t *sl),
+	    (fd, buf, n, flags, sa, sl), LP_RAW(SYS_recvfrom, fd, buf, n, flags, sa, sl))
+LP_BLK_HOOK(ssize_t, __recvfrom_chk, recvfrom_chk, LP_BLK_RECVFROM, fd,
+	    (int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *sa,
+	     socklen_t *sl),
+	    (fd, buf, n, buflen, flags, sa, sl), LP_RAW(SYS_recvfrom, fd, buf, n, flags, sa, sl))
+LP_BLK_HOOK(ssize_t, sendto, sendto, LP_BLK_SENDTO, fd,
+	    (int fd, const void *buf, size_t n, int flags, const struct sockaddr *sa, socklen_t sl),
+	    (fd, buf, n, flags, sa, sl), LP_RAW(SYS_sendto, fd, buf, n, flags, sa, sl))
+LP_BLK_HOOK(ssize_t, recvmsg, recvmsg, LP_BLK_RECVMSG, fd, (int fd, struct msghdr *msg, int flags),
+	    (fd, msg, flags), LP_RAW(SYS_recvmsg, fd, msg, flags, 0, 0, 0))
+LP_BLK_HOOK(ssize_t, sendmsg, sendmsg, LP_BLK_SENDMSG, fd,
+	    (int fd, const struct msghdr *msg, int flags), (fd, msg, flags),
+	    LP_RAW(SYS_sendmsg, fd, msg, flags, 0, 0, 0))
+LP_BLK_HOOK(int, accept, accept, LP_BLK_ACCEPT, fd, (int fd, struct sockaddr *sa, socklen_t *sl),
+	    (fd, sa, sl), LP_RAW(SYS_accept4, fd, sa, sl, 0, 0, 0))
+LP_BLK_HOOK(int, accept4, accept4, LP_BLK_ACCEPT, fd,
+	    (int fd, struct sockaddr *sa, socklen_t *sl, int flags), (fd, sa, sl, flags),
+	    LP_RAW(SYS_accept4, fd, sa, sl, flags, 0, 0))
+LP_BLK_HOOK(int, connect, connect, LP_BLK_CONNECT, fd,
+	    (int fd, const struct sockaddr *sa, socklen_t sl), (fd, sa, sl),
+	    LP_RAW(SYS_connect, fd, sa, sl, 0, 0, 0))
+LP_BLK_HOOK(ssize_t, sendfile, sendfile, LP_BLK_SENDFILE, out,
+	    (int out, int in, off_t *off, size_t n), (out, in, off, n),
+	    LP_RAW(SYS_sendfile, out, in, off, n, 0, 0))
+LP_BLK_HOOK(ssize_t, sendfile64, sendfile64, LP_BLK_SENDFILE, out,
+	    (int out, int in, off_t *off, size_t n), (out, in, off, n),
+	    LP_RAW(SYS_sendfile, out, in, off, n, 0, 0))
+
+/* ---- waiting for descriptors ------------------------------------------ */
+
+LP_BLK_HOOK(int, poll, poll, LP_BLK_POLL, -1, (struct pollfd * p, nfds_t n, int ms), (p, n, ms),
+	    lp_blk_nosys())
+LP_BLK_HOOK(int, __poll_chk, poll_chk, LP_BLK_POLL, -1,
+	    (struct pollfd * p, nfds_t n, int ms, size_t plen), (p, n, ms, plen), lp_blk_nosys())
+LP_BLK_HOOK(int, ppoll, ppoll, LP_BLK_PPOLL, -1,
+	    (struct pollfd * p, nfds_t n, const struct timespec *ts, const sigset_t *ss),
+	    (p, n, ts, ss), lp_blk_nosys())
+LP_BLK_HOOK(int, select, select, LP_BLK_SELECT, -1,
+	    (int n, fd_set *r, fd_set *w, fd_set *x, struct timeval *tv), (n, r, w, x, tv),
+	    lp_blk_nosys())
+LP_BLK_HOOK(int, pselect, pselect, LP_BLK_PSELECT, -1,
+	    (int n, fd_set *r, fd_set *w, fd_set *x, const struct timespec *ts, const sigset_t *ss),
+	    (n, r, w, x, ts, ss), lp_blk_nosys())
+LP_BLK_HOOK(int, epoll_wait, epoll_wait, LP_BLK_EPOLL_WAIT, -1,
+	    (int ep, struct epoll_event *ev, int n, int ms), (ep, ev, n, ms),
+	    LP_RAW(SYS_epoll_pwait, ep, ev, n, ms, 0, 8))
+LP_BLK_HOOK(int, epoll_pwait, epoll_pwait, LP_BLK_EPOLL_PWAIT, -1,
+	    (int ep, struct epoll_event *ev, int n, int ms, const sigset_t *ss),
+	    (ep, ev, n, ms, ss), LP_RAW(SYS_epoll_pwait, ep, ev, n, ms, ss, 8))
+
+/* ---- waiting for a thread: a main thread joining its workers is idle --- */
+
+/* pthread_join returns the error number; it never sets errno. */
+LP_BLK_HOOK(int, pthread_join, join, LP_BLK_PTHREAD_JOIN, -1, (pthread_t th, void **res), (th, res),
+	    ENOSYS)
+
+/* ---- syscall(SYS_futex, ...): libraries that bypass pthread ----------- */
+
+static int lp_blk_futex_wait(long op)
+{
+	switch (op & FUTEX_CMD_MASK) {
+	case FUTEX_WAIT:
+	case FUTEX_WAIT_BITSET:
+	case FUTEX_LOCK_PI:
+	case FUTEX_WAIT_REQUEUE_PI:
+#ifdef FUTEX_LOCK_PI2
+	case FUTEX_LOCK_PI2:
+#endif
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Six arguments are always passed on, as glibc's own syscall() reads them:
+ * the ones the caller did not pass are whatever the registers held. */
+LP_HOOK long syscall(long nr, ...)
+{
+	va_list ap;
+	va_start(ap, nr);
+	long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
+	long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
+	va_end(ap);
+	long (*fn)(long, ...) = LP_BREAL(syscall);
+	if (__builtin_expect(!fn, 0))
+		return lp_blk_raw(nr, a, b, c, d, e, f);
+	if (nr != SYS_futex || !lp_blk_futex_wait(b) || !lp_blk_on())
+		return fn(nr, a, b, c, d, e, f);
+	uint64_t t0 = lp_now();
+	long rc = fn(nr, a, b, c, d, e, f);
+	lp_blk_done(LP_BLK_FUTEX, -1, t0, rc, __builtin_return_address(0));
+	return rc;
+}

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Blocking-call hooks under test: every hooked family once, each made to
+ * block about 3 ms by a helper thread, in a thread named after the call, so
+ * the test can match rows to calls. The program checks what the hooks must
+ * keep (return values, errno, cancellation) itself and exits 1 on a
+ * mismatch. Modes:
+ *   calls   the families: sleeps, pipe/socket/eventfd/file I/O, accept,
+ *           poll/ppoll/select/pselect/epoll, fsync, syscall(SYS_futex)
+ *   errno   a recorded call that succeeds leaves errno alone; one that
+ *           fails sets it (threshold 0 records every call)
+ *   fork    the child reads a pipe a helper writes late: its own log has it
+ *   cancel  a thread cancelled inside read() ends; later calls still record
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DELAY_US 3000
+
+static int fails;
+#define EXPECT(cond)                                                                               \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "lp_blockprog: %s:%d: %s\n", __func__, __LINE__, #cond);   \
+			fails++;                                                                   \
+		}                                                                                  \
+	} while (0)
+
+static void pause_us(long us)
+{
+	struct timespec ts = {0, us * 1000};
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void name(const char *n)
+{
+	pthread_setname_np(pthread_self(), n);
+}
+
+/* A helper that writes one byte to fd after the delay. */
+static void *late_write(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	pause_us(DELAY_US);
+	uint64_t one = 1;
+	if (write(fd, &one, sizeof(one)) < 0)
+		perror("late_write");
+	return NULL;
+}
+
+static void later(int fd)
+{
+	pthread_t th;
+	pthread_create(&th, NULL, late_write, (void *)(intptr_t)fd);
+	pthread_detach(th);
+}
+
+static void *t_sleeps(void *arg)
+{
+	(void)arg;
+	name("sleeps");
+	struct timespec ts = {0, DELAY_US * 1000};
+	EXPECT(nanosleep(&ts, NULL) == 0);
+	EXPECT(clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL) == 0);
+	EXPECT(usleep(DELAY_US) == 0);
+	return NULL;
+}
+
+static void *t_pipe(void *arg)
+{
+	(void)arg;
+	name("pipe");
+	int p[2];
+	uint64_t v;
+	EXPECT(pipe(p) == 0);
+	later(p[1]);
+	EXPECT(read(p[0], &v, sizeof(v)) == sizeof(v));
+	later(p[1]);
+	struct pollfd pf = {.fd = p[0], .events = POLLIN};
+	EXPECT(poll(&pf, 1, -1) == 1 && read(p[0], &v, sizeof(v)) == sizeof(v));
+	later(p[1]);
+	struct timespec ts = {5, 0};
+	EXPECT(ppoll(&pf, 1, &ts, NULL) == 1 && read(p[0], &v, sizeof(v)) == sizeof(v));
+	later(p[1]);
+	fd_set rs;
+	FD_ZERO(&rs);
+	FD_SET(p[0], &rs);
+	EXPECT(select(p[0] + 1, &rs, NULL, NULL, NULL) == 1 && read(p[0], &v, sizeof(v)) == 8);
+	later(p[1]);
+	FD_SET(p[0], &rs);
+	EXPECT(pselect(p[0] + 1, &rs, NULL, NULL, &ts, NULL) == 1 &&
+	       read(p[0], &v, sizeof(v)) == 8);
+	int ep = epoll_create1(0);
+	struct epoll_event ev = {.events = EPOLLIN}, out;
+	EXPECT(epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev) == 0);
+	later(p[1]);
+	EXPECT(epoll_wait(ep, &out, 1, -1) == 1 && read(p[0], &v, sizeof(v)) == 8);
+	close(ep);
+	close(p[0]);
+	close(p[1]);
+	return NULL;
+}
+
+static void *t_eventfd(void *arg)
+{
+	(void)arg;
+	name("eventfd");
+	int e = eventfd(0, 0);
+	uint64_t v = 0;
+	later(e);
+	EXPECT(read(e, &v, sizeof(v)) == sizeof(v) && v == 1);
+	close(e);
+	return NULL;
+}
+
+static void *t_socket(void *arg)
+{
+	(void)arg;
+	name("socket");
+	int sv[2];
+	char c;
+	EXPECT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	later(sv[1]);
+	EXPECT(recv(sv[0], &c, 1, 0) == 1);
+	char rest[7];
+	EXPECT(recv(sv[0], rest, sizeof(rest), 0) == 7); /* the rest of the u64: not blocking */
+	close(sv[0]);
+	close(sv[1]);
+	/* accept on a listening socket a helper connects to late */
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "@lp_blockprog_%d", getpid());
+	a.sun_path[0] = 0; /* abstract */
+	socklen_t al =
+	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a.sun_path + 1));
+	EXPECT(bind(l, (struct sockaddr *)&a, al) == 0 && listen(l, 1) == 0);
+	if (fork() == 0) {
+		pause_us(DELAY_US);
+		int s = socket(AF_UNIX, SOCK_STREAM, 0);
+		_exit(connect(s, (struct sockaddr *)&a, al) == 0 ? 0 : 1);
+	}
+	int s = accept(l, NULL, NULL);
+	EXPECT(s >= 0);
+	int st;
+	wait(&st);
+	close(s);
+	close(l);
+	return NULL;
+}
+
+static void *t_file(void *arg)
+{
+	name("file");
+	int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	static char buf[1 << 20];
+	memset(buf, 7, sizeof(buf));
+	for (int i = 0; i < 8; i++)
+		EXPECT(write(fd, buf, sizeof(buf)) == sizeof(buf));
+	EXPECT(fsync(fd) == 0);
+	close(fd);
+	unlink((const char *)arg);
+	return NULL;
+}
+
+static void *t_futex(void *arg)
+{
+	(void)arg;
+	name("futex");
+	static uint32_t word;
+	struct timespec ts = {0, DELAY_US * 1000};
+	errno = 0;
+	long rc = syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+	EXPECT(rc == -1 && errno == ETIMEDOUT);
+	return NULL;
+}
+
+static void run(void *(*fn)(void *), void *arg)
+{
+	pthread_t th;
+	pthread_create(&th, NULL, fn, arg);
+	pthread_join(th, NULL);
+}
+
+static void mode_calls(const char *file)
+{
+	run(t_sleeps, NULL);
+	run(t_pipe, NULL);
+	run(t_eventfd, NULL);
+	run(t_socket, NULL);
+	run(t_file, (void *)file);
+	run(t_futex, NULL);
+}
+
+static void mode_errno(void)
+{
+	int p[2];
+	char c = 'x';
+	EXPECT(pipe(p) == 0);
+	errno = 4242;
+	EXPECT(write(p[1], &c, 1) == 1 && errno == 4242);
+	EXPECT(read(p[0], &c, 1) == 1 && errno == 4242);
+	EXPECT(read(-1, &c, 1) == -1 && errno == EBADF);
+	EXPECT(recv(p[0], &c, 1, 0) == -1 && errno == ENOTSOCK);
+	struct timespec bad = {0, -1};
+	EXPECT(nanosleep(&bad, NULL) == -1 && errno == EINVAL);
+	EXPECT(clock_nanosleep(CLOCK_MONOTONIC, 0, &bad, NULL) == EINVAL);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* One call site for the parent and the child: the child must not reuse a
+ * stack id the parent interned there. */
+__attribute__((noinline)) static int blocked_read(int fd)
+{
+	uint64_t v;
+	later(fd + 1);
+	return read(fd, &v, sizeof(v)) == sizeof(v);
+}
+
+static void mode_fork(void)
+{
+	int p[2];
+	EXPECT(pipe(p) == 0 && p[1] == p[0] + 1);
+	EXPECT(blocked_read(p[0]));
+	pid_t pid = fork();
+	if (pid == 0) {
+		name("child");
+		_exit(blocked_read(p[0]) ? 0 : 1);
+	}
+	int st;
+	EXPECT(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void *t_cancelled(void *arg)
+{
+	name("cancelled");
+	char c;
+	ssize_t n = read(*(int *)arg, &c, 1); /* never returns: cancelled */
+	(void)n;
+	return NULL;
+}
+
+static void mode_cancel(void)
+{
+	int p[2];
+	void *res;
+	pthread_t th;
+	EXPECT(pipe(p) == 0);
+	pthread_create(&th, NULL, t_cancelled, p);
+	pause_us(DELAY_US);
+	pthread_cancel(th);
+	EXPECT(pthread_join(th, &res) == 0 && res == PTHREAD_CANCELED);
+	run(t_sleeps, NULL); /* recorded afterwards as before */
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	if (!strcmp(mode, "calls"))
+		mode_calls(argc > 2 ? argv[2] : "lp_blockprog.dat");
+	else if (!strcmp(mode, "errno"))
+		mode_errno();
+	else if (!strcmp(mode, "fork"))
+		mode_fork();
+	else if (!strcmp(mode, "cancel"))
+		mode_cancel();
+	else
+		return fprintf(stderr, "usage: lp_blockprog calls [FILE]|errno|fork|cancel\n"), 2;
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,60 @@
+"""A real server whose requests wait on sockets and the disk (issue 16):
+PostgreSQL from Debian under pgbench over a Unix socket. Its backends must
+show that waiting as blocking calls (socket I/O, poll waits for the client,
+file I/O for the WAL), not as CPU; and their on-CPU time must agree with
+the kernel's own accounting within 10% (the postmaster's cutime+cstime:
+the CPU of the backends it reaped, /proc/PID/stat).
+Needs root (the server runs as user postgres) and postgresql installed."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+
+from lptest import LATPROF, SRC, check, db, fail, sanitizer, skip, tmpdir
+
+if os.geteuid() != 0 or not glob.glob("/usr/lib/postgresql/*/bin/pgbench") or \
+        not shutil.which("runuser"):
+    skip("needs root, runuser and Debian's postgresql (pgbench)")
+if sanitizer():
+    skip(f"{sanitizer()} build: the sanitizer runtime preloaded into postgres stalls its shutdown")
+d = tmpdir()
+os.chmod(d, 0o755)
+w = os.path.join(d, "pg")
+p = subprocess.run([os.path.join(SRC, "tests", "block", "pgbench_run.sh"), "6"],
+                   env={**os.environ, "D": w, "LATPROF": LATPROF}, capture_output=True,
+                   text=True, timeout=240)
+if p.returncode != 0 or not os.path.exists(f"{w}/pg.db"):
+    fail(f"pgbench_run.sh exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+tick = os.sysconf("SC_CLK_TCK")
+proc = {int(a): int(b) / tick for a, b in (ln.split() for ln in open(f"{w}/proc_cpu.txt"))}
+before, after = (int(x) / tick for x in open(f"{w}/pm_cpu.txt").read().split())
+check(len(proc) == 4, f"4 backends served pgbench ({sorted(proc)})")
+doc = subprocess.run([LATPROF, "report", f"{w}/pg.db", "--breakdown", "--format", "json"],
+                     capture_output=True, text=True, check=True).stdout
+threads = {t["tid"]: t for t in json.loads(doc)["threads"]}
+total_on = 0.0
+for pid, cpu_s in sorted(proc.items()):
+    t = threads.get(pid)
+    check(t is not None, f"backend {pid} recorded")
+    c, life = t["categories"], t["time_ns"]
+    on = c["on_cpu"] / 1e9
+    total_on += on
+    check(on >= 0.9 * cpu_s, f"backend {pid}: on-CPU {on:.3f} s, at least its last sampled "
+          f"/proc utime+stime {cpu_s:.3f} s (- 10%)")
+    waiting = c["socket_io"] + c["poll_wait"]
+    check(c["socket_io"] > 0 and c["file_io"] > 0 and waiting > 0.3 * life,
+          f"backend {pid}: waits on the client (socket I/O {c['socket_io'] / 1e6:.0f} ms + poll "
+          f"{c['poll_wait'] / 1e6:.0f} ms of {life / 1e6:.0f} ms) and the WAL (file I/O "
+          f"{c['file_io'] / 1e6:.0f} ms)")
+    check(c["cpu_or_preempted"] == 0 and c["on_cpu"] < 0.5 * life,
+          f"backend {pid}: mostly off the CPU, and never called cpu ({c['on_cpu'] / 1e6:.0f} ms "
+          f"on-CPU)")
+kernel = after - before
+check(abs(total_on - kernel) <= 0.10 * kernel,
+      f"the backends' on-CPU {total_on:.3f} s within 10% of the kernel's {kernel:.3f} s "
+      "(postmaster cutime+cstime over the run)")
+calls = {r[0] for r in db(f"{w}/pg.db").execute(
+    "SELECT call || '/' || coalesce(fd_kind, '-') FROM blocking_calls")}
+check({"epoll_wait/-", "fdatasync/file"} <= calls or {"epoll_wait/-", "fsync/file"} <= calls,
+      f"the backends' calls include epoll_wait and a WAL sync ({sorted(calls)[:20]})")

@@ -1,0 +1,13 @@
+# Blocking calls (issue 16): the interposer's hooks and the off-CPU
+# categories of the breakdown, against programs that time themselves.
+lp_py_test(block_offcpu test_offcpu.py LABELS e2e)
+# pinned to core 0 and timed against the program's own clocks: alone
+set_tests_properties(block_offcpu PROPERTIES RUN_SERIAL TRUE)
+add_executable(lp_blockprog ${CMAKE_CURRENT_LIST_DIR}/lp_blockprog.c)
+target_compile_options(lp_blockprog PRIVATE -g -O1)
+target_link_libraries(lp_blockprog PRIVATE Threads::Threads)
+set_target_properties(lp_blockprog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
+lp_py_test(block_hooks test_hooks.py LABELS e2e)
+# PostgreSQL under pgbench (root and Debian's postgresql, else skipped)
+lp_py_test(block_postgres test_postgres.py LABELS e2e TIMEOUT 300)
+set_tests_properties(block_postgres PROPERTIES RUN_SERIAL TRUE)
