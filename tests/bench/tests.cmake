@@ -5,7 +5,10 @@ target_compile_options(bench_lock PRIVATE -O2)
 target_link_libraries(bench_lock PRIVATE Threads::Threads)
 add_executable(bench_gen_log ${CMAKE_CURRENT_LIST_DIR}/gen_log.c)
 target_link_libraries(bench_gen_log PRIVATE latprof_core Threads::Threads)
-set_target_properties(bench_lock bench_gen_log PROPERTIES
+add_executable(bench_sqlite_ref ${CMAKE_CURRENT_LIST_DIR}/sqlite_ref.c)
+target_compile_options(bench_sqlite_ref PRIVATE -O2)
+target_link_libraries(bench_sqlite_ref PRIVATE PkgConfig::SQLITE3)
+set_target_properties(bench_lock bench_gen_log bench_sqlite_ref PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bench
   BUILD_RPATH ${CMAKE_BINARY_DIR}/lib/latprof)
 
