@@ -439,7 +439,7 @@ static int lp_core_finish(struct lp_import *imp, void *state)
 }
 
 #define LP_WAIT_INSERT                                                                             \
-	"INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, "          \
+	"INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, "           \
 	"stack_id, flags) VALUES "
 #define LP_WAIT_ROW "(?,?,?,?,?,?,?,?)"
 
@@ -498,11 +498,10 @@ static void lp_core_destroy(void *state)
 	struct lp_core_state *s = state;
 	if (!s)
 		return;
-	sqlite3_stmt *all[] = {s->ins_proc,	  s->upd_start,	       s->upd_exit,
-			       s->upd_exec,	  s->upd_thread_start, s->upd_thread_name,
-			       s->upd_thread_end, s->ins_lock,	       s->ins_wait,
-			       s->ins_cond,	  s->upd_lock_name,    s->upd_proc_end,
-			       s->waits.full};
+	sqlite3_stmt *all[] = {
+	    s->ins_proc,	s->upd_start,	   s->upd_exit,	 s->upd_exec, s->upd_thread_start,
+	    s->upd_thread_name, s->upd_thread_end, s->ins_lock,	 s->ins_wait, s->ins_cond,
+	    s->upd_lock_name,	s->upd_proc_end,   s->waits.full};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		sqlite3_finalize(all[i]);
 	lp_map_free(&s->locks);
