@@ -2,6 +2,10 @@
 lp_c_test(lp_symbols_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_symbols_test.c
   LIBS latprof_analyze LABELS unit)
 target_compile_options(lp_symbols_test PRIVATE -g -O1)
+# The symbol cache: damaged entries, concurrent writers, eviction.
+lp_c_test(lp_symcache_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_symcache_test.c
+  LIBS latprof_analyze LABELS unit)
+target_compile_options(lp_symcache_test PRIVATE -g -O1)
 
 # A threaded test program with debug info (symbolization needs it), built
 # into tests/locks/ where the tests look for it.
