@@ -3,8 +3,14 @@
   run_bench.py lock     uncontended lock+unlock: bare vs under `latprof run`,
                         interleaved, 5 rounds, medians (target <= 1.10x)
   run_bench.py import   `latprof import` of 1M synthetic lock waits written
-                        through the recording core (targets >= 1M records/s
-                        on one core, <= 64 DB bytes per lock wait)
+                        through the recording core (targets >= 2M records/s
+                        on one core, <= 64 DB bytes per lock wait), beside
+                        SQLite's own bulk insert of the same rows
+  run_bench.py symcache import of one recorded run (Python threads on
+                        sqlite3: libpython + libsqlite3 stacks) with an
+                        empty symbol cache, then again: symbolization time
+                        both times (meta import.symbolize_ns; target >= 5x
+                        lower the second time)
 """
 import os
 import resource
@@ -112,7 +118,66 @@ def bench_import():
     print("=== end ===")
 
 
+SYMCACHE_APP = """
+import sqlite3, threading
+def work(i):
+    c = sqlite3.connect(":memory:", check_same_thread=False)
+    c.execute("create table t(a, b)")
+    for k in range(3000):
+        c.execute("insert into t values (?, ?)", (k, str(k)))
+        if k % 100 == 0:
+            c.execute("select count(*), sum(a) from t").fetchone()
+ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+"""
+
+
+def symbolize_ms(db):
+    out = subprocess.run(["sqlite3", db, "SELECT value FROM meta WHERE key = 'import.symbolize_ns'"],
+                         capture_output=True, text=True).stdout.strip()
+    return int(out or 0) / 1e6
+
+
+def bench_symcache():
+    d = tempfile.mkdtemp(prefix="lpbench-")
+    app = os.path.join(d, "app.py")
+    with open(app, "w") as f:
+        f.write(SYMCACHE_APP)
+    env = {"TMPDIR": d, "XDG_CACHE_HOME": os.path.join(d, "unused-cache")}
+    p = run([LATPROF, "run", "--keep-logs", "-f", "-o", os.path.join(d, "run.db"), "--",
+             sys.executable, app], env=env)
+    logs = [l.split()[-1] for l in p.stderr.splitlines() if "event logs kept in" in l]
+    if not logs:
+        print(f"bench: no kept logs in latprof run's output\n{p.stderr}")
+        sys.exit(1)
+    cold, warm, wall_cold, wall_warm = [], [], [], []
+    for r in range(ROUNDS):
+        cache = os.path.join(d, f"cache-{r}")  # empty at first, warm the second time
+        for times, walls in ((cold, wall_cold), (warm, wall_warm)):
+            db = os.path.join(d, "again.db")
+            t0 = time.monotonic()
+            run([LATPROF, "import", "--force", logs[0], "-o", db], env={"XDG_CACHE_HOME": cache})
+            walls.append(time.monotonic() - t0)
+            times.append(symbolize_ms(db))
+    frames = subprocess.run(["sqlite3", os.path.join(d, "again.db"),
+                             "SELECT count(*) FROM frames"], capture_output=True, text=True)
+    shutil.rmtree(d, ignore_errors=True)
+    c, w = statistics.median(cold), statistics.median(warm)
+    print("=== bench: symbol cache, re-import of one run ===")
+    print(f"run                  {os.path.basename(sys.executable)} {ROUNDS} rounds, "
+          f"{frames.stdout.strip()} frames")
+    print(f"symbolization        empty cache {c:9.3f} ms   (rounds: "
+          f"{', '.join(f'{x:.1f}' for x in cold)})")
+    print(f"                     warm cache  {w:9.3f} ms   (rounds: "
+          f"{', '.join(f'{x:.2f}' for x in warm)})")
+    print(f"import wall          empty {statistics.median(wall_cold):.3f} s, warm "
+          f"{statistics.median(wall_warm):.3f} s")
+    print(f"ratio                {c / max(w, 1e-6):8.1f}x lower the second time (target >= 5x)")
+    print("=== end ===")
+
+
 if __name__ == "__main__":
-    what = sys.argv[1:] or ["lock", "import"]
+    what = sys.argv[1:] or ["lock", "import", "symcache"]
     for w in what:
-        {"lock": bench_lock, "import": bench_import}[w]()
+        {"lock": bench_lock, "import": bench_import, "symcache": bench_symcache}[w]()
