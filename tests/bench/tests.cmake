@@ -15,3 +15,4 @@ set_target_properties(bench_lock bench_gen_log bench_sqlite_ref PROPERTIES
 lp_py_test(bench_lock_overhead run_bench.py LABELS bench TIMEOUT 900 ARGS lock)
 lp_py_test(bench_import run_bench.py LABELS bench TIMEOUT 900 ARGS import)
 lp_py_test(bench_symcache run_bench.py LABELS bench TIMEOUT 900 ARGS symcache)
+lp_py_test(bench_servers bench_servers.py LABELS bench TIMEOUT 1200)
