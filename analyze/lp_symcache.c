@@ -271,8 +271,10 @@ static int lp_symc_parse(struct lp_symcache *c, const char *buf, size_t size)
 		free(blob);
 		return -1;
 	}
-	memcpy(recs, buf + sizeof(h) + ident_len, n * sizeof(*recs));
-	memcpy(blob, strs, h.strs_len);
+	if (n) /* memcpy(NULL, ..., 0) is undefined */
+		memcpy(recs, buf + sizeof(h) + ident_len, n * sizeof(*recs));
+	if (h.strs_len)
+		memcpy(blob, strs, h.strs_len);
 	for (size_t i = 0; i < n; i++)
 		if (recs[i].function > h.strs_len || recs[i].file > h.strs_len) {
 			free(recs);
