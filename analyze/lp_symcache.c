@@ -37,9 +37,10 @@
  *   n_recs x struct lp_symc_rec, string blob (strs_len bytes, each string
  *   NUL-terminated; rec string fields are blob offset + 1, 0 = none).
  *
- * LP_SYMCACHE_VERSION must change whenever lp_symbols.c would answer
- * differently for the same file (naming, demangling, inlining rules): the
- * identity includes it, so old entries are then simply not found.
+ * An entry's identity includes LP_SYMBOLS_CODE, a hash of lp_symbols.c and
+ * lp_demangle.c made by the build (analyze/CMakeLists.txt): when the code
+ * that makes the answers changes, old entries are simply not found.
+ * LP_SYMCACHE_VERSION is this file's format.
  */
 #define _GNU_SOURCE
 #include "lp_symcache.h"
@@ -61,6 +62,9 @@
 #include <xxhash.h>
 
 #define LP_SYMCACHE_VERSION 1
+#ifndef LP_SYMBOLS_CODE
+#define LP_SYMBOLS_CODE "?"
+#endif
 #define LP_SYMC_MAGIC "LPSYMC\0\1"
 #define LP_SYMC_MAX_RECS (1u << 20)   /* per module file */
 #define LP_SYMC_MAX_STRS (64u << 20)  /* per module file */
@@ -173,14 +177,14 @@ static char *lp_symc_ident(const char *path, char *name, size_t name_len)
 		struct stat ds;
 		snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 		long long dbg_mtime = stat(dbg, &ds) == 0 ? (long long)ds.st_mtime : 0;
-		if (asprintf(&id, "v%d:%s:bid:%s:dbg:%lld", LP_SYMCACHE_VERSION, LATPROF_VERSION,
-			     hex, dbg_mtime) < 0)
+		if (asprintf(&id, "v%d:%s:%s:bid:%s:dbg:%lld", LP_SYMCACHE_VERSION, LATPROF_VERSION,
+			     LP_SYMBOLS_CODE, hex, dbg_mtime) < 0)
 			return NULL;
 		snprintf(name, name_len, "%s.lpsym", hex);
 		return id;
 	}
-	if (asprintf(&id, "v%d:%s:file:%s:%llu:%llu:%lld:%lld.%09ld", LP_SYMCACHE_VERSION,
-		     LATPROF_VERSION, path, (unsigned long long)st.st_dev,
+	if (asprintf(&id, "v%d:%s:%s:file:%s:%llu:%llu:%lld:%lld.%09ld", LP_SYMCACHE_VERSION,
+		     LATPROF_VERSION, LP_SYMBOLS_CODE, path, (unsigned long long)st.st_dev,
 		     (unsigned long long)st.st_ino, (long long)st.st_size,
 		     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec) < 0)
 		return NULL;
