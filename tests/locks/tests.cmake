@@ -29,3 +29,6 @@ lp_py_test(locks_demangle test_locks_demangle.py LABELS e2e)
 # pthread_spin_lock contention and prctl(PR_SET_NAME) thread names.
 lp_lock_program(lp_spinprog lp_spinprog.c)
 lp_py_test(locks_spin test_spin.py LABELS e2e)
+
+# The symbol cache on a real run: re-imports served from it, damaged entries.
+lp_py_test(locks_symcache test_symcache.py LABELS e2e)
