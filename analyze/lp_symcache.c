@@ -154,12 +154,14 @@ static int lp_symc_mkdirs(void)
  * answers: file and line). NULL when the file cannot be read. */
 static char *lp_symc_ident(const char *path, char *name, size_t name_len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a damaged log may name a FIFO; only regular files count. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
 	struct stat st;
 	char *id = NULL, hex[2 * 64 + 1] = "";
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+	int reg = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (reg) {
 		elf_version(EV_CURRENT);
 		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		const void *bid = NULL;
@@ -170,7 +172,7 @@ static char *lp_symc_ident(const char *path, char *name, size_t name_len)
 			elf_end(elf);
 	}
 	close(fd);
-	if (!S_ISREG(st.st_mode))
+	if (!reg)
 		return NULL;
 	if (hex[0]) {
 		char dbg[PATH_MAX];
@@ -314,7 +316,7 @@ static void lp_symc_reset(struct lp_symcache *c)
 
 static void lp_symc_load(struct lp_symcache *c)
 {
-	int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return;
 	struct stat st;
