@@ -34,6 +34,7 @@ struct lp_import_priv {
 	const struct lp_import_source *by_type[256];
 	int source_of_type[256];
 	uint64_t records;
+	uint64_t sym_ns0; /* lp_symtab_time_ns() when this import began */
 };
 
 sqlite3_stmt *lp_import_prepare(struct lp_import *imp, const char *sql)
@@ -425,6 +426,9 @@ static int lp_import_finish(struct lp_import *imp, const char *dir)
 		rc = lp_import_meta(imp, "import.unknown_records", NULL,
 				    (int64_t)imp->unknown_records);
 	if (rc == 0)
+		rc = lp_import_meta(imp, "import.symbolize_ns", NULL,
+				    (int64_t)(lp_symtab_time_ns() - p->sym_ns0));
+	if (rc == 0)
 		rc = lp_db_exec(imp->db, "COMMIT", imp->err, imp->errlen);
 	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
 		if (lp_import_sources[i]->indexes)
@@ -483,6 +487,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	int rc, fd;
 
 	err[0] = 0;
+	priv.sym_ns0 = lp_symtab_time_ns();
 	/* Single-threaded bulk load: no allocator statistics (they take a
 	 * global mutex per malloc). Only effective before SQLite initializes. */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);

@@ -15,9 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+
+#include "lp_symcache.h"
 
 struct lp_obj {
 	uint64_t addr, size;
@@ -32,6 +35,9 @@ struct lp_symmod {
 	struct lp_obj *objs;
 	size_t n_objs;
 	int objs_loaded;
+	int reported;		   /* dwfl_report_elf done (lp_mod_report) */
+	struct lp_symcache *cache; /* answers kept across imports; NULL = none */
+	int cache_tried;
 };
 
 struct lp_symtab {
@@ -135,8 +141,10 @@ void lp_symtab_free(struct lp_symtab *st)
 		return;
 	if (st->dwfl)
 		dwfl_end(st->dwfl);
-	for (size_t i = 0; i < st->n_mods; i++)
+	for (size_t i = 0; i < st->n_mods; i++) {
 		free(st->mods[i].objs);
+		lp_symcache_close(st->mods[i].cache);
+	}
 	free(st->mods);
 	for (size_t i = 0; i < st->cap_strs; i++)
 		free(st->strs[i]);
@@ -168,14 +176,23 @@ void lp_symtab_add_module(struct lp_symtab *st, const char *path, uint64_t load_
 	m->bias = load_bias;
 	m->start = start;
 	m->end = end;
-	if (st->dwfl && path[0] && path[0] != '[') {
+	st->n_mods++;
+}
+
+/* The module opened with libdwfl, on the first lookup the cache cannot
+ * answer (a re-import never opens it). */
+static void lp_mod_report(struct lp_symtab *st, struct lp_symmod *m)
+{
+	if (m->reported)
+		return;
+	m->reported = 1;
+	if (st->dwfl && m->path[0] && m->path[0] != '[') {
 		/* add_p_vaddr=false: base is the bias (dlpi_addr), not the
 		 * address of the first PT_LOAD (libdwfl.h, dwfl_report_elf). */
 		dwfl_report_begin_add(st->dwfl);
-		m->mod = dwfl_report_elf(st->dwfl, path, path, -1, load_bias, false);
+		m->mod = dwfl_report_elf(st->dwfl, m->path, m->path, -1, m->bias, false);
 		dwfl_report_end(st->dwfl, NULL, NULL);
 	}
-	st->n_mods++;
 }
 
 static struct lp_symmod *lp_find_mod(struct lp_symtab *st, uint64_t addr)
@@ -234,7 +251,7 @@ static int lp_inline_call_site(Dwfl_Module *mod, Dwarf_Addr addr, const char **f
 	return found;
 }
 
-int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out)
+static int lp_lookup_pc_dwfl(struct lp_symtab *st, uint64_t pc, struct lp_sym *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!st || !pc)
@@ -323,7 +340,7 @@ static const struct lp_obj *lp_find_obj(const struct lp_symmod *m, uint64_t addr
 	return best;
 }
 
-int lp_symtab_lookup_data(struct lp_symtab *st, uint64_t addr, struct lp_sym *out)
+static int lp_lookup_data_dwfl(struct lp_symtab *st, uint64_t addr, struct lp_sym *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!st)
@@ -343,4 +360,76 @@ int lp_symtab_lookup_data(struct lp_symtab *st, uint64_t addr, struct lp_sym *ou
 	out->function = lp_intern_shown(st, o->name);
 	out->sym_offset = addr - o->addr;
 	return 0;
+}
+
+/* ---- cache hooks (lp_symcache.c) --------------------------------------- */
+
+static uint64_t lp_sym_ns; /* time spent symbolizing, this process */
+
+static uint64_t lp_sym_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t lp_symtab_time_ns(void)
+{
+	return lp_sym_ns;
+}
+
+/* The cached answer for (kind, addr) in out; else the lookup itself, whose
+ * answer is then cached. Either way the strings are the symtab's own. */
+static int lp_lookup_cached(struct lp_symtab *st, enum lp_symc_kind kind, uint64_t addr,
+			    struct lp_sym *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!st || (kind == LP_SYMC_PC && !addr))
+		return -1;
+	struct lp_symmod *m = lp_find_mod(st, kind == LP_SYMC_PC ? addr - 1 : addr);
+	if (!m)
+		return -1;
+	uint64_t t0 = lp_sym_now(), off = addr - m->bias;
+	if (!m->cache_tried) {
+		m->cache_tried = 1;
+		m->cache = lp_symcache_open(m->path);
+	}
+	struct lp_symc_ent e;
+	int rc;
+	if (lp_symcache_get(m->cache, kind, off, &e)) {
+		out->module = m->path;
+		out->offset = off;
+		out->function = e.function ? lp_intern(st, e.function) : NULL;
+		out->sym_offset = e.sym_offset;
+		out->file = e.file ? lp_intern(st, e.file) : NULL;
+		out->line = e.line;
+		rc = kind == LP_SYMC_PC || e.found ? 0 : -1;
+		if (rc)
+			memset(out, 0, sizeof(*out));
+	} else {
+		lp_mod_report(st, m);
+		rc = kind == LP_SYMC_PC ? lp_lookup_pc_dwfl(st, addr, out)
+					: lp_lookup_data_dwfl(st, addr, out);
+		e = (struct lp_symc_ent){.found = rc == 0,
+					 .function = out->function,
+					 .sym_offset = out->sym_offset,
+					 .file = out->file,
+					 .line = out->line};
+		/* A module libdwfl cannot open is not cached: it may be back
+		 * next time (lp_symcache_open found the file, though). */
+		if (m->mod)
+			lp_symcache_put(m->cache, kind, off, &e);
+	}
+	lp_sym_ns += lp_sym_now() - t0;
+	return rc;
+}
+
+int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out)
+{
+	return lp_lookup_cached(st, LP_SYMC_PC, pc, out);
+}
+
+int lp_symtab_lookup_data(struct lp_symtab *st, uint64_t addr, struct lp_sym *out)
+{
+	return lp_lookup_cached(st, LP_SYMC_DATA, addr, out);
 }

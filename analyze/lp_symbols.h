@@ -34,6 +34,9 @@ int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out);
  * 0 when a named object covers it, -1 otherwise (heap, stack). */
 int lp_symtab_lookup_data(struct lp_symtab *st, uint64_t addr, struct lp_sym *out);
 
+/* Time this process spent in the lookups above, cache included (ns). */
+uint64_t lp_symtab_time_ns(void);
+
 /* The demangled form of a C++ symbol (one starting with _Z), malloc'd for
  * the caller to free; NULL for any other name or one that does not
  * demangle, so callers keep the name they had (lp_demangle.c). */

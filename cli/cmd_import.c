@@ -52,5 +52,9 @@ const struct lp_cmd lp_cmd_import = {
     .summary = "import the event logs of a run into a database",
     .usage = "usage: latprof import DIR -o FILE.db [--force]\n\n"
 	     "DIR is the log directory a 'latprof run' left behind when it was killed or\n"
-	     "its import failed. Damaged or foreign logs are refused with exit status 2.\n",
+	     "its import failed. Damaged or foreign logs are refused with exit status 2.\n\n"
+	     "Symbols are cached per module file (build-id) in $XDG_CACHE_HOME/latprof\n"
+	     "(default ~/.cache/latprof), so a later import of the same binaries does not\n"
+	     "symbolize them again: LATPROF_SYMCACHE=off disables it, LATPROF_SYMCACHE_MB\n"
+	     "bounds it (default 128; least recently used entries go first).\n",
 };

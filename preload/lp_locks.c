@@ -81,21 +81,66 @@ __attribute__((noinline)) static int lp_mutex_slow(pthread_mutex_t *m, enum lp_o
 	return rc;
 }
 
-/* A process-private mutex in a single-threaded process cannot be contended,
- * and glibc's lock then skips atomics (trylock does not): go straight on. */
+/*
+ * The uncontended acquisition of a normal mutex, done here rather than by a
+ * second call into glibc: it is the hottest path of any program with locks,
+ * and the call it saves is most of the interposer's cost (bench_lock). It is
+ * glibc's own fast path on the public pthread_mutex_t fields, which are ABI:
+ * __lock goes 0 -> 1 (a plain store while glibc says the process is single
+ * threaded and the mutex is private, as glibc itself does, else a CAS),
+ * then __owner = kernel tid and ++__nusers. glibc's unlock undoes exactly
+ * that. Any other kind (recursive, error-checking, robust, PI, elision) has
+ * __kind != 0 and goes through glibc.
+ */
 #define LP_PSHARED_BIT 128 /* glibc PTHREAD_MUTEX_PSHARED_BIT in __kind */
+
+/* This thread's kernel tid, as glibc stores it in __owner; 0 until the
+ * thread's first lock, and again in a forked child (lp_locks_forked). */
+static __thread uint32_t lp_lock_tid __attribute__((tls_model("initial-exec")));
+
+static void lp_locks_forked(void)
+{
+	lp_lock_tid = 0;
+}
+
+__attribute__((constructor)) static void lp_locks_init(void)
+{
+	pthread_atfork(NULL, NULL, lp_locks_forked);
+}
+
+__attribute__((noinline)) static uint32_t lp_lock_tid_slow(void)
+{
+	return lp_lock_tid = (uint32_t)gettid();
+}
+
+static inline int lp_mutex_fast(pthread_mutex_t *m)
+{
+	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+	if (__builtin_expect(kind & ~LP_PSHARED_BIT, 0))
+		return 0;
+	if (__libc_single_threaded && !kind) {
+		if (m->__data.__lock != 0)
+			return 0;
+		m->__data.__lock = 1;
+	} else {
+		int zero = 0;
+		if (!__atomic_compare_exchange_n(&m->__data.__lock, &zero, 1, 0, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			return 0;
+	}
+	uint32_t tid = lp_lock_tid;
+	m->__data.__owner = (int)(__builtin_expect(tid != 0, 1) ? tid : lp_lock_tid_slow());
+	++m->__data.__nusers;
+	return 1;
+}
 
 /* Any trylock result but EBUSY is final: EOWNERDEAD, for one, means we now
  * hold the lock. The hottest hook skips the frame-pointer prologue: its
  * slow path is a sibling call, so no unwinder ever sees this frame. */
 LP_HOOK LP_HOT_NOFP int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	if (__libc_single_threaded && !(m->__data.__kind & LP_PSHARED_BIT)) {
-		int (*fn)(pthread_mutex_t *) =
-		    __atomic_load_n(&lp_real.mutex_lock, __ATOMIC_RELAXED);
-		if (__builtin_expect(fn != NULL, 1))
-			return fn(m);
-	}
+	if (__builtin_expect(lp_mutex_fast(m), 1))
+		return 0;
 	int rc = pthread_mutex_trylock(m);
 	if (__builtin_expect(rc != EBUSY, 1))
 		return rc;

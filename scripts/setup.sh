@@ -11,6 +11,9 @@ cd "$(dirname "$0")/.."
 LP_PACKAGES=(cmake gcc g++ make pkg-config python3 libsqlite3-dev libdw-dev libelf-dev
 	libpfm4-dev libxxhash-dev gnuplot-nox chromium sqlite3
 	libasan8 libubsan1 libtsan2 clang-14 libclang-rt-14-dev)
+# Real-program benchmark (tests/bench/bench_servers.py): memcached under
+# memcaslap, PostgreSQL under pgbench.
+LP_PACKAGES+=(memcached libmemcached-tools postgresql)
 LP_BUILD_DIR=${LP_BUILD_DIR:-build}
 
 lp_missing_packages() {

@@ -7,7 +7,10 @@ add_executable(bench_block ${CMAKE_CURRENT_LIST_DIR}/bench_block.c)
 target_compile_options(bench_block PRIVATE -O2)
 add_executable(bench_gen_log ${CMAKE_CURRENT_LIST_DIR}/gen_log.c)
 target_link_libraries(bench_gen_log PRIVATE latprof_core Threads::Threads)
-set_target_properties(bench_lock bench_block bench_gen_log PROPERTIES
+add_executable(bench_sqlite_ref ${CMAKE_CURRENT_LIST_DIR}/sqlite_ref.c)
+target_compile_options(bench_sqlite_ref PRIVATE -O2)
+target_link_libraries(bench_sqlite_ref PRIVATE PkgConfig::SQLITE3)
+set_target_properties(bench_lock bench_block bench_gen_log bench_sqlite_ref PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bench
   BUILD_RPATH ${CMAKE_BINARY_DIR}/lib/latprof)
 
@@ -15,3 +18,5 @@ lp_py_test(bench_lock_overhead run_bench.py LABELS bench TIMEOUT 900 ARGS lock)
 lp_py_test(bench_block_overhead run_bench.py LABELS bench TIMEOUT 900 ARGS block)
 lp_py_test(bench_import run_bench.py LABELS bench TIMEOUT 900 ARGS import)
 lp_py_test(bench_diff run_bench.py LABELS bench TIMEOUT 900 ARGS diff)
+lp_py_test(bench_symcache run_bench.py LABELS bench TIMEOUT 900 ARGS symcache)
+lp_py_test(bench_servers bench_servers.py LABELS bench TIMEOUT 1200)

@@ -36,6 +36,13 @@ check(workers == 4, f"4 named worker threads (got {workers})")
 waiters = q1(c, "SELECT count(DISTINCT t.name) FROM lock_waits w JOIN threads t "
                 "ON t.id = w.thread_id WHERE w.lock_id = ?", top["id"])
 check(waiters >= 2, f"waits come from several workers ({waiters})")
+# The interposer takes a free mutex itself (lp_mutex_fast) and writes the
+# owner glibc would: the holder a wait saw is another thread of the process.
+owned = q1(c, "SELECT count(*) FROM lock_waits w JOIN threads o ON o.tid = w.owner_tid "
+              "JOIN threads t ON t.id = w.thread_id AND t.process_id = o.process_id "
+              "WHERE w.lock_id = ? AND o.id != t.id", top["id"])
+check(owned >= top["n"] * 0.9,
+      f"waits name another thread of the process as holder ({owned} of {top['n']})")
 bad = q1(c, "SELECT count(*) FROM lock_waits WHERE dur_ns < 0 OR stack_id IS NULL")
 check(bad == 0, f"every wait has a duration >= 0 and a stack ({bad} without)")
 check(dropped(c) == 0, "no record dropped")

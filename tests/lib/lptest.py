@@ -53,6 +53,9 @@ def tmpdir():
 # logs latprof keeps (descendants left running, a failed import) go with
 # the test instead of piling up in /tmp. Tests that set TMPDIR still can.
 os.environ["TMPDIR"] = tmpdir()
+# The importer's symbol cache (analyze/lp_symcache.c): one per test, so no
+# test sees another's answers or writes into the user's ~/.cache.
+os.environ["XDG_CACHE_HOME"] = tmpdir()
 
 
 def latprof(*args, check=None, env=None, timeout=600, **kw):

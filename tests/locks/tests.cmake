@@ -2,6 +2,10 @@
 lp_c_test(lp_symbols_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_symbols_test.c
   LIBS latprof_analyze LABELS unit)
 target_compile_options(lp_symbols_test PRIVATE -g -O1)
+# The symbol cache: damaged entries, concurrent writers, eviction.
+lp_c_test(lp_symcache_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_symcache_test.c
+  LIBS latprof_analyze LABELS unit)
+target_compile_options(lp_symcache_test PRIVATE -g -O1)
 
 # A threaded test program with debug info (symbolization needs it), built
 # into tests/locks/ where the tests look for it.
@@ -25,3 +29,6 @@ lp_py_test(locks_demangle test_locks_demangle.py LABELS e2e)
 # pthread_spin_lock contention and prctl(PR_SET_NAME) thread names.
 lp_lock_program(lp_spinprog lp_spinprog.c)
 lp_py_test(locks_spin test_spin.py LABELS e2e)
+
+# The symbol cache on a real run: re-imports served from it, damaged entries.
+lp_py_test(locks_symcache test_symcache.py LABELS e2e)
