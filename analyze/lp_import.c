@@ -524,6 +524,10 @@ int lp_import_foreign(const char *out, const struct lp_import_opts *opts,
 		rc = ops->fill(&imp, ctx);
 	if (rc == 0)
 		rc = lp_import_finish(&imp, ops->meta, ctx);
+	/* Statistics, so that the reports' planner picks the import's partial
+	 * indexes (lp_import_foreign.c); sampled, so it stays cheap. */
+	if (rc == 0)
+		rc = lp_db_exec(imp.db, "PRAGMA analysis_limit=1000; ANALYZE", err, errlen);
 	if (ops->end)
 		ops->end(&imp, ctx);
 	lp_import_teardown(&imp);

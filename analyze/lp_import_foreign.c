@@ -610,6 +610,14 @@ int lp_fx_finish(struct lp_fx *fx)
 	if (rc == 0)
 		fx->unattributed = lp_db_int(fx->imp->db, lp_unattributed_sql, 0);
 	rc = rc ? rc : lp_fx_exec(fx, "DROP INDEX lp_tmp_api_corr; DROP TABLE temp.lp_sync_api");
+	/* A capture of a real service has 10^4 API calls and 10^3 copies: the
+	 * breakdown's sync-wait lookups (analyze/lp_cuda.c) need these to stay
+	 * linear (docs/schema.md, "Imported captures"). */
+	rc = rc ? rc
+		: lp_fx_exec(fx, "CREATE INDEX import_syncs_corr ON syncs(process_id, "
+				 "correlation_id); CREATE INDEX import_memcpys_sync ON "
+				 "memcpys(process_id, coalesce(runtime_correlation_id, "
+				 "correlation_id)) WHERE async = 0;");
 	return rc ? rc
 		  : lp_fx_exec(fx, "INSERT INTO cuda_capture(process_id, started, code, message, "
 				   "records) SELECT p.id, 1, 0, 'imported', (SELECT count(*) FROM "
