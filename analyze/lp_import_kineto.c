@@ -252,13 +252,12 @@ static int lp_krange(struct lp_kineto *k, const struct lp_jobj *o, enum lp_kcat 
 	const char *name = lp_kstr(o, "name");
 	int64_t payload = -1;
 	size_t len = name ? strlen(name) : 0;
-	/* ProfilerStep#N: one request name for every step, N as payload. */
-	if (name && !strncmp(name, "ProfilerStep#", 13)) {
+	/* ProfilerStep#N on the host: one request name for every step, N as
+	 * payload. The GPU's copy keeps its name, so requests stay the host's. */
+	if (name && !strncmp(name, "ProfilerStep#", 13) && c != LP_K_GPU_USER) {
 		payload = strtoll(name + 13, NULL, 10);
 		len = 12;
-		if (c != LP_K_GPU_USER)
-			snprintf(k->fx.default_request, sizeof(k->fx.default_request),
-				 "%s::ProfilerStep", lp_kdomain_names[c]);
+		snprintf(k->fx.default_request, sizeof(k->fx.default_request), "ProfilerStep");
 	}
 	int64_t nid = name ? lp_import_intern(k->imp, name, len) : 0;
 	return lp_fx_range(&k->fx, proc, dom, nid, 0, start, end, thread, thread, payload, -1, 0);

@@ -162,6 +162,9 @@ static int lp_diff_cmd(int argc, char **argv)
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
 		goto out;
+	char req[256];
+	if (!a.opts.request && a.nbase)
+		a.opts.request = lp_cli_default_request(a.base[0], req, sizeof(req));
 	if (lp_side_load(a.base, a.nbase, a.opts.request, &base, err, sizeof(err))) {
 		lp_side_free(&base);
 		rc = lp_cli_error("%s", err);
