@@ -667,8 +667,8 @@ int lp_fx_meta(struct lp_fx *fx)
 	rc = rc ? rc : lp_import_meta(imp, "nvtx.ranges", NULL, fx->ranges);
 	rc = rc ? rc : lp_import_meta(imp, "nvtx.marks", NULL, fx->marks);
 	rc = rc ? rc
-		: lp_import_meta(imp, "counters_unavailable",
-				 "all counters: not recorded in the source capture", 0);
+		: lp_import_meta(imp, "counters_note",
+				 "CPU counters: not recorded in the source capture", 0);
 	return rc;
 }
 
