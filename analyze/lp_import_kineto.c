@@ -422,6 +422,9 @@ static const char lp_kflows_sql[] =
     "UPDATE memsets SET correlation_id = coalesce((SELECT f.id FROM temp.lp_flow f WHERE "
     "f.ph = 'f' AND f.pid = memsets.device AND f.tid = memsets.stream AND f.ts = "
     "memsets.start_ns), 0) WHERE correlation_id = 0;"
+    "UPDATE syncs SET correlation_id = coalesce((SELECT f.id FROM temp.lp_flow f WHERE "
+    "f.ph = 'f' AND f.tid = syncs.stream AND f.ts = syncs.start_ns), 0) WHERE "
+    "correlation_id = 0;"
     "UPDATE cuda_api SET correlation_id = coalesce((SELECT f.id FROM temp.lp_flow f JOIN "
     "threads t ON t.id = cuda_api.thread_id JOIN processes p ON p.id = t.process_id WHERE "
     "f.ph = 's' AND f.pid = p.pid AND f.tid = t.tid AND f.ts = cuda_api.start_ns), 0) WHERE "
@@ -464,7 +467,10 @@ static int lp_kfinish(struct lp_kineto *k)
 	int rc = 0;
 	if (lp_db_int(k->imp->db,
 		      "SELECT (SELECT count(*) FROM kernels WHERE correlation_id = 0) + (SELECT "
-		      "count(*) FROM cuda_api WHERE correlation_id = 0)",
+		      "count(*) FROM memcpys WHERE correlation_id = 0) + (SELECT count(*) FROM "
+		      "memsets WHERE correlation_id = 0) + (SELECT count(*) FROM syncs WHERE "
+		      "correlation_id = 0) + (SELECT count(*) FROM cuda_api WHERE correlation_id "
+		      "= 0)",
 		      0))
 		rc = lp_db_exec(k->imp->db, lp_kflows_sql, k->imp->err, k->imp->errlen);
 	int64_t main_proc = rc ? 0 : lp_kmain_proc(k);
