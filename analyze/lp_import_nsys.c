@@ -646,9 +646,17 @@ static int lp_nsys_fill(struct lp_import *imp, void *ctx)
 	    rc ? rc
 	       : LP_EACH("TARGET_INFO_SESSION_START_TIME", session_cols, NULL, lp_nsys_session_row);
 	n->prev_tid = n->prev_corr = -1;
+	/* Only exports that list calls twice (eventClass 67 twins, schema 2.9)
+	 * pay for the sort that brings twins together. */
+	int twins = lp_db_has_table(n->src, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
+		    lp_nsys_has_col(n, "CUPTI_ACTIVITY_KIND_RUNTIME", "eventClass") &&
+		    lp_db_int(n->src,
+			      "SELECT count(*) FROM (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME "
+			      "WHERE eventClass NOT IN (0, 1) LIMIT 1)",
+			      1) > 0;
 	rc = rc ? rc
 		: LP_EACH("CUPTI_ACTIVITY_KIND_RUNTIME", lp_api_cols,
-			  "ORDER BY globalTid, correlationId, eventClass, start",
+			  twins ? "ORDER BY globalTid, correlationId, eventClass, start" : NULL,
 			  lp_nsys_runtime_row);
 	n->prev_tid = n->prev_corr = -1;
 	if (rc == 0 && lp_db_has_table(n->src, "CUPTI_ACTIVITY_KIND_DRIVER"))
@@ -725,8 +733,9 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 	/* immutable: the export is only read, never locked or journaled. */
 	if (asprintf(&uri, "file:%s?immutable=1", path) < 0)
 		return -ENOMEM;
-	if (sqlite3_open_v2(uri, &n.src, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) !=
-		SQLITE_OK ||
+	if (sqlite3_open_v2(uri, &n.src,
+			    SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK ||
 	    lp_db_int(n.src, "SELECT count(*) FROM sqlite_master", -1) < 0) {
 		snprintf(err, errlen, "%s: not a readable SQLite database (%s)", path,
 			 sqlite3_errmsg(n.src));

@@ -117,3 +117,39 @@ def make(path, schema="3.24.0", product="NVIDIA Nsight Systems", version="2025.5
     c.commit()
     c.close()
     return pid
+
+
+def make_big(path, n_kernels):
+    """An export of n_kernels kernels, as many runtime launches and a tenth as
+    many memcpys, written in bulk (benchmarks)."""
+    pid, tid = 4242, 4243
+    c = sqlite3.connect(path)
+    c.execute("PRAGMA journal_mode=OFF")
+    c.execute("PRAGMA synchronous=OFF")
+    c.execute("CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT)")
+    c.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [
+        ("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"), ("EXPORT_PRODUCT_VERSION", "2025.5.2.266"),
+        ("EXPORT_SCHEMA_VERSION", "3.24.0")])
+    c.execute("CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
+    names = [f"kernel_{i}(float *, int)" for i in range(200)]
+    c.executemany("INSERT INTO StringIds VALUES (?, ?)", enumerate(names + ["cudaLaunchKernel_v7000",
+                                                                           "cudaMemcpyAsync_v3020"], 1))
+    c.execute(f"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(n + ' INTEGER' for n in KERNEL_COLS_324)})")
+    c.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, eventClass "
+              "INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER, returnValue "
+              "INTEGER, callchainId INTEGER)")
+    c.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId "
+              "INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid "
+              "INTEGER, bytes INTEGER, copyKind INTEGER, srcKind INTEGER, dstKind INTEGER)")
+    g, p = gtid(pid, tid), gpid(pid)
+    ph = ", ".join("?" * len(KERNEL_COLS_324))
+    c.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({ph})", (
+        (i * 10000 + 3000, i * 10000 + 8000, 0, 1, None, 7, i + 1, p, 1 + i % 200, 1 + i % 200,
+         1 + i % 200, 64, 1, 1, 256, 1, 1, 0, 0, 32, 0, 0, 0, 0) for i in range(n_kernels)))
+    c.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,0,?,?,?,0,NULL)", (
+        (i * 10000, i * 10000 + 2000, g, i + 1, 201) for i in range(n_kernels)))
+    c.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,0,1,7,?,?,4096,1,2,3)", (
+        (i * 100000 + 9000, i * 100000 + 9500, n_kernels + i + 1, p) for i in range(n_kernels // 10)))
+    c.commit()
+    c.close()
+    return 2 * n_kernels + n_kernels // 10
