@@ -90,6 +90,7 @@ struct lp_kineto {
 	int64_t min_ts, base_ns;
 	long long events, skipped, flows, truncated;
 	char unit[16];
+	int gpu_corr; /* GPU events carry args.correlation: flows are not kept */
 	int rc;
 };
 
@@ -132,13 +133,18 @@ static int lp_kts(struct lp_kineto *k, const struct lp_jobj *o, int64_t *start, 
 
 /* ---- GPU events ------------------------------------------------------------------------ */
 
-static void lp_kop(const struct lp_jobj *o, int64_t pid, int64_t tid, struct lp_fx_op *op)
+static void lp_kop(struct lp_kineto *k, const struct lp_jobj *o, int64_t pid, int64_t tid,
+		   struct lp_fx_op *op)
 {
 	op->proc = 0; /* lp_fx_adopt: the process of the launching call */
 	op->device = lp_jobj_int(o, "args.device", pid);
 	op->context = lp_jobj_int(o, "args.context", 0);
 	op->stream = lp_jobj_int(o, "args.stream", tid);
 	op->corr = lp_jobj_int(o, "args.correlation", 0);
+	if (op->corr && !k->gpu_corr) {
+		k->gpu_corr = 1;
+		lp_db_exec(k->imp->db, "DELETE FROM temp.lp_flow", k->imp->err, k->imp->errlen);
+	}
 }
 
 /* "Memcpy HtoD (Pageable -> Device)" -> HtoD, pageable, device */
@@ -313,7 +319,9 @@ static int lp_kflow(struct lp_kineto *k, const struct lp_jobj *o, const char *ph
 	const char *ts = lp_kstr(o, "ts");
 	int64_t t;
 	k->flows++;
-	if (!ts || lp_json_us_to_ns(ts, &t))
+	/* Flows only link what args.correlation does not: once GPU events are
+	 * seen to carry it, the trace needs none of them kept. */
+	if (k->gpu_corr || !ts || lp_json_us_to_ns(ts, &t))
 		return 0;
 	sqlite3_bind_text(k->ins_flow, 1, ph, 1, SQLITE_STATIC);
 	sqlite3_bind_int64(k->ins_flow, 2, pid);
@@ -368,7 +376,7 @@ static int lp_kevent(struct lp_kineto *k, const struct lp_jobj *o)
 	case LP_K_MEMCPY:
 	case LP_K_MEMSET:
 	case LP_K_SYNC:
-		lp_kop(o, pid, tid, &op);
+		lp_kop(k, o, pid, tid, &op);
 		op.start = start;
 		op.end = end;
 		if (c == LP_K_KERNEL)

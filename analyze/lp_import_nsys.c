@@ -375,8 +375,9 @@ static int64_t lp_nsys_domain(struct lp_nsys *n, int64_t proc, int64_t pid, sqli
 	uint64_t key = ((uint64_t)pid << 32 | (uint32_t)dom) + 1, id;
 	if (lp_map_get(&n->dom_names, key, &id))
 		return (int64_t)id;
-	char name[32];
-	snprintf(name, sizeof(name), dom ? "(domain %lld)" : "", (long long)dom);
+	char name[32] = ""; /* NVTX's default domain */
+	if (dom)
+		snprintf(name, sizeof(name), "(domain %lld)", (long long)dom);
 	id = (uint64_t)lp_fx_domain(&n->fx, proc, name);
 	if (id)
 		lp_map_put(&n->dom_names, key, id);

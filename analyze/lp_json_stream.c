@@ -119,23 +119,28 @@ static struct lp_jlevel *lp_jtop(struct lp_jparse *p)
 static int lp_jpath(struct lp_jparse *p, char *buf, size_t len)
 {
 	size_t off = 0;
-	int levels = p->depth - p->elem_depth;
-	if (levels > 2 || p->depth > LP_JMAXDEPTH)
+	if (p->depth - p->elem_depth > 2 || p->depth > LP_JMAXDEPTH)
 		return 0;
+	/* memcpy, not snprintf: this runs for every value of every event */
 	for (int d = p->elem_depth; d <= p->depth; d++) {
 		struct lp_jlevel *l = &p->lv[d - 1];
-		int w;
 		if (l->is_array) {
-			if (l->index >= 3) /* grid and block have three; the rest is shapes */
+			if (l->index >= 3 || off + 4 > len) /* grid, block; not shapes */
 				return 0;
-			w = snprintf(buf + off, len - off, "[%ld]", l->index);
+			buf[off++] = '[';
+			buf[off++] = (char)('0' + l->index);
+			buf[off++] = ']';
 		} else {
-			w = snprintf(buf + off, len - off, "%s%s", off ? "." : "", l->key);
+			size_t k = strlen(l->key);
+			if (off + k + 2 > len)
+				return 0;
+			if (off)
+				buf[off++] = '.';
+			memcpy(buf + off, l->key, k);
+			off += k;
 		}
-		if (w < 0 || (size_t)w >= len - off)
-			return 0;
-		off += (size_t)w;
 	}
+	buf[off] = 0;
 	return 1;
 }
 

@@ -11,3 +11,5 @@ set_target_properties(bench_lock bench_gen_log PROPERTIES
 
 lp_py_test(bench_lock_overhead run_bench.py LABELS bench TIMEOUT 900 ARGS lock)
 lp_py_test(bench_import run_bench.py LABELS bench TIMEOUT 900 ARGS import)
+lp_py_test(bench_import_nsys run_bench.py LABELS bench TIMEOUT 1800 ARGS import-nsys)
+lp_py_test(bench_import_kineto run_bench.py LABELS bench TIMEOUT 3600 ARGS import-kineto)
