@@ -286,12 +286,16 @@ static int lp_cuda_idle(sqlite3 *db, struct lp_cuda_report *r)
 	return rc;
 }
 
-/* GPU work per launching stage (innermost range on the thread at launch). */
+/* GPU work per launching stage (innermost range on the thread at launch:
+ * of the ranges open then, the one that started last, which lets SQLite walk
+ * ranges_start backwards and stop at the first hit instead of sorting every
+ * range that started before the launch by depth). */
 static const char lp_sql_stages[] =
     "WITH l AS (SELECT g.op, g.end_ns - g.start_ns AS dur, g.launch_delay_ns AS delay, "
     "(SELECT r.name_id FROM ranges r WHERE r.process_id = g.process_id AND "
     "r.start_thread_id = g.thread_id AND r.start_ns <= g.api_start_ns AND r.end_ns > "
-    "g.api_start_ns ORDER BY r.depth DESC LIMIT 1) AS rid FROM gpu_launches g) "
+    "g.api_start_ns ORDER BY r.start_ns DESC, r.depth DESC LIMIT 1) AS rid "
+    "FROM gpu_launches g) "
     "SELECT coalesce(s.value, '(no range)'), NULL, NULL, 0, 0, "
     "CASE l.op WHEN 'kernel' THEN l.delay END, "
     "CASE l.op WHEN 'kernel' THEN l.dur ELSE 0 END, CASE l.op WHEN 'memcpy' THEN l.dur ELSE 0 "

@@ -413,13 +413,17 @@ static int lp_import_setup(struct lp_import *imp)
 	return 0;
 }
 
-static int lp_import_finish(struct lp_import *imp, const char *dir)
+/* after: a foreign import's meta rows, written over the sources' defaults. */
+static int lp_import_finish(struct lp_import *imp, int (*after)(struct lp_import *, void *),
+			    void *ctx)
 {
 	struct lp_import_priv *p = imp->priv;
 	int rc = 0;
 	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
 		if (lp_import_sources[i]->finish)
 			rc = lp_import_sources[i]->finish(imp, p->state[i]);
+	if (rc == 0 && after)
+		rc = after(imp, ctx);
 	if (rc == 0)
 		rc = lp_import_meta(imp, "import.records", NULL, (int64_t)p->records);
 	if (rc == 0)
@@ -439,7 +443,6 @@ static int lp_import_finish(struct lp_import *imp, const char *dir)
 		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", LP_SCHEMA_VERSION);
 		rc = lp_db_exec(imp->db, sql, imp->err, imp->errlen);
 	}
-	(void)dir;
 	return rc;
 }
 
@@ -474,6 +477,73 @@ static int lp_publish(const char *tmp, const char *out, int force, char *err, si
 	return 0;
 }
 
+/* The temporary database next to out (made 0666 & ~umask, as a normal user
+ * file) that lp_publish later moves into place. -EIO: tmp exists, unlink it. */
+static int lp_tmp_db(const char *out, char *tmp, sqlite3 **db, char *err, size_t errlen)
+{
+	if (snprintf(tmp, PATH_MAX, "%s.tmp-XXXXXX", out) >= PATH_MAX) {
+		snprintf(err, errlen, "output path too long");
+		return -ENAMETOOLONG;
+	}
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(e));
+		return -e;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	close(fd);
+	if (sqlite3_open_v2(tmp, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "cannot open %s: %s", tmp, sqlite3_errmsg(*db));
+		return -EIO;
+	}
+	return 0;
+}
+
+int lp_import_foreign(const char *out, const struct lp_import_opts *opts,
+		      const struct lp_import_foreign_ops *ops, void *ctx, char *err, size_t errlen)
+{
+	struct lp_import_priv priv = {0};
+	struct lp_import imp = {.err = err, .errlen = errlen, .priv = &priv};
+	char tmp[PATH_MAX];
+	int force = opts && opts->force;
+
+	err[0] = 0;
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	int rc = lp_output_check(out, force, err, errlen);
+	if (rc)
+		return rc;
+	rc = lp_tmp_db(out, tmp, &imp.db, err, errlen);
+	if (rc && rc != -EIO)
+		return rc;
+	if (rc == 0)
+		rc = lp_import_setup(&imp);
+	/* Sorts of multi-GB captures (range nesting) spill to disk, not RAM. */
+	if (rc == 0)
+		rc = lp_db_exec(imp.db, "PRAGMA temp_store=FILE", err, errlen);
+	if (rc == 0)
+		rc = ops->fill(&imp, ctx);
+	if (rc == 0)
+		rc = lp_import_finish(&imp, ops->meta, ctx);
+	/* Statistics, so that the reports' planner picks the import's partial
+	 * indexes (lp_import_foreign.c); sampled, so it stays cheap. */
+	if (rc == 0)
+		rc = lp_db_exec(imp.db, "PRAGMA analysis_limit=1000; ANALYZE", err, errlen);
+	if (ops->end)
+		ops->end(&imp, ctx);
+	lp_import_teardown(&imp);
+	sqlite3_close(imp.db);
+	if (rc == 0)
+		return lp_publish(tmp, out, force, err, errlen);
+	if (!err[0])
+		snprintf(err, errlen, "import failed: %s", strerror(-rc));
+	unlink(tmp);
+	return rc;
+}
+
 int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts *opts,
 		  struct lp_import_stats *stats, char *err, size_t errlen)
 {
@@ -484,7 +554,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	size_t n = 0;
 	struct lp_log *logs = NULL;
 	char tmp[PATH_MAX];
-	int rc, fd;
+	int rc;
 
 	err[0] = 0;
 	priv.sym_ns0 = lp_symtab_time_ns();
@@ -506,28 +576,11 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	if (rc)
 		goto out_logs;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", out) >= (int)sizeof(tmp)) {
-		rc = -ENAMETOOLONG;
-		snprintf(err, errlen, "output path too long");
-		goto out_logs;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-		goto out_logs;
-	}
-	/* mkstemp makes 0600; the database is a normal user file. */
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	close(fd);
-	if (sqlite3_open_v2(tmp, &imp.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		snprintf(err, errlen, "cannot open %s: %s", tmp, sqlite3_errmsg(imp.db));
-		rc = -EIO;
+	rc = lp_tmp_db(out, tmp, &imp.db, err, errlen);
+	if (rc == -EIO)
 		goto out_db;
-	}
+	if (rc)
+		goto out_logs;
 	rc = lp_import_setup(&imp);
 	if (rc == 0) {
 		char reaped[PATH_MAX];
@@ -542,7 +595,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		stats->dropped_records += (long long)logs[i].hdr.dropped_records;
 	}
 	if (rc == 0)
-		rc = lp_import_finish(&imp, dir);
+		rc = lp_import_finish(&imp, NULL, NULL);
 	lp_import_teardown(&imp);
 	if (rc == 0) {
 		stats->processes = (int)n;

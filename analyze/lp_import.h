@@ -90,4 +90,19 @@ struct lp_import_stats {
 int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts *opts,
 		  struct lp_import_stats *stats, char *err, size_t errlen);
 
+/*
+ * A capture another profiler wrote (analyze/lp_import_nsys.c,
+ * lp_import_kineto.c) -> a database of the same schema and the same atomic
+ * publication as lp_import_dir. fill() writes the rows (the sources' tables
+ * exist, their begin() ran); meta() runs after the sources' finish() so its
+ * keys replace their defaults (cuda.captured...). -EINVAL: damaged input.
+ */
+struct lp_import_foreign_ops {
+	int (*fill)(struct lp_import *imp, void *ctx);
+	int (*meta)(struct lp_import *imp, void *ctx);
+	void (*end)(struct lp_import *imp, void *ctx); /* always, before the database closes */
+};
+int lp_import_foreign(const char *out, const struct lp_import_opts *opts,
+		      const struct lp_import_foreign_ops *ops, void *ctx, char *err, size_t errlen);
+
 #endif

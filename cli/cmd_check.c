@@ -208,6 +208,9 @@ static int lp_check_cmd(int argc, char **argv)
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
 		goto out;
+	char req[256];
+	if (!a.request)
+		a.request = lp_cli_default_request(a.db, req, sizeof(req));
 	if (lp_expect_ctx_open(a.db, a.request, &ctx, err, sizeof(err))) {
 		rc = lp_cli_error("%s", err);
 		goto out;

@@ -184,6 +184,9 @@ static int lp_diff_cmd(int argc, char **argv)
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
 		goto out;
+	char req[256];
+	if (!a.opts.request && a.nbase)
+		a.opts.request = lp_cli_default_request(a.base[0], req, sizeof(req));
 	if (lp_sides_load(a.base, a.nbase, a.new_, a.nnew, a.opts.request, &base, &new_, err,
 			  sizeof(err)) ||
 	    lp_diff_compute(&base, &new_, &a.opts, &d, err, sizeof(err))) {

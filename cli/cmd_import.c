@@ -1,11 +1,72 @@
 /* SPDX-License-Identifier: MIT */
-/* latprof import: turn the logs a killed `latprof run` left into a database. */
+/*
+ * latprof import: a log directory a killed `latprof run` left, an Nsight
+ * Systems SQLite export, or a PyTorch profiler (Kineto) trace -> a database.
+ * The input is recognized by its content, not its name.
+ */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lp_cli.h"
 #include "lp_import.h"
+#include "lp_import_nsys.h"
+
+enum lp_input { LP_IN_LOGS, LP_IN_NSYS, LP_IN_KINETO, LP_IN_UNKNOWN };
+
+/* SQLite's header, gzip's magic, or JSON's opening brace or bracket. */
+static enum lp_input lp_import_detect(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	unsigned char head[16] = {0};
+	if (stat(path, &st) != 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return LP_IN_UNKNOWN;
+	}
+	if (S_ISDIR(st.st_mode))
+		return LP_IN_LOGS;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, head, sizeof(head)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return LP_IN_UNKNOWN;
+	}
+	if (n == 16 && !memcmp(head, "SQLite format 3", 16))
+		return LP_IN_NSYS;
+	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
+		return LP_IN_KINETO;
+	ssize_t i = 0;
+	while (i < n && strchr(" \t\r\n", head[i]))
+		i++;
+	if (i < n && (head[i] == '{' || head[i] == '['))
+		return LP_IN_KINETO;
+	snprintf(err, errlen,
+		 "%s is neither a latprof log directory, an Nsight Systems SQLite export nor a "
+		 "Kineto trace (.json, .json.gz)",
+		 path);
+	return LP_IN_UNKNOWN;
+}
+
+static int lp_import_logs(const char *dir, const char *out, const struct lp_import_opts *io)
+{
+	char err[1024];
+	struct lp_import_stats st;
+	if (lp_import_dir(dir, out, io, &st, err, sizeof(err)))
+		return lp_cli_error("%s", err);
+	fprintf(stderr,
+		"latprof: imported %d process log%s: %lld threads, %lld lock waits (%lld records "
+		"dropped while recording)\n",
+		st.processes, st.processes == 1 ? "" : "s", st.threads, st.lock_waits,
+		st.dropped_records);
+	return LP_EXIT_OK;
+}
 
 static int lp_import_cmd(int argc, char **argv)
 {
@@ -29,19 +90,31 @@ static int lp_import_cmd(int argc, char **argv)
 						  argv[optind - 1]);
 	}
 	if (optind != argc - 1)
-		return lp_cli_usage_error("import", "give exactly one log directory");
+		return lp_cli_usage_error("import", "give exactly one log directory or capture");
 	if (!out)
 		return lp_cli_usage_error("import", "-o FILE.db is required");
 	char err[1024];
-	struct lp_import_stats st;
-	int rc = lp_import_dir(argv[optind], out, &io, &st, err, sizeof(err));
-	if (rc)
+	const char *in = argv[optind];
+	int rc;
+	switch (lp_import_detect(in, err, sizeof(err))) {
+	case LP_IN_LOGS:
+		rc = lp_import_logs(in, out, &io);
+		if (rc != LP_EXIT_OK)
+			return rc;
+		break;
+	case LP_IN_NSYS:
+		if (lp_import_nsys(in, out, &io, err, sizeof(err)))
+			return lp_cli_error("%s", err);
+		fprintf(stderr, "latprof: imported Nsight Systems export %s\n", in);
+		break;
+	case LP_IN_KINETO:
+		if (lp_import_kineto(in, out, &io, err, sizeof(err)))
+			return lp_cli_error("%s", err);
+		fprintf(stderr, "latprof: imported Kineto trace %s\n", in);
+		break;
+	default:
 		return lp_cli_error("%s", err);
-	fprintf(stderr,
-		"latprof: imported %d process log%s: %lld threads, %lld lock waits (%lld records "
-		"dropped while recording)\n",
-		st.processes, st.processes == 1 ? "" : "s", st.threads, st.lock_waits,
-		st.dropped_records);
+	}
 	fprintf(stderr, "latprof: wrote %s\n", out);
 	return LP_EXIT_OK;
 }
@@ -49,10 +122,17 @@ static int lp_import_cmd(int argc, char **argv)
 const struct lp_cmd lp_cmd_import = {
     .name = "import",
     .run = lp_import_cmd,
-    .summary = "import the event logs of a run into a database",
-    .usage = "usage: latprof import DIR -o FILE.db [--force]\n\n"
-	     "DIR is the log directory a 'latprof run' left behind when it was killed or\n"
-	     "its import failed. Damaged or foreign logs are refused with exit status 2.\n\n"
+    .summary = "import a run's event logs, an nsys export or a Kineto trace",
+    .usage = "usage: latprof import INPUT -o FILE.db [--force]\n\n"
+	     "INPUT is recognized by its content:\n"
+	     "  a log directory    the event logs a 'latprof run' left behind when it was\n"
+	     "                     killed or its import failed\n"
+	     "  an nsys export     nsys export --type sqlite REPORT.nsys-rep\n"
+	     "  a Kineto trace     a PyTorch profiler trace, .json or .json.gz\n"
+	     "                     (*.pt.trace.json[.gz])\n"
+	     "The database works with every report, plot, export, check and diff.\n"
+	     "Damaged or foreign input is refused with one line and exit status 2;\n"
+	     "nothing is written then.\n\n"
 	     "Symbols are cached per module file (build-id) in $XDG_CACHE_HOME/latprof\n"
 	     "(default ~/.cache/latprof), so a later import of the same binaries does not\n"
 	     "symbolize them again: LATPROF_SYMCACHE=off disables it, LATPROF_SYMCACHE_MB\n"

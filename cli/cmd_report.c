@@ -362,11 +362,14 @@ static int lp_same_file(const char *a, const char *b)
 }
 
 static int lp_report_write(const struct lp_view *v, const struct lp_report_opts *o, void *res,
-			   const char *out)
+			   const char *out, const char *origin)
 {
 	FILE *f = stdout;
 	if (out && !(f = lp_cli_fopen_out(out)))
 		return LP_EXIT_USAGE;
+	/* An imported capture says so first: its numbers are another profiler's. */
+	if (origin && o->fmt == LP_FMT_TEXT && v != &lp_html_view)
+		fprintf(f, "%s\n\n", origin);
 	v->write[o->fmt](f, res);
 	int bad = ferror(f);
 	if (f != stdout)
@@ -462,11 +465,17 @@ static int lp_report_cmd(int argc, char **argv)
 	sqlite3 *db;
 	if (lp_db_open_ro(path, &db, err, sizeof(err)))
 		return lp_cli_error("%s", err);
+	/* An imported Kineto trace names its requests (ProfilerStep) */
+	char req[256], obuf[256];
+	if (!o.request && (!view->flag || view == &lp_html_view ||
+			   !strcmp(view->flag, "breakdown") || !strcmp(view->flag, "bottlenecks")))
+		o.request = lp_db_meta(db, "import.default_request", req, sizeof(req));
+	const char *origin = lp_report_origin(db, obuf, sizeof(obuf));
 	void *res = view->analyze(db, &o, err, sizeof(err));
 	sqlite3_close(db);
 	if (!res)
 		return lp_cli_error("%s: %s", path, err);
-	int rc = lp_report_write(view, &o, res, out);
+	int rc = lp_report_write(view, &o, res, out, origin);
 	view->free(res);
 	return rc;
 }

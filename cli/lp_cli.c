@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include "lp_cli.h"
+#include "lp_db.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -180,4 +181,15 @@ FILE *lp_cli_fopen_out(const char *path)
 		close(fd);
 	}
 	return f;
+}
+
+const char *lp_cli_default_request(const char *db_path, char *buf, size_t len)
+{
+	sqlite3 *db;
+	char err[256];
+	if (!db_path || lp_db_open_ro(db_path, &db, err, sizeof(err)))
+		return NULL; /* the command's own open says what is wrong */
+	const char *r = lp_db_meta(db, "import.default_request", buf, len);
+	sqlite3_close(db);
+	return r;
 }

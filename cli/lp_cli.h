@@ -41,6 +41,10 @@ const char *lp_cli_libdir(void);
  * blocking). NULL with one clear `latprof:` line printed on failure. */
 FILE *lp_cli_fopen_out(const char *path);
 
+/* The request an imported capture names (meta import.default_request:
+ * Kineto's ProfilerStep) when the user gave none; NULL otherwise. */
+const char *lp_cli_default_request(const char *db_path, char *buf, size_t len);
+
 /* Closest command name within edit distance 2, or NULL. */
 const char *lp_cli_suggest(const char *word, const char *const *candidates, size_t n);
 

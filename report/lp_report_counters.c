@@ -109,6 +109,10 @@ static void lp_cr_events_text(FILE *f, const struct lp_counters_report *r)
 
 void lp_counters_write_text(FILE *f, const struct lp_counters_report *r)
 {
+	if (!r->has_counters && r->note) {
+		fprintf(f, "No CPU counters: %s.\n", r->note);
+		return;
+	}
 	if (!r->has_counters) {
 		fputs("No CPU counters in this recording (recorded with --counters none, or by "
 		      "a latprof without counter support).\n",

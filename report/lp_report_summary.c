@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "lp_db.h"
 #include "lp_out.h"
 #include "lp_report_locks.h"
 
@@ -148,4 +149,26 @@ void lp_summary_write_csv(FILE *f, const struct lp_run_summary *s)
 			p->end_ns, p->threads, p->dropped_records, p->dropped_chunks,
 			p->dropped_strings, p->log_closed);
 	}
+}
+
+const char *lp_report_origin(sqlite3 *db, char *buf, size_t len)
+{
+	char src[32], prod[128], ver[64], schema[64];
+	if (!lp_db_meta(db, "import.source", src, sizeof(src)))
+		return NULL;
+	if (!lp_db_meta(db, "import.producer", prod, sizeof(prod)))
+		snprintf(prod, sizeof(prod), "%s", src);
+	if (!lp_db_meta(db, "import.producer_version", ver, sizeof(ver)))
+		ver[0] = 0;
+	if (!lp_db_meta(db, "import.schema_version", schema, sizeof(schema)))
+		snprintf(schema, sizeof(schema), "unknown");
+	/* 2025.5.2.266: the release is the first three parts, the build the last */
+	char *dot = strchr(ver, '.');
+	dot = dot ? strchr(dot + 1, '.') : NULL;
+	dot = dot ? strchr(dot + 1, '.') : NULL;
+	if (dot)
+		*dot = 0;
+	snprintf(buf, len, "imported from %s%s%s %s (schema %s)", prod, ver[0] ? " " : "", ver,
+		 strcmp(src, "nsys") ? "trace" : "export", schema);
+	return buf;
 }

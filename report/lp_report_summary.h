@@ -3,6 +3,8 @@
 #ifndef LP_REPORT_SUMMARY_H
 #define LP_REPORT_SUMMARY_H
 
+#include <sqlite3.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "lp_summary.h"
@@ -12,5 +14,10 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s);
 void lp_summary_write_json_members(FILE *f, const struct lp_run_summary *s);
 /* One row per process. */
 void lp_summary_write_csv(FILE *f, const struct lp_run_summary *s);
+
+/* For a database imported from another profiler's capture, the line every
+ * text report opens with: "imported from Nsight Systems 2025.5.2 export
+ * (schema 3.24.0)"; NULL for latprof's own recordings. */
+const char *lp_report_origin(sqlite3 *db, char *buf, size_t len);
 
 #endif

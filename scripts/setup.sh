@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # Test tiers (scripts/test.sh): gcc's ASan/UBSan/TSan runtimes for the
 # sanitizer builds, clang-14 with libFuzzer (libclang-rt-14-dev) for fuzzing.
 LP_PACKAGES=(cmake gcc g++ make pkg-config python3 libsqlite3-dev libdw-dev libelf-dev
-	libpfm4-dev libxxhash-dev gnuplot-nox chromium sqlite3
+	libpfm4-dev libxxhash-dev libyajl-dev zlib1g-dev nettle-dev gnuplot-nox chromium sqlite3
 	libasan8 libubsan1 libtsan2 clang-14 libclang-rt-14-dev)
 # Real-program benchmark (tests/bench/bench_servers.py): memcached under
 # memcaslap, PostgreSQL under pgbench.

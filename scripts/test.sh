@@ -29,7 +29,7 @@ LP_TIERS=(
 	"default;$B;;-LE bench|gpu"
 	"asan;build-asan;-DLATPROF_SANITIZE=address,undefined;-LE bench|gpu|fuzz|trials"
 	"tsan;build-tsan;-DLATPROF_SANITIZE=thread;-L tsan;rel_core_stress"
-	"fuzz;build-fuzz;-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DLATPROF_FUZZ=ON;-L fuzz;fuzz_import fuzz_expect fuzz_cupti"
+	"fuzz;build-fuzz;-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DLATPROF_FUZZ=ON;-L fuzz;fuzz_import fuzz_expect fuzz_cupti fuzz_kineto"
 )
 
 fail=0

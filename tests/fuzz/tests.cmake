@@ -5,8 +5,9 @@
 #  - -DLATPROF_FUZZ=ON (clang) builds the libFuzzer binaries; label fuzz runs
 #    each for LP_FUZZ_SECONDS (environment at ctest time, default 60).
 set(lp_fuzz_src ${CMAKE_CURRENT_LIST_DIR}/../fuzz)
-set(lp_fuzz_targets import expect)
+set(lp_fuzz_targets import expect kineto)
 set(lp_fuzz_libs_import latprof_analyze)
+set(lp_fuzz_libs_kineto latprof_analyze) # issue 17: Kineto trace import
 set(lp_fuzz_libs_expect latprof_analyze)
 if(TARGET latprof_cupti_tr)
   list(APPEND lp_fuzz_targets cupti)

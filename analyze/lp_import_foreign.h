@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The row writer both foreign importers share (lp_import_nsys.c,
+ * lp_import_kineto.c): processes, threads, domains, GPU operations, API
+ * calls and ranges in the tables of schemas/ (core, cuda, nvtx), with the same layouts the
+ * CUPTI and NVTX importers fill, then the passes a capture needs once every
+ * row is in (range nesting, sync classification, cuda_capture, meta).
+ */
+#ifndef LP_IMPORT_FOREIGN_H
+#define LP_IMPORT_FOREIGN_H
+
+#include <stdint.h>
+
+#include "lp_import.h"
+#include "lp_map.h"
+
+/* One GPU operation's common columns (schemas/cuda.sql). */
+struct lp_fx_op {
+	int64_t proc; /* processes.id; 0 = not known yet (lp_fx_adopt) */
+	int64_t device, context, stream, corr;
+	int64_t start, end;
+};
+
+struct lp_fx {
+	struct lp_import *imp;
+	sqlite3_stmt *ins_proc, *ins_thread, *ins_kernel, *ins_memcpy, *ins_memset, *ins_sync,
+	    *ins_api, *ins_range, *ins_mark, *ins_domain, *ins_dev, *ins_alloc, *ins_lock,
+	    *ins_wait, *ins_cond, *ins_nest;
+	struct lp_map procs;   /* source pid + 1 -> processes.id */
+	struct lp_map threads; /* (pid << 32 | tid) + 1 -> threads.id */
+	struct lp_map domains; /* xxh64(process, name) -> domains.id */
+	struct lp_map locks;   /* xxh64(process, function) -> locks.id */
+	int64_t *lo, *hi;      /* per processes.id: first and last timestamp */
+	size_t nbounds;
+	/* rows written */
+	long long kernels, memcpys, memsets, syncs, api, ranges, marks, lock_waits, cond_waits,
+	    allocs, devices;
+	long long unattributed;	 /* GPU work whose launching call is not in the capture */
+	long long syncs_by_name; /* syncs whose type the API name corrected */
+	/* what the source is (meta import.*) */
+	const char *source;   /* "nsys", "kineto" */
+	const char *producer; /* "Nsight Systems", "PyTorch profiler (Kineto)" */
+	char producer_version[64];
+	char schema_version[64];
+	char sha256[65];
+	char file[256];
+	char wall_start[64];
+	char host[128];
+	char default_request[128]; /* meta import.default_request, "" = none */
+	const char *not_recorded;  /* what the format does not carry */
+};
+
+int lp_fx_begin(struct lp_fx *fx, struct lp_import *imp);
+void lp_fx_end(struct lp_fx *fx);
+
+/* Rows: 0 on a write error (imp->err set). name may be NULL. */
+int64_t lp_fx_process(struct lp_fx *fx, int64_t pid, const char *name);
+int64_t lp_fx_thread(struct lp_fx *fx, int64_t proc, int64_t pid, int64_t tid);
+int lp_fx_thread_name(struct lp_fx *fx, int64_t thread, const char *name);
+int64_t lp_fx_domain(struct lp_fx *fx, int64_t proc, const char *name);
+/* Ranges of domains in one group nest in each other (per thread). */
+int lp_fx_nest_group(struct lp_fx *fx, int64_t domain, int64_t group);
+void lp_fx_seen(struct lp_fx *fx, int64_t proc, int64_t start, int64_t end);
+
+int lp_fx_kernel(struct lp_fx *fx, const struct lp_fx_op *o, int64_t name_id, int64_t mangled_id,
+		 const int64_t grid[3], const int64_t block[3], int64_t static_smem,
+		 int64_t dyn_smem, int64_t regs, int64_t graph_id);
+int lp_fx_memcpy(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, const char *kind,
+		 const char *src, const char *dst, int async);
+int lp_fx_memset(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, int64_t value,
+		 const char *mem_kind, int async);
+int lp_fx_sync(struct lp_fx *fx, const struct lp_fx_op *o, const char *type, int64_t event);
+int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain, int64_t cbid,
+	      int64_t name_id, int64_t corr, int64_t start, int64_t end, int64_t ret);
+/* flags: LP_RANGEF_* (lp_nvtx_db.h); payload < 0 = none. */
+int lp_fx_range(struct lp_fx *fx, int64_t proc, int64_t domain, int64_t name_id, int64_t category,
+		int64_t start, int64_t end, int64_t thread, int64_t end_thread, int64_t payload,
+		int64_t color, unsigned flags);
+int lp_fx_mark(struct lp_fx *fx, int64_t proc, int64_t domain, int64_t name_id, int64_t category,
+	       int64_t ts, int64_t thread);
+int lp_fx_device(struct lp_fx *fx, int64_t proc, int64_t device, const char *name, int64_t sm_count,
+		 int64_t cc_major, int64_t cc_minor, int64_t mem_bytes, int64_t clock_khz,
+		 int64_t bw_kbs);
+int lp_fx_alloc(struct lp_fx *fx, int64_t proc, int free_op, int64_t ts, int64_t address,
+		int64_t bytes, const char *mem_kind, int64_t device, int64_t context, int64_t corr);
+/* A blocking pthread/semaphore call the source recorded without the lock's
+ * address: one lock row per process and function. cond = condition wait. */
+int lp_fx_lock_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *function,
+		    int64_t start, int64_t end, int cond);
+
+/* GPU rows written with proc 0 go to the process whose API call has their
+ * correlation id, else to fallback. */
+int lp_fx_adopt(struct lp_fx *fx, int64_t fallback);
+/* After every row: nesting, process bounds, syncs by API name, cuda_capture. */
+int lp_fx_finish(struct lp_fx *fx);
+/* Meta keys (import.*, cuda.*, nvtx.*, host, wall_start, clock). */
+int lp_fx_meta(struct lp_fx *fx);
+
+/* SHA-256 of a whole file as hex; 0 or -errno. */
+int lp_fx_sha256_file(const char *path, char hex[65]);
+void lp_fx_sha256_hex(const uint8_t digest[32], char hex[65]);
+
+/* Kind names of schemas/cuda.sql for CUPTI's enums (shared with nsys). */
+const char *lp_fx_copy_kind(int64_t v);
+const char *lp_fx_mem_kind(int64_t v);
+const char *lp_fx_sync_type(int64_t v);
+
+#endif

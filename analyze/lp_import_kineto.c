@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PyTorch profiler (Kineto) traces -> a latprof database, streamed: every
+ * event becomes its row as it is parsed (lp_json_stream.h), so memory does
+ * not grow with the trace. Mapping (categories compared without case: the
+ * 2021 format wrote Kernel, Runtime, Memcpy, Memset, Operator):
+ *   kernel, gpu_memcpy, gpu_memset, cuda_sync   -> kernels, memcpys, memsets, syncs
+ *   cuda_runtime, cuda_driver                   -> cuda_api (runtime, driver)
+ *   user_annotation, cpu_op, python_function,
+ *   gpu_user_annotation                         -> ranges, one domain each
+ *   deviceProperties                            -> gpu_devices
+ * GPU events carry pid = device and tid = stream; they belong to the
+ * process whose API call has their args.correlation (or, in traces without
+ * it, whose ac2g flow ends on them). Timestamps are microseconds whatever
+ * displayTimeUnit says: per the Chrome trace format that key only chooses
+ * how a viewer shows them (the "ns" trace in the test data has kernels of
+ * 4.9 "units", impossible in ns).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "lp_db.h"
+#include "lp_import_foreign.h"
+#include "lp_import_nsys.h"
+#include "lp_json_stream.h"
+#include "lp_nvtx_db.h"
+
+enum lp_kcat {
+	LP_K_OTHER,
+	LP_K_KERNEL,
+	LP_K_MEMCPY,
+	LP_K_MEMSET,
+	LP_K_SYNC,
+	LP_K_RUNTIME,
+	LP_K_DRIVER,
+	LP_K_USER,
+	LP_K_CPU_OP,
+	LP_K_PYTHON,
+	LP_K_GPU_USER,
+};
+
+static const struct {
+	const char *cat;
+	enum lp_kcat k;
+} lp_kcats[] = {
+    {"kernel", LP_K_KERNEL},
+    {"gpu_memcpy", LP_K_MEMCPY},
+    {"memcpy", LP_K_MEMCPY},
+    {"gpu_memset", LP_K_MEMSET},
+    {"memset", LP_K_MEMSET},
+    {"cuda_sync", LP_K_SYNC},
+    {"cuda_runtime", LP_K_RUNTIME},
+    {"runtime", LP_K_RUNTIME},
+    {"cuda_driver", LP_K_DRIVER},
+    {"driver", LP_K_DRIVER},
+    {"user_annotation", LP_K_USER},
+    {"cpu_op", LP_K_CPU_OP},
+    {"operator", LP_K_CPU_OP},
+    {"python_function", LP_K_PYTHON},
+    {"gpu_user_annotation", LP_K_GPU_USER},
+};
+
+/* Names kept until the end: M events may come after the events they name. */
+struct lp_kname {
+	int64_t pid, tid; /* tid < 0: a process name */
+	char *name;
+};
+
+struct lp_kdev {
+	int64_t id, sms, major, minor, mem;
+	char *name;
+};
+
+struct lp_kineto {
+	const char *path;
+	struct lp_fx fx;
+	struct lp_import *imp;
+	sqlite3_stmt *ins_flow;
+	struct lp_kname *names;
+	size_t nnames, capnames;
+	struct lp_kdev *devs;
+	size_t ndevs;
+	int64_t min_ts, base_ns;
+	long long events, skipped, flows, truncated;
+	char unit[16];
+	int gpu_corr; /* GPU events carry args.correlation: flows are not kept */
+	int rc;
+};
+
+static enum lp_kcat lp_kineto_cat(const char *cat)
+{
+	for (size_t i = 0; cat && i < sizeof(lp_kcats) / sizeof(lp_kcats[0]); i++)
+		if (!strcasecmp(cat, lp_kcats[i].cat))
+			return lp_kcats[i].k;
+	return LP_K_OTHER;
+}
+
+static const char *lp_kstr(const struct lp_jobj *o, const char *path)
+{
+	const struct lp_jfield *f = lp_jobj_get(o, path);
+	return f && (f->type == LP_JSTR || f->type == LP_JNUM) ? f->val : NULL;
+}
+
+/* pid/tid: numbers for real processes and threads ("Spans", "Traces" are
+ * the viewer's own rows). */
+static int lp_kid(const struct lp_jobj *o, const char *path, int64_t *v)
+{
+	const struct lp_jfield *f = lp_jobj_get(o, path);
+	if (!f || f->type != LP_JNUM)
+		return 0;
+	*v = lp_jobj_int(o, path, 0);
+	return 1;
+}
+
+static int lp_kts(struct lp_kineto *k, const struct lp_jobj *o, int64_t *start, int64_t *end)
+{
+	const char *ts = lp_kstr(o, "ts"), *dur = lp_kstr(o, "dur");
+	int64_t d = 0;
+	if (!ts || lp_json_us_to_ns(ts, start) || (dur && lp_json_us_to_ns(dur, &d)))
+		return 0;
+	*end = *start + (d > 0 ? d : 0);
+	if (*start < k->min_ts)
+		k->min_ts = *start;
+	return 1;
+}
+
+/* ---- GPU events ------------------------------------------------------------------------ */
+
+static void lp_kop(struct lp_kineto *k, const struct lp_jobj *o, int64_t pid, int64_t tid,
+		   struct lp_fx_op *op)
+{
+	op->proc = 0; /* lp_fx_adopt: the process of the launching call */
+	op->device = lp_jobj_int(o, "args.device", pid);
+	op->context = lp_jobj_int(o, "args.context", 0);
+	op->stream = lp_jobj_int(o, "args.stream", tid);
+	op->corr = lp_jobj_int(o, "args.correlation", 0);
+	if (op->corr && !k->gpu_corr) {
+		k->gpu_corr = 1;
+		lp_db_exec(k->imp->db, "DELETE FROM temp.lp_flow", k->imp->err, k->imp->errlen);
+	}
+}
+
+/* "Memcpy HtoD (Pageable -> Device)" -> HtoD, pageable, device */
+static int lp_kmemcpy(struct lp_kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
+{
+	const char *name = lp_kstr(o, "name");
+	char kind[16] = "unknown", src[32] = "unknown", dst[32] = "unknown";
+	if (name) {
+		sscanf(name, "Memcpy %15s (%31[^ ] -> %31[^)])", kind, src, dst);
+		for (char *c = src; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		for (char *c = dst; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+	}
+	return lp_fx_memcpy(&k->fx, op, lp_jobj_int(o, "args.bytes", 0), kind, src, dst, 1);
+}
+
+static int lp_kmemset(struct lp_kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
+{
+	const char *name = lp_kstr(o, "name");
+	char kind[32] = "unknown";
+	if (name && sscanf(name, "Memset (%31[^)])", kind) == 1)
+		for (char *c = kind; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+	return lp_fx_memset(&k->fx, op, lp_jobj_int(o, "args.bytes", 0), 0, kind, 1);
+}
+
+static const char *lp_ksync_type(const char *s)
+{
+	if (!s)
+		return "unknown";
+	if (!strcasecmp(s, "Stream Sync"))
+		return "stream_synchronize";
+	if (!strcasecmp(s, "Event Sync"))
+		return "event_synchronize";
+	if (!strcasecmp(s, "Context Sync"))
+		return "context_synchronize";
+	if (!strcasecmp(s, "Stream Wait Event"))
+		return "stream_wait_event";
+	return "unknown";
+}
+
+static int lp_kkernel(struct lp_kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
+{
+	int64_t grid[3], block[3];
+	for (int i = 0; i < 3; i++) {
+		char p[32];
+		snprintf(p, sizeof(p), "args.grid[%d]", i);
+		grid[i] = lp_jobj_int(o, p, 0);
+		snprintf(p, sizeof(p), "args.block[%d]", i);
+		block[i] = lp_jobj_int(o, p, 0);
+	}
+	const char *name = lp_kstr(o, "name");
+	int64_t nid = name ? lp_import_intern(k->imp, name, strlen(name)) : 0;
+	/* Kineto writes static + dynamic shared memory as one figure. */
+	return lp_fx_kernel(&k->fx, op, nid, 0, grid, block,
+			    lp_jobj_int(o, "args.shared memory", 0), 0,
+			    lp_jobj_int(o, "args.registers per thread", 0), 0);
+}
+
+/* ---- host events ------------------------------------------------------------------------- */
+
+static int64_t lp_kthread(struct lp_kineto *k, int64_t pid, int64_t tid, int64_t *proc)
+{
+	*proc = lp_fx_process(&k->fx, pid, NULL);
+	return *proc ? lp_fx_thread(&k->fx, *proc, pid, tid) : 0;
+}
+
+static const char *const lp_kdomain_names[] = {
+    [LP_K_USER] = "user_annotation",
+    [LP_K_CPU_OP] = "cpu_op",
+    [LP_K_PYTHON] = "python_function",
+    [LP_K_GPU_USER] = "gpu_user_annotation",
+};
+
+static int64_t lp_kdomain(struct lp_kineto *k, int64_t proc, enum lp_kcat c)
+{
+	size_t before = k->fx.domains.len;
+	int64_t dom = lp_fx_domain(&k->fx, proc, lp_kdomain_names[c]);
+	/* Annotations and operators of a thread nest in each other (a
+	 * ProfilerStep holds its aten:: ops); Python frames and GPU annotations
+	 * nest among themselves. */
+	if (dom && k->fx.domains.len != before && (c == LP_K_USER || c == LP_K_CPU_OP) &&
+	    lp_fx_nest_group(&k->fx, dom, 1000000000000LL + proc))
+		return 0;
+	return dom;
+}
+
+static int lp_krange(struct lp_kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64_t pid,
+		     int64_t tid, int64_t start, int64_t end)
+{
+	int64_t proc, thread;
+	if (c == LP_K_GPU_USER) {
+		/* On a stream's timeline: a thread row of the GPU, tid = stream,
+		 * adopted by the launching process at the end. */
+		size_t before = k->fx.threads.len;
+		char tname[64];
+		proc = 0;
+		thread = lp_fx_thread(&k->fx, 0, 0x40000000 | pid, tid);
+		snprintf(tname, sizeof(tname), "GPU %lld stream %lld", (long long)pid,
+			 (long long)tid);
+		if (thread && k->fx.threads.len != before &&
+		    lp_fx_thread_name(&k->fx, thread, tname))
+			return -EIO;
+	} else {
+		thread = lp_kthread(k, pid, tid, &proc);
+	}
+	int64_t dom = thread ? lp_kdomain(k, proc, c) : 0;
+	if (!dom)
+		return -EIO;
+	const char *name = lp_kstr(o, "name");
+	int64_t payload = -1;
+	size_t len = name ? strlen(name) : 0;
+	/* ProfilerStep#N on the host: one request name for every step, N as
+	 * payload. The GPU's copy keeps its name, so requests stay the host's. */
+	if (name && !strncmp(name, "ProfilerStep#", 13) && c != LP_K_GPU_USER) {
+		payload = strtoll(name + 13, NULL, 10);
+		len = 12;
+		snprintf(k->fx.default_request, sizeof(k->fx.default_request), "ProfilerStep");
+	}
+	int64_t nid = name ? lp_import_intern(k->imp, name, len) : 0;
+	return lp_fx_range(&k->fx, proc, dom, nid, 0, start, end, thread, thread, payload, -1, 0);
+}
+
+static int lp_kapi(struct lp_kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64_t pid,
+		   int64_t tid, int64_t start, int64_t end)
+{
+	int64_t proc, thread = lp_kthread(k, pid, tid, &proc);
+	const char *name = lp_kstr(o, "name");
+	if (!thread)
+		return -EIO;
+	int64_t nid = name ? lp_import_intern(k->imp, name, strlen(name)) : 0;
+	return lp_fx_api(&k->fx, proc, thread, c == LP_K_DRIVER ? "driver" : "runtime",
+			 lp_jobj_int(o, "args.cbid", 0), nid, lp_jobj_int(o, "args.correlation", 0),
+			 start, end, 0);
+}
+
+/* ---- metadata, flows ---------------------------------------------------------------------- */
+
+static int lp_kname_add(struct lp_kineto *k, int64_t pid, int64_t tid, const char *name)
+{
+	if (k->nnames == k->capnames) {
+		size_t cap = k->capnames ? k->capnames * 2 : 32;
+		void *v = realloc(k->names, cap * sizeof(*k->names));
+		if (!v)
+			return -ENOMEM;
+		k->names = v;
+		k->capnames = cap;
+	}
+	char *s = strdup(name);
+	if (!s)
+		return -ENOMEM;
+	k->names[k->nnames++] = (struct lp_kname){pid, tid, s};
+	return 0;
+}
+
+static int lp_kmeta(struct lp_kineto *k, const struct lp_jobj *o, int64_t pid, int64_t tid)
+{
+	const char *what = lp_kstr(o, "name"), *name = lp_kstr(o, "args.name");
+	if (!what || !name)
+		return 0;
+	if (!strcmp(what, "process_name"))
+		return lp_kname_add(k, pid, -1, name);
+	if (!strcmp(what, "thread_name"))
+		return lp_kname_add(k, pid, tid, name);
+	return 0;
+}
+
+static int lp_kflow(struct lp_kineto *k, const struct lp_jobj *o, const char *ph, int64_t pid,
+		    int64_t tid)
+{
+	const char *ts = lp_kstr(o, "ts");
+	int64_t t;
+	k->flows++;
+	/* Flows only link what args.correlation does not: once GPU events are
+	 * seen to carry it, the trace needs none of them kept. */
+	if (k->gpu_corr || !ts || lp_json_us_to_ns(ts, &t))
+		return 0;
+	sqlite3_bind_text(k->ins_flow, 1, ph, 1, SQLITE_STATIC);
+	sqlite3_bind_int64(k->ins_flow, 2, pid);
+	sqlite3_bind_int64(k->ins_flow, 3, tid);
+	sqlite3_bind_int64(k->ins_flow, 4, t);
+	sqlite3_bind_int64(k->ins_flow, 5, lp_jobj_int(o, "id", 0));
+	return lp_import_step(k->imp, k->ins_flow);
+}
+
+static int lp_kdevice(struct lp_kineto *k, const struct lp_jobj *o)
+{
+	if (k->ndevs >= 256)
+		return 0;
+	struct lp_kdev *v = realloc(k->devs, (k->ndevs + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	k->devs = v;
+	const char *name = lp_kstr(o, "name");
+	v[k->ndevs++] = (struct lp_kdev){
+	    lp_jobj_int(o, "id", (int64_t)k->ndevs), lp_jobj_int(o, "numSms", -1),
+	    lp_jobj_int(o, "computeMajor", -1),	     lp_jobj_int(o, "computeMinor", -1),
+	    lp_jobj_int(o, "totalGlobalMem", -1),    name ? strdup(name) : NULL};
+	return 0;
+}
+
+/* ---- events ------------------------------------------------------------------------------- */
+
+static int lp_kevent(struct lp_kineto *k, const struct lp_jobj *o)
+{
+	const char *ph = lp_kstr(o, "ph");
+	int64_t pid, tid, start, end;
+	k->events++;
+	k->truncated += o->truncated;
+	if (!ph || !lp_kid(o, "pid", &pid) || !lp_kid(o, "tid", &tid)) {
+		k->skipped++;
+		return 0;
+	}
+	if (!strcmp(ph, "M"))
+		return lp_kmeta(k, o, pid, tid);
+	const char *cat = lp_kstr(o, "cat");
+	if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && cat && !strcasecmp(cat, "ac2g"))
+		return lp_kflow(k, o, ph, pid, tid);
+	enum lp_kcat c = lp_kineto_cat(cat);
+	if (strcmp(ph, "X") || c == LP_K_OTHER || !lp_kts(k, o, &start, &end)) {
+		k->skipped++;
+		return 0;
+	}
+	struct lp_fx_op op;
+	const char *sync = lp_kstr(o, "args.cuda_sync_kind");
+	switch (c) {
+	case LP_K_KERNEL:
+	case LP_K_MEMCPY:
+	case LP_K_MEMSET:
+	case LP_K_SYNC:
+		lp_kop(k, o, pid, tid, &op);
+		op.start = start;
+		op.end = end;
+		if (c == LP_K_KERNEL)
+			return lp_kkernel(k, o, &op);
+		if (c == LP_K_MEMCPY)
+			return lp_kmemcpy(k, o, &op);
+		if (c == LP_K_MEMSET)
+			return lp_kmemset(k, o, &op);
+		return lp_fx_sync(&k->fx, &op, lp_ksync_type(sync ? sync : lp_kstr(o, "name")),
+				  lp_jobj_int(o, "args.event", -1));
+	case LP_K_RUNTIME:
+	case LP_K_DRIVER:
+		return lp_kapi(k, o, c, pid, tid, start, end);
+	default:
+		return lp_krange(k, o, c, pid, tid, start, end);
+	}
+}
+
+static int lp_kelement(void *ctx, int which, const struct lp_jobj *o)
+{
+	struct lp_kineto *k = ctx;
+	return which == 1 ? lp_kdevice(k, o) : lp_kevent(k, o);
+}
+
+static int lp_ktop(void *ctx, const char *key, const char *val, enum lp_jtype type)
+{
+	struct lp_kineto *k = ctx;
+	if (!strcmp(key, "schemaVersion"))
+		snprintf(k->fx.schema_version, sizeof(k->fx.schema_version), "%s", val);
+	else if (!strcmp(key, "displayTimeUnit"))
+		snprintf(k->unit, sizeof(k->unit), "%s", val);
+	else if (!strcmp(key, "baseTimeNanoseconds") && type == LP_JNUM)
+		k->base_ns = strtoll(val, NULL, 10);
+	else if (!strcmp(key, "host_name") && type == LP_JSTR)
+		snprintf(k->fx.host, sizeof(k->fx.host), "%s", val);
+	return 0;
+}
+
+/* ---- after the last event --------------------------------------------------------------- */
+
+/* GPU work without args.correlation: the ac2g flow that ends on it (same
+ * device row, stream and start) names the call that launched it. */
+static const char lp_kflows_sql[] =
+    "CREATE INDEX temp.lp_flow_at ON lp_flow(ph, pid, tid, ts);"
+    "UPDATE kernels SET correlation_id = coalesce((SELECT f.id FROM temp.lp_flow f WHERE "
+    "f.ph = 'f' AND f.pid = kernels.device AND f.tid = kernels.stream AND f.ts = "
+    "kernels.start_ns), 0) WHERE correlation_id = 0;"
+    "UPDATE memcpys SET correlation_id = coalesce((SELECT f.id FROM temp.lp_flow f WHERE "
+    "f.ph = 'f' AND f.pid = memcpys.device AND f.tid = memcpys.stream AND f.ts = "
+    "memcpys.start_ns), 0) WHERE correlation_id = 0;"
+    "UPDATE memsets SET correlation_id = coalesce((SELECT f.id FROM temp.lp_flow f WHERE "
+    "f.ph = 'f' AND f.pid = memsets.device AND f.tid = memsets.stream AND f.ts = "
+    "memsets.start_ns), 0) WHERE correlation_id = 0;"
+    "UPDATE syncs SET correlation_id = coalesce((SELECT f.id FROM temp.lp_flow f WHERE "
+    "f.ph = 'f' AND f.tid = syncs.stream AND f.ts = syncs.start_ns), 0) WHERE "
+    "correlation_id = 0;"
+    "UPDATE cuda_api SET correlation_id = coalesce((SELECT f.id FROM temp.lp_flow f JOIN "
+    "threads t ON t.id = cuda_api.thread_id JOIN processes p ON p.id = t.process_id WHERE "
+    "f.ph = 's' AND f.pid = p.pid AND f.tid = t.tid AND f.ts = cuda_api.start_ns), 0) WHERE "
+    "correlation_id = 0;";
+
+static int lp_knames(struct lp_kineto *k)
+{
+	sqlite3_stmt *st = lp_import_prepare(
+	    k->imp, "UPDATE processes SET cmdline = ?1, exe = ?1 WHERE pid = ?2 AND id > 0");
+	int rc = st ? 0 : -EIO;
+	for (size_t i = 0; rc == 0 && i < k->nnames; i++) {
+		struct lp_kname *n = &k->names[i];
+		uint64_t key = ((uint64_t)n->pid << 32 | (uint32_t)n->tid) + 1, id;
+		if (n->tid >= 0) {
+			if (lp_map_get(&k->fx.threads, key, &id))
+				rc = lp_fx_thread_name(&k->fx, (int64_t)id, n->name);
+			continue;
+		}
+		sqlite3_bind_text(st, 1, n->name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 2, n->pid);
+		rc = lp_import_step(k->imp, st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The host process GPU work without a launching call belongs to: the one
+ * with the most API calls. */
+static int64_t lp_kmain_proc(struct lp_kineto *k)
+{
+	int64_t p = lp_db_int(k->imp->db,
+			      "SELECT process_id FROM cuda_api GROUP BY 1 ORDER BY count(*) DESC "
+			      "LIMIT 1",
+			      0);
+	return p ? p : lp_db_int(k->imp->db, "SELECT min(id) FROM processes", 0);
+}
+
+static int lp_kfinish(struct lp_kineto *k)
+{
+	int rc = 0;
+	if (lp_db_int(k->imp->db,
+		      "SELECT (SELECT count(*) FROM kernels WHERE correlation_id = 0) + (SELECT "
+		      "count(*) FROM memcpys WHERE correlation_id = 0) + (SELECT count(*) FROM "
+		      "memsets WHERE correlation_id = 0) + (SELECT count(*) FROM syncs WHERE "
+		      "correlation_id = 0) + (SELECT count(*) FROM cuda_api WHERE correlation_id "
+		      "= 0)",
+		      0))
+		rc = lp_db_exec(k->imp->db, lp_kflows_sql, k->imp->err, k->imp->errlen);
+	int64_t main_proc = rc ? 0 : lp_kmain_proc(k);
+	if (rc == 0 && !main_proc) {
+		snprintf(k->imp->err, k->imp->errlen,
+			 "%s: the trace holds no host or GPU events latprof can import", k->path);
+		return -EINVAL;
+	}
+	char sql[256];
+	snprintf(sql, sizeof(sql),
+		 "UPDATE ranges SET process_id = %lld WHERE process_id = 0;"
+		 "UPDATE threads SET process_id = %lld WHERE process_id = 0;"
+		 "UPDATE domains SET process_id = %lld WHERE process_id = 0;",
+		 (long long)main_proc, (long long)main_proc, (long long)main_proc);
+	rc = rc ? rc : lp_fx_adopt(&k->fx, main_proc);
+	rc = rc ? rc : lp_db_exec(k->imp->db, sql, k->imp->err, k->imp->errlen);
+	for (size_t i = 0; rc == 0 && i < k->ndevs; i++)
+		rc = lp_fx_device(&k->fx, main_proc, k->devs[i].id, k->devs[i].name, k->devs[i].sms,
+				  k->devs[i].major, k->devs[i].minor, k->devs[i].mem, -1, -1);
+	rc = rc ? rc : lp_knames(k);
+	return rc ? rc : lp_fx_finish(&k->fx);
+}
+
+static int lp_kineto_fill(struct lp_import *imp, void *ctx)
+{
+	struct lp_kineto *k = ctx;
+	static const struct lp_jstream_ops ops = {lp_kelement, lp_ktop};
+	k->imp = imp;
+	int rc = lp_fx_begin(&k->fx, imp);
+	rc = rc ? rc
+		: lp_db_exec(imp->db, "CREATE TEMP TABLE lp_flow(ph, pid, tid, ts, id)", imp->err,
+			     imp->errlen);
+	if (rc == 0 &&
+	    !(k->ins_flow = lp_import_prepare(imp, "INSERT INTO temp.lp_flow VALUES (?,?,?,?,?)")))
+		rc = -EIO;
+	if (rc)
+		return rc;
+	char err[512];
+	uint64_t bytes = 0;
+	rc = lp_jstream_read(k->path, &ops, k, k->fx.sha256, &bytes, err, sizeof(err));
+	if (rc && !imp->err[0])
+		snprintf(imp->err, imp->errlen, "%s: %s", k->path, err);
+	if (rc)
+		return rc;
+	if (!k->events) {
+		snprintf(imp->err, imp->errlen, "%s: JSON without trace events (no traceEvents)",
+			 k->path);
+		return -EINVAL;
+	}
+	return lp_kfinish(k);
+}
+
+static int lp_kineto_meta(struct lp_import *imp, void *ctx)
+{
+	struct lp_kineto *k = ctx;
+	if (k->min_ts != INT64_MAX) {
+		/* Kineto's clock is the epoch (older traces) or an offset from
+		 * baseTimeNanoseconds (newer ones). */
+		int64_t wall = k->base_ns + k->min_ts;
+		if (wall > 946684800LL * 1000000000LL) { /* after 2000: a wall clock */
+			time_t secs = (time_t)(wall / 1000000000LL);
+			struct tm tm;
+			gmtime_r(&secs, &tm);
+			strftime(k->fx.wall_start, sizeof(k->fx.wall_start), "%Y-%m-%dT%H:%M:%SZ",
+				 &tm);
+		}
+	}
+	int rc = lp_fx_meta(&k->fx);
+	rc = rc ? rc : lp_import_meta(imp, "import.events", NULL, k->events);
+	rc = rc ? rc : lp_import_meta(imp, "import.skipped_events", NULL, k->skipped);
+	rc = rc ? rc : lp_import_meta(imp, "import.flows", NULL, k->flows);
+	rc = rc ? rc : lp_import_meta(imp, "import.truncated_events", NULL, k->truncated);
+	if (rc == 0 && k->unit[0])
+		rc = lp_import_meta(imp, "import.display_time_unit", k->unit, 0);
+	return rc;
+}
+
+static void lp_kineto_end(struct lp_import *imp, void *ctx)
+{
+	struct lp_kineto *k = ctx;
+	(void)imp;
+	sqlite3_finalize(k->ins_flow);
+	k->ins_flow = NULL;
+	lp_fx_end(&k->fx);
+}
+
+int lp_import_kineto(const char *path, const char *out, const struct lp_import_opts *opts,
+		     char *err, size_t errlen)
+{
+	static const struct lp_import_foreign_ops ops = {lp_kineto_fill, lp_kineto_meta,
+							 lp_kineto_end};
+	struct lp_kineto k = {.path = path, .min_ts = INT64_MAX};
+	k.fx.source = "kineto";
+	k.fx.producer = "PyTorch profiler (Kineto)";
+	k.fx.not_recorded = "lock waits, condition variables, CPU counters, process exit status";
+	char *base = strdup(path);
+	snprintf(k.fx.file, sizeof(k.fx.file), "%s", base ? basename(base) : path);
+	free(base);
+	int rc = lp_import_foreign(out, opts, &ops, &k, err, errlen);
+	for (size_t i = 0; i < k.nnames; i++)
+		free(k.names[i].name);
+	free(k.names);
+	for (size_t i = 0; i < k.ndevs; i++)
+		free(k.devs[i].name);
+	free(k.devs);
+	return rc;
+}

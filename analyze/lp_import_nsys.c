@@ -1,0 +1,762 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Nsight Systems SQLite exports (`nsys export --type sqlite`) -> a latprof
+ * database. Columns come and go between export schema versions, so every
+ * table is read by column name (PRAGMA table_info): a column the mapping
+ * needs and the table lacks is one error naming it; an optional one reads as
+ * NULL. Names are ids into StringIds; globalTid packs the pid in bits 24-47
+ * and the tid in bits 0-23 (NVIDIA's own nsys stats scripts decode it so).
+ */
+#define _GNU_SOURCE
+#include "lp_import_nsys.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_db.h"
+#include "lp_import_foreign.h"
+#include "lp_nvtx_db.h"
+
+#define LP_NSYS_MAXCOL 24
+
+struct lp_nsys {
+	sqlite3 *src;
+	const char *path;
+	struct lp_fx fx;
+	struct lp_import *imp;
+	sqlite3_stmt *get_string, *get_pname;
+	struct lp_map strs;	     /* (StringIds.id << 2 | how) + 1 -> strings.id */
+	struct lp_map dom_names;     /* (pid << 32 | domainId) + 1 -> domains.id */
+	struct lp_map gpu_procs;     /* processes.id -> 1: processes with GPU work */
+	struct lp_map osrt_kinds;    /* StringIds.id + 1 -> 0 other, 1 lock, 2 cond wait */
+	int64_t prev_tid, prev_corr; /* API de-duplication (schema 2.9.1) */
+	long long api_duplicates, osrt_calls;
+	const char *table; /* the table being read, for errors */
+	int ncols;
+	const char *const *cols;
+};
+
+/* ---- reading tables by column name -------------------------------------------- */
+
+/* A column wanted from a table; required ones missing are an error. */
+struct lp_col {
+	const char *name;
+	int required;
+};
+
+static int lp_nsys_has_col(struct lp_nsys *n, const char *table, const char *col)
+{
+	int64_t c = 0;
+	char sql[256];
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'",
+		 table, col);
+	c = lp_db_int(n->src, sql, 0);
+	return c > 0;
+}
+
+/* "SELECT a, b, NULL, ... FROM table [tail]" over the columns the table has. */
+static int lp_nsys_select(struct lp_nsys *n, const char *table, const struct lp_col *cols,
+			  int ncols, const char *tail, char *sql, size_t len)
+{
+	size_t off = (size_t)snprintf(sql, len, "SELECT ");
+	for (int i = 0; i < ncols; i++) {
+		int has = lp_nsys_has_col(n, table, cols[i].name);
+		if (!has && cols[i].required) {
+			snprintf(n->imp->err, n->imp->errlen,
+				 "%s: table %s has no column %s, which latprof needs to import "
+				 "it (export schema changed?)",
+				 n->path, table, cols[i].name);
+			return -EINVAL;
+		}
+		off +=
+		    (size_t)snprintf(sql + off, len - off, "%s%s%s%s", i ? ", " : "",
+				     has ? "\"" : "NULL", has ? cols[i].name : "", has ? "\"" : "");
+		if (off >= len)
+			return -ENAMETOOLONG;
+	}
+	snprintf(sql + off, len - off, " FROM \"%s\" %s", table, tail ? tail : "");
+	return 0;
+}
+
+/* Required time and id columns must hold integers: a table of another type
+ * is a damaged or foreign export, not zeros. */
+static int lp_nsys_ints(struct lp_nsys *n, sqlite3_stmt *st, int ncheck)
+{
+	for (int i = 0; i < ncheck; i++)
+		if (sqlite3_column_type(st, i) != SQLITE_INTEGER) {
+			snprintf(n->imp->err, n->imp->errlen,
+				 "%s: table %s, column %s holds %s where the export schema has an "
+				 "integer",
+				 n->path, n->table, sqlite3_column_name(st, i),
+				 sqlite3_column_type(st, i) == SQLITE_NULL ? "NULL"
+									   : "another type");
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static int lp_nsys_each(struct lp_nsys *n, const char *table, const struct lp_col *cols, int ncols,
+			const char *tail, lp_db_row_fn fn)
+{
+	char sql[2048];
+	if (!lp_db_has_table(n->src, table))
+		return 0;
+	int rc = lp_nsys_select(n, table, cols, ncols, tail, sql, sizeof(sql));
+	if (rc)
+		return rc;
+	n->table = table;
+	rc = lp_db_each(n->src, sql, NULL, 0, fn, n, n->imp->err, n->imp->errlen);
+	if (rc == -EIO && !strstr(n->imp->err, n->path)) {
+		char e[512];
+		snprintf(e, sizeof(e), "%s", n->imp->err);
+		snprintf(n->imp->err, n->imp->errlen, "%s: reading %s: %s", n->path, table, e);
+	}
+	return rc;
+}
+
+/* ---- names --------------------------------------------------------------------- */
+
+enum { LP_NAME_AS_IS, LP_NAME_API, LP_NAME_NVTX };
+
+/* API names carry the version they appeared in (cudaLaunchKernel_v7000,
+ * from schema 3.13 on); one name per call across versions. PyTorch's
+ * emit_nvtx appends a per-call ", op_id = N" or ", seq = N": one name per op. */
+static size_t lp_nsys_trim(const char *s, int how)
+{
+	size_t len = strlen(s);
+	if (how == LP_NAME_API) {
+		const char *v = strrchr(s, '_');
+		if (v && v[1] == 'v' && v[2] && strspn(v + 2, "0123456789") == strlen(v + 2))
+			len = (size_t)(v - s);
+	} else if (how == LP_NAME_NVTX) {
+		const char *cut = strstr(s, ", op_id = ");
+		const char *seq = strstr(s, ", seq = ");
+		if (seq && (!cut || seq < cut))
+			cut = seq;
+		if (cut)
+			len = (size_t)(cut - s);
+	}
+	return len;
+}
+
+static int64_t lp_nsys_text(struct lp_nsys *n, const char *s, int how)
+{
+	return lp_import_intern(n->imp, s, lp_nsys_trim(s, how));
+}
+
+/* strings.id of StringIds[id]; 0 when NULL or unknown. */
+static int64_t lp_nsys_string(struct lp_nsys *n, sqlite3_stmt *row, int col, int how)
+{
+	if (sqlite3_column_type(row, col) == SQLITE_NULL)
+		return 0;
+	int64_t sid = sqlite3_column_int64(row, col);
+	uint64_t key = ((uint64_t)sid << 2 | (uint64_t)how) + 1, id = 0;
+	if (lp_map_get(&n->strs, key, &id))
+		return (int64_t)id;
+	sqlite3_bind_int64(n->get_string, 1, sid);
+	if (sqlite3_step(n->get_string) == SQLITE_ROW && sqlite3_column_text(n->get_string, 0))
+		id = (uint64_t)lp_nsys_text(n, (const char *)sqlite3_column_text(n->get_string, 0),
+					    how);
+	sqlite3_reset(n->get_string);
+	lp_map_put(&n->strs, key, id);
+	return (int64_t)id;
+}
+
+/* ---- processes and threads ------------------------------------------------------ */
+
+static int64_t lp_nsys_proc(struct lp_nsys *n, int64_t global)
+{
+	int64_t pid = (global >> 24) & 0xffffff;
+	uint64_t id;
+	if (lp_map_get(&n->fx.procs, (uint64_t)pid + 1, &id))
+		return (int64_t)id;
+	char *name = NULL;
+	if (n->get_pname) {
+		sqlite3_bind_int64(n->get_pname, 1, pid);
+		if (sqlite3_step(n->get_pname) == SQLITE_ROW)
+			name = lp_db_col_strdup(n->get_pname, 0);
+		sqlite3_reset(n->get_pname);
+	}
+	int64_t row = lp_fx_process(&n->fx, pid, name);
+	free(name);
+	return row;
+}
+
+static int64_t lp_nsys_thread(struct lp_nsys *n, int64_t proc, int64_t global)
+{
+	return lp_fx_thread(&n->fx, proc, (global >> 24) & 0xffffff, global & 0xffffff);
+}
+
+static int lp_nsys_gpu_proc(struct lp_nsys *n, int64_t proc)
+{
+	return lp_map_put(&n->gpu_procs, (uint64_t)proc, 1) ? -ENOMEM : 0;
+}
+
+/* ---- GPU activity ----------------------------------------------------------------- */
+
+#define LP_OP_COLS                                                                                 \
+	{"start", 1}, {"end", 1}, {"deviceId", 1}, {"contextId", 1}, {"streamId", 1},              \
+	    {"correlationId", 1},                                                                  \
+	{                                                                                          \
+		"globalPid", 1                                                                     \
+	}
+
+static int lp_nsys_op(struct lp_nsys *n, sqlite3_stmt *st, struct lp_fx_op *o)
+{
+	int rc = lp_nsys_ints(n, st, 7);
+	if (rc)
+		return rc;
+	o->start = sqlite3_column_int64(st, 0);
+	o->end = sqlite3_column_int64(st, 1);
+	o->device = sqlite3_column_int64(st, 2);
+	o->context = sqlite3_column_int64(st, 3);
+	o->stream = sqlite3_column_int64(st, 4);
+	o->corr = sqlite3_column_int64(st, 5);
+	o->proc = lp_nsys_proc(n, sqlite3_column_int64(st, 6));
+	return o->proc ? lp_nsys_gpu_proc(n, o->proc) : -EIO;
+}
+
+static const struct lp_col lp_kernel_cols[] = {
+    LP_OP_COLS,
+    {"demangledName", 1},
+    {"mangledName", 0},
+    {"gridX", 0},
+    {"gridY", 0},
+    {"gridZ", 0},
+    {"blockX", 0},
+    {"blockY", 0},
+    {"blockZ", 0},
+    {"staticSharedMemory", 0},
+    {"dynamicSharedMemory", 0},
+    {"registersPerThread", 0},
+    {"graphId", 0},
+};
+
+static int lp_nsys_kernel_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	struct lp_fx_op o;
+	int rc = lp_nsys_op(n, st, &o);
+	if (rc)
+		return rc;
+	int64_t grid[3], block[3];
+	for (int i = 0; i < 3; i++) {
+		grid[i] = sqlite3_column_int64(st, 9 + i);
+		block[i] = sqlite3_column_int64(st, 12 + i);
+	}
+	return lp_fx_kernel(&n->fx, &o, lp_nsys_string(n, st, 7, LP_NAME_AS_IS),
+			    lp_nsys_string(n, st, 8, LP_NAME_AS_IS), grid, block,
+			    sqlite3_column_int64(st, 15), sqlite3_column_int64(st, 16),
+			    sqlite3_column_int64(st, 17), sqlite3_column_int64(st, 18));
+}
+
+static const struct lp_col lp_memcpy_cols[] = {
+    LP_OP_COLS, {"bytes", 1}, {"copyKind", 1}, {"srcKind", 0}, {"dstKind", 0}};
+
+static int lp_nsys_memcpy_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	struct lp_fx_op o;
+	int rc = lp_nsys_op(n, st, &o);
+	if (rc)
+		return rc;
+	/* nsys does not say which API issued a copy; CUPTI's async flag is not
+	 * exported, so the runtime call's name decides (lp_nsys_async_fix). */
+	return lp_fx_memcpy(
+	    &n->fx, &o, sqlite3_column_int64(st, 7), lp_fx_copy_kind(sqlite3_column_int64(st, 8)),
+	    sqlite3_column_type(st, 9) == SQLITE_NULL ? "unknown"
+						      : lp_fx_mem_kind(sqlite3_column_int64(st, 9)),
+	    sqlite3_column_type(st, 10) == SQLITE_NULL
+		? "unknown"
+		: lp_fx_mem_kind(sqlite3_column_int64(st, 10)),
+	    1);
+}
+
+static const struct lp_col lp_memset_cols[] = {
+    LP_OP_COLS, {"bytes", 1}, {"value", 0}, {"memKind", 0}};
+
+static int lp_nsys_memset_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	struct lp_fx_op o;
+	int rc = lp_nsys_op(n, st, &o);
+	if (rc)
+		return rc;
+	return lp_fx_memset(&n->fx, &o, sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8),
+			    sqlite3_column_type(st, 9) == SQLITE_NULL
+				? "unknown"
+				: lp_fx_mem_kind(sqlite3_column_int64(st, 9)),
+			    1);
+}
+
+static const struct lp_col lp_sync_cols[] = {LP_OP_COLS, {"syncType", 1}, {"eventId", 0}};
+
+static int lp_nsys_sync_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	struct lp_fx_op o;
+	int rc = lp_nsys_op(n, st, &o);
+	if (rc)
+		return rc;
+	int64_t ev = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 8);
+	return lp_fx_sync(&n->fx, &o, lp_fx_sync_type(sqlite3_column_int64(st, 7)), ev);
+}
+
+/* ---- API calls ---------------------------------------------------------------------- */
+
+static const struct lp_col lp_api_cols[] = {
+    {"start", 1},  {"end", 1},	      {"globalTid", 1},	  {"correlationId", 1},
+    {"nameId", 1}, {"eventClass", 0}, {"returnValue", 0},
+};
+
+static int lp_nsys_api(struct lp_nsys *n, sqlite3_stmt *st, int driver_table)
+{
+	int rc = lp_nsys_ints(n, st, 5);
+	if (rc)
+		return rc;
+	int64_t g = sqlite3_column_int64(st, 2), corr = sqlite3_column_int64(st, 3);
+	/* Schema 2.9 lists each call twice under one correlation id (eventClass
+	 * 0 with the versioned name, 67 without): rows come ordered by
+	 * (globalTid, correlationId, eventClass), the first one counts. */
+	if (corr && g == n->prev_tid && corr == n->prev_corr) {
+		n->api_duplicates++;
+		return 0;
+	}
+	n->prev_tid = g;
+	n->prev_corr = corr;
+	int64_t proc = lp_nsys_proc(n, g);
+	int64_t thread = proc ? lp_nsys_thread(n, proc, g) : 0;
+	if (!thread)
+		return -EIO;
+	int64_t name = lp_nsys_string(n, st, 4, LP_NAME_API);
+	int driver = driver_table || sqlite3_column_int64(st, 5) == 1;
+	return lp_fx_api(&n->fx, proc, thread, driver ? "driver" : "runtime", 0, name, corr,
+			 sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+			 sqlite3_column_int64(st, 6));
+}
+
+static int lp_nsys_runtime_row(sqlite3_stmt *st, void *ctx)
+{
+	return lp_nsys_api(ctx, st, 0);
+}
+
+static int lp_nsys_driver_row(sqlite3_stmt *st, void *ctx)
+{
+	return lp_nsys_api(ctx, st, 1);
+}
+
+/* ---- NVTX ----------------------------------------------------------------------------- */
+
+enum {
+	LP_NVTX_CATEGORY = 33,
+	LP_NVTX_MARK = 34,
+	LP_NVTX_PUSHPOP = 59,
+	LP_NVTX_STARTEND = 60,
+	LP_NVTXT_CATEGORY = 64,
+	LP_NVTXT_MARK = 65,
+	LP_NVTXT_PUSHPOP = 70,
+	LP_NVTXT_STARTEND = 71,
+	LP_NVTX_DOMAIN_CREATE = 75,
+};
+
+static const struct lp_col lp_nvtx_cols[] = {
+    {"start", 1},      {"end", 0},	    {"eventType", 1},  {"globalTid", 1},
+    {"text", 0},       {"textId", 0},	    {"domainId", 0},   {"category", 0},
+    {"color", 0},      {"endGlobalTid", 0}, {"int64Value", 0}, {"uint64Value", 0},
+    {"int32Value", 0}, {"uint32Value", 0},
+};
+
+static int64_t lp_nsys_domain(struct lp_nsys *n, int64_t proc, int64_t pid, sqlite3_stmt *st)
+{
+	int64_t dom = sqlite3_column_int64(st, 6);
+	uint64_t key = ((uint64_t)pid << 32 | (uint32_t)dom) + 1, id;
+	if (lp_map_get(&n->dom_names, key, &id))
+		return (int64_t)id;
+	char name[32] = ""; /* NVTX's default domain */
+	if (dom)
+		snprintf(name, sizeof(name), "(domain %lld)", (long long)dom);
+	id = (uint64_t)lp_fx_domain(&n->fx, proc, name);
+	if (id)
+		lp_map_put(&n->dom_names, key, id);
+	return (int64_t)id;
+}
+
+static int lp_nsys_domain_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	if (sqlite3_column_int64(st, 2) != LP_NVTX_DOMAIN_CREATE)
+		return 0;
+	int64_t g = sqlite3_column_int64(st, 3), pid = (g >> 24) & 0xffffff;
+	int64_t proc = lp_nsys_proc(n, g);
+	const char *text = (const char *)sqlite3_column_text(st, 4);
+	char *owned = NULL;
+	if (!text && sqlite3_column_type(st, 5) != SQLITE_NULL) {
+		sqlite3_bind_int64(n->get_string, 1, sqlite3_column_int64(st, 5));
+		if (sqlite3_step(n->get_string) == SQLITE_ROW)
+			owned = lp_db_col_strdup(n->get_string, 0);
+		sqlite3_reset(n->get_string);
+		text = owned;
+	}
+	int64_t dom = proc ? lp_fx_domain(&n->fx, proc, text ? text : "") : 0;
+	free(owned);
+	uint64_t key = ((uint64_t)pid << 32 | (uint32_t)sqlite3_column_int64(st, 6)) + 1;
+	return dom && !lp_map_put(&n->dom_names, key, (uint64_t)dom) ? 0 : -EIO;
+}
+
+static int64_t lp_nsys_payload(sqlite3_stmt *st)
+{
+	for (int c = 10; c < 14; c++)
+		if (sqlite3_column_type(st, c) == SQLITE_INTEGER)
+			return sqlite3_column_int64(st, c);
+	return -1;
+}
+
+static int lp_nsys_nvtx_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	int rc = lp_nsys_ints(n, st, 1);
+	int64_t type = sqlite3_column_int64(st, 2);
+	if (rc ||
+	    (type != LP_NVTX_MARK && type != LP_NVTXT_MARK && type != LP_NVTX_PUSHPOP &&
+	     type != LP_NVTXT_PUSHPOP && type != LP_NVTX_STARTEND && type != LP_NVTXT_STARTEND))
+		return rc;
+	int64_t g = sqlite3_column_int64(st, 3), pid = (g >> 24) & 0xffffff;
+	int64_t proc = lp_nsys_proc(n, g);
+	int64_t thread = proc ? lp_nsys_thread(n, proc, g) : 0;
+	int64_t dom = thread ? lp_nsys_domain(n, proc, pid, st) : 0;
+	if (!dom)
+		return -EIO;
+	int64_t name = sqlite3_column_type(st, 4) != SQLITE_NULL
+			   ? lp_nsys_text(n, (const char *)sqlite3_column_text(st, 4), LP_NAME_NVTX)
+			   : lp_nsys_string(n, st, 5, LP_NAME_NVTX);
+	int64_t start = sqlite3_column_int64(st, 0), cat = sqlite3_column_int64(st, 7);
+	if (type == LP_NVTX_MARK || type == LP_NVTXT_MARK)
+		return lp_fx_mark(&n->fx, proc, dom, name, cat, start, thread);
+	unsigned flags = 0;
+	int64_t end = sqlite3_column_int64(st, 1), end_thread = thread;
+	if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
+		flags |= LP_RANGEF_OPEN_AT_EXIT; /* never ended within the capture */
+		end = start;
+	}
+	if (type == LP_NVTX_STARTEND || type == LP_NVTXT_STARTEND) {
+		flags |= LP_RANGEF_STARTEND;
+		if (sqlite3_column_type(st, 9) == SQLITE_INTEGER)
+			end_thread = lp_nsys_thread(n, proc, sqlite3_column_int64(st, 9));
+	}
+	int64_t color =
+	    sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 8);
+	return lp_fx_range(&n->fx, proc, dom, name, cat, start, end, thread, end_thread,
+			   lp_nsys_payload(st), color, flags);
+}
+
+/* ---- OS runtime calls: blocking lock calls become lock and cond waits --------------- */
+
+static const struct lp_col lp_osrt_cols[] = {
+    {"start", 1}, {"end", 1}, {"globalTid", 1}, {"nameId", 1}};
+
+static int lp_nsys_lock_fn(const char *s)
+{
+	static const char *const locks[] = {"pthread_mutex_lock",
+					    "pthread_mutex_timedlock",
+					    "pthread_mutex_clocklock",
+					    "pthread_rwlock_rdlock",
+					    "pthread_rwlock_wrlock",
+					    "pthread_rwlock_timedrdlock",
+					    "pthread_rwlock_timedwrlock",
+					    "pthread_spin_lock",
+					    "sem_wait",
+					    "sem_timedwait",
+					    "sem_clockwait"};
+	for (size_t i = 0; i < sizeof(locks) / sizeof(locks[0]); i++)
+		if (!strcmp(s, locks[i]))
+			return 1;
+	if (!strcmp(s, "pthread_cond_wait") || !strcmp(s, "pthread_cond_timedwait") ||
+	    !strcmp(s, "pthread_cond_clockwait"))
+		return 2;
+	return 0;
+}
+
+/* The function name of StringIds[sid] (malloc'd) or NULL. */
+static char *lp_nsys_src_string(struct lp_nsys *n, int64_t sid)
+{
+	sqlite3_bind_int64(n->get_string, 1, sid);
+	char *s =
+	    sqlite3_step(n->get_string) == SQLITE_ROW ? lp_db_col_strdup(n->get_string, 0) : NULL;
+	sqlite3_reset(n->get_string);
+	return s;
+}
+
+static int lp_nsys_osrt_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	int rc = lp_nsys_ints(n, st, 4);
+	if (rc)
+		return rc;
+	n->osrt_calls++;
+	int64_t sid = sqlite3_column_int64(st, 3);
+	uint64_t kind;
+	char *fn = NULL;
+	if (!lp_map_get(&n->osrt_kinds, (uint64_t)sid + 1, &kind)) {
+		fn = lp_nsys_src_string(n, sid);
+		kind = fn ? (uint64_t)lp_nsys_lock_fn(fn) : 0;
+		lp_map_put(&n->osrt_kinds, (uint64_t)sid + 1, kind);
+	}
+	if (kind && !fn)
+		fn = lp_nsys_src_string(n, sid);
+	if (kind && fn) {
+		int64_t g = sqlite3_column_int64(st, 2);
+		int64_t proc = lp_nsys_proc(n, g);
+		int64_t thread = proc ? lp_nsys_thread(n, proc, g) : 0;
+		rc = thread ? lp_fx_lock_call(&n->fx, proc, thread, fn, sqlite3_column_int64(st, 0),
+					      sqlite3_column_int64(st, 1), kind == 2)
+			    : -EIO;
+	}
+	free(fn);
+	return rc;
+}
+
+/* ---- GPU memory, devices, thread names, session ----------------------------------- */
+
+static const struct lp_col lp_mem_cols[] = {
+    {"start", 1},	 {"globalPid", 1}, {"deviceId", 0}, {"contextId", 0},
+    {"address", 0},	 {"bytes", 1},	   {"memKind", 0},  {"memoryOperationType", 1},
+    {"correlationId", 0}};
+
+static int lp_nsys_mem_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	int rc = lp_nsys_ints(n, st, 2);
+	int64_t proc = rc ? 0 : lp_nsys_proc(n, sqlite3_column_int64(st, 1));
+	if (rc || !proc)
+		return rc ? rc : -EIO;
+	/* ENUM_CUDA_DEV_MEM_EVENT_OPER: 0 allocation, 1 deallocation */
+	return lp_fx_alloc(&n->fx, proc, sqlite3_column_int64(st, 7) == 1,
+			   sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 4),
+			   sqlite3_column_int64(st, 5), lp_fx_mem_kind(sqlite3_column_int64(st, 6)),
+			   sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+			   sqlite3_column_int64(st, 8));
+}
+
+static const struct lp_col lp_gpu_cols[] = {
+    {"id", 1},		{"cuDevice", 0},     {"name", 0},
+    {"smCount", 0},	{"computeMajor", 0}, {"computeMinor", 0},
+    {"totalMemory", 0}, {"clockRate", 0},    {"memoryBandwidth", 0}};
+
+static int64_t lp_opt(sqlite3_stmt *st, int c, int64_t div)
+{
+	return sqlite3_column_type(st, c) == SQLITE_INTEGER ? sqlite3_column_int64(st, c) / div
+							    : -1;
+}
+
+static int lp_nsys_gpu_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	int64_t dev = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? sqlite3_column_int64(st, 1)
+								   : sqlite3_column_int64(st, 0);
+	int rc = 0;
+	/* One row per process that used the GPU, as CUPTI writes them. */
+	for (size_t i = 0; rc == 0 && i < n->gpu_procs.cap; i++)
+		if (n->gpu_procs.keys[i])
+			rc =
+			    lp_fx_device(&n->fx, (int64_t)n->gpu_procs.keys[i], dev,
+					 (const char *)sqlite3_column_text(st, 2), lp_opt(st, 3, 1),
+					 lp_opt(st, 4, 1), lp_opt(st, 5, 1), lp_opt(st, 6, 1),
+					 lp_opt(st, 7, 1000), lp_opt(st, 8, 1000));
+	return rc;
+}
+
+static const struct lp_col lp_tname_cols[] = {{"nameId", 1}, {"globalTid", 1}};
+
+static int lp_nsys_tname_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	int64_t g = sqlite3_column_int64(st, 1);
+	uint64_t key = ((uint64_t)((g >> 24) & 0xffffff) << 32 | (uint32_t)(g & 0xffffff)) + 1, id;
+	if (!lp_map_get(&n->fx.threads, key, &id))
+		return 0; /* a thread of the machine that did nothing we import */
+	sqlite3_bind_int64(n->get_string, 1, sqlite3_column_int64(st, 0));
+	char *name =
+	    sqlite3_step(n->get_string) == SQLITE_ROW ? lp_db_col_strdup(n->get_string, 0) : NULL;
+	sqlite3_reset(n->get_string);
+	int rc = name ? lp_fx_thread_name(&n->fx, (int64_t)id, name) : 0;
+	free(name);
+	return rc;
+}
+
+static int lp_nsys_meta_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	const char *k = (const char *)sqlite3_column_text(st, 0);
+	const char *v = (const char *)sqlite3_column_text(st, 1);
+	if (!k || !v)
+		return 0;
+	if (!strcmp(k, "EXPORT_PRODUCT_VERSION"))
+		snprintf(n->fx.producer_version, sizeof(n->fx.producer_version), "%s", v);
+	else if (!strcmp(k, "EXPORT_SCHEMA_VERSION"))
+		snprintf(n->fx.schema_version, sizeof(n->fx.schema_version), "%s", v);
+	else if (!strcmp(k, "EXPORT_PRODUCT_NAME") && !strstr(v, "Nsight Systems")) {
+		snprintf(n->imp->err, n->imp->errlen,
+			 "%s: an SQLite export of '%s', not of NVIDIA Nsight Systems; latprof "
+			 "imports nsys exports and Kineto traces",
+			 n->path, v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int lp_nsys_session_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	const char *t = (const char *)sqlite3_column_text(st, 0);
+	if (t)
+		snprintf(n->fx.wall_start, sizeof(n->fx.wall_start), "%.30sZ", t);
+	return 0;
+}
+
+/* ---- driver --------------------------------------------------------------------------- */
+
+#define LP_EACH(tab, cols, tail, fn)                                                               \
+	lp_nsys_each(n, tab, cols, (int)(sizeof(cols) / sizeof(cols[0])), tail, fn)
+
+static int lp_nsys_fill(struct lp_import *imp, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	static const struct lp_col meta_cols[] = {{"name", 1}, {"value", 1}};
+	static const struct lp_col session_cols[] = {{"utcTime", 1}};
+	n->imp = imp;
+	int rc = lp_fx_begin(&n->fx, imp);
+	if (rc)
+		return rc;
+	n->get_string = NULL;
+	if (sqlite3_prepare_v2(n->src, "SELECT value FROM StringIds WHERE id = ?", -1,
+			       &n->get_string, NULL) != SQLITE_OK) {
+		snprintf(imp->err, imp->errlen, "%s: cannot read table StringIds: %s", n->path,
+			 sqlite3_errmsg(n->src));
+		return -EINVAL;
+	}
+	if (lp_db_has_table(n->src, "PROCESSES") && lp_nsys_has_col(n, "PROCESSES", "pid") &&
+	    lp_nsys_has_col(n, "PROCESSES", "name"))
+		sqlite3_prepare_v2(n->src, "SELECT name FROM PROCESSES WHERE pid = ? LIMIT 1", -1,
+				   &n->get_pname, NULL);
+	rc = LP_EACH("EXPORT_META_DATA", meta_cols, NULL, lp_nsys_meta_row);
+	rc = rc ? rc : LP_EACH("META_DATA_EXPORT", meta_cols, NULL, lp_nsys_meta_row);
+	rc =
+	    rc ? rc
+	       : LP_EACH("TARGET_INFO_SESSION_START_TIME", session_cols, NULL, lp_nsys_session_row);
+	n->prev_tid = n->prev_corr = -1;
+	/* Only exports that list calls twice (eventClass 67 twins, schema 2.9)
+	 * pay for the sort that brings twins together. */
+	int twins = lp_db_has_table(n->src, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
+		    lp_nsys_has_col(n, "CUPTI_ACTIVITY_KIND_RUNTIME", "eventClass") &&
+		    lp_db_int(n->src,
+			      "SELECT count(*) FROM (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME "
+			      "WHERE eventClass NOT IN (0, 1) LIMIT 1)",
+			      1) > 0;
+	rc = rc ? rc
+		: LP_EACH("CUPTI_ACTIVITY_KIND_RUNTIME", lp_api_cols,
+			  twins ? "ORDER BY globalTid, correlationId, eventClass, start" : NULL,
+			  lp_nsys_runtime_row);
+	n->prev_tid = n->prev_corr = -1;
+	if (rc == 0 && lp_db_has_table(n->src, "CUPTI_ACTIVITY_KIND_DRIVER"))
+		rc = LP_EACH("CUPTI_ACTIVITY_KIND_DRIVER", lp_api_cols,
+			     "ORDER BY globalTid, correlationId, start", lp_nsys_driver_row);
+	rc = rc ? rc
+		: LP_EACH("CUPTI_ACTIVITY_KIND_KERNEL", lp_kernel_cols, NULL, lp_nsys_kernel_row);
+	rc = rc ? rc
+		: LP_EACH("CUPTI_ACTIVITY_KIND_MEMCPY", lp_memcpy_cols, NULL, lp_nsys_memcpy_row);
+	rc = rc ? rc
+		: LP_EACH("CUPTI_ACTIVITY_KIND_MEMSET", lp_memset_cols, NULL, lp_nsys_memset_row);
+	rc = rc ? rc
+		: LP_EACH("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", lp_sync_cols, NULL,
+			  lp_nsys_sync_row);
+	rc = rc ? rc
+		: LP_EACH("NVTX_EVENTS", lp_nvtx_cols, "WHERE eventType = 75", lp_nsys_domain_row);
+	rc = rc ? rc
+		: LP_EACH("NVTX_EVENTS", lp_nvtx_cols, "WHERE eventType <> 75", lp_nsys_nvtx_row);
+	rc = rc ? rc : LP_EACH("OSRT_API", lp_osrt_cols, NULL, lp_nsys_osrt_row);
+	rc = rc ? rc : LP_EACH("CUDA_GPU_MEMORY_USAGE_EVENTS", lp_mem_cols, NULL, lp_nsys_mem_row);
+	rc = rc ? rc : LP_EACH("TARGET_INFO_GPU", lp_gpu_cols, NULL, lp_nsys_gpu_row);
+	/* No TARGET_INFO_GPU (cut or older exports): the devices the work ran
+	 * on, their properties not recorded (NULL). */
+	if (rc == 0 && !n->fx.devices)
+		rc = lp_db_exec(imp->db,
+				"INSERT INTO gpu_devices(process_id, device) SELECT DISTINCT "
+				"process_id, device FROM (SELECT process_id, device FROM kernels "
+				"UNION SELECT process_id, device FROM memcpys UNION SELECT "
+				"process_id, device FROM memsets)",
+				imp->err, imp->errlen);
+	rc = rc ? rc : LP_EACH("ThreadNames", lp_tname_cols, NULL, lp_nsys_tname_row);
+	if (rc == 0 && !n->fx.procs.len) {
+		snprintf(imp->err, imp->errlen,
+			 "%s: the export holds no CUDA, NVTX or OS runtime rows latprof can import",
+			 n->path);
+		rc = -EINVAL;
+	}
+	return rc ? rc : lp_fx_finish(&n->fx);
+}
+
+static void lp_nsys_end(struct lp_import *imp, void *ctx)
+{
+	(void)imp;
+	lp_fx_end(&((struct lp_nsys *)ctx)->fx);
+}
+
+static int lp_nsys_meta(struct lp_import *imp, void *ctx)
+{
+	struct lp_nsys *n = ctx;
+	int rc = lp_fx_meta(&n->fx);
+	rc = rc ? rc : lp_import_meta(imp, "import.api_duplicates", NULL, n->api_duplicates);
+	return rc ? rc : lp_import_meta(imp, "import.osrt_calls", NULL, n->osrt_calls);
+}
+
+int lp_import_nsys(const char *path, const char *out, const struct lp_import_opts *opts, char *err,
+		   size_t errlen)
+{
+	struct lp_nsys n = {.path = path};
+	static const struct lp_import_foreign_ops ops = {lp_nsys_fill, lp_nsys_meta, lp_nsys_end};
+	char *uri = NULL;
+	int rc;
+	err[0] = 0;
+	n.fx.source = "nsys";
+	n.fx.producer = "Nsight Systems";
+	n.fx.not_recorded = "lock addresses and call sites, condition variables, CPU counters, "
+			    "process exit status";
+	char *base = strdup(path);
+	snprintf(n.fx.file, sizeof(n.fx.file), "%s", base ? basename(base) : path);
+	free(base);
+	if ((rc = lp_fx_sha256_file(path, n.fx.sha256))) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	/* immutable: the export is only read, never locked or journaled. */
+	if (asprintf(&uri, "file:%s?immutable=1", path) < 0)
+		return -ENOMEM;
+	if (sqlite3_open_v2(uri, &n.src,
+			    SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK ||
+	    lp_db_int(n.src, "SELECT count(*) FROM sqlite_master", -1) < 0) {
+		snprintf(err, errlen, "%s: not a readable SQLite database (%s)", path,
+			 sqlite3_errmsg(n.src));
+		rc = -EINVAL;
+	} else if (!lp_db_has_table(n.src, "StringIds")) {
+		snprintf(err, errlen,
+			 "%s: an SQLite database without the StringIds table, so not "
+			 "an Nsight Systems export",
+			 path);
+		rc = -EINVAL;
+	} else {
+		rc = lp_import_foreign(out, opts, &ops, &n, err, errlen);
+	}
+	free(uri);
+	sqlite3_finalize(n.get_string);
+	sqlite3_finalize(n.get_pname);
+	lp_map_free(&n.strs);
+	lp_map_free(&n.dom_names);
+	lp_map_free(&n.gpu_procs);
+	lp_map_free(&n.osrt_kinds);
+	sqlite3_close(n.src);
+	return rc;
+}

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Chrome-trace JSON, streamed (lp_json_stream.h). Why yajl: it is a true
+ * SAX parser (callbacks per token, input in pieces of any size), so memory
+ * stays bounded by the largest single event however large the trace is;
+ * json-c, jansson and cJSON build the whole document tree (several times
+ * the file size for a multi-GB trace), and simdjson's Debian package is
+ * C++ and needs the document in memory too.
+ */
+#define _GNU_SOURCE
+#include "lp_json_stream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#define LP_JMAXDEPTH 64
+
+/* ---- flattened objects ---------------------------------------------------------- */
+
+const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path)
+{
+	for (int i = 0; i < o->n; i++)
+		if (!strcasecmp(o->f[i].path, path))
+			return &o->f[i];
+	return NULL;
+}
+
+int64_t lp_jobj_int(const struct lp_jobj *o, const char *path, int64_t dflt)
+{
+	const struct lp_jfield *f = lp_jobj_get(o, path);
+	if (!f || (f->type != LP_JNUM && f->type != LP_JSTR) || !f->val[0])
+		return dflt;
+	char *end;
+	errno = 0;
+	long long v = strtoll(f->val, &end, 10);
+	if (errno || end == f->val)
+		return dflt;
+	if (*end == '.' || *end == 'e' || *end == 'E') {
+		double d = strtod(f->val, NULL);
+		return d > -9.2e18 && d < 9.2e18 ? (int64_t)d : dflt;
+	}
+	return (int64_t)v;
+}
+
+int lp_json_us_to_ns(const char *s, int64_t *ns)
+{
+	const char *p = s;
+	int neg = *p == '-';
+	p += neg;
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	if (strpbrk(p, "eE")) {
+		char *end;
+		double d = strtod(s, &end) * 1000.0;
+		if (*end || !(d > -9.2e18 && d < 9.2e18))
+			return -EINVAL;
+		*ns = (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+		return 0;
+	}
+	/* integer microseconds, then up to three decimals of nanoseconds; the
+	 * fourth decimal rounds. Doubles would lose ns at epoch-sized values. */
+	int64_t v = 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (INT64_MAX - 9) / 10 / 1000)
+			return -EINVAL;
+		v = v * 10 + (*p - '0');
+	}
+	v *= 1000;
+	if (*p == '.') {
+		p++;
+		int64_t scale = 100;
+		for (; *p >= '0' && *p <= '9' && scale; p++, scale /= 10)
+			v += (*p - '0') * scale;
+		if (*p >= '5' && *p <= '9')
+			v++;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p)
+		return -EINVAL;
+	*ns = neg ? -v : v;
+	return 0;
+}
+
+/* ---- parser state ------------------------------------------------------------------ */
+
+struct lp_jlevel {
+	int is_array;
+	long index;   /* arrays: next element's index */
+	char key[64]; /* maps: the key whose value comes next */
+};
+
+struct lp_jparse {
+	const struct lp_jstream_ops *ops;
+	void *ctx;
+	int depth; /* open containers */
+	struct lp_jlevel lv[LP_JMAXDEPTH];
+	int elem_depth; /* depth of the element being collected, 0 = none */
+	int which;	/* 0 traceEvents, 1 deviceProperties */
+	int rc;		/* a callback's error */
+	struct lp_jobj obj;
+};
+
+static struct lp_jlevel *lp_jtop(struct lp_jparse *p)
+{
+	return p->depth > 0 && p->depth <= LP_JMAXDEPTH ? &p->lv[p->depth - 1] : NULL;
+}
+
+/* Path of the value about to be stored, relative to the element; 0 when
+ * it is too deep to keep (tensor shapes, call stacks). */
+static int lp_jpath(struct lp_jparse *p, char *buf, size_t len)
+{
+	size_t off = 0;
+	if (p->depth - p->elem_depth > 2 || p->depth > LP_JMAXDEPTH)
+		return 0;
+	/* memcpy, not snprintf: this runs for every value of every event */
+	for (int d = p->elem_depth; d <= p->depth; d++) {
+		struct lp_jlevel *l = &p->lv[d - 1];
+		if (l->is_array) {
+			if (l->index >= 3 || off + 4 > len) /* grid, block; not shapes */
+				return 0;
+			buf[off++] = '[';
+			buf[off++] = (char)('0' + l->index);
+			buf[off++] = ']';
+		} else {
+			size_t k = strlen(l->key);
+			if (off + k + 2 > len)
+				return 0;
+			if (off)
+				buf[off++] = '.';
+			memcpy(buf + off, l->key, k);
+			off += k;
+		}
+	}
+	buf[off] = 0;
+	return 1;
+}
+
+static const char *lp_jarena(struct lp_jobj *o, const char *s, size_t len)
+{
+	if (o->used + len + 1 > sizeof(o->arena)) {
+		o->truncated = 1;
+		return NULL;
+	}
+	char *d = o->arena + o->used;
+	memcpy(d, s, len);
+	d[len] = 0;
+	o->used += len + 1;
+	return d;
+}
+
+static void lp_jstore(struct lp_jparse *p, enum lp_jtype type, const char *v, size_t len)
+{
+	char path[160];
+	struct lp_jobj *o = &p->obj;
+	if (!lp_jpath(p, path, sizeof(path)))
+		return;
+	if (o->n == LP_JOBJ_MAXF) {
+		o->truncated = 1;
+		return;
+	}
+	const char *ps = lp_jarena(o, path, strlen(path));
+	const char *vs = ps ? lp_jarena(o, v, len) : NULL;
+	if (!vs)
+		return;
+	o->f[o->n++] = (struct lp_jfield){ps, vs, type};
+}
+
+/* After a value: arrays count it. */
+static void lp_jnext(struct lp_jparse *p)
+{
+	struct lp_jlevel *l = lp_jtop(p);
+	if (l && l->is_array)
+		l->index++;
+}
+
+static int lp_jscalar(struct lp_jparse *p, enum lp_jtype type, const char *v, size_t len)
+{
+	if (p->elem_depth && p->depth >= p->elem_depth) {
+		lp_jstore(p, type, v, len);
+	} else if (p->depth == 1 && !p->lv[0].is_array && p->ops->top) {
+		char buf[256];
+		size_t n = len < sizeof(buf) - 1 ? len : sizeof(buf) - 1;
+		memcpy(buf, v, n);
+		buf[n] = 0;
+		p->rc = p->ops->top(p->ctx, p->lv[0].key, buf, type);
+	}
+	lp_jnext(p);
+	return p->rc == 0;
+}
+
+static int lp_jnull(void *ctx)
+{
+	return lp_jscalar(ctx, LP_JNULL, "", 0);
+}
+
+static int lp_jbool(void *ctx, int v)
+{
+	return lp_jscalar(ctx, LP_JBOOL, v ? "true" : "false", v ? 4 : 5);
+}
+
+static int lp_jnumber(void *ctx, const char *s, size_t len)
+{
+	return lp_jscalar(ctx, LP_JNUM, s, len);
+}
+
+static int lp_jstring(void *ctx, const unsigned char *s, size_t len)
+{
+	return lp_jscalar(ctx, LP_JSTR, (const char *)s, len);
+}
+
+static int lp_jkey(void *ctx, const unsigned char *k, size_t len)
+{
+	struct lp_jlevel *l = lp_jtop(ctx);
+	if (l) {
+		size_t n = len < sizeof(l->key) - 1 ? len : sizeof(l->key) - 1;
+		memcpy(l->key, k, n);
+		l->key[n] = 0;
+	}
+	return 1;
+}
+
+/* Is the container opening now an element to collect? */
+static void lp_jmaybe_element(struct lp_jparse *p)
+{
+	if (p->elem_depth || p->depth < 2)
+		return;
+	struct lp_jlevel *parent = &p->lv[p->depth - 2];
+	if (!parent->is_array)
+		return;
+	if (p->depth == 2 && p->lv[0].is_array) { /* JSON Array Format: [ {...}, ... ] */
+		p->which = 0;
+	} else if (p->depth == 3 && !p->lv[0].is_array) {
+		const char *k = p->lv[0].key;
+		if (!strcmp(k, "traceEvents"))
+			p->which = 0;
+		else if (!strcmp(k, "deviceProperties"))
+			p->which = 1;
+		else
+			return;
+	} else {
+		return;
+	}
+	p->elem_depth = p->depth;
+	p->obj.n = 0;
+	p->obj.used = 0;
+	p->obj.truncated = 0;
+}
+
+static int lp_jopen(struct lp_jparse *p, int is_array)
+{
+	p->depth++;
+	if (p->depth <= LP_JMAXDEPTH) {
+		p->lv[p->depth - 1] = (struct lp_jlevel){.is_array = is_array};
+		if (!is_array)
+			lp_jmaybe_element(p);
+	}
+	return 1;
+}
+
+static int lp_jclose(struct lp_jparse *p)
+{
+	if (p->elem_depth && p->depth == p->elem_depth) {
+		p->elem_depth = 0;
+		if (p->ops->element)
+			p->rc = p->ops->element(p->ctx, p->which, &p->obj);
+	}
+	p->depth--;
+	lp_jnext(p);
+	return p->rc == 0;
+}
+
+static int lp_jstart_map(void *ctx)
+{
+	return lp_jopen(ctx, 0);
+}
+
+static int lp_jend_map(void *ctx)
+{
+	return lp_jclose(ctx);
+}
+
+static int lp_jstart_array(void *ctx)
+{
+	return lp_jopen(ctx, 1);
+}
+
+static int lp_jend_array(void *ctx)
+{
+	return lp_jclose(ctx);
+}
+
+static const yajl_callbacks lp_jcallbacks = {
+    .yajl_null = lp_jnull,
+    .yajl_boolean = lp_jbool,
+    .yajl_number = lp_jnumber,
+    .yajl_string = lp_jstring,
+    .yajl_start_map = lp_jstart_map,
+    .yajl_map_key = lp_jkey,
+    .yajl_end_map = lp_jend_map,
+    .yajl_start_array = lp_jstart_array,
+    .yajl_end_array = lp_jend_array,
+};
+
+/* ---- feeding ---------------------------------------------------------------------- */
+
+struct lp_jreader {
+	struct lp_jparse *p;
+	yajl_handle h;
+	uint64_t fed; /* JSON bytes given to yajl */
+	char *err;
+	size_t errlen;
+};
+
+static int lp_jfail(struct lp_jreader *r, const unsigned char *buf, size_t len)
+{
+	if (r->p->rc)
+		return r->p->rc;
+	unsigned char *msg = yajl_get_error(r->h, 0, buf, len);
+	size_t at = buf ? yajl_get_bytes_consumed(r->h) : 0;
+	snprintf(r->err, r->errlen, "invalid JSON near byte %llu: %s",
+		 (unsigned long long)(r->fed + at), msg ? (const char *)msg : "parse error");
+	/* yajl's message ends with a newline: one line. */
+	char *nl = strchr(r->err, '\n');
+	if (nl)
+		*nl = 0;
+	if (msg)
+		yajl_free_error(r->h, msg);
+	return -EINVAL;
+}
+
+static int lp_jfeed(struct lp_jreader *r, const unsigned char *buf, size_t len)
+{
+	if (yajl_parse(r->h, buf, len) != yajl_status_ok)
+		return lp_jfail(r, buf, len);
+	r->fed += len;
+	return 0;
+}
+
+static int lp_jend(struct lp_jreader *r)
+{
+	if (yajl_complete_parse(r->h) != yajl_status_ok)
+		return lp_jfail(r, NULL, 0);
+	if (r->fed == 0) {
+		snprintf(r->err, r->errlen, "empty input: no JSON");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int lp_jbegin(struct lp_jreader *r, const struct lp_jstream_ops *ops, void *ctx, char *err,
+		     size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	r->p = calloc(1, sizeof(*r->p));
+	if (!r->p)
+		return -ENOMEM;
+	r->p->ops = ops;
+	r->p->ctx = ctx;
+	r->err = err;
+	r->errlen = errlen;
+	r->h = yajl_alloc(&lp_jcallbacks, NULL, r->p);
+	if (!r->h) {
+		free(r->p);
+		return -ENOMEM;
+	}
+	/* Names may hold any bytes a program gave; the writers escape them. */
+	yajl_config(r->h, yajl_dont_validate_strings, 1);
+	return 0;
+}
+
+static void lp_jfree(struct lp_jreader *r)
+{
+	if (r->h)
+		yajl_free(r->h);
+	free(r->p);
+}
+
+int lp_jstream_read_mem(const uint8_t *data, size_t len, const struct lp_jstream_ops *ops,
+			void *ctx, char *err, size_t errlen)
+{
+	struct lp_jreader r;
+	int rc = lp_jbegin(&r, ops, ctx, err, errlen);
+	if (rc)
+		return rc;
+	rc = lp_jfeed(&r, data, len);
+	rc = rc ? rc : lp_jend(&r);
+	lp_jfree(&r);
+	return rc;
+}
+
+/* Inflate what arrived, feeding yajl; *member_end when a gzip member ended
+ * with this input (more members may follow: concatenated gzip). */
+static int lp_jinflate(struct lp_jreader *r, z_stream *z, unsigned char *out, size_t outlen,
+		       int *member_end)
+{
+	for (;;) {
+		z->next_out = out;
+		z->avail_out = (uInt)outlen;
+		int zr = inflate(z, Z_NO_FLUSH);
+		if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+			snprintf(r->err, r->errlen,
+				 "damaged gzip data near compressed byte %lu: %s", z->total_in,
+				 z->msg ? z->msg : "inflate failed");
+			return -EINVAL;
+		}
+		int rc = lp_jfeed(r, out, outlen - z->avail_out);
+		if (rc)
+			return rc;
+		*member_end = zr == Z_STREAM_END;
+		if (zr == Z_STREAM_END && z->avail_in) {
+			if (inflateReset(z) != Z_OK)
+				return -EINVAL;
+			continue;
+		}
+		/* output full: more may be pending even with no input left */
+		if (zr == Z_STREAM_END || zr == Z_BUF_ERROR || (z->avail_out && !z->avail_in))
+			return 0;
+	}
+}
+
+int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ctx, char *sha256_hex,
+		    uint64_t *in_bytes, char *err, size_t errlen)
+{
+	enum { LP_CHUNK = 1 << 16 };
+	struct lp_jreader r;
+	struct sha256_ctx sha;
+	z_stream z = {0};
+	unsigned char *in = malloc(LP_CHUNK), *out = malloc(4 * LP_CHUNK);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0, gz = -1, member_end = 0, zinit = 0;
+	ssize_t n = 0;
+	err[0] = 0;
+	if (fd < 0 || !in || !out) {
+		rc = fd < 0 ? -errno : -ENOMEM;
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+		goto out;
+	}
+	if ((rc = lp_jbegin(&r, ops, ctx, err, errlen)))
+		goto out;
+	sha256_init(&sha);
+	while (rc == 0 && (n = read(fd, in, LP_CHUNK)) > 0) {
+		sha256_update(&sha, (size_t)n, in);
+		if (gz < 0) {
+			gz = n >= 2 && in[0] == 0x1f && in[1] == 0x8b;
+			if (gz && inflateInit2(&z, 15 + 16) != Z_OK) {
+				rc = -ENOMEM;
+				break;
+			}
+			zinit = gz;
+		}
+		if (!gz) {
+			rc = lp_jfeed(&r, in, (size_t)n);
+			continue;
+		}
+		z.next_in = in;
+		z.avail_in = (uInt)n;
+		rc = lp_jinflate(&r, &z, out, 4 * LP_CHUNK, &member_end);
+	}
+	if (rc == 0 && n < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+	}
+	if (rc == 0 && gz == 1 && !member_end) {
+		snprintf(err, errlen, "truncated gzip stream (%lu compressed bytes read)",
+			 z.total_in);
+		rc = -EINVAL;
+	}
+	if (rc == 0)
+		rc = lp_jend(&r);
+	if (in_bytes)
+		*in_bytes = r.fed;
+	if (sha256_hex) {
+		uint8_t d[SHA256_DIGEST_SIZE];
+		sha256_digest(&sha, sizeof(d), d);
+		for (int i = 0; i < 32; i++)
+			snprintf(sha256_hex + 2 * i, 3, "%02x", d[i]);
+	}
+	lp_jfree(&r);
+out:
+	if (zinit)
+		inflateEnd(&z);
+	if (fd >= 0)
+		close(fd);
+	free(in);
+	free(out);
+	return rc;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Streaming reader of Chrome-trace JSON (plain or gzip) in bounded memory:
+ * yajl's SAX parser over zlib's inflate, fed 64 KiB at a time. The reader
+ * never holds the document, only the element it is in: each object of the
+ * top-level "traceEvents" and "deviceProperties" arrays is flattened to at
+ * most LP_JOBJ_MAXF (path, value) fields ("name", "args.correlation",
+ * "args.grid[1]") and handed to a callback; top-level scalars go to another.
+ * The input's SHA-256 is computed on the way.
+ */
+#ifndef LP_JSON_STREAM_H
+#define LP_JSON_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LP_JOBJ_MAXF 96
+#define LP_JOBJ_ARENA 65536
+
+enum lp_jtype { LP_JNULL, LP_JBOOL, LP_JNUM, LP_JSTR };
+
+struct lp_jfield {
+	const char *path; /* in the arena */
+	const char *val;  /* number text, string, "true"/"false", "" for null */
+	enum lp_jtype type;
+};
+
+struct lp_jobj {
+	struct lp_jfield f[LP_JOBJ_MAXF];
+	int n;
+	int truncated; /* fields or text dropped: the arena or table was full */
+	size_t used;
+	char arena[LP_JOBJ_ARENA];
+};
+
+/* Field by path, compared without case (Kineto spelled "External id" and
+ * "external id"); NULL when absent. */
+const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path);
+/* Integer value of a numeric (or numeric string) field; dflt otherwise. */
+int64_t lp_jobj_int(const struct lp_jobj *o, const char *path, int64_t dflt);
+/* Decimal text of microseconds ("1712195495519689.25", "3e-3") -> integer
+ * nanoseconds, exact for plain decimals. 0 on success, -EINVAL. */
+int lp_json_us_to_ns(const char *s, int64_t *ns);
+
+struct lp_jstream_ops {
+	/* which: 0 = traceEvents element, 1 = deviceProperties element */
+	int (*element)(void *ctx, int which, const struct lp_jobj *o);
+	int (*top)(void *ctx, const char *key, const char *val, enum lp_jtype type);
+};
+
+/*
+ * Reads path to the end. 0; -EINVAL for a truncated gzip stream or invalid
+ * JSON (err gets one sentence with the byte offset); a callback's negative
+ * return stops the read and is returned as is; -errno for I/O. sha256_hex
+ * (65 bytes) receives the hash of the file as read. in_bytes: JSON bytes
+ * parsed (after inflating).
+ */
+int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ctx, char *sha256_hex,
+		    uint64_t *in_bytes, char *err, size_t errlen);
+
+/* The same over a buffer already in memory (fuzzing, tests); no hash. */
+int lp_jstream_read_mem(const uint8_t *data, size_t len, const struct lp_jstream_ops *ops,
+			void *ctx, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,156 @@
+"""PyTorch profiler (Kineto) traces written from the documented Chrome trace
+event format Kineto uses, current (2023+) and 2021 flavours, with known
+contents; also a streaming writer of arbitrarily large traces (benchmarks)."""
+import gzip
+import json
+
+PID, TID = 3100, 3100
+CATS = {
+    "current": dict(kernel="kernel", memcpy="gpu_memcpy", memset="gpu_memset", runtime="cuda_runtime",
+                    op="cpu_op", ext="External id"),
+    "2021": dict(kernel="Kernel", memcpy="Memcpy", memset="Memset", runtime="Runtime", op="Operator",
+                 ext="external id"),
+}
+
+
+def us(ns):
+    """ns -> the microsecond text Kineto writes (three decimals)."""
+    return f"{ns // 1000}.{ns % 1000:03d}"
+
+
+class Trace:
+    def __init__(self, flavour="current", base_us=1700000000000000, unit="ms"):
+        self.c = CATS[flavour]
+        self.flavour = flavour
+        self.base = base_us * 1000
+        self.unit = unit
+        self.ev = []
+        self.corr = 100
+        self.expect = dict(kernels=[], memcpys=0, memsets=0, syncs=[], runtime=0, steps=0, ops=0)
+
+    def x(self, cat, name, start, dur, pid=PID, tid=TID, args=None):
+        # ts/dur as raw JSON numbers with three decimals (json.dumps would
+        # print floats with binary noise)
+        self.ev.append(("X", cat, name, pid, tid, self.base + start, dur, args or {}))
+
+    def step(self, n, start, dur):
+        self.x("user_annotation", f"ProfilerStep#{n}", start, dur, args={self.c["ext"]: n})
+        self.expect["steps"] += 1
+
+    def op(self, name, start, dur):
+        self.x(self.c["op"], name, start, dur, args={self.c["ext"]: 7})
+        self.expect["ops"] += 1
+
+    def launch(self, name, start, kstart, kdur, with_corr=True, kind="kernel", nbytes=0,
+               api="cudaLaunchKernel"):
+        self.corr += 1
+        c = self.corr
+        self.x(self.c["runtime"], api, start, 3000, args={"cbid": 211, "correlation": c})
+        self.expect["runtime"] += 1
+        gargs = {"device": 0, "context": 1, "stream": 7}
+        if with_corr:
+            gargs["correlation"] = c
+        if kind == "kernel":
+            gargs.update({"grid": [64, 2, 1], "block": [256, 1, 1], "registers per thread": 40,
+                          "shared memory": 1024})
+            self.x(self.c["kernel"], name, kstart, kdur, pid=0, tid=7, args=gargs)
+            self.expect["kernels"].append((name, kdur))
+        elif kind == "memcpy":
+            gargs["bytes"] = nbytes
+            self.x(self.c["memcpy"], "Memcpy HtoD (Pinned -> Device)", kstart, kdur, 0, 7, gargs)
+            self.expect["memcpys"] += 1
+        elif kind == "memset":
+            gargs["bytes"] = nbytes
+            self.x(self.c["memset"], "Memset (Device)", kstart, kdur, 0, 7, gargs)
+            self.expect["memsets"] += 1
+        elif kind == "sync":
+            gargs["cuda_sync_kind"] = name
+            self.x("cuda_sync", name, kstart, kdur, 0, 7, gargs)
+            self.expect["syncs"].append(name)
+        self.ev.append(("s", "ac2g", c, PID, TID, self.base + start, 0, {}))
+        self.ev.append(("f", "ac2g", c, 0, 7, self.base + kstart, 0, {}))
+
+    def render_event(self, e):
+        ph, cat, name, pid, tid, ts, dur, args = e
+        if ph == "X":
+            return (f'{{"ph": "X", "cat": {json.dumps(cat)}, "name": {json.dumps(name)}, '
+                    f'"pid": {pid}, "tid": {tid}, "ts": {us(ts)}, "dur": {us(dur)}, '
+                    f'"args": {json.dumps(args)}}}')
+        bp = ', "bp": "e"' if ph == "f" else ""
+        return (f'{{"ph": "{ph}", "id": {name}, "pid": {pid}, "tid": {tid}, "ts": {us(ts)}, '
+                f'"cat": "ac2g", "name": "ac2g"{bp}}}')
+
+    def header(self):
+        h = ['{\n  "schemaVersion": 1,\n  "deviceProperties": [\n']
+        h.append('    {"id": 0, "name": "Generated GPU A", "totalGlobalMem": 17000000000, '
+                 '"computeMajor": 8, "computeMinor": 6, "numSms": 46},\n')
+        h.append('    {"id": 1, "name": "Generated GPU B", "totalGlobalMem": 17000000000, '
+                 '"computeMajor": 8, "computeMinor": 6, "numSms": 46}\n  ],\n')
+        h.append(f'  "displayTimeUnit": "{self.unit}",\n  "traceEvents": [\n')
+        h.append(f'  {{"name": "process_name", "ph": "M", "ts": {us(self.base)}, "pid": {PID}, '
+                 f'"tid": 0, "args": {{"name": "gen_train.py"}}}},\n')
+        h.append(f'  {{"name": "thread_name", "ph": "M", "ts": {us(self.base)}, "pid": {PID}, '
+                 f'"tid": {TID}, "args": {{"name": "main-thread"}}}},\n')
+        h.append(f'  {{"name": "process_labels", "ph": "M", "ts": {us(self.base)}, "pid": 0, '
+                 f'"tid": 0, "args": {{"labels": "GPU 0"}}}}')
+        return "".join(h)
+
+    def text(self):
+        body = "".join(",\n  " + self.render_event(e) for e in self.ev)
+        trailer = ',\n  {"ph": "X", "cat": "Trace", "ts": 0, "dur": 1, "pid": "Spans", ' \
+                  '"tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)"}\n  ],\n' \
+                  '  "traceName": "gen.pt.trace.json"\n}\n'
+        return self.header() + body + trailer
+
+    def write(self, path):
+        data = self.text().encode()
+        if path.endswith(".gz"):
+            with gzip.open(path, "wb") as f:
+                f.write(data)
+        else:
+            with open(path, "wb") as f:
+                f.write(data)
+
+
+def training(flavour="current", steps=3, with_corr=True, unit="ms"):
+    """steps x (forward op: 2 kernels; copy; memset; a sync caused by
+    cudaStreamSynchronize but labelled 'Event Sync')."""
+    t = Trace(flavour, unit=unit)
+    step_ns = 1_000_000
+    for n in range(steps):
+        s0 = n * step_ns + 10_000
+        t.step(n + 1, s0, step_ns - 20_000)
+        t.op("aten::linear", s0 + 1_000, 300_000)
+        t.launch("gemm_kernel(float*)", s0 + 2_000, s0 + 8_000, 150_123, with_corr)
+        t.launch("relu_kernel(float*)", s0 + 6_000, s0 + 160_000, 20_456, with_corr)
+        t.op("aten::copy_", s0 + 400_000, 100_000)
+        t.launch("", s0 + 401_000, s0 + 405_000, 30_000, with_corr, kind="memcpy", nbytes=4096,
+                 api="cudaMemcpyAsync")
+        t.launch("", s0 + 450_000, s0 + 452_000, 1_000, with_corr, kind="memset", nbytes=512,
+                 api="cudaMemsetAsync")
+        t.launch("Event Sync", s0 + 600_000, s0 + 600_500, 200_000, with_corr, kind="sync",
+                 api="cudaStreamSynchronize")
+    return t
+
+
+def stream_big(path, target_bytes):
+    """A trace of about target_bytes, written event by event (never held in
+    memory): kernels, launches, operators and flows in realistic proportions."""
+    t = Trace()
+    n = 0
+    with open(path, "w") as f:
+        f.write(t.header())
+        written = 0
+        while written < target_bytes:
+            s0 = n * 50_000
+            t.ev = []
+            t.expect["kernels"] = []
+            t.op("aten::mm", s0, 40_000)
+            t.launch(f"gemm_{n % 50}(float*)", s0 + 1_000, s0 + 5_000, 20_000)
+            t.launch(f"relu_{n % 20}(float*)", s0 + 2_000, s0 + 26_000, 5_000)
+            chunk = "".join(",\n  " + t.render_event(e) for e in t.ev)
+            f.write(chunk)
+            written += len(chunk)
+            n += 1
+        f.write('\n  ],\n  "traceName": "big"\n}\n')
+    return n

@@ -1,0 +1,147 @@
+"""Nsight Systems exports written by tests/import/nsysgen.py from the
+documented export schema, in the shapes the real files lack: schema 2.9 and
+3.24 layouts, OSRT_API lock calls, NVTX domains and nesting, a kernel
+launched before the capture, a missing required column, an unknown
+producer, a damaged file and wrong column types."""
+import json
+import os
+
+from lptest import check, db, latprof, q1, tmpdir
+import nsysgen
+
+T = tmpdir()
+KERNELS = [(1000, 5000, 1, "k_gemm(float *)"), (6000, 8000, 2, "k_gemm(float *)"),
+           (9000, 9500, 3, "k_relu(float *)"), (500, 900, 99, "k_before_capture()")]
+TID = 4243
+RUNTIME = [(800, 990, TID, 1, "cudaLaunchKernel"), (5800, 5990, TID, 2, "cudaLaunchKernel"),
+           (8800, 8990, TID, 3, "cudaLaunchKernel"), (10000, 20000, TID, 10, "cudaStreamSynchronize"),
+           (21000, 40000, TID, 11, "cudaMemcpy")]
+MEMCPYS = [(22000, 39000, 11, 1 << 20, 1)]
+SYNCS = [(10100, 19900, 10, 2)]  # syncType 2 "stream wait", caused by cudaStreamSynchronize
+NVTX = [(75, 0, None, TID, "app", None, 1),
+        (59, 100, 100000, TID, "request", None, 1),
+        (59, 200, 50000, TID, None, "infer", 1),
+        (60, 300, 400, TID, "async-io", None, 1),
+        (34, 350, None, TID, "checkpoint", None, 1)]
+OSRT = [(41000, 42000, TID, "pthread_mutex_lock"), (43000, 45000, TID, "pthread_mutex_lock"),
+        (46000, 49000, TID, "pthread_mutex_lock"), (50000, 60000, TID, "pthread_cond_wait"),
+        (61000, 62000, TID, "read")]
+
+
+def one_line_exit2(p, what, must=None):
+    lines = p.stderr.strip().splitlines()
+    ok = p.returncode == 2 and len(lines) == 1 and (must is None or all(m in lines[0] for m in must))
+    check(ok, f"{what}: exit 2 with one line ({lines[:2]}, exit {p.returncode})")
+
+
+# ---- schema 3.24: the full mapping ---------------------------------------------------------
+src = os.path.join(T, "new.sqlite")
+nsysgen.make(src, kernels=KERNELS, runtime=RUNTIME, memcpys=MEMCPYS, syncs=SYNCS, nvtx=NVTX,
+             osrt=OSRT)
+out = os.path.join(T, "new.db")
+latprof("import", src, "-o", out, check=0)
+c = db(out)
+check(q1(c, "SELECT count(*) FROM processes") == 1 and
+      q1(c, "SELECT cmdline FROM processes") == "gen_app",
+      "only the process that did something is imported, named from PROCESSES")
+check(q1(c, "SELECT name FROM threads WHERE tid = ?", TID) == "gen-worker",
+      "thread named from ThreadNames (globalTid decoded)")
+check(q1(c, "SELECT count(*) FROM kernels") == 4 and q1(c, "SELECT sum(dur_ns) FROM kernels") == 6900,
+      "4 kernels, 6900 ns")
+check(q1(c, "SELECT value FROM meta WHERE key = 'import.unattributed_gpu_ops'") == 1 and
+      q1(c, "SELECT count(*) FROM kernels WHERE correlation_id = 99") == 1,
+      "the kernel launched before the capture is kept and counted unattributed")
+check(sorted(r[0] for r in c.execute("SELECT DISTINCT s.value FROM cuda_api a JOIN strings s ON "
+                                      "s.id = a.name_id")) ==
+      ["cudaLaunchKernel", "cudaMemcpy", "cudaStreamSynchronize"],
+      "API names without nsys's version suffix")
+check(q1(c, "SELECT type FROM syncs") == "stream_synchronize",
+      "a 'stream wait' sync caused by cudaStreamSynchronize is classified by the API name")
+check(q1(c, "SELECT async FROM memcpys") == 0 and q1(c, "SELECT copy_kind FROM memcpys") == "HtoD",
+      "cudaMemcpy's copy: synchronous HtoD")
+check(q1(c, "SELECT name FROM gpu_devices") == "Generated GPU" and
+      q1(c, "SELECT sm_count FROM gpu_devices") == 40, "TARGET_INFO_GPU -> gpu_devices")
+rng = {r["name"]: r for r in c.execute("SELECT * FROM ranges_named")}
+check(set(rng) == {"request", "infer", "async-io"} and rng["infer"]["parent_id"] == rng["request"]["id"]
+      and rng["infer"]["depth"] == 1 and rng["request"]["domain"] == "app",
+      "push/pop ranges nest, inline text and textId names, domain from NvtxDomainCreate")
+check(rng["async-io"]["flags"] & 2 and rng["async-io"]["parent_id"] is None,
+      "start/end range flagged, not nested")
+check(q1(c, "SELECT count(*) FROM marks") == 1, "NVTX mark")
+check(q1(c, "SELECT count(*), sum(dur_ns) FROM lock_waits") == 3 and
+      q1(c, "SELECT sum(dur_ns) FROM lock_waits") == 6000 and
+      q1(c, "SELECT count(*) FROM cond_waits") == 1,
+      "OSRT pthread_mutex_lock calls -> 3 lock waits (6000 ns), pthread_cond_wait -> cond wait")
+check("not recorded in the source capture" in q1(c, "SELECT name FROM locks"),
+      "the lock the source never named says so")
+p = latprof("report", out, check=0)
+check(p.stdout.startswith("imported from Nsight Systems 2025.5.2 export (schema 3.24.0)\n"),
+      "report header names the source")
+p = latprof("report", out, "--kernels", "--format", "json", check=0)
+rows = {r["name"]: r for r in json.loads(p.stdout)["rows"]}
+g = rows["k_gemm(float *)"]
+check(g["count"] == 2 and g["total_ns"] == 6000 and g["min_ns"] == 2000 and g["max_ns"] == 4000 and
+      g["med_ns"] == 3000, "--kernels per name: count 2, total 6000, min 2000, max 4000, median 3000")
+p = latprof("report", out, "--counters", check=0)
+check("not recorded in the source capture" in p.stdout, "counters: not recorded in the source capture")
+for v in ("--locks", "--breakdown", "--sync", "--cuda-api", "--memcpy", "--bottlenecks"):
+    latprof("report", out, v, check=0)
+check(True, "every view runs on the generated export")
+
+# ---- schema 2.9.1: EXPORT_META_DATA, each API call listed twice ---------------------------
+old = os.path.join(T, "old.sqlite")
+nsysgen.make(old, schema="2.9.1", version="2022.2.1.31", kernels=KERNELS, runtime=RUNTIME,
+             duplicate_api=True, gpus=False)
+out_old = os.path.join(T, "old.db")
+latprof("import", old, "-o", out_old, check=0)
+c = db(out_old)
+check(q1(c, "SELECT count(*) FROM cuda_api") == len(RUNTIME) and
+      q1(c, "SELECT value FROM meta WHERE key = 'import.api_duplicates'") == len(RUNTIME),
+      "schema 2.9.1: each call once (its eventClass 67 twin dropped)")
+check(q1(c, "SELECT value FROM meta WHERE key = 'import.schema_version'") == "2.9.1",
+      "schema version from EXPORT_META_DATA")
+check(q1(c, "SELECT count(*) FROM gpu_devices") == 1 and q1(c, "SELECT name FROM gpu_devices") is None,
+      "no TARGET_INFO_GPU: the device is listed, its properties NULL")
+p = latprof("report", out_old, "--cuda-api", check=0)
+check(p.stdout.startswith("imported from Nsight Systems 2022.2.1 export (schema 2.9.1)"),
+      "header of a 2.9.1 export")
+
+# ---- refusals: one line, exit 2, nothing written ------------------------------------------
+bad = os.path.join(T, "nocol.sqlite")
+nsysgen.make(bad, kernels=KERNELS, runtime=RUNTIME, drop_kernel_col="correlationId")
+o = os.path.join(T, "nocol.db")
+one_line_exit2(latprof("import", bad, "-o", o), "a required column missing",
+               ["CUPTI_ACTIVITY_KIND_KERNEL", "correlationId"])
+check(not os.path.exists(o), "nothing written")
+
+opt = os.path.join(T, "noopt.sqlite")
+nsysgen.make(opt, kernels=KERNELS, runtime=RUNTIME, drop_kernel_col="registersPerThread")
+latprof("import", opt, "-o", os.path.join(T, "noopt.db"), check=0)
+check(True, "an optional column missing imports")
+
+other = os.path.join(T, "other.sqlite")
+nsysgen.make(other, product="Some Other Profiler", kernels=KERNELS)
+one_line_exit2(latprof("import", other, "-o", os.path.join(T, "other.db")), "an unknown producer",
+               ["Some Other Profiler"])
+
+typed = os.path.join(T, "typed.sqlite")
+nsysgen.make(typed, kernels=KERNELS, runtime=RUNTIME, kernel_start_type="TEXT")
+one_line_exit2(latprof("import", typed, "-o", os.path.join(T, "typed.db")),
+               "a column of the wrong type", ["start"])
+
+with open(src, "rb") as f:
+    whole = f.read()
+cut = os.path.join(T, "cut.sqlite")
+with open(cut, "wb") as f:
+    f.write(whole[: len(whole) // 2])
+keep = os.path.join(T, "keep.db")
+with open(keep, "w") as f:
+    f.write("earlier result")
+one_line_exit2(latprof("import", cut, "-o", keep, "--force"), "a truncated export")
+check(open(keep).read() == "earlier result", "the earlier output is left as it was")
+
+plain = os.path.join(T, "plain.sqlite")
+import sqlite3
+sqlite3.connect(plain).execute("CREATE TABLE t (x)").connection.commit()
+one_line_exit2(latprof("import", plain, "-o", os.path.join(T, "plain.db")), "an SQLite file that is no export",
+               ["StringIds"])

@@ -1,0 +1,5 @@
+# Imports of other profilers' captures (issue 17): Nsight Systems SQLite
+# exports and PyTorch profiler (Kineto) traces.
+lp_py_test(import_realdata test_realdata.py LABELS e2e TIMEOUT 900)
+lp_py_test(import_nsys_generated test_nsys_generated.py LABELS e2e)
+lp_py_test(import_kineto_generated test_kineto_generated.py LABELS e2e)
