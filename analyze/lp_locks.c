@@ -11,6 +11,7 @@
 
 #include "lp_db.h"
 #include "lp_stats.h"
+#include "lp_waits.h"
 
 struct lp_q {
 	sqlite3 *db;
@@ -102,6 +103,34 @@ static int lp_wait_totals(struct lp_q *q, const char *table, long long *n, int64
 	return lp_q_done(q, st, rc);
 }
 
+static int lp_class_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_lock_report *r = ctx;
+	int c = sqlite3_column_int(st, 0);
+	if (c >= 0 && c < LP_WAIT_NCLASSES) {
+		r->class_n[c] += sqlite3_column_int64(st, 1);
+		r->class_ns[c] += sqlite3_column_int64(st, 2);
+	}
+	return 0;
+}
+
+/* Count and time of every recorded wait by class, both tables. */
+static int lp_class_totals(struct lp_q *q, struct lp_lock_report *r)
+{
+	static const char *const table[2] = {"lock_waits", "cond_waits"};
+	for (int t = 0; t < 2; t++) {
+		char sql[96];
+		if (!lp_db_has_table(q->db, table[t]))
+			continue;
+		snprintf(sql, sizeof(sql), "SELECT class, count(*), SUM(dur_ns) FROM %s GROUP BY 1",
+			 table[t]);
+		int rc = lp_db_each(q->db, sql, NULL, 0, lp_class_row, r, q->err, q->errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* ---- per-lock detail, batched -------------------------------------------
  * lock_waits has no index on lock_id (it would cost ~15 bytes per wait), so
  * each query below scans the table once for all listed locks, grouped by
@@ -180,8 +209,8 @@ static int lp_batch_percentiles(struct lp_batch *b)
 		if (!(v[i] = malloc((size_t)r->locks[i].count * sizeof(**v))))
 			rc = -ENOMEM;
 	sqlite3_stmt *st = rc ? NULL
-			      : lp_batch_prepare(b, "SELECT lock_id, dur_ns FROM lock_waits "
-						    "WHERE lock_id IN %s");
+			      : lp_batch_prepare(b, "SELECT lock_id, dur_ns FROM " LP_RANKED_WAITS
+						    " WHERE lock_id IN %s");
 	if (!rc && !st)
 		rc = -EIO;
 	int s = SQLITE_DONE;
@@ -253,7 +282,7 @@ static int lp_batch_sites(struct lp_batch *b)
 {
 	sqlite3_stmt *st = lp_batch_prepare(
 	    b, "SELECT w.lock_id, f.function, f.file, f.line, f.module, f.offset, count(*), "
-	       "SUM(w.dur_ns) FROM lock_waits w LEFT JOIN stacks s ON s.id = w.stack_id "
+	       "SUM(w.dur_ns) FROM " LP_RANKED_WAITS " w LEFT JOIN stacks s ON s.id = w.stack_id "
 	       "LEFT JOIN frames f ON f.id = s.top_frame WHERE w.lock_id IN %s "
 	       "GROUP BY w.lock_id, s.top_frame ORDER BY w.lock_id, 8 DESC, 7 DESC");
 	if (!st)
@@ -290,12 +319,12 @@ static int lp_batch_sites(struct lp_batch *b)
 static int lp_batch_threads(struct lp_batch *b, int owner)
 {
 	static const char *const sql[2] = {
-	    "SELECT w.lock_id, t.tid, t.name, count(*), SUM(w.dur_ns) FROM lock_waits w "
+	    "SELECT w.lock_id, t.tid, t.name, count(*), SUM(w.dur_ns) FROM " LP_RANKED_WAITS " w "
 	    "JOIN threads t ON t.id = w.thread_id WHERE w.lock_id IN %s "
 	    "GROUP BY w.lock_id, w.thread_id ORDER BY w.lock_id, 5 DESC, 4 DESC",
 	    "SELECT w.lock_id, w.owner_tid, (SELECT t.name FROM threads t JOIN locks k ON "
 	    "k.process_id = t.process_id WHERE k.id = w.lock_id AND t.tid = w.owner_tid "
-	    "ORDER BY t.start_ns DESC LIMIT 1), count(*), SUM(w.dur_ns) FROM lock_waits w "
+	    "ORDER BY t.start_ns DESC LIMIT 1), count(*), SUM(w.dur_ns) FROM " LP_RANKED_WAITS " w "
 	    "WHERE w.lock_id IN %s GROUP BY w.lock_id, w.owner_tid "
 	    "ORDER BY w.lock_id, 5 DESC, 4 DESC",
 	};
@@ -340,7 +369,9 @@ static int lp_lock_name(struct lp_lock_row *l)
 		if (l->sites[i].count > l->sites[best].count)
 			best = i;
 	int n;
-	if (l->symbol)
+	if (l->wclass == LP_WAIT_GIL)
+		n = asprintf(&l->name, "GIL (%s)", l->symbol ? l->symbol : "CPython");
+	else if (l->symbol)
 		n = asprintf(&l->name, "%s", l->symbol);
 	else if (l->n_sites)
 		n = asprintf(&l->name, "0x%" PRIx64 " (heap) at %s", l->address,
@@ -381,8 +412,8 @@ static int lp_lock_rows(struct lp_q *q, struct lp_lock_report *r)
 {
 	sqlite3_stmt *st = lp_q_prepare(
 	    q, "SELECT l.id, l.address, l.kind, l.name, l.module, p.pid, p.exe, count(*), "
-	       "SUM(w.dur_ns), MAX(w.dur_ns), SUM((w.flags & 1) != 0) "
-	       "FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+	       "SUM(w.dur_ns), MAX(w.dur_ns), SUM((w.flags & 1) != 0), MAX(w.class) "
+	       "FROM " LP_RANKED_WAITS " w JOIN locks l ON l.id = w.lock_id "
 	       "JOIN processes p ON p.id = l.process_id "
 	       "GROUP BY w.lock_id ORDER BY 9 DESC, l.id LIMIT ?");
 	if (!st)
@@ -407,6 +438,7 @@ static int lp_lock_rows(struct lp_q *q, struct lp_lock_report *r)
 		l->total_ns = sqlite3_column_int64(st, 8);
 		l->max_ns = sqlite3_column_int64(st, 9);
 		l->timeouts = sqlite3_column_int64(st, 10);
+		l->wclass = sqlite3_column_int(st, 11);
 	}
 	if (oom) {
 		sqlite3_finalize(st);
@@ -423,9 +455,10 @@ int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, 
 	int rc = lp_thread_time(&q, r);
 	rc = rc ? rc : lp_wait_totals(&q, "lock_waits", &r->lock_waits, &r->lock_wait_ns);
 	rc = rc ? rc : lp_wait_totals(&q, "cond_waits", &r->cond_waits, &r->cond_wait_ns);
+	rc = rc ? rc : lp_class_totals(&q, r);
 	if (!rc && lp_db_has_table(db, "lock_waits")) {
 		sqlite3_stmt *st =
-		    lp_q_prepare(&q, "SELECT count(DISTINCT lock_id) FROM lock_waits");
+		    lp_q_prepare(&q, "SELECT count(DISTINCT lock_id) FROM " LP_RANKED_WAITS);
 		int s = st ? sqlite3_step(st) : SQLITE_ERROR;
 		if (s == SQLITE_ROW)
 			r->n_locks = sqlite3_column_int64(st, 0);

@@ -8,6 +8,10 @@
  * threads of (end_ns - start_ns), a missing bound taken from the thread's
  * process; when no thread has both, the sum of process durations. A share
  * of 0.5 means the run's threads spent half their lives waiting on it.
+ *
+ * Only contention and GIL waits are ranked (lp_waits.h LP_RANKED_WAITS):
+ * a join, an idle worker or a one-shot event is never a contended lock.
+ * The GIL is one row, its condition waits counted on its mutex.
  */
 #ifndef LP_LOCKS_H
 #define LP_LOCKS_H
@@ -15,6 +19,8 @@
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "lp_waits.h"
 
 /* A code location: the innermost recorded frame of a wait's stack. */
 struct lp_lock_site {
@@ -41,7 +47,8 @@ struct lp_lock_row {
 	char *symbol; /* locks.name: the variable, NULL for heap/stack locks */
 	char *module; /* module whose data holds it, NULL for heap/stack */
 	uint64_t address;
-	char *kind; /* mutex, rwlock, sem, spin */
+	char *kind;  /* mutex, rwlock, sem, spin */
+	int wclass; /* LP_WAIT_CONTENTION or LP_WAIT_GIL (lp_waits.h) */
 	int pid;
 	char *process;	 /* the process's exe (argv[0]) */
 	long long count; /* contended acquisitions */
@@ -63,7 +70,9 @@ struct lp_lock_report {
 	int64_t thread_time_ns;
 	const char *thread_time_basis; /* "threads" or "processes" (static) */
 	long long n_threads;
-	long long n_locks; /* locks with at least one contended acquisition */
+	long long n_locks; /* locks with at least one contention or GIL wait */
+	long long class_n[LP_WAIT_NCLASSES]; /* every recorded wait by class (lp_waits.h), both tables */
+	int64_t class_ns[LP_WAIT_NCLASSES];
 	long long lock_waits, cond_waits;
 	int64_t lock_wait_ns, cond_wait_ns;
 	struct lp_lock_row *locks; /* by total wait, descending; at most top */
