@@ -20,6 +20,7 @@
 #include "lp_breakdown.h"
 #include "lp_db.h"
 #include "lp_locks.h"
+#include "lp_waits.h"
 
 struct lp_req {
 	int64_t id, proc, thread, tid, start, end;
@@ -358,8 +359,7 @@ static int lp_lock_accumulate(struct lp_fnd_ctx *c, struct lp_lock_acc **out, si
 	int rc =
 	    lp_prep(c,
 		    "SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
-		    "lock_waits w JOIN locks l ON l.id = w.lock_id WHERE l.kind != 'sem' ORDER "
-		    "BY w.lock_id",
+		    "lock_waits w WHERE w.class = 0 ORDER BY w.lock_id",
 		    &st);
 	if (rc)
 		return rc;
@@ -403,7 +403,7 @@ static int lp_lock_example(struct lp_fnd_ctx *c, struct lp_finding *f, int64_t l
 	lp_stake_reset(c);
 	int rc = lp_prep(c,
 			 "SELECT thread_id, start_ns, start_ns + dur_ns FROM lock_waits WHERE "
-			 "lock_id = ?",
+			 "lock_id = ? AND class = 0",
 			 &st);
 	if (rc)
 		return rc;
@@ -497,10 +497,11 @@ static int lp_rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	    "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, coalesce(f.function || "
 	    "coalesce(' ' || f.file || ':' || f.line, ''), printf('cond 0x%x', w.cond_addr)) FROM "
 	    "cond_waits w LEFT JOIN stacks s ON s.id = w.stack_id LEFT JOIN frames f ON f.id = "
-	    "s.top_frame UNION ALL SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
-	    "coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), 'sem_wait') FROM "
-	    "lock_waits w JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' LEFT JOIN stacks s "
-	    "ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame ORDER BY 4",
+	    "s.top_frame WHERE w.class = 4 UNION ALL SELECT w.thread_id, w.start_ns, w.start_ns + "
+	    "w.dur_ns, coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), "
+	    "'sem_wait') FROM lock_waits w JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' "
+	    "LEFT JOIN stacks s ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame "
+	    "WHERE w.class = 4 ORDER BY 4",
 	    &st);
 	if (rc)
 		return rc;
@@ -1275,6 +1276,240 @@ static int lp_rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	return found;
 }
 
+/* ---- Python and thread pools (issue 15) -------------------------------- */
+
+#define LP_GIL_WAITS                                                                       \
+	"SELECT thread_id, start_ns, start_ns + dur_ns, flags FROM lock_waits WHERE class = 1 " \
+	"UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, flags FROM cond_waits "     \
+	"WHERE class = 1"
+
+struct lp_gil_acc {
+	struct lp_fnd_ctx *c;
+	int64_t in_ns, waits, timed_out;
+	int64_t *threads; /* distinct thread ids that waited inside requests */
+	size_t nthreads, cap;
+};
+
+static int lp_gil_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_gil_acc *a = ctx;
+	int64_t th = sqlite3_column_int64(st, 0);
+	int64_t in = lp_attr(a->c, th, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
+	if (in <= 0)
+		return 0;
+	a->in_ns += in;
+	a->waits++;
+	a->timed_out += (sqlite3_column_int64(st, 3) & 1) != 0;
+	for (size_t i = 0; i < a->nthreads; i++)
+		if (a->threads[i] == th)
+			return 0;
+	if (a->nthreads == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 8;
+		int64_t *v = realloc(a->threads, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		a->threads = v;
+		a->cap = cap;
+	}
+	a->threads[a->nthreads++] = th;
+	return 0;
+}
+
+static int lp_gil_stage_row(sqlite3_stmt *st, void *ctx)
+{
+	lp_site(ctx, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
+		sqlite3_column_int64(st, 2));
+	return 0;
+}
+
+/* GIL wait per stage of the requests (the stages are the sites). */
+static int lp_gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
+{
+	sqlite3_stmt *st;
+	int rc = lp_prep(
+	    c,
+	    "WITH g(th, s, e, fl) AS (" LP_GIL_WAITS ") SELECT st.name, count(*), "
+	    "sum(min(g.e, st.end_ns) - max(g.s, st.start_ns)) FROM g JOIN ranges_named st "
+	    "ON st.start_thread_id = g.th AND st.start_ns < g.e AND st.end_ns > g.s "
+	    "JOIN ranges_named p ON p.id = st.parent_id AND p.name = ?1 AND "
+	    "coalesce(p.domain, '') = ?2 GROUP BY st.name ORDER BY 3 DESC LIMIT 5",
+	    &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1, SQLITE_STATIC);
+	rc = lp_db_step_all(st, lp_gil_stage_row, f, c->err, c->errlen);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The GIL: CPython threads waiting in take_gil (wait class gil) inside
+ * requests. Sites are the request's stages the waits fell in. */
+static int lp_rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	int64_t scope = c->has_req ? c->req_ns : c->thread_ns;
+	if (scope <= 0)
+		return lp_skip(c, "no request or thread time recorded");
+	struct lp_gil_acc a = {c, 0, 0, 0, NULL, 0, 0};
+	lp_stake_reset(c);
+	int rc = lp_db_each(c->db, LP_GIL_WAITS, NULL, 0, lp_gil_row, &a, c->err, c->errlen);
+	if (rc) {
+		free(a.threads);
+		return rc;
+	}
+	free(a.threads);
+	double share = lp_share(a.in_ns, scope);
+	if (share < thr)
+		return lp_quiet(c, share);
+	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+	if (!f)
+		return -ENOMEM;
+	f->subject = strdup("the GIL");
+	lp_num(f, "wait_ns", c->has_req ? "GIL wait inside requests" : "GIL wait", "ns",
+	       (double)a.in_ns);
+	lp_num(f, "share", c->has_req ? "of request time" : "of thread time", "share", share);
+	lp_num(f, "waits", "GIL waits", "count", (double)a.waits);
+	lp_num(f, "waiting_threads", "threads waiting", "count", (double)a.nthreads);
+	/* take_gil's wait times out after the switch interval and then asks the
+	 * holder to drop the GIL: each timeout is a forced switch. */
+	lp_num(f, "switch_requests", "forced switches (switch interval ran out)",
+	       "count", (double)a.timed_out);
+	if (c->has_req) {
+		lp_num(f, "wait_per_request_ns", "GIL wait per request", "ns",
+		       (double)a.in_ns / (double)c->nreq);
+		f->site_kind = "stages";
+		int rs = lp_gil_stages(c, f);
+		if (rs)
+			return rs;
+	}
+	f->summary = lp_fmt("%s threads waited %.1f%% of %s for the GIL (%lld threads, %lld waits)",
+			    c->has_req ? "request" : "the run's", 100 * share,
+			    c->has_req ? "request time" : "their time", (long long)a.nthreads,
+			    (long long)a.waits);
+	lp_saving(f, a.in_ns, a.in_ns, c->has_req ? "GIL wait inside requests" : "GIL wait");
+	lp_example(c, f);
+	return 1;
+}
+
+struct lp_spin_acc {
+	int64_t req_cpu, req_threads; /* request threads' task-clock in the window */
+	int64_t top_thread, top_tid, top_cpu, pool_cpu, pool_threads;
+	char *top_name;
+};
+
+static int lp_spin_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_spin_acc *a = ctx;
+	int64_t cpu = sqlite3_column_int64(st, 3);
+	if (sqlite3_column_int(st, 2)) { /* serves requests */
+		a->req_cpu += cpu;
+		a->req_threads++;
+		return 0;
+	}
+	a->pool_cpu += cpu;
+	a->pool_threads++;
+	if (cpu > a->top_cpu) {
+		free(a->top_name);
+		a->top_name = lp_db_col_strdup(st, 4);
+		a->top_thread = sqlite3_column_int64(st, 0);
+		a->top_tid = sqlite3_column_int64(st, 1);
+		a->top_cpu = cpu;
+	}
+	return 0;
+}
+
+/* A thread pool that spins: non-main threads of a process that serves
+ * requests, running no request themselves, against that process's request
+ * threads. A thread's task-clock counts in proportion to the part of its
+ * life inside the window where requests were in flight (its totals are
+ * per thread, not per request). */
+static int lp_rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	if (!c->has_req)
+		return lp_skip(c, "no NVTX request ranges");
+	if (!lp_db_has_table(c->db, "thread_counters") ||
+	    !lp_q1(c, "SELECT count(*) FROM thread_counters tc JOIN counter_events e ON e.id = "
+		      "tc.event_id WHERE e.name = 'task-clock'"))
+		return lp_skip(c, "task-clock was not counted per thread");
+	sqlite3_stmt *st;
+	int rc = lp_prep(
+	    c,
+	    "WITH req AS (SELECT r.start_thread_id AS th, r.process_id AS proc, r.start_ns AS s, "
+	    "r.end_ns AS e FROM ranges_named r WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2), "
+	    "win AS (SELECT proc, min(s) AS s, max(e) AS e FROM req GROUP BY proc), "
+	    "life AS (SELECT t.id, t.tid, t.name, t.process_id AS proc, p.pid, "
+	    "coalesce(t.start_ns, p.start_ns) AS s, coalesce(t.end_ns, tc.end_ns, p.end_ns) AS e, "
+	    "tc.value AS cpu FROM threads t JOIN processes p ON p.id = t.process_id "
+	    "JOIN thread_counters tc ON tc.thread_id = t.id JOIN counter_events ev ON ev.id = "
+	    "tc.event_id AND ev.name = 'task-clock') "
+	    "SELECT l.id, l.tid, l.id IN (SELECT th FROM req), CAST(l.cpu * "
+	    "max(0, min(l.e, w.e) - max(l.s, w.s)) / max(1.0, l.e - l.s) AS INTEGER), l.name "
+	    "FROM life l JOIN win w ON w.proc = l.proc "
+	    "WHERE l.tid != l.pid OR l.id IN (SELECT th FROM req)",
+	    &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1, SQLITE_STATIC);
+	struct lp_spin_acc a = {0};
+	rc = lp_db_step_all(st, lp_spin_row, &a, c->err, c->errlen);
+	sqlite3_finalize(st);
+	if (rc || !a.req_threads) {
+		free(a.top_name);
+		return rc ? rc : lp_skip(c, "task-clock was not counted on the request threads");
+	}
+	double per_req_thread = (double)a.req_cpu / (double)a.req_threads;
+	double value = per_req_thread > 0 ? (double)a.top_cpu / per_req_thread : 0;
+	if (value < thr || a.top_cpu <= 0) {
+		free(a.top_name);
+		return lp_quiet(c, value);
+	}
+	struct lp_finding *f = lp_fnd_new(c, r, value, thr);
+	if (!f) {
+		free(a.top_name);
+		return -ENOMEM;
+	}
+	/* the library the pool thread waits in: its most frequent top frame */
+	char *lib = NULL;
+	sqlite3_stmt *ls;
+	if (lp_prep(c,
+		    "SELECT f.module, count(*) FROM (SELECT stack_id FROM cond_waits WHERE "
+		    "thread_id = ?1 UNION ALL SELECT stack_id FROM lock_waits WHERE thread_id = "
+		    "?1) w JOIN stacks s ON s.id = w.stack_id JOIN frames f ON f.id = s.top_frame "
+		    "WHERE f.module IS NOT NULL GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
+		    &ls) == 0) {
+		sqlite3_bind_int64(ls, 1, a.top_thread);
+		if (sqlite3_step(ls) == SQLITE_ROW)
+			lib = lp_db_col_strdup(ls, 0);
+		sqlite3_finalize(ls);
+	}
+	const char *base = lib && strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib;
+	f->subject = lp_fmt("thread %lld%s%s%s%s%s", (long long)a.top_tid, a.top_name ? " (" : "",
+			    a.top_name ? a.top_name : "", a.top_name ? ")" : "", base ? " in " : "",
+			    base ? base : "");
+	lp_num(f, "pool_thread_cpu_ns", "busiest non-request thread's CPU while serving", "ns",
+	       (double)a.top_cpu);
+	lp_num(f, "request_thread_cpu_ns", "mean request thread's CPU while serving", "ns",
+	       per_req_thread);
+	lp_num(f, "pool_threads", "non-request threads", "count", (double)a.pool_threads);
+	lp_num(f, "request_threads", "request threads", "count", (double)a.req_threads);
+	double all = (double)(a.pool_cpu + a.req_cpu);
+	lp_num(f, "pool_cpu_share", "non-request threads' share of the process CPU", "share",
+	       all > 0 ? (double)a.pool_cpu / all : 0);
+	if (lib)
+		lp_site(f, lib, 0, 0);
+	f->site_kind = "library";
+	f->summary = lp_fmt("a thread that serves no request burned %.1fx the CPU of a request "
+			    "thread while requests were in flight%s%s",
+			    value, base ? ", waiting in " : "", base ? base : "");
+	/* what it takes from the requests: its CPU above a request thread's */
+	int64_t excess = a.top_cpu - (int64_t)per_req_thread;
+	lp_saving(f, excess, c->req_ns, "the thread's CPU above a request thread's");
+	free(lib);
+	free(a.top_name);
+	return 1;
+}
+
 /* ---- the table ----------------------------------------------------------- */
 
 const struct lp_rule lp_rules[] = {
@@ -1286,6 +1521,22 @@ const struct lp_rule lp_rules[] = {
      "split the lock so readers and unrelated fields do not queue together, or move the "
      "shared update behind a batching queue with one owner thread.",
      lp_rule_lock},
+    {"gil-contention", "Python threads queue on the GIL",
+     "GIL wait (CPython take_gil) inside requests / request time (thread time without "
+     "requests)",
+     "share", LP_CMP_GE, 0.05,
+     "Move the CPU work to code that releases the GIL (NumPy, a C extension, onnxruntime), "
+     "serve with processes or several server workers instead of threads, or use a "
+     "free-threaded CPython build (3.13t).",
+     lp_rule_gil},
+    {"spinning-pool", "A thread pool spins beside the requests",
+     "CPU of the busiest thread of the serving process that runs no request, while requests "
+     "are in flight / CPU of a request thread (task-clock)",
+     "ratio", LP_CMP_GE, 1.0,
+     "Size the intra-op pool to the cores left to it (onnxruntime intra_op_num_threads, "
+     "OMP_NUM_THREADS, torch.set_num_threads) and disable spinning (onnxruntime "
+     "session.intra_op.allow_spinning=0, OMP_WAIT_POLICY=passive).",
+     lp_rule_spin},
     {"queue-wait", "Requests queue before work starts",
      "condition-variable and semaphore wait inside requests but outside every stage / request "
      "time",
