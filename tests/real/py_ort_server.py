@@ -3,7 +3,7 @@
 N server threads each taking requests from a shared counter and running the
 model inside NVTX ranges (request > preprocess/infer/postprocess).
 
-    py_ort_server.py [--requests N] [--threads N] [--hidden N]
+    py_ort_server.py [--requests N] [--threads N] [--hidden N] [--batch N]
                      [--intra-op N] [--no-spin]
 """
 import argparse
@@ -41,8 +41,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--hidden", type=int, default=512)
-    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--intra-op", type=int, default=0)
     ap.add_argument("--no-spin", action="store_true")
     a = ap.parse_args()
