@@ -256,6 +256,7 @@ static char *lp_site_where(const struct lp_lock_site *s)
 
 static void lp_site_free(struct lp_lock_site *s)
 {
+	free(s->chain);
 	free(s->where);
 	free(s->function);
 	free(s->file);
@@ -275,16 +276,73 @@ static struct lp_lock_site *lp_site_push(struct lp_lock_row *l)
 	return s;
 }
 
-/* Every site of every listed lock (the top frame of each wait's stack), by
- * wait. The most frequent site names heap locks, so sites are cut to top N
- * only after lp_lock_name. */
+/* Lock wrappers (pigz's possess(), PostgreSQL's PGSemaphoreLock and
+ * LWLockAcquire): a frame that is the innermost frame of waits on two or
+ * more distinct locks is lock-agnostic code, so the site is the frame above
+ * it; once more when that frame is itself shared by two or more locks.
+ * lp_site_depth maps each stack of a ranked wait to its site's depth. The
+ * whole stack stays in the database; only the name shown moves. */
+static const char lp_site_depth_sql[] =
+    "DROP TABLE IF EXISTS temp.lp_site_depth;"
+    "CREATE TEMP TABLE lp_site_depth AS WITH ws AS (SELECT DISTINCT lock_id, stack_id FROM "
+    LP_RANKED_WAITS " WHERE stack_id IS NOT NULL), "
+    "w0 AS (SELECT sf.frame_id FROM ws JOIN stack_frames sf ON sf.stack_id = ws.stack_id "
+    "AND sf.depth = 0 GROUP BY sf.frame_id HAVING count(DISTINCT ws.lock_id) >= 2), "
+    "s1 AS (SELECT ws.lock_id, ws.stack_id, f1.frame_id FROM ws JOIN stack_frames f0 ON "
+    "f0.stack_id = ws.stack_id AND f0.depth = 0 AND f0.frame_id IN (SELECT frame_id FROM w0) "
+    "JOIN stack_frames f1 ON f1.stack_id = ws.stack_id AND f1.depth = 1), "
+    "w1 AS (SELECT frame_id FROM s1 GROUP BY frame_id HAVING count(DISTINCT lock_id) >= 2) "
+    "SELECT ws.stack_id AS stack_id, max(CASE WHEN s1.stack_id IS NULL THEN 0 WHEN "
+    "s1.frame_id IN (SELECT frame_id FROM w1) AND EXISTS (SELECT 1 FROM stack_frames x WHERE "
+    "x.stack_id = ws.stack_id AND x.depth = 2) THEN 2 ELSE 1 END) AS depth FROM ws "
+    "LEFT JOIN s1 ON s1.stack_id = ws.stack_id GROUP BY ws.stack_id;";
+
+/* "fn" or "module+0xoff" of one frame, for the chain. */
+static int lp_chain_row(sqlite3_stmt *st, void *ctx)
+{
+	char **chain = ctx, *n = NULL;
+	const char *fn = (const char *)sqlite3_column_text(st, 0);
+	const char *mod = (const char *)sqlite3_column_text(st, 1);
+	const char *base = mod && strrchr(mod, '/') ? strrchr(mod, '/') + 1 : mod;
+	int rc;
+	if (fn)
+		rc = asprintf(&n, "%s%s%s", *chain ? *chain : "", *chain ? " <- " : "", fn);
+	else
+		rc = asprintf(&n, "%s%s%s+0x%llx", *chain ? *chain : "", *chain ? " <- " : "",
+			      base ? base : "?", (unsigned long long)sqlite3_column_int64(st, 2));
+	if (rc < 0)
+		return -ENOMEM;
+	free(*chain);
+	*chain = n;
+	return 0;
+}
+
+/* The site's frame and the two above it, from one stack that has it. */
+static int lp_site_chain(struct lp_q *q, struct lp_lock_site *s, int64_t stack, int64_t depth)
+{
+	int64_t args[2] = {stack, depth};
+	return lp_db_each(q->db,
+			  "SELECT f.function, f.module, f.offset FROM stack_frames sf JOIN frames f "
+			  "ON f.id = sf.frame_id WHERE sf.stack_id = ?1 AND sf.depth >= ?2 AND "
+			  "sf.depth < ?2 + 3 ORDER BY sf.depth",
+			  args, 2, lp_chain_row, &s->chain, q->err, q->errlen);
+}
+
+/* Every site of every listed lock (the innermost frame of each wait's
+ * stack, or the frame above a lock wrapper), by wait. The most frequent
+ * site names heap locks, so sites are cut to top N only after lp_lock_name. */
 static int lp_batch_sites(struct lp_batch *b)
 {
+	if (lp_db_exec(b->q->db, lp_site_depth_sql, b->q->err, b->q->errlen))
+		return -EIO;
 	sqlite3_stmt *st = lp_batch_prepare(
 	    b, "SELECT w.lock_id, f.function, f.file, f.line, f.module, f.offset, count(*), "
-	       "SUM(w.dur_ns) FROM " LP_RANKED_WAITS " w LEFT JOIN stacks s ON s.id = w.stack_id "
-	       "LEFT JOIN frames f ON f.id = s.top_frame WHERE w.lock_id IN %s "
-	       "GROUP BY w.lock_id, s.top_frame ORDER BY w.lock_id, 8 DESC, 7 DESC");
+	       "SUM(w.dur_ns), min(w.stack_id), coalesce(sd.depth, 0) FROM " LP_RANKED_WAITS
+	       " w LEFT JOIN temp.lp_site_depth sd ON sd.stack_id = w.stack_id "
+	       "LEFT JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth = "
+	       "coalesce(sd.depth, 0) LEFT JOIN frames f ON f.id = sf.frame_id "
+	       "WHERE w.lock_id IN %s GROUP BY w.lock_id, sf.frame_id ORDER BY w.lock_id, 8 DESC, "
+	       "7 DESC");
 	if (!st)
 		return -EIO;
 	int rc, oom = 0;
@@ -302,6 +360,8 @@ static int lp_batch_sites(struct lp_batch *b)
 		s->offset = (uint64_t)sqlite3_column_int64(st, 5);
 		s->count = sqlite3_column_int64(st, 6);
 		s->wait_ns = sqlite3_column_int64(st, 7);
+		s->stack = sqlite3_column_type(st, 8) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 8);
+		s->depth = sqlite3_column_int(st, 9);
 		s->where = lp_site_where(s);
 		oom |= !s->where;
 	}
@@ -311,7 +371,14 @@ static int lp_batch_sites(struct lp_batch *b)
 	}
 	for (size_t i = 0; i < b->r->n; i++)
 		b->r->locks[i].n_sites_total = b->r->locks[i].n_sites;
-	return lp_q_done(b->q, st, rc);
+	rc = lp_q_done(b->q, st, rc);
+	for (size_t i = 0; rc == 0 && i < b->r->n; i++)
+		for (size_t k = 0; rc == 0 && k < b->r->locks[i].n_sites; k++) {
+			struct lp_lock_site *s = &b->r->locks[i].sites[k];
+			if (s->stack && k < (size_t)b->r->top)
+				rc = lp_site_chain(b->q, s, s->stack, s->depth);
+		}
+	return rc;
 }
 
 /* Waiters (owner = 0) or owners (owner = 1) of every listed lock, by wait;

@@ -22,7 +22,8 @@
 
 #include "lp_waits.h"
 
-/* A code location: the innermost recorded frame of a wait's stack. */
+/* A code location: the innermost recorded frame of a wait's stack, or the
+ * frame above a lock wrapper (a frame shared by waits on several locks). */
 struct lp_lock_site {
 	char *where;	/* "fn file:line", "fn (module+0xoff)", "module+0xoff", "(no stack)" */
 	char *function; /* NULL when unknown */
@@ -32,6 +33,9 @@ struct lp_lock_site {
 	uint64_t offset; /* pc - module load bias */
 	long long count;
 	int64_t wait_ns;
+	int depth;     /* of the site in its stacks: 0 innermost, 1-2 above wrappers */
+	int64_t stack; /* one stack through this site (stacks.id), 0 without */
+	char *chain;   /* "site <- caller <- its caller" (NULL without a stack) */
 };
 
 struct lp_lock_thread {

@@ -150,6 +150,11 @@ static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row 
 		fputs("  ", f);
 		lp_txt_pad(f, l->sites[i].where, 0, 0);
 		fputc('\n', f);
+		if (l->sites[i].chain) { /* the site and the two frames above it */
+			fputs("                                  ", f);
+			lp_txt_pad(f, l->sites[i].chain, 0, 0);
+			fputc('\n', f);
+		}
 	}
 	lp_locks_text_threads(f, "top waiters (tid, name)", l->waiters, l->n_waiters);
 	lp_locks_text_threads(f, "top owners (held it while others waited)", l->owners,
@@ -238,6 +243,8 @@ static void lp_json_site(FILE *f, const struct lp_lock_site *s)
 		fprintf(f, ", \"offset\": \"0x%" PRIx64 "\"", s->offset);
 	else
 		fputs(", \"offset\": null", f);
+	fprintf(f, ", \"depth\": %d, \"chain\": ", s->depth);
+	lp_json_str(f, s->chain);
 	fprintf(f, ", \"count\": %lld, \"wait_ns\": %" PRId64 "}", s->count, s->wait_ns);
 }
 

@@ -11,3 +11,4 @@ endfunction()
 
 lp_real_test(real_py_gil test_py_gil.py)
 lp_real_test(real_ort_spin test_ort_spin.py)
+lp_real_test(real_pigz test_pigz.py)
