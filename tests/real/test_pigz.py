@@ -17,7 +17,7 @@ with open(data, "wb") as f:  # compressible but not trivially: 24 MB of hex
 
 for attempt in range(3):  # which locks get contended depends on scheduling
     path = os.path.join(d, f"pigz{attempt}.db")
-    record(path, "sh", "-c", f"pigz -p 4 -b 64 -c {data} > {data}.gz")
+    record(path, "sh", "-c", f"pigz -p 4 -b 32 -c {data} > {data}.gz")
     lk = locks(path)["locks"]
     if len(lk) >= 2:
         break
