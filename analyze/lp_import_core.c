@@ -285,11 +285,17 @@ static int lp_core_end_process(struct lp_import *imp, void *state)
 		if (!s->locks.keys[i])
 			continue;
 		struct lp_sym sym;
-		if (lp_symtab_lookup_data(imp->proc->symtab, s->locks.keys[i], &sym) != 0 ||
-		    !sym.function)
-			continue;
+		int named = lp_symtab_lookup_data(imp->proc->symtab, s->locks.keys[i], &sym) == 0 &&
+			    sym.function;
+		if (!named && !sym.module)
+			continue; /* heap or stack */
 		char name[512];
-		if (sym.sym_offset)
+		if (!named) { /* static data of a stripped module: module+0xOFF (.bss) */
+			const char *base = strrchr(sym.module, '/');
+			snprintf(name, sizeof(name), "%s+0x%llx%s%s%s", base ? base + 1 : sym.module,
+				 (unsigned long long)sym.offset, sym.section ? " (" : "",
+				 sym.section ? sym.section : "", sym.section ? ")" : "");
+		} else if (sym.sym_offset)
 			snprintf(name, sizeof(name), "%s+0x%llx", sym.function,
 				 (unsigned long long)sym.sym_offset);
 		else

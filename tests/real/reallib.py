@@ -45,3 +45,46 @@ def found(doc, rid):
 
 def script(name):
     return [sys.executable, os.path.join(HERE, name)]
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, timeout=15):
+    """Until 127.0.0.1:port accepts, the server exits, or timeout s."""
+    import socket
+    import time
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and proc.poll() is None:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.1)
+    return False
+
+
+def start_recording(db, *cmd, env=None):
+    """latprof run -o db -- cmd... in the background (its own process
+    group, so a failing test can end it by pid)."""
+    import subprocess
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.Popen([lptest.LATPROF, "run", "-o", db, "--", *cmd], env=e,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def stop(proc, timeout=30):
+    """End a background recording's process group by its pid if it is still
+    running; returns (stdout, stderr)."""
+    import signal
+    import subprocess
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        return proc.communicate()
