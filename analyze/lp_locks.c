@@ -317,10 +317,12 @@ static int lp_chain_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-/* The site's frame and the two above it, from one stack that has it. */
+/* Three frames from one stack through the site: the site and the two above
+ * it, or, above a wrapper, the wrapper's frame first (LWLockAcquire <-
+ * XLogFlush <- ...: which lock function, called from where). */
 static int lp_site_chain(struct lp_q *q, struct lp_lock_site *s, int64_t stack, int64_t depth)
 {
-	int64_t args[2] = {stack, depth};
+	int64_t args[2] = {stack, depth > 0 ? depth - 1 : 0};
 	return lp_db_each(q->db,
 			  "SELECT f.function, f.module, f.offset FROM stack_frames sf JOIN frames f "
 			  "ON f.id = sf.frame_id WHERE sf.stack_id = ?1 AND sf.depth >= ?2 AND "

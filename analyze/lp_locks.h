@@ -35,7 +35,7 @@ struct lp_lock_site {
 	int64_t wait_ns;
 	int depth;     /* of the site in its stacks: 0 innermost, 1-2 above wrappers */
 	int64_t stack; /* one stack through this site (stacks.id), 0 without */
-	char *chain;   /* "site <- caller <- its caller" (NULL without a stack) */
+	char *chain;   /* 3 frames from the site (from the wrapper below it): "a <- b <- c" */
 };
 
 struct lp_lock_thread {

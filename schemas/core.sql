@@ -21,6 +21,7 @@ CREATE TABLE processes (
   exec_from   INTEGER REFERENCES processes(id),
   cmdline     TEXT,
   exe         TEXT,
+  title       TEXT,              -- /proc/self/cmdline at exit when the process rewrote it, else NULL
   start_ns    INTEGER NOT NULL,
   end_ns      INTEGER,
   exit_status INTEGER,
