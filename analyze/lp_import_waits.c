@@ -25,9 +25,11 @@
  * Everything else stays contention. The SQL runs as the source's "indexes"
  * step, after the core and NVTX indexes exist.
  */
+#include "lp_db.h"
 #include "lp_import.h"
+#include "lp_waits.h"
 
-static const char lp_waits_classify[] =
+static const char lp_waits_classify_sql[] =
     /* 1. gil */
     "CREATE TEMP TABLE lp_gil_lock AS SELECT DISTINCT c.mutex_lock_id AS id FROM cond_waits c "
     "JOIN locks l ON l.id = c.mutex_lock_id "
@@ -70,7 +72,12 @@ static const char lp_waits_classify[] =
     "DROP TABLE temp.lp_gil_lock; DROP TABLE temp.lp_gil_stack; DROP TABLE temp.lp_once;"
     "DROP TABLE temp.lp_req; DROP TABLE temp.lp_worker;";
 
+int lp_waits_classify(sqlite3 *db, char *err, size_t errlen)
+{
+	return lp_db_exec(db, lp_waits_classify_sql, err, errlen);
+}
+
 const struct lp_import_source lp_src_waits = {
     .name = "waits",
-    .indexes = lp_waits_classify,
+    .indexes = lp_waits_classify_sql,
 };

@@ -4,6 +4,14 @@
 #ifndef LP_WAITS_H
 #define LP_WAITS_H
 
+#include <sqlite3.h>
+#include <stddef.h>
+
+/* Sets the class of every row of lock_waits and cond_waits in db (run by
+ * the importer once every row is in; lp_import_waits.c says how). 0 or
+ * -EIO with err filled. */
+int lp_waits_classify(sqlite3 *db, char *err, size_t errlen);
+
 enum lp_wait_class {
 	LP_WAIT_CONTENTION = 0, /* queued for a lock another thread held */
 	LP_WAIT_GIL = 1,	/* a Python thread waited for the GIL */

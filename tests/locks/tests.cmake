@@ -25,3 +25,7 @@ lp_py_test(locks_demangle test_locks_demangle.py LABELS e2e)
 # pthread_spin_lock contention and prctl(PR_SET_NAME) thread names.
 lp_lock_program(lp_spinprog lp_spinprog.c)
 lp_py_test(locks_spin test_spin.py LABELS e2e)
+
+# Wait classes (issue 15) on a hand-built database with the real schema.
+lp_c_test(lp_waits_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_waits_test.c
+  LIBS latprof_analyze LABELS unit)
