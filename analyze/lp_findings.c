@@ -593,6 +593,170 @@ static int64_t *lp_req_durs(const struct lp_fnd_ctx *c)
 	return d;
 }
 
+/* ---- tail causes: every part of the tail stage's growth ---------------
+ * The breakdown names the one category that grows most; a tail often has
+ * several (a locked path: the holder's CPU and the others' lock wait). Per
+ * wait class (lock, GIL, condition), the mean wait inside the tail stage of
+ * tail requests (>= p99) against median ones (p40..p60); CPU is the rest,
+ * and with task-clock the off-CPU part of it net of the recorded waits. */
+
+#define LP_TAIL_NCAUSE (LP_WAIT_NCLASSES + 2) /* the classes, on CPU, descheduled */
+
+struct lp_tail_cause {
+	double growth_ns; /* per tail request */
+	int64_t lock;	  /* the lock (contention) that grew most, 0 none */
+	double lock_growth_ns;
+};
+
+struct lp_tail_acc {
+	double ntail, nmid;
+	double ns[2][LP_WAIT_NCLASSES];
+	struct lp_tail_cause cause[LP_TAIL_NCAUSE];
+};
+
+static int lp_tail_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_tail_acc *a = ctx;
+	int grp = sqlite3_column_int(st, 0), cls = sqlite3_column_int(st, 1);
+	if (grp < 0 || grp > 1 || cls < 0 || cls >= LP_WAIT_NCLASSES)
+		return 0;
+	double ns = sqlite3_column_double(st, 3);
+	a->ns[grp][cls] += ns;
+	return 0;
+}
+
+static int lp_tail_lock_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_tail_acc *a = ctx;
+	double g = sqlite3_column_double(st, 1) / a->ntail - sqlite3_column_double(st, 2) / a->nmid;
+	struct lp_tail_cause *k = &a->cause[LP_WAIT_CONTENTION];
+	if (g > k->lock_growth_ns) {
+		k->lock_growth_ns = g;
+		k->lock = sqlite3_column_int64(st, 0);
+	}
+	return 0;
+}
+
+static const char lp_tail_waits_sql[] =
+    "WITH w(th, s, e, cls, lk) AS (SELECT thread_id, start_ns, start_ns + dur_ns, class, "
+    "lock_id FROM lock_waits UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, class, "
+    "mutex_lock_id FROM cond_waits), x AS (SELECT iv.grp AS grp, w.cls AS cls, w.lk AS lk, "
+    "min(w.e, iv.e) - max(w.s, iv.s) AS ns FROM temp.lp_tail_iv iv JOIN w ON w.th = iv.th AND "
+    "w.s < iv.e AND w.e > iv.s) ";
+
+/* Fills a from the stage intervals of the tail and median requests. */
+static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *domain,
+			 struct lp_tail_acc *a)
+{
+	const struct lp_breakdown *b = &c->bd;
+	int rc = lp_db_exec(c->db,
+			    "CREATE TEMP TABLE IF NOT EXISTS lp_tail_req(id INTEGER, grp INTEGER);"
+			    "CREATE TEMP TABLE IF NOT EXISTS lp_tail_iv(grp, th, s, e);"
+			    "DELETE FROM temp.lp_tail_req; DELETE FROM temp.lp_tail_iv;",
+			    c->err, c->errlen);
+	sqlite3_stmt *st;
+	if (rc || (rc = lp_prep(c, "INSERT INTO temp.lp_tail_req VALUES (?, ?)", &st)))
+		return rc;
+	for (size_t i = 0; i < c->nreq; i++) {
+		int64_t d = c->req[i].end - c->req[i].start;
+		int grp = d >= b->req.p99 ? 0 : d >= b->tail.p40_ns && d <= b->tail.p60_ns ? 1 : -1;
+		if (grp < 0)
+			continue;
+		a->ntail += grp == 0;
+		a->nmid += grp == 1;
+		sqlite3_bind_int64(st, 1, c->req[i].id);
+		sqlite3_bind_int(st, 2, grp);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			rc = lp_sql_err(c, "cannot query the database");
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (rc || !a->ntail || !a->nmid)
+		return rc ? rc : -ENODATA;
+	if ((rc = lp_prep(c,
+			  "INSERT INTO temp.lp_tail_iv SELECT q.grp, s.start_thread_id, s.start_ns, "
+			  "s.end_ns FROM temp.lp_tail_req q JOIN ranges_named s ON s.parent_id = q.id "
+			  "AND s.name = ?1 AND coalesce(s.domain, '') = ?2",
+			  &st)))
+		return rc;
+	sqlite3_bind_text(st, 1, stage, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, domain ? domain : "", -1, SQLITE_STATIC);
+	rc = lp_db_step_all(st, NULL, NULL, c->err, c->errlen);
+	sqlite3_finalize(st);
+	char sql[1024];
+	snprintf(sql, sizeof(sql), "%s%s", lp_tail_waits_sql,
+		 "SELECT grp, cls, 0, sum(ns) FROM x GROUP BY 1, 2");
+	rc = rc ? rc : lp_db_each(c->db, sql, NULL, 0, lp_tail_row, a, c->err, c->errlen);
+	snprintf(sql, sizeof(sql), "%s%s", lp_tail_waits_sql,
+		 "SELECT lk, sum(CASE WHEN grp = 0 THEN ns ELSE 0 END), sum(CASE WHEN grp = 1 "
+		 "THEN ns ELSE 0 END) FROM x WHERE cls = 0 GROUP BY lk");
+	rc = rc ? rc : lp_db_each(c->db, sql, NULL, 0, lp_tail_lock_row, a, c->err, c->errlen);
+	return rc;
+}
+
+static const char *lp_tail_cause_label(int k)
+{
+	static const char *const l[LP_TAIL_NCAUSE] = {
+	    "lock wait", "GIL wait", "idle wait", "join wait", "cond wait", "sync wait",
+	    "cpu",	 "descheduled (runnable, not running)"};
+	return k >= 0 && k < LP_TAIL_NCAUSE ? l[k] : "?";
+}
+
+/* Appends ", cause +X ms [on lock]" for every cause >= 20% of the stage's
+ * growth, largest first; the causes also become sites. Returns 0 or
+ * -ENODATA when the stage's intervals cannot be found (--stage-depth > 1). */
+static int lp_tail_causes(struct lp_fnd_ctx *c, struct lp_finding *f, double grow, char *why,
+			  size_t len, int n)
+{
+	const struct lp_breakdown *b = &c->bd;
+	const struct lp_bd_tail *t = &b->tail;
+	const struct lp_bd_stage *sg = &b->stages[t->stage];
+	if (b->stage_depth > 1 || grow <= 0)
+		return -ENODATA;
+	struct lp_tail_acc a = {0};
+	int rc = lp_tail_waits(c, sg->name, sg->domain, &a);
+	if (rc)
+		return rc;
+	double waits_tail = 0, waits_mid = 0, wgrow = 0;
+	for (int k = 0; k < LP_WAIT_NCLASSES; k++) {
+		double tk = a.ns[0][k] / a.ntail, mk = a.ns[1][k] / a.nmid;
+		a.cause[k].growth_ns = tk - mk;
+		waits_tail += tk;
+		waits_mid += mk;
+		wgrow += tk - mk;
+	}
+	double rest = grow - wgrow, desched = 0;
+	if (t->has_cnt) /* off-CPU net of the recorded waits, never negative */
+		desched = fmax(0, fmax(0, t->offcpu_tail_ns - waits_tail) -
+				      fmax(0, t->offcpu_mid_ns - waits_mid));
+	desched = fmin(desched, fmax(0, rest));
+	a.cause[LP_WAIT_NCLASSES].growth_ns = rest - desched;
+	a.cause[LP_WAIT_NCLASSES + 1].growth_ns = desched;
+	int done[LP_TAIL_NCAUSE] = {0}, listed = 0;
+	for (;;) {
+		int best = -1;
+		for (int k = 0; k < LP_TAIL_NCAUSE; k++)
+			if (!done[k] && a.cause[k].growth_ns >= 0.2 * grow &&
+			    (best < 0 || a.cause[k].growth_ns > a.cause[best].growth_ns))
+				best = k;
+		if (best < 0)
+			break;
+		done[best] = 1;
+		const struct lp_lock_row *lr = best == LP_WAIT_CONTENTION && a.cause[best].lock
+						   ? lp_lock_row(c, a.cause[best].lock)
+						   : NULL;
+		char *what = lp_fmt("%s%s%s", lp_tail_cause_label(best), lr ? " on " : "",
+				    lr && lr->name ? lr->name : "");
+		if (n > 0 && (size_t)n < len)
+			n += snprintf(why + n, len - (size_t)n, "%s%s +%.3f ms", listed ? ", " : ": ",
+				      what ? what : "", a.cause[best].growth_ns / 1e6);
+		lp_site(f, what, (int64_t)a.ntail, (int64_t)(a.cause[best].growth_ns * a.ntail));
+		free(what);
+		listed++;
+	}
+	return listed ? 0 : -ENODATA;
+}
+
 static int lp_rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	const struct lp_breakdown *b = &c->bd;
@@ -628,13 +792,18 @@ static int lp_rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 		saving = lp_min64(excess, (int64_t)(grow * (double)ntail));
 		int n = snprintf(why, sizeof(why), "; stage %s grows from %.3f ms to %.3f ms", sn,
 				 t->stage_mid_ns / 1e6, t->stage_tail_ns / 1e6);
-		if (t->cat >= 0 && t->cat < b->ncat && n > 0 && (size_t)n < sizeof(why))
-			n += snprintf(why + n, sizeof(why) - (size_t)n, ", mostly %s (+%.3f ms)",
-				      b->cat_label[t->cat], (t->cat_tail_ns - t->cat_mid_ns) / 1e6);
-		if (t->has_key && t->key_name && n > 0 && (size_t)n < sizeof(why))
-			snprintf(why + n, sizeof(why) - (size_t)n, " on %s", t->key_name);
 		f->site_kind = "stages";
 		lp_site(f, sn, ntail, (int64_t)(grow * (double)ntail));
+		int causes = lp_tail_causes(c, f, grow, why, sizeof(why), n);
+		if (causes && causes != -ENODATA)
+			return causes;
+		if (causes == 0)
+			f->site_kind = "the tail stage, then what grew in it";
+		if (causes && t->cat >= 0 && t->cat < b->ncat && n > 0 && (size_t)n < sizeof(why))
+			n += snprintf(why + n, sizeof(why) - (size_t)n, ", mostly %s (+%.3f ms)",
+				      b->cat_label[t->cat], (t->cat_tail_ns - t->cat_mid_ns) / 1e6);
+		if (causes && t->has_key && t->key_name && n > 0 && (size_t)n < sizeof(why))
+			snprintf(why + n, sizeof(why) - (size_t)n, " on %s", t->key_name);
 		if (t->cat >= 0 && t->cat < b->ncat) {
 			lp_num(f, "stage_tail_ns", "stage mean in p99 requests", "ns",
 			       t->stage_tail_ns);
