@@ -470,10 +470,15 @@ static int lp_rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 			lp_num(f, "median_wait_ns", "mean wait in median requests", "ns",
 			       t->key_mid_ns);
 		}
-		f->summary = lp_fmt("%s threads waited %.1f%% of %s on %s%s",
+		const char *hs = row ? row->holder_stage : NULL;
+		if (hs)
+			lp_num(f, "holder_stage_waits", "waits whose holder was in that stage",
+			       "count", (double)row->holder_stage_waits);
+		f->summary = lp_fmt("%s threads waited %.1f%% of %s on %s%s%s%s",
 				    c->has_req ? "request" : "the run's", 100 * share,
 				    c->has_req ? "request time" : "their time", f->subject,
-				    tail ? ", and it dominates the p99 tail" : "");
+				    tail ? ", and it dominates the p99 tail" : "",
+				    hs ? "; holders were in stage " : "", hs ? hs : "");
 		lp_saving(f, acc[i].in_ns, acc[i].in_ns,
 			  c->has_req ? "lock wait inside requests" : "lock wait");
 		rc = lp_lock_example(c, f, acc[i].id);

@@ -22,8 +22,11 @@
  *     thread that serves requests or on a non-main thread of a process that
  *     does (a pool thread): a worker waiting for work. Requests are the most
  *     frequent outermost range, the breakdown's default.
- * Everything else stays contention. The SQL runs as the source's "indexes"
- * step, after the core and NVTX indexes exist.
+ * Everything else stays contention. Then, for each contention wait with a
+ * known owner, the owner's innermost NVTX range open when the wait began
+ * (lock_waits.owner_range_id): the stage the holder was in, which names
+ * the critical section. The SQL runs as the source's "indexes" step, after
+ * the core and NVTX indexes exist.
  */
 #include "lp_db.h"
 #include "lp_import.h"
@@ -69,6 +72,17 @@ static const char lp_waits_classify_sql[] =
     "AND NOT COALESCE((SELECT r.end_ns > lock_waits.start_ns FROM temp.lp_req r WHERE "
     "r.thread_id = lock_waits.thread_id AND r.start_ns < lock_waits.start_ns + "
     "lock_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"
+    /* the holder's stage: the owner's innermost range open when the wait began */
+    "CREATE TEMP TABLE lp_rng (id INTEGER, th INTEGER, s INTEGER, e INTEGER);"
+    "INSERT INTO temp.lp_rng SELECT id, start_thread_id, start_ns, end_ns FROM ranges;"
+    "CREATE INDEX temp.lp_rng_at ON lp_rng(th, s);"
+    "UPDATE lock_waits SET owner_range_id = (SELECT r.id FROM temp.lp_rng r WHERE r.th = "
+    "(SELECT t.id FROM threads t JOIN locks l ON l.process_id = t.process_id WHERE "
+    "l.id = lock_waits.lock_id AND t.tid = lock_waits.owner_tid AND coalesce(t.start_ns, 0) "
+    "<= lock_waits.start_ns ORDER BY t.start_ns DESC LIMIT 1) AND r.s <= lock_waits.start_ns "
+    "AND r.e > lock_waits.start_ns ORDER BY r.s DESC LIMIT 1) "
+    "WHERE owner_tid IS NOT NULL AND class = 0 AND EXISTS (SELECT 1 FROM temp.lp_rng);"
+    "DROP TABLE temp.lp_rng;"
     "DROP TABLE temp.lp_gil_lock; DROP TABLE temp.lp_gil_stack; DROP TABLE temp.lp_once;"
     "DROP TABLE temp.lp_req; DROP TABLE temp.lp_worker;";
 

@@ -431,6 +431,40 @@ static int lp_batch_threads(struct lp_batch *b, int owner)
 	return lp_q_done(b->q, st, rc);
 }
 
+struct lp_holder_ctx {
+	struct lp_batch *b;
+	int oom;
+};
+
+static int lp_holder_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_holder_ctx *h = ctx;
+	struct lp_lock_row *l = lp_row_of(h->b, sqlite3_column_int64(st, 0));
+	if (!l || l->holder_stage) /* rows come most frequent first per lock */
+		return 0;
+	l->holder_stage = lp_db_col_strdup(st, 1);
+	if (!l->holder_stage)
+		return -ENOMEM;
+	l->holder_stage_waits = sqlite3_column_int64(st, 2);
+	return 0;
+}
+
+/* The stage each listed lock's holders were in, most often. */
+static int lp_batch_holders(struct lp_batch *b)
+{
+	char *sql = NULL;
+	if (asprintf(&sql,
+		     "SELECT w.lock_id, n.value, count(*) FROM lock_waits w JOIN ranges r ON r.id = "
+		     "w.owner_range_id JOIN strings n ON n.id = r.name_id WHERE w.lock_id IN %s "
+		     "GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2",
+		     b->in) < 0)
+		return -ENOMEM;
+	struct lp_holder_ctx h = {b, 0};
+	int rc = lp_db_each(b->q->db, sql, NULL, 0, lp_holder_row, &h, b->q->err, b->q->errlen);
+	free(sql);
+	return rc;
+}
+
 static int lp_lock_name(struct lp_lock_row *l)
 {
 	size_t best = 0; /* the most frequent site, by count */
@@ -459,6 +493,7 @@ static int lp_locks_detail(struct lp_q *q, struct lp_lock_report *r)
 		rc = rc ? rc : lp_batch_sites(&b);
 		rc = rc ? rc : lp_batch_threads(&b, 0);
 		rc = rc ? rc : lp_batch_threads(&b, 1);
+		rc = rc ? rc : lp_batch_holders(&b);
 	}
 	for (size_t i = 0; rc == 0 && i < r->n; i++) {
 		struct lp_lock_row *l = &r->locks[i];
@@ -556,6 +591,7 @@ void lp_lock_report_free(struct lp_lock_report *r)
 		free(l->module);
 		free(l->kind);
 		free(l->process);
+		free(l->holder_stage);
 		for (size_t j = 0; j < l->n_sites; j++)
 			lp_site_free(&l->sites[j]);
 		free(l->sites);

@@ -67,6 +67,10 @@ struct lp_lock_row {
 	struct lp_lock_thread *waiters, *owners;
 	size_t n_waiters, n_owners;
 	long long owner_unknown; /* waits whose owner glibc did not expose */
+	/* The holder's stage: the NVTX range the owner was innermost in when
+	 * most waits began (lock_waits.owner_range_id), NULL when none. */
+	char *holder_stage;
+	long long holder_stage_waits; /* waits whose holder was in it */
 };
 
 struct lp_lock_report {

@@ -161,6 +161,11 @@ static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row 
 			      l->n_owners);
 	if (l->owner_unknown)
 		fprintf(f, "     owner unknown for %lld waits\n", l->owner_unknown);
+	if (l->holder_stage) {
+		fputs("   holders were in stage ", f);
+		lp_txt_pad(f, l->holder_stage, 0, 0);
+		fprintf(f, " (%lld of %lld waits)\n", l->holder_stage_waits, l->count);
+	}
 	if (l->timeouts)
 		fprintf(f, "     %lld waits timed out\n", l->timeouts);
 }
@@ -276,7 +281,9 @@ static void lp_json_lock(FILE *f, size_t rank, const struct lp_lock_row *l)
 	fputs(l->n_sites ? "\n      ]" : "]", f);
 	lp_json_threads(f, "waiters", l->waiters, l->n_waiters);
 	lp_json_threads(f, "owners", l->owners, l->n_owners);
-	fprintf(f, ",\n      \"owner_unknown\": %lld\n    }", l->owner_unknown);
+	fprintf(f, ",\n      \"owner_unknown\": %lld,\n      \"holder_stage\": ", l->owner_unknown);
+	lp_json_str(f, l->holder_stage);
+	fprintf(f, ",\n      \"holder_stage_waits\": %lld\n    }", l->holder_stage_waits);
 }
 
 void lp_locks_write_json(FILE *f, const struct lp_lock_report *r)

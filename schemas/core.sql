@@ -95,7 +95,8 @@ CREATE TABLE lock_waits (
   mode      INTEGER NOT NULL DEFAULT 0, -- 0 exclusive, 1 shared (rwlock read)
   stack_id  INTEGER REFERENCES stacks(id),
   flags     INTEGER NOT NULL DEFAULT 0, -- 1 timed out, 2 failed
-  class     INTEGER NOT NULL DEFAULT 0 REFERENCES wait_classes(id) -- set after import
+  class     INTEGER NOT NULL DEFAULT 0 REFERENCES wait_classes(id), -- set after import
+  owner_range_id INTEGER          -- ranges.id: the owner's innermost open NVTX range then
 );
 
 CREATE TABLE cond_waits (

@@ -26,6 +26,9 @@ lp_py_test(locks_demangle test_locks_demangle.py LABELS e2e)
 lp_lock_program(lp_spinprog lp_spinprog.c)
 lp_py_test(locks_spin test_spin.py LABELS e2e)
 
+# The holder's stage (issue 15): lock_waits.owner_range_id.
+lp_py_test(locks_holder_stage test_holder_stage.py LABELS e2e)
+
 # Wait classes (issue 15) on a hand-built database with the real schema.
 lp_c_test(lp_waits_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_waits_test.c
   LIBS latprof_analyze LABELS unit)
