@@ -356,11 +356,10 @@ static int lp_lock_accumulate(struct lp_fnd_ctx *c, struct lp_lock_acc **out, si
 	sqlite3_stmt *st;
 	struct lp_lock_acc *v = NULL;
 	size_t n = 0, cap = 0;
-	int rc =
-	    lp_prep(c,
-		    "SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
-		    "lock_waits w WHERE w.class = 0 ORDER BY w.lock_id",
-		    &st);
+	int rc = lp_prep(c,
+			 "SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
+			 "lock_waits w WHERE w.class = 0 ORDER BY w.lock_id",
+			 &st);
 	if (rc)
 		return rc;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -678,11 +677,12 @@ static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *do
 	sqlite3_finalize(st);
 	if (rc || !a->ntail || !a->nmid)
 		return rc ? rc : -ENODATA;
-	if ((rc = lp_prep(c,
-			  "INSERT INTO temp.lp_tail_iv SELECT q.grp, s.start_thread_id, s.start_ns, "
-			  "s.end_ns FROM temp.lp_tail_req q JOIN ranges_named s ON s.parent_id = q.id "
-			  "AND s.name = ?1 AND coalesce(s.domain, '') = ?2",
-			  &st)))
+	if ((rc = lp_prep(
+		 c,
+		 "INSERT INTO temp.lp_tail_iv SELECT q.grp, s.start_thread_id, s.start_ns, "
+		 "s.end_ns FROM temp.lp_tail_req q JOIN ranges_named s ON s.parent_id = q.id "
+		 "AND s.name = ?1 AND coalesce(s.domain, '') = ?2",
+		 &st)))
 		return rc;
 	sqlite3_bind_text(st, 1, stage, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, domain ? domain : "", -1, SQLITE_STATIC);
@@ -702,8 +702,8 @@ static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *do
 static const char *lp_tail_cause_label(int k)
 {
 	static const char *const l[LP_TAIL_NCAUSE] = {
-	    "lock wait", "GIL wait", "idle wait", "join wait", "cond wait", "sync wait",
-	    "cpu",	 "descheduled (runnable, not running)"};
+	    "lock wait", "GIL wait",  "idle wait", "join wait",
+	    "cond wait", "sync wait", "cpu",	   "descheduled (runnable, not running)"};
 	return k >= 0 && k < LP_TAIL_NCAUSE ? l[k] : "?";
 }
 
@@ -753,8 +753,9 @@ static int lp_tail_causes(struct lp_fnd_ctx *c, struct lp_finding *f, double gro
 		char *what = lp_fmt("%s%s%s", lp_tail_cause_label(best), lr ? " on " : "",
 				    lr && lr->name ? lr->name : "");
 		if (n > 0 && (size_t)n < len)
-			n += snprintf(why + n, len - (size_t)n, "%s%s +%.3f ms", listed ? ", " : ": ",
-				      what ? what : "", a.cause[best].growth_ns / 1e6);
+			n += snprintf(why + n, len - (size_t)n, "%s%s +%.3f ms",
+				      listed ? ", " : ": ", what ? what : "",
+				      a.cause[best].growth_ns / 1e6);
 		lp_site(f, what, (int64_t)a.ntail, (int64_t)(a.cause[best].growth_ns * a.ntail));
 		free(what);
 		listed++;
@@ -1452,9 +1453,9 @@ static int lp_rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 
 /* ---- Python and thread pools (issue 15) -------------------------------- */
 
-#define LP_GIL_WAITS                                                                       \
-	"SELECT thread_id, start_ns, start_ns + dur_ns, flags FROM lock_waits WHERE class = 1 " \
-	"UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, flags FROM cond_waits "     \
+#define LP_GIL_WAITS                                                                               \
+	"SELECT thread_id, start_ns, start_ns + dur_ns, flags FROM lock_waits WHERE class = 1 "    \
+	"UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, flags FROM cond_waits "          \
 	"WHERE class = 1"
 
 struct lp_gil_acc {
@@ -1500,14 +1501,14 @@ static int lp_gil_stage_row(sqlite3_stmt *st, void *ctx)
 static int lp_gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
 {
 	sqlite3_stmt *st;
-	int rc = lp_prep(
-	    c,
-	    "WITH g(th, s, e, fl) AS (" LP_GIL_WAITS ") SELECT st.name, count(*), "
-	    "sum(min(g.e, st.end_ns) - max(g.s, st.start_ns)) FROM g JOIN ranges_named st "
-	    "ON st.start_thread_id = g.th AND st.start_ns < g.e AND st.end_ns > g.s "
-	    "JOIN ranges_named p ON p.id = st.parent_id AND p.name = ?1 AND "
-	    "coalesce(p.domain, '') = ?2 GROUP BY st.name ORDER BY 3 DESC LIMIT 5",
-	    &st);
+	int rc =
+	    lp_prep(c,
+		    "WITH g(th, s, e, fl) AS (" LP_GIL_WAITS ") SELECT st.name, count(*), "
+		    "sum(min(g.e, st.end_ns) - max(g.s, st.start_ns)) FROM g JOIN ranges_named st "
+		    "ON st.start_thread_id = g.th AND st.start_ns < g.e AND st.end_ns > g.s "
+		    "JOIN ranges_named p ON p.id = st.parent_id AND p.name = ?1 AND "
+		    "coalesce(p.domain, '') = ?2 GROUP BY st.name ORDER BY 3 DESC LIMIT 5",
+		    &st);
 	if (rc)
 		return rc;
 	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
@@ -1546,8 +1547,8 @@ static int lp_rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr
 	lp_num(f, "waiting_threads", "threads waiting", "count", (double)a.nthreads);
 	/* take_gil's wait times out after the switch interval and then asks the
 	 * holder to drop the GIL: each timeout is a forced switch. */
-	lp_num(f, "switch_requests", "forced switches (switch interval ran out)",
-	       "count", (double)a.timed_out);
+	lp_num(f, "switch_requests", "forced switches (switch interval ran out)", "count",
+	       (double)a.timed_out);
 	if (c->has_req) {
 		lp_num(f, "wait_per_request_ns", "GIL wait per request", "ns",
 		       (double)a.in_ns / (double)c->nreq);

@@ -321,9 +321,10 @@ static int lp_core_end_process(struct lp_import *imp, void *state)
 		char name[512];
 		if (!named) { /* static data of a stripped module: module+0xOFF (.bss) */
 			const char *base = strrchr(sym.module, '/');
-			snprintf(name, sizeof(name), "%s+0x%llx%s%s%s", base ? base + 1 : sym.module,
-				 (unsigned long long)sym.offset, sym.section ? " (" : "",
-				 sym.section ? sym.section : "", sym.section ? ")" : "");
+			snprintf(name, sizeof(name), "%s+0x%llx%s%s%s",
+				 base ? base + 1 : sym.module, (unsigned long long)sym.offset,
+				 sym.section ? " (" : "", sym.section ? sym.section : "",
+				 sym.section ? ")" : "");
 		} else if (sym.sym_offset)
 			snprintf(name, sizeof(name), "%s+0x%llx", sym.function,
 				 (unsigned long long)sym.sym_offset);
@@ -460,9 +461,9 @@ static int lp_core_begin(struct lp_import *imp, void **state)
 		 "timed, stack_id, flags) VALUES (?,?,?,?,?,?,?,?)");
 	s->upd_lock_name =
 	    lp_import_prepare(imp, "UPDATE locks SET name = ?, module = ? WHERE id = ?");
-	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_title || !s->upd_exec || !s->upd_proc_end ||
-	    !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end || !s->ins_lock ||
-	    !s->ins_wait || !s->ins_cond || !s->upd_lock_name)
+	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_title || !s->upd_exec ||
+	    !s->upd_proc_end || !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end ||
+	    !s->ins_lock || !s->ins_wait || !s->ins_cond || !s->upd_lock_name)
 		return -EIO;
 	return 0;
 }
@@ -472,10 +473,10 @@ static void lp_core_destroy(void *state)
 	struct lp_core_state *s = state;
 	if (!s)
 		return;
-	sqlite3_stmt *all[] = {s->ins_proc,	  s->upd_start,	       s->upd_exit,
-			       s->upd_exec,	  s->upd_thread_start, s->upd_thread_name,
-			       s->upd_thread_end, s->ins_lock,	       s->ins_wait,
-			       s->ins_cond,	  s->upd_lock_name,    s->upd_proc_end, s->upd_title};
+	sqlite3_stmt *all[] = {
+	    s->ins_proc,	s->upd_start,	   s->upd_exit, s->upd_exec, s->upd_thread_start,
+	    s->upd_thread_name, s->upd_thread_end, s->ins_lock, s->ins_wait, s->ins_cond,
+	    s->upd_lock_name,	s->upd_proc_end,   s->upd_title};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		sqlite3_finalize(all[i]);
 	lp_map_free(&s->locks);

@@ -284,8 +284,8 @@ static struct lp_lock_site *lp_site_push(struct lp_lock_row *l)
  * whole stack stays in the database; only the name shown moves. */
 static const char lp_site_depth_sql[] =
     "DROP TABLE IF EXISTS temp.lp_site_depth;"
-    "CREATE TEMP TABLE lp_site_depth AS WITH ws AS (SELECT DISTINCT lock_id, stack_id FROM "
-    LP_RANKED_WAITS " WHERE stack_id IS NOT NULL), "
+    "CREATE TEMP TABLE lp_site_depth AS WITH ws AS (SELECT DISTINCT lock_id, stack_id "
+    "FROM " LP_RANKED_WAITS " WHERE stack_id IS NOT NULL), "
     "w0 AS (SELECT sf.frame_id FROM ws JOIN stack_frames sf ON sf.stack_id = ws.stack_id "
     "AND sf.depth = 0 GROUP BY sf.frame_id HAVING count(DISTINCT ws.lock_id) >= 2), "
     "s1 AS (SELECT ws.lock_id, ws.stack_id, f1.frame_id FROM ws JOIN stack_frames f0 ON "
@@ -323,11 +323,12 @@ static int lp_chain_row(sqlite3_stmt *st, void *ctx)
 static int lp_site_chain(struct lp_q *q, struct lp_lock_site *s, int64_t stack, int64_t depth)
 {
 	int64_t args[2] = {stack, depth > 0 ? depth - 1 : 0};
-	return lp_db_each(q->db,
-			  "SELECT f.function, f.module, f.offset FROM stack_frames sf JOIN frames f "
-			  "ON f.id = sf.frame_id WHERE sf.stack_id = ?1 AND sf.depth >= ?2 AND "
-			  "sf.depth < ?2 + 3 ORDER BY sf.depth",
-			  args, 2, lp_chain_row, &s->chain, q->err, q->errlen);
+	return lp_db_each(
+	    q->db,
+	    "SELECT f.function, f.module, f.offset FROM stack_frames sf JOIN frames f "
+	    "ON f.id = sf.frame_id WHERE sf.stack_id = ?1 AND sf.depth >= ?2 AND "
+	    "sf.depth < ?2 + 3 ORDER BY sf.depth",
+	    args, 2, lp_chain_row, &s->chain, q->err, q->errlen);
 }
 
 /* Every site of every listed lock (the innermost frame of each wait's
@@ -362,7 +363,8 @@ static int lp_batch_sites(struct lp_batch *b)
 		s->offset = (uint64_t)sqlite3_column_int64(st, 5);
 		s->count = sqlite3_column_int64(st, 6);
 		s->wait_ns = sqlite3_column_int64(st, 7);
-		s->stack = sqlite3_column_type(st, 8) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 8);
+		s->stack =
+		    sqlite3_column_type(st, 8) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 8);
 		s->depth = sqlite3_column_int(st, 9);
 		s->where = lp_site_where(s);
 		oom |= !s->where;
@@ -453,11 +455,12 @@ static int lp_holder_row(sqlite3_stmt *st, void *ctx)
 static int lp_batch_holders(struct lp_batch *b)
 {
 	char *sql = NULL;
-	if (asprintf(&sql,
-		     "SELECT w.lock_id, n.value, count(*) FROM lock_waits w JOIN ranges r ON r.id = "
-		     "w.owner_range_id JOIN strings n ON n.id = r.name_id WHERE w.lock_id IN %s "
-		     "GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2",
-		     b->in) < 0)
+	if (asprintf(
+		&sql,
+		"SELECT w.lock_id, n.value, count(*) FROM lock_waits w JOIN ranges r ON r.id = "
+		"w.owner_range_id JOIN strings n ON n.id = r.name_id WHERE w.lock_id IN %s "
+		"GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2",
+		b->in) < 0)
 		return -ENOMEM;
 	struct lp_holder_ctx h = {b, 0};
 	int rc = lp_db_each(b->q->db, sql, NULL, 0, lp_holder_row, &h, b->q->err, b->q->errlen);

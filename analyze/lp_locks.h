@@ -51,7 +51,7 @@ struct lp_lock_row {
 	char *symbol; /* locks.name: the variable, NULL for heap/stack locks */
 	char *module; /* module whose data holds it, NULL for heap/stack */
 	uint64_t address;
-	char *kind;  /* mutex, rwlock, sem, spin */
+	char *kind; /* mutex, rwlock, sem, spin */
 	int wclass; /* LP_WAIT_CONTENTION or LP_WAIT_GIL (lp_waits.h) */
 	int pid;
 	char *process;	 /* the process's exe (argv[0]) */
@@ -79,7 +79,8 @@ struct lp_lock_report {
 	const char *thread_time_basis; /* "threads" or "processes" (static) */
 	long long n_threads;
 	long long n_locks; /* locks with at least one contention or GIL wait */
-	long long class_n[LP_WAIT_NCLASSES]; /* every recorded wait by class (lp_waits.h), both tables */
+	long long
+	    class_n[LP_WAIT_NCLASSES]; /* every recorded wait by class (lp_waits.h), both tables */
 	int64_t class_ns[LP_WAIT_NCLASSES];
 	long long lock_waits, cond_waits;
 	int64_t lock_wait_ns, cond_wait_ns;

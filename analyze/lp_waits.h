@@ -26,17 +26,17 @@ enum lp_wait_class {
 static inline const char *lp_wait_class_name(int c)
 {
 	static const char *const names[LP_WAIT_NCLASSES] = {"contention", "gil",    "idle",
-							     "join",	   "signal", "sync"};
+							    "join",	  "signal", "sync"};
 	return c >= 0 && c < LP_WAIT_NCLASSES ? names[c] : "?";
 }
 
 /* The waits lock rankings look at: contention and the GIL (its condition
  * waits counted on its mutex), never joins, idle workers or signals. Columns:
  * lock_id, thread_id, owner_tid, start_ns, dur_ns, stack_id, flags, class. */
-#define LP_RANKED_WAITS                                                                    \
-	"(SELECT lock_id, thread_id, owner_tid, start_ns, dur_ns, stack_id, flags, class "  \
-	"FROM lock_waits WHERE class IN (0, 1) UNION ALL SELECT mutex_lock_id, thread_id, " \
-	"NULL, start_ns, dur_ns, stack_id, flags, class FROM cond_waits WHERE class = 1 "   \
+#define LP_RANKED_WAITS                                                                            \
+	"(SELECT lock_id, thread_id, owner_tid, start_ns, dur_ns, stack_id, flags, class "         \
+	"FROM lock_waits WHERE class IN (0, 1) UNION ALL SELECT mutex_lock_id, thread_id, "        \
+	"NULL, start_ns, dur_ns, stack_id, flags, class FROM cond_waits WHERE class = 1 "          \
 	"AND mutex_lock_id IS NOT NULL)"
 
 #endif

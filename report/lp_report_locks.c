@@ -179,9 +179,9 @@ static void lp_locks_text_classes(FILE *f, const struct lp_lock_report *r)
 	for (int c = 0; c < LP_WAIT_NCLASSES; c++) {
 		if (!r->class_n[c])
 			continue;
-		double share = r->thread_time_ns > 0 ? 100.0 * (double)r->class_ns[c] /
-							   (double)r->thread_time_ns
-						     : 0;
+		double share = r->thread_time_ns > 0
+				   ? 100.0 * (double)r->class_ns[c] / (double)r->thread_time_ns
+				   : 0;
 		fprintf(f, " %s %lld, %s (%.1f%%);", lp_wait_class_name(c), r->class_n[c],
 			lp_txt_ns((double)r->class_ns[c], a, sizeof(a)), share);
 	}
@@ -313,7 +313,8 @@ void lp_locks_write_json(FILE *f, const struct lp_lock_report *r)
 
 void lp_locks_write_csv(FILE *f, const struct lp_lock_report *r)
 {
-	fputs("rank,name,symbol,module,address,kind,class,pid,process,count,timeouts,total_ns,mean_ns,"
+	fputs("rank,name,symbol,module,address,kind,class,pid,process,count,timeouts,total_ns,mean_"
+	      "ns,"
 	      "p50_ns,p99_ns,max_ns,share,top_site,top_site_count,top_waiter_tid,top_waiter_name,"
 	      "top_owner_tid,top_owner_name\r\n",
 	      f);

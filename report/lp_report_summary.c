@@ -104,8 +104,8 @@ static int lp_same_str(const char *a, const char *b)
 
 /* The program names of the images pid ran before q (a launcher chain:
  * env, a shell, a pyenv shim that exec'd the app), "env > bash > pyenv". */
-static void lp_launchers(const struct lp_run_summary *s, const struct lp_summary_proc *q,
-			 char *buf, size_t len)
+static void lp_launchers(const struct lp_run_summary *s, const struct lp_summary_proc *q, char *buf,
+			 size_t len)
 {
 	size_t o = 0;
 	buf[0] = 0;
@@ -175,8 +175,9 @@ void lp_summary_write_procs(FILE *f, const struct lp_run_summary *s, int all)
 		lp_proc_line(f, p, n > 1 ? count : NULL, lp_proc_name(p), via[0] ? via : NULL);
 	}
 	if (hidden || launchers)
-		fprintf(f, "  (%zu launcher image%s folded, %zu process%s without recorded events "
-			   "not shown: latprof report --processes lists all)\n",
+		fprintf(f,
+			"  (%zu launcher image%s folded, %zu process%s without recorded events "
+			"not shown: latprof report --processes lists all)\n",
 			launchers, launchers == 1 ? "" : "s", hidden, hidden == 1 ? "" : "es");
 	fputc('\n', f);
 }

@@ -20,11 +20,12 @@ static void expect(sqlite3 *db, const char *table, int id, int want, const char 
 	sqlite3_stmt *st;
 	int got = -1;
 	snprintf(sql, sizeof(sql), "SELECT class FROM %s WHERE id = %d", table, id);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
 		got = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
-	printf("%s: %s (%s) want %s\n", got == want ? "ok" : "FAIL", what,
-	       lp_wait_class_name(got), lp_wait_class_name(want));
+	printf("%s: %s (%s) want %s\n", got == want ? "ok" : "FAIL", what, lp_wait_class_name(got),
+	       lp_wait_class_name(want));
 	failures += got != want;
 }
 
@@ -50,20 +51,23 @@ static const char lp_rows[] =
     " (6, 1, 24576, 'sem', NULL, NULL);"
     /* lock waits */
     "INSERT INTO lock_waits(id, lock_id, thread_id, start_ns, dur_ns, stack_id) VALUES"
-    " (1, 2, 2, 150000000, 1000000, 2),"	/* model_lock in a request: contention */
-    " (2, 1, 3, 150000000, 1000000, 3),"	/* the GIL mutex, stripped frame: gil */
-    " (3, 3, 1, 600000000, 300000000, 2),"	/* main waits once, pool thread ends: join */
-    " (4, 4, 1, 50000000, 5000000, 2),"		/* once, no thread ends: signal */
-    " (5, 5, 2, 150000000, 1000000, 2), (6, 5, 3, 160000000, 1000000, 2)," /* shared sem: contention */
-    " (7, 6, 2, 220000000, 50000000, 2), (8, 6, 2, 410000000, 50000000, 2);" /* worker, between requests: idle */
+    " (1, 2, 2, 150000000, 1000000, 2),"   /* model_lock in a request: contention */
+    " (2, 1, 3, 150000000, 1000000, 3),"   /* the GIL mutex, stripped frame: gil */
+    " (3, 3, 1, 600000000, 300000000, 2)," /* main waits once, pool thread ends: join */
+    " (4, 4, 1, 50000000, 5000000, 2),"	   /* once, no thread ends: signal */
+    " (5, 5, 2, 150000000, 1000000, 2), (6, 5, 3, 160000000, 1000000, 2)," /* shared sem: contention
+									    */
+    " (7, 6, 2, 220000000, 50000000, 2), (8, 6, 2, 410000000, 50000000, 2);" /* worker, between
+										requests: idle */
     /* condition waits */
-    "INSERT INTO cond_waits(id, thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, stack_id) VALUES"
-    " (1, 2, 1, 1, 120000000, 5000000, 3),"	/* mutex in _PyRuntime: gil */
+    "INSERT INTO cond_waits(id, thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, stack_id) "
+    "VALUES"
+    " (1, 2, 1, 1, 120000000, 5000000, 3),"    /* mutex in _PyRuntime: gil */
     " (2, 3, 2, NULL, 130000000, 5000000, 1)," /* take_gil frame, no mutex row: gil */
-    " (3, 2, 3, 2, 210000000, 50000000, 2),"	/* request thread between requests: idle */
-    " (4, 4, 4, 2, 150000000, 50000000, 2),"	/* pool thread: idle */
-    " (5, 3, 5, 2, 150000000, 5000000, 2),"	/* inside a request: signal */
-    " (6, 1, 6, 2, 150000000, 5000000, 2);"	/* the main thread serves none: signal */;
+    " (3, 2, 3, 2, 210000000, 50000000, 2),"   /* request thread between requests: idle */
+    " (4, 4, 4, 2, 150000000, 50000000, 2),"   /* pool thread: idle */
+    " (5, 3, 5, 2, 150000000, 5000000, 2),"    /* inside a request: signal */
+    " (6, 1, 6, 2, 150000000, 5000000, 2);" /* the main thread serves none: signal */;
 
 int main(void)
 {
