@@ -641,12 +641,13 @@ static int lp_tail_lock_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static const char lp_tail_waits_sql[] =
-    "WITH w(th, s, e, cls, lk) AS (SELECT thread_id, start_ns, start_ns + dur_ns, class, "
-    "lock_id FROM lock_waits UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, class, "
-    "mutex_lock_id FROM cond_waits), x AS (SELECT iv.grp AS grp, w.cls AS cls, w.lk AS lk, "
-    "min(w.e, iv.e) - max(w.s, iv.s) AS ns FROM temp.lp_tail_iv iv JOIN w ON w.th = iv.th AND "
-    "w.s < iv.e AND w.e > iv.s) ";
+#define LP_TAIL_WAITS_SQL                                                                          \
+	"WITH w(th, s, e, cls, lk) AS (SELECT thread_id, start_ns, start_ns + dur_ns, class, "     \
+	"lock_id FROM lock_waits UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, class, " \
+	"mutex_lock_id FROM cond_waits), x AS (SELECT iv.grp AS grp, w.cls AS cls, w.lk AS lk, "   \
+	"min(w.e, iv.e) - max(w.s, iv.s) AS ns FROM temp.lp_tail_iv iv JOIN w ON w.th = iv.th "    \
+	"AND "                                                                                     \
+	"w.s < iv.e AND w.e > iv.s) "
 
 /* Fills a from the stage intervals of the tail and median requests. */
 static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *domain,
@@ -688,14 +689,17 @@ static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *do
 	sqlite3_bind_text(st, 2, domain ? domain : "", -1, SQLITE_STATIC);
 	rc = lp_db_step_all(st, NULL, NULL, c->err, c->errlen);
 	sqlite3_finalize(st);
-	char sql[1024];
-	snprintf(sql, sizeof(sql), "%s%s", lp_tail_waits_sql,
-		 "SELECT grp, cls, 0, sum(ns) FROM x GROUP BY 1, 2");
-	rc = rc ? rc : lp_db_each(c->db, sql, NULL, 0, lp_tail_row, a, c->err, c->errlen);
-	snprintf(sql, sizeof(sql), "%s%s", lp_tail_waits_sql,
-		 "SELECT lk, sum(CASE WHEN grp = 0 THEN ns ELSE 0 END), sum(CASE WHEN grp = 1 "
-		 "THEN ns ELSE 0 END) FROM x WHERE cls = 0 GROUP BY lk");
-	rc = rc ? rc : lp_db_each(c->db, sql, NULL, 0, lp_tail_lock_row, a, c->err, c->errlen);
+	rc = rc ? rc
+		: lp_db_each(c->db,
+			     LP_TAIL_WAITS_SQL "SELECT grp, cls, 0, sum(ns) FROM x GROUP BY 1, 2",
+			     NULL, 0, lp_tail_row, a, c->err, c->errlen);
+	rc = rc ? rc
+		: lp_db_each(c->db,
+			     LP_TAIL_WAITS_SQL
+			     "SELECT lk, sum(CASE WHEN grp = 0 THEN ns ELSE 0 END), "
+			     "sum(CASE WHEN grp = 1 THEN ns ELSE 0 END) FROM x "
+			     "WHERE cls = 0 GROUP BY lk",
+			     NULL, 0, lp_tail_lock_row, a, c->err, c->errlen);
 	return rc;
 }
 

@@ -118,13 +118,14 @@ static int lp_class_row(sqlite3_stmt *st, void *ctx)
 static int lp_class_totals(struct lp_q *q, struct lp_lock_report *r)
 {
 	static const char *const table[2] = {"lock_waits", "cond_waits"};
+	static const char *const sql[2] = {
+	    "SELECT class, count(*), SUM(dur_ns) FROM lock_waits GROUP BY 1",
+	    "SELECT class, count(*), SUM(dur_ns) FROM cond_waits GROUP BY 1",
+	};
 	for (int t = 0; t < 2; t++) {
-		char sql[96];
 		if (!lp_db_has_table(q->db, table[t]))
 			continue;
-		snprintf(sql, sizeof(sql), "SELECT class, count(*), SUM(dur_ns) FROM %s GROUP BY 1",
-			 table[t]);
-		int rc = lp_db_each(q->db, sql, NULL, 0, lp_class_row, r, q->err, q->errlen);
+		int rc = lp_db_each(q->db, sql[t], NULL, 0, lp_class_row, r, q->err, q->errlen);
 		if (rc)
 			return rc;
 	}
