@@ -94,6 +94,36 @@ static __thread struct lp_cnt_thread lp_cnt_self __attribute__((tls_model("initi
 
 static void lp_cnt_thread_open(struct lp_cnt_thread *t);
 
+/* Threads whose groups are open, so that the thread that exits the process
+ * can read the totals of those still running then (their key destructors
+ * never run). Under lp_cnt.lock; a thread leaves before it closes its fds,
+ * so the exit sweep never reads a closed descriptor. Full: not swept. */
+#define LP_CNT_LIVE 1024
+static struct {
+	struct lp_cnt_thread *t;
+	uint32_t tid;
+} lp_cnt_live[LP_CNT_LIVE];
+static int lp_cnt_nlive;
+
+static void lp_cnt_live_add(struct lp_cnt_thread *t)
+{
+	pthread_mutex_lock(&lp_cnt.lock);
+	if (lp_cnt_nlive < LP_CNT_LIVE)
+		lp_cnt_live[lp_cnt_nlive++] = (typeof(lp_cnt_live[0])){t, lp_tid()};
+	pthread_mutex_unlock(&lp_cnt.lock);
+}
+
+static void lp_cnt_live_remove(struct lp_cnt_thread *t)
+{
+	pthread_mutex_lock(&lp_cnt.lock);
+	for (int i = 0; i < lp_cnt_nlive; i++)
+		if (lp_cnt_live[i].t == t) {
+			lp_cnt_live[i] = lp_cnt_live[--lp_cnt_nlive];
+			break;
+		}
+	pthread_mutex_unlock(&lp_cnt.lock);
+}
+
 /* The groups' values into out (nr, enabled, running, values) in event-index
  * order, as the log's mask implies; enabled/running of the first group (the
  * one that holds hardware events, which may be multiplexed). */
@@ -193,6 +223,7 @@ static void lp_cnt_atfork_child(void)
 		}
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	memcpy(&lp_cnt.lock, &fresh, sizeof(fresh));
+	lp_cnt_nlive = 0; /* the parent's threads are not ours */
 	lp_cnt_gen++;
 	lp_cnt_self.next = 0; /* the forking thread, the child's only one: reopen */
 }
@@ -511,8 +542,11 @@ static void lp_cnt_thread_open(struct lp_cnt_thread *t)
 		t->order[k] = (uint8_t)__builtin_popcount(t->mask & ((1u << seq[k]) - 1));
 	t->leader = t->grp[0] >= 0 ? t->grp[0] : t->grp[1];
 	t->open_ns = lp_now();
-	if (t->leader >= 0 && lp_cnt.key_ok)
+	/* Listed only when its key destructor will unlist it (main: lp_cnt_dtor). */
+	if (t->leader >= 0 && lp_cnt.key_ok) {
 		pthread_setspecific(lp_cnt.key, (void *)1);
+		lp_cnt_live_add(t);
+	}
 #endif
 out:
 	t->next = t->leader >= 0 ? 0 : LP_CNT_NEVER;
@@ -532,6 +566,7 @@ void lp_counters_thread_exit(void)
 	if (t->gen != lp_cnt_gen || t->leader < 0)
 		return;
 	int saved = errno;
+	lp_cnt_live_remove(t);
 	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
 	if (lp_cnt_read_group(t, buf) == 0) {
 		size_t vals = (size_t)t->n * sizeof(uint64_t);
@@ -572,8 +607,45 @@ __attribute__((constructor)) static void lp_cnt_ctor(void)
 	pthread_atfork(NULL, NULL, lp_cnt_atfork_child);
 }
 
-/* The main thread runs no key destructors: write its totals at exit. */
+/* The totals of every other thread still counting, read from here (a
+ * perf_event fd reads from any thread of the process). */
+static void lp_cnt_sweep_live(void)
+{
+	int saved = errno;
+	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
+	/* trylock: exit() may run in a signal handler that interrupted this
+	 * very thread inside the lock; then the others' totals are lost. */
+	if (pthread_mutex_trylock(&lp_cnt.lock)) {
+		errno = saved;
+		return;
+	}
+	for (int i = 0; i < lp_cnt_nlive; i++) {
+		const struct lp_cnt_thread *t = lp_cnt_live[i].t;
+		if (t == &lp_cnt_self || t->gen != lp_cnt_gen || t->leader < 0 ||
+		    lp_cnt_read_group(t, buf))
+			continue;
+		size_t vals = (size_t)t->n * sizeof(uint64_t);
+		struct lp_rec_cnt_total_of *r =
+		    lp_rec_begin(LP_REC_CNT_TOTAL_OF, t->mask, sizeof(*r) + vals);
+		if (!r)
+			continue;
+		r->tid = lp_cnt_live[i].tid;
+		r->pad = 0;
+		r->total.ts = lp_now();
+		r->total.open_ns = t->open_ns;
+		r->total.enabled = buf[1];
+		r->total.running = buf[2];
+		memcpy(r + 1, buf + 3, vals);
+		lp_rec_commit();
+	}
+	pthread_mutex_unlock(&lp_cnt.lock);
+	errno = saved;
+}
+
+/* The main thread runs no key destructors: write its totals at exit, and
+ * those of the threads still running. */
 __attribute__((destructor)) static void lp_cnt_dtor(void)
 {
+	lp_cnt_sweep_live();
 	lp_counters_thread_exit();
 }

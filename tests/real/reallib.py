@@ -67,13 +67,14 @@ def wait_port(port, proc, timeout=15):
     return False
 
 
-def start_recording(db, *cmd, env=None):
+def start_recording(db, *cmd, env=None, pre=()):
     """latprof run -o db -- cmd... in the background (its own process
-    group, so a failing test can end it by pid)."""
+    group, so a failing test can end it by pid); pre: a command that runs
+    latprof (setpriv to drop root)."""
     import subprocess
     e = dict(os.environ)
     e.update(env or {})
-    return subprocess.Popen([lptest.LATPROF, "run", "-o", db, "--", *cmd], env=e,
+    return subprocess.Popen([*pre, lptest.LATPROF, "run", "-o", db, "--", *cmd], env=e,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
 

@@ -1,8 +1,11 @@
 """Debian's memcached (a stripped binary) under memcaslap on loopback: its
 global locks (slabs_lock, stats locks...) are statics in the binary's .bss,
 with no symbol left. latprof must name them by module+offset (and section)
-or by symbol, never as "(heap)"."""
+or by symbol, never as "(heap)". Its worker threads are still running when
+it exits: their counters are read then (thread_counters source
+alive_at_exit), not lost."""
 import os
+import pwd
 import signal
 import subprocess
 import time
@@ -17,9 +20,15 @@ os.chmod(d, 0o777)  # memcached drops to nobody and writes its pid file here
 path = os.path.join(d, "mc.db")
 port = free_port()
 pidfile = os.path.join(d, "mc.pid")
-user = ["-u", "nobody"] if os.geteuid() == 0 else []
-rec = start_recording(path, "memcached", *user, "-l", "127.0.0.1", "-p", str(port), "-U", "0",
-                      "-t", "4", "-P", pidfile)
+# memcached refuses root without -u, and -u's setuid() makes the process
+# non-dumpable, which denies perf_event_open to the threads it starts then:
+# run latprof and memcached as nobody from the start instead.
+pre = []
+if os.geteuid() == 0:
+    nobody = pwd.getpwnam("nobody")
+    pre = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
+rec = start_recording(path, "memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
+                      "-t", "4", "-P", pidfile, pre=pre, env={"TMPDIR": d})
 try:
     check(wait_port(port, rec), f"memcached listens on 127.0.0.1:{port}")
     load = subprocess.run(["memcaslap", "-s", f"127.0.0.1:{port}", "-t", "4s", "-T", "2",
@@ -51,3 +60,13 @@ check(not heap_named, "no lock with a name is shown as heap")
 inbin = [l for l in lk if (l["module"] or "").endswith("/memcached")]
 check(inbin and all("(heap)" not in l["name"] for l in inbin),
       f"--locks shows memcached's globals by name: {[l['name'] for l in inbin][:4]}")
+alive = conn.execute("SELECT t.name, tc.value FROM thread_counters tc JOIN threads t ON "
+                     "t.id = tc.thread_id JOIN counter_events e ON e.id = tc.event_id WHERE "
+                     "e.name = 'task-clock' AND tc.source = 'alive_at_exit'").fetchall()
+if not alive and not conn.execute("SELECT count(*) FROM thread_counters").fetchone()[0]:
+    lptest.skip("no CPU counters on this machine (perf_event_open refused)")
+nthreads = conn.execute("SELECT count(*) FROM threads").fetchone()[0]
+check(len(alive) == nthreads - 1 and all(v > 0 for _, v in alive),
+      f"{len(alive)} of {nthreads} threads still running at exit have their task-clock "
+      f"(the main thread wrote its own): workers "
+      f"{[round(v / 1e6, 1) for n, v in alive if n == 'mc-worker']} ms")
