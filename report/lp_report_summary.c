@@ -125,16 +125,21 @@ static void lp_launchers(const struct lp_run_summary *s, const struct lp_summary
 	}
 }
 
-/* Whether the default view shows p: the app's processes are the ones that
- * recorded events (waits, ranges); when none did, those that lived a tenth
- * of the run. A launcher image that exec'd another is folded into it. */
+/* Whether the default view shows p: the process latprof started (its last
+ * image) and the ones that recorded events (waits, ranges); when none did,
+ * those that lived a tenth of the run. A launcher image that exec'd
+ * another is folded into it. */
 static int lp_proc_matters(const struct lp_run_summary *s, const struct lp_summary_proc *p)
 {
 	if (lp_same_str(p->exit_how, "exec"))
 		return 0;
-	int any = 0;
-	for (size_t i = 0; i < s->n_procs && !any; i++)
-		any = s->procs[i].events > 0;
+	int any = 0, root = 1;
+	for (size_t i = 0; i < s->n_procs; i++) {
+		any |= s->procs[i].events > 0;
+		root &= s->procs[i].pid != p->ppid;
+	}
+	if (root)
+		return 1;
 	int64_t run = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
 	return any ? p->events > 0 : s->n_procs == 1 || lp_proc_dur(p) * 10 >= (double)run;
 }
