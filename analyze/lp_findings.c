@@ -641,13 +641,16 @@ static int lp_tail_lock_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
+/* Each wait against the stage interval on its thread that began last at or
+ * before it (an index lookup per wait: no scan of waits per interval); a
+ * wait that began before its stage is left out. */
 #define LP_TAIL_WAITS_SQL                                                                          \
 	"WITH w(th, s, e, cls, lk) AS (SELECT thread_id, start_ns, start_ns + dur_ns, class, "     \
 	"lock_id FROM lock_waits UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, class, " \
-	"mutex_lock_id FROM cond_waits), x AS (SELECT iv.grp AS grp, w.cls AS cls, w.lk AS lk, "   \
-	"min(w.e, iv.e) - max(w.s, iv.s) AS ns FROM temp.lp_tail_iv iv JOIN w ON w.th = iv.th "    \
-	"AND "                                                                                     \
-	"w.s < iv.e AND w.e > iv.s) "
+	"mutex_lock_id FROM cond_waits), m AS (SELECT w.*, (SELECT iv.rowid FROM temp.lp_tail_iv " \
+	"iv WHERE iv.th = w.th AND iv.s <= w.s ORDER BY iv.s DESC LIMIT 1) AS ivid FROM w), "      \
+	"x AS (SELECT iv.grp AS grp, m.cls AS cls, m.lk AS lk, min(m.e, iv.e) - m.s AS ns FROM m " \
+	"JOIN temp.lp_tail_iv iv ON iv.rowid = m.ivid AND iv.e > m.s) "
 
 /* Fills a from the stage intervals of the tail and median requests. */
 static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *domain,
@@ -657,6 +660,7 @@ static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *do
 	int rc = lp_db_exec(c->db,
 			    "CREATE TEMP TABLE IF NOT EXISTS lp_tail_req(id INTEGER, grp INTEGER);"
 			    "CREATE TEMP TABLE IF NOT EXISTS lp_tail_iv(grp, th, s, e);"
+			    "CREATE INDEX IF NOT EXISTS temp.lp_tail_iv_at ON lp_tail_iv(th, s);"
 			    "DELETE FROM temp.lp_tail_req; DELETE FROM temp.lp_tail_iv;",
 			    c->err, c->errlen);
 	sqlite3_stmt *st;
@@ -1504,22 +1508,36 @@ static int lp_gil_stage_row(sqlite3_stmt *st, void *ctx)
 /* GIL wait per stage of the requests (the stages are the sites). */
 static int lp_gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
 {
+	/* The request's stages with an index on (thread, start); each GIL wait
+	 * goes to the stage that began last at or before it on its thread. */
+	int rc = lp_db_exec(c->db,
+			    "CREATE TEMP TABLE IF NOT EXISTS lp_gil_st(th, s, e, name);"
+			    "CREATE INDEX IF NOT EXISTS temp.lp_gil_st_at ON lp_gil_st(th, s);"
+			    "DELETE FROM temp.lp_gil_st;",
+			    c->err, c->errlen);
 	sqlite3_stmt *st;
-	int rc =
-	    lp_prep(c,
-		    "WITH g(th, s, e, fl) AS (" LP_GIL_WAITS ") SELECT st.name, count(*), "
-		    "sum(min(g.e, st.end_ns) - max(g.s, st.start_ns)) FROM g JOIN ranges_named st "
-		    "ON st.start_thread_id = g.th AND st.start_ns < g.e AND st.end_ns > g.s "
-		    "JOIN ranges_named p ON p.id = st.parent_id AND p.name = ?1 AND "
-		    "coalesce(p.domain, '') = ?2 GROUP BY st.name ORDER BY 3 DESC LIMIT 5",
-		    &st);
-	if (rc)
+	if (rc ||
+	    (rc = lp_prep(c,
+			  "INSERT INTO temp.lp_gil_st SELECT st.start_thread_id, st.start_ns, "
+			  "st.end_ns, st.name FROM ranges_named st JOIN ranges_named p ON "
+			  "p.id = st.parent_id AND p.name = ?1 AND coalesce(p.domain, '') = ?2",
+			  &st)))
 		return rc;
 	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1, SQLITE_STATIC);
-	rc = lp_db_step_all(st, lp_gil_stage_row, f, c->err, c->errlen);
+	rc = lp_db_step_all(st, NULL, NULL, c->err, c->errlen);
 	sqlite3_finalize(st);
-	return rc;
+	return rc ? rc
+		  : lp_db_each(
+			c->db,
+			"WITH g(th, s, e, fl) AS (" LP_GIL_WAITS
+			"), m AS (SELECT g.s AS s, g.e AS e, "
+			"(SELECT x.rowid FROM temp.lp_gil_st x WHERE x.th = g.th AND x.s <= g.s "
+			"ORDER "
+			"BY x.s DESC LIMIT 1) AS sid FROM g) SELECT x.name, count(*), sum(min(m.e, "
+			"x.e) - m.s) FROM m JOIN temp.lp_gil_st x ON x.rowid = m.sid AND x.e > m.s "
+			"GROUP BY x.name ORDER BY 3 DESC LIMIT 5",
+			NULL, 0, lp_gil_stage_row, f, c->err, c->errlen);
 }
 
 /* The GIL: CPython threads waiting in take_gil (wait class gil) inside

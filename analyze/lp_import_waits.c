@@ -76,13 +76,16 @@ static const char lp_waits_classify_sql[] =
     "CREATE TEMP TABLE lp_rng (id INTEGER, th INTEGER, s INTEGER, e INTEGER);"
     "INSERT INTO temp.lp_rng SELECT id, start_thread_id, start_ns, end_ns FROM ranges;"
     "CREATE INDEX temp.lp_rng_at ON lp_rng(th, s);"
+    /* bounds the backward scan for an owner outside every range */
+    "CREATE TEMP TABLE lp_rmax AS SELECT coalesce(max(e - s), 0) AS d FROM temp.lp_rng;"
     "UPDATE lock_waits SET owner_range_id = (SELECT r.id FROM temp.lp_rng r WHERE r.th = "
     "(SELECT t.id FROM threads t JOIN locks l ON l.process_id = t.process_id WHERE "
     "l.id = lock_waits.lock_id AND t.tid = lock_waits.owner_tid AND coalesce(t.start_ns, 0) "
     "<= lock_waits.start_ns ORDER BY t.start_ns DESC LIMIT 1) AND r.s <= lock_waits.start_ns "
+    "AND r.s >= lock_waits.start_ns - (SELECT d FROM temp.lp_rmax) "
     "AND r.e > lock_waits.start_ns ORDER BY r.s DESC LIMIT 1) "
     "WHERE owner_tid IS NOT NULL AND class = 0 AND EXISTS (SELECT 1 FROM temp.lp_rng);"
-    "DROP TABLE temp.lp_rng;"
+    "DROP TABLE temp.lp_rng; DROP TABLE temp.lp_rmax;"
     "DROP TABLE temp.lp_gil_lock; DROP TABLE temp.lp_gil_stack; DROP TABLE temp.lp_once;"
     "DROP TABLE temp.lp_req; DROP TABLE temp.lp_worker;";
 
