@@ -43,10 +43,16 @@ rec = subprocess.Popen([*pre, lptest.LATPROF, "run", "-o", path, "--", f"{B}/pos
                        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        start_new_session=True)
 try:
-    for _ in range(100):
-        if subprocess.run([f"{B}/pg_isready", "-h", d, "-p", port], capture_output=True).returncode == 0:
+    ready = False
+    for _ in range(225):  # 45 s: an instrumented (ASan) build starts slowly
+        if subprocess.run([f"{B}/pg_isready", "-h", d, "-p", port],
+                          capture_output=True).returncode == 0:
+            ready = True
+            break
+        if rec.poll() is not None:
             break
         time.sleep(0.2)
+    check(ready, "postgres accepts connections on its Unix socket")
     pg = ["-h", d, "-p", port, "-U", "postgres"]
     r = subprocess.run([f"{B}/pgbench", "-i", "-s", "2", "-q", *pg, "postgres"],
                        capture_output=True, text=True, timeout=60)
