@@ -1267,8 +1267,12 @@ static void tail_counters(const struct bd *b, struct lp_bd_tail *t)
 	t->has_cnt = 1;
 	t->oncpu_tail = fmin(g[0].sum[RC_TASK] / (double)g[0].wall, 1.0);
 	t->oncpu_mid = fmin(g[1].sum[RC_TASK] / (double)g[1].wall, 1.0);
-	t->offcpu_tail_ns = ((double)g[0].wall - g[0].sum[RC_TASK]) / (double)g[0].requests;
-	t->offcpu_mid_ns = ((double)g[1].wall - g[1].sum[RC_TASK]) / (double)g[1].requests;
+	/* task-clock deltas come from samples at range boundaries, up to 10%
+	 * misplaced: a fully on-CPU stage can read a little over its wall
+	 * time. Off-CPU time is never negative. */
+	t->offcpu_tail_ns =
+	    fmax(0, ((double)g[0].wall - g[0].sum[RC_TASK]) / (double)g[0].requests);
+	t->offcpu_mid_ns = fmax(0, ((double)g[1].wall - g[1].sum[RC_TASK]) / (double)g[1].requests);
 	t->cs_tail = cacc_per(&g[0], RC_CS, (double)g[0].requests);
 	t->cs_mid = cacc_per(&g[1], RC_CS, (double)g[1].requests);
 	/* a 5-point drop: below that, timer and fault noise */

@@ -20,6 +20,7 @@
 #include "lp_breakdown.h"
 #include "lp_db.h"
 #include "lp_locks.h"
+#include "lp_waits.h"
 
 struct lp_req {
 	int64_t id, proc, thread, tid, start, end;
@@ -355,12 +356,10 @@ static int lp_lock_accumulate(struct lp_fnd_ctx *c, struct lp_lock_acc **out, si
 	sqlite3_stmt *st;
 	struct lp_lock_acc *v = NULL;
 	size_t n = 0, cap = 0;
-	int rc =
-	    lp_prep(c,
-		    "SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
-		    "lock_waits w JOIN locks l ON l.id = w.lock_id WHERE l.kind != 'sem' ORDER "
-		    "BY w.lock_id",
-		    &st);
+	int rc = lp_prep(c,
+			 "SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
+			 "lock_waits w WHERE w.class = 0 ORDER BY w.lock_id",
+			 &st);
 	if (rc)
 		return rc;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -403,7 +402,7 @@ static int lp_lock_example(struct lp_fnd_ctx *c, struct lp_finding *f, int64_t l
 	lp_stake_reset(c);
 	int rc = lp_prep(c,
 			 "SELECT thread_id, start_ns, start_ns + dur_ns FROM lock_waits WHERE "
-			 "lock_id = ?",
+			 "lock_id = ? AND class = 0",
 			 &st);
 	if (rc)
 		return rc;
@@ -470,10 +469,15 @@ static int lp_rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 			lp_num(f, "median_wait_ns", "mean wait in median requests", "ns",
 			       t->key_mid_ns);
 		}
-		f->summary = lp_fmt("%s threads waited %.1f%% of %s on %s%s",
+		const char *hs = row ? row->holder_stage : NULL;
+		if (hs)
+			lp_num(f, "holder_stage_waits", "waits whose holder was in that stage",
+			       "count", (double)row->holder_stage_waits);
+		f->summary = lp_fmt("%s threads waited %.1f%% of %s on %s%s%s%s",
 				    c->has_req ? "request" : "the run's", 100 * share,
 				    c->has_req ? "request time" : "their time", f->subject,
-				    tail ? ", and it dominates the p99 tail" : "");
+				    tail ? ", and it dominates the p99 tail" : "",
+				    hs ? "; holders were in stage " : "", hs ? hs : "");
 		lp_saving(f, acc[i].in_ns, acc[i].in_ns,
 			  c->has_req ? "lock wait inside requests" : "lock wait");
 		rc = lp_lock_example(c, f, acc[i].id);
@@ -497,10 +501,11 @@ static int lp_rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	    "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, coalesce(f.function || "
 	    "coalesce(' ' || f.file || ':' || f.line, ''), printf('cond 0x%x', w.cond_addr)) FROM "
 	    "cond_waits w LEFT JOIN stacks s ON s.id = w.stack_id LEFT JOIN frames f ON f.id = "
-	    "s.top_frame UNION ALL SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
-	    "coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), 'sem_wait') FROM "
-	    "lock_waits w JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' LEFT JOIN stacks s "
-	    "ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame ORDER BY 4",
+	    "s.top_frame WHERE w.class = 4 UNION ALL SELECT w.thread_id, w.start_ns, w.start_ns + "
+	    "w.dur_ns, coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), "
+	    "'sem_wait') FROM lock_waits w JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' "
+	    "LEFT JOIN stacks s ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame "
+	    "WHERE w.class = 4 ORDER BY 4",
 	    &st);
 	if (rc)
 		return rc;
@@ -592,6 +597,197 @@ static int64_t *lp_req_durs(const struct lp_fnd_ctx *c)
 	return d;
 }
 
+/* ---- tail causes: every part of the tail stage's growth ---------------
+ * The breakdown names the one category that grows most; a tail often has
+ * several (a locked path: the holder's CPU and the others' lock wait). Per
+ * wait class (lock, GIL, condition) and blocking-call category (sleep, file
+ * and socket I/O, poll, other), the mean wait inside the tail stage of tail
+ * requests (>= p99) against median ones (p40..p60); CPU is the rest, and with
+ * task-clock the off-CPU part of it net of the recorded waits. */
+
+#define LP_TAIL_NBLOCK 5 /* blocking_calls.category: sleep .. other_block */
+#define LP_TAIL_NWAIT (LP_WAIT_NCLASSES + LP_TAIL_NBLOCK)
+_Static_assert(LP_WAIT_NCLASSES == 6, "LP_TAIL_WAITS_SQL numbers blocking calls from 6");
+#define LP_TAIL_NCAUSE (LP_TAIL_NWAIT + 2) /* the waits, on CPU, descheduled */
+
+struct lp_tail_cause {
+	double growth_ns; /* per tail request */
+	int64_t lock;	  /* the lock (contention) that grew most, 0 none */
+	double lock_growth_ns;
+};
+
+struct lp_tail_acc {
+	double ntail, nmid;
+	double ns[2][LP_TAIL_NWAIT];
+	struct lp_tail_cause cause[LP_TAIL_NCAUSE];
+};
+
+static int lp_tail_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_tail_acc *a = ctx;
+	int grp = sqlite3_column_int(st, 0), cls = sqlite3_column_int(st, 1);
+	if (grp < 0 || grp > 1 || cls < 0 || cls >= LP_TAIL_NWAIT)
+		return 0;
+	double ns = sqlite3_column_double(st, 3);
+	a->ns[grp][cls] += ns;
+	return 0;
+}
+
+static int lp_tail_lock_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_tail_acc *a = ctx;
+	double g = sqlite3_column_double(st, 1) / a->ntail - sqlite3_column_double(st, 2) / a->nmid;
+	struct lp_tail_cause *k = &a->cause[LP_WAIT_CONTENTION];
+	if (g > k->lock_growth_ns) {
+		k->lock_growth_ns = g;
+		k->lock = sqlite3_column_int64(st, 0);
+	}
+	return 0;
+}
+
+/* Each wait against the stage interval on its thread that began last at or
+ * before it (an index lookup per wait: no scan of waits per interval); a
+ * wait that began before its stage is left out. */
+#define LP_TAIL_WAITS_SQL                                                                          \
+	"WITH w(th, s, e, cls, lk) AS (SELECT thread_id, start_ns, start_ns + dur_ns, class, "     \
+	"lock_id FROM lock_waits UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, class, " \
+	"mutex_lock_id FROM cond_waits UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, "  \
+	"6 + CASE category WHEN 'sleep' THEN 0 WHEN 'file_io' THEN 1 WHEN 'socket_io' THEN 2 "     \
+	"WHEN 'poll_wait' THEN 3 ELSE 4 END, NULL FROM blocking_calls), "                          \
+	"m AS (SELECT w.*, (SELECT iv.rowid FROM temp.lp_tail_iv "                                 \
+	"iv WHERE iv.th = w.th AND iv.s <= w.s ORDER BY iv.s DESC LIMIT 1) AS ivid FROM w), "      \
+	"x AS (SELECT iv.grp AS grp, m.cls AS cls, m.lk AS lk, min(m.e, iv.e) - m.s AS ns FROM m " \
+	"JOIN temp.lp_tail_iv iv ON iv.rowid = m.ivid AND iv.e > m.s) "
+
+/* Fills a from the stage intervals of the tail and median requests. */
+static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *domain,
+			 struct lp_tail_acc *a)
+{
+	const struct lp_breakdown *b = &c->bd;
+	int rc = lp_db_exec(c->db,
+			    "CREATE TEMP TABLE IF NOT EXISTS lp_tail_req(id INTEGER, grp INTEGER);"
+			    "CREATE TEMP TABLE IF NOT EXISTS lp_tail_iv(grp, th, s, e);"
+			    "CREATE INDEX IF NOT EXISTS temp.lp_tail_iv_at ON lp_tail_iv(th, s);"
+			    "DELETE FROM temp.lp_tail_req; DELETE FROM temp.lp_tail_iv;",
+			    c->err, c->errlen);
+	sqlite3_stmt *st;
+	if (rc || (rc = lp_prep(c, "INSERT INTO temp.lp_tail_req VALUES (?, ?)", &st)))
+		return rc;
+	for (size_t i = 0; i < c->nreq; i++) {
+		int64_t d = c->req[i].end - c->req[i].start;
+		int grp = d >= b->req.p99 ? 0 : d >= b->tail.p40_ns && d <= b->tail.p60_ns ? 1 : -1;
+		if (grp < 0)
+			continue;
+		a->ntail += grp == 0;
+		a->nmid += grp == 1;
+		sqlite3_bind_int64(st, 1, c->req[i].id);
+		sqlite3_bind_int(st, 2, grp);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			rc = lp_sql_err(c, "cannot query the database");
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (rc || !a->ntail || !a->nmid)
+		return rc ? rc : -ENODATA;
+	if ((rc = lp_prep(
+		 c,
+		 "INSERT INTO temp.lp_tail_iv SELECT q.grp, s.start_thread_id, s.start_ns, "
+		 "s.end_ns FROM temp.lp_tail_req q JOIN ranges_named s ON s.parent_id = q.id "
+		 "AND s.name = ?1 AND coalesce(s.domain, '') = ?2",
+		 &st)))
+		return rc;
+	sqlite3_bind_text(st, 1, stage, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, domain ? domain : "", -1, SQLITE_STATIC);
+	rc = lp_db_step_all(st, NULL, NULL, c->err, c->errlen);
+	sqlite3_finalize(st);
+	rc = rc ? rc
+		: lp_db_each(c->db,
+			     LP_TAIL_WAITS_SQL "SELECT grp, cls, 0, sum(ns) FROM x GROUP BY 1, 2",
+			     NULL, 0, lp_tail_row, a, c->err, c->errlen);
+	rc = rc ? rc
+		: lp_db_each(c->db,
+			     LP_TAIL_WAITS_SQL
+			     "SELECT lk, sum(CASE WHEN grp = 0 THEN ns ELSE 0 END), "
+			     "sum(CASE WHEN grp = 1 THEN ns ELSE 0 END) FROM x "
+			     "WHERE cls = 0 GROUP BY lk",
+			     NULL, 0, lp_tail_lock_row, a, c->err, c->errlen);
+	return rc;
+}
+
+static const char *lp_tail_cause_label(int k)
+{
+	static const char *const l[LP_TAIL_NCAUSE] = {"lock wait",
+						      "GIL wait",
+						      "idle wait",
+						      "join wait",
+						      "cond wait",
+						      "sync wait",
+						      "sleep",
+						      "file I/O",
+						      "socket I/O",
+						      "poll wait",
+						      "other wait",
+						      "cpu",
+						      "descheduled (runnable, not running)"};
+	return k >= 0 && k < LP_TAIL_NCAUSE ? l[k] : "?";
+}
+
+/* Appends ", cause +X ms [on lock]" for every cause >= 20% of the stage's
+ * growth, largest first; the causes also become sites. Returns 0 or
+ * -ENODATA when the stage's intervals cannot be found (--stage-depth > 1). */
+static int lp_tail_causes(struct lp_fnd_ctx *c, struct lp_finding *f, double grow, char *why,
+			  size_t len, int n)
+{
+	const struct lp_breakdown *b = &c->bd;
+	const struct lp_bd_tail *t = &b->tail;
+	const struct lp_bd_stage *sg = &b->stages[t->stage];
+	if (b->stage_depth > 1 || grow <= 0)
+		return -ENODATA;
+	struct lp_tail_acc a = {0};
+	int rc = lp_tail_waits(c, sg->name, sg->domain, &a);
+	if (rc)
+		return rc;
+	double waits_tail = 0, waits_mid = 0, wgrow = 0;
+	for (int k = 0; k < LP_TAIL_NWAIT; k++) {
+		double tk = a.ns[0][k] / a.ntail, mk = a.ns[1][k] / a.nmid;
+		a.cause[k].growth_ns = tk - mk;
+		waits_tail += tk;
+		waits_mid += mk;
+		wgrow += tk - mk;
+	}
+	double rest = grow - wgrow, desched = 0;
+	if (t->has_cnt) /* off-CPU net of the recorded waits, never negative */
+		desched = fmax(0, fmax(0, t->offcpu_tail_ns - waits_tail) -
+				      fmax(0, t->offcpu_mid_ns - waits_mid));
+	desched = fmin(desched, fmax(0, rest));
+	a.cause[LP_TAIL_NWAIT].growth_ns = rest - desched;
+	a.cause[LP_TAIL_NWAIT + 1].growth_ns = desched;
+	int done[LP_TAIL_NCAUSE] = {0}, listed = 0;
+	for (;;) {
+		int best = -1;
+		for (int k = 0; k < LP_TAIL_NCAUSE; k++)
+			if (!done[k] && a.cause[k].growth_ns >= 0.2 * grow &&
+			    (best < 0 || a.cause[k].growth_ns > a.cause[best].growth_ns))
+				best = k;
+		if (best < 0)
+			break;
+		done[best] = 1;
+		const struct lp_lock_row *lr = best == LP_WAIT_CONTENTION && a.cause[best].lock
+						   ? lp_lock_row(c, a.cause[best].lock)
+						   : NULL;
+		char *what = lp_fmt("%s%s%s", lp_tail_cause_label(best), lr ? " on " : "",
+				    lr && lr->name ? lr->name : "");
+		if (n > 0 && (size_t)n < len)
+			n += snprintf(why + n, len - (size_t)n, "%s%s +%.3f ms",
+				      listed ? ", " : ": ", what ? what : "",
+				      a.cause[best].growth_ns / 1e6);
+		lp_site(f, what, (int64_t)a.ntail, (int64_t)(a.cause[best].growth_ns * a.ntail));
+		free(what);
+		listed++;
+	}
+	return listed ? 0 : -ENODATA;
+}
+
 static int lp_rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	const struct lp_breakdown *b = &c->bd;
@@ -627,14 +823,19 @@ static int lp_rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 		saving = lp_min64(excess, (int64_t)(grow * (double)ntail));
 		int n = snprintf(why, sizeof(why), "; stage %s grows from %.3f ms to %.3f ms", sn,
 				 t->stage_mid_ns / 1e6, t->stage_tail_ns / 1e6);
-		if (t->cat >= 0 && t->cat < b->ncat && n > 0 && (size_t)n < sizeof(why))
-			n += snprintf(why + n, sizeof(why) - (size_t)n, ", mostly %s (+%.3f ms)",
-				      b->cat_label[t->cat], (t->cat_tail_ns - t->cat_mid_ns) / 1e6);
-		if (t->has_key && t->key_name && n > 0 && (size_t)n < sizeof(why))
-			snprintf(why + n, sizeof(why) - (size_t)n, " %s %s",
-				 t->key_site ? "at" : "on", t->key_name);
 		f->site_kind = "stages";
 		lp_site(f, sn, ntail, (int64_t)(grow * (double)ntail));
+		int causes = lp_tail_causes(c, f, grow, why, sizeof(why), n);
+		if (causes && causes != -ENODATA)
+			return causes;
+		if (causes == 0)
+			f->site_kind = "the tail stage, then what grew in it";
+		if (causes && t->cat >= 0 && t->cat < b->ncat && n > 0 && (size_t)n < sizeof(why))
+			n += snprintf(why + n, sizeof(why) - (size_t)n, ", mostly %s (+%.3f ms)",
+				      b->cat_label[t->cat], (t->cat_tail_ns - t->cat_mid_ns) / 1e6);
+		if (causes && t->has_key && t->key_name && n > 0 && (size_t)n < sizeof(why))
+			snprintf(why + n, sizeof(why) - (size_t)n, " %s %s",
+				 t->key_site ? "at" : "on", t->key_name);
 		if (t->cat >= 0 && t->cat < b->ncat) {
 			lp_num(f, "stage_tail_ns", "stage mean in p99 requests", "ns",
 			       t->stage_tail_ns);
@@ -1420,6 +1621,254 @@ static int lp_rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	return found;
 }
 
+/* ---- Python and thread pools (issue 15) -------------------------------- */
+
+#define LP_GIL_WAITS                                                                               \
+	"SELECT thread_id, start_ns, start_ns + dur_ns, flags FROM lock_waits WHERE class = 1 "    \
+	"UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, flags FROM cond_waits "          \
+	"WHERE class = 1"
+
+struct lp_gil_acc {
+	struct lp_fnd_ctx *c;
+	int64_t in_ns, waits, timed_out;
+	int64_t *threads; /* distinct thread ids that waited inside requests */
+	size_t nthreads, cap;
+};
+
+static int lp_gil_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_gil_acc *a = ctx;
+	int64_t th = sqlite3_column_int64(st, 0);
+	int64_t in = lp_attr(a->c, th, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
+	if (in <= 0)
+		return 0;
+	a->in_ns += in;
+	a->waits++;
+	a->timed_out += (sqlite3_column_int64(st, 3) & 1) != 0;
+	for (size_t i = 0; i < a->nthreads; i++)
+		if (a->threads[i] == th)
+			return 0;
+	if (a->nthreads == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 8;
+		int64_t *v = realloc(a->threads, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		a->threads = v;
+		a->cap = cap;
+	}
+	a->threads[a->nthreads++] = th;
+	return 0;
+}
+
+static int lp_gil_stage_row(sqlite3_stmt *st, void *ctx)
+{
+	lp_site(ctx, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
+		sqlite3_column_int64(st, 2));
+	return 0;
+}
+
+/* GIL wait per stage of the requests (the stages are the sites). */
+static int lp_gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
+{
+	/* The request's stages with an index on (thread, start); each GIL wait
+	 * goes to the stage that began last at or before it on its thread. */
+	int rc = lp_db_exec(c->db,
+			    "CREATE TEMP TABLE IF NOT EXISTS lp_gil_st(th, s, e, name);"
+			    "CREATE INDEX IF NOT EXISTS temp.lp_gil_st_at ON lp_gil_st(th, s);"
+			    "DELETE FROM temp.lp_gil_st;",
+			    c->err, c->errlen);
+	sqlite3_stmt *st;
+	if (rc ||
+	    (rc = lp_prep(c,
+			  "INSERT INTO temp.lp_gil_st SELECT st.start_thread_id, st.start_ns, "
+			  "st.end_ns, st.name FROM ranges_named st JOIN ranges_named p ON "
+			  "p.id = st.parent_id AND p.name = ?1 AND coalesce(p.domain, '') = ?2",
+			  &st)))
+		return rc;
+	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1, SQLITE_STATIC);
+	rc = lp_db_step_all(st, NULL, NULL, c->err, c->errlen);
+	sqlite3_finalize(st);
+	return rc ? rc
+		  : lp_db_each(
+			c->db,
+			"WITH g(th, s, e, fl) AS (" LP_GIL_WAITS
+			"), m AS (SELECT g.s AS s, g.e AS e, "
+			"(SELECT x.rowid FROM temp.lp_gil_st x WHERE x.th = g.th AND x.s <= g.s "
+			"ORDER "
+			"BY x.s DESC LIMIT 1) AS sid FROM g) SELECT x.name, count(*), sum(min(m.e, "
+			"x.e) - m.s) FROM m JOIN temp.lp_gil_st x ON x.rowid = m.sid AND x.e > m.s "
+			"GROUP BY x.name ORDER BY 3 DESC LIMIT 5",
+			NULL, 0, lp_gil_stage_row, f, c->err, c->errlen);
+}
+
+/* The GIL: CPython threads waiting in take_gil (wait class gil) inside
+ * requests. Sites are the request's stages the waits fell in. */
+static int lp_rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	int64_t scope = c->has_req ? c->req_ns : c->thread_ns;
+	if (scope <= 0)
+		return lp_skip(c, "no request or thread time recorded");
+	struct lp_gil_acc a = {c, 0, 0, 0, NULL, 0, 0};
+	lp_stake_reset(c);
+	int rc = lp_db_each(c->db, LP_GIL_WAITS, NULL, 0, lp_gil_row, &a, c->err, c->errlen);
+	if (rc) {
+		free(a.threads);
+		return rc;
+	}
+	free(a.threads);
+	double share = lp_share(a.in_ns, scope);
+	if (share < thr)
+		return lp_quiet(c, share);
+	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+	if (!f)
+		return -ENOMEM;
+	f->subject = strdup("the GIL");
+	lp_num(f, "wait_ns", c->has_req ? "GIL wait inside requests" : "GIL wait", "ns",
+	       (double)a.in_ns);
+	lp_num(f, "share", c->has_req ? "of request time" : "of thread time", "share", share);
+	lp_num(f, "waits", "GIL waits", "count", (double)a.waits);
+	lp_num(f, "waiting_threads", "threads waiting", "count", (double)a.nthreads);
+	/* take_gil's wait times out after the switch interval and then asks the
+	 * holder to drop the GIL: each timeout is a forced switch. */
+	lp_num(f, "switch_requests", "forced switches (switch interval ran out)", "count",
+	       (double)a.timed_out);
+	if (c->has_req) {
+		lp_num(f, "wait_per_request_ns", "GIL wait per request", "ns",
+		       (double)a.in_ns / (double)c->nreq);
+		f->site_kind = "stages";
+		int rs = lp_gil_stages(c, f);
+		if (rs)
+			return rs;
+	}
+	f->summary = lp_fmt("%s threads waited %.1f%% of %s for the GIL (%lld threads, %lld waits)",
+			    c->has_req ? "request" : "the run's", 100 * share,
+			    c->has_req ? "request time" : "their time", (long long)a.nthreads,
+			    (long long)a.waits);
+	lp_saving(f, a.in_ns, a.in_ns, c->has_req ? "GIL wait inside requests" : "GIL wait");
+	lp_example(c, f);
+	return 1;
+}
+
+struct lp_spin_acc {
+	int64_t req_cpu, req_threads; /* request threads' task-clock in the window */
+	int64_t top_thread, top_tid, top_cpu, pool_cpu, pool_threads;
+	char *top_name;
+};
+
+static int lp_spin_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_spin_acc *a = ctx;
+	int64_t cpu = sqlite3_column_int64(st, 3);
+	if (sqlite3_column_int(st, 2)) { /* serves requests */
+		a->req_cpu += cpu;
+		a->req_threads++;
+		return 0;
+	}
+	a->pool_cpu += cpu;
+	a->pool_threads++;
+	if (cpu > a->top_cpu) {
+		free(a->top_name);
+		a->top_name = lp_db_col_strdup(st, 4);
+		a->top_thread = sqlite3_column_int64(st, 0);
+		a->top_tid = sqlite3_column_int64(st, 1);
+		a->top_cpu = cpu;
+	}
+	return 0;
+}
+
+/* A thread pool that spins: non-main threads of a process that serves
+ * requests, running no request themselves, against that process's request
+ * threads. A thread's task-clock counts in proportion to the part of its
+ * life inside the window where requests were in flight (its totals are
+ * per thread, not per request). */
+static int lp_rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	if (!c->has_req)
+		return lp_skip(c, "no NVTX request ranges");
+	if (!lp_db_has_table(c->db, "thread_counters") ||
+	    !lp_q1(c, "SELECT count(*) FROM thread_counters tc JOIN counter_events e ON e.id = "
+		      "tc.event_id WHERE e.name = 'task-clock'"))
+		return lp_skip(c, "task-clock was not counted per thread");
+	sqlite3_stmt *st;
+	int rc = lp_prep(
+	    c,
+	    "WITH req AS (SELECT r.start_thread_id AS th, r.process_id AS proc, r.start_ns AS s, "
+	    "r.end_ns AS e FROM ranges_named r WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2), "
+	    "win AS (SELECT proc, min(s) AS s, max(e) AS e FROM req GROUP BY proc), "
+	    "life AS (SELECT t.id, t.tid, t.name, t.process_id AS proc, p.pid, "
+	    "coalesce(t.start_ns, p.start_ns) AS s, coalesce(t.end_ns, tc.end_ns, p.end_ns) AS e, "
+	    "tc.value AS cpu FROM threads t JOIN processes p ON p.id = t.process_id "
+	    "JOIN thread_counters tc ON tc.thread_id = t.id JOIN counter_events ev ON ev.id = "
+	    "tc.event_id AND ev.name = 'task-clock') "
+	    "SELECT l.id, l.tid, l.id IN (SELECT th FROM req), CAST(l.cpu * "
+	    "max(0, min(l.e, w.e) - max(l.s, w.s)) / max(1.0, l.e - l.s) AS INTEGER), l.name "
+	    "FROM life l JOIN win w ON w.proc = l.proc "
+	    "WHERE l.tid != l.pid OR l.id IN (SELECT th FROM req)",
+	    &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1, SQLITE_STATIC);
+	struct lp_spin_acc a = {0};
+	rc = lp_db_step_all(st, lp_spin_row, &a, c->err, c->errlen);
+	sqlite3_finalize(st);
+	if (rc || !a.req_threads) {
+		free(a.top_name);
+		return rc ? rc : lp_skip(c, "task-clock was not counted on the request threads");
+	}
+	double per_req_thread = (double)a.req_cpu / (double)a.req_threads;
+	double value = per_req_thread > 0 ? (double)a.top_cpu / per_req_thread : 0;
+	if (value < thr || a.top_cpu <= 0) {
+		free(a.top_name);
+		return lp_quiet(c, value);
+	}
+	struct lp_finding *f = lp_fnd_new(c, r, value, thr);
+	if (!f) {
+		free(a.top_name);
+		return -ENOMEM;
+	}
+	/* the library the pool thread waits in: its most frequent top frame */
+	char *lib = NULL;
+	sqlite3_stmt *ls;
+	if (lp_prep(c,
+		    "SELECT f.module, count(*) FROM (SELECT stack_id FROM cond_waits WHERE "
+		    "thread_id = ?1 UNION ALL SELECT stack_id FROM lock_waits WHERE thread_id = "
+		    "?1) w JOIN stacks s ON s.id = w.stack_id JOIN frames f ON f.id = s.top_frame "
+		    "WHERE f.module IS NOT NULL GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
+		    &ls) == 0) {
+		sqlite3_bind_int64(ls, 1, a.top_thread);
+		if (sqlite3_step(ls) == SQLITE_ROW)
+			lib = lp_db_col_strdup(ls, 0);
+		sqlite3_finalize(ls);
+	}
+	const char *base = lib && strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib;
+	f->subject = lp_fmt("thread %lld%s%s%s%s%s", (long long)a.top_tid, a.top_name ? " (" : "",
+			    a.top_name ? a.top_name : "", a.top_name ? ")" : "", base ? " in " : "",
+			    base ? base : "");
+	lp_num(f, "pool_thread_cpu_ns", "busiest non-request thread's CPU while serving", "ns",
+	       (double)a.top_cpu);
+	lp_num(f, "request_thread_cpu_ns", "mean request thread's CPU while serving", "ns",
+	       per_req_thread);
+	lp_num(f, "pool_threads", "non-request threads", "count", (double)a.pool_threads);
+	lp_num(f, "request_threads", "request threads", "count", (double)a.req_threads);
+	double all = (double)(a.pool_cpu + a.req_cpu);
+	lp_num(f, "pool_cpu_share", "non-request threads' share of the process CPU", "share",
+	       all > 0 ? (double)a.pool_cpu / all : 0);
+	if (lib)
+		lp_site(f, lib, 0, 0);
+	f->site_kind = "library";
+	f->summary = lp_fmt("a thread that serves no request burned %.1fx the CPU of a request "
+			    "thread while requests were in flight%s%s",
+			    value, base ? ", waiting in " : "", base ? base : "");
+	/* what it takes from the cores the requests run on: all of it, as
+	 * turning the pool off shows (onnxruntime: p99 16 -> 7 ms) */
+	lp_saving(f, a.top_cpu, a.top_cpu, "the thread's CPU while requests were in flight");
+	free(lib);
+	free(a.top_name);
+	return 1;
+}
+
 /* ---- the table ----------------------------------------------------------- */
 
 const struct lp_rule lp_rules[] = {
@@ -1431,6 +1880,22 @@ const struct lp_rule lp_rules[] = {
      "split the lock so readers and unrelated fields do not queue together, or move the "
      "shared update behind a batching queue with one owner thread.",
      lp_rule_lock},
+    {"gil-contention", "Python threads queue on the GIL",
+     "GIL wait (CPython take_gil) inside requests / request time (thread time without "
+     "requests)",
+     "share", LP_CMP_GE, 0.05,
+     "Move the CPU work to code that releases the GIL (NumPy, a C extension, onnxruntime), "
+     "serve with processes or several server workers instead of threads, or use a "
+     "free-threaded CPython build (3.13t).",
+     lp_rule_gil},
+    {"spinning-pool", "A thread pool spins beside the requests",
+     "CPU of the busiest thread of the serving process that runs no request, while requests "
+     "are in flight / CPU of a request thread (task-clock)",
+     "ratio", LP_CMP_GE, 0.5,
+     "Size the intra-op pool to the cores left to it (onnxruntime intra_op_num_threads, "
+     "OMP_NUM_THREADS, torch.set_num_threads) and disable spinning (onnxruntime "
+     "session.intra_op.allow_spinning=0, OMP_WAIT_POLICY=passive).",
+     lp_rule_spin},
     {"queue-wait", "Requests queue before work starts",
      "condition-variable and semaphore wait inside requests but outside every stage / request "
      "time",

@@ -39,7 +39,7 @@ struct lp_child_status {
 };
 
 struct lp_core_state {
-	sqlite3_stmt *ins_proc, *upd_start, *upd_exit, *upd_exec, *upd_thread_start,
+	sqlite3_stmt *ins_proc, *upd_start, *upd_exit, *upd_title, *upd_exec, *upd_thread_start,
 	    *upd_thread_name, *upd_thread_end, *ins_lock, *ins_wait, *ins_cond, *upd_lock_name,
 	    *upd_proc_end, *ins_block;
 	struct lp_wait_batch waits;
@@ -91,27 +91,54 @@ int lp_core_begin_process(struct lp_import *imp, const struct lp_log *log)
 	return 0;
 }
 
-/* argv is NUL-separated; store it space-separated for display. */
-static int lp_core_proc_start(struct lp_import *imp, const struct lp_rec_header *h,
-			      const struct lp_rec_proc_start *r, size_t len)
+/* argv is NUL-separated; a malloc'd space-separated copy for display
+ * (trailing NULs and spaces, a rewritten title's padding, dropped). */
+static char *lp_core_argv_str(const void *p, size_t n)
 {
-	size_t n = h->aux <= len - sizeof(*r) ? h->aux : len - sizeof(*r);
 	char *cmd = malloc(n + 1);
 	if (!cmd)
-		return -ENOMEM;
-	memcpy(cmd, r + 1, n);
-	while (n && cmd[n - 1] == 0)
+		return NULL;
+	memcpy(cmd, p, n);
+	while (n && (cmd[n - 1] == 0 || cmd[n - 1] == ' '))
 		n--;
 	for (size_t i = 0; i < n; i++)
 		if (cmd[i] == 0)
 			cmd[i] = ' ';
 	cmd[n] = 0;
+	return cmd;
+}
+
+static int lp_core_proc_start(struct lp_import *imp, const struct lp_rec_header *h,
+			      const struct lp_rec_proc_start *r, size_t len)
+{
+	size_t n = h->aux <= len - sizeof(*r) ? h->aux : len - sizeof(*r);
+	char *cmd = lp_core_argv_str(r + 1, n);
+	if (!cmd)
+		return -ENOMEM;
 	sqlite3_stmt *st = lp_core->upd_start;
 	sqlite3_bind_text(st, 1, cmd, -1, SQLITE_TRANSIENT);
 	size_t exe_len = strnlen((const char *)(r + 1), n);
 	sqlite3_bind_text(st, 2, (const char *)(r + 1), (int)exe_len, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 3, imp->proc->id);
 	free(cmd);
+	return lp_import_step(imp, st);
+}
+
+/* The title at exit, stored only when it differs from the exec command
+ * line (the process rewrote it). */
+static int lp_core_proc_title(struct lp_import *imp, const struct lp_rec_header *h,
+			      const struct lp_rec_proc_exit *r, size_t len)
+{
+	size_t n = h->aux <= len - sizeof(*r) ? h->aux : len - sizeof(*r);
+	if (!n)
+		return 0;
+	char *title = lp_core_argv_str(r + 1, n);
+	if (!title)
+		return -ENOMEM;
+	sqlite3_stmt *st = lp_core->upd_title;
+	sqlite3_bind_text(st, 1, title, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, imp->proc->id);
+	free(title);
 	return lp_import_step(imp, st);
 }
 
@@ -143,8 +170,10 @@ int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_heade
 			return lp_core_proc_start(imp, h, payload, len);
 		break;
 	case LP_REC_PROC_EXIT:
-		if (len >= sizeof(struct lp_rec_proc_exit))
-			return lp_core_proc_exit(imp, payload);
+		if (len >= sizeof(struct lp_rec_proc_exit)) {
+			int rc = lp_core_proc_exit(imp, payload);
+			return rc ? rc : lp_core_proc_title(imp, h, payload, len);
+		}
 		break;
 	case LP_REC_EXEC:
 		if (len >= sizeof(struct lp_rec_exec)) {
@@ -423,11 +452,18 @@ static int lp_core_end_process(struct lp_import *imp, void *state)
 		if (!s->locks.keys[i])
 			continue;
 		struct lp_sym sym;
-		if (lp_symtab_lookup_data(imp->proc->symtab, s->locks.keys[i], &sym) != 0 ||
-		    !sym.function)
-			continue;
+		int named = lp_symtab_lookup_data(imp->proc->symtab, s->locks.keys[i], &sym) == 0 &&
+			    sym.function;
+		if (!named && !sym.module)
+			continue; /* heap or stack */
 		char name[512];
-		if (sym.sym_offset)
+		if (!named) { /* static data of a stripped module: module+0xOFF (.bss) */
+			const char *base = strrchr(sym.module, '/');
+			snprintf(name, sizeof(name), "%s+0x%llx%s%s%s",
+				 base ? base + 1 : sym.module, (unsigned long long)sym.offset,
+				 sym.section ? " (" : "", sym.section ? sym.section : "",
+				 sym.section ? ")" : "");
+		} else if (sym.sym_offset)
 			snprintf(name, sizeof(name), "%s+0x%llx", sym.function,
 				 (unsigned long long)sym.sym_offset);
 		else
@@ -554,6 +590,8 @@ static int lp_core_begin(struct lp_import *imp, void **state)
 		 "dropped_chunks, dropped_strings, end_ns) VALUES (?,?,?,?,?,?,?,?)");
 	s->upd_start =
 	    lp_import_prepare(imp, "UPDATE processes SET cmdline = ?, exe = ? WHERE id = ?");
+	s->upd_title = lp_import_prepare(
+	    imp, "UPDATE processes SET title = ?1 WHERE id = ?2 AND cmdline IS NOT ?1");
 	s->upd_exit = lp_import_prepare(
 	    imp, "UPDATE processes SET end_ns = ?, exit_status = ?, exit_signal = ?, exit_how = ?, "
 		 "exec_path = NULL WHERE id = ?"); /* an exit after exec: the exec failed */
@@ -580,7 +618,7 @@ static int lp_core_begin(struct lp_import *imp, void **state)
 		 "fd_kind, result, stack_id) VALUES (?,?,?,?,?,?,?,?,?)");
 	if (!s->ins_block)
 		return -EIO;
-	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_exec || !s->upd_proc_end ||
+	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_title || !s->upd_exec || !s->upd_proc_end ||
 	    !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end || !s->ins_lock ||
 	    !s->ins_wait || !s->waits.full || !s->ins_cond || !s->upd_lock_name)
 		return -EIO;
@@ -595,7 +633,7 @@ static void lp_core_destroy(void *state)
 	sqlite3_stmt *all[] = {
 	    s->ins_proc,	s->upd_start,	   s->upd_exit,	 s->upd_exec, s->upd_thread_start,
 	    s->upd_thread_name, s->upd_thread_end, s->ins_lock,	 s->ins_wait, s->ins_cond,
-	    s->upd_lock_name,	s->upd_proc_end,   s->waits.full, s->ins_block};
+	    s->upd_lock_name,	s->upd_proc_end,   s->waits.full, s->ins_block, s->upd_title};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		sqlite3_finalize(all[i]);
 	lp_map_free(&s->locks);

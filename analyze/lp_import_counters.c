@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ static int lp_cnt_begin(struct lp_import *imp, void **state)
 		 "VALUES (?, ?, ?)");
 	s->ins_total = lp_import_prepare(
 	    imp, "INSERT OR REPLACE INTO thread_counters(thread_id, event_id, value, raw, "
-		 "scaled, start_ns, end_ns, source) VALUES (?, ?, ?, ?, ?, ?, ?, 'exit')");
+		 "scaled, start_ns, end_ns, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
 	if (!s->ins_cfg || !s->ins_ev || !s->upd_ev || !s->ins_sample || !s->ins_val ||
 	    !s->ins_total)
 		return -EIO;
@@ -162,7 +163,7 @@ static int lp_cnt_sample(struct lp_import *imp, struct lp_cnt_imp *s, uint32_t t
 }
 
 static int lp_cnt_total(struct lp_import *imp, struct lp_cnt_imp *s, uint32_t tid, uint32_t mask,
-			const struct lp_rec_cnt_total *r, size_t len)
+			const struct lp_rec_cnt_total *r, size_t len, const char *source)
 {
 	const uint64_t *v = (const uint64_t *)(r + 1);
 	size_t nv = (len - sizeof(*r)) / sizeof(uint64_t);
@@ -185,6 +186,7 @@ static int lp_cnt_total(struct lp_import *imp, struct lp_cnt_imp *s, uint32_t ti
 		sqlite3_bind_int(st, 5, r->running < r->enabled);
 		sqlite3_bind_int64(st, 6, (int64_t)r->open_ns);
 		sqlite3_bind_int64(st, 7, (int64_t)r->ts);
+		sqlite3_bind_text(st, 8, source, -1, SQLITE_STATIC);
 		k++;
 		if (lp_import_step(imp, st))
 			return -EIO;
@@ -207,7 +209,15 @@ static int lp_cnt_record(struct lp_import *imp, void *state, uint32_t tid,
 		break;
 	case LP_REC_CNT_TOTAL:
 		if (len >= sizeof(struct lp_rec_cnt_total))
-			return lp_cnt_total(imp, s, tid, h->aux, payload, len);
+			return lp_cnt_total(imp, s, tid, h->aux, payload, len, "exit");
+		break;
+	case LP_REC_CNT_TOTAL_OF:
+		if (len >= sizeof(struct lp_rec_cnt_total_of)) {
+			const struct lp_rec_cnt_total_of *o = payload;
+			return lp_cnt_total(imp, s, o->tid, h->aux, &o->total,
+					    len - offsetof(struct lp_rec_cnt_total_of, total),
+					    "alive_at_exit");
+		}
 		break;
 	default:
 		imp->unknown_records++;

@@ -11,6 +11,7 @@
 
 #include "lp_db.h"
 #include "lp_stats.h"
+#include "lp_waits.h"
 
 struct lp_q {
 	sqlite3 *db;
@@ -102,6 +103,35 @@ static int lp_wait_totals(struct lp_q *q, const char *table, long long *n, int64
 	return lp_q_done(q, st, rc);
 }
 
+static int lp_class_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_lock_report *r = ctx;
+	int c = sqlite3_column_int(st, 0);
+	if (c >= 0 && c < LP_WAIT_NCLASSES) {
+		r->class_n[c] += sqlite3_column_int64(st, 1);
+		r->class_ns[c] += sqlite3_column_int64(st, 2);
+	}
+	return 0;
+}
+
+/* Count and time of every recorded wait by class, both tables. */
+static int lp_class_totals(struct lp_q *q, struct lp_lock_report *r)
+{
+	static const char *const table[2] = {"lock_waits", "cond_waits"};
+	static const char *const sql[2] = {
+	    "SELECT class, count(*), SUM(dur_ns) FROM lock_waits GROUP BY 1",
+	    "SELECT class, count(*), SUM(dur_ns) FROM cond_waits GROUP BY 1",
+	};
+	for (int t = 0; t < 2; t++) {
+		if (!lp_db_has_table(q->db, table[t]))
+			continue;
+		int rc = lp_db_each(q->db, sql[t], NULL, 0, lp_class_row, r, q->err, q->errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* ---- per-lock detail, batched -------------------------------------------
  * lock_waits has no index on lock_id (it would cost ~15 bytes per wait), so
  * each query below scans the table once for all listed locks, grouped by
@@ -180,8 +210,8 @@ static int lp_batch_percentiles(struct lp_batch *b)
 		if (!(v[i] = malloc((size_t)r->locks[i].count * sizeof(**v))))
 			rc = -ENOMEM;
 	sqlite3_stmt *st = rc ? NULL
-			      : lp_batch_prepare(b, "SELECT lock_id, dur_ns FROM lock_waits "
-						    "WHERE lock_id IN %s");
+			      : lp_batch_prepare(b, "SELECT lock_id, dur_ns FROM " LP_RANKED_WAITS
+						    " WHERE lock_id IN %s");
 	if (!rc && !st)
 		rc = -EIO;
 	int s = SQLITE_DONE;
@@ -227,6 +257,7 @@ static char *lp_site_where(const struct lp_lock_site *s)
 
 static void lp_site_free(struct lp_lock_site *s)
 {
+	free(s->chain);
 	free(s->where);
 	free(s->function);
 	free(s->file);
@@ -246,16 +277,76 @@ static struct lp_lock_site *lp_site_push(struct lp_lock_row *l)
 	return s;
 }
 
-/* Every site of every listed lock (the top frame of each wait's stack), by
- * wait. The most frequent site names heap locks, so sites are cut to top N
- * only after lp_lock_name. */
+/* Lock wrappers (pigz's possess(), PostgreSQL's PGSemaphoreLock and
+ * LWLockAcquire): a frame that is the innermost frame of waits on two or
+ * more distinct locks is lock-agnostic code, so the site is the frame above
+ * it; once more when that frame is itself shared by two or more locks.
+ * lp_site_depth maps each stack of a ranked wait to its site's depth. The
+ * whole stack stays in the database; only the name shown moves. */
+static const char lp_site_depth_sql[] =
+    "DROP TABLE IF EXISTS temp.lp_site_depth;"
+    "CREATE TEMP TABLE lp_site_depth AS WITH ws AS (SELECT DISTINCT lock_id, stack_id "
+    "FROM " LP_RANKED_WAITS " WHERE stack_id IS NOT NULL), "
+    "w0 AS (SELECT sf.frame_id FROM ws JOIN stack_frames sf ON sf.stack_id = ws.stack_id "
+    "AND sf.depth = 0 GROUP BY sf.frame_id HAVING count(DISTINCT ws.lock_id) >= 2), "
+    "s1 AS (SELECT ws.lock_id, ws.stack_id, f1.frame_id FROM ws JOIN stack_frames f0 ON "
+    "f0.stack_id = ws.stack_id AND f0.depth = 0 AND f0.frame_id IN (SELECT frame_id FROM w0) "
+    "JOIN stack_frames f1 ON f1.stack_id = ws.stack_id AND f1.depth = 1), "
+    "w1 AS (SELECT frame_id FROM s1 GROUP BY frame_id HAVING count(DISTINCT lock_id) >= 2) "
+    "SELECT ws.stack_id AS stack_id, max(CASE WHEN s1.stack_id IS NULL THEN 0 WHEN "
+    "s1.frame_id IN (SELECT frame_id FROM w1) AND EXISTS (SELECT 1 FROM stack_frames x WHERE "
+    "x.stack_id = ws.stack_id AND x.depth = 2) THEN 2 ELSE 1 END) AS depth FROM ws "
+    "LEFT JOIN s1 ON s1.stack_id = ws.stack_id GROUP BY ws.stack_id;";
+
+/* "fn" or "module+0xoff" of one frame, for the chain. */
+static int lp_chain_row(sqlite3_stmt *st, void *ctx)
+{
+	char **chain = ctx, *n = NULL;
+	const char *fn = (const char *)sqlite3_column_text(st, 0);
+	const char *mod = (const char *)sqlite3_column_text(st, 1);
+	const char *base = mod && strrchr(mod, '/') ? strrchr(mod, '/') + 1 : mod;
+	int rc;
+	if (fn)
+		rc = asprintf(&n, "%s%s%s", *chain ? *chain : "", *chain ? " <- " : "", fn);
+	else
+		rc = asprintf(&n, "%s%s%s+0x%llx", *chain ? *chain : "", *chain ? " <- " : "",
+			      base ? base : "?", (unsigned long long)sqlite3_column_int64(st, 2));
+	if (rc < 0)
+		return -ENOMEM;
+	free(*chain);
+	*chain = n;
+	return 0;
+}
+
+/* Three frames from one stack through the site: the site and the two above
+ * it, or, above a wrapper, the wrapper's frame first (LWLockAcquire <-
+ * XLogFlush <- ...: which lock function, called from where). */
+static int lp_site_chain(struct lp_q *q, struct lp_lock_site *s, int64_t stack, int64_t depth)
+{
+	int64_t args[2] = {stack, depth > 0 ? depth - 1 : 0};
+	return lp_db_each(
+	    q->db,
+	    "SELECT f.function, f.module, f.offset FROM stack_frames sf JOIN frames f "
+	    "ON f.id = sf.frame_id WHERE sf.stack_id = ?1 AND sf.depth >= ?2 AND "
+	    "sf.depth < ?2 + 3 ORDER BY sf.depth",
+	    args, 2, lp_chain_row, &s->chain, q->err, q->errlen);
+}
+
+/* Every site of every listed lock (the innermost frame of each wait's
+ * stack, or the frame above a lock wrapper), by wait. The most frequent
+ * site names heap locks, so sites are cut to top N only after lp_lock_name. */
 static int lp_batch_sites(struct lp_batch *b)
 {
+	if (lp_db_exec(b->q->db, lp_site_depth_sql, b->q->err, b->q->errlen))
+		return -EIO;
 	sqlite3_stmt *st = lp_batch_prepare(
 	    b, "SELECT w.lock_id, f.function, f.file, f.line, f.module, f.offset, count(*), "
-	       "SUM(w.dur_ns) FROM lock_waits w LEFT JOIN stacks s ON s.id = w.stack_id "
-	       "LEFT JOIN frames f ON f.id = s.top_frame WHERE w.lock_id IN %s "
-	       "GROUP BY w.lock_id, s.top_frame ORDER BY w.lock_id, 8 DESC, 7 DESC");
+	       "SUM(w.dur_ns), min(w.stack_id), coalesce(sd.depth, 0) FROM " LP_RANKED_WAITS
+	       " w LEFT JOIN temp.lp_site_depth sd ON sd.stack_id = w.stack_id "
+	       "LEFT JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth = "
+	       "coalesce(sd.depth, 0) LEFT JOIN frames f ON f.id = sf.frame_id "
+	       "WHERE w.lock_id IN %s GROUP BY w.lock_id, sf.frame_id ORDER BY w.lock_id, 8 DESC, "
+	       "7 DESC");
 	if (!st)
 		return -EIO;
 	int rc, oom = 0;
@@ -273,6 +364,9 @@ static int lp_batch_sites(struct lp_batch *b)
 		s->offset = (uint64_t)sqlite3_column_int64(st, 5);
 		s->count = sqlite3_column_int64(st, 6);
 		s->wait_ns = sqlite3_column_int64(st, 7);
+		s->stack =
+		    sqlite3_column_type(st, 8) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 8);
+		s->depth = sqlite3_column_int(st, 9);
 		s->where = lp_site_where(s);
 		oom |= !s->where;
 	}
@@ -282,7 +376,14 @@ static int lp_batch_sites(struct lp_batch *b)
 	}
 	for (size_t i = 0; i < b->r->n; i++)
 		b->r->locks[i].n_sites_total = b->r->locks[i].n_sites;
-	return lp_q_done(b->q, st, rc);
+	rc = lp_q_done(b->q, st, rc);
+	for (size_t i = 0; rc == 0 && i < b->r->n; i++)
+		for (size_t k = 0; rc == 0 && k < b->r->locks[i].n_sites; k++) {
+			struct lp_lock_site *s = &b->r->locks[i].sites[k];
+			if (s->stack && k < (size_t)b->r->top)
+				rc = lp_site_chain(b->q, s, s->stack, s->depth);
+		}
+	return rc;
 }
 
 /* Waiters (owner = 0) or owners (owner = 1) of every listed lock, by wait;
@@ -290,12 +391,12 @@ static int lp_batch_sites(struct lp_batch *b)
 static int lp_batch_threads(struct lp_batch *b, int owner)
 {
 	static const char *const sql[2] = {
-	    "SELECT w.lock_id, t.tid, t.name, count(*), SUM(w.dur_ns) FROM lock_waits w "
+	    "SELECT w.lock_id, t.tid, t.name, count(*), SUM(w.dur_ns) FROM " LP_RANKED_WAITS " w "
 	    "JOIN threads t ON t.id = w.thread_id WHERE w.lock_id IN %s "
 	    "GROUP BY w.lock_id, w.thread_id ORDER BY w.lock_id, 5 DESC, 4 DESC",
 	    "SELECT w.lock_id, w.owner_tid, (SELECT t.name FROM threads t JOIN locks k ON "
 	    "k.process_id = t.process_id WHERE k.id = w.lock_id AND t.tid = w.owner_tid "
-	    "ORDER BY t.start_ns DESC LIMIT 1), count(*), SUM(w.dur_ns) FROM lock_waits w "
+	    "ORDER BY t.start_ns DESC LIMIT 1), count(*), SUM(w.dur_ns) FROM " LP_RANKED_WAITS " w "
 	    "WHERE w.lock_id IN %s GROUP BY w.lock_id, w.owner_tid "
 	    "ORDER BY w.lock_id, 5 DESC, 4 DESC",
 	};
@@ -333,6 +434,41 @@ static int lp_batch_threads(struct lp_batch *b, int owner)
 	return lp_q_done(b->q, st, rc);
 }
 
+struct lp_holder_ctx {
+	struct lp_batch *b;
+	int oom;
+};
+
+static int lp_holder_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_holder_ctx *h = ctx;
+	struct lp_lock_row *l = lp_row_of(h->b, sqlite3_column_int64(st, 0));
+	if (!l || l->holder_stage) /* rows come most frequent first per lock */
+		return 0;
+	l->holder_stage = lp_db_col_strdup(st, 1);
+	if (!l->holder_stage)
+		return -ENOMEM;
+	l->holder_stage_waits = sqlite3_column_int64(st, 2);
+	return 0;
+}
+
+/* The stage each listed lock's holders were in, most often. */
+static int lp_batch_holders(struct lp_batch *b)
+{
+	char *sql = NULL;
+	if (asprintf(
+		&sql,
+		"SELECT w.lock_id, n.value, count(*) FROM lock_waits w JOIN ranges r ON r.id = "
+		"w.owner_range_id JOIN strings n ON n.id = r.name_id WHERE w.lock_id IN %s "
+		"GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2",
+		b->in) < 0)
+		return -ENOMEM;
+	struct lp_holder_ctx h = {b, 0};
+	int rc = lp_db_each(b->q->db, sql, NULL, 0, lp_holder_row, &h, b->q->err, b->q->errlen);
+	free(sql);
+	return rc;
+}
+
 static int lp_lock_name(struct lp_lock_row *l)
 {
 	size_t best = 0; /* the most frequent site, by count */
@@ -340,7 +476,9 @@ static int lp_lock_name(struct lp_lock_row *l)
 		if (l->sites[i].count > l->sites[best].count)
 			best = i;
 	int n;
-	if (l->symbol)
+	if (l->wclass == LP_WAIT_GIL)
+		n = asprintf(&l->name, "GIL (%s)", l->symbol ? l->symbol : "CPython");
+	else if (l->symbol)
 		n = asprintf(&l->name, "%s", l->symbol);
 	else if (l->n_sites)
 		n = asprintf(&l->name, "0x%" PRIx64 " (heap) at %s", l->address,
@@ -359,6 +497,7 @@ static int lp_locks_detail(struct lp_q *q, struct lp_lock_report *r)
 		rc = rc ? rc : lp_batch_sites(&b);
 		rc = rc ? rc : lp_batch_threads(&b, 0);
 		rc = rc ? rc : lp_batch_threads(&b, 1);
+		rc = rc ? rc : lp_batch_holders(&b);
 	}
 	for (size_t i = 0; rc == 0 && i < r->n; i++) {
 		struct lp_lock_row *l = &r->locks[i];
@@ -381,8 +520,8 @@ static int lp_lock_rows(struct lp_q *q, struct lp_lock_report *r)
 {
 	sqlite3_stmt *st = lp_q_prepare(
 	    q, "SELECT l.id, l.address, l.kind, l.name, l.module, p.pid, p.exe, count(*), "
-	       "SUM(w.dur_ns), MAX(w.dur_ns), SUM((w.flags & 1) != 0) "
-	       "FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+	       "SUM(w.dur_ns), MAX(w.dur_ns), SUM((w.flags & 1) != 0), MAX(w.class) "
+	       "FROM " LP_RANKED_WAITS " w JOIN locks l ON l.id = w.lock_id "
 	       "JOIN processes p ON p.id = l.process_id "
 	       "GROUP BY w.lock_id ORDER BY 9 DESC, l.id LIMIT ?");
 	if (!st)
@@ -407,6 +546,7 @@ static int lp_lock_rows(struct lp_q *q, struct lp_lock_report *r)
 		l->total_ns = sqlite3_column_int64(st, 8);
 		l->max_ns = sqlite3_column_int64(st, 9);
 		l->timeouts = sqlite3_column_int64(st, 10);
+		l->wclass = sqlite3_column_int(st, 11);
 	}
 	if (oom) {
 		sqlite3_finalize(st);
@@ -423,9 +563,10 @@ int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, 
 	int rc = lp_thread_time(&q, r);
 	rc = rc ? rc : lp_wait_totals(&q, "lock_waits", &r->lock_waits, &r->lock_wait_ns);
 	rc = rc ? rc : lp_wait_totals(&q, "cond_waits", &r->cond_waits, &r->cond_wait_ns);
+	rc = rc ? rc : lp_class_totals(&q, r);
 	if (!rc && lp_db_has_table(db, "lock_waits")) {
 		sqlite3_stmt *st =
-		    lp_q_prepare(&q, "SELECT count(DISTINCT lock_id) FROM lock_waits");
+		    lp_q_prepare(&q, "SELECT count(DISTINCT lock_id) FROM " LP_RANKED_WAITS);
 		int s = st ? sqlite3_step(st) : SQLITE_ERROR;
 		if (s == SQLITE_ROW)
 			r->n_locks = sqlite3_column_int64(st, 0);
@@ -454,6 +595,7 @@ void lp_lock_report_free(struct lp_lock_report *r)
 		free(l->module);
 		free(l->kind);
 		free(l->process);
+		free(l->holder_stage);
 		for (size_t j = 0; j < l->n_sites; j++)
 			lp_site_free(&l->sites[j]);
 		free(l->sites);

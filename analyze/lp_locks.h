@@ -8,6 +8,10 @@
  * threads of (end_ns - start_ns), a missing bound taken from the thread's
  * process; when no thread has both, the sum of process durations. A share
  * of 0.5 means the run's threads spent half their lives waiting on it.
+ *
+ * Only contention and GIL waits are ranked (lp_waits.h LP_RANKED_WAITS):
+ * a join, an idle worker or a one-shot event is never a contended lock.
+ * The GIL is one row, its condition waits counted on its mutex.
  */
 #ifndef LP_LOCKS_H
 #define LP_LOCKS_H
@@ -16,7 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A code location: the innermost recorded frame of a wait's stack. */
+#include "lp_waits.h"
+
+/* A code location: the innermost recorded frame of a wait's stack, or the
+ * frame above a lock wrapper (a frame shared by waits on several locks). */
 struct lp_lock_site {
 	char *where;	/* "fn file:line", "fn (module+0xoff)", "module+0xoff", "(no stack)" */
 	char *function; /* NULL when unknown */
@@ -26,6 +33,9 @@ struct lp_lock_site {
 	uint64_t offset; /* pc - module load bias */
 	long long count;
 	int64_t wait_ns;
+	int depth;     /* of the site in its stacks: 0 innermost, 1-2 above wrappers */
+	int64_t stack; /* one stack through this site (stacks.id), 0 without */
+	char *chain;   /* 3 frames from the site (from the wrapper below it): "a <- b <- c" */
 };
 
 struct lp_lock_thread {
@@ -42,6 +52,7 @@ struct lp_lock_row {
 	char *module; /* module whose data holds it, NULL for heap/stack */
 	uint64_t address;
 	char *kind; /* mutex, rwlock, sem, spin */
+	int wclass; /* LP_WAIT_CONTENTION or LP_WAIT_GIL (lp_waits.h) */
 	int pid;
 	char *process;	 /* the process's exe (argv[0]) */
 	long long count; /* contended acquisitions */
@@ -56,6 +67,10 @@ struct lp_lock_row {
 	struct lp_lock_thread *waiters, *owners;
 	size_t n_waiters, n_owners;
 	long long owner_unknown; /* waits whose owner glibc did not expose */
+	/* The holder's stage: the NVTX range the owner was innermost in when
+	 * most waits began (lock_waits.owner_range_id), NULL when none. */
+	char *holder_stage;
+	long long holder_stage_waits; /* waits whose holder was in it */
 };
 
 struct lp_lock_report {
@@ -63,7 +78,10 @@ struct lp_lock_report {
 	int64_t thread_time_ns;
 	const char *thread_time_basis; /* "threads" or "processes" (static) */
 	long long n_threads;
-	long long n_locks; /* locks with at least one contended acquisition */
+	long long n_locks; /* locks with at least one contention or GIL wait */
+	long long
+	    class_n[LP_WAIT_NCLASSES]; /* every recorded wait by class (lp_waits.h), both tables */
+	int64_t class_ns[LP_WAIT_NCLASSES];
 	long long lock_waits, cond_waits;
 	int64_t lock_wait_ns, cond_wait_ns;
 	struct lp_lock_row *locks; /* by total wait, descending; at most top */

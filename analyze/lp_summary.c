@@ -39,17 +39,27 @@ static void lp_summary_row(sqlite3_stmt *st, struct lp_summary_proc *p)
 	p->dropped_chunks = sqlite3_column_int64(st, 10);
 	p->dropped_strings = sqlite3_column_int64(st, 11);
 	p->log_closed = sqlite3_column_int(st, 12);
+	p->title = lp_dup_col(st, 13);
+	p->events = sqlite3_column_int64(st, 14);
 }
 
 static int lp_summary_procs(sqlite3 *db, struct lp_run_summary *s, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT pid, ppid, cmdline, exit_how, exit_status, exit_signal, "
-			       "start_ns, end_ns, (SELECT count(*) FROM threads t WHERE "
-			       "t.process_id = p.id), dropped_records, dropped_chunks, "
-			       "dropped_strings, log_closed FROM processes p ORDER BY start_ns, id",
-			       -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT pid, ppid, cmdline, exit_how, exit_status, exit_signal, "
+		"start_ns, end_ns, (SELECT count(*) FROM threads t WHERE "
+		"t.process_id = p.id), dropped_records, dropped_chunks, "
+		"dropped_strings, log_closed, title, coalesce(lw.n, 0) + "
+		"coalesce(cw.n, 0) + coalesce(rg.n, 0) FROM processes p "
+		"LEFT JOIN (SELECT t.process_id AS id, count(*) AS n FROM lock_waits w "
+		"JOIN threads t ON t.id = w.thread_id GROUP BY 1) lw ON lw.id = p.id "
+		"LEFT JOIN (SELECT t.process_id AS id, count(*) AS n FROM cond_waits w "
+		"JOIN threads t ON t.id = w.thread_id GROUP BY 1) cw ON cw.id = p.id "
+		"LEFT JOIN (SELECT process_id AS id, count(*) AS n FROM ranges "
+		"GROUP BY 1) rg ON rg.id = p.id ORDER BY start_ns, p.id",
+		-1, &st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
 		return -EIO;
 	}
@@ -105,6 +115,7 @@ void lp_summary_free(struct lp_run_summary *s)
 {
 	for (size_t i = 0; i < s->n_procs; i++) {
 		free(s->procs[i].cmdline);
+		free(s->procs[i].title);
 		free(s->procs[i].exit_how);
 	}
 	free(s->procs);

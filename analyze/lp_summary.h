@@ -20,6 +20,8 @@ struct lp_summary_proc {
 	long long threads;
 	long long dropped_records, dropped_chunks, dropped_strings;
 	int log_closed; /* 0: the process died before closing its log */
+	char *title;	/* its title at exit when it rewrote it (postgres), else NULL */
+	long long events; /* lock waits, condition waits and NVTX ranges recorded */
 };
 
 struct lp_run_summary {

@@ -340,19 +340,48 @@ static const struct lp_obj *lp_find_obj(const struct lp_symmod *m, uint64_t addr
 	return best;
 }
 
+/* The allocated section of the module's ELF file holding vaddr (".bss",
+ * ".data"): stripped files keep their section headers. NULL if none. */
+static const char *lp_section_of(struct lp_symtab *st, struct lp_symmod *m, uint64_t vaddr)
+{
+	GElf_Addr bias;
+	Elf *elf = m->mod ? dwfl_module_getelf(m->mod, &bias) : NULL;
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		if (vaddr >= sh.sh_addr && vaddr - sh.sh_addr < sh.sh_size) {
+			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+			return name ? lp_intern(st, name) : NULL;
+		}
+	}
+	return NULL;
+}
+
 static int lp_lookup_data_dwfl(struct lp_symtab *st, uint64_t addr, struct lp_sym *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!st)
 		return -1;
 	struct lp_symmod *m = lp_find_mod(st, addr);
-	if (!m || !m->mod)
+	if (!m)
+		return -1;
+	/* In a module's mapping but not in a named object (a stripped binary's
+	 * static): the caller still gets the module, offset and section. */
+	out->module = m->path;
+	out->offset = addr - m->bias;
+	if (!m->mod)
 		return -1;
 	if (!m->objs_loaded)
 		lp_load_objs(st, m);
 	const struct lp_obj *o = lp_find_obj(m, addr);
-	if (!o)
+	if (!o) {
+		out->section = lp_section_of(st, m, out->offset);
 		return -1;
+	}
 	out->module = m->path;
 	out->offset = addr - m->bias;
 	/* Demangled here, for the few objects that hold a lock, rather than
@@ -404,16 +433,22 @@ static int lp_lookup_cached(struct lp_symtab *st, enum lp_symc_kind kind, uint64
 		out->file = e.file ? lp_intern(st, e.file) : NULL;
 		out->line = e.line;
 		rc = kind == LP_SYMC_PC || e.found ? 0 : -1;
-		if (rc)
-			memset(out, 0, sizeof(*out));
+		if (rc) {
+			/* A data address in the module but in no named object: the
+			 * module, offset and section stay (lp_lookup_data_dwfl). */
+			out->function = NULL;
+			out->section = out->file;
+			out->file = NULL;
+		}
 	} else {
 		lp_mod_report(st, m);
 		rc = kind == LP_SYMC_PC ? lp_lookup_pc_dwfl(st, addr, out)
 					: lp_lookup_data_dwfl(st, addr, out);
+		/* An unnamed data address keeps its section in the file slot. */
 		e = (struct lp_symc_ent){.found = rc == 0,
 					 .function = out->function,
 					 .sym_offset = out->sym_offset,
-					 .file = out->file,
+					 .file = rc ? out->section : out->file,
 					 .line = out->line};
 		/* A module libdwfl cannot open is not cached: it may be back
 		 * next time (lp_symcache_open found the file, though). */

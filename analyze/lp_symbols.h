@@ -20,6 +20,7 @@ struct lp_sym {
 	uint64_t sym_offset;  /* addr - symbol start */
 	const char *file;     /* source file, NULL without debug info */
 	int line;	      /* 0 without debug info */
+	const char *section;  /* data lookups without a symbol: ".bss", ".data"... */
 };
 
 struct lp_symtab *lp_symtab_new(void);
@@ -30,8 +31,12 @@ void lp_symtab_add_module(struct lp_symtab *st, const char *path, uint64_t load_
 /* Code address (a return address: looked up at pc-1). Strings stay valid
  * until lp_symtab_free. Returns 0 when a module covers pc, -1 otherwise. */
 int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out);
-/* Data address: the object symbol (STT_OBJECT/TLS) containing addr. Returns
- * 0 when a named object covers it, -1 otherwise (heap, stack). */
+/* Data address: the object symbol (STT_OBJECT/TLS) containing addr, from
+ * .symtab, the dynamic symbols of a stripped file, or a separate debug file
+ * found by build-id (/usr/lib/debug/.build-id). Returns 0 when a named
+ * object covers it, -1 otherwise: then module and offset are still set when
+ * a module's mapping covers addr (with section when its ELF file says which:
+ * a stripped binary's static lock), and both are NULL/0 for heap and stack. */
 int lp_symtab_lookup_data(struct lp_symtab *st, uint64_t addr, struct lp_sym *out);
 
 /* Time this process spent in the lookups above, cache included (ns). */

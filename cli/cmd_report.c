@@ -265,6 +265,42 @@ static void lp_w_summary_csv(FILE *f, const void *res)
 	lp_summary_write_csv(f, &((const struct lp_summary_view *)res)->run);
 }
 
+/* ---- --processes: every process image, titles included --------------- */
+
+static void lp_view_procs_free(void *res)
+{
+	lp_summary_free(res);
+	free(res);
+}
+
+static void *lp_view_procs(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+{
+	(void)o;
+	struct lp_run_summary *s = xcalloc(1, sizeof(*s));
+	if (lp_summary_analyze(db, s, err, errlen)) {
+		lp_view_procs_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void lp_w_procs_text(FILE *f, const void *res)
+{
+	lp_summary_write_procs(f, res, 1);
+}
+
+static void lp_w_procs_json(FILE *f, const void *res)
+{
+	fputs("{\n  \"format\": \"latprof.report.summary\",\n  \"version\": 1,\n  ", f);
+	lp_summary_write_json_members(f, res);
+	fputs("}\n", f);
+}
+
+static void lp_w_procs_csv(FILE *f, const void *res)
+{
+	lp_summary_write_csv(f, res);
+}
+
 /* ---- --html OUT (report/lp_html.h): every view on one page ----------- */
 
 static void *lp_view_html(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
@@ -312,6 +348,10 @@ static const struct lp_view lp_views[] = {
      lp_cuda_view_api,
      lp_cuda_view_free,
      {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
+    {"processes",
+     lp_view_procs,
+     lp_view_procs_free,
+     {lp_w_procs_text, lp_w_procs_json, lp_w_procs_csv}},
     {"bottlenecks",
      lp_view_findings,
      lp_view_findings_free,
@@ -507,7 +547,9 @@ const struct lp_cmd lp_cmd_report = {
 	     "  --bottlenecks  findings ranked by the request time a fix would save: the\n"
 	     "               rule, evidence, sites, an example request and the fix\n"
 	     "               (docs/rules.md); also takes --request NAME\n"
-	     "     --rule-threshold ID=VALUE  change one rule's threshold (repeatable)\n\n"
+	     "     --rule-threshold ID=VALUE  change one rule's threshold (repeatable)\n"
+	     "  --processes  every process image: exec command line, title at exit, exit\n"
+	     "               status (the default view folds launchers and identical siblings)\n\n"
 	     "options:\n"
 	     "  --top N      rows per table (locks, call sites, threads); default 10\n"
 	     "  --format F   text (default), json (schemas/report-*.schema.json) or csv\n"

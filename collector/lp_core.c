@@ -655,11 +655,27 @@ void lp_core_exit(int status, unsigned how)
 	if (!lp_core_active() || __atomic_exchange_n(&g.exited, 1, __ATOMIC_ACQ_REL))
 		return;
 	lp_core_record_modules(); /* catches libraries dlopen'd since start */
-	struct lp_rec_proc_exit *r = lp_rec_begin(LP_REC_PROC_EXIT, 0, sizeof(*r));
+	/* The process title as it is now: servers rewrite their argv area
+	 * (postgres: "postgres: user db [local] idle"), and that is the name
+	 * users know their processes by. Exit is not a hot path. */
+	int saved = errno;
+	char title[512];
+	ssize_t n = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, title, sizeof(title));
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	errno = saved;
+	struct lp_rec_proc_exit *r =
+	    lp_rec_begin(LP_REC_PROC_EXIT, (uint32_t)n, sizeof(*r) + (size_t)n);
 	if (r) {
 		r->ts = lp_now();
 		r->status = status;
 		r->how = how;
+		memcpy(r + 1, title, (size_t)n);
 		lp_rec_commit();
 	}
 	g.hdr->exit_ns = lp_now();

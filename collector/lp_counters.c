@@ -117,10 +117,42 @@ static void lp_cnt_tclk(const struct lp_cnt_thread *t, uint64_t *buf)
 	buf[3] = now > t->tclk_base ? now - t->tclk_base : 0;
 }
 
+/* Threads whose groups are open, so that the thread that exits the process
+ * can read the totals of those still running then (their key destructors
+ * never run). Under lp_cnt.lock; a thread leaves before it closes its fds,
+ * so the exit sweep never reads a closed descriptor. Full: not swept. */
+#define LP_CNT_LIVE 1024
+static struct {
+	struct lp_cnt_thread *t;
+	uint32_t tid;
+} lp_cnt_live[LP_CNT_LIVE];
+static int lp_cnt_nlive;
+
+static void lp_cnt_live_add(struct lp_cnt_thread *t)
+{
+	pthread_mutex_lock(&lp_cnt.lock);
+	if (lp_cnt_nlive < LP_CNT_LIVE)
+		lp_cnt_live[lp_cnt_nlive++] = (typeof(lp_cnt_live[0])){t, lp_tid()};
+	pthread_mutex_unlock(&lp_cnt.lock);
+}
+
+static void lp_cnt_live_remove(struct lp_cnt_thread *t)
+{
+	pthread_mutex_lock(&lp_cnt.lock);
+	for (int i = 0; i < lp_cnt_nlive; i++)
+		if (lp_cnt_live[i].t == t) {
+			lp_cnt_live[i] = lp_cnt_live[--lp_cnt_nlive];
+			break;
+		}
+	pthread_mutex_unlock(&lp_cnt.lock);
+}
+
 /* The groups' values into out (nr, enabled, running, values) in event-index
  * order, as the log's mask implies; enabled/running of the first group (the
- * one that holds hardware events, which may be multiplexed). */
-static int lp_cnt_read_group(const struct lp_cnt_thread *t, uint64_t *out)
+ * one that holds hardware events, which may be multiplexed). `own`: t is the
+ * calling thread's, so a lone task-clock may be read as this thread's CPU
+ * time; another thread's (the exit sweep) is read from its descriptor. */
+static int lp_cnt_read_group(const struct lp_cnt_thread *t, uint64_t *out, int own)
 {
 	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
 	int pos = 0;
@@ -128,7 +160,7 @@ static int lp_cnt_read_group(const struct lp_cnt_thread *t, uint64_t *out)
 		if (t->grp[g] < 0)
 			continue;
 		size_t want = (3 + (size_t)t->ng[g]) * sizeof(uint64_t);
-		if (g == 1 && t->tclk)
+		if (g == 1 && t->tclk && own)
 			lp_cnt_tclk(t, buf);
 		else if (read(t->grp[g], buf, want) != (ssize_t)want)
 			return -1;
@@ -151,7 +183,7 @@ static __attribute__((noinline)) void lp_cnt_read(struct lp_cnt_thread *t, uint6
 	int saved = errno;
 	/* PERF_FORMAT_GROUP layout: nr, time_enabled, time_running, values[nr]. */
 	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
-	if (lp_cnt_read_group(t, buf) == 0) {
+	if (lp_cnt_read_group(t, buf, 1) == 0) {
 		size_t vals = (size_t)t->n * sizeof(uint64_t);
 		struct lp_rec_cnt_sample *r =
 		    lp_rec_begin(LP_REC_CNT_SAMPLE, t->mask, sizeof(*r) + vals);
@@ -218,6 +250,7 @@ static void lp_cnt_atfork_child(void)
 		}
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	memcpy(&lp_cnt.lock, &fresh, sizeof(fresh));
+	lp_cnt_nlive = 0; /* the parent's threads are not ours */
 	lp_cnt_gen++;
 	lp_cnt_self.next = 0; /* the forking thread, the child's only one: reopen */
 }
@@ -539,8 +572,11 @@ static void lp_cnt_thread_open(struct lp_cnt_thread *t)
 		  lp_cnt.ev[seq[t->n - 1]].attr.config == PERF_COUNT_SW_TASK_CLOCK;
 	t->tclk_base = lp_cnt_cputime();
 	t->open_ns = lp_now();
-	if (t->leader >= 0 && lp_cnt.key_ok)
+	/* Listed only when its key destructor will unlist it (main: lp_cnt_dtor). */
+	if (t->leader >= 0 && lp_cnt.key_ok) {
 		pthread_setspecific(lp_cnt.key, (void *)1);
+		lp_cnt_live_add(t);
+	}
 #endif
 out:
 	t->next = t->leader >= 0 ? 0 : LP_CNT_NEVER;
@@ -560,8 +596,9 @@ void lp_counters_thread_exit(void)
 	if (t->gen != lp_cnt_gen || t->leader < 0)
 		return;
 	int saved = errno;
+	lp_cnt_live_remove(t);
 	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
-	if (lp_cnt_read_group(t, buf) == 0) {
+	if (lp_cnt_read_group(t, buf, 1) == 0) {
 		size_t vals = (size_t)t->n * sizeof(uint64_t);
 		struct lp_rec_cnt_total *r =
 		    lp_rec_begin(LP_REC_CNT_TOTAL, t->mask, sizeof(*r) + vals);
@@ -600,8 +637,45 @@ __attribute__((constructor)) static void lp_cnt_ctor(void)
 	pthread_atfork(NULL, NULL, lp_cnt_atfork_child);
 }
 
-/* The main thread runs no key destructors: write its totals at exit. */
+/* The totals of every other thread still counting, read from here (a
+ * perf_event fd reads from any thread of the process). */
+static void lp_cnt_sweep_live(void)
+{
+	int saved = errno;
+	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
+	/* trylock: exit() may run in a signal handler that interrupted this
+	 * very thread inside the lock; then the others' totals are lost. */
+	if (pthread_mutex_trylock(&lp_cnt.lock)) {
+		errno = saved;
+		return;
+	}
+	for (int i = 0; i < lp_cnt_nlive; i++) {
+		const struct lp_cnt_thread *t = lp_cnt_live[i].t;
+		if (t == &lp_cnt_self || t->gen != lp_cnt_gen || t->leader < 0 ||
+		    lp_cnt_read_group(t, buf, 0))
+			continue;
+		size_t vals = (size_t)t->n * sizeof(uint64_t);
+		struct lp_rec_cnt_total_of *r =
+		    lp_rec_begin(LP_REC_CNT_TOTAL_OF, t->mask, sizeof(*r) + vals);
+		if (!r)
+			continue;
+		r->tid = lp_cnt_live[i].tid;
+		r->pad = 0;
+		r->total.ts = lp_now();
+		r->total.open_ns = t->open_ns;
+		r->total.enabled = buf[1];
+		r->total.running = buf[2];
+		memcpy(r + 1, buf + 3, vals);
+		lp_rec_commit();
+	}
+	pthread_mutex_unlock(&lp_cnt.lock);
+	errno = saved;
+}
+
+/* The main thread runs no key destructors: write its totals at exit, and
+ * those of the threads still running. */
 __attribute__((destructor)) static void lp_cnt_dtor(void)
 {
+	lp_cnt_sweep_live();
 	lp_counters_thread_exit();
 }

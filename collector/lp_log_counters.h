@@ -12,7 +12,8 @@
  * is the boundary's own timestamp). A thread reads at most once per
  * LATPROF_COUNTERS_INTERVAL_NS, so the importer pairs each range boundary
  * with the thread's latest sample at or before it; TOTAL holds the totals
- * when the thread exits.
+ * when the thread exits, TOTAL_OF those of a thread still running when the
+ * process exited (read from its group by the exiting thread).
  */
 #ifndef LP_LOG_COUNTERS_H
 #define LP_LOG_COUNTERS_H
@@ -27,6 +28,10 @@ enum lp_cnt_rec_type {
 	LP_REC_CNT_CONFIG = 128, /* aux = event count; lp_rec_cnt_config + lp_cnt_event_def[aux] */
 	LP_REC_CNT_SAMPLE = 129, /* aux = event mask; lp_rec_cnt_sample + u64 values[] */
 	LP_REC_CNT_TOTAL = 130,	 /* aux = event mask; lp_rec_cnt_total + u64 values[] */
+	/* aux = event mask; lp_rec_cnt_total_of + u64 values[]: the totals of
+	 * another thread of the process, still alive when the process exited,
+	 * written by the exiting thread */
+	LP_REC_CNT_TOTAL_OF = 131,
 };
 
 /* lp_rec_cnt_config.flags */
@@ -68,6 +73,13 @@ struct lp_rec_cnt_total {
 	uint64_t open_ns; /* when the group was opened: totals cover [open_ns, ts] */
 	uint64_t enabled;
 	uint64_t running;
+	/* uint64_t values[popcount(aux)] */
+};
+
+struct lp_rec_cnt_total_of {
+	uint32_t tid; /* the thread the totals are of */
+	uint32_t pad;
+	struct lp_rec_cnt_total total;
 	/* uint64_t values[popcount(aux)] */
 };
 

@@ -83,7 +83,7 @@ enum lp_rec_type {
 	LP_REC_STACK = 3,	  /* aux = frame count; lp_rec_stack + u64 pcs */
 	LP_REC_MODULE = 4,	  /* aux = path length; lp_rec_module + path */
 	LP_REC_PROC_START = 5,	  /* aux = cmdline length; lp_rec_proc_start + argv */
-	LP_REC_PROC_EXIT = 6,	  /* lp_rec_proc_exit */
+	LP_REC_PROC_EXIT = 6,	  /* aux = title length; lp_rec_proc_exit + /proc/self/cmdline */
 	LP_REC_EXEC = 7,	  /* aux = path length; lp_rec_exec + path */
 	LP_REC_THREAD_START = 8,  /* lp_rec_thread_start */
 	LP_REC_THREAD_NAME = 9,	  /* lp_rec_thread_name */

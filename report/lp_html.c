@@ -371,7 +371,16 @@ static void lp_w_tail(FILE *f, const struct lp_breakdown *b)
 
 static void lp_w_locks(FILE *f, const struct lp_lock_report *r)
 {
-	fputs("<section id=\"locks\"><h2>Locks</h2>\n", f);
+	char buf[32];
+	fputs("<section id=\"locks\"><h2>Locks</h2>\n<p class=\"note\">Waits by class:", f);
+	for (int c = 0; c < LP_WAIT_NCLASSES; c++) {
+		if (!r->class_n[c])
+			continue;
+		fprintf(f, " %s %lld, ", lp_wait_class_name(c), r->class_n[c]);
+		lp_html_str(f, lp_txt_ns((double)r->class_ns[c], buf, sizeof(buf)));
+		fputc(';', f);
+	}
+	fputs(" ranked below: contention and gil</p>\n", f);
 	if (!r->n) {
 		fputs("<p class=\"note\">No contended lock was recorded.</p></section>\n", f);
 		return;
@@ -385,7 +394,7 @@ static void lp_w_locks(FILE *f, const struct lp_lock_report *r)
 		const struct lp_lock_row *l = &r->locks[i];
 		fputs("<tr>", f);
 		lp_html_td_str(f, l->name);
-		lp_html_td_str(f, l->kind);
+		lp_html_td_str(f, l->wclass == LP_WAIT_GIL ? "gil" : l->kind);
 		fprintf(f, "<td>%lld</td>", l->count);
 		lp_html_td_dur(f, (double)l->total_ns);
 		lp_html_td_dur(f, l->mean_ns);

@@ -77,7 +77,8 @@ static void lp_locks_text_table(FILE *f, const struct lp_lock_report *r)
 				const struct lp_lock_row *l = &r->locks[i - 1];
 				snprintf(cells[0], 128, "%zu", i);
 				lp_txt_cell(cells[1], 128, l->name, LP_NAME_W);
-				lp_txt_cell(cells[2], 128, l->kind, 10);
+				lp_txt_cell(cells[2], 128,
+					    l->wclass == LP_WAIT_GIL ? "gil" : l->kind, 10);
 				snprintf(cells[3], 128, "%d", l->pid);
 				snprintf(cells[4], 128, "%lld", l->count);
 				lp_txt_ns((double)l->total_ns, cells[5], 128);
@@ -149,31 +150,62 @@ static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row 
 		fputs("  ", f);
 		lp_txt_pad(f, l->sites[i].where, 0, 0);
 		fputc('\n', f);
+		if (l->sites[i].chain) { /* the site and the two frames above it */
+			fputs("                                  ", f);
+			lp_txt_pad(f, l->sites[i].chain, 0, 0);
+			fputc('\n', f);
+		}
 	}
 	lp_locks_text_threads(f, "top waiters (tid, name)", l->waiters, l->n_waiters);
 	lp_locks_text_threads(f, "top owners (held it while others waited)", l->owners,
 			      l->n_owners);
 	if (l->owner_unknown)
 		fprintf(f, "     owner unknown for %lld waits\n", l->owner_unknown);
+	if (l->holder_stage) {
+		fputs("   holders were in stage ", f);
+		lp_txt_pad(f, l->holder_stage, 0, 0);
+		fprintf(f, " (%lld of %lld waits)\n", l->holder_stage_waits, l->count);
+	}
 	if (l->timeouts)
 		fprintf(f, "     %lld waits timed out\n", l->timeouts);
+}
+
+/* One line: every recorded wait (lock and condition) by class. Only
+ * contention and gil are ranked below; the others are not contention. */
+static void lp_locks_text_classes(FILE *f, const struct lp_lock_report *r)
+{
+	char a[32];
+	fputs("Waits by class:", f);
+	for (int c = 0; c < LP_WAIT_NCLASSES; c++) {
+		if (!r->class_n[c])
+			continue;
+		double share = r->thread_time_ns > 0
+				   ? 100.0 * (double)r->class_ns[c] / (double)r->thread_time_ns
+				   : 0;
+		fprintf(f, " %s %lld, %s (%.1f%%);", lp_wait_class_name(c), r->class_n[c],
+			lp_txt_ns((double)r->class_ns[c], a, sizeof(a)), share);
+	}
+	fputs(" ranked: contention and gil\n", f);
 }
 
 void lp_locks_write_text(FILE *f, const struct lp_lock_report *r)
 {
 	char a[32], b[32], c[32];
-	double share =
-	    r->thread_time_ns > 0 ? 100.0 * (double)r->lock_wait_ns / (double)r->thread_time_ns : 0;
+	/* the ranked waits: contention and the GIL */
+	long long n = r->class_n[LP_WAIT_CONTENTION] + r->class_n[LP_WAIT_GIL];
+	int64_t ns = r->class_ns[LP_WAIT_CONTENTION] + r->class_ns[LP_WAIT_GIL];
+	double share = r->thread_time_ns > 0 ? 100.0 * (double)ns / (double)r->thread_time_ns : 0;
 	fprintf(f,
 		"Locks: %lld contended, %lld contended acquisitions, %s waited (%.1f%% of %s %s "
 		"time, %lld threads)\n",
-		r->n_locks, r->lock_waits, lp_txt_ns((double)r->lock_wait_ns, a, sizeof(a)), share,
+		r->n_locks, n, lp_txt_ns((double)ns, a, sizeof(a)), share,
 		lp_txt_ns((double)r->thread_time_ns, b, sizeof(b)),
 		strcmp(r->thread_time_basis ? r->thread_time_basis : "", "threads") ? "process"
 										    : "thread",
 		r->n_threads);
-	fprintf(f, "Condition waits: %lld, %s (waiting for work or a signal; not contention)\n",
-		r->cond_waits, lp_txt_ns((double)r->cond_wait_ns, c, sizeof(c)));
+	fprintf(f, "Condition waits: %lld, %s\n", r->cond_waits,
+		lp_txt_ns((double)r->cond_wait_ns, c, sizeof(c)));
+	lp_locks_text_classes(f, r);
 	if (!r->n) {
 		fputs("No contended lock acquisitions were recorded.\n", f);
 		return;
@@ -216,6 +248,8 @@ static void lp_json_site(FILE *f, const struct lp_lock_site *s)
 		fprintf(f, ", \"offset\": \"0x%" PRIx64 "\"", s->offset);
 	else
 		fputs(", \"offset\": null", f);
+	fprintf(f, ", \"depth\": %d, \"chain\": ", s->depth);
+	lp_json_str(f, s->chain);
 	fprintf(f, ", \"count\": %lld, \"wait_ns\": %" PRId64 "}", s->count, s->wait_ns);
 }
 
@@ -229,7 +263,8 @@ static void lp_json_lock(FILE *f, size_t rank, const struct lp_lock_row *l)
 	lp_json_str(f, l->module);
 	fprintf(f, ",\n      \"address\": \"0x%" PRIx64 "\",\n      \"kind\": ", l->address);
 	lp_json_str(f, l->kind);
-	fprintf(f, ",\n      \"pid\": %d,\n      \"process\": ", l->pid);
+	fprintf(f, ",\n      \"class\": \"%s\",\n      \"pid\": %d,\n      \"process\": ",
+		lp_wait_class_name(l->wclass), l->pid);
 	lp_json_str(f, l->process);
 	fprintf(f,
 		",\n      \"count\": %lld,\n      \"timeouts\": %lld,\n      \"total_ns\": %" PRId64
@@ -246,7 +281,9 @@ static void lp_json_lock(FILE *f, size_t rank, const struct lp_lock_row *l)
 	fputs(l->n_sites ? "\n      ]" : "]", f);
 	lp_json_threads(f, "waiters", l->waiters, l->n_waiters);
 	lp_json_threads(f, "owners", l->owners, l->n_owners);
-	fprintf(f, ",\n      \"owner_unknown\": %lld\n    }", l->owner_unknown);
+	fprintf(f, ",\n      \"owner_unknown\": %lld,\n      \"holder_stage\": ", l->owner_unknown);
+	lp_json_str(f, l->holder_stage);
+	fprintf(f, ",\n      \"holder_stage_waits\": %lld\n    }", l->holder_stage_waits);
 }
 
 void lp_locks_write_json(FILE *f, const struct lp_lock_report *r)
@@ -259,8 +296,12 @@ void lp_locks_write_json(FILE *f, const struct lp_lock_report *r)
 	lp_json_str(f, r->thread_time_basis ? r->thread_time_basis : "threads");
 	fprintf(f,
 		", \"contended_locks\": %lld, \"lock_waits\": %lld, \"lock_wait_ns\": %" PRId64
-		", \"cond_waits\": %lld, \"cond_wait_ns\": %" PRId64 "},\n  \"locks\": [",
+		", \"cond_waits\": %lld, \"cond_wait_ns\": %" PRId64 ", \"classes\": {",
 		r->n_locks, r->lock_waits, r->lock_wait_ns, r->cond_waits, r->cond_wait_ns);
+	for (int c = 0; c < LP_WAIT_NCLASSES; c++)
+		fprintf(f, "%s\"%s\": {\"count\": %lld, \"wait_ns\": %" PRId64 "}", c ? ", " : "",
+			lp_wait_class_name(c), r->class_n[c], r->class_ns[c]);
+	fputs("}},\n  \"locks\": [", f);
 	for (size_t i = 0; i < r->n; i++) {
 		fputs(i ? ",\n" : "\n", f);
 		lp_json_lock(f, i + 1, &r->locks[i]);
@@ -272,7 +313,8 @@ void lp_locks_write_json(FILE *f, const struct lp_lock_report *r)
 
 void lp_locks_write_csv(FILE *f, const struct lp_lock_report *r)
 {
-	fputs("rank,name,symbol,module,address,kind,pid,process,count,timeouts,total_ns,mean_ns,"
+	fputs("rank,name,symbol,module,address,kind,class,pid,process,count,timeouts,total_ns,mean_"
+	      "ns,"
 	      "p50_ns,p99_ns,max_ns,share,top_site,top_site_count,top_waiter_tid,top_waiter_name,"
 	      "top_owner_tid,top_owner_name\r\n",
 	      f);
@@ -286,7 +328,7 @@ void lp_locks_write_csv(FILE *f, const struct lp_lock_report *r)
 		lp_csv_str(f, l->module);
 		fprintf(f, ",0x%" PRIx64 ",", l->address);
 		lp_csv_str(f, l->kind);
-		fprintf(f, ",%d,", l->pid);
+		fprintf(f, ",%s,%d,", lp_wait_class_name(l->wclass), l->pid);
 		lp_csv_str(f, l->process);
 		fprintf(f, ",%lld,%lld,%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.6f,",
 			l->count, l->timeouts, l->total_ns, l->mean_ns, l->p50_ns, l->p99_ns,

@@ -39,7 +39,7 @@ static double lp_proc_dur(const struct lp_summary_proc *p)
 
 void lp_summary_write_text(FILE *f, const struct lp_run_summary *s)
 {
-	char a[32], end[64], id[32];
+	char a[32];
 	fputs("Run: ", f);
 	lp_txt_pad(f, s->run_cmdline ? s->run_cmdline : (s->n_procs ? s->procs[0].cmdline : NULL),
 		   0, 0);
@@ -66,21 +66,125 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s)
 	}
 	fputs("\n\n", f);
 
+	lp_summary_write_procs(f, s, 0);
+}
+
+static void lp_proc_line(FILE *f, const struct lp_summary_proc *p, const char *count,
+			 const char *name, const char *via)
+{
+	char a[32], end[64], id[32];
+	lp_proc_end(end, sizeof(end), p);
+	snprintf(id, sizeof(id), "%d", p->pid);
+	fputs("  ", f);
+	lp_txt_pad(f, id, 8, 1);
+	fprintf(f, "  %8d  %7lld  ", p->ppid, p->threads);
+	lp_txt_pad(f, lp_txt_ns(lp_proc_dur(p), a, sizeof(a)), 9, 1);
+	fputs("  ", f);
+	lp_txt_pad(f, end, 18, 0);
+	fputs("  ", f);
+	if (count)
+		fputs(count, f);
+	lp_txt_pad(f, name, 0, 0); /* last column: no padding */
+	if (via) {
+		fputs("  (via ", f);
+		lp_txt_pad(f, via, 0, 0);
+		fputc(')', f);
+	}
+	fputc('\n', f);
+}
+
+static const char *lp_proc_name(const struct lp_summary_proc *p)
+{
+	return p->title ? p->title : p->cmdline;
+}
+
+static int lp_same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* The program names of the images pid ran before q (a launcher chain:
+ * env, a shell, a pyenv shim that exec'd the app), "env > bash > pyenv". */
+static void lp_launchers(const struct lp_run_summary *s, const struct lp_summary_proc *q, char *buf,
+			 size_t len)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < s->n_procs && o + 1 < len; i++) {
+		const struct lp_summary_proc *p = &s->procs[i];
+		if (p == q || p->pid != q->pid || p->start_ns > q->start_ns ||
+		    !lp_same_str(p->exit_how, "exec"))
+			continue;
+		const char *c = p->cmdline ? p->cmdline : "?";
+		size_t n = strcspn(c, " ");
+		const char *slash = memrchr(c, '/', n);
+		if (slash)
+			n -= (size_t)(slash + 1 - c), c = slash + 1;
+		int w = snprintf(buf + o, len - o, "%s%.*s", o ? " > " : "", (int)n, c);
+		if (w > 0)
+			o += (size_t)w < len - o ? (size_t)w : len - o - 1;
+	}
+}
+
+/* Whether the default view shows p: the process latprof started (its last
+ * image) and the ones that recorded events (waits, ranges); when none did,
+ * those that lived a tenth of the run. A launcher image that exec'd
+ * another is folded into it. */
+static int lp_proc_matters(const struct lp_run_summary *s, const struct lp_summary_proc *p)
+{
+	if (lp_same_str(p->exit_how, "exec"))
+		return 0;
+	int any = 0, root = 1;
+	for (size_t i = 0; i < s->n_procs; i++) {
+		any |= s->procs[i].events > 0;
+		root &= s->procs[i].pid != p->ppid;
+	}
+	if (root)
+		return 1;
+	int64_t run = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+	return any ? p->events > 0 : s->n_procs == 1 || lp_proc_dur(p) * 10 >= (double)run;
+}
+
+void lp_summary_write_procs(FILE *f, const struct lp_run_summary *s, int all)
+{
+	char via[256], count[32];
 	fputs("       pid      ppid  threads   duration  end                 command\n", f);
+	size_t hidden = 0, launchers = 0;
 	for (size_t i = 0; i < s->n_procs; i++) {
 		const struct lp_summary_proc *p = &s->procs[i];
-		lp_proc_end(end, sizeof(end), p);
-		snprintf(id, sizeof(id), "%d", p->pid);
-		fputs("  ", f);
-		lp_txt_pad(f, id, 8, 1);
-		fprintf(f, "  %8d  %7lld  ", p->ppid, p->threads);
-		lp_txt_pad(f, lp_txt_ns(lp_proc_dur(p), a, sizeof(a)), 9, 1);
-		fputs("  ", f);
-		lp_txt_pad(f, end, 18, 0);
-		fputs("  ", f);
-		lp_txt_pad(f, p->cmdline, 0, 0); /* last column: no padding */
-		fputc('\n', f);
+		if (all) {
+			lp_proc_line(f, p, NULL, p->cmdline, NULL);
+			if (p->title)
+				fprintf(f, "%55s title at exit: %s\n", "", p->title);
+			continue;
+		}
+		if (!lp_proc_matters(s, p)) {
+			launchers += lp_same_str(p->exit_how, "exec");
+			hidden += !lp_same_str(p->exit_how, "exec");
+			continue;
+		}
+		/* identical siblings: shown once, on the first */
+		size_t n = 0, first = i;
+		for (size_t k = 0; k < s->n_procs; k++) {
+			const struct lp_summary_proc *q = &s->procs[k];
+			if (q->ppid != p->ppid || !lp_proc_matters(s, q) ||
+			    !lp_same_str(lp_proc_name(q), lp_proc_name(p)))
+				continue;
+			if (!n)
+				first = k;
+			n++;
+		}
+		if (first != i)
+			continue;
+		lp_launchers(s, p, via, sizeof(via));
+		snprintf(count, sizeof(count), "%zu x ", n);
+		lp_proc_line(f, p, n > 1 ? count : NULL, lp_proc_name(p), via[0] ? via : NULL);
 	}
+	if (hidden || launchers)
+		fprintf(f,
+			"  (%zu launcher image%s folded, %zu process%s without recorded events "
+			"not shown: latprof report --processes lists all)\n",
+			launchers, launchers == 1 ? "" : "s", hidden, hidden == 1 ? "" : "es");
 	fputc('\n', f);
 }
 
@@ -109,6 +213,9 @@ void lp_summary_write_json_members(FILE *f, const struct lp_run_summary *s)
 		fprintf(f, "%s\n      {\"pid\": %d, \"ppid\": %d, \"cmdline\": ", i ? "," : "",
 			p->pid, p->ppid);
 		lp_json_str(f, p->cmdline);
+		fputs(", \"title\": ", f);
+		lp_json_str(f, p->title);
+		fprintf(f, ", \"events\": %lld", p->events);
 		fputs(", \"exit_how\": ", f);
 		lp_json_str(f, p->exit_how);
 		if (p->has_status)
@@ -131,7 +238,7 @@ void lp_summary_write_json_members(FILE *f, const struct lp_run_summary *s)
 void lp_summary_write_csv(FILE *f, const struct lp_run_summary *s)
 {
 	fputs("pid,ppid,cmdline,exit_how,exit_status,exit_signal,start_ns,end_ns,threads,"
-	      "dropped_records,dropped_chunks,dropped_strings,log_closed\r\n",
+	      "dropped_records,dropped_chunks,dropped_strings,log_closed,title\r\n",
 	      f);
 	for (size_t i = 0; i < s->n_procs; i++) {
 		const struct lp_summary_proc *p = &s->procs[i];
@@ -145,9 +252,11 @@ void lp_summary_write_csv(FILE *f, const struct lp_run_summary *s)
 			fputs(",,", f);
 		if (p->exit_signal)
 			fprintf(f, "%d", p->exit_signal);
-		fprintf(f, ",%" PRId64 ",%" PRId64 ",%lld,%lld,%lld,%lld,%d\r\n", p->start_ns,
+		fprintf(f, ",%" PRId64 ",%" PRId64 ",%lld,%lld,%lld,%lld,%d,", p->start_ns,
 			p->end_ns, p->threads, p->dropped_records, p->dropped_chunks,
 			p->dropped_strings, p->log_closed);
+		lp_csv_str(f, p->title);
+		fputs("\r\n", f);
 	}
 }
 

@@ -10,6 +10,11 @@
 #include "lp_summary.h"
 
 void lp_summary_write_text(FILE *f, const struct lp_run_summary *s);
+/* The process table: all = 0 shows the app's processes (those with
+ * recorded events or a tenth of the run), launcher chains folded into the
+ * image they exec'd and identical siblings as "N x title"; all = 1 lists
+ * every process image with its exec command line and title at exit. */
+void lp_summary_write_procs(FILE *f, const struct lp_run_summary *s, int all);
 /* The members of a JSON object (no braces), so a view can embed it. */
 void lp_summary_write_json_members(FILE *f, const struct lp_run_summary *s);
 /* One row per process. */

@@ -21,6 +21,7 @@ CREATE TABLE processes (
   exec_from   INTEGER REFERENCES processes(id),
   cmdline     TEXT,
   exe         TEXT,
+  title       TEXT,              -- /proc/self/cmdline at exit when the process rewrote it, else NULL
   start_ns    INTEGER NOT NULL,
   end_ns      INTEGER,
   exit_status INTEGER,
@@ -94,7 +95,9 @@ CREATE TABLE lock_waits (
   end_ns    INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL,
   mode      INTEGER NOT NULL DEFAULT 0, -- 0 exclusive, 1 shared (rwlock read)
   stack_id  INTEGER REFERENCES stacks(id),
-  flags     INTEGER NOT NULL DEFAULT 0 -- 1 timed out, 2 failed
+  flags     INTEGER NOT NULL DEFAULT 0, -- 1 timed out, 2 failed
+  class     INTEGER NOT NULL DEFAULT 0 REFERENCES wait_classes(id), -- set after import
+  owner_range_id INTEGER          -- ranges.id: the owner's innermost open NVTX range then
 );
 
 CREATE TABLE cond_waits (
@@ -107,7 +110,8 @@ CREATE TABLE cond_waits (
   end_ns    INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL,
   timed     INTEGER NOT NULL DEFAULT 0,
   stack_id  INTEGER REFERENCES stacks(id),
-  flags     INTEGER NOT NULL DEFAULT 0
+  flags     INTEGER NOT NULL DEFAULT 0,
+  class     INTEGER NOT NULL DEFAULT 4 REFERENCES wait_classes(id) -- set after import
 );
 
 -- Blocking calls that lasted at least the run's threshold (latprof run
@@ -126,3 +130,18 @@ CREATE TABLE blocking_calls (
   result    INTEGER NOT NULL,   -- return value, or -errno when it failed
   stack_id  INTEGER REFERENCES stacks(id)
 );
+
+-- What a recorded wait was waiting for (analyze/lp_import_waits.c decides,
+-- docs/schema.md "Wait classes" says how). Ids are stable.
+CREATE TABLE wait_classes (
+  id    INTEGER PRIMARY KEY,
+  name  TEXT NOT NULL UNIQUE,
+  means TEXT NOT NULL
+);
+INSERT INTO wait_classes VALUES
+  (0, 'contention', 'a thread queued for a lock another thread held (mutex, rwlock, spin, semaphore used as a lock)'),
+  (1, 'gil', 'a Python thread waited for the GIL (CPython take_gil/drop_gil)'),
+  (2, 'idle', 'a worker waited for work: outside requests, on a thread that serves requests or a pool thread'),
+  (3, 'join', 'a thread waited for another thread to end (Python Thread.join)'),
+  (4, 'signal', 'a condition or one-shot semaphore wait for an event (a queue, Event.wait)'),
+  (5, 'sync', 'the host waited for the GPU (CUDA synchronization)');

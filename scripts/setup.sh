@@ -10,10 +10,13 @@ cd "$(dirname "$0")/.."
 # sanitizer builds, clang-14 with libFuzzer (libclang-rt-14-dev) for fuzzing.
 LP_PACKAGES=(cmake gcc g++ make pkg-config python3 libsqlite3-dev libdw-dev libelf-dev
 	libpfm4-dev libxxhash-dev libyajl-dev zlib1g-dev nettle-dev gnuplot-nox chromium sqlite3
-	libasan8 libubsan1 libtsan2 clang-14 libclang-rt-14-dev)
-# Real-program benchmark (tests/bench/bench_servers.py): memcached under
-# memcaslap, PostgreSQL under pgbench.
-LP_PACKAGES+=(memcached libmemcached-tools postgresql)
+	libasan8 libubsan1 libtsan2 clang-14 libclang-rt-14-dev
+	pigz memcached libmemcached-tools postgresql)
+# tests/real records real programs: pigz, memcached under memcaslap
+# (libmemcached-tools), PostgreSQL under pgbench (postgresql; its binaries
+# live in /usr/lib/postgresql/<major>/bin), Python with nvtx, numpy, onnx
+# and onnxruntime (lp_install_python). The real-program benchmark
+# (tests/bench/bench_servers.py) uses memcached and PostgreSQL too.
 LP_BUILD_DIR=${LP_BUILD_DIR:-build}
 
 lp_missing_packages() {
@@ -40,17 +43,23 @@ lp_install_packages() {
 	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq $missing
 }
 
-# The Python NVTX test records a program using PyPI's `nvtx` package.
+# The Python tests record programs using PyPI's `nvtx` package; tests/real
+# adds numpy, onnx and onnxruntime.
+LP_PY_PACKAGES=(nvtx numpy onnx onnxruntime)
 lp_install_python() {
-	python3 -c 'import nvtx' 2>/dev/null && return 0
+	local p missing=()
+	for p in "${LP_PY_PACKAGES[@]}"; do
+		python3 -c "import $p" 2>/dev/null || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "${LP_NO_APT:-0}" = 1 ]; then
-		echo "setup: python package nvtx missing (LP_NO_APT=1, not installing)" >&2
+		echo "setup: python packages missing (LP_NO_APT=1, not installing):" "${missing[@]}" >&2
 		return 0
 	fi
-	echo "setup: pip install nvtx" >&2
-	python3 -m pip install -q nvtx 2>/dev/null ||
-		python3 -m pip install -q --break-system-packages nvtx ||
-		echo "setup: could not install the nvtx package; its test will skip" >&2
+	echo "setup: pip install" "${missing[@]}" >&2
+	python3 -m pip install -q "${missing[@]}" 2>/dev/null ||
+		python3 -m pip install -q --break-system-packages "${missing[@]}" ||
+		echo "setup: could not install" "${missing[@]}" "; their tests will skip" >&2
 }
 
 lp_build() {

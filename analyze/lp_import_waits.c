@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Wait classes: after every row is in, each lock and condition wait gets a
+ * class (schemas/core.sql wait_classes, docs/schema.md "Wait classes") so
+ * that reports rank what threads queued on, not everything that blocked.
+ * The order of the statements below is the order of precedence:
+ *
+ *  1. gil: CPython's GIL is a mutex + condition variable inside the
+ *     exported data object _PyRuntime (3.8-3.13: _PyRuntime.ceval.gil, and
+ *     since 3.12 the main interpreter's _gil, embedded in _PyRuntime). The
+ *     lock's name comes from libpython's or python's dynamic symbols, so
+ *     this holds for stripped builds; with symbols, a take_gil/drop_gil top
+ *     frame says the same.
+ *  2. join: a semaphore waited on once, released as another thread of the
+ *     process ended (it started before the wait and ended during it or
+ *     within 50 ms after): how Python's Thread.join() looks (the thread's
+ *     tstate lock, held for its whole life).
+ *  3. signal: any other semaphore waited on exactly once: a one-shot event
+ *     (Python's Condition.wait and Event.wait allocate a lock per wait);
+ *     condition waits are signal by default.
+ *  4. idle: a condition wait or semaphore wait outside requests, on a
+ *     thread that serves requests or on a non-main thread of a process that
+ *     does (a pool thread): a worker waiting for work. Requests are the most
+ *     frequent outermost range, the breakdown's default.
+ * Everything else stays contention. Then, for each contention wait with a
+ * known owner, the owner's innermost NVTX range open when the wait began
+ * (lock_waits.owner_range_id): the stage the holder was in, which names
+ * the critical section. The SQL runs as the source's "indexes" step, after
+ * the core and NVTX indexes exist.
+ */
+#include "lp_db.h"
+#include "lp_import.h"
+#include "lp_waits.h"
+
+static const char lp_waits_classify_sql[] =
+    /* 1. gil */
+    "CREATE TEMP TABLE lp_gil_lock AS SELECT DISTINCT c.mutex_lock_id AS id FROM cond_waits c "
+    "JOIN locks l ON l.id = c.mutex_lock_id "
+    "WHERE l.name = '_PyRuntime' OR l.name LIKE '\\_PyRuntime+%' ESCAPE '\\';"
+    "CREATE TEMP TABLE lp_gil_stack AS SELECT s.id FROM stacks s JOIN frames f "
+    "ON f.id = s.top_frame WHERE f.function IN ('take_gil', 'drop_gil');"
+    "UPDATE cond_waits SET class = 1 WHERE mutex_lock_id IN (SELECT id FROM temp.lp_gil_lock) "
+    "OR stack_id IN (SELECT id FROM temp.lp_gil_stack);"
+    "UPDATE lock_waits SET class = 1 WHERE lock_id IN (SELECT id FROM temp.lp_gil_lock) "
+    "OR stack_id IN (SELECT id FROM temp.lp_gil_stack);"
+    /* 2. join, 3. signal: semaphores waited on once */
+    "CREATE TEMP TABLE lp_once AS SELECT min(w.id) AS id FROM lock_waits w "
+    "JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' WHERE w.class = 0 "
+    "GROUP BY w.lock_id HAVING count(*) = 1;"
+    "UPDATE lock_waits SET class = 4 WHERE id IN (SELECT id FROM temp.lp_once);"
+    "UPDATE lock_waits SET class = 3 WHERE id IN (SELECT w.id FROM temp.lp_once o "
+    "JOIN lock_waits w ON w.id = o.id JOIN threads me ON me.id = w.thread_id "
+    "WHERE EXISTS (SELECT 1 FROM threads t WHERE t.process_id = me.process_id "
+    "AND t.id != me.id AND t.start_ns <= w.start_ns AND t.end_ns >= w.start_ns "
+    "AND t.end_ns <= w.start_ns + w.dur_ns + 50000000));"
+    /* 4. idle */
+    "CREATE TEMP TABLE lp_req (thread_id INTEGER, start_ns INTEGER, end_ns INTEGER);"
+    "INSERT INTO temp.lp_req SELECT start_thread_id, start_ns, end_ns FROM ranges "
+    "WHERE depth = 0 AND name_id = (SELECT name_id FROM ranges WHERE depth = 0 "
+    "GROUP BY name_id ORDER BY count(*) DESC, name_id LIMIT 1);"
+    "CREATE INDEX temp.lp_req_at ON lp_req(thread_id, start_ns);"
+    "CREATE TEMP TABLE lp_worker AS SELECT t.id FROM threads t JOIN processes p "
+    "ON p.id = t.process_id WHERE t.process_id IN (SELECT DISTINCT x.process_id FROM "
+    "temp.lp_req r JOIN threads x ON x.id = r.thread_id) "
+    "AND (t.tid != p.pid OR t.id IN (SELECT thread_id FROM temp.lp_req));"
+    "UPDATE cond_waits SET class = 2 WHERE class = 4 AND thread_id IN "
+    "(SELECT id FROM temp.lp_worker) AND NOT COALESCE((SELECT r.end_ns > cond_waits.start_ns "
+    "FROM temp.lp_req r WHERE r.thread_id = cond_waits.thread_id AND r.start_ns < "
+    "cond_waits.start_ns + cond_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"
+    "UPDATE lock_waits SET class = 2 WHERE class IN (0, 4) AND thread_id IN "
+    "(SELECT id FROM temp.lp_worker) AND lock_id IN (SELECT id FROM locks WHERE kind = 'sem') "
+    "AND NOT COALESCE((SELECT r.end_ns > lock_waits.start_ns FROM temp.lp_req r WHERE "
+    "r.thread_id = lock_waits.thread_id AND r.start_ns < lock_waits.start_ns + "
+    "lock_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"
+    /* the holder's stage: the owner's innermost range open when the wait began */
+    "CREATE TEMP TABLE lp_rng (id INTEGER, th INTEGER, s INTEGER, e INTEGER);"
+    "INSERT INTO temp.lp_rng SELECT id, start_thread_id, start_ns, end_ns FROM ranges;"
+    "CREATE INDEX temp.lp_rng_at ON lp_rng(th, s);"
+    /* bounds the backward scan for an owner outside every range */
+    "CREATE TEMP TABLE lp_rmax AS SELECT coalesce(max(e - s), 0) AS d FROM temp.lp_rng;"
+    "UPDATE lock_waits SET owner_range_id = (SELECT r.id FROM temp.lp_rng r WHERE r.th = "
+    "(SELECT t.id FROM threads t JOIN locks l ON l.process_id = t.process_id WHERE "
+    "l.id = lock_waits.lock_id AND t.tid = lock_waits.owner_tid AND coalesce(t.start_ns, 0) "
+    "<= lock_waits.start_ns ORDER BY t.start_ns DESC LIMIT 1) AND r.s <= lock_waits.start_ns "
+    "AND r.s >= lock_waits.start_ns - (SELECT d FROM temp.lp_rmax) "
+    "AND r.e > lock_waits.start_ns ORDER BY r.s DESC LIMIT 1) "
+    "WHERE owner_tid IS NOT NULL AND class = 0 AND EXISTS (SELECT 1 FROM temp.lp_rng);"
+    "DROP TABLE temp.lp_rng; DROP TABLE temp.lp_rmax;"
+    "DROP TABLE temp.lp_gil_lock; DROP TABLE temp.lp_gil_stack; DROP TABLE temp.lp_once;"
+    "DROP TABLE temp.lp_req; DROP TABLE temp.lp_worker;";
+
+int lp_waits_classify(sqlite3 *db, char *err, size_t errlen)
+{
+	return lp_db_exec(db, lp_waits_classify_sql, err, errlen);
+}
+
+const struct lp_import_source lp_src_waits = {
+    .name = "waits",
+    .indexes = lp_waits_classify_sql,
+};

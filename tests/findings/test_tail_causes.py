@@ -1,0 +1,77 @@
+"""Tail attribution with two causes, on a synthetic database with the real
+schema (tests/diff/synth.py): 10% of 400 requests take a lock in stage
+infer and hold it 4x the stage's time, so their infer grows by 2 ms of
+lock wait on infer_lock plus 2 ms without any wait (the holder's CPU).
+tail-outlier must name both (each >= 20% of the growth), the lock with its
+name, and no output (findings, breakdown; JSON and CSV) may hold a
+negative time."""
+import csv
+import io
+import json
+import os
+import random
+import sqlite3
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "diff"))
+from lptest import check, latprof, tmpdir  # noqa: E402
+from synth import STAGES, make_db  # noqa: E402
+
+rng = random.Random(7)
+base = {"decode": 0.2e6, "preprocess": 0.2e6, "infer": 1.0e6, "postprocess": 0.2e6}
+reqs, locked = [], set()
+for i in range(400):
+    r = {st: base[st] * rng.uniform(0.95, 1.05) for st in STAGES}
+    if i % 10 == 3:
+        r["infer"] += 4.0e6
+        locked.add(i)
+    reqs.append(r)
+path = os.path.join(tmpdir(), "tail.db")
+make_db(path, reqs)
+c = sqlite3.connect(path)
+c.execute("INSERT INTO locks (id, process_id, address, kind, name) VALUES (1, 1, 4096, 'mutex', "
+          "'infer_lock')")
+infer = c.execute("SELECT s.start_ns, s.end_ns FROM ranges s JOIN strings n ON n.id = s.name_id "
+                  "WHERE n.value = 'infer' ORDER BY s.start_ns").fetchall()
+for i, (s, e) in enumerate(infer):
+    if i in locked:  # 2 ms of the 4 extra: queued behind the holder
+        c.execute("INSERT INTO lock_waits (lock_id, thread_id, start_ns, dur_ns) VALUES "
+                  "(1, 1, ?, ?)", (s + 100000, 2000000))
+c.commit()
+c.close()
+
+doc = json.loads(latprof("report", path, "--bottlenecks", "--format", "json", check=0).stdout)
+tail = next((f for f in doc["findings"] if f["id"] == "tail-outlier"), None)
+check(tail is not None, f"tail-outlier fires ({[f['id'] for f in doc['findings']]})")
+what = [s["what"] for s in tail["sites"]["items"]]
+check(what[0] == "infer", f"the tail stage is infer ({what})")
+causes = {w.split(" on ")[0]: s for w, s in zip(what, tail["sites"]["items"])}
+check("lock wait" in causes and "cpu" in causes, f"two causes listed: {what[1:]}")
+check("lock wait on infer_lock" in what, "the lock is named")
+n = tail["sites"]["items"][1]["count"]
+for k in ("lock wait", "cpu"):
+    g = causes[k]["ns"] / n
+    check(1.7e6 <= g <= 2.3e6, f"{k} grows {g / 1e6:.2f} ms per tail request (2 ms programmed)")
+check("lock wait on infer_lock +" in tail["summary"] and "cpu +" in tail["summary"],
+      f"summary: {tail['summary']}")
+
+
+def negatives(x, path=""):
+    if isinstance(x, dict):
+        return [n for k, v in x.items() for n in negatives(v, f"{path}.{k}")]
+    if isinstance(x, list):
+        return [n for i, v in enumerate(x) for n in negatives(v, f"{path}[{i}]")]
+    if isinstance(x, (int, float)) and not isinstance(x, bool) and x < 0 and \
+            (path.endswith("_ns") or path.endswith(".ns")):
+        return [(path, x)]
+    return []
+
+
+bd = json.loads(latprof("report", path, "--breakdown", "--format", "json", check=0).stdout)
+bad = negatives(doc) + negatives(bd)
+check(not bad, f"no negative time in the JSON ({bad[:3]})")
+rows = list(csv.DictReader(io.StringIO(latprof("report", path, "--bottlenecks", "--format",
+                                               "csv", check=0).stdout, newline="")))
+neg = [(r["id"], k, v) for r in rows for k, v in r.items()
+       if k and k.endswith("_ns") and v and v.lstrip().startswith("-")]
+check(not neg, f"no negative time in the CSV ({neg[:3]})")

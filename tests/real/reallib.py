@@ -1,0 +1,91 @@
+"""Helpers for tests/real: record real programs from Debian and PyPI
+packages (scripts/setup.sh installs them) and read latprof's verdicts.
+A missing package skips (77) and says which."""
+import importlib.util
+import json
+import os
+import shutil
+import sys
+
+import lptest
+from lptest import latprof
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def need_python(*mods):
+    for m in mods:
+        if importlib.util.find_spec(m) is None:
+            lptest.skip(f"python package '{m}' is not installed (scripts/setup.sh installs it)")
+
+
+def need_cmd(*paths):
+    for p in paths:
+        if not (shutil.which(p) or os.access(p, os.X_OK)):
+            lptest.skip(f"'{p}' is not installed (scripts/setup.sh installs it)")
+
+
+def findings(db, *args):
+    return json.loads(latprof("report", db, "--bottlenecks", "--format", "json", *args,
+                              check=0).stdout)
+
+
+def locks(db, *args):
+    return json.loads(latprof("report", db, "--locks", "--format", "json", *args,
+                              check=0).stdout)
+
+
+def rule(doc, rid):
+    return next(r for r in doc["rules"] if r["id"] == rid)
+
+
+def found(doc, rid):
+    return [f for f in doc["findings"] if f["id"] == rid]
+
+
+def script(name):
+    return [sys.executable, os.path.join(HERE, name)]
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, timeout=15):
+    """Until 127.0.0.1:port accepts, the server exits, or timeout s."""
+    import socket
+    import time
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and proc.poll() is None:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.1)
+    return False
+
+
+def start_recording(db, *cmd, env=None, pre=()):
+    """latprof run -o db -- cmd... in the background (its own process
+    group, so a failing test can end it by pid); pre: a command that runs
+    latprof (setpriv to drop root)."""
+    import subprocess
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.Popen([*pre, lptest.LATPROF, "run", "-o", db, "--", *cmd], env=e,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def stop(proc, timeout=30):
+    """End a background recording's process group by its pid if it is still
+    running; returns (stdout, stderr)."""
+    import signal
+    import subprocess
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        return proc.communicate()

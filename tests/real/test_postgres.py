@@ -1,0 +1,88 @@
+"""PostgreSQL under pgbench over a Unix socket (initdb in a temp dir, run
+as an unprivileged user when the test runs as root: postgres refuses root).
+Backends wait for LWLocks on private POSIX semaphores (PGSemaphoreLock), so
+the innermost frame says nothing: latprof must attribute the waits to the
+LWLock call sites above the wrapper (LWLockAcquire <- caller), and show the
+backends by the titles postgres gives them, not 19 identical command lines."""
+import glob
+import os
+import pwd
+import signal
+import subprocess
+import time
+
+import lptest
+from lptest import check, db, latprof, tmpdir
+from reallib import locks, stop
+
+bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+if not bins or not os.access(os.path.join(bins[-1], "pgbench"), os.X_OK):
+    lptest.skip("PostgreSQL is not installed (scripts/setup.sh installs postgresql)")
+B = bins[-1]
+d = tmpdir()
+os.chmod(d, 0o755)
+pre = []
+if os.geteuid() == 0:  # postgres refuses to run as root: nobody owns its dir
+    nobody = pwd.getpwnam("nobody")
+    os.chown(d, nobody.pw_uid, nobody.pw_gid)
+    pre = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
+
+
+def as_owner(*cmd, **kw):
+    return subprocess.run([*pre, *cmd], capture_output=True, text=True, timeout=60, **kw)
+
+
+data = os.path.join(d, "data")
+r = as_owner(f"{B}/initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
+check(r.returncode == 0, f"initdb in {data} ({r.stderr.strip()[-200:]})")
+path = os.path.join(d, "pg.db")
+port = "5433"
+env = dict(os.environ, TMPDIR=d)
+rec = subprocess.Popen([*pre, lptest.LATPROF, "run", "-o", path, "--", f"{B}/postgres", "-D", data,
+                        "-k", d, "-p", port, "-c", "listen_addresses=", "-c", "fsync=off"],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       start_new_session=True)
+try:
+    ready = False
+    for _ in range(225):  # 45 s: an instrumented (ASan) build starts slowly
+        if subprocess.run([f"{B}/pg_isready", "-h", d, "-p", port],
+                          capture_output=True).returncode == 0:
+            ready = True
+            break
+        if rec.poll() is not None:
+            break
+        time.sleep(0.2)
+    check(ready, "postgres accepts connections on its Unix socket")
+    pg = ["-h", d, "-p", port, "-U", "postgres"]
+    r = subprocess.run([f"{B}/pgbench", "-i", "-s", "2", "-q", *pg, "postgres"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, f"pgbench -i ({r.stderr.strip()[-200:]})")
+    r = subprocess.run([f"{B}/pgbench", "-c", "8", "-j", "2", "-T", "5", *pg, "postgres"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and "tps" in r.stdout, "pgbench: 8 clients for 5 s")
+    with open(os.path.join(data, "postmaster.pid")) as f:
+        os.kill(int(f.readline()), signal.SIGINT)  # fast shutdown
+finally:
+    out, err = stop(rec, timeout=40)
+check(rec.returncode == 0 and os.path.exists(path), f"recorded postgres ({err.strip()[-200:]})")
+
+conn = db(path)
+nproc = conn.execute("SELECT count(*) FROM processes").fetchone()[0]
+titled = conn.execute("SELECT title FROM processes WHERE title IS NOT NULL").fetchall()
+check(len(titled) >= 8, f"{len(titled)} of {nproc} processes have a title at exit")
+check(any("postgres: " in t[0] for t in titled), f"titles as postgres sets them: {titled[0][0]}")
+
+lk = locks(path, "--top", "20")["locks"]
+chains = [s["chain"] or "" for l in lk for s in l["sites"]]
+lw = [c for c in chains if c.startswith("LWLockAcquire")]
+check(lk and lw, f"waits attributed to LWLock call sites: {lw[:3]}")
+sites = {s["where"] for l in lk for s in l["sites"]}
+check(not any(w.startswith("PGSemaphoreLock") for w in sites),
+      "no site is the semaphore wrapper itself")
+
+txt = latprof("report", path, check=0).stdout
+table = txt[txt.index("command\n"):]
+check("postgres: " in table and " x postgres: " in table,
+      "the default report shows processes by title, identical siblings folded")
+allp = latprof("report", path, "--processes", check=0).stdout
+check(allp.count("title at exit: postgres: ") == len(titled), "--processes lists every title")

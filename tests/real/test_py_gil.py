@@ -1,0 +1,53 @@
+"""A 4-thread pure-Python NVTX server (tests/real/py_server.py): its
+request threads queue on CPython's GIL. latprof must say so: the first
+finding is gil-contention with >= 50% of request time, the first --locks
+row is the GIL, and the main thread's Thread.join() (one wait on a
+semaphore the worker held for its whole life) is a join, never ranked as
+contention. The same server with its stage work in NumPy (which releases
+the GIL in BLAS) gets no gil-contention finding."""
+import os
+
+import lptest
+from lptest import check, db, q1, record, tmpdir
+from reallib import findings, found, locks, need_python, rule, script
+
+need_python("nvtx", "numpy")
+d = tmpdir()
+env = {"OPENBLAS_NUM_THREADS": "1"}
+
+path = os.path.join(d, "py.db")
+record(path, *script("py_server.py"), "--work", "python", env=env)
+doc = findings(path)
+first = doc["findings"][0] if doc["findings"] else None
+check(first is not None and first["id"] == "gil-contention",
+      f"pure Python: first finding is gil-contention "
+      f"({[f['id'] for f in doc['findings']]})")
+check(first["value"] >= 0.5, f"GIL wait is {100 * first['value']:.1f}% of request time (>= 50%)")
+ev = {e["key"]: e["value"] for e in first["evidence"]}
+check(ev["waiting_threads"] == 4, f"all 4 server threads waited for the GIL ({ev['waiting_threads']})")
+conn = db(path)
+gil_in_db = q1(conn, "SELECT (SELECT coalesce(sum(dur_ns), 0) FROM cond_waits WHERE class = 1) + "
+                     "(SELECT coalesce(sum(dur_ns), 0) FROM lock_waits WHERE class = 1)")
+check(0 < ev["wait_ns"] <= gil_in_db, f"GIL wait inside requests {ev['wait_ns']:.0f} ns <= "
+      f"all GIL waits in the db {gil_in_db} ns")
+
+lk = locks(path)
+top = lk["locks"][0]
+check(top["class"] == "gil" and top["name"].startswith("GIL (_PyRuntime"),
+      f"first --locks row is the GIL: {top['name']} ({top['class']})")
+joins = conn.execute("SELECT w.lock_id, w.dur_ns, l.address FROM lock_waits w JOIN locks l "
+                     "ON l.id = w.lock_id WHERE w.class = 3").fetchall()
+check(len(joins) >= 1, f"the main thread's Thread.join is a join-class wait ({len(joins)})")
+ranked = {int(l["address"], 16) for l in lk["locks"]}
+check(not any(j["address"] in ranked for j in joins), "no joined semaphore is ranked in --locks")
+check(lk["totals"]["classes"]["join"]["count"] == len(joins), "join waits counted by class")
+lc = rule(doc, "lock-contention")
+check(lc["state"] == "quiet", f"lock-contention quiet: the join is not contention ({lc.get('value')})")
+
+path2 = os.path.join(d, "np.db")
+record(path2, *script("py_server.py"), "--work", "numpy", "--n", "512", "--requests", "60",
+       env=env)
+doc2 = findings(path2)
+g = rule(doc2, "gil-contention")
+check(not found(doc2, "gil-contention") and g["state"] == "quiet",
+      f"NumPy stages: no gil-contention ({100 * g['value']:.1f}% < 5%)")

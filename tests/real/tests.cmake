@@ -1,0 +1,16 @@
+# Real programs from Debian and PyPI packages (scripts/setup.sh installs
+# them), recorded as a new user would; each case asserts latprof's verdicts
+# and runs in under 60 s. Label `real` (the default tier of scripts/test.sh).
+# A missing package skips with its name.
+function(lp_real_test name script)
+  lp_py_test(${name} ${script} LABELS real TIMEOUT 120)
+  set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT
+    "PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib:${CMAKE_CURRENT_LIST_DIR}")
+  set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
+endfunction()
+
+lp_real_test(real_py_gil test_py_gil.py)
+lp_real_test(real_ort_spin test_ort_spin.py)
+lp_real_test(real_pigz test_pigz.py)
+lp_real_test(real_memcached test_memcached.py)
+lp_real_test(real_postgres test_postgres.py)
