@@ -140,7 +140,8 @@ int lp_bd_counters_load(struct lp_bd_work *b, struct lp_breakdown *out, char *er
 	b->cmask = calloc(b->rs.n, sizeof(*b->cmask));
 	rc = !b->cv || !b->cmask ? -ENOMEM : cnt_event_map(b->db, use_pf, &d.evk, err, errlen);
 	if (!rc)
-		rc = lp_db_query(b->db, "SELECT range_id, event_id, delta, scaled FROM range_counters",
+		rc = lp_db_query(b->db,
+				 "SELECT range_id, event_id, delta, scaled FROM range_counters",
 				 NULL, 0, deltas_row, &d, err, errlen);
 	lp_map_free(&d.evk);
 	if (rc == -EIO)
@@ -198,7 +199,7 @@ static void cacc_finish(const struct cacc *a, struct lp_bd_cnt *c, const char *w
 
 /* Per-stage (slot) and request counters, over this breakdown's instances. */
 int lp_bd_counters_stages(const struct lp_bd_work *b, struct lp_breakdown *out,
-			      const size_t *pos_of_slot)
+			  const size_t *pos_of_slot)
 {
 	size_t ns = b->nslot + 1;
 	struct cacc *acc = calloc(ns, sizeof(*acc)), req = {0};
@@ -252,4 +253,3 @@ void lp_bd_counters_tail(const struct lp_bd_work *b, struct lp_bd_tail *t)
 	t->descheduled = t->cat == b->cats.n && t->oncpu_tail < t->oncpu_mid - 0.05 &&
 			 t->offcpu_tail_ns > t->offcpu_mid_ns;
 }
-

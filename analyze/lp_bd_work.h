@@ -37,7 +37,6 @@ struct lp_bd_work {
 	uint16_t *cmask; /* [rs.n] kinds present, and "scaled" (lp_bd_counters.c) */
 };
 
-
 /* ---- lp_bd_counters.c ---- */
 
 /* Column availability for the run and the deltas of the loaded ranges

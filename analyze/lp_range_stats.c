@@ -80,4 +80,3 @@ void lp_range_stats_free(struct lp_range_stats *s)
 	free(s->v);
 	memset(s, 0, sizeof(*s));
 }
-

@@ -140,8 +140,8 @@ int lp_rset_load(sqlite3 *db, struct lp_rset *rs, int max_depth, char *err, size
 			rs->r[i].parent = l.pid[i] < 0 ? -1 : lp_rset_index(rs, l.pid[i]);
 	free(l.pid);
 	for (size_t k = 0; !rc && k < rs->nkeys; k++) {
-		rs->keys[k].name = text_by_id(db, "SELECT value FROM strings WHERE id = ?",
-					      rs->keys[k].name_id);
+		rs->keys[k].name =
+		    text_by_id(db, "SELECT value FROM strings WHERE id = ?", rs->keys[k].name_id);
 		rs->keys[k].domain =
 		    text_by_id(db, "SELECT name FROM domains WHERE id = ?", rs->keys[k].domain_id);
 		if (!rs->keys[k].name || !rs->keys[k].domain)
