@@ -3,6 +3,7 @@
 #include "lp_breakdown.h"
 #include "lp_db.h"
 #include "lp_stats.h"
+#include "lp_util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -261,27 +262,23 @@ void lp_expect_ctx_close(struct lp_expect_ctx *c)
 	c->db = NULL;
 }
 
+static int series_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_series *s = ctx;
+	if (LP_GROW(s->v, s->n, s->cap))
+		return -ENOMEM;
+	s->v[s->n++] = (double)sqlite3_column_int64(st, 0);
+	return 0;
+}
+
 static int query_series(struct lp_expect_ctx *c, const char *sql, const char *arg,
 			struct lp_series *s)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 64;
-			double *p = realloc(s->v, cap * sizeof(*p));
-			if (!p) {
-				sqlite3_finalize(st);
-				return -ENOMEM;
-			}
-			s->v = p;
-			s->cap = cap;
-		}
-		s->v[s->n++] = (double)sqlite3_column_int64(st, 0);
-	}
-	sqlite3_finalize(st);
+	struct lp_db_arg a = LP_DB_TEXT(arg);
+	char err[256]; /* the caller words -EIO from sqlite3_errmsg */
+	int rc = lp_db_query(c->db, sql, &a, 1, series_row, s, err, sizeof(err));
+	if (rc)
+		return rc;
 	lp_sort_doubles(s->v, s->n);
 	return 0;
 }

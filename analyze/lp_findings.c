@@ -357,11 +357,12 @@ static int lp_lock_wait_row(sqlite3_stmt *st, void *ctx)
 static int lp_lock_accumulate(struct lp_fnd_ctx *c, struct lp_lock_acc **out, size_t *nout)
 {
 	struct lp_lock_load l = {c, NULL, 0, 0};
-	int rc = lp_db_query(c->db,
-			     "SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
-			     "lock_waits w JOIN locks l ON l.id = w.lock_id WHERE l.kind != 'sem' "
-			     "ORDER BY w.lock_id",
-			     NULL, 0, lp_lock_wait_row, &l, c->err, c->errlen);
+	int rc =
+	    lp_db_query(c->db,
+			"SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
+			"lock_waits w JOIN locks l ON l.id = w.lock_id WHERE l.kind != 'sem' "
+			"ORDER BY w.lock_id",
+			NULL, 0, lp_lock_wait_row, &l, c->err, c->errlen);
 	if (rc) {
 		free(l.v);
 		return rc;
