@@ -148,38 +148,39 @@ static int db_fail(sqlite3 *db, const char *path, char *err, size_t errlen)
 	return -EIO;
 }
 
+static int text_row(sqlite3_stmt *st, void *ctx)
+{
+	*(char **)ctx = lp_db_col_strdup(st, 0);
+	return 0;
+}
+
 /* Most frequent outermost range name; NULL when there is none. */
 static char *pick_request(sqlite3 *db)
 {
-	sqlite3_stmt *st;
 	char *name = NULL;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT name, count(*) AS c FROM ranges_named WHERE depth = 0 AND "
-			       "name IS NOT NULL GROUP BY name ORDER BY c DESC, name LIMIT 1",
-			       -1, &st, NULL) != SQLITE_OK)
-		return NULL;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		name = strdup((const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
+	lp_db_lookup(db,
+		     "SELECT name, count(*) AS c FROM ranges_named WHERE depth = 0 AND "
+		     "name IS NOT NULL GROUP BY name ORDER BY c DESC, name LIMIT 1",
+		     NULL, 0, text_row, &name);
 	return name;
+}
+
+static int request_row(sqlite3_stmt *st, void *ctx)
+{
+	return series_push(ctx, (double)sqlite3_column_int64(st, 0));
 }
 
 static int load_requests(sqlite3 *db, const char *path, struct lp_side *side, char *err,
 			 size_t errlen)
 {
-	sqlite3_stmt *st;
 	size_t before = side->req.n;
-	int rc = 0;
-	if (sqlite3_prepare_v2(
-		db,
-		"SELECT r.end_ns - r.start_ns FROM ranges r JOIN strings s ON s.id = "
-		"r.name_id WHERE r.depth = 0 AND s.value = ?1",
-		-1, &st, NULL) != SQLITE_OK)
+	struct lp_db_arg a = LP_DB_TEXT(side->req_name);
+	int rc = lp_db_query(db,
+			     "SELECT r.end_ns - r.start_ns FROM ranges r JOIN strings s ON s.id = "
+			     "r.name_id WHERE r.depth = 0 AND s.value = ?1",
+			     &a, 1, request_row, &side->req, err, errlen);
+	if (rc == -EIO)
 		return db_fail(db, path, err, errlen);
-	sqlite3_bind_text(st, 1, side->req_name, -1, SQLITE_STATIC);
-	while (!rc && sqlite3_step(st) == SQLITE_ROW)
-		rc = series_push(&side->req, (double)sqlite3_column_int64(st, 0));
-	sqlite3_finalize(st);
 	if (!rc && side->req.n == before) {
 		snprintf(err, errlen, "%s has no outermost range named '%s' (use --request NAME)",
 			 path, side->req_name);
@@ -188,64 +189,62 @@ static int load_requests(sqlite3 *db, const char *path, struct lp_side *side, ch
 	return rc;
 }
 
+static int stage_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_series *s = stage_get(ctx, (const char *)sqlite3_column_text(st, 0));
+	return s ? series_push(s, (double)sqlite3_column_int64(st, 1)) : -ENOMEM;
+}
+
 static int load_stages(sqlite3 *db, const char *path, struct lp_side *side, char *err,
 		       size_t errlen)
 {
-	sqlite3_stmt *st;
-	int rc = 0;
-	if (sqlite3_prepare_v2(
-		db,
-		"SELECT c.name, sum(c.end_ns - c.start_ns) FROM ranges r JOIN strings "
-		"s ON s.id = r.name_id JOIN ranges_named c ON c.parent_id = r.id "
-		"WHERE r.depth = 0 AND s.value = ?1 AND c.name IS NOT NULL "
-		"GROUP BY r.id, c.name",
-		-1, &st, NULL) != SQLITE_OK)
-		return db_fail(db, path, err, errlen);
-	sqlite3_bind_text(st, 1, side->req_name, -1, SQLITE_STATIC);
-	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-		struct lp_series *s = stage_get(side, (const char *)sqlite3_column_text(st, 0));
-		rc = s ? series_push(s, (double)sqlite3_column_int64(st, 1)) : -ENOMEM;
-	}
-	sqlite3_finalize(st);
-	return rc;
+	struct lp_db_arg a = LP_DB_TEXT(side->req_name);
+	int rc = lp_db_query(db,
+			     "SELECT c.name, sum(c.end_ns - c.start_ns) FROM ranges r JOIN strings "
+			     "s ON s.id = r.name_id JOIN ranges_named c ON c.parent_id = r.id "
+			     "WHERE r.depth = 0 AND s.value = ?1 AND c.name IS NOT NULL "
+			     "GROUP BY r.id, c.name",
+			     &a, 1, stage_row, side, err, errlen);
+	return rc == -EIO ? db_fail(db, path, err, errlen) : rc;
+}
+
+/* Rows (name, sum, count) into a named list; a NULL name is null_name. */
+struct named_load {
+	struct lp_named_total **v;
+	size_t *n;
+	const char *null_name;
+};
+
+static int named_total_row(sqlite3_stmt *st, void *ctx)
+{
+	struct named_load *l = ctx;
+	const char *k = (const char *)sqlite3_column_text(st, 0);
+	return named_add(l->v, l->n, k || !l->null_name ? k : l->null_name,
+			 sqlite3_column_double(st, 1), sqlite3_column_int64(st, 2));
 }
 
 /* Lock names must match across runs: heap locks have no symbol and a new
  * address each run, so they are named by kind and innermost function. */
 static int load_locks(sqlite3 *db, const char *path, struct lp_side *side, char *err, size_t errlen)
 {
-	sqlite3_stmt *st;
-	int rc = 0;
 	if (!lp_db_has_table(db, "lock_waits"))
 		return 0;
-	if (sqlite3_prepare_v2(
-		db,
-		"SELECT coalesce(l.name, l.kind || ' at ' || coalesce(f.function, "
-		"f.module, '?')), sum(w.dur_ns), count(*) FROM lock_waits w JOIN "
-		"locks l ON l.id = w.lock_id LEFT JOIN stacks k ON k.id = w.stack_id "
-		"LEFT JOIN frames f ON f.id = k.top_frame GROUP BY 1",
-		-1, &st, NULL) != SQLITE_OK)
-		return db_fail(db, path, err, errlen);
-	while (!rc && sqlite3_step(st) == SQLITE_ROW)
-		rc =
-		    named_add(&side->locks, &side->nlocks, (const char *)sqlite3_column_text(st, 0),
-			      sqlite3_column_double(st, 1), sqlite3_column_int64(st, 2));
-	sqlite3_finalize(st);
-	return rc;
+	struct named_load l = {&side->locks, &side->nlocks, NULL};
+	int rc = lp_db_query(db,
+			     "SELECT coalesce(l.name, l.kind || ' at ' || coalesce(f.function, "
+			     "f.module, '?')), sum(w.dur_ns), count(*) FROM lock_waits w JOIN "
+			     "locks l ON l.id = w.lock_id LEFT JOIN stacks k ON k.id = w.stack_id "
+			     "LEFT JOIN frames f ON f.id = k.top_frame GROUP BY 1",
+			     NULL, 0, named_total_row, &l, err, errlen);
+	return rc == -EIO ? db_fail(db, path, err, errlen) : rc;
 }
 
 static int has_column(sqlite3 *db, const char *table, const char *col)
 {
-	sqlite3_stmt *st;
-	int found = 0;
 	char sql[128];
+	struct lp_db_arg a = LP_DB_TEXT(col);
 	snprintf(sql, sizeof(sql), "SELECT 1 FROM pragma_table_info('%s') WHERE name = ?1", table);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	sqlite3_bind_text(st, 1, col, -1, SQLITE_STATIC);
-	found = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return found;
+	return lp_db_lookup(db, sql, &a, 1, NULL, NULL);
 }
 
 /* The kernels table belongs to the CUDA source (schemas/cuda.sql); its name
@@ -272,19 +271,11 @@ static int load_kernels(sqlite3 *db, const char *path, struct lp_side *side, int
 	if (first)
 		side->has_kernels = 1;
 	char sql[256];
-	sqlite3_stmt *st;
-	int rc = 0;
+	struct named_load l = {&side->kernels, &side->nkernels, "?"};
 	snprintf(sql, sizeof(sql), "SELECT %s, sum(%s), count(*) FROM kernels GROUP BY 1", name,
 		 dur);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return db_fail(db, path, err, errlen);
-	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-		const char *k = (const char *)sqlite3_column_text(st, 0);
-		rc = named_add(&side->kernels, &side->nkernels, k ? k : "?",
-			       sqlite3_column_double(st, 1), sqlite3_column_int64(st, 2));
-	}
-	sqlite3_finalize(st);
-	return rc;
+	int rc = lp_db_query(db, sql, NULL, 0, named_total_row, &l, err, errlen);
+	return rc == -EIO ? db_fail(db, path, err, errlen) : rc;
 }
 
 static int load_findings(sqlite3 *db, struct lp_side *side, char *err, size_t errlen)
@@ -341,6 +332,8 @@ static int load_one(const char *path, const char *request, struct lp_side *side,
 	    !(rc = load_locks(db, path, side, err, errlen)) &&
 	    !(rc = load_kernels(db, path, side, first, err, errlen)))
 		rc = load_findings(db, side, err, errlen);
+	if (!rc && lp_db_fault(db, err, errlen))
+		rc = -EIO;
 out:
 	sqlite3_close(db);
 	return rc;

@@ -101,27 +101,15 @@ static int lp_ts_requests(sqlite3 *db, const struct lp_breakdown *b, struct lp_t
 {
 	if (!b || !b->has_ranges || !b->req_name)
 		return 0;
-	sqlite3_stmt *st;
 	const char *sql =
 	    "SELECT r.id, r.start_ns, r.end_ns - r.start_ns FROM ranges r "
 	    "LEFT JOIN strings s ON s.id = r.name_id "
 	    "LEFT JOIN domains d ON d.id = r.domain_id "
 	    "WHERE s.value = ?1 AND COALESCE(d.name, '') = ?2 ORDER BY r.start_ns, r.id";
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
-		return -EIO;
-	}
-	sqlite3_bind_text(st, 1, b->req_name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, b->req_domain ? b->req_domain : "", -1, SQLITE_STATIC);
+	struct lp_db_arg a[2] = {LP_DB_TEXT(b->req_name),
+				 LP_DB_TEXT(b->req_domain ? b->req_domain : "")};
 	struct lp_req_ctx c = {ts, 0};
-	int s, rc = 0;
-	while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW)
-		rc = lp_req_row(st, &c);
-	if (!rc && s != SQLITE_DONE) {
-		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
-		rc = -EIO;
-	}
-	sqlite3_finalize(st);
+	int rc = lp_db_query(db, sql, a, 2, lp_req_row, &c, err, errlen);
 	if (rc || !ts->nreq)
 		return rc;
 	int64_t *d = malloc(ts->nreq * sizeof(*d));

@@ -463,6 +463,11 @@ static int lp_report_cmd(int argc, char **argv)
 	if (lp_db_open_ro(path, &db, err, sizeof(err)))
 		return lp_cli_error("%s", err);
 	void *res = view->analyze(db, &o, err, sizeof(err));
+	/* a lookup that answered its default for a failed read: no report */
+	if (res && lp_db_fault(db, err, sizeof(err))) {
+		view->free(res);
+		res = NULL;
+	}
 	sqlite3_close(db);
 	if (!res)
 		return lp_cli_error("%s: %s", path, err);
