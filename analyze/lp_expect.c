@@ -74,7 +74,7 @@ static int parse_selector(struct cursor *c, struct lp_expect *e)
 		e->sel = LP_SEL_REQUEST;
 		return 0;
 	}
-	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
 		size_t pl = strlen(kinds[k].prefix);
 		if (len >= pl && strncmp(sel, kinds[k].prefix, pl) == 0) {
 			if (len == pl)
@@ -134,11 +134,11 @@ static int parse_value(struct cursor *c, struct lp_expect *e)
 	int is_pct = 0, is_time = 0;
 	if (ul) {
 		size_t k;
-		for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
+		for (k = 0; k < ARRAY_SIZE(units); k++)
 			if (strlen(units[k].unit) == ul &&
 			    strncmp(c->s + c->i, units[k].unit, ul) == 0)
 				break;
-		if (k == sizeof(units) / sizeof(units[0]))
+		if (k == ARRAY_SIZE(units))
 			return fail_at(c, c->i, "unknown unit (ns, us, ms, s or %)");
 		scale = units[k].scale;
 		is_pct = k == 4;

@@ -21,6 +21,7 @@
 #include "lp_import_sources.h"
 #include "lp_log_cuda.h"
 #include "lp_symbols.h"
+#include "lp_util.h"
 
 extern const char lp_schema_cuda_sql[];
 
@@ -51,7 +52,7 @@ static const char *lp_pick(const char *const *names, size_t n, uint32_t v)
 {
 	return v < n && names[v] ? names[v] : "unknown";
 }
-#define LP_PICK(tab, v) lp_pick(tab, sizeof(tab) / sizeof(tab[0]), (v))
+#define LP_PICK(tab, v) lp_pick(tab, ARRAY_SIZE(tab), (v))
 
 static const char *const lp_copy_kinds[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
 					    "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
@@ -587,7 +588,7 @@ static void lp_cuda_destroy(void *state)
 	sqlite3_stmt *v[] = {s->ins_kernel,  s->ins_memcpy, s->ins_memset,   s->ins_sync,
 			     s->ins_api,     s->ins_dev,    s->ins_ovh,	     s->ins_alloc,
 			     s->ins_capture, s->get_string, s->find_modules, s->set_driver};
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
 		sqlite3_finalize(v[i]);
 	lp_map_free(&s->demangled);
 	free(s);

@@ -9,22 +9,11 @@
 
 #include "lp_breakdown.h"
 #include "lp_db.h"
-
-/* Grows *arr (element size sz) so that index n is valid. */
-static void *lp_grow(void *arr, size_t *cap, size_t n, size_t sz)
-{
-	if (n < *cap)
-		return arr;
-	size_t c = *cap ? 2 * *cap : 64;
-	void *p = realloc(arr, c * sz);
-	if (p)
-		*cap = c;
-	return p;
-}
+#include "lp_util.h"
 
 #define LP_PUSH(arr, n, cap)                                                                       \
 	({                                                                                         \
-		void *p_ = lp_grow((arr), &(cap), (n), sizeof(*(arr)));                            \
+		void *p_ = lp_grow((arr), &(cap), (n) + 1, sizeof(*(arr)));                          \
 		if (p_)                                                                            \
 			(arr) = p_;                                                                \
 		p_ ? memset(&(arr)[(n)++], 0, sizeof(*(arr))) : NULL;                              \
@@ -419,10 +408,10 @@ static int lp_tl_range_row(sqlite3_stmt *st, void *vctx)
 		depth = c->keepdepth[k] + 1;
 	}
 	size_t kc = c->kcap;
-	int64_t *kp = lp_grow(c->keep, &kc, c->nkeep, sizeof(int64_t));
+	int64_t *kp = lp_grow(c->keep, &kc, c->nkeep + 1, sizeof(int64_t));
 	if (kp)
 		c->keep = kp;
-	int *kd = kp ? lp_grow(c->keepdepth, &c->kcap, c->nkeep, sizeof(int)) : NULL;
+	int *kd = kp ? lp_grow(c->keepdepth, &c->kcap, c->nkeep + 1, sizeof(int)) : NULL;
 	if (!kp || !kd)
 		return -ENOMEM;
 	c->keepdepth = kd;
@@ -456,7 +445,7 @@ static int lp_tl_wait_row(sqlite3_stmt *st, void *vctx)
 		return 0;
 	enum lp_tl_kind k = (enum lp_tl_kind)sqlite3_column_int(st, 4);
 	if (k == LP_TL_API) {
-		int64_t *p = lp_grow(c->corr, &c->ccap, c->ncorr, sizeof(int64_t));
+		int64_t *p = lp_grow(c->corr, &c->ccap, c->ncorr + 1, sizeof(int64_t));
 		if (!p)
 			return -ENOMEM;
 		c->corr = p;
@@ -776,7 +765,7 @@ int lp_trace_load(sqlite3 *db, struct lp_trace *t, char *err, size_t errlen)
 	struct lp_tr_ctx c = {.t = t, .last_thread = -1};
 	t->base_ns = lp_db_int(db, "SELECT min(start_ns) FROM processes", 0);
 	int rc = lp_trace_tracks(db, &c, err, errlen);
-	for (size_t i = 0; !rc && i < sizeof(lp_tr_srcs) / sizeof(lp_tr_srcs[0]); i++) {
+	for (size_t i = 0; !rc && i < ARRAY_SIZE(lp_tr_srcs); i++) {
 		if (!lp_db_has_table(db, lp_tr_srcs[i].table))
 			continue;
 		c.kind = lp_tr_srcs[i].kind;
