@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "lp_db.h"
 
-#include "lp_util.h"
-
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "lp_util.h"
 
 /* The first read error of a lookup with a default (see lp_db.h), per
  * connection (a diff reads two) and per thread (the importer runs on

@@ -184,38 +184,6 @@ int lp_ivset_union(const struct lp_ivset *a, const struct lp_ivset *b, struct lp
 	return ivb_finish(&u, out);
 }
 
-/* First index whose interval is past x on thread t (keyed on end or start). */
-static size_t ivset_lower(const struct lp_ivset *s, int64_t t, int64_t x, int by_end)
-{
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int after = s->thread[mid] > t || (s->thread[mid] == t &&
-						   (by_end ? s->end[mid] > x : s->start[mid] >= x));
-		if (after)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
-}
-
-int64_t lp_ivset_overlap(const struct lp_ivset *s, int64_t thread, int64_t start, int64_t end)
-{
-	if (!s->n || end <= start)
-		return 0;
-	size_t i = ivset_lower(s, thread, start, 1);
-	size_t j = ivset_lower(s, thread, end, 0);
-	if (j <= i || s->thread[i] != thread)
-		return 0;
-	int64_t sum = s->cum[j] - s->cum[i];
-	if (start > s->start[i])
-		sum -= start - s->start[i];
-	if (s->end[j - 1] > end)
-		sum -= s->end[j - 1] - end;
-	return sum;
-}
-
 int64_t lp_ivset_total(const struct lp_ivset *s)
 {
 	return s->n ? s->cum[s->n] : 0;

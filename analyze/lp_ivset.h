@@ -52,9 +52,43 @@ struct lp_ivset {
 int lp_ivset_build(struct lp_ivec *src, const struct lp_ivset *minus, struct lp_ivset *out);
 /* Union of two sets (a sweep over both). */
 int lp_ivset_union(const struct lp_ivset *a, const struct lp_ivset *b, struct lp_ivset *out);
-int64_t lp_ivset_overlap(const struct lp_ivset *s, int64_t thread, int64_t start, int64_t end);
 int64_t lp_ivset_total(const struct lp_ivset *s);
 void lp_ivset_free(struct lp_ivset *s);
+
+/* First index whose interval is past x on thread t (keyed on end or start). */
+static inline size_t lp_ivset_lower(const struct lp_ivset *s, int64_t t, int64_t x, int by_end)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int after = s->thread[mid] > t || (s->thread[mid] == t &&
+						   (by_end ? s->end[mid] > x : s->start[mid] >= x));
+		if (after)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* Covered ns of [start, end) on thread. Inline: the breakdown asks it once
+ * per stage instance and category (the hot loop of a report). */
+static inline int64_t lp_ivset_overlap(const struct lp_ivset *s, int64_t thread, int64_t start,
+				       int64_t end)
+{
+	if (!s->n || end <= start)
+		return 0;
+	size_t i = lp_ivset_lower(s, thread, start, 1);
+	size_t j = lp_ivset_lower(s, thread, end, 0);
+	if (j <= i || s->thread[i] != thread)
+		return 0;
+	int64_t sum = s->cum[j] - s->cum[i];
+	if (start > s->start[i])
+		sum -= start - s->start[i];
+	if (s->end[j - 1] > end)
+		sum -= s->end[j - 1] - end;
+	return sum;
+}
 
 /*
  * Appends the rows of sql, (thread, start_ns, end_ns[, key]), to out; args

@@ -38,24 +38,6 @@ static int key_of(struct lp_rset *rs, int64_t dom, int64_t name)
 	return (int)rs->nkeys++;
 }
 
-int32_t lp_rset_index(const struct lp_rset *rs, int64_t id)
-{
-	if (!rs->n)
-		return -1;
-	int64_t guess = id - rs->id[0]; /* ids are usually dense */
-	if (guess >= 0 && (size_t)guess < rs->n && rs->id[guess] == id)
-		return (int32_t)guess;
-	size_t lo = 0, hi = rs->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (rs->id[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < rs->n && rs->id[lo] == id ? (int32_t)lo : -1;
-}
-
 struct load {
 	struct lp_rset *rs;
 	int64_t *pid; /* parent ids, resolved to indexes after the scan */

@@ -41,8 +41,25 @@ struct lp_rset {
 /* One scan in rowid order; max_depth < 0 loads every depth. 0, or -errno
  * with err (rs is then to be freed all the same). */
 int lp_rset_load(sqlite3 *db, struct lp_rset *rs, int max_depth, char *err, size_t errlen);
-/* Index of range id, or -1. */
-int32_t lp_rset_index(const struct lp_rset *rs, int64_t id);
+/* Index of range id, or -1. Inline: called per range and per counter
+ * delta when loading. */
+static inline int32_t lp_rset_index(const struct lp_rset *rs, int64_t id)
+{
+	if (!rs->n)
+		return -1;
+	int64_t guess = id - rs->id[0]; /* ids are usually dense */
+	if (guess >= 0 && (size_t)guess < rs->n && rs->id[guess] == id)
+		return (int32_t)guess;
+	size_t lo = 0, hi = rs->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rs->id[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < rs->n && rs->id[lo] == id ? (int32_t)lo : -1;
+}
 void lp_rset_free(struct lp_rset *rs);
 
 #endif
