@@ -66,15 +66,23 @@ for rel, lines in sources("analyze", "report", "cli"):
 check(not bad, "SQL is built with bound parameters (formatted text only for listed "
       "internal identifiers)" + ("".join("\n  " + b for b in bad)))
 
-bad = []
-for rel, lines in sources("collector", "preload"):
-    for i, line in enumerate(lines):
-        if re.search(r"\b(secure_)?getenv\s*\(", line) and not line.lstrip().startswith(("*", "/")):
-            key = (rel, enclosing(lines, i))
-            if key not in GETENV_ALLOW:
-                bad.append(f"{rel}:{i + 1} in {key[1]}(): {line.strip()}")
-check(not bad, "in-app code reads the environment only at start-up" +
-      "".join("\n  " + b for b in bad))
+def calls_outside(call, allow, dirs, skip=()):
+    """Lines calling `call` (a regex) outside the (file, function) pairs of
+    allow; comments do not count."""
+    bad = []
+    for rel, lines in sources(*dirs):
+        if rel in skip:
+            continue
+        for i, line in enumerate(lines):
+            if re.search(call, line) and not line.lstrip().startswith(("*", "/")):
+                key = (rel, enclosing(lines, i))
+                if key not in allow:
+                    bad.append(f"{rel}:{i + 1} in {key[1]}(): {line.strip()}")
+    return "".join("\n  " + b for b in bad)
+
+
+bad = calls_outside(r"\b(secure_)?getenv\s*\(", GETENV_ALLOW, ("collector", "preload"))
+check(not bad, "in-app code reads the environment only at start-up" + bad)
 # The one caller rule behind the lp_core.c allowance.
 core = open(os.path.join(SRC, "collector/lp_core.c")).read().splitlines()
 callers = {enclosing(core, i) for i, l in enumerate(core)
@@ -86,15 +94,5 @@ check(callers == {"lp_core_init"}, f"lp_core.c reads settings only in lp_core_in
 # exactly as at its last row: the report is then computed from part of the
 # data. Strict on purpose: single-row lookups go through lp_db.c too.
 STEP_ALLOW = {("analyze/lp_import.c", "lp_import_step"): "INSERTs, result checked"}
-bad = []
-for rel, lines in sources("analyze"):
-    if rel == "analyze/lp_db.c":
-        continue
-    for i, line in enumerate(lines):
-        code = line.split("//")[0]
-        if re.search(r"\bsqlite3_step\s*\(", code) and not code.lstrip().startswith(("*", "/")):
-            key = (rel, enclosing(lines, i))
-            if key not in STEP_ALLOW:
-                bad.append(f"{rel}:{i + 1} in {key[1]}(): {line.strip()}")
-check(not bad, "analyze/ reads rows only through lp_db.c (no sqlite3_step elsewhere)" +
-      "".join("\n  " + b for b in bad))
+bad = calls_outside(r"\bsqlite3_step\s*\(", STEP_ALLOW, ("analyze",), skip=("analyze/lp_db.c",))
+check(not bad, "analyze/ reads rows only through lp_db.c (no sqlite3_step elsewhere)" + bad)
