@@ -2,8 +2,8 @@
 /*
  * Requests and stages from NVTX ranges: per-stage percentiles, the split of
  * each stage's time into categories (lock wait, condition wait, CPU, and
- * later CUDA ones), tail attribution and the slowest requests. Also the
- * plain per-name range statistics of `report --ranges`.
+ * CUDA ones), tail attribution and the slowest requests. The plain
+ * per-name statistics of `report --ranges` are lp_range_stats.h's.
  *
  * Everything is computed from compact arrays loaded with one ordered query
  * per table; no per-row allocation, no per-stage SQL (10M ranges in a few
@@ -16,45 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- intervals: the currency of category providers ---- */
-
-struct lp_iv {
-	int64_t start, end; /* [start, end) CLOCK_MONOTONIC ns */
-	int64_t key;	    /* provider-defined (lock id for lock waits), 0 if none */
-	int64_t thread;	    /* threads.id */
-};
-
-struct lp_ivec {
-	struct lp_iv *v;
-	size_t n, cap;
-};
-
-int lp_ivec_push(struct lp_ivec *a, int64_t thread, int64_t start, int64_t end, int64_t key);
-void lp_ivec_free(struct lp_ivec *a);
-
-/*
- * A set of disjoint intervals per thread, sorted by (thread, start), with
- * prefix sums so that the covered time inside any [s, e) of one thread is
- * two binary searches: lp_ivset_overlap() is O(log n).
- */
-struct lp_ivset {
-	int64_t *thread, *start, *end;
-	int64_t *cum; /* cum[i] = covered ns of intervals [0, i) (n + 1 entries) */
-	size_t n;
-};
-
-/* Sort and merge (union) src per thread into out; src is reordered. When
- * minus is non-NULL its time is removed first (earlier categories win). */
-int lp_ivset_build(struct lp_ivec *src, const struct lp_ivset *minus, struct lp_ivset *out);
-/* Union of two sets (a sweep over both). */
-int lp_ivset_union(const struct lp_ivset *a, const struct lp_ivset *b, struct lp_ivset *out);
-int64_t lp_ivset_overlap(const struct lp_ivset *s, int64_t thread, int64_t start, int64_t end);
-int64_t lp_ivset_total(const struct lp_ivset *s);
-void lp_ivset_free(struct lp_ivset *s);
-
-/* Nearest-rank percentile (p in 0..100) of v[0..n); reorders v (selection,
- * O(n) expected). Call with ascending p on the same array to reuse work. */
-int64_t lp_pctl(int64_t *v, size_t n, double p);
+#include "lp_ivset.h" /* intervals: the currency of category providers */
 
 /* ---- categories ---- */
 
@@ -89,12 +51,6 @@ enum { LP_BD_ONCPU, LP_BD_PREEMPTED, LP_BD_UNSPLIT, LP_BD_NREST };
 
 /* ---- the breakdown result ---- */
 
-struct lp_bd_stat {
-	int64_t n; /* samples */
-	int64_t total, p50, p90, p99, max;
-	double mean;
-};
-
 #define LP_BD_UNATTRIBUTED "(unattributed)"
 
 /*
@@ -125,7 +81,7 @@ struct lp_bd_stage {
 	char *name;   /* LP_BD_UNATTRIBUTED for the uncovered rest */
 	int unattributed;
 	int64_t instances;    /* ranges; for (unattributed): requests */
-	struct lp_bd_stat st; /* over per-request time in the stage (requests that have it) */
+	struct lp_dist st; /* over per-request time in the stage (requests that have it) */
 	double share;	      /* of all request time, 0..1 */
 	int64_t cat_ns[LP_BD_MAXCAT]; /* total per category, then the LP_BD_NREST slots */
 	struct lp_bd_cnt cnt;	      /* when lp_breakdown.has_counters */
@@ -183,7 +139,7 @@ struct lp_breakdown {
 	char *req_domain, *req_name;
 	int req_explicit;      /* --request given */
 	int stage_depth;       /* levels below the request */
-	struct lp_bd_stat req; /* request latency */
+	struct lp_dist req; /* request latency */
 	int64_t req_cat_ns[LP_BD_MAXCAT];
 	int stages_overlap;	  /* some stages overlap in a request: shares may exceed 100% */
 	int64_t req_open_skipped; /* request ranges still open at exit, left out */
@@ -221,22 +177,6 @@ struct lp_bd_opts {
 int lp_breakdown_compute(sqlite3 *db, const struct lp_bd_opts *opts, struct lp_breakdown *out,
 			 char *err, size_t errlen);
 void lp_breakdown_free(struct lp_breakdown *b);
-
-/* ---- report --ranges ---- */
-
-struct lp_range_stat {
-	char *domain, *name;
-	struct lp_bd_stat st; /* over range durations */
-};
-
-struct lp_range_stats {
-	int has_ranges;
-	size_t n; /* sorted by total time, descending */
-	struct lp_range_stat *v;
-};
-
-int lp_range_stats_compute(sqlite3 *db, struct lp_range_stats *out, char *err, size_t errlen);
-void lp_range_stats_free(struct lp_range_stats *s);
 
 /* Exposed for tests and future sources. */
 extern const struct lp_bd_category lp_bd_categories[];

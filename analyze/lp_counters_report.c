@@ -11,11 +11,6 @@
 
 #include "lp_db.h"
 
-static char *lp_cr_dup(const unsigned char *s)
-{
-	return s ? strdup((const char *)s) : NULL;
-}
-
 static int lp_cr_sqlerr(sqlite3 *db, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "counters: %s", sqlite3_errmsg(db));
@@ -30,6 +25,22 @@ int lp_counters_event(const struct lp_counters_report *r, const char *name)
 	return -1;
 }
 
+static int lp_cr_event_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_counters_report *r = ctx;
+	struct lp_cnt_event_info *n = realloc(r->events, (r->n_events + 1) * sizeof(*r->events));
+	if (!n)
+		return -ENOMEM;
+	r->events = n;
+	struct lp_cnt_event_info *e = &r->events[r->n_events++];
+	e->name = lp_db_col_strdup(st, 0);
+	e->available = sqlite3_column_int(st, 1);
+	e->multiplexed = sqlite3_column_int(st, 2);
+	e->reason = e->available ? NULL : lp_db_col_strdup(st, 3);
+	e->is_time = e->name && (!strcmp(e->name, "task-clock") || !strcmp(e->name, "cpu-clock"));
+	return 0;
+}
+
 static int lp_cr_events(sqlite3 *db, struct lp_counters_report *r, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
@@ -39,21 +50,10 @@ static int lp_cr_events(sqlite3 *db, struct lp_counters_report *r, char *err, si
 	    "FROM counter_events e GROUP BY name ORDER BY min(idx), min(id)";
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return lp_cr_sqlerr(db, err, errlen);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct lp_cnt_event_info *n =
-		    realloc(r->events, (r->n_events + 1) * sizeof(*r->events));
-		if (!n)
-			break;
-		r->events = n;
-		struct lp_cnt_event_info *e = &r->events[r->n_events++];
-		e->name = lp_cr_dup(sqlite3_column_text(st, 0));
-		e->available = sqlite3_column_int(st, 1);
-		e->multiplexed = sqlite3_column_int(st, 2);
-		e->reason = e->available ? NULL : lp_cr_dup(sqlite3_column_text(st, 3));
-		e->is_time =
-		    e->name && (!strcmp(e->name, "task-clock") || !strcmp(e->name, "cpu-clock"));
-	}
+	int rc = lp_db_step_all(st, lp_cr_event_row, r, err, errlen);
 	sqlite3_finalize(st);
+	if (rc)
+		return rc;
 	char buf[1024];
 	const char *note = lp_db_meta(db, "counters_note", buf, sizeof(buf));
 	r->note = note ? strdup(note) : NULL;
@@ -69,6 +69,39 @@ static void lp_cr_ipc(const struct lp_counters_report *r, const struct lp_cnt_ce
 	*ipc = *has ? v[ins].total / v[cyc].total : 0;
 }
 
+static int lp_cr_stage_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_counters_report *r = ctx;
+	const char *name = (const char *)sqlite3_column_text(st, 0);
+	name = name ? name : "(unnamed)";
+	int ev = lp_counters_event(r, (const char *)sqlite3_column_text(st, 1));
+	if (ev < 0)
+		return 0;
+	struct lp_cnt_stage *s = NULL;
+	for (size_t i = 0; i < r->n_stages; i++)
+		if (!strcmp(r->stages[i].name, name))
+			s = &r->stages[i];
+	if (!s) {
+		struct lp_cnt_stage *n = realloc(r->stages, (r->n_stages + 1) * sizeof(*r->stages));
+		if (!n)
+			return -ENOMEM;
+		r->stages = n;
+		s = &r->stages[r->n_stages++];
+		memset(s, 0, sizeof(*s));
+		s->name = strdup(name);
+		s->v = calloc(r->n_events, sizeof(*s->v));
+	}
+	long long calls = sqlite3_column_int64(st, 2);
+	if (calls > s->calls)
+		s->calls = calls;
+	struct lp_cnt_cell *c = &s->v[ev];
+	c->has = 1;
+	c->total = sqlite3_column_double(st, 3);
+	c->per_call = calls ? c->total / (double)calls : 0;
+	c->scaled = sqlite3_column_int(st, 4);
+	return 0;
+}
+
 static int lp_cr_stages(sqlite3 *db, struct lp_counters_report *r, char *err, size_t errlen)
 {
 	if (!lp_db_has_table(db, "ranges"))
@@ -81,39 +114,50 @@ static int lp_cr_stages(sqlite3 *db, struct lp_counters_report *r, char *err, si
 	    "GROUP BY s.value, e.name ORDER BY min(r.start_ns), s.value";
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return lp_cr_sqlerr(db, err, errlen);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		name = name ? name : "(unnamed)";
-		int ev = lp_counters_event(r, (const char *)sqlite3_column_text(st, 1));
-		if (ev < 0)
-			continue;
-		struct lp_cnt_stage *s = NULL;
-		for (size_t i = 0; i < r->n_stages; i++)
-			if (!strcmp(r->stages[i].name, name))
-				s = &r->stages[i];
-		if (!s) {
-			struct lp_cnt_stage *n =
-			    realloc(r->stages, (r->n_stages + 1) * sizeof(*r->stages));
-			if (!n)
-				break;
-			r->stages = n;
-			s = &r->stages[r->n_stages++];
-			memset(s, 0, sizeof(*s));
-			s->name = strdup(name);
-			s->v = calloc(r->n_events, sizeof(*s->v));
-		}
-		long long calls = sqlite3_column_int64(st, 2);
-		if (calls > s->calls)
-			s->calls = calls;
-		struct lp_cnt_cell *c = &s->v[ev];
-		c->has = 1;
-		c->total = sqlite3_column_double(st, 3);
-		c->per_call = calls ? c->total / (double)calls : 0;
-		c->scaled = sqlite3_column_int(st, 4);
-	}
+	int rc = lp_db_step_all(st, lp_cr_stage_row, r, err, errlen);
 	sqlite3_finalize(st);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < r->n_stages; i++)
 		lp_cr_ipc(r, r->stages[i].v, &r->stages[i].has_ipc, &r->stages[i].ipc);
+	return 0;
+}
+
+struct lp_cr_thread_load {
+	struct lp_counters_report *r;
+	int64_t cur;
+	struct lp_cnt_thread *t;
+};
+
+static int lp_cr_thread_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_cr_thread_load *l = ctx;
+	struct lp_counters_report *r = l->r;
+	int64_t id = sqlite3_column_int64(st, 0);
+	if (!l->t || id != l->cur) {
+		struct lp_cnt_thread *n =
+		    realloc(r->threads, (r->n_threads + 1) * sizeof(*r->threads));
+		if (!n)
+			return -ENOMEM;
+		r->threads = n;
+		l->t = &r->threads[r->n_threads++];
+		memset(l->t, 0, sizeof(*l->t));
+		l->cur = id;
+		l->t->pid = sqlite3_column_int(st, 1);
+		l->t->tid = sqlite3_column_int(st, 2);
+		l->t->name = lp_db_col_strdup(st, 3);
+		l->t->source = lp_db_col_strdup(st, 4);
+		if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+			l->t->span_ns = sqlite3_column_int64(st, 6) - sqlite3_column_int64(st, 5);
+		l->t->v = calloc(r->n_events, sizeof(*l->t->v));
+	}
+	int ev = lp_counters_event(r, (const char *)sqlite3_column_text(st, 7));
+	if (ev < 0 || !l->t->v)
+		return 0;
+	struct lp_cnt_cell *c = &l->t->v[ev];
+	c->has = 1;
+	c->total = c->per_call = sqlite3_column_double(st, 8);
+	c->scaled = sqlite3_column_int(st, 9);
 	return 0;
 }
 
@@ -127,37 +171,11 @@ static int lp_cr_threads(sqlite3 *db, struct lp_counters_report *r, char *err, s
 			  "ORDER BY p.id, t.tid, t.id";
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return lp_cr_sqlerr(db, err, errlen);
-	int64_t cur = 0;
-	struct lp_cnt_thread *t = NULL;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		if (!t || id != cur) {
-			struct lp_cnt_thread *n =
-			    realloc(r->threads, (r->n_threads + 1) * sizeof(*r->threads));
-			if (!n)
-				break;
-			r->threads = n;
-			t = &r->threads[r->n_threads++];
-			memset(t, 0, sizeof(*t));
-			cur = id;
-			t->pid = sqlite3_column_int(st, 1);
-			t->tid = sqlite3_column_int(st, 2);
-			t->name = lp_cr_dup(sqlite3_column_text(st, 3));
-			t->source = lp_cr_dup(sqlite3_column_text(st, 4));
-			if (sqlite3_column_type(st, 5) != SQLITE_NULL)
-				t->span_ns =
-				    sqlite3_column_int64(st, 6) - sqlite3_column_int64(st, 5);
-			t->v = calloc(r->n_events, sizeof(*t->v));
-		}
-		int ev = lp_counters_event(r, (const char *)sqlite3_column_text(st, 7));
-		if (ev < 0 || !t->v)
-			continue;
-		struct lp_cnt_cell *c = &t->v[ev];
-		c->has = 1;
-		c->total = c->per_call = sqlite3_column_double(st, 8);
-		c->scaled = sqlite3_column_int(st, 9);
-	}
+	struct lp_cr_thread_load l = {r, 0, NULL};
+	int rc = lp_db_step_all(st, lp_cr_thread_row, &l, err, errlen);
 	sqlite3_finalize(st);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < r->n_threads; i++)
 		lp_cr_ipc(r, r->threads[i].v, &r->threads[i].has_ipc, &r->threads[i].ipc);
 	return 0;

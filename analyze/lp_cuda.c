@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_breakdown.h"
 #include "lp_db.h"
+#include "lp_ivset.h"
+#include "lp_util.h"
 
 int lp_cuda_capture_read(sqlite3 *db, struct lp_cuda_capture *c)
 {
@@ -29,7 +30,7 @@ int lp_cuda_capture_read(sqlite3 *db, struct lp_cuda_capture *c)
 
 /* ---- grouping: rows (k1, k2, k3, k4 int, bytes, value) ordered by keys, value */
 
-struct lp_group {
+struct group {
 	char *k[3];
 	int64_t k4, bytes;
 	int64_t sum[3]; /* extra per-row sums (stage view) */
@@ -37,19 +38,19 @@ struct lp_group {
 	struct lp_cuda_stat st;
 };
 
-struct lp_groups {
-	struct lp_group *v;
+struct groups {
+	struct group *v;
 	size_t n, cap;
 	int64_t *vals;
 	size_t nvals, capvals;
 };
 
-static int64_t lp_q1(sqlite3 *db, const char *sql)
+static int64_t q1(sqlite3 *db, const char *sql)
 {
 	return lp_db_int(db, sql, 0);
 }
 
-static void lp_stat_of(const int64_t *v, size_t n, struct lp_cuda_stat *st)
+static void stat_of(const int64_t *v, size_t n, struct lp_cuda_stat *st)
 {
 	double sum = 0, sq = 0;
 	memset(st, 0, sizeof(*st));
@@ -68,83 +69,73 @@ static void lp_stat_of(const int64_t *v, size_t n, struct lp_cuda_stat *st)
 	st->stddev = n > 1 ? sqrt(sq / (double)(n - 1)) : 0; /* sample stddev, as nsys */
 }
 
-static int lp_same(const char *a, const unsigned char *b)
+static int same_key(const char *a, const unsigned char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, (const char *)b));
 }
 
-static int lp_groups_load(sqlite3 *db, const char *sql, int nsum, struct lp_groups *g, char *err,
-			  size_t errlen)
+struct load {
+	struct groups *g;
+	struct group *cur;
+	int nsum;
+};
+
+static void group_close(struct load *l)
 {
-	sqlite3_stmt *st;
-	struct lp_group *cur = NULL;
-	int rc = 0;
-	memset(g, 0, sizeof(*g));
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "cannot read CUDA tables: %s", sqlite3_errmsg(db));
-		return -EIO;
-	}
-	for (;;) {
-		int s = sqlite3_step(st);
-		if (s != SQLITE_ROW) {
-			if (s != SQLITE_DONE) {
-				snprintf(err, errlen, "cannot read CUDA tables: %s",
-					 sqlite3_errmsg(db));
-				rc = -EIO;
-			}
-			break;
-		}
-		const unsigned char *k[3];
+	struct group *cur = l->cur;
+	if (cur)
+		stat_of(l->g->vals + l->g->nvals - (size_t)cur->st.n, (size_t)cur->st.n, &cur->st);
+}
+
+static int group_row(sqlite3_stmt *st, void *ctx)
+{
+	struct load *l = ctx;
+	struct groups *g = l->g;
+	struct group *cur = l->cur;
+	const unsigned char *k[3];
+	for (int i = 0; i < 3; i++)
+		k[i] = sqlite3_column_text(st, i);
+	int64_t k4 = sqlite3_column_int64(st, 3);
+	if (!cur || !same_key(cur->k[0], k[0]) || !same_key(cur->k[1], k[1]) ||
+	    !same_key(cur->k[2], k[2]) || cur->k4 != k4) {
+		group_close(l);
+		if (LP_GROW(g->v, g->n, g->cap))
+			return -ENOMEM;
+		cur = l->cur = &g->v[g->n++];
+		memset(cur, 0, sizeof(*cur));
 		for (int i = 0; i < 3; i++)
-			k[i] = sqlite3_column_text(st, i);
-		int64_t k4 = sqlite3_column_int64(st, 3);
-		if (!cur || !lp_same(cur->k[0], k[0]) || !lp_same(cur->k[1], k[1]) ||
-		    !lp_same(cur->k[2], k[2]) || cur->k4 != k4) {
-			if (cur)
-				lp_stat_of(g->vals + g->nvals - (size_t)cur->st.n,
-					   (size_t)cur->st.n, &cur->st);
-			if (g->n == g->cap) {
-				g->cap = g->cap ? 2 * g->cap : 16;
-				void *nv = realloc(g->v, g->cap * sizeof(*g->v));
-				if (!nv) {
-					rc = -ENOMEM;
-					break;
-				}
-				g->v = nv;
-			}
-			cur = &g->v[g->n++];
-			memset(cur, 0, sizeof(*cur));
-			for (int i = 0; i < 3; i++)
-				cur->k[i] = k[i] ? strdup((const char *)k[i]) : NULL;
-			cur->k4 = k4;
-		}
-		cur->rows++;
-		cur->bytes += sqlite3_column_int64(st, 4);
-		for (int i = 0; i < nsum; i++)
-			cur->sum[i] += sqlite3_column_int64(st, 6 + i);
-		if (sqlite3_column_type(st, 5) == SQLITE_NULL)
-			continue; /* counted, but no value for the statistics */
-		if (g->nvals == g->capvals) {
-			g->capvals = g->capvals ? 2 * g->capvals : 1024;
-			void *nv = realloc(g->vals, g->capvals * sizeof(int64_t));
-			if (!nv) {
-				rc = -ENOMEM;
-				break;
-			}
-			g->vals = nv;
-		}
-		g->vals[g->nvals++] = sqlite3_column_int64(st, 5);
-		cur->st.n++;
+			cur->k[i] = k[i] ? strdup((const char *)k[i]) : NULL;
+		cur->k4 = k4;
 	}
-	if (cur && rc == 0)
-		lp_stat_of(g->vals + g->nvals - (size_t)cur->st.n, (size_t)cur->st.n, &cur->st);
-	sqlite3_finalize(st);
-	if (rc == -ENOMEM)
+	cur->rows++;
+	cur->bytes += sqlite3_column_int64(st, 4);
+	for (int i = 0; i < l->nsum; i++)
+		cur->sum[i] += sqlite3_column_int64(st, 6 + i);
+	if (sqlite3_column_type(st, 5) == SQLITE_NULL)
+		return 0; /* counted, but no value for the statistics */
+	if (LP_GROW(g->vals, g->nvals, g->capvals))
+		return -ENOMEM;
+	g->vals[g->nvals++] = sqlite3_column_int64(st, 5);
+	cur->st.n++;
+	return 0;
+}
+
+static int groups_load(sqlite3 *db, const char *sql, int nsum, struct groups *g, char *err,
+		       size_t errlen)
+{
+	struct load l = {g, NULL, nsum};
+	memset(g, 0, sizeof(*g));
+	int rc = lp_db_query(db, sql, NULL, 0, group_row, &l, err, errlen);
+	if (rc == 0)
+		group_close(&l);
+	if (rc == -EIO)
+		snprintf(err, errlen, "cannot read CUDA tables: %s", sqlite3_errmsg(db));
+	else if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory reading CUDA tables");
 	return rc;
 }
 
-static void lp_groups_free(struct lp_groups *g)
+static void groups_free(struct groups *g)
 {
 	for (size_t i = 0; i < g->n; i++)
 		for (int k = 0; k < 3; k++)
@@ -154,39 +145,39 @@ static void lp_groups_free(struct lp_groups *g)
 	memset(g, 0, sizeof(*g));
 }
 
-static int lp_by_total(const void *a, const void *b)
+static int by_total(const void *a, const void *b)
 {
-	const struct lp_group *x = a, *y = b;
+	const struct group *x = a, *y = b;
 	return x->st.total < y->st.total ? 1 : x->st.total > y->st.total ? -1 : 0;
 }
 
 /* ---- views ------------------------------------------------------------- */
 
-static const char lp_sql_kernels[] =
+static const char sql_kernels[] =
     "SELECT coalesce(s.value, '?'), NULL, NULL, 0, 0, k.end_ns - k.start_ns "
     "FROM kernels k LEFT JOIN strings s ON s.id = k.name_id ORDER BY 1, 6";
-static const char lp_sql_memcpy[] =
+static const char sql_memcpy[] =
     "SELECT copy_kind, src_kind, dst_kind, async, bytes, end_ns - start_ns FROM memcpys "
     "ORDER BY 1, 2, 3, 4, 6";
 /* Host blocked: sync APIs, and the synchronous cudaMemcpy calls. */
-static const char lp_sql_sync[] =
+static const char sql_sync[] =
     "SELECT type, NULL, NULL, 0, 0, end_ns - start_ns FROM syncs UNION ALL "
     "SELECT 'synchronous memcpy', NULL, NULL, 0, m.bytes, a.end_ns - a.start_ns "
     "FROM memcpys m JOIN cuda_api a ON a.process_id = m.process_id AND a.domain = 'runtime' "
     "AND a.correlation_id = coalesce(m.runtime_correlation_id, m.correlation_id) "
     "WHERE m.async = 0 ORDER BY 1, 6";
 /* Runtime calls, and driver calls made directly (no runtime call around). */
-static const char lp_sql_api[] =
+static const char sql_api[] =
     "SELECT coalesce(s.value, a.domain || ':' || a.cbid), NULL, NULL, 0, 0, "
     "a.end_ns - a.start_ns FROM cuda_api a LEFT JOIN strings s ON s.id = a.name_id "
     "WHERE a.domain = 'runtime' OR NOT EXISTS (SELECT 1 FROM cuda_api r WHERE "
     "r.process_id = a.process_id AND r.correlation_id = a.correlation_id AND "
     "r.domain = 'runtime') ORDER BY 1, 6";
 
-static int lp_cuda_rows(struct lp_cuda_report *r, struct lp_groups *g)
+static int view_rows(struct lp_cuda_report *r, struct groups *g)
 {
 	if (g->n > 1) /* qsort(NULL, 0) is undefined */
-		qsort(g->v, g->n, sizeof(*g->v), lp_by_total);
+		qsort(g->v, g->n, sizeof(*g->v), by_total);
 	r->n = g->n;
 	for (size_t i = 0; i < g->n; i++)
 		r->total_ns += g->v[i].st.total;
@@ -199,7 +190,7 @@ static int lp_cuda_rows(struct lp_cuda_report *r, struct lp_groups *g)
 		return -ENOMEM;
 	r->rows.kern = rows;
 	for (size_t i = 0; i < g->n; i++) {
-		struct lp_group *x = &g->v[i];
+		struct group *x = &g->v[i];
 		double share = r->total_ns ? (double)x->st.total / (double)r->total_ns : 0;
 		switch (r->view) {
 		case LP_CUDA_KERNELS:
@@ -233,55 +224,52 @@ static int lp_cuda_rows(struct lp_cuda_report *r, struct lp_groups *g)
 
 /* Launch delay of kernels: a synchronous copy starts inside its call, so
  * "API end -> GPU start" only means something for launched work. */
-static int lp_cuda_delay(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t errlen)
+static int kernel_delay(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t errlen)
 {
-	struct lp_groups g;
-	int rc = lp_groups_load(db,
-				"SELECT NULL, NULL, NULL, 0, 0, launch_delay_ns FROM gpu_launches "
-				"WHERE op = 'kernel' ORDER BY 6",
-				0, &g, err, errlen);
+	struct groups g;
+	int rc = groups_load(db,
+			     "SELECT NULL, NULL, NULL, 0, 0, launch_delay_ns FROM gpu_launches "
+			     "WHERE op = 'kernel' ORDER BY 6",
+			     0, &g, err, errlen);
 	if (rc == 0 && g.n)
 		r->launch_delay = g.v[0].st;
-	lp_groups_free(&g);
+	groups_free(&g);
 	return rc;
+}
+
+struct idle {
+	struct lp_cuda_report *r;
+	const struct lp_ivset *busy;
+};
+
+static int idle_row(sqlite3_stmt *st, void *ctx)
+{
+	struct idle *x = ctx;
+	int64_t p = sqlite3_column_int64(st, 0), s = sqlite3_column_int64(st, 1),
+		e = sqlite3_column_int64(st, 2);
+	x->r->requests++;
+	x->r->request_ns += e - s;
+	x->r->gpu_idle_ns += (e - s) - lp_ivset_overlap(x->busy, p, s, e);
+	return 0;
 }
 
 /* GPU idle inside requests: outermost ranges whose thread launched GPU
  * work; busy = union of every GPU op of the process (any device/stream). */
-static int lp_cuda_idle(sqlite3 *db, struct lp_cuda_report *r)
+static int gpu_idle(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t errlen)
 {
-	struct lp_ivec ops = {0};
-	struct lp_ivset busy = {0};
-	sqlite3_stmt *st;
-	int rc = 0;
+	struct lp_ivset busy;
 	if (!lp_db_has_table(db, "ranges"))
 		return 0;
-	if (sqlite3_prepare_v2(db, "SELECT process_id, start_ns, end_ns FROM gpu_ops", -1, &st,
-			       NULL) != SQLITE_OK)
-		return -EIO;
-	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
-		rc = lp_ivec_push(&ops, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-				  sqlite3_column_int64(st, 2), 0);
-	sqlite3_finalize(st);
+	int rc = lp_ivset_from_sql(db, "SELECT process_id, start_ns, end_ns FROM gpu_ops", NULL, 0,
+				   &busy, err, errlen);
+	struct idle x = {r, &busy};
 	if (rc == 0)
-		rc = lp_ivset_build(&ops, NULL, &busy);
-	if (rc == 0 &&
-	    sqlite3_prepare_v2(db,
-			       "SELECT r.process_id, r.start_ns, r.end_ns FROM ranges r WHERE "
-			       "r.depth = 0 AND r.parent_id IS NULL AND EXISTS (SELECT 1 FROM "
-			       "cuda_api a WHERE a.thread_id = r.start_thread_id AND a.start_ns "
-			       ">= r.start_ns AND a.start_ns < r.end_ns)",
-			       -1, &st, NULL) == SQLITE_OK) {
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			int64_t p = sqlite3_column_int64(st, 0), s = sqlite3_column_int64(st, 1),
-				e = sqlite3_column_int64(st, 2);
-			r->requests++;
-			r->request_ns += e - s;
-			r->gpu_idle_ns += (e - s) - lp_ivset_overlap(&busy, p, s, e);
-		}
-		sqlite3_finalize(st);
-	}
-	lp_ivec_free(&ops);
+		rc = lp_db_query(db,
+				 "SELECT r.process_id, r.start_ns, r.end_ns FROM ranges r WHERE "
+				 "r.depth = 0 AND r.parent_id IS NULL AND EXISTS (SELECT 1 FROM "
+				 "cuda_api a WHERE a.thread_id = r.start_thread_id AND a.start_ns "
+				 ">= r.start_ns AND a.start_ns < r.end_ns)",
+				 NULL, 0, idle_row, &x, err, errlen);
 	lp_ivset_free(&busy);
 	return rc;
 }
@@ -290,7 +278,7 @@ static int lp_cuda_idle(sqlite3 *db, struct lp_cuda_report *r)
  * of the ranges open then, the one that started last, which lets SQLite walk
  * ranges_start backwards and stop at the first hit instead of sorting every
  * range that started before the launch by depth). */
-static const char lp_sql_stages[] =
+static const char sql_stages[] =
     "WITH l AS (SELECT g.op, g.end_ns - g.start_ns AS dur, g.launch_delay_ns AS delay, "
     "(SELECT r.name_id FROM ranges r WHERE r.process_id = g.process_id AND "
     "r.start_thread_id = g.thread_id AND r.start_ns <= g.api_start_ns AND r.end_ns > "
@@ -302,12 +290,12 @@ static const char lp_sql_stages[] =
     "END, CASE l.op WHEN 'memset' THEN l.dur ELSE 0 END FROM l LEFT JOIN strings s ON s.id = "
     "l.rid ORDER BY 1, 6";
 
-static int lp_cuda_stages(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t errlen)
+static int stage_rows(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t errlen)
 {
-	struct lp_groups g;
+	struct groups g;
 	if (!lp_db_has_table(db, "ranges"))
 		return 0;
-	int rc = lp_groups_load(db, lp_sql_stages, 3, &g, err, errlen);
+	int rc = groups_load(db, sql_stages, 3, &g, err, errlen);
 	if (rc == 0 && g.n) {
 		r->stages = calloc(g.n, sizeof(*r->stages));
 		if (!r->stages)
@@ -324,32 +312,32 @@ static int lp_cuda_stages(sqlite3 *db, struct lp_cuda_report *r, char *err, size
 		}
 		r->nstages = rc == 0 ? g.n : 0;
 	}
-	lp_groups_free(&g);
+	groups_free(&g);
 	return rc;
 }
 
 int lp_cuda_analyze(sqlite3 *db, enum lp_cuda_view view, struct lp_cuda_report *r, char *err,
 		    size_t errlen)
 {
-	static const char *const sql[] = {lp_sql_kernels, lp_sql_memcpy, lp_sql_sync, lp_sql_api};
-	struct lp_groups g;
+	static const char *const sql[] = {sql_kernels, sql_memcpy, sql_sync, sql_api};
+	struct groups g;
 	memset(r, 0, sizeof(*r));
 	r->view = view;
 	lp_cuda_capture_read(db, &r->cap);
 	if (!lp_db_has_table(db, "kernels"))
 		return 0; /* a database from a build without CUDA support */
-	r->wall_ns = lp_q1(db, "SELECT sum(coalesce(end_ns, start_ns) - start_ns) FROM processes "
-			       "WHERE id IN (SELECT process_id FROM cuda_capture WHERE started)");
-	int rc = lp_groups_load(db, sql[view], 0, &g, err, errlen);
+	r->wall_ns = q1(db, "SELECT sum(coalesce(end_ns, start_ns) - start_ns) FROM processes "
+			    "WHERE id IN (SELECT process_id FROM cuda_capture WHERE started)");
+	int rc = groups_load(db, sql[view], 0, &g, err, errlen);
 	if (rc == 0)
-		rc = lp_cuda_rows(r, &g);
-	lp_groups_free(&g);
+		rc = view_rows(r, &g);
+	groups_free(&g);
 	if (rc == 0 && (view == LP_CUDA_KERNELS || view == LP_CUDA_SYNC))
-		rc = lp_cuda_delay(db, r, err, errlen);
+		rc = kernel_delay(db, r, err, errlen);
 	if (rc == 0 && (view == LP_CUDA_KERNELS || view == LP_CUDA_SYNC))
-		rc = lp_cuda_idle(db, r);
+		rc = gpu_idle(db, r, err, errlen);
 	if (rc == 0 && view == LP_CUDA_KERNELS)
-		rc = lp_cuda_stages(db, r, err, errlen);
+		rc = stage_rows(db, r, err, errlen);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory in the CUDA analysis");
 	else if (rc && !err[0])
@@ -386,20 +374,14 @@ void lp_cuda_report_free(struct lp_cuda_report *r)
 
 /* ---- breakdown categories (analyze/lp_breakdown.c lists them) ------------ */
 
-static int lp_cuda_ivs(sqlite3 *db, const char *sql, struct lp_ivec *out, char *err, size_t errlen)
+static int api_intervals(sqlite3 *db, const char *sql, struct lp_ivec *out, char *err,
+			 size_t errlen)
 {
-	sqlite3_stmt *st;
-	int rc = 0;
 	if (!lp_db_has_table(db, "cuda_api"))
 		return -ENOENT;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+	int rc = lp_ivec_from_sql(db, sql, NULL, 0, out, err, errlen);
+	if (rc == -EIO)
 		snprintf(err, errlen, "cannot read CUDA tables: %s", sqlite3_errmsg(db));
-		return -EIO;
-	}
-	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
-		rc = lp_ivec_push(out, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-				  sqlite3_column_int64(st, 2), 0);
-	sqlite3_finalize(st);
 	return rc;
 }
 
@@ -407,7 +389,7 @@ static int lp_cuda_ivs(sqlite3 *db, const char *sql, struct lp_ivec *out, char *
  * stream/event sync) or of a synchronous copy, on the calling thread. */
 int lp_cuda_load_sync_wait(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
-	return lp_cuda_ivs(
+	return api_intervals(
 	    db,
 	    "SELECT a.thread_id, a.start_ns, a.end_ns FROM cuda_api a WHERE "
 	    "a.domain = 'runtime' AND (EXISTS (SELECT 1 FROM syncs y WHERE "
@@ -421,10 +403,10 @@ int lp_cuda_load_sync_wait(sqlite3 *db, struct lp_ivec *out, char *err, size_t e
 /* Every other runtime call (after sync wait, which takes precedence). */
 int lp_cuda_load_api(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
-	return lp_cuda_ivs(db,
-			   "SELECT thread_id, start_ns, end_ns FROM cuda_api WHERE domain = "
-			   "'runtime'",
-			   out, err, errlen);
+	return api_intervals(db,
+			     "SELECT thread_id, start_ns, end_ns FROM cuda_api WHERE domain = "
+			     "'runtime'",
+			     out, err, errlen);
 }
 
 /* GPU execution of work this thread launched, on this thread's timeline:
@@ -432,16 +414,16 @@ int lp_cuda_load_api(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
  * kernels (copies) ran. */
 int lp_cuda_load_gpu_kernel(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
-	return lp_cuda_ivs(db,
-			   "SELECT thread_id, start_ns, end_ns FROM gpu_launches WHERE op = "
-			   "'kernel'",
-			   out, err, errlen);
+	return api_intervals(db,
+			     "SELECT thread_id, start_ns, end_ns FROM gpu_launches WHERE op = "
+			     "'kernel'",
+			     out, err, errlen);
 }
 
 int lp_cuda_load_gpu_memcpy(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
-	return lp_cuda_ivs(db,
-			   "SELECT thread_id, start_ns, end_ns FROM gpu_launches WHERE op IN "
-			   "('memcpy', 'memset')",
-			   out, err, errlen);
+	return api_intervals(db,
+			     "SELECT thread_id, start_ns, end_ns FROM gpu_launches WHERE op IN "
+			     "('memcpy', 'memset')",
+			     out, err, errlen);
 }

@@ -1,11 +1,44 @@
 /* SPDX-License-Identifier: MIT */
 #include "lp_db.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "lp_util.h"
+
+/* The first read error of a lookup with a default (see lp_db.h), per
+ * connection (a diff reads two) and per thread (the importer runs on
+ * several). Commands are short-lived: four slots, reused in turn. */
+#define NFAULT 4
+static _Thread_local struct fault {
+	sqlite3 *db;
+	char msg[300];
+} faults[NFAULT];
+static _Thread_local unsigned fault_next;
+
+static struct fault *fault_of(sqlite3 *db)
+{
+	for (int i = 0; i < NFAULT; i++)
+		if (faults[i].db == db)
+			return &faults[i];
+	return NULL;
+}
+
+static void fault_note(sqlite3 *db, sqlite3_stmt *st)
+{
+	if (fault_of(db))
+		return; /* the first error explains the rest */
+	struct fault *f = fault_of(NULL);
+	if (!f)
+		f = &faults[fault_next++ % NFAULT];
+	f->db = db;
+	snprintf(f->msg, sizeof(f->msg), "database error: %s (reading %.80s)", sqlite3_errmsg(db),
+		 st && sqlite3_sql(st) ? sqlite3_sql(st) : "the schema");
+}
 
 int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen)
 {
@@ -34,6 +67,9 @@ int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen)
 		goto fail;
 	}
 	sqlite3_busy_timeout(db, 2000); /* a writer's short transaction: wait it out */
+	struct fault *old = fault_of(db); /* a closed connection's, same address */
+	if (old)
+		old->db = NULL;
 	sqlite3_stmt *st_ver = NULL;
 	int s = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st_ver, NULL);
 	if (s == SQLITE_OK)
@@ -86,15 +122,47 @@ int lp_db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
 	return -EIO;
 }
 
+int lp_db_fault(sqlite3 *db, char *err, size_t errlen)
+{
+	struct fault *f = db ? fault_of(db) : NULL;
+	if (!f)
+		return 0;
+	snprintf(err, errlen, "%s", f->msg);
+	return -EIO;
+}
+
+/* Prepares a lookup. A missing table or column (SQLITE_ERROR) is the
+ * lookup's default, anything else (a damaged schema, no memory) a fault. */
+static sqlite3_stmt *lookup_prepare(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK)
+		return st;
+	if (sqlite3_errcode(db) != SQLITE_ERROR)
+		fault_note(db, NULL);
+	return NULL;
+}
+
+/* Steps a lookup once: SQLITE_ROW, or SQLITE_DONE for no row and for a
+ * read error, which is noted. */
+static int lookup_step(sqlite3_stmt *st)
+{
+	int s = sqlite3_step(st);
+	if (s != SQLITE_ROW && s != SQLITE_DONE) {
+		fault_note(sqlite3_db_handle(st), st);
+		s = SQLITE_DONE;
+	}
+	return s;
+}
+
 const char *lp_db_meta(sqlite3 *db, const char *key, char *buf, size_t len)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = lookup_prepare(db, "SELECT value FROM meta WHERE key = ?");
 	const char *res = NULL;
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) !=
-	    SQLITE_OK)
+	if (!st)
 		return NULL;
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+	if (lookup_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
 		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
 		res = buf;
 	}
@@ -104,25 +172,24 @@ const char *lp_db_meta(sqlite3 *db, const char *key, char *buf, size_t len)
 
 int lp_db_has_table(sqlite3 *db, const char *table)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = lookup_prepare(
+	    db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?");
 	int found = 0;
-	if (sqlite3_prepare_v2(
-		db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?", -1,
-		&st, NULL) != SQLITE_OK)
+	if (!st)
 		return 0;
 	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
-	found = sqlite3_step(st) == SQLITE_ROW;
+	found = lookup_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	return found;
 }
 
 int64_t lp_db_int(sqlite3 *db, const char *sql, int64_t dflt)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = lookup_prepare(db, sql);
 	int64_t v = dflt;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+	if (!st)
 		return dflt;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+	if (lookup_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
 		v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return v;
@@ -131,17 +198,10 @@ int64_t lp_db_int(sqlite3 *db, const char *sql, int64_t dflt)
 long long lp_db_count(sqlite3 *db, const char *table)
 {
 	char sql[256];
-	sqlite3_stmt *st;
-	long long n = 0;
 	if (!lp_db_has_table(db, table))
 		return 0;
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM \"%s\"", table);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return n;
+	return lp_db_int(db, sql, 0);
 }
 
 int lp_db_step_all(sqlite3_stmt *st, lp_db_row_fn fn, void *ctx, char *err, size_t errlen)
@@ -151,7 +211,9 @@ int lp_db_step_all(sqlite3_stmt *st, lp_db_row_fn fn, void *ctx, char *err, size
 		if (fn && (rc = fn(st, ctx)) != 0)
 			break;
 	}
-	if (rc == -ENOMEM) {
+	if (rc == LP_DB_STOP) {
+		rc = 0;
+	} else if (rc == -ENOMEM) {
 		snprintf(err, errlen, "out of memory");
 	} else if (!rc && s != SQLITE_DONE) {
 		sqlite3 *db = sqlite3_db_handle(st);
@@ -162,19 +224,83 @@ int lp_db_step_all(sqlite3_stmt *st, lp_db_row_fn fn, void *ctx, char *err, size
 	return rc;
 }
 
-int lp_db_each(sqlite3 *db, const char *sql, const int64_t *args, int nargs, lp_db_row_fn fn,
-	       void *ctx, char *err, size_t errlen)
+static void bind_args(sqlite3_stmt *st, const struct lp_db_arg *args, int nargs)
+{
+	for (int i = 0; i < nargs; i++)
+		if (args[i].is_text)
+			sqlite3_bind_text(st, i + 1, args[i].text, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_int64(st, i + 1, args[i].i);
+}
+
+int lp_db_query(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int nargs,
+		lp_db_row_fn fn, void *ctx, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
 		return -EIO;
 	}
-	for (int i = 0; i < nargs; i++)
-		sqlite3_bind_int64(st, i + 1, args[i]);
+	bind_args(st, args, nargs);
 	int rc = lp_db_step_all(st, fn, ctx, err, errlen);
 	sqlite3_finalize(st);
 	return rc;
+}
+
+int lp_db_each(sqlite3 *db, const char *sql, const int64_t *args, int nargs, lp_db_row_fn fn,
+	       void *ctx, char *err, size_t errlen)
+{
+	struct lp_db_arg a[16];
+	assert(nargs >= 0 && nargs <= (int)ARRAY_SIZE(a));
+	for (int i = 0; i < nargs; i++)
+		a[i] = LP_DB_INT(args[i]);
+	return lp_db_query(db, sql, a, nargs, fn, ctx, err, errlen);
+}
+
+struct get_int {
+	int64_t v;
+};
+
+static int get_int_row(sqlite3_stmt *st, void *ctx)
+{
+	struct get_int *g = ctx;
+	if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+		g->v = sqlite3_column_int64(st, 0);
+	return LP_DB_STOP;
+}
+
+int lp_db_get_int(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int nargs,
+		  int64_t dflt, int64_t *out, char *err, size_t errlen)
+{
+	struct get_int g = {dflt};
+	int rc = lp_db_query(db, sql, args, nargs, get_int_row, &g, err, errlen);
+	*out = rc ? dflt : g.v;
+	return rc;
+}
+
+int lp_db_lookup(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int nargs,
+		 lp_db_row_fn fn, void *ctx)
+{
+	sqlite3_stmt *st = lookup_prepare(db, sql);
+	int found = 0;
+	if (!st)
+		return 0;
+	bind_args(st, args, nargs);
+	if (lookup_step(st) == SQLITE_ROW) {
+		found = 1;
+		if (fn)
+			fn(st, ctx);
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+int64_t lp_db_int_args(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int nargs,
+		       int64_t dflt)
+{
+	struct get_int g = {dflt};
+	lp_db_lookup(db, sql, args, nargs, get_int_row, &g);
+	return g.v;
 }
 
 char *lp_db_col_strdup(sqlite3_stmt *st, int i)

@@ -23,11 +23,20 @@ int lp_db_check_tables(sqlite3 *db, const char *path, char *err, size_t errlen);
 /* Run SQL with no result rows; returns 0 or -EIO with err filled. */
 int lp_db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
 
+/* ---- lookups with a default ----
+ * lp_db_meta, lp_db_int, lp_db_count and lp_db_has_table answer a default
+ * when the row, the table or the column is missing: a database from an
+ * older build, or without CUDA data, is not an error. A read error (a
+ * damaged page, SQLITE_BUSY, out of memory) is not a missing row: like
+ * ferror(), they record it against the connection, and every command
+ * checks lp_db_fault() before it prints (a report computed from a default
+ * that stood in for a failed read would be shorter, not wrong-looking). */
+
 /* Value of meta[key] as text (static buffer owned by caller) or NULL. */
 const char *lp_db_meta(sqlite3 *db, const char *key, char *buf, size_t len);
 
 /* First column of the first row of sql as an integer; dflt when the query
- * fails, returns no row or NULL. */
+ * returns no row or NULL, or names a missing table or column. */
 int64_t lp_db_int(sqlite3 *db, const char *sql, int64_t dflt);
 
 /* Count rows of a table (0 when the table is missing). */
@@ -35,6 +44,10 @@ long long lp_db_count(sqlite3 *db, const char *table);
 
 /* True when the table exists. */
 int lp_db_has_table(sqlite3 *db, const char *table);
+
+/* -EIO with the first read error's sentence in err when a lookup above
+ * failed to read db since it was opened; else 0. Per thread. */
+int lp_db_fault(sqlite3 *db, char *err, size_t errlen);
 
 /* ---- the one read path ----
  * Every loop over result rows in analyze/ goes through lp_db_each or
@@ -44,9 +57,20 @@ int lp_db_has_table(sqlite3 *db, const char *table);
  * silently computed from part of the data. These check SQLITE_DONE and turn
  * anything else into -EIO with one sentence in err. */
 
-/* Called per row; returns 0 to go on, a negative errno to stop (returned
+/* Called per row; returns 0 to go on, LP_DB_STOP to end the loop early
+ * without error (single-row lookups), a negative errno to stop (returned
  * as is by the iterator; -ENOMEM also fills err). */
 typedef int (*lp_db_row_fn)(sqlite3_stmt *st, void *ctx);
+#define LP_DB_STOP 1
+
+/* One bound parameter: an integer, or text (NULL text binds SQL NULL). */
+struct lp_db_arg {
+	int is_text;
+	int64_t i;
+	const char *text;
+};
+#define LP_DB_INT(v) ((struct lp_db_arg){.i = (int64_t)(v)})
+#define LP_DB_TEXT(s) ((struct lp_db_arg){.is_text = 1, .text = (s)})
 
 /* Steps an already prepared and bound statement to SQLITE_DONE, calling fn
  * per row (fn may be NULL). Does not finalize or reset: the caller owns st. */
@@ -56,6 +80,26 @@ int lp_db_step_all(sqlite3_stmt *st, lp_db_row_fn fn, void *ctx, char *err, size
  * lp_db_step_all and finalizes. 0, fn's error, or -EIO with err filled. */
 int lp_db_each(sqlite3 *db, const char *sql, const int64_t *args, int nargs, lp_db_row_fn fn,
 	       void *ctx, char *err, size_t errlen);
+
+/* Prepares sql, binds args[0..nargs) as ?1..?n, steps it with
+ * lp_db_step_all and finalizes. 0, fn's error, or -EIO with err filled. */
+int lp_db_query(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int nargs,
+		lp_db_row_fn fn, void *ctx, char *err, size_t errlen);
+
+/* The checked single-value lookup: *out = first column of the first row,
+ * dflt when there is no row or it is NULL. 0, or -EIO with err filled. */
+int lp_db_get_int(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int nargs,
+		  int64_t dflt, int64_t *out, char *err, size_t errlen);
+
+/* A checked single-row lookup with a default: calls fn on the first row
+ * of sql (if any) and returns 1, or 0 when there is no row. A read error
+ * counts as no row and is recorded for lp_db_fault(), like lp_db_int. */
+int lp_db_lookup(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int nargs,
+		 lp_db_row_fn fn, void *ctx);
+
+/* lp_db_int with bound parameters (a lookup with a default, as above). */
+int64_t lp_db_int_args(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int nargs,
+		       int64_t dflt);
 
 /* Column i as a malloc'd string (NULL for SQL NULL or no memory: callers
  * that must tell the two apart check sqlite3_column_type first). */

@@ -4,6 +4,7 @@
 #include "lp_breakdown.h"
 #include "lp_db.h"
 #include "lp_stats.h"
+#include "lp_util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -74,7 +75,7 @@ static int parse_selector(struct cursor *c, struct lp_expect *e)
 		e->sel = LP_SEL_REQUEST;
 		return 0;
 	}
-	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
 		size_t pl = strlen(kinds[k].prefix);
 		if (len >= pl && strncmp(sel, kinds[k].prefix, pl) == 0) {
 			if (len == pl)
@@ -134,11 +135,11 @@ static int parse_value(struct cursor *c, struct lp_expect *e)
 	int is_pct = 0, is_time = 0;
 	if (ul) {
 		size_t k;
-		for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
+		for (k = 0; k < ARRAY_SIZE(units); k++)
 			if (strlen(units[k].unit) == ul &&
 			    strncmp(c->s + c->i, units[k].unit, ul) == 0)
 				break;
-		if (k == sizeof(units) / sizeof(units[0]))
+		if (k == ARRAY_SIZE(units))
 			return fail_at(c, c->i, "unknown unit (ns, us, ms, s or %)");
 		scale = units[k].scale;
 		is_pct = k == 4;
@@ -265,27 +266,23 @@ void lp_expect_ctx_close(struct lp_expect_ctx *c)
 	c->db = NULL;
 }
 
+static int series_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_series *s = ctx;
+	if (LP_GROW(s->v, s->n, s->cap))
+		return -ENOMEM;
+	s->v[s->n++] = (double)sqlite3_column_int64(st, 0);
+	return 0;
+}
+
 static int query_series(struct lp_expect_ctx *c, const char *sql, const char *arg,
 			struct lp_series *s)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 64;
-			double *p = realloc(s->v, cap * sizeof(*p));
-			if (!p) {
-				sqlite3_finalize(st);
-				return -ENOMEM;
-			}
-			s->v = p;
-			s->cap = cap;
-		}
-		s->v[s->n++] = (double)sqlite3_column_int64(st, 0);
-	}
-	sqlite3_finalize(st);
+	struct lp_db_arg a = LP_DB_TEXT(arg);
+	char err[256]; /* the caller words -EIO from sqlite3_errmsg */
+	int rc = lp_db_query(c->db, sql, &a, 1, series_row, s, err, sizeof(err));
+	if (rc)
+		return rc;
 	lp_sort_doubles(s->v, s->n);
 	return 0;
 }

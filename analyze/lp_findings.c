@@ -20,6 +20,7 @@
 #include "lp_breakdown.h"
 #include "lp_db.h"
 #include "lp_locks.h"
+#include "lp_util.h"
 #include "lp_waits.h"
 
 struct lp_req {
@@ -74,19 +75,6 @@ static int lp_quiet(struct lp_fnd_ctx *c, double value)
 {
 	c->has_value = 1;
 	c->value = value;
-	return 0;
-}
-
-static int lp_sql_err(struct lp_fnd_ctx *c, const char *what)
-{
-	snprintf(c->err, c->errlen, "%s: %s", what, sqlite3_errmsg(c->db));
-	return -EIO;
-}
-
-static int lp_prep(struct lp_fnd_ctx *c, const char *sql, sqlite3_stmt **st)
-{
-	if (sqlite3_prepare_v2(c->db, sql, -1, st, NULL) != SQLITE_OK)
-		return lp_sql_err(c, "cannot query the database");
 	return 0;
 }
 
@@ -233,59 +221,53 @@ static int lp_req_cmp(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
+/* ?1, ?2: the request range's name and domain. */
+static void lp_req_args(const struct lp_fnd_ctx *c, struct lp_db_arg a[2])
+{
+	a[0] = LP_DB_TEXT(c->bd.req_name);
+	a[1] = LP_DB_TEXT(c->bd.req_domain ? c->bd.req_domain : "");
+}
+
 static int lp_ivset_from(struct lp_fnd_ctx *c, const char *sql, struct lp_ivset *out)
 {
-	struct lp_ivec v = {0};
-	sqlite3_stmt *st;
-	int rc = lp_prep(c, sql, &st);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1, SQLITE_STATIC);
-	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
-		rc = lp_ivec_push(&v, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-				  sqlite3_column_int64(st, 2), 0);
-	sqlite3_finalize(st);
-	if (rc == 0)
-		rc = lp_ivset_build(&v, NULL, out);
-	lp_ivec_free(&v);
-	return rc;
+	struct lp_db_arg a[2];
+	lp_req_args(c, a);
+	return lp_ivset_from_sql(c->db, sql, a, 2, out, c->err, c->errlen);
+}
+
+struct lp_req_load {
+	struct lp_fnd_ctx *c;
+	size_t cap;
+};
+
+static int lp_req_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_req_load *l = ctx;
+	struct lp_fnd_ctx *c = l->c;
+	if (LP_GROW(c->req, c->nreq, l->cap))
+		return -ENOMEM;
+	struct lp_req *r = &c->req[c->nreq++];
+	r->id = sqlite3_column_int64(st, 0);
+	r->proc = sqlite3_column_int64(st, 1);
+	r->thread = sqlite3_column_int64(st, 2);
+	r->tid = sqlite3_column_int64(st, 3);
+	r->start = sqlite3_column_int64(st, 4);
+	r->end = sqlite3_column_int64(st, 5);
+	c->req_ns += r->end - r->start;
+	return 0;
 }
 
 static int lp_load_requests(struct lp_fnd_ctx *c)
 {
-	sqlite3_stmt *st;
-	int rc =
-	    lp_prep(c,
-		    "SELECT r.id, r.process_id, r.start_thread_id, t.tid, r.start_ns, r.end_ns "
-		    "FROM ranges_named r JOIN threads t ON t.id = r.start_thread_id WHERE "
-		    "r.name = ?1 AND coalesce(r.domain, '') = ?2 AND r.end_ns > r.start_ns",
-		    &st);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1, SQLITE_STATIC);
-	size_t cap = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (c->nreq == cap) {
-			cap = cap ? 2 * cap : 256;
-			struct lp_req *v = realloc(c->req, cap * sizeof(*v));
-			if (!v) {
-				rc = -ENOMEM;
-				break;
-			}
-			c->req = v;
-		}
-		struct lp_req *r = &c->req[c->nreq++];
-		r->id = sqlite3_column_int64(st, 0);
-		r->proc = sqlite3_column_int64(st, 1);
-		r->thread = sqlite3_column_int64(st, 2);
-		r->tid = sqlite3_column_int64(st, 3);
-		r->start = sqlite3_column_int64(st, 4);
-		r->end = sqlite3_column_int64(st, 5);
-		c->req_ns += r->end - r->start;
-	}
-	sqlite3_finalize(st);
+	struct lp_req_load l = {c, 0};
+	struct lp_db_arg a[2];
+	lp_req_args(c, a);
+	int rc = lp_db_query(c->db,
+			     "SELECT r.id, r.process_id, r.start_thread_id, t.tid, r.start_ns, "
+			     "r.end_ns FROM ranges_named r JOIN threads t ON t.id = "
+			     "r.start_thread_id WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2 "
+			     "AND r.end_ns > r.start_ns",
+			     a, 2, lp_req_row, &l, c->err, c->errlen);
 	if (rc)
 		return rc;
 	if (c->nreq > 1) /* qsort(NULL, 0) is undefined */
@@ -350,67 +332,69 @@ static const struct lp_lock_row *lp_lock_row(const struct lp_fnd_ctx *c, int64_t
 	return NULL;
 }
 
+struct lp_lock_load {
+	struct lp_fnd_ctx *c;
+	struct lp_lock_acc *v;
+	size_t n, cap;
+};
+
+static int lp_lock_wait_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_lock_load *l = ctx;
+	int64_t id = sqlite3_column_int64(st, 0);
+	if (!l->n || l->v[l->n - 1].id != id) {
+		if (LP_GROW(l->v, l->n, l->cap))
+			return -ENOMEM;
+		l->v[l->n++] = (struct lp_lock_acc){id, 0, 0, 0};
+	}
+	int64_t in = lp_attr(l->c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+			     sqlite3_column_int64(st, 3));
+	l->v[l->n - 1].in_ns += in;
+	l->v[l->n - 1].waits += in > 0;
+	return 0;
+}
+
 /* Per lock, the wait inside requests (or in the whole run without them). */
 static int lp_lock_accumulate(struct lp_fnd_ctx *c, struct lp_lock_acc **out, size_t *nout)
 {
-	sqlite3_stmt *st;
-	struct lp_lock_acc *v = NULL;
-	size_t n = 0, cap = 0;
-	int rc = lp_prep(c,
-			 "SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
-			 "lock_waits w WHERE w.class = 0 ORDER BY w.lock_id",
-			 &st);
-	if (rc)
-		return rc;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		if (!n || v[n - 1].id != id) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 16;
-				struct lp_lock_acc *nv = realloc(v, cap * sizeof(*nv));
-				if (!nv) {
-					rc = -ENOMEM;
-					break;
-				}
-				v = nv;
-			}
-			v[n++] = (struct lp_lock_acc){id, 0, 0, 0};
-		}
-		int64_t in = lp_attr(c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-				     sqlite3_column_int64(st, 3));
-		v[n - 1].in_ns += in;
-		v[n - 1].waits += in > 0;
-	}
-	sqlite3_finalize(st);
+	struct lp_lock_load l = {c, NULL, 0, 0};
+	int rc =
+	    lp_db_query(c->db,
+			"SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
+			"lock_waits w WHERE w.class = 0 ORDER BY w.lock_id",
+			NULL, 0, lp_lock_wait_row, &l, c->err, c->errlen);
 	if (rc) {
-		free(v);
+		free(l.v);
 		return rc;
 	}
-	if (n > 1) /* qsort(NULL, 0) is undefined */
-		qsort(v, n, sizeof(*v), lp_lock_acc_cmp);
-	*out = v;
-	*nout = n;
+	if (l.n > 1) /* qsort(NULL, 0) is undefined */
+		qsort(l.v, l.n, sizeof(*l.v), lp_lock_acc_cmp);
+	*out = l.v;
+	*nout = l.n;
+	return 0;
+}
+
+/* Rows (thread, start, end): their time inside requests goes to the stake. */
+static int lp_attr_row(sqlite3_stmt *st, void *ctx)
+{
+	lp_attr(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+		sqlite3_column_int64(st, 2));
 	return 0;
 }
 
 /* The example for one lock: the request that waited on it the longest. */
 static int lp_lock_example(struct lp_fnd_ctx *c, struct lp_finding *f, int64_t lock_id)
 {
-	sqlite3_stmt *st;
 	if (!c->has_req)
 		return 0;
 	lp_stake_reset(c);
-	int rc = lp_prep(c,
-			 "SELECT thread_id, start_ns, start_ns + dur_ns FROM lock_waits WHERE "
-			 "lock_id = ? AND class = 0",
-			 &st);
+	struct lp_db_arg id = LP_DB_INT(lock_id);
+	int rc = lp_db_query(c->db,
+			     "SELECT thread_id, start_ns, start_ns + dur_ns FROM lock_waits WHERE "
+			     "lock_id = ? AND class = 0",
+			     &id, 1, lp_attr_row, c, c->err, c->errlen);
 	if (rc)
 		return rc;
-	sqlite3_bind_int64(st, 1, lock_id);
-	while (sqlite3_step(st) == SQLITE_ROW)
-		lp_attr(c, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-			sqlite3_column_int64(st, 2));
-	sqlite3_finalize(st);
 	lp_example(c, f);
 	return 0;
 }
@@ -488,65 +472,135 @@ static int lp_rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	return rc ? rc : found;
 }
 
+/* A grouped accumulation of (thread, start, end, label) rows inside
+ * requests: total, count, top labels. */
+struct lp_acc {
+	int64_t ns, n, all_n;
+	struct lp_fnd_site top[LP_FND_MAXSITES];
+	char cur[512];
+	int64_t cur_n, cur_ns;
+};
+
+static void lp_acc_flush(struct lp_acc *a)
+{
+	for (int k = 0; a->cur_ns > 0 && k < LP_FND_MAXSITES; k++)
+		if (a->cur_ns > a->top[k].ns) {
+			free(a->top[LP_FND_MAXSITES - 1].what);
+			memmove(&a->top[k + 1], &a->top[k],
+				(LP_FND_MAXSITES - 1 - k) * sizeof(a->top[0]));
+			a->top[k] = (struct lp_fnd_site){strdup(a->cur), a->cur_n, a->cur_ns};
+			break;
+		}
+	a->cur_n = a->cur_ns = 0;
+}
+
+/* Starts label w's group when it differs from the current one. */
+static void lp_acc_label(struct lp_acc *a, const char *w)
+{
+	if (strcmp(a->cur, w)) {
+		lp_acc_flush(a);
+		snprintf(a->cur, sizeof(a->cur), "%s", w);
+	}
+}
+
+struct lp_acc_load {
+	struct lp_fnd_ctx *c;
+	struct lp_acc *a;
+};
+
+static int lp_acc_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_acc_load *l = ctx;
+	struct lp_acc *a = l->a;
+	const char *w = (const char *)sqlite3_column_text(st, 3);
+	lp_acc_label(a, w ? w : "?");
+	a->all_n++;
+	int64_t in = lp_attr(l->c, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+			     sqlite3_column_int64(st, 2));
+	if (in <= 0 && l->c->has_req)
+		return 0;
+	a->n++;
+	a->ns += in;
+	a->cur_n++;
+	a->cur_ns += in;
+	return 0;
+}
+
+/* Rows: thread, start, end, label (ordered by label); ?1 = the API domain. */
+static int lp_acc_run(struct lp_fnd_ctx *c, const char *sql, struct lp_acc *a)
+{
+	struct lp_acc_load l = {c, a};
+	struct lp_db_arg dom = LP_DB_TEXT(c->api_domain);
+	memset(a, 0, sizeof(*a));
+	lp_stake_reset(c);
+	int rc = lp_db_query(c->db, sql, &dom, 1, lp_acc_row, &l, c->err, c->errlen);
+	lp_acc_flush(a);
+	return rc;
+}
+
+static void lp_acc_free(struct lp_acc *a)
+{
+	for (int k = 0; k < LP_FND_MAXSITES; k++)
+		free(a->top[k].what);
+}
+
+static void lp_acc_sites(struct lp_finding *f, const struct lp_acc *a, const char *kind)
+{
+	f->site_kind = kind;
+	for (int k = 0; k < LP_FND_MAXSITES; k++)
+		if (a->top[k].what)
+			lp_site(f, a->top[k].what, a->top[k].count, a->top[k].ns);
+}
+
 /* Condition-variable and semaphore waits inside a request but outside its
  * stages: the request is queued, no work has started. */
+static int lp_queue_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_acc_load *l = ctx;
+	struct lp_fnd_ctx *c = l->c;
+	const char *w = (const char *)sqlite3_column_text(st, 3);
+	lp_acc_label(l->a, w ? w : "");
+	int64_t th = sqlite3_column_int64(st, 0), s = sqlite3_column_int64(st, 1),
+		e = sqlite3_column_int64(st, 2);
+	int64_t in_req = lp_ivset_overlap(&c->reqset, th, s, e);
+	int64_t in_stage = lp_ivset_overlap(&c->stageset, th, s, e);
+	int64_t q = in_req - in_stage;
+	if (q <= 0)
+		return 0;
+	/* attribute only the queued part: clip to before the first stage */
+	size_t i = lp_req_lower(c, th, s);
+	if (i < c->nreq && c->req[i].thread == th)
+		c->stake[i] += q;
+	l->a->cur_n++;
+	l->a->cur_ns += q;
+	l->a->ns += q;
+	l->a->n++;
+	return 0;
+}
+
 static int lp_rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	if (!c->has_req)
 		return lp_skip(c, "no NVTX request ranges");
-	sqlite3_stmt *st;
+	struct lp_acc a = {0};
+	struct lp_acc_load l = {c, &a};
 	lp_stake_reset(c);
-	int rc = lp_prep(
-	    c,
+	int rc = lp_db_query(
+	    c->db,
 	    "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, coalesce(f.function || "
 	    "coalesce(' ' || f.file || ':' || f.line, ''), printf('cond 0x%x', w.cond_addr)) FROM "
 	    "cond_waits w LEFT JOIN stacks s ON s.id = w.stack_id LEFT JOIN frames f ON f.id = "
-	    "s.top_frame WHERE w.class = 4 UNION ALL SELECT w.thread_id, w.start_ns, w.start_ns + "
-	    "w.dur_ns, coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), "
-	    "'sem_wait') FROM lock_waits w JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' "
-	    "LEFT JOIN stacks s ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame "
-	    "WHERE w.class = 4 ORDER BY 4",
-	    &st);
-	if (rc)
+	    "s.top_frame WHERE w.class = 4 UNION ALL SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
+	    "coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), 'sem_wait') FROM "
+	    "lock_waits w JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' LEFT JOIN stacks s "
+	    "ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame WHERE w.class = 4 ORDER BY 4",
+	    NULL, 0, lp_queue_row, &l, c->err, c->errlen);
+	lp_acc_flush(&a);
+	if (rc) {
+		lp_acc_free(&a);
 		return rc;
-	struct lp_fnd_site top[LP_FND_MAXSITES] = {0};
-	char cur[512] = "";
-	int64_t cur_n = 0, cur_ns = 0, total = 0, waits = 0;
-	for (int more = 1; more;) {
-		more = sqlite3_step(st) == SQLITE_ROW;
-		const char *w = more ? (const char *)sqlite3_column_text(st, 3) : NULL;
-		if (!more || strcmp(cur, w ? w : "")) {
-			/* flush the finished site into the top list */
-			for (int k = 0; cur_ns > 0 && k < LP_FND_MAXSITES; k++)
-				if (cur_ns > top[k].ns) {
-					free(top[LP_FND_MAXSITES - 1].what);
-					memmove(&top[k + 1], &top[k],
-						(LP_FND_MAXSITES - 1 - k) * sizeof(top[0]));
-					top[k] = (struct lp_fnd_site){strdup(cur), cur_n, cur_ns};
-					break;
-				}
-			snprintf(cur, sizeof(cur), "%s", w ? w : "");
-			cur_n = cur_ns = 0;
-		}
-		if (!more)
-			break;
-		int64_t th = sqlite3_column_int64(st, 0), s = sqlite3_column_int64(st, 1),
-			e = sqlite3_column_int64(st, 2);
-		int64_t in_req = lp_ivset_overlap(&c->reqset, th, s, e);
-		int64_t in_stage = lp_ivset_overlap(&c->stageset, th, s, e);
-		int64_t q = in_req - in_stage;
-		if (q <= 0)
-			continue;
-		/* attribute only the queued part: clip to before the first stage */
-		size_t i = lp_req_lower(c, th, s);
-		if (i < c->nreq && c->req[i].thread == th)
-			c->stake[i] += q;
-		cur_n++;
-		cur_ns += q;
-		total += q;
-		waits++;
 	}
-	sqlite3_finalize(st);
+	int64_t total = a.ns, waits = a.n;
 	double share = lp_share(total, c->req_ns);
 	int found = 0;
 	if (share >= thr) {
@@ -560,10 +614,7 @@ static int lp_rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 			lp_num(f, "waits", "waits", "count", (double)waits);
 			lp_num(f, "queued_per_request_ns", "queued per request", "ns",
 			       (double)total / (double)c->nreq);
-			f->site_kind = "wait sites";
-			for (int k = 0; k < LP_FND_MAXSITES; k++)
-				if (top[k].what)
-					lp_site(f, top[k].what, top[k].count, top[k].ns);
+			lp_acc_sites(f, &a, "wait sites");
 			f->summary = lp_fmt("requests sat %.1f%% of their time in condition or "
 					    "semaphore waits before any stage started",
 					    100 * share);
@@ -573,8 +624,7 @@ static int lp_rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	} else {
 		lp_quiet(c, share);
 	}
-	for (int k = 0; k < LP_FND_MAXSITES; k++)
-		free(top[k].what);
+	lp_acc_free(&a);
 	return rc ? rc : found;
 }
 
@@ -659,6 +709,14 @@ static int lp_tail_lock_row(sqlite3_stmt *st, void *ctx)
 	"x AS (SELECT iv.grp AS grp, m.cls AS cls, m.lk AS lk, min(m.e, iv.e) - m.s AS ns FROM m " \
 	"JOIN temp.lp_tail_iv iv ON iv.rowid = m.ivid AND iv.e > m.s) "
 
+static int lp_fnd_prep(struct lp_fnd_ctx *c, const char *sql, sqlite3_stmt **st)
+{
+	if (sqlite3_prepare_v2(c->db, sql, -1, st, NULL) == SQLITE_OK)
+		return 0;
+	snprintf(c->err, c->errlen, "database error: %s", sqlite3_errmsg(c->db));
+	return -EIO;
+}
+
 /* Fills a from the stage intervals of the tail and median requests. */
 static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *domain,
 			 struct lp_tail_acc *a)
@@ -671,7 +729,7 @@ static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *do
 			    "DELETE FROM temp.lp_tail_req; DELETE FROM temp.lp_tail_iv;",
 			    c->err, c->errlen);
 	sqlite3_stmt *st;
-	if (rc || (rc = lp_prep(c, "INSERT INTO temp.lp_tail_req VALUES (?, ?)", &st)))
+	if (rc || (rc = lp_fnd_prep(c, "INSERT INTO temp.lp_tail_req VALUES (?, ?)", &st)))
 		return rc;
 	for (size_t i = 0; i < c->nreq; i++) {
 		int64_t d = c->req[i].end - c->req[i].start;
@@ -682,14 +740,14 @@ static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *do
 		a->nmid += grp == 1;
 		sqlite3_bind_int64(st, 1, c->req[i].id);
 		sqlite3_bind_int(st, 2, grp);
-		if (sqlite3_step(st) != SQLITE_DONE)
-			rc = lp_sql_err(c, "cannot query the database");
+		if (!rc)
+			rc = lp_db_step_all(st, NULL, NULL, c->err, c->errlen);
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
 	if (rc || !a->ntail || !a->nmid)
 		return rc ? rc : -ENODATA;
-	if ((rc = lp_prep(
+	if ((rc = lp_fnd_prep(
 		 c,
 		 "INSERT INTO temp.lp_tail_iv SELECT q.grp, s.start_thread_id, s.start_ns, "
 		 "s.end_ns FROM temp.lp_tail_req q JOIN ranges_named s ON s.parent_id = q.id "
@@ -929,22 +987,39 @@ static int64_t lp_req_waits(struct lp_fnd_ctx *c)
 	static const char *const sql[] = {LP_REQ_WAITS("lock_waits"), LP_REQ_WAITS("cond_waits"),
 					  LP_REQ_WAITS("blocking_calls")};
 #undef LP_REQ_WAITS
+	struct lp_db_arg a[2];
 	int64_t n = 0;
-	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
-		sqlite3_stmt *st;
+	lp_req_args(c, a);
+	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
+		int64_t k;
 		if (i == 2 && !lp_db_has_table(c->db, "blocking_calls"))
 			break;
-		int rc = lp_prep(c, sql[i], &st);
+		int rc = lp_db_get_int(c->db, sql[i], a, 2, 0, &k, c->err, c->errlen);
 		if (rc)
 			return rc;
-		sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1,
-				  SQLITE_STATIC);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			n += sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
+		n += k;
 	}
 	return n;
+}
+
+struct lp_cpu_sums {
+	double cs, mig, task, nr;
+};
+
+static int lp_cpu_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_cpu_sums *x = ctx;
+	const char *e = (const char *)sqlite3_column_text(st, 0);
+	double v = sqlite3_column_double(st, 1);
+	if (!e)
+		return 0;
+	if (!strcmp(e, "context-switches") || !strcmp(e, "cs"))
+		x->cs = v, x->nr = sqlite3_column_double(st, 2);
+	else if (!strcmp(e, "cpu-migrations") || !strcmp(e, "migrations"))
+		x->mig = v;
+	else if (!strcmp(e, "task-clock"))
+		x->task = v;
+	return 0;
 }
 
 /* Context switches and migrations per request from range_counters, and
@@ -956,31 +1031,18 @@ static int lp_rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr
 	if (!lp_db_has_table(c->db, "range_counters") ||
 	    !lp_q1(c, "SELECT count(*) FROM range_counters"))
 		return lp_skip(c, "no CPU counters (record with --counters)");
-	sqlite3_stmt *st;
-	int rc = lp_prep(c,
-			 "SELECT e.name, sum(rc.delta), count(*) FROM range_counters rc JOIN "
-			 "counter_events e ON e.id = rc.event_id JOIN ranges_named r ON r.id = "
-			 "rc.range_id WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2 AND "
-			 "e.available GROUP BY e.name",
-			 &st);
+	struct lp_cpu_sums x = {NAN, NAN, NAN, 0};
+	struct lp_db_arg a[2];
+	lp_req_args(c, a);
+	int rc = lp_db_query(c->db,
+			     "SELECT e.name, sum(rc.delta), count(*) FROM range_counters rc JOIN "
+			     "counter_events e ON e.id = rc.event_id JOIN ranges_named r ON r.id = "
+			     "rc.range_id WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2 AND "
+			     "e.available GROUP BY e.name",
+			     a, 2, lp_cpu_row, &x, c->err, c->errlen);
 	if (rc)
 		return rc;
-	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1, SQLITE_STATIC);
-	double cs = NAN, mig = NAN, task = NAN, nr = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *e = (const char *)sqlite3_column_text(st, 0);
-		double v = sqlite3_column_double(st, 1);
-		if (!e)
-			continue;
-		if (!strcmp(e, "context-switches") || !strcmp(e, "cs"))
-			cs = v, nr = sqlite3_column_double(st, 2);
-		else if (!strcmp(e, "cpu-migrations") || !strcmp(e, "migrations"))
-			mig = v;
-		else if (!strcmp(e, "task-clock"))
-			task = v;
-	}
-	sqlite3_finalize(st);
+	double cs = x.cs, mig = x.mig, task = x.task, nr = x.nr;
 	if (isnan(cs) || nr <= 0)
 		return lp_skip(c, "context-switches was not counted for the request ranges");
 	/* Blocking waits switch out voluntarily: one switch each is expected. */
@@ -1034,75 +1096,6 @@ static int lp_rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr
 static int lp_need_gpu(struct lp_fnd_ctx *c)
 {
 	return c->gpu ? 0 : lp_skip(c, c->gpu_why);
-}
-
-/* A grouped accumulation of (thread, start, end, label) rows inside
- * requests: total, count, top labels. */
-struct lp_acc {
-	int64_t ns, n, all_n;
-	struct lp_fnd_site top[LP_FND_MAXSITES];
-	char cur[512];
-	int64_t cur_n, cur_ns;
-};
-
-static void lp_acc_flush(struct lp_acc *a)
-{
-	for (int k = 0; a->cur_ns > 0 && k < LP_FND_MAXSITES; k++)
-		if (a->cur_ns > a->top[k].ns) {
-			free(a->top[LP_FND_MAXSITES - 1].what);
-			memmove(&a->top[k + 1], &a->top[k],
-				(LP_FND_MAXSITES - 1 - k) * sizeof(a->top[0]));
-			a->top[k] = (struct lp_fnd_site){strdup(a->cur), a->cur_n, a->cur_ns};
-			break;
-		}
-	a->cur_n = a->cur_ns = 0;
-}
-
-/* Rows: thread, start, end, label (ordered by label). */
-static int lp_acc_run(struct lp_fnd_ctx *c, const char *sql, struct lp_acc *a)
-{
-	sqlite3_stmt *st;
-	memset(a, 0, sizeof(*a));
-	lp_stake_reset(c);
-	int rc = lp_prep(c, sql, &st);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(st, 1, c->api_domain, -1, SQLITE_STATIC);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *w = (const char *)sqlite3_column_text(st, 3);
-		if (!w)
-			w = "?";
-		if (strcmp(a->cur, w)) {
-			lp_acc_flush(a);
-			snprintf(a->cur, sizeof(a->cur), "%s", w);
-		}
-		a->all_n++;
-		int64_t in = lp_attr(c, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-				     sqlite3_column_int64(st, 2));
-		if (in <= 0 && c->has_req)
-			continue;
-		a->n++;
-		a->ns += in;
-		a->cur_n++;
-		a->cur_ns += in;
-	}
-	lp_acc_flush(a);
-	sqlite3_finalize(st);
-	return 0;
-}
-
-static void lp_acc_free(struct lp_acc *a)
-{
-	for (int k = 0; k < LP_FND_MAXSITES; k++)
-		free(a->top[k].what);
-}
-
-static void lp_acc_sites(struct lp_finding *f, const struct lp_acc *a, const char *kind)
-{
-	f->site_kind = kind;
-	for (int k = 0; k < LP_FND_MAXSITES; k++)
-		if (a->top[k].what)
-			lp_site(f, a->top[k].what, a->top[k].count, a->top[k].ns);
 }
 
 static const char *lp_where(const struct lp_fnd_ctx *c)
@@ -1175,7 +1168,7 @@ static int lp_rule_sleep(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 			     "sleeping inside requests");
 }
 
-static int lp_cpu_row(sqlite3_stmt *st, void *ctx)
+static int lp_int_row(sqlite3_stmt *st, void *ctx)
 {
 	*(int64_t *)ctx = sqlite3_column_int64(st, 0);
 	return 0;
@@ -1220,7 +1213,7 @@ static int lp_rule_starved(struct lp_fnd_ctx *c, const struct lp_rule *r, double
 	char err[256];
 	int64_t cpus = 0;
 	lp_db_each(c->db, "SELECT value FROM meta WHERE key = 'run.cpus_allowed'", NULL, 0,
-		   lp_cpu_row, &cpus, err, sizeof(err));
+		   lp_int_row, &cpus, err, sizeof(err));
 	lp_num(f, "preempted_ns", "runnable, waiting for a CPU", "ns", (double)pre_ns);
 	lp_num(f, "on_cpu_ns", "on-CPU (task-clock)", "ns", (double)b->req_cat_ns[on]);
 	lp_num(f, "share", "of request time", "share", share);
@@ -1396,18 +1389,9 @@ static int lp_rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, doubl
 		return rc;
 	if (!c->has_req)
 		return lp_skip(c, "no NVTX request ranges");
-	struct lp_ivec ops = {0};
-	struct lp_ivset busy = {0};
-	sqlite3_stmt *st;
-	if ((rc = lp_prep(c, "SELECT process_id, start_ns, end_ns FROM gpu_ops", &st)))
-		return rc;
-	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
-		rc = lp_ivec_push(&ops, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-				  sqlite3_column_int64(st, 2), 0);
-	sqlite3_finalize(st);
-	if (rc == 0)
-		rc = lp_ivset_build(&ops, NULL, &busy);
-	lp_ivec_free(&ops);
+	struct lp_ivset busy;
+	rc = lp_ivset_from_sql(c->db, "SELECT process_id, start_ns, end_ns FROM gpu_ops", NULL, 0,
+			       &busy, c->err, c->errlen);
 	/* API time per request: what launch overhead costs the GPU. */
 	struct lp_acc a;
 	if (rc == 0)
@@ -1516,19 +1500,7 @@ static int lp_rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, 
 
 static int lp_ivset_q(struct lp_fnd_ctx *c, const char *sql, struct lp_ivset *out)
 {
-	struct lp_ivec v = {0};
-	sqlite3_stmt *st;
-	int rc = lp_prep(c, sql, &st);
-	if (rc)
-		return rc;
-	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
-		rc = lp_ivec_push(&v, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-				  sqlite3_column_int64(st, 2), 0);
-	sqlite3_finalize(st);
-	if (rc == 0)
-		rc = lp_ivset_build(&v, NULL, out);
-	lp_ivec_free(&v);
-	return rc;
+	return lp_ivset_from_sql(c->db, sql, NULL, 0, out, c->err, c->errlen);
 }
 
 /* Copies and kernels on the same device that never run at the same time. */
@@ -1679,11 +1651,11 @@ static int lp_gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
 			    c->err, c->errlen);
 	sqlite3_stmt *st;
 	if (rc ||
-	    (rc = lp_prep(c,
-			  "INSERT INTO temp.lp_gil_st SELECT st.start_thread_id, st.start_ns, "
-			  "st.end_ns, st.name FROM ranges_named st JOIN ranges_named p ON "
-			  "p.id = st.parent_id AND p.name = ?1 AND coalesce(p.domain, '') = ?2",
-			  &st)))
+	    (rc = lp_fnd_prep(c,
+			      "INSERT INTO temp.lp_gil_st SELECT st.start_thread_id, st.start_ns, "
+			      "st.end_ns, st.name FROM ranges_named st JOIN ranges_named p ON "
+			      "p.id = st.parent_id AND p.name = ?1 AND coalesce(p.domain, '') = ?2",
+			      &st)))
 		return rc;
 	sqlite3_bind_text(st, 1, c->bd.req_name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, c->bd.req_domain ? c->bd.req_domain : "", -1, SQLITE_STATIC);
@@ -1791,7 +1763,7 @@ static int lp_rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 		      "tc.event_id WHERE e.name = 'task-clock'"))
 		return lp_skip(c, "task-clock was not counted per thread");
 	sqlite3_stmt *st;
-	int rc = lp_prep(
+	int rc = lp_fnd_prep(
 	    c,
 	    "WITH req AS (SELECT r.start_thread_id AS th, r.process_id AS proc, r.start_ns AS s, "
 	    "r.end_ns AS e FROM ranges_named r WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2), "
@@ -1831,7 +1803,7 @@ static int lp_rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	/* the library the pool thread waits in: its most frequent top frame */
 	char *lib = NULL;
 	sqlite3_stmt *ls;
-	if (lp_prep(c,
+	if (lp_fnd_prep(c,
 		    "SELECT f.module, count(*) FROM (SELECT stack_id FROM cond_waits WHERE "
 		    "thread_id = ?1 UNION ALL SELECT stack_id FROM lock_waits WHERE thread_id = "
 		    "?1) w JOIN stacks s ON s.id = w.stack_id JOIN frames f ON f.id = s.top_frame "
@@ -1989,7 +1961,7 @@ const struct lp_rule lp_rules[] = {
      "the framework's caching allocator).",
      lp_rule_alloc},
 };
-const size_t lp_nrules = sizeof(lp_rules) / sizeof(lp_rules[0]);
+const size_t lp_nrules = ARRAY_SIZE(lp_rules);
 
 const struct lp_rule *lp_rule_find(const char *id)
 {

@@ -13,6 +13,7 @@
 #include "lp_import_sources.h"
 #include "lp_logread.h"
 #include "lp_symbols.h"
+#include "lp_util.h"
 
 extern const char lp_schema_core_sql[];
 
@@ -634,7 +635,7 @@ static void lp_core_destroy(void *state)
 	    s->ins_proc,	s->upd_start,	   s->upd_exit,	 s->upd_exec, s->upd_thread_start,
 	    s->upd_thread_name, s->upd_thread_end, s->ins_lock,	 s->ins_wait, s->ins_cond,
 	    s->upd_lock_name,	s->upd_proc_end,   s->waits.full, s->ins_block, s->upd_title};
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 		sqlite3_finalize(all[i]);
 	lp_map_free(&s->locks);
 	free(s->children);

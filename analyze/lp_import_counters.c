@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_db.h"
 #include "lp_import.h"
 #include "lp_import_sources.h"
 #include "lp_log_counters.h"
@@ -280,6 +281,36 @@ static const char lp_cnt_unsampled_sql[] =
     "FROM range_counters rc WHERE rc.range_id = ranges.id)), count(*) FILTER (WHERE "
     "end_thread_id <> start_thread_id) FROM ranges";
 
+struct unavail_line {
+	char line[2048];
+	size_t used;
+};
+
+static int unavail_row(sqlite3_stmt *st, void *ctx)
+{
+	struct unavail_line *u = ctx;
+	const char *names = (const char *)sqlite3_column_text(st, 0);
+	const char *why = (const char *)sqlite3_column_text(st, 1);
+	if (u->used >= sizeof(u->line))
+		return LP_DB_STOP;
+	u->used += (size_t)snprintf(u->line + u->used, sizeof(u->line) - u->used, "%s%s: %s",
+				    u->used ? "; " : "", names ? names : "?", why ? why : "?");
+	return 0;
+}
+
+struct note_meta {
+	struct lp_import *imp;
+	int rc;
+};
+
+static int note_row(sqlite3_stmt *st, void *ctx)
+{
+	struct note_meta *n = ctx;
+	n->rc =
+	    lp_import_meta(n->imp, "counters_note", (const char *)sqlite3_column_text(st, 0), 0);
+	return LP_DB_STOP;
+}
+
 /* meta counters_unavailable: "cycles, instructions: <reason>; ...", less
  * the events the paranoid note (meta counters_note) already explains. */
 static int lp_cnt_meta(struct lp_import *imp)
@@ -293,25 +324,18 @@ static int lp_cnt_meta(struct lp_import *imp)
 	    "GROUP BY reason ORDER BY min(k)";
 	if (sqlite3_prepare_v2(imp->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
-	char line[2048] = "";
-	size_t used = 0;
-	while (sqlite3_step(st) == SQLITE_ROW && used < sizeof(line)) {
-		const char *names = (const char *)sqlite3_column_text(st, 0);
-		const char *why = (const char *)sqlite3_column_text(st, 1);
-		used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s: %s",
-					 used ? "; " : "", names ? names : "?", why ? why : "?");
-	}
+	struct unavail_line u = {"", 0};
+	int rc = lp_db_step_all(st, unavail_row, &u, imp->err, imp->errlen);
 	sqlite3_finalize(st);
-	int rc = 0;
-	if (line[0])
-		rc = lp_import_meta(imp, "counters_unavailable", line, 0);
+	if (rc == 0 && u.line[0])
+		rc = lp_import_meta(imp, "counters_unavailable", u.line, 0);
 	if (rc == 0 && sqlite3_prepare_v2(imp->db,
 					  "SELECT note FROM counter_config WHERE note IS NOT NULL "
 					  "ORDER BY process_id LIMIT 1",
 					  -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			rc = lp_import_meta(imp, "counters_note",
-					    (const char *)sqlite3_column_text(st, 0), 0);
+		struct note_meta n = {imp, 0};
+		rc = lp_db_step_all(st, note_row, &n, imp->err, imp->errlen);
+		rc = rc ? rc : n.rc;
 		sqlite3_finalize(st);
 	}
 	return rc;
@@ -319,14 +343,7 @@ static int lp_cnt_meta(struct lp_import *imp)
 
 static int lp_cnt_has_ranges(struct lp_import *imp)
 {
-	sqlite3_stmt *st = NULL;
-	int yes = 0;
-	if (sqlite3_prepare_v2(
-		imp->db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ranges'", -1,
-		&st, NULL) == SQLITE_OK)
-		yes = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return yes;
+	return lp_db_has_table(imp->db, "ranges");
 }
 
 static int lp_cnt_exec(struct lp_import *imp, const char *sql)
@@ -339,18 +356,27 @@ static int lp_cnt_exec(struct lp_import *imp, const char *sql)
 	return -EIO;
 }
 
+static int two_ints_row(sqlite3_stmt *st, void *ctx)
+{
+	int64_t *v = ctx;
+	v[0] = sqlite3_column_int64(st, 0);
+	v[1] = sqlite3_column_int64(st, 1);
+	return LP_DB_STOP;
+}
+
 /* meta counters.ranges_unsampled / counters.ranges_cross_thread. */
 static int lp_cnt_range_meta(struct lp_import *imp)
 {
 	sqlite3_stmt *st = NULL;
+	int64_t v[2] = {-1, -1};
 	if (sqlite3_prepare_v2(imp->db, lp_cnt_unsampled_sql, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_ROW) {
+	    lp_db_step_all(st, two_ints_row, v, imp->err, imp->errlen) || v[0] < 0) {
 		snprintf(imp->err, imp->errlen, "counters: %s", sqlite3_errmsg(imp->db));
 		sqlite3_finalize(st);
 		return -EIO;
 	}
-	int64_t unsampled = sqlite3_column_int64(st, 0), cross = sqlite3_column_int64(st, 1);
 	sqlite3_finalize(st);
+	int64_t unsampled = v[0], cross = v[1];
 	int rc = lp_import_meta(imp, "counters.ranges_unsampled", NULL, unsampled);
 	return rc ? rc : lp_import_meta(imp, "counters.ranges_cross_thread", NULL, cross);
 }

@@ -16,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_db.h"
 #include "lp_import.h"
 #include "lp_import_sources.h"
 #include "lp_log_cuda.h"
 #include "lp_symbols.h"
+#include "lp_util.h"
 
 extern const char lp_schema_cuda_sql[];
 
@@ -50,7 +52,7 @@ static const char *lp_pick(const char *const *names, size_t n, uint32_t v)
 {
 	return v < n && names[v] ? names[v] : "unknown";
 }
-#define LP_PICK(tab, v) lp_pick(tab, sizeof(tab) / sizeof(tab[0]), (v))
+#define LP_PICK(tab, v) lp_pick(tab, ARRAY_SIZE(tab), (v))
 
 static const char *const lp_copy_kinds[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
 					    "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
@@ -92,6 +94,22 @@ static void lp_bind_common(sqlite3_stmt *st, int64_t proc, uint32_t dev, uint32_
 	sqlite3_bind_int64(st, 7, (int64_t)(end >= start ? end : start));
 }
 
+struct demangle_ctx {
+	struct lp_import *imp;
+	uint64_t *id;
+};
+
+static int demangle_row(sqlite3_stmt *st, void *ctx)
+{
+	struct demangle_ctx *x = ctx;
+	/* Kernel names are C++ symbols (lp_demangle, lp_symbols.h). */
+	char *d = lp_demangle((const char *)sqlite3_column_text(st, 0));
+	if (d)
+		*x->id = (uint64_t)lp_import_intern(x->imp, d, strlen(d));
+	free(d);
+	return LP_DB_STOP;
+}
+
 /* Demangled name as strings.id; the mangled one when it does not demangle
  * (C kernels, extern "C"). */
 static int64_t lp_cuda_demangle(struct lp_import *imp, struct lp_cuda_state *s, int64_t mangled)
@@ -102,14 +120,11 @@ static int64_t lp_cuda_demangle(struct lp_import *imp, struct lp_cuda_state *s, 
 	if (lp_map_get(&s->demangled, (uint64_t)mangled, &id))
 		return (int64_t)id;
 	id = (uint64_t)mangled;
+	struct demangle_ctx x = {imp, &id};
+	char e[160];
 	sqlite3_bind_int64(s->get_string, 1, mangled);
-	if (sqlite3_step(s->get_string) == SQLITE_ROW) {
-		/* Kernel names are C++ symbols (lp_demangle, lp_symbols.h). */
-		char *d = lp_demangle((const char *)sqlite3_column_text(s->get_string, 0));
-		if (d)
-			id = (uint64_t)lp_import_intern(imp, d, strlen(d));
-		free(d);
-	}
+	/* a read error keeps the mangled name, which is still the kernel's */
+	lp_db_step_all(s->get_string, demangle_row, &x, e, sizeof(e));
 	sqlite3_reset(s->get_string);
 	lp_map_put(&s->demangled, (uint64_t)mangled, id ? id : (uint64_t)mangled);
 	return (int64_t)id;
@@ -363,6 +378,27 @@ static int lp_cuda_record(struct lp_import *imp, void *state, uint32_t tid,
 
 /* ---- per process: the capture row and the honest-failure sentence ------- */
 
+struct modules_ctx {
+	char *cudart;
+	size_t rlen;
+	int *has_driver;
+};
+
+static int module_row(sqlite3_stmt *st, void *ctx)
+{
+	struct modules_ctx *x = ctx;
+	const char *path = (const char *)sqlite3_column_text(st, 0);
+	const char *base = path ? strrchr(path, '/') : NULL;
+	base = base ? base + 1 : path;
+	if (!base)
+		return 0;
+	if (!strncmp(base, "libcuda.so", 10))
+		*x->has_driver = 1;
+	else if (!x->cudart[0])
+		snprintf(x->cudart, x->rlen, "%s", base);
+	return 0;
+}
+
 /* CUDA libraries the process had mapped (modules are in from pass 1). */
 static void lp_cuda_modules(struct lp_import *imp, struct lp_cuda_state *s, char *cudart,
 			    size_t rlen, int *has_driver)
@@ -370,18 +406,12 @@ static void lp_cuda_modules(struct lp_import *imp, struct lp_cuda_state *s, char
 	sqlite3_stmt *st = s->find_modules;
 	*has_driver = 0;
 	cudart[0] = 0;
+	struct modules_ctx x = {cudart, rlen, has_driver};
+	char e[160];
 	sqlite3_bind_int64(st, 1, imp->proc->id);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *path = (const char *)sqlite3_column_text(st, 0);
-		const char *base = path ? strrchr(path, '/') : NULL;
-		base = base ? base + 1 : path;
-		if (!base)
-			continue;
-		if (!strncmp(base, "libcuda.so", 10))
-			*has_driver = 1;
-		else if (!cudart[0])
-			snprintf(cudart, rlen, "%s", base);
-	}
+	/* a read error leaves the libraries unknown: the sentence then says
+	 * less, the recorded data is untouched */
+	lp_db_step_all(st, module_row, &x, e, sizeof(e));
 	sqlite3_reset(st);
 }
 
@@ -558,7 +588,7 @@ static void lp_cuda_destroy(void *state)
 	sqlite3_stmt *v[] = {s->ins_kernel,  s->ins_memcpy, s->ins_memset,   s->ins_sync,
 			     s->ins_api,     s->ins_dev,    s->ins_ovh,	     s->ins_alloc,
 			     s->ins_capture, s->get_string, s->find_modules, s->set_driver};
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
 		sqlite3_finalize(v[i]);
 	lp_map_free(&s->demangled);
 	free(s);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_db.h"
 #include "lp_import.h"
 #include "lp_import_sources.h"
 #include "lp_log_nvtx.h"
@@ -470,14 +471,23 @@ static int lp_nvtx_record(struct lp_import *imp, void *state, uint32_t tid,
 
 /* ---- process end ------------------------------------------------------- */
 
+static int first_int_row(sqlite3_stmt *st, void *ctx)
+{
+	*(int64_t *)ctx = sqlite3_column_int64(st, 0);
+	return LP_DB_STOP;
+}
+
 static uint64_t lp_nvtx_proc_end(struct lp_import *imp, struct lp_nvtx_state *s)
 {
 	uint64_t end = s->max_ts;
 	/* The core source ran first and stored the exit (or last) timestamp. */
+	int64_t v = 0;
+	char e[160];
 	sqlite3_bind_int64(s->proc_end, 1, imp->proc->id);
-	if (sqlite3_step(s->proc_end) == SQLITE_ROW &&
-	    (uint64_t)sqlite3_column_int64(s->proc_end, 0) > end)
-		end = (uint64_t)sqlite3_column_int64(s->proc_end, 0);
+	/* a read error leaves the latest event as the end, as without a row */
+	lp_db_step_all(s->proc_end, first_int_row, &v, e, sizeof(e));
+	if ((uint64_t)v > end)
+		end = (uint64_t)v;
 	sqlite3_reset(s->proc_end);
 	return end;
 }

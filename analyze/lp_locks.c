@@ -29,26 +29,30 @@ static sqlite3_stmt *lp_q_prepare(struct lp_q *q, const char *sql)
 	return st;
 }
 
-/* Finish a statement stepped to the end: SQLITE_DONE is success. */
-static int lp_q_done(struct lp_q *q, sqlite3_stmt *st, int rc)
+/* Steps st to its end through the one read path, calling fn per row, and
+ * finalizes it: 0, fn's error, or -EIO with q->err filled. */
+static int lp_q_run(struct lp_q *q, sqlite3_stmt *st, lp_db_row_fn fn, void *ctx)
 {
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		snprintf(q->err, q->errlen, "database error: %s", sqlite3_errmsg(q->db));
-		sqlite3_finalize(st);
-		return -EIO;
-	}
+	int rc = lp_db_step_all(st, fn, ctx, q->err, q->errlen);
 	sqlite3_finalize(st);
-	return 0;
+	return rc;
+}
+
+/* Row of a single-row aggregate: up to two integer columns into v[]. */
+static int lp_ints_row(sqlite3_stmt *st, void *ctx)
+{
+	int64_t *v = ctx;
+	v[0] = sqlite3_column_int64(st, 0);
+	if (sqlite3_column_count(st) > 1)
+		v[1] = sqlite3_column_int64(st, 1);
+	return LP_DB_STOP;
 }
 
 /* strdup of a text column; *oom set when a non-NULL value cannot be copied. */
 static char *lp_col_str(sqlite3_stmt *st, int i, int *oom)
 {
-	const unsigned char *s = sqlite3_column_text(st, i);
-	if (!s)
-		return NULL;
-	char *d = strdup((const char *)s);
-	if (!d)
+	char *d = lp_db_col_strdup(st, i);
+	if (!d && sqlite3_column_type(st, i) != SQLITE_NULL)
 		*oom = 1;
 	return d;
 }
@@ -57,50 +61,43 @@ static char *lp_col_str(sqlite3_stmt *st, int i, int *oom)
 
 static int lp_thread_time(struct lp_q *q, struct lp_lock_report *r)
 {
+	int64_t v[2] = {0, 0};
 	sqlite3_stmt *st = lp_q_prepare(
 	    q, "SELECT count(*), COALESCE(SUM(CASE WHEN e > s THEN e - s END), 0) FROM "
 	       "(SELECT COALESCE(t.start_ns, p.start_ns) AS s, COALESCE(t.end_ns, p.end_ns) AS e "
 	       "FROM threads t JOIN processes p ON p.id = t.process_id)");
-	if (!st)
+	if (!st || lp_q_run(q, st, lp_ints_row, v))
 		return -EIO;
-	int rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		r->n_threads = sqlite3_column_int64(st, 0);
-		r->thread_time_ns = sqlite3_column_int64(st, 1);
-	}
-	if (lp_q_done(q, st, rc))
-		return -EIO;
+	r->n_threads = v[0];
+	r->thread_time_ns = v[1];
 	r->thread_time_basis = "threads";
 	if (r->thread_time_ns > 0)
 		return 0;
 	st = lp_q_prepare(q, "SELECT COALESCE(SUM(end_ns - start_ns), 0) FROM processes "
 			     "WHERE end_ns > start_ns");
-	if (!st)
+	v[0] = 0;
+	if (!st || lp_q_run(q, st, lp_ints_row, v))
 		return -EIO;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		r->thread_time_ns = sqlite3_column_int64(st, 0);
+	r->thread_time_ns = v[0];
 	r->thread_time_basis = "processes";
-	return lp_q_done(q, st, rc);
+	return 0;
 }
 
 static int lp_wait_totals(struct lp_q *q, const char *table, long long *n, int64_t *ns)
 {
 	char sql[128];
+	int64_t v[2] = {0, 0};
 	*n = 0;
 	*ns = 0;
 	if (!lp_db_has_table(q->db, table))
 		return 0;
 	snprintf(sql, sizeof(sql), "SELECT count(*), COALESCE(SUM(dur_ns), 0) FROM %s", table);
 	sqlite3_stmt *st = lp_q_prepare(q, sql);
-	if (!st)
+	if (!st || lp_q_run(q, st, lp_ints_row, v))
 		return -EIO;
-	int rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*n = sqlite3_column_int64(st, 0);
-		*ns = sqlite3_column_int64(st, 1);
-	}
-	return lp_q_done(q, st, rc);
+	*n = v[0];
+	*ns = v[1];
+	return 0;
 }
 
 static int lp_class_row(sqlite3_stmt *st, void *ctx)
@@ -200,6 +197,22 @@ static sqlite3_stmt *lp_batch_prepare(struct lp_batch *b, const char *tmpl)
 	return st;
 }
 
+struct lp_pctl_load {
+	struct lp_batch *b;
+	double **v;
+	size_t *n;
+};
+
+static int lp_pctl_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_pctl_load *l = ctx;
+	struct lp_lock_row *row = lp_row_of(l->b, sqlite3_column_int64(st, 0));
+	size_t k = row ? (size_t)(row - l->b->r->locks) : 0;
+	if (row && l->n[k] < (size_t)row->count)
+		l->v[k][l->n[k]++] = (double)sqlite3_column_int64(st, 1);
+	return 0;
+}
+
 static int lp_batch_percentiles(struct lp_batch *b)
 {
 	struct lp_lock_report *r = b->r;
@@ -214,15 +227,9 @@ static int lp_batch_percentiles(struct lp_batch *b)
 						    " WHERE lock_id IN %s");
 	if (!rc && !st)
 		rc = -EIO;
-	int s = SQLITE_DONE;
-	while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
-		struct lp_lock_row *l = lp_row_of(b, sqlite3_column_int64(st, 0));
-		size_t k = l ? (size_t)(l - r->locks) : 0;
-		if (l && n[k] < (size_t)l->count)
-			v[k][n[k]++] = (double)sqlite3_column_int64(st, 1);
-	}
-	if (st)
-		rc = rc ? rc : lp_q_done(b->q, st, s);
+	struct lp_pctl_load l = {b, v, n};
+	if (st) /* only prepared when rc == 0 */
+		rc = lp_q_run(b->q, st, lp_pctl_row, &l);
 	for (size_t i = 0; rc == 0 && i < r->n; i++) {
 		/* ns fit a double exactly below 2^53 (104 days) */
 		lp_sort_doubles(v[i], n[i]);
@@ -332,6 +339,26 @@ static int lp_site_chain(struct lp_q *q, struct lp_lock_site *s, int64_t stack, 
 	    args, 2, lp_chain_row, &s->chain, q->err, q->errlen);
 }
 
+static int lp_site_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_lock_row *l = lp_row_of(ctx, sqlite3_column_int64(st, 0));
+	struct lp_lock_site *s = l ? lp_site_push(l) : NULL;
+	int oom = 0;
+	if (!s)
+		return l ? -ENOMEM : 0;
+	s->function = lp_col_str(st, 1, &oom);
+	s->file = lp_col_str(st, 2, &oom);
+	s->line = sqlite3_column_int(st, 3);
+	s->module = lp_col_str(st, 4, &oom);
+	s->offset = (uint64_t)sqlite3_column_int64(st, 5);
+	s->count = sqlite3_column_int64(st, 6);
+	s->wait_ns = sqlite3_column_int64(st, 7);
+	s->stack = sqlite3_column_type(st, 8) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 8);
+	s->depth = sqlite3_column_int(st, 9);
+	s->where = lp_site_where(s);
+	return oom || !s->where ? -ENOMEM : 0;
+}
+
 /* Every site of every listed lock (the innermost frame of each wait's
  * stack, or the frame above a lock wrapper), by wait. The most frequent
  * site names heap locks, so sites are cut to top N only after lp_lock_name. */
@@ -349,34 +376,11 @@ static int lp_batch_sites(struct lp_batch *b)
 	       "7 DESC");
 	if (!st)
 		return -EIO;
-	int rc, oom = 0;
-	while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct lp_lock_row *l = lp_row_of(b, sqlite3_column_int64(st, 0));
-		struct lp_lock_site *s = l ? lp_site_push(l) : NULL;
-		if (!s) {
-			oom = !!l;
-			continue;
-		}
-		s->function = lp_col_str(st, 1, &oom);
-		s->file = lp_col_str(st, 2, &oom);
-		s->line = sqlite3_column_int(st, 3);
-		s->module = lp_col_str(st, 4, &oom);
-		s->offset = (uint64_t)sqlite3_column_int64(st, 5);
-		s->count = sqlite3_column_int64(st, 6);
-		s->wait_ns = sqlite3_column_int64(st, 7);
-		s->stack =
-		    sqlite3_column_type(st, 8) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 8);
-		s->depth = sqlite3_column_int(st, 9);
-		s->where = lp_site_where(s);
-		oom |= !s->where;
-	}
-	if (oom) {
-		sqlite3_finalize(st);
-		return -ENOMEM;
-	}
+	int rc = lp_q_run(b->q, st, lp_site_row, b);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < b->r->n; i++)
 		b->r->locks[i].n_sites_total = b->r->locks[i].n_sites;
-	rc = lp_q_done(b->q, st, rc);
 	for (size_t i = 0; rc == 0 && i < b->r->n; i++)
 		for (size_t k = 0; rc == 0 && k < b->r->locks[i].n_sites; k++) {
 			struct lp_lock_site *s = &b->r->locks[i].sites[k];
@@ -384,6 +388,34 @@ static int lp_batch_sites(struct lp_batch *b)
 				rc = lp_site_chain(b->q, s, s->stack, s->depth);
 		}
 	return rc;
+}
+
+struct lp_thread_load {
+	struct lp_batch *b;
+	int owner;
+};
+
+static int lp_thread_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_thread_load *x = ctx;
+	int owner = x->owner, oom = 0;
+	size_t top = (size_t)x->b->r->top;
+	struct lp_lock_row *l = lp_row_of(x->b, sqlite3_column_int64(st, 0));
+	if (!l)
+		return 0;
+	if (owner && sqlite3_column_type(st, 1) == SQLITE_NULL) {
+		l->owner_unknown = sqlite3_column_int64(st, 3);
+		return 0;
+	}
+	size_t *n = owner ? &l->n_owners : &l->n_waiters;
+	if (*n == top)
+		return 0;
+	struct lp_lock_thread *t = &(owner ? l->owners : l->waiters)[(*n)++];
+	t->tid = sqlite3_column_int(st, 1);
+	t->name = lp_col_str(st, 2, &oom);
+	t->count = sqlite3_column_int64(st, 3);
+	t->wait_ns = sqlite3_column_int64(st, 4);
+	return oom ? -ENOMEM : 0;
 }
 
 /* Waiters (owner = 0) or owners (owner = 1) of every listed lock, by wait;
@@ -409,29 +441,8 @@ static int lp_batch_threads(struct lp_batch *b, int owner)
 	sqlite3_stmt *st = lp_batch_prepare(b, sql[owner]);
 	if (!st)
 		return -EIO;
-	int rc, oom = 0;
-	while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct lp_lock_row *l = lp_row_of(b, sqlite3_column_int64(st, 0));
-		if (!l)
-			continue;
-		if (owner && sqlite3_column_type(st, 1) == SQLITE_NULL) {
-			l->owner_unknown = sqlite3_column_int64(st, 3);
-			continue;
-		}
-		size_t *n = owner ? &l->n_owners : &l->n_waiters;
-		if (*n == top)
-			continue;
-		struct lp_lock_thread *t = &(owner ? l->owners : l->waiters)[(*n)++];
-		t->tid = sqlite3_column_int(st, 1);
-		t->name = lp_col_str(st, 2, &oom);
-		t->count = sqlite3_column_int64(st, 3);
-		t->wait_ns = sqlite3_column_int64(st, 4);
-	}
-	if (oom) {
-		sqlite3_finalize(st);
-		return -ENOMEM;
-	}
-	return lp_q_done(b->q, st, rc);
+	struct lp_thread_load l = {b, owner};
+	return lp_q_run(b->q, st, lp_thread_row, &l);
 }
 
 struct lp_holder_ctx {
@@ -516,6 +527,28 @@ static int lp_locks_detail(struct lp_q *q, struct lp_lock_report *r)
 
 /* ---- the report ------------------------------------------------------- */
 
+static int lp_lock_row_fill(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_lock_report *r = ctx;
+	int oom = 0;
+	if (r->n == (size_t)r->top)
+		return LP_DB_STOP;
+	struct lp_lock_row *l = &r->locks[r->n++];
+	l->id = sqlite3_column_int64(st, 0);
+	l->address = (uint64_t)sqlite3_column_int64(st, 1);
+	l->kind = lp_col_str(st, 2, &oom);
+	l->symbol = lp_col_str(st, 3, &oom);
+	l->module = lp_col_str(st, 4, &oom);
+	l->pid = sqlite3_column_int(st, 5);
+	l->process = lp_col_str(st, 6, &oom);
+	l->count = sqlite3_column_int64(st, 7);
+	l->total_ns = sqlite3_column_int64(st, 8);
+	l->max_ns = sqlite3_column_int64(st, 9);
+	l->timeouts = sqlite3_column_int64(st, 10);
+	l->wclass = sqlite3_column_int(st, 11);
+	return oom ? -ENOMEM : 0;
+}
+
 static int lp_lock_rows(struct lp_q *q, struct lp_lock_report *r)
 {
 	sqlite3_stmt *st = lp_q_prepare(
@@ -532,27 +565,7 @@ static int lp_lock_rows(struct lp_q *q, struct lp_lock_report *r)
 		sqlite3_finalize(st);
 		return -ENOMEM;
 	}
-	int rc, oom = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && r->n < (size_t)r->top) {
-		struct lp_lock_row *l = &r->locks[r->n++];
-		l->id = sqlite3_column_int64(st, 0);
-		l->address = (uint64_t)sqlite3_column_int64(st, 1);
-		l->kind = lp_col_str(st, 2, &oom);
-		l->symbol = lp_col_str(st, 3, &oom);
-		l->module = lp_col_str(st, 4, &oom);
-		l->pid = sqlite3_column_int(st, 5);
-		l->process = lp_col_str(st, 6, &oom);
-		l->count = sqlite3_column_int64(st, 7);
-		l->total_ns = sqlite3_column_int64(st, 8);
-		l->max_ns = sqlite3_column_int64(st, 9);
-		l->timeouts = sqlite3_column_int64(st, 10);
-		l->wclass = sqlite3_column_int(st, 11);
-	}
-	if (oom) {
-		sqlite3_finalize(st);
-		return -ENOMEM;
-	}
-	return lp_q_done(q, st, rc);
+	return lp_q_run(q, st, lp_lock_row_fill, r);
 }
 
 int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, size_t errlen)
@@ -565,12 +578,11 @@ int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, 
 	rc = rc ? rc : lp_wait_totals(&q, "cond_waits", &r->cond_waits, &r->cond_wait_ns);
 	rc = rc ? rc : lp_class_totals(&q, r);
 	if (!rc && lp_db_has_table(db, "lock_waits")) {
+		int64_t v[2] = {0, 0};
 		sqlite3_stmt *st =
 		    lp_q_prepare(&q, "SELECT count(DISTINCT lock_id) FROM " LP_RANKED_WAITS);
-		int s = st ? sqlite3_step(st) : SQLITE_ERROR;
-		if (s == SQLITE_ROW)
-			r->n_locks = sqlite3_column_int64(st, 0);
-		rc = st ? lp_q_done(&q, st, s) : -EIO;
+		rc = st ? lp_q_run(&q, st, lp_ints_row, v) : -EIO;
+		r->n_locks = v[0];
 		rc = rc ? rc : lp_lock_rows(&q, r);
 	}
 	rc = rc ? rc : lp_locks_detail(&q, r);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lp_db.h"
+#include "lp_util.h"
 
 static char *lp_meta_dup(sqlite3 *db, const char *key)
 {
@@ -16,19 +17,13 @@ static char *lp_meta_dup(sqlite3 *db, const char *key)
 	return v ? strdup(v) : NULL;
 }
 
-static char *lp_dup_col(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-	return s ? strdup((const char *)s) : NULL;
-}
-
 static void lp_summary_row(sqlite3_stmt *st, struct lp_summary_proc *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->pid = sqlite3_column_int(st, 0);
 	p->ppid = sqlite3_column_int(st, 1);
-	p->cmdline = lp_dup_col(st, 2);
-	p->exit_how = lp_dup_col(st, 3);
+	p->cmdline = lp_db_col_strdup(st, 2);
+	p->exit_how = lp_db_col_strdup(st, 3);
 	p->has_status = sqlite3_column_type(st, 4) != SQLITE_NULL;
 	p->exit_status = sqlite3_column_int(st, 4);
 	p->exit_signal = sqlite3_column_int(st, 5);
@@ -39,8 +34,32 @@ static void lp_summary_row(sqlite3_stmt *st, struct lp_summary_proc *p)
 	p->dropped_chunks = sqlite3_column_int64(st, 10);
 	p->dropped_strings = sqlite3_column_int64(st, 11);
 	p->log_closed = sqlite3_column_int(st, 12);
-	p->title = lp_dup_col(st, 13);
+	p->title = lp_db_col_strdup(st, 13);
 	p->events = sqlite3_column_int64(st, 14);
+}
+
+struct lp_summary_load {
+	struct lp_run_summary *s;
+	size_t cap;
+};
+
+static int lp_summary_proc_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_summary_load *l = ctx;
+	struct lp_run_summary *s = l->s;
+	if (LP_GROW(s->procs, s->n_procs, l->cap))
+		return -ENOMEM;
+	struct lp_summary_proc *p = &s->procs[s->n_procs++];
+	lp_summary_row(st, p);
+	s->threads += p->threads;
+	s->dropped_records += p->dropped_records;
+	s->dropped_chunks += p->dropped_chunks;
+	s->dropped_strings += p->dropped_strings;
+	if (!s->start_ns || p->start_ns < s->start_ns)
+		s->start_ns = p->start_ns;
+	if (p->end_ns > s->end_ns)
+		s->end_ns = p->end_ns;
+	return 0;
 }
 
 static int lp_summary_procs(sqlite3 *db, struct lp_run_summary *s, char *err, size_t errlen)
@@ -63,36 +82,10 @@ static int lp_summary_procs(sqlite3 *db, struct lp_run_summary *s, char *err, si
 		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
 		return -EIO;
 	}
-	size_t cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (s->n_procs == cap) {
-			cap = cap ? 2 * cap : 8;
-			void *n = realloc(s->procs, cap * sizeof(*s->procs));
-			if (!n) {
-				sqlite3_finalize(st);
-				snprintf(err, errlen, "out of memory");
-				return -ENOMEM;
-			}
-			s->procs = n;
-		}
-		struct lp_summary_proc *p = &s->procs[s->n_procs++];
-		lp_summary_row(st, p);
-		s->threads += p->threads;
-		s->dropped_records += p->dropped_records;
-		s->dropped_chunks += p->dropped_chunks;
-		s->dropped_strings += p->dropped_strings;
-		if (!s->start_ns || p->start_ns < s->start_ns)
-			s->start_ns = p->start_ns;
-		if (p->end_ns > s->end_ns)
-			s->end_ns = p->end_ns;
-	}
+	struct lp_summary_load l = {s, 0};
+	int rc = lp_db_step_all(st, lp_summary_proc_row, &l, err, errlen);
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
-		return -EIO;
-	}
-	return 0;
+	return rc;
 }
 
 int lp_summary_analyze(sqlite3 *db, struct lp_run_summary *s, char *err, size_t errlen)

@@ -9,22 +9,11 @@
 
 #include "lp_breakdown.h"
 #include "lp_db.h"
-
-/* Grows *arr (element size sz) so that index n is valid. */
-static void *lp_grow(void *arr, size_t *cap, size_t n, size_t sz)
-{
-	if (n < *cap)
-		return arr;
-	size_t c = *cap ? 2 * *cap : 64;
-	void *p = realloc(arr, c * sz);
-	if (p)
-		*cap = c;
-	return p;
-}
+#include "lp_util.h"
 
 #define LP_PUSH(arr, n, cap)                                                                       \
 	({                                                                                         \
-		void *p_ = lp_grow((arr), &(cap), (n), sizeof(*(arr)));                            \
+		void *p_ = lp_grow((arr), &(cap), (n) + 1, sizeof(*(arr)));                          \
 		if (p_)                                                                            \
 			(arr) = p_;                                                                \
 		p_ ? memset(&(arr)[(n)++], 0, sizeof(*(arr))) : NULL;                              \
@@ -101,7 +90,6 @@ static int lp_ts_requests(sqlite3 *db, const struct lp_breakdown *b, struct lp_t
 {
 	if (!b || !b->has_ranges || !b->req_name)
 		return 0;
-	sqlite3_stmt *st;
 	/* The name's ids first, then ranges through their name index: joining
 	 * strings per range made SQLite walk every range in start order (2.3x
 	 * the CPU on 5 M ranges, issue 19). */
@@ -110,21 +98,10 @@ static int lp_ts_requests(sqlite3 *db, const struct lp_breakdown *b, struct lp_t
 	    "LEFT JOIN domains d ON d.id = r.domain_id "
 	    "WHERE r.name_id IN (SELECT id FROM strings WHERE value = ?1) "
 	    "AND COALESCE(d.name, '') = ?2 ORDER BY r.start_ns, r.id";
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
-		return -EIO;
-	}
-	sqlite3_bind_text(st, 1, b->req_name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, b->req_domain ? b->req_domain : "", -1, SQLITE_STATIC);
+	struct lp_db_arg a[2] = {LP_DB_TEXT(b->req_name),
+				 LP_DB_TEXT(b->req_domain ? b->req_domain : "")};
 	struct lp_req_ctx c = {ts, 0};
-	int s, rc = 0;
-	while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW)
-		rc = lp_req_row(st, &c);
-	if (!rc && s != SQLITE_DONE) {
-		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
-		rc = -EIO;
-	}
-	sqlite3_finalize(st);
+	int rc = lp_db_query(db, sql, a, 2, lp_req_row, &c, err, errlen);
 	if (rc || !ts->nreq)
 		return rc;
 	int64_t *d = malloc(ts->nreq * sizeof(*d));
@@ -440,10 +417,10 @@ static int lp_tl_range_row(sqlite3_stmt *st, void *vctx)
 		depth = c->keepdepth[k] + 1;
 	}
 	size_t kc = c->kcap;
-	int64_t *kp = lp_grow(c->keep, &kc, c->nkeep, sizeof(int64_t));
+	int64_t *kp = lp_grow(c->keep, &kc, c->nkeep + 1, sizeof(int64_t));
 	if (kp)
 		c->keep = kp;
-	int *kd = kp ? lp_grow(c->keepdepth, &c->kcap, c->nkeep, sizeof(int)) : NULL;
+	int *kd = kp ? lp_grow(c->keepdepth, &c->kcap, c->nkeep + 1, sizeof(int)) : NULL;
 	if (!kp || !kd)
 		return -ENOMEM;
 	c->keepdepth = kd;
@@ -477,7 +454,7 @@ static int lp_tl_wait_row(sqlite3_stmt *st, void *vctx)
 		return 0;
 	enum lp_tl_kind k = (enum lp_tl_kind)sqlite3_column_int(st, 4);
 	if (k == LP_TL_API) {
-		int64_t *p = lp_grow(c->corr, &c->ccap, c->ncorr, sizeof(int64_t));
+		int64_t *p = lp_grow(c->corr, &c->ccap, c->ncorr + 1, sizeof(int64_t));
 		if (!p)
 			return -ENOMEM;
 		c->corr = p;
@@ -805,7 +782,7 @@ int lp_trace_load(sqlite3 *db, struct lp_trace *t, char *err, size_t errlen)
 	struct lp_tr_ctx c = {.t = t, .last_thread = -1};
 	t->base_ns = lp_db_int(db, "SELECT min(start_ns) FROM processes", 0);
 	int rc = lp_trace_tracks(db, &c, err, errlen);
-	for (size_t i = 0; !rc && i < sizeof(lp_tr_srcs) / sizeof(lp_tr_srcs[0]); i++) {
+	for (size_t i = 0; !rc && i < ARRAY_SIZE(lp_tr_srcs); i++) {
 		if (!lp_db_has_table(db, lp_tr_srcs[i].table))
 			continue;
 		c.kind = lp_tr_srcs[i].kind;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lp_cli.h"
+#include "lp_db.h"
 #include "lp_expect.h"
 #include "lp_out.h"
 
@@ -220,8 +221,15 @@ static int lp_check_cmd(int argc, char **argv)
 		lp_expect_eval(&ctx, &a.items[i].e, &a.items[i].r);
 		fails += a.items[i].r.status == LP_EXP_FAIL;
 		errors += a.items[i].r.status == LP_EXP_ERROR;
-		print_item(&a.items[i]);
 	}
+	/* a lookup that answered its default for a failed read: no verdicts */
+	if (lp_db_fault(ctx.db, err, sizeof(err))) {
+		lp_expect_ctx_close(&ctx);
+		rc = lp_cli_error("%s: %s", a.db, err);
+		goto out;
+	}
+	for (size_t i = 0; i < a.n; i++)
+		print_item(&a.items[i]);
 	lp_expect_ctx_close(&ctx);
 	printf("%zu expectation%s: %zu passed, %d failed, %d not evaluated\n", a.n,
 	       a.n == 1 ? "" : "s", a.n - (size_t)fails - (size_t)errors, fails, errors);

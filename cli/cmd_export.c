@@ -37,6 +37,8 @@ static int lp_export_cmd(int argc, char **argv)
 		return lp_cli_error("%s", err);
 	struct lp_trace t;
 	int rc = lp_trace_load(db, &t, err, sizeof(err));
+	if (!rc)
+		rc = lp_db_fault(db, err, sizeof(err));
 	sqlite3_close(db);
 	if (rc) {
 		lp_trace_free(&t);

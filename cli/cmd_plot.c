@@ -56,6 +56,8 @@ static int lp_plot_cmd(int argc, char **argv)
 	int rc = lp_breakdown_compute(db, &bo, &bd, err, sizeof(err));
 	if (!rc)
 		rc = lp_timeseries_compute(db, &bd, &ts, err, sizeof(err));
+	if (!rc)
+		rc = lp_db_fault(db, err, sizeof(err));
 	sqlite3_close(db);
 	struct lp_plot_result res[LP_PLOT_NCHARTS];
 	struct lp_plot_input in = {&bd, &ts};

@@ -3,7 +3,8 @@
  * latprof report FILE.db [--VIEW] [--top N] [--format text|json|csv] [-o OUT]
  *
  * A view is one analysis (analyze/, returns a struct) plus its writers
- * (report/, one per format). Adding a view = an adapter of a few lines and
+ * (report/, one per format). Adding a view = an adapter of a few lines here
+ * (every view's adapters live in this file: report/ knows no CLI type) and
  * one entry in lp_views[]; option parsing, output files and errors are
  * shared. Without a view flag the default view prints the run summary
  * followed by the top locks.
@@ -29,6 +30,7 @@
 #include "lp_report_findings.h"
 #include "lp_report_summary.h"
 #include "lp_summary.h"
+#include "lp_util.h"
 
 enum lp_fmt { LP_FMT_TEXT, LP_FMT_JSON, LP_FMT_CSV, LP_FMT_N };
 static const char *const lp_fmt_names[LP_FMT_N] = {"text", "json", "csv"};
@@ -156,8 +158,92 @@ static void lp_w_ranges_csv(FILE *f, const void *r)
 
 static void *lp_view_counters(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
 {
+	struct lp_counters_report *r = xcalloc(1, sizeof(*r));
 	(void)o;
-	return lp_counters_view(db, err, errlen);
+	if (lp_counters_report_compute(db, r, err, errlen)) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void lp_view_counters_free(void *r)
+{
+	lp_counters_report_free(r);
+	free(r);
+}
+
+static void lp_w_counters_text(FILE *f, const void *r)
+{
+	lp_counters_write_text(f, r);
+}
+
+static void lp_w_counters_json(FILE *f, const void *r)
+{
+	lp_counters_write_json(f, r);
+}
+
+static void lp_w_counters_csv(FILE *f, const void *r)
+{
+	lp_counters_write_csv(f, r);
+}
+
+/* ---- --kernels, --memcpy, --sync, --cuda-api (analyze/lp_cuda.h) ------ */
+
+static void *lp_view_cuda(sqlite3 *db, enum lp_cuda_view v, char *err, size_t errlen)
+{
+	struct lp_cuda_report *r = xcalloc(1, sizeof(*r));
+	if (lp_cuda_analyze(db, v, r, err, errlen)) {
+		lp_cuda_report_free(r);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void *lp_view_kernels(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+{
+	(void)o;
+	return lp_view_cuda(db, LP_CUDA_KERNELS, err, errlen);
+}
+
+static void *lp_view_memcpy(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+{
+	(void)o;
+	return lp_view_cuda(db, LP_CUDA_MEMCPY, err, errlen);
+}
+
+static void *lp_view_sync(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+{
+	(void)o;
+	return lp_view_cuda(db, LP_CUDA_SYNC, err, errlen);
+}
+
+static void *lp_view_cuda_api(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+{
+	(void)o;
+	return lp_view_cuda(db, LP_CUDA_API, err, errlen);
+}
+
+static void lp_view_cuda_free(void *r)
+{
+	lp_cuda_report_free(r);
+	free(r);
+}
+
+static void lp_w_cuda_text(FILE *f, const void *r)
+{
+	lp_cuda_write_text(f, r);
+}
+
+static void lp_w_cuda_json(FILE *f, const void *r)
+{
+	lp_cuda_write_json(f, r);
+}
+
+static void lp_w_cuda_csv(FILE *f, const void *r)
+{
+	lp_cuda_write_csv(f, r);
 }
 
 /* ---- --bottlenecks (analyze/lp_findings.h) ---------------------------- */
@@ -333,21 +419,18 @@ static const struct lp_view lp_views[] = {
      {lp_w_ranges_text, lp_w_ranges_json, lp_w_ranges_csv}},
     {"counters",
      lp_view_counters,
-     lp_counters_view_free,
-     {lp_counters_w_text, lp_counters_w_json, lp_counters_w_csv}},
+     lp_view_counters_free,
+     {lp_w_counters_text, lp_w_counters_json, lp_w_counters_csv}},
     {"kernels",
-     lp_cuda_view_kernels,
-     lp_cuda_view_free,
-     {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
-    {"memcpy",
-     lp_cuda_view_memcpy,
-     lp_cuda_view_free,
-     {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
-    {"sync", lp_cuda_view_sync, lp_cuda_view_free, {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
+     lp_view_kernels,
+     lp_view_cuda_free,
+     {lp_w_cuda_text, lp_w_cuda_json, lp_w_cuda_csv}},
+    {"memcpy", lp_view_memcpy, lp_view_cuda_free, {lp_w_cuda_text, lp_w_cuda_json, lp_w_cuda_csv}},
+    {"sync", lp_view_sync, lp_view_cuda_free, {lp_w_cuda_text, lp_w_cuda_json, lp_w_cuda_csv}},
     {"cuda-api",
-     lp_cuda_view_api,
-     lp_cuda_view_free,
-     {lp_cuda_w_text, lp_cuda_w_json, lp_cuda_w_csv}},
+     lp_view_cuda_api,
+     lp_view_cuda_free,
+     {lp_w_cuda_text, lp_w_cuda_json, lp_w_cuda_csv}},
     {"processes",
      lp_view_procs,
      lp_view_procs_free,
@@ -357,7 +440,7 @@ static const struct lp_view lp_views[] = {
      lp_view_findings_free,
      {lp_w_findings_text, lp_w_findings_json, lp_w_findings_csv}},
 };
-#define LP_N_VIEWS (sizeof(lp_views) / sizeof(lp_views[0]))
+#define LP_N_VIEWS (ARRAY_SIZE(lp_views))
 
 /* ---- command ---------------------------------------------------------- */
 
@@ -512,6 +595,11 @@ static int lp_report_cmd(int argc, char **argv)
 		o.request = lp_db_meta(db, "import.default_request", req, sizeof(req));
 	const char *origin = lp_report_origin(db, obuf, sizeof(obuf));
 	void *res = view->analyze(db, &o, err, sizeof(err));
+	/* a lookup that answered its default for a failed read: no report */
+	if (res && lp_db_fault(db, err, sizeof(err))) {
+		view->free(res);
+		res = NULL;
+	}
 	sqlite3_close(db);
 	if (!res)
 		return lp_cli_error("%s: %s", path, err);

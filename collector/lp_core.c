@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "lp_core.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
@@ -283,6 +284,9 @@ drop:
 void lp_rec_commit(void)
 {
 	struct lp_thread *t = &lp_self;
+	/* Only after a successful lp_rec_begin() on this very thread (t is
+	 * thread-local): busy, pending and the chunk are that begin's. */
+	assert(t->busy && t->pending && t->chunk);
 	t->used += t->pending;
 	t->pending = 0;
 	__atomic_store_n(&t->chunk->committed, t->used, __ATOMIC_RELEASE);

@@ -243,7 +243,7 @@ static void lp_cat_cells(FILE *f, const struct lp_breakdown *b, const int64_t *c
 				tot > 0 ? 100.0 * (double)cat[c] / (double)tot : 0.0);
 }
 
-static void lp_stat_cells(FILE *f, const struct lp_bd_stat *s)
+static void lp_stat_cells(FILE *f, const struct lp_dist *s)
 {
 	fprintf(f, "<td>%lld</td>", (long long)s->n);
 	lp_html_td_dur(f, s->mean);

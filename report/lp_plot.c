@@ -354,7 +354,7 @@ static void lp_stage_dat(FILE *f, const void *arg)
 		for (size_t s = 0; s < b->nstages; s++) {
 			if (!on[s])
 				continue;
-			const struct lp_bd_stat *st = &b->stages[s].st;
+			const struct lp_dist *st = &b->stages[s].st;
 			int64_t v = r == 0 ? st->p50 : r == 1 ? st->p90 : st->p99;
 			fprintf(f, " %lld", (long long)v);
 		}

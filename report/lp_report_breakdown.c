@@ -51,7 +51,7 @@ static void text_ns_cell(FILE *f, double ns, int w)
 }
 
 /* mean, p50, p90, p99, max: the same columns for a stage and the request. */
-static void text_stat_cells(FILE *f, const struct lp_bd_stat *st)
+static void text_stat_cells(FILE *f, const struct lp_dist *st)
 {
 	text_ns_cell(f, st->mean, 9);
 	fputc(' ', f);
@@ -370,7 +370,7 @@ void lp_breakdown_write_text(FILE *f, const struct lp_breakdown *b)
 
 /* ---- JSON ------------------------------------------------------------- */
 
-static void json_stat(FILE *f, const struct lp_bd_stat *s)
+static void json_stat(FILE *f, const struct lp_dist *s)
 {
 	fprintf(f,
 		"{\"n\": %" PRId64 ", \"total_ns\": %" PRId64

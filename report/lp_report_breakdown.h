@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "lp_breakdown.h"
+#include "lp_range_stats.h"
 
 void lp_breakdown_write_text(FILE *f, const struct lp_breakdown *b);
 /* A whole JSON document. */

@@ -14,11 +14,4 @@ void lp_counters_write_text(FILE *f, const struct lp_counters_report *r);
 void lp_counters_write_json(FILE *f, const struct lp_counters_report *r);
 void lp_counters_write_csv(FILE *f, const struct lp_counters_report *r);
 
-/* For the report command's view table (void * = struct lp_counters_report). */
-void *lp_counters_view(sqlite3 *db, char *err, size_t errlen);
-void lp_counters_view_free(void *r);
-void lp_counters_w_text(FILE *f, const void *r);
-void lp_counters_w_json(FILE *f, const void *r);
-void lp_counters_w_csv(FILE *f, const void *r);
-
 #endif

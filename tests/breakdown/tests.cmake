@@ -1,8 +1,6 @@
-# Request/stage breakdown: unit tests of the interval sweep and percentiles,
-# end-to-end tests on recorded NVTX programs (samples/infer_server and
-# bd_nested below).
-lp_c_test(breakdown_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_bd_unit.c
-  LIBS latprof_analyze LABELS unit)
+# Request/stage breakdown: end-to-end tests on recorded NVTX programs
+# (samples/infer_server and bd_nested below). The interval sets and
+# percentiles under it have their unit tests in tests/ivset.
 
 if(NVTX3_INCLUDE)
   add_executable(bd_nested ${CMAKE_CURRENT_LIST_DIR}/bd_nested.c)

@@ -22,19 +22,8 @@
 #include "lp_cuda.h"
 #include "lp_cupti.h"
 #include "lp_log_cuda.h"
+#include "lp_check.h"
 
-static int failures;
-#define CHECK(c, ...)                                                                              \
-	do {                                                                                       \
-		if (c) {                                                                           \
-			printf("ok: ");                                                            \
-		} else {                                                                           \
-			printf("FAIL (%s:%d): ", __FILE__, __LINE__);                              \
-			failures++;                                                                \
-		}                                                                                  \
-		printf(__VA_ARGS__);                                                               \
-		printf("\n");                                                                      \
-	} while (0)
 
 /* A buffer of records laid out as CUPTI lays them: back to back, each the
  * size of its (latest) struct. */
@@ -193,7 +182,7 @@ static int64_t q(sqlite3 *db, const char *sql)
 	int64_t v = -1;
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		printf("SQL error: %s: %s\n", sql, sqlite3_errmsg(db));
-		failures++;
+		lp_check_failures++;
 		return -1;
 	}
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -212,7 +201,7 @@ static const char *qs(sqlite3 *db, const char *sql, char *buf, size_t len)
 		sqlite3_finalize(st);
 	} else {
 		printf("SQL error: %s: %s\n", sql, sqlite3_errmsg(db));
-		failures++;
+		lp_check_failures++;
 	}
 	return buf;
 }
@@ -472,7 +461,7 @@ int main(void)
 	uint64_t v[4] = {0};
 	int st;
 	if (read(pfd[0], v, sizeof(v)) != sizeof(v))
-		failures++;
+		lp_check_failures++;
 	waitpid(p, &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "recording process");
 	CHECK(v[0] == 24 && v[1] == 23 && v[2] == 1 && v[3] == 0,
@@ -490,7 +479,7 @@ int main(void)
 	snprintf(dir2, sizeof(dir2), "/tmp/lp-cupti-inj-XXXXXX");
 	if (mkdtemp(dir2))
 		test_injection(dir2, lib);
-	if (failures)
-		printf("%d check(s) failed; logs in %s\n", failures, dir);
-	return failures ? 1 : 0;
+	if (lp_check_failures)
+		printf("%d check(s) failed; logs in %s\n", lp_check_failures, dir);
+	return lp_check_failures ? 1 : 0;
 }

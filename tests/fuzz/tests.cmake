@@ -21,6 +21,7 @@ endif()
 if(TARGET latprof_cupti_tr)
   add_executable(fuzz_cupti_seed ${lp_fuzz_src}/fuzz_cupti_seed.c)
   target_link_libraries(fuzz_cupti_seed PRIVATE latprof_cupti_tr latprof_analyze ${CUPTI_LIB})
+  target_include_directories(fuzz_cupti_seed PRIVATE ${PROJECT_SOURCE_DIR}/tests/lib)
 endif()
 set(lp_fuzz_no_timed_run)
 

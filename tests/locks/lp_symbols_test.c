@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lp_symbols.h"
+#include "lp_check.h"
 
 pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -23,19 +24,6 @@ struct lp_stats {
 	pthread_mutex_t lock;
 } stats_table = {0, PTHREAD_MUTEX_INITIALIZER};
 
-static int failures;
-
-#define CHECK(c, ...)                                                                              \
-	do {                                                                                       \
-		if (c) {                                                                           \
-			printf("ok: ");                                                            \
-		} else {                                                                           \
-			printf("FAIL: ");                                                          \
-			failures++;                                                                \
-		}                                                                                  \
-		printf(__VA_ARGS__);                                                               \
-		putchar('\n');                                                                     \
-	} while (0)
 
 static int lp_add_phdr(struct dl_phdr_info *info, size_t size, void *ctx)
 {
@@ -139,6 +127,6 @@ int main(void)
 	      "pseudo module -> module+offset");
 	lp_symtab_free(st);
 	lp_symtab_free(NULL);
-	printf("%d failure(s)\n", failures);
-	return failures != 0;
+	printf("%d failure(s)\n", lp_check_failures);
+	return lp_check_failures != 0;
 }

@@ -1,8 +1,13 @@
-"""Source lints for two security rules of issue 9 (docs/reliability.md):
+"""Source lints for rules of docs/reliability.md:
 1. SQL is parameterized: no string formatting of text (%s) into SQL in
    analyze/, report/, cli/ except the listed internal identifiers.
 2. In-app code (collector/, preload/) reads environment variables only in
-   start-up functions: after that the environment is the app's."""
+   start-up functions: after that the environment is the app's.
+3. One read path (issue 13): no code in analyze/ steps a statement itself;
+   rows are read through analyze/lp_db.c (lp_db_query, lp_db_each,
+   lp_db_step_all, lp_db_lookup and the lookups with a default), which
+   check for SQLITE_DONE. The importer's write helper lp_import_step is the
+   one other caller: it steps INSERTs, one row each, and checks the result."""
 import os
 import re
 
@@ -64,17 +69,33 @@ for rel, lines in sources("analyze", "report", "cli"):
 check(not bad, "SQL is built with bound parameters (formatted text only for listed "
       "internal identifiers)" + ("".join("\n  " + b for b in bad)))
 
-bad = []
-for rel, lines in sources("collector", "preload"):
-    for i, line in enumerate(lines):
-        if re.search(r"\b(secure_)?getenv\s*\(", line) and not line.lstrip().startswith(("*", "/")):
-            key = (rel, enclosing(lines, i))
-            if key not in GETENV_ALLOW:
-                bad.append(f"{rel}:{i + 1} in {key[1]}(): {line.strip()}")
-check(not bad, "in-app code reads the environment only at start-up" +
-      "".join("\n  " + b for b in bad))
+def calls_outside(call, allow, dirs, skip=()):
+    """Lines calling `call` (a regex) outside the (file, function) pairs of
+    allow; comments do not count."""
+    bad = []
+    for rel, lines in sources(*dirs):
+        if rel in skip:
+            continue
+        for i, line in enumerate(lines):
+            if re.search(call, line) and not line.lstrip().startswith(("*", "/")):
+                key = (rel, enclosing(lines, i))
+                if key not in allow:
+                    bad.append(f"{rel}:{i + 1} in {key[1]}(): {line.strip()}")
+    return "".join("\n  " + b for b in bad)
+
+
+bad = calls_outside(r"\b(secure_)?getenv\s*\(", GETENV_ALLOW, ("collector", "preload"))
+check(not bad, "in-app code reads the environment only at start-up" + bad)
 # The one caller rule behind the lp_core.c allowance.
 core = open(os.path.join(SRC, "collector/lp_core.c")).read().splitlines()
 callers = {enclosing(core, i) for i, l in enumerate(core)
            if "lp_env_u32(" in l and not l.startswith("static")}
 check(callers == {"lp_core_init"}, f"lp_core.c reads settings only in lp_core_init ({callers})")
+
+# 3. Every sqlite3_step in analyze/ is in lp_db.c (the read path) or in the
+# importer's write helper. A loop that steps by itself ends at a read error
+# exactly as at its last row: the report is then computed from part of the
+# data. Strict on purpose: single-row lookups go through lp_db.c too.
+STEP_ALLOW = {("analyze/lp_import.c", "lp_import_step"): "INSERTs, result checked"}
+bad = calls_outside(r"\bsqlite3_step\s*\(", STEP_ALLOW, ("analyze",), skip=("analyze/lp_db.c",))
+check(not bad, "analyze/ reads rows only through lp_db.c (no sqlite3_step elsewhere)" + bad)

@@ -44,6 +44,9 @@ lp_py_test(rel_security test_security.py LABELS e2e reliability)
 lp_py_test(rel_env test_env.py LABELS e2e reliability)
 lp_py_test(rel_wait test_wait.py LABELS e2e reliability)
 lp_py_test(rel_lint test_lint.py LABELS unit reliability)
+# Damaged database pages: each report exits 2 with one line or prints the
+# undamaged report (issue 13).
+lp_py_test(rel_damage test_damage.py LABELS e2e reliability)
 
 # The recording core and the importer under many threads, linked directly
 # (no LD_PRELOAD): the one test the ThreadSanitizer tier runs.

@@ -1,0 +1,68 @@
+"""The interposer's edge cases on real runs (tests/preload/lp_contend.c and
+lp_misc.c, one mode per `latprof run`): what each records, and that the
+app's behaviour (exit status, errno, return values) passes through."""
+import os
+
+from lptest import BUILD, check, db, q1, record, tmpdir
+
+BIN = os.path.join(BUILD, "tests", "preload")
+d = tmpdir()
+
+
+def run(prog, *args, status=0, what=""):
+    """Records prog MODE...; checks latprof returned the app's own status
+    (the programs return 3-5 when a call misbehaved under the interposer)."""
+    path = os.path.join(d, f"{prog}-{'-'.join(args)}.db")
+    p = record(path, os.path.join(BIN, prog), *args, check_app=None)
+    check(p.returncode == status, f"{args[0]}: exit {p.returncode} (expected {status})"
+          + (f": {what}" if what else "") + (f"\n{p.stderr}" if p.returncode != status else ""))
+    return db(path), p
+
+
+# 4 threads x 200 acquisitions of one mutex held 50 us: real contention.
+c, _ = run("lp_contend", "contend")
+n, tot = c.execute("SELECT count(*), coalesce(sum(dur_ns), 0) FROM lock_waits w JOIN locks l "
+                   "ON l.id = w.lock_id WHERE l.kind = 'mutex'").fetchone()
+check(n > 0 and tot > 0, f"contend: {n} mutex waits, {tot / 1e6:.1f} ms in all")
+check(q1(c, "SELECT count(*) FROM threads") >= 5, "contend: main + 4 threads recorded")
+# One thread, 1000 lock/unlock pairs: nothing waits.
+c, _ = run("lp_contend", "uncontend", "1000")
+check(q1(c, "SELECT count(*) FROM lock_waits") == 0, "uncontend: no lock waits")
+# A writer holds an rwlock 20 ms while 3 readers queue.
+c, _ = run("lp_contend", "rwlock")
+n, mx = c.execute("SELECT count(*), coalesce(max(dur_ns), 0) FROM lock_waits w JOIN locks l "
+                  "ON l.id = w.lock_id WHERE l.kind = 'rwlock'").fetchone()
+check(n >= 1 and mx >= 1_000_000,
+      f"rwlock: {n} reader waits on the rwlock, longest {mx / 1e6:.1f} ms (writer held 20 ms)")
+# An errorcheck mutex relocked by its owner: EDEADLK and errno pass through.
+run("lp_contend", "errcheck", what="EDEADLK returned and errno kept (else 4)")
+# 200 short named threads, each taking the mutex once.
+c, _ = run("lp_contend", "threads", "200")
+names = q1(c, "SELECT count(*) FROM threads WHERE name LIKE 'short-%'")
+check(names == 200, f"threads: {names} of 200 short threads recorded with their names")
+# fork + exec of `sh -c 'exit 7'`; the app returns the child's status.
+c, _ = run("lp_contend", "forkexec", status=7)
+check(q1(c, "SELECT count(*) FROM processes") >= 2, "forkexec: parent and exec'd child recorded")
+c, _ = run("lp_contend", "exit", "42", status=42)
+check(q1(c, "SELECT exit_status FROM processes ORDER BY start_ns LIMIT 1") == 42,
+      "exit 42: recorded as the process's exit status")
+# A condition wait of ~20 ms until a producer signals.
+c, _ = run("lp_misc", "cond")
+mx = q1(c, "SELECT coalesce(max(dur_ns), 0) FROM cond_waits")
+check(mx >= 10_000_000, f"cond: the consumer's wait recorded ({mx / 1e6:.1f} ms; producer at 20 ms)")
+# sem_wait blocked ~20 ms; errno 4321 kept across it (the app checks).
+c, _ = run("lp_misc", "sem", what="sem_wait kept errno 4321 (else 3)")
+mx = q1(c, "SELECT coalesce(max(dur_ns), 0) FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+        "WHERE l.kind = 'sem'")
+check(mx >= 10_000_000, f"sem: the semaphore wait recorded ({mx / 1e6:.1f} ms), errno kept")
+# Not checked: `lp_misc name` (a thread named from main right after
+# pthread_create) records 'sleepy' in about 2 runs of 3; when the name comes
+# before the new thread's first record the thread keeps the process name.
+# A known race between the interposer's THREAD_NAME and the thread's start
+# (preload/, the importer), left to its own issue.
+# Children that end unusually: statuses pass through.
+run("lp_misc", "killed", what="waitid saw the child's SIGKILL (else 3)")
+run("lp_misc", "vfork", status=5, what="the child's _exit(5) is the app's status")
+run("lp_misc", "system", status=6, what="the shell's exit 6 is the app's status")
+_, p = run("lp_misc", "dlopen")
+check(p.stdout.strip() == "1", "dlopen: libm.so.6 opens by bare name under the interposer")
