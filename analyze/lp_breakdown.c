@@ -41,14 +41,15 @@ static int load_waits(sqlite3 *db, const char *table, const char *sql, struct lp
 static int load_lock_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
 	return load_waits(db, "lock_waits",
-			  "SELECT thread_id, start_ns, start_ns + dur_ns, lock_id FROM lock_waits", out, err,
-			  errlen);
+			  "SELECT thread_id, start_ns, start_ns + dur_ns, lock_id FROM lock_waits",
+			  out, err, errlen);
 }
 
 static int load_cond_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
-	return load_waits(db, "cond_waits", "SELECT thread_id, start_ns, start_ns + dur_ns, 0 FROM cond_waits",
-			  out, err, errlen);
+	return load_waits(db, "cond_waits",
+			  "SELECT thread_id, start_ns, start_ns + dur_ns, 0 FROM cond_waits", out,
+			  err, errlen);
 }
 
 struct lock_name {
@@ -185,8 +186,8 @@ static int cats_load(sqlite3 *db, struct lp_bd_cats *c, char *err, size_t errlen
 /* Per-category time of [s, e) on thread t; last slot = cpu (the rest).
  * Categories whose bit is clear in `maybe` are known to be 0 there (the
  * enclosing request has none of them): most stages skip every lookup. */
-static void cats_split_some(const struct lp_bd_cats *c, int64_t t, int64_t s, int64_t e, int64_t *acc,
-			    uint32_t maybe)
+static void cats_split_some(const struct lp_bd_cats *c, int64_t t, int64_t s, int64_t e,
+			    int64_t *acc, uint32_t maybe)
 {
 	int64_t rest = e - s;
 	for (int k = 0; k < c->n; k++) {
@@ -558,7 +559,8 @@ static void tail_rest(struct lp_bd_tail *t, int p)
 
 /* Tail (>= p99) against the middle (p40..p60): the stage that grows most,
  * the category that grows most inside it, and what it waited on. */
-static int bd_tail(struct lp_bd_work *b, int64_t p40, int64_t p60, int64_t p99, struct lp_bd_tail *t)
+static int bd_tail(struct lp_bd_work *b, int64_t p40, int64_t p60, int64_t p99,
+		   struct lp_bd_tail *t)
 {
 	size_t ns = b->nslot + 1;
 	int nc = b->cats.n + 1;
@@ -694,7 +696,8 @@ static int bd_stages(struct lp_bd_work *b, struct lp_breakdown *out, size_t *pos
 			if (seen[slot] != r + 1)
 				continue;
 			seen[slot] = 0;
-			int64_t *v = lp_grow(vals[slot], &vcap[slot], vn[slot] + 1, sizeof(int64_t));
+			int64_t *v =
+			    lp_grow(vals[slot], &vcap[slot], vn[slot] + 1, sizeof(int64_t));
 			if (!v)
 				goto out;
 			vals[slot] = v;

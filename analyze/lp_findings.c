@@ -590,10 +590,12 @@ static int lp_rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	    "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, coalesce(f.function || "
 	    "coalesce(' ' || f.file || ':' || f.line, ''), printf('cond 0x%x', w.cond_addr)) FROM "
 	    "cond_waits w LEFT JOIN stacks s ON s.id = w.stack_id LEFT JOIN frames f ON f.id = "
-	    "s.top_frame WHERE w.class = 4 UNION ALL SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
+	    "s.top_frame WHERE w.class = 4 UNION ALL SELECT w.thread_id, w.start_ns, w.start_ns + "
+	    "w.dur_ns, "
 	    "coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), 'sem_wait') FROM "
 	    "lock_waits w JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' LEFT JOIN stacks s "
-	    "ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame WHERE w.class = 4 ORDER BY 4",
+	    "ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame WHERE w.class = 4 ORDER "
+	    "BY 4",
 	    NULL, 0, lp_queue_row, &l, c->err, c->errlen);
 	lp_acc_flush(&a);
 	if (rc) {
@@ -1803,12 +1805,13 @@ static int lp_rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	/* the library the pool thread waits in: its most frequent top frame */
 	char *lib = NULL;
 	sqlite3_stmt *ls;
-	if (lp_fnd_prep(c,
-		    "SELECT f.module, count(*) FROM (SELECT stack_id FROM cond_waits WHERE "
-		    "thread_id = ?1 UNION ALL SELECT stack_id FROM lock_waits WHERE thread_id = "
-		    "?1) w JOIN stacks s ON s.id = w.stack_id JOIN frames f ON f.id = s.top_frame "
-		    "WHERE f.module IS NOT NULL GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
-		    &ls) == 0) {
+	if (lp_fnd_prep(
+		c,
+		"SELECT f.module, count(*) FROM (SELECT stack_id FROM cond_waits WHERE "
+		"thread_id = ?1 UNION ALL SELECT stack_id FROM lock_waits WHERE thread_id = "
+		"?1) w JOIN stacks s ON s.id = w.stack_id JOIN frames f ON f.id = s.top_frame "
+		"WHERE f.module IS NOT NULL GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
+		&ls) == 0) {
 		sqlite3_bind_int64(ls, 1, a.top_thread);
 		if (sqlite3_step(ls) == SQLITE_ROW)
 			lib = lp_db_col_strdup(ls, 0);
