@@ -55,8 +55,11 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s)
 		fputs(" on ", f);
 		lp_txt_pad(f, s->host, 0, 0);
 	}
-	fprintf(f, "\n  dropped while recording: %lld records, %lld chunks, %lld strings\n",
-		s->dropped_records, s->dropped_chunks, s->dropped_strings);
+	if (s->import_source) /* nsys and Kineto do not say what they lost */
+		fputs("\n  dropped while recording: not recorded in the source capture\n", f);
+	else
+		fprintf(f, "\n  dropped while recording: %lld records, %lld chunks, %lld strings\n",
+			s->dropped_records, s->dropped_chunks, s->dropped_strings);
 	fputs("  GPU: ", f);
 	fputs(s->gpu_captured ? "captured" : "no GPU data", f);
 	if (s->gpu_status) {
@@ -70,6 +73,8 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s)
 	for (size_t i = 0; i < s->n_procs; i++) {
 		const struct lp_summary_proc *p = &s->procs[i];
 		lp_proc_end(end, sizeof(end), p);
+		if (s->import_source)
+			snprintf(end, sizeof(end), "not recorded");
 		snprintf(id, sizeof(id), "%d", p->pid);
 		fputs("  ", f);
 		lp_txt_pad(f, id, 8, 1);

@@ -77,6 +77,8 @@ check("not recorded in the source capture" in q1(c, "SELECT name FROM locks"),
 p = latprof("report", out, check=0)
 check(p.stdout.startswith("imported from Nsight Systems 2025.5.2 export (schema 3.24.0)\n"),
       "report header names the source")
+check("dropped while recording: not recorded in the source capture" in p.stdout and
+      "0 records" not in p.stdout, "what nsys does not record reads 'not recorded', not 0")
 p = latprof("report", out, "--kernels", "--format", "json", check=0)
 rows = {r["name"]: r for r in json.loads(p.stdout)["rows"]}
 g = rows["k_gemm(float *)"]
