@@ -449,26 +449,30 @@ static int lp_fx_exec(struct lp_fx *fx, const char *sql)
 	return lp_db_exec(fx->imp->db, sql, fx->imp->err, fx->imp->errlen);
 }
 
+#define LP_ADOPT_ONE(t) "UPDATE " t " SET process_id = ?1 WHERE process_id = 0"
+#define LP_ADOPT_BY_CORR(t)                                                                        \
+	"UPDATE " t " SET process_id = coalesce((SELECT a.process_id FROM cuda_api a WHERE "       \
+	"a.correlation_id = " t ".correlation_id AND " t ".correlation_id <> 0 LIMIT 1), ?1) "     \
+	"WHERE process_id = 0"
+
 int lp_fx_adopt(struct lp_fx *fx, int64_t fallback)
 {
-	static const char *const tabs[] = {"kernels", "memcpys", "memsets", "syncs"};
-	char sql[512];
+	static const char *const one_sql[] = {LP_ADOPT_ONE("kernels"), LP_ADOPT_ONE("memcpys"),
+					      LP_ADOPT_ONE("memsets"), LP_ADOPT_ONE("syncs")};
+	static const char *const corr_sql[] = {
+	    LP_ADOPT_BY_CORR("kernels"), LP_ADOPT_BY_CORR("memcpys"), LP_ADOPT_BY_CORR("memsets"),
+	    LP_ADOPT_BY_CORR("syncs")};
 	/* One host process (the usual trace): no lookup. Else by correlation
 	 * id, through an index that exists only for this. */
 	int one = lp_db_int(fx->imp->db, "SELECT count(*) FROM processes", 0) <= 1;
 	int rc = one ? 0 : lp_fx_exec(fx, "CREATE INDEX lp_tmp_corr ON cuda_api(correlation_id)");
 	for (size_t i = 0; rc == 0 && i < 4; i++) {
-		if (one)
-			snprintf(sql, sizeof(sql),
-				 "UPDATE %s SET process_id = %lld WHERE process_id = 0", tabs[i],
-				 (long long)fallback);
-		else
-			snprintf(sql, sizeof(sql),
-				 "UPDATE %s SET process_id = coalesce((SELECT a.process_id FROM "
-				 "cuda_api a WHERE a.correlation_id = %s.correlation_id AND "
-				 "%s.correlation_id <> 0 LIMIT 1), %lld) WHERE process_id = 0",
-				 tabs[i], tabs[i], tabs[i], (long long)fallback);
-		rc = lp_fx_exec(fx, sql);
+		sqlite3_stmt *st = lp_import_prepare(fx->imp, one ? one_sql[i] : corr_sql[i]);
+		if (!st)
+			return -EIO;
+		sqlite3_bind_int64(st, 1, fallback);
+		rc = lp_import_step(fx->imp, st);
+		sqlite3_finalize(st);
 	}
 	if (rc == 0 && !one)
 		rc = lp_fx_exec(fx, "DROP INDEX lp_tmp_corr");

@@ -49,12 +49,16 @@ struct lp_col {
 
 static int lp_nsys_has_col(struct lp_nsys *n, const char *table, const char *col)
 {
-	int64_t c = 0;
-	char sql[256];
-	snprintf(sql, sizeof(sql), "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'",
-		 table, col);
-	c = lp_db_int(n->src, sql, 0);
-	return c > 0;
+	sqlite3_stmt *st;
+	int has = 0;
+	if (sqlite3_prepare_v2(n->src, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1,
+			       &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, col, -1, SQLITE_STATIC);
+	has = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return has;
 }
 
 /* "SELECT a, b, NULL, ... FROM table [tail]" over the columns the table has. */

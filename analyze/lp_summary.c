@@ -95,6 +95,7 @@ int lp_summary_analyze(sqlite3 *db, struct lp_run_summary *s, char *err, size_t 
 	s->host = lp_meta_dup(db, "host");
 	s->wall_start = lp_meta_dup(db, "wall_start");
 	s->run_cmdline = lp_meta_dup(db, "run.cmdline");
+	s->import_source = lp_meta_dup(db, "import.source");
 	char *cap = lp_meta_dup(db, "cuda.captured");
 	s->gpu_captured = cap && strcmp(cap, "0") != 0 && cap[0];
 	free(cap);
@@ -116,6 +117,7 @@ void lp_summary_free(struct lp_run_summary *s)
 	free(s->host);
 	free(s->wall_start);
 	free(s->run_cmdline);
+	free(s->import_source);
 	free(s->gpu_status);
 	memset(s, 0, sizeof(*s));
 }

@@ -26,7 +26,8 @@ struct lp_summary_proc {
 
 struct lp_run_summary {
 	char *latprof_version, *host, *wall_start, *run_cmdline; /* meta, NULL if absent */
-	int64_t start_ns, end_ns;      /* earliest process start, latest end */
+	char *import_source;	  /* meta import.source: another profiler's capture, NULL if ours */
+	int64_t start_ns, end_ns; /* earliest process start, latest end */
 	struct lp_summary_proc *procs; /* by start time */
 	size_t n_procs;
 	long long threads;

@@ -55,8 +55,11 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s)
 		fputs(" on ", f);
 		lp_txt_pad(f, s->host, 0, 0);
 	}
-	fprintf(f, "\n  dropped while recording: %lld records, %lld chunks, %lld strings\n",
-		s->dropped_records, s->dropped_chunks, s->dropped_strings);
+	if (s->import_source) /* nsys and Kineto do not say what they lost */
+		fputs("\n  dropped while recording: not recorded in the source capture\n", f);
+	else
+		fprintf(f, "\n  dropped while recording: %lld records, %lld chunks, %lld strings\n",
+			s->dropped_records, s->dropped_chunks, s->dropped_strings);
 	fputs("  GPU: ", f);
 	fputs(s->gpu_captured ? "captured" : "no GPU data", f);
 	if (s->gpu_status) {
@@ -70,10 +73,12 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s)
 }
 
 static void lp_proc_line(FILE *f, const struct lp_summary_proc *p, const char *count,
-			 const char *name, const char *via)
+			 const char *name, const char *via, int imported)
 {
 	char a[32], end[64], id[32];
 	lp_proc_end(end, sizeof(end), p);
+	if (imported) /* a foreign capture has no exit status */
+		snprintf(end, sizeof(end), "not recorded");
 	snprintf(id, sizeof(id), "%d", p->pid);
 	fputs("  ", f);
 	lp_txt_pad(f, id, 8, 1);
@@ -153,7 +158,7 @@ void lp_summary_write_procs(FILE *f, const struct lp_run_summary *s, int all)
 	for (size_t i = 0; i < s->n_procs; i++) {
 		const struct lp_summary_proc *p = &s->procs[i];
 		if (all) {
-			lp_proc_line(f, p, NULL, p->cmdline, NULL);
+			lp_proc_line(f, p, NULL, p->cmdline, NULL, s->import_source != NULL);
 			if (p->title)
 				fprintf(f, "%55s title at exit: %s\n", "", p->title);
 			continue;
@@ -178,7 +183,8 @@ void lp_summary_write_procs(FILE *f, const struct lp_run_summary *s, int all)
 			continue;
 		lp_launchers(s, p, via, sizeof(via));
 		snprintf(count, sizeof(count), "%zu x ", n);
-		lp_proc_line(f, p, n > 1 ? count : NULL, lp_proc_name(p), via[0] ? via : NULL);
+		lp_proc_line(f, p, n > 1 ? count : NULL, lp_proc_name(p), via[0] ? via : NULL,
+			     s->import_source != NULL);
 	}
 	if (hidden || launchers)
 		fprintf(f,

@@ -23,7 +23,8 @@ KERNEL_COLS_324 = KERNEL_COLS_29[:4] + ("greenContextId",) + KERNEL_COLS_29[4:] 
 
 def make(path, schema="3.24.0", product="NVIDIA Nsight Systems", version="2025.5.2.266",
          kernels=(), runtime=(), memcpys=(), syncs=(), nvtx=(), osrt=(), strings=None,
-         drop_kernel_col=None, kernel_start_type="INTEGER", duplicate_api=False, gpus=True):
+         drop_kernel_col=None, kernel_start_type="INTEGER", duplicate_api=False, gpus=True,
+         mem=()):
     """kernels: (start, end, corr, name); runtime: (start, end, tid, corr, name);
     memcpys: (start, end, corr, bytes, copyKind); syncs: (start, end, corr, syncType);
     nvtx: (eventType, start, end, tid, text or None, textId or None, domainId);
@@ -106,6 +107,14 @@ def make(path, schema="3.24.0", product="NVIDIA Nsight Systems", version="2025.5
         for (s, e, tid, name) in osrt:
             c.execute("INSERT INTO OSRT_API VALUES (?,?,27,?,?,0,0,NULL)",
                       (s, e, gtid(pid, tid), sid(name)))
+    if mem:  # (start, address, bytes, op): op 0 allocation, 1 deallocation
+        c.execute("CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER, globalPid INTEGER, "
+                  "deviceId INTEGER, contextId INTEGER, address INTEGER, pc INTEGER, bytes "
+                  "INTEGER, memKind INTEGER, memoryOperationType INTEGER, name TEXT, "
+                  "correlationId INTEGER)")
+        for (s, addr, nbytes, op) in mem:
+            c.execute("INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (?,?,0,1,?,0,?,3,?,NULL,0)",
+                      (s, gpid(pid), addr, nbytes, op))
     if gpus:
         c.execute("CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT, totalMemory INTEGER, "
                   "smCount INTEGER, computeMajor INTEGER, computeMinor INTEGER, cuDevice "

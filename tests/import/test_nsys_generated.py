@@ -37,7 +37,7 @@ def one_line_exit2(p, what, must=None):
 # ---- schema 3.24: the full mapping ---------------------------------------------------------
 src = os.path.join(T, "new.sqlite")
 nsysgen.make(src, kernels=KERNELS, runtime=RUNTIME, memcpys=MEMCPYS, syncs=SYNCS, nvtx=NVTX,
-             osrt=OSRT)
+             osrt=OSRT, mem=[(700, 0x7f0000, 1 << 20, 0), (90000, 0x7f0000, 1 << 20, 1)])
 out = os.path.join(T, "new.db")
 latprof("import", src, "-o", out, check=0)
 c = db(out)
@@ -68,6 +68,9 @@ check(set(rng) == {"request", "infer", "async-io"} and rng["infer"]["parent_id"]
 check(rng["async-io"]["flags"] & 2 and rng["async-io"]["parent_id"] is None,
       "start/end range flagged, not nested")
 check(q1(c, "SELECT count(*) FROM marks") == 1, "NVTX mark")
+check(q1(c, "SELECT group_concat(op || ':' || bytes || ':' || memory_kind) FROM (SELECT * FROM "
+            "gpu_allocs ORDER BY ts_ns)") == "alloc:1048576:device,free:1048576:device",
+      "CUDA_GPU_MEMORY_USAGE_EVENTS -> gpu_allocs")
 check(q1(c, "SELECT count(*), sum(dur_ns) FROM lock_waits") == 3 and
       q1(c, "SELECT sum(dur_ns) FROM lock_waits") == 6000 and
       q1(c, "SELECT count(*) FROM cond_waits") == 1,
@@ -77,6 +80,8 @@ check("not recorded in the source capture" in q1(c, "SELECT name FROM locks"),
 p = latprof("report", out, check=0)
 check(p.stdout.startswith("imported from Nsight Systems 2025.5.2 export (schema 3.24.0)\n"),
       "report header names the source")
+check("dropped while recording: not recorded in the source capture" in p.stdout and
+      "0 records" not in p.stdout, "what nsys does not record reads 'not recorded', not 0")
 p = latprof("report", out, "--kernels", "--format", "json", check=0)
 rows = {r["name"]: r for r in json.loads(p.stdout)["rows"]}
 g = rows["k_gemm(float *)"]

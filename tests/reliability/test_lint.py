@@ -24,6 +24,8 @@ SQL_ALLOW = {
     ("analyze/lp_diff.c", "has_column"): "table name: a constant at every call site",
     ("analyze/lp_diff.c", "load_kernels"): "column expressions chosen from constants",
     ("analyze/lp_locks.c", "lp_wait_totals"): "table name: lock_waits or cond_waits",
+    ("analyze/lp_import_nsys.c", "lp_nsys_select"):
+        "nsys table and column names and ORDER BY/WHERE tails: constants of lp_import_nsys.c",
 }
 GETENV_ALLOW = {
     ("collector/lp_core.c", "lp_env_u32"): "called from lp_core_init only",
