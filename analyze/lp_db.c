@@ -308,3 +308,14 @@ char *lp_db_col_strdup(sqlite3_stmt *st, int i)
 	const unsigned char *s = sqlite3_column_text(st, i);
 	return s ? strdup((const char *)s) : NULL;
 }
+
+int lp_db_step_row(sqlite3_stmt *st)
+{
+	return lookup_step(st) == SQLITE_ROW;
+}
+
+int lp_db_probe(sqlite3_stmt *st)
+{
+	int s = sqlite3_step(st);
+	return s == SQLITE_ROW || s == SQLITE_DONE ? 0 : -EIO;
+}

@@ -97,6 +97,15 @@ int lp_db_get_int(sqlite3 *db, const char *sql, const struct lp_db_arg *args, in
 int lp_db_lookup(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int nargs,
 		 lp_db_row_fn fn, void *ctx);
 
+/* One step of a prepared single-row lookup the caller reuses (a string
+ * by id, bound anew each time): 1 with a row, 0 without one. A read error
+ * counts as no row and is recorded for lp_db_fault(), like lp_db_int. */
+int lp_db_step_row(sqlite3_stmt *st);
+
+/* Whether a prepared statement's first step reads without error (a table
+ * whose pages are damaged fails here): 0 or -EIO. */
+int lp_db_probe(sqlite3_stmt *st);
+
 /* lp_db_int with bound parameters (a lookup with a default, as above). */
 int64_t lp_db_int_args(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int nargs,
 		       int64_t dflt);

@@ -25,7 +25,7 @@ static int lp_db_tables_cb(sqlite3_stmt *st, void *ctx)
 	snprintf(sql, sizeof(sql), "SELECT * FROM \"%s\" LIMIT 1", name ? name : "");
 	int ok = name && lp_db_has_table(db, name) &&
 		 sqlite3_prepare_v2(db, sql, -1, &probe, NULL) == SQLITE_OK &&
-		 sqlite3_step(probe) != SQLITE_ERROR;
+		 lp_db_probe(probe) == 0;
 	if (!ok)
 		snprintf(c[1], 128, "%s", name ? name : "?");
 	sqlite3_finalize(probe);

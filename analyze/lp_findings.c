@@ -1813,7 +1813,7 @@ static int lp_rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 		"WHERE f.module IS NOT NULL GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
 		&ls) == 0) {
 		sqlite3_bind_int64(ls, 1, a.top_thread);
-		if (sqlite3_step(ls) == SQLITE_ROW)
+		if (lp_db_step_row(ls))
 			lib = lp_db_col_strdup(ls, 0);
 		sqlite3_finalize(ls);
 	}

@@ -56,7 +56,7 @@ static int lp_nsys_has_col(struct lp_nsys *n, const char *table, const char *col
 		return 0;
 	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, col, -1, SQLITE_STATIC);
-	has = sqlite3_step(st) == SQLITE_ROW;
+	has = lp_db_step_row(st);
 	sqlite3_finalize(st);
 	return has;
 }
@@ -161,7 +161,7 @@ static int64_t lp_nsys_string(struct lp_nsys *n, sqlite3_stmt *row, int col, int
 	if (lp_map_get(&n->strs, key, &id))
 		return (int64_t)id;
 	sqlite3_bind_int64(n->get_string, 1, sid);
-	if (sqlite3_step(n->get_string) == SQLITE_ROW && sqlite3_column_text(n->get_string, 0))
+	if (lp_db_step_row(n->get_string) && sqlite3_column_text(n->get_string, 0))
 		id = (uint64_t)lp_nsys_text(n, (const char *)sqlite3_column_text(n->get_string, 0),
 					    how);
 	sqlite3_reset(n->get_string);
@@ -180,7 +180,7 @@ static int64_t lp_nsys_proc(struct lp_nsys *n, int64_t global)
 	char *name = NULL;
 	if (n->get_pname) {
 		sqlite3_bind_int64(n->get_pname, 1, pid);
-		if (sqlite3_step(n->get_pname) == SQLITE_ROW)
+		if (lp_db_step_row(n->get_pname))
 			name = lp_db_col_strdup(n->get_pname, 0);
 		sqlite3_reset(n->get_pname);
 	}
@@ -399,7 +399,7 @@ static int lp_nsys_domain_row(sqlite3_stmt *st, void *ctx)
 	char *owned = NULL;
 	if (!text && sqlite3_column_type(st, 5) != SQLITE_NULL) {
 		sqlite3_bind_int64(n->get_string, 1, sqlite3_column_int64(st, 5));
-		if (sqlite3_step(n->get_string) == SQLITE_ROW)
+		if (lp_db_step_row(n->get_string))
 			owned = lp_db_col_strdup(n->get_string, 0);
 		sqlite3_reset(n->get_string);
 		text = owned;
@@ -488,7 +488,7 @@ static char *lp_nsys_src_string(struct lp_nsys *n, int64_t sid)
 {
 	sqlite3_bind_int64(n->get_string, 1, sid);
 	char *s =
-	    sqlite3_step(n->get_string) == SQLITE_ROW ? lp_db_col_strdup(n->get_string, 0) : NULL;
+	    lp_db_step_row(n->get_string) ? lp_db_col_strdup(n->get_string, 0) : NULL;
 	sqlite3_reset(n->get_string);
 	return s;
 }
@@ -583,7 +583,7 @@ static int lp_nsys_tname_row(sqlite3_stmt *st, void *ctx)
 		return 0; /* a thread of the machine that did nothing we import */
 	sqlite3_bind_int64(n->get_string, 1, sqlite3_column_int64(st, 0));
 	char *name =
-	    sqlite3_step(n->get_string) == SQLITE_ROW ? lp_db_col_strdup(n->get_string, 0) : NULL;
+	    lp_db_step_row(n->get_string) ? lp_db_col_strdup(n->get_string, 0) : NULL;
 	sqlite3_reset(n->get_string);
 	int rc = name ? lp_fx_thread_name(&n->fx, (int64_t)id, name) : 0;
 	free(name);
