@@ -86,10 +86,11 @@ static const char *describe_lock(sqlite3 *db, int64_t id, char *buf, size_t len)
 #define LP_LOAD_BLOCK(fn, category)                                                                \
 	static int fn(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)                  \
 	{                                                                                          \
-		return load_waits(db, "blocking_calls",                                            \
-				  "SELECT thread_id, start_ns, dur_ns, coalesce(stack_id, 0) "     \
-				  "FROM blocking_calls WHERE category = '" category "'",           \
-				  out, err, errlen);                                               \
+		return load_waits(                                                                 \
+		    db, "blocking_calls",                                                          \
+		    "SELECT thread_id, start_ns, start_ns + dur_ns, coalesce(stack_id, 0) "        \
+		    "FROM blocking_calls WHERE category = '" category "'",                         \
+		    out, err, errlen);                                                             \
 	}
 LP_LOAD_BLOCK(load_sleep, "sleep")
 LP_LOAD_BLOCK(load_file_io, "file_io")
