@@ -87,35 +87,12 @@ struct lp_cnt_thread {
 	int ng[2];			  /* events in each group */
 	uint8_t order[LP_CNT_MAX_EVENTS]; /* read position -> position in event-index order */
 	uint64_t open_ns;
-	uint64_t tclk_base; /* the thread's CPU time when its task-clock opened */
-	int tclk;	    /* group 1 is task-clock alone: read by lp_cnt_tclk() */
 	int fds[LP_CNT_MAX_EVENTS];
 };
 
 static __thread struct lp_cnt_thread lp_cnt_self __attribute__((tls_model("initial-exec")));
 
 static void lp_cnt_thread_open(struct lp_cnt_thread *t);
-
-/* The thread's CPU time in ns: what its task-clock event counts, through
- * one light system call instead of a perf read(), whose cross-call to the
- * event's CPU costs twice as much (~0.7 us here). */
-static uint64_t lp_cnt_cputime(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Group 1 when it is task-clock alone (the default set), in read()'s
- * PERF_FORMAT_GROUP layout; it is never multiplexed: enabled = running. */
-static void lp_cnt_tclk(const struct lp_cnt_thread *t, uint64_t *buf)
-{
-	uint64_t now = lp_cnt_cputime();
-	buf[0] = 1;
-	buf[1] = buf[2] = lp_now() - t->open_ns;
-	buf[3] = now > t->tclk_base ? now - t->tclk_base : 0;
-}
 
 /* Threads whose groups are open, so that the thread that exits the process
  * can read the totals of those still running then (their key destructors
@@ -149,10 +126,13 @@ static void lp_cnt_live_remove(struct lp_cnt_thread *t)
 
 /* The groups' values into out (nr, enabled, running, values) in event-index
  * order, as the log's mask implies; enabled/running of the first group (the
- * one that holds hardware events, which may be multiplexed). `own`: t is the
- * calling thread's, so a lone task-clock may be read as this thread's CPU
- * time; another thread's (the exit sweep) is read from its descriptor. */
-static int lp_cnt_read_group(const struct lp_cnt_thread *t, uint64_t *out, int own)
+ * one that holds hardware events, which may be multiplexed). A read() of
+ * each group, also for a lone task-clock: reading it with
+ * clock_gettime(CLOCK_THREAD_CPUTIME_ID) instead saved ~0.3 us a boundary
+ * but made CPython threads that release the GIL around NumPy calls wait for
+ * it 5-10x as often (tests/real/test_py_gil.py: 13-52 ms -> 190-330 ms of
+ * GIL wait), so it was taken out. */
+static int lp_cnt_read_group(const struct lp_cnt_thread *t, uint64_t *out)
 {
 	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
 	int pos = 0;
@@ -160,9 +140,7 @@ static int lp_cnt_read_group(const struct lp_cnt_thread *t, uint64_t *out, int o
 		if (t->grp[g] < 0)
 			continue;
 		size_t want = (3 + (size_t)t->ng[g]) * sizeof(uint64_t);
-		if (g == 1 && t->tclk && own)
-			lp_cnt_tclk(t, buf);
-		else if (read(t->grp[g], buf, want) != (ssize_t)want)
+		if (read(t->grp[g], buf, want) != (ssize_t)want)
 			return -1;
 		if (pos == 0)
 			memcpy(out, buf, 3 * sizeof(uint64_t));
@@ -183,7 +161,7 @@ static __attribute__((noinline)) void lp_cnt_read(struct lp_cnt_thread *t, uint6
 	int saved = errno;
 	/* PERF_FORMAT_GROUP layout: nr, time_enabled, time_running, values[nr]. */
 	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
-	if (lp_cnt_read_group(t, buf, 1) == 0) {
+	if (lp_cnt_read_group(t, buf) == 0) {
 		size_t vals = (size_t)t->n * sizeof(uint64_t);
 		struct lp_rec_cnt_sample *r =
 		    lp_rec_begin(LP_REC_CNT_SAMPLE, t->mask, sizeof(*r) + vals);
@@ -568,9 +546,6 @@ static void lp_cnt_thread_open(struct lp_cnt_thread *t)
 	for (int k = 0; k < t->n; k++)
 		t->order[k] = (uint8_t)__builtin_popcount(t->mask & ((1u << seq[k]) - 1));
 	t->leader = t->grp[0] >= 0 ? t->grp[0] : t->grp[1];
-	t->tclk = t->ng[1] == 1 && lp_cnt.ev[seq[t->n - 1]].attr.type == PERF_TYPE_SOFTWARE &&
-		  lp_cnt.ev[seq[t->n - 1]].attr.config == PERF_COUNT_SW_TASK_CLOCK;
-	t->tclk_base = lp_cnt_cputime();
 	t->open_ns = lp_now();
 	/* Listed only when its key destructor will unlist it (main: lp_cnt_dtor). */
 	if (t->leader >= 0 && lp_cnt.key_ok) {
@@ -598,7 +573,7 @@ void lp_counters_thread_exit(void)
 	int saved = errno;
 	lp_cnt_live_remove(t);
 	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
-	if (lp_cnt_read_group(t, buf, 1) == 0) {
+	if (lp_cnt_read_group(t, buf) == 0) {
 		size_t vals = (size_t)t->n * sizeof(uint64_t);
 		struct lp_rec_cnt_total *r =
 		    lp_rec_begin(LP_REC_CNT_TOTAL, t->mask, sizeof(*r) + vals);
@@ -652,7 +627,7 @@ static void lp_cnt_sweep_live(void)
 	for (int i = 0; i < lp_cnt_nlive; i++) {
 		const struct lp_cnt_thread *t = lp_cnt_live[i].t;
 		if (t == &lp_cnt_self || t->gen != lp_cnt_gen || t->leader < 0 ||
-		    lp_cnt_read_group(t, buf, 0))
+		    lp_cnt_read_group(t, buf))
 			continue;
 		size_t vals = (size_t)t->n * sizeof(uint64_t);
 		struct lp_rec_cnt_total_of *r =
