@@ -175,6 +175,11 @@ static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row 
 static void lp_locks_text_classes(FILE *f, const struct lp_lock_report *r)
 {
 	char a[32];
+	long long any = 0;
+	for (int c = 0; c < LP_WAIT_NCLASSES; c++)
+		any += r->class_n[c];
+	if (!any)
+		return;
 	fputs("Waits by class:", f);
 	for (int c = 0; c < LP_WAIT_NCLASSES; c++) {
 		if (!r->class_n[c])
