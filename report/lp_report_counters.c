@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_db.h"
 #include "lp_out.h"
 #include "lp_report_locks.h" /* lp_txt_ns, lp_txt_pad, lp_txt_cell */
 
@@ -281,6 +282,11 @@ void *lp_counters_view(sqlite3 *db, char *err, size_t errlen)
 	if (lp_counters_report_compute(db, r, err, errlen)) {
 		free(r);
 		return NULL;
+	}
+	if (!r->has_counters) { /* an imported capture says why it has none */
+		char buf[1024];
+		const char *note = lp_db_meta(db, "counters_note", buf, sizeof(buf));
+		r->note = note ? strdup(note) : NULL;
 	}
 	return r;
 }
