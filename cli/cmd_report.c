@@ -466,7 +466,7 @@ static int lp_report_cmd(int argc, char **argv)
 	if (lp_db_open_ro(path, &db, err, sizeof(err)))
 		return lp_cli_error("%s", err);
 	/* An imported Kineto trace names its requests (ProfilerStep) */
-	char req[256], obuf[256];
+	char req[256], obuf[1024];
 	if (!o.request && (!view->flag || view == &lp_html_view ||
 			   !strcmp(view->flag, "breakdown") || !strcmp(view->flag, "bottlenecks")))
 		o.request = lp_db_meta(db, "import.default_request", req, sizeof(req));
