@@ -201,13 +201,8 @@ int lp_counters_report_compute(sqlite3 *db, struct lp_counters_report *out, char
 			       size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
-	if (!lp_db_has_table(db, "counter_events") || !lp_db_count(db, "counter_events")) {
-		/* an imported capture says why it has none */
-		char buf[1024];
-		const char *note = lp_db_meta(db, "counters_note", buf, sizeof(buf));
-		out->note = note ? strdup(note) : NULL;
+	if (!lp_db_has_table(db, "counter_events") || !lp_db_count(db, "counter_events"))
 		return 0;
-	}
 	out->has_counters = 1;
 	int rc = lp_cr_events(db, out, err, errlen);
 	if (!rc)

@@ -189,13 +189,12 @@ static const char *lp_ksync_type(const char *s)
 
 static int lp_kkernel(struct lp_kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
 {
+	static const char *const gp[] = {"args.grid[0]", "args.grid[1]", "args.grid[2]"};
+	static const char *const bp[] = {"args.block[0]", "args.block[1]", "args.block[2]"};
 	int64_t grid[3], block[3];
 	for (int i = 0; i < 3; i++) {
-		char p[32];
-		snprintf(p, sizeof(p), "args.grid[%d]", i);
-		grid[i] = lp_jobj_int(o, p, 0);
-		snprintf(p, sizeof(p), "args.block[%d]", i);
-		block[i] = lp_jobj_int(o, p, 0);
+		grid[i] = lp_jobj_int(o, gp[i], 0);
+		block[i] = lp_jobj_int(o, bp[i], 0);
 	}
 	const char *name = lp_kstr(o, "name");
 	int64_t nid = name ? lp_import_intern(k->imp, name, strlen(name)) : 0;

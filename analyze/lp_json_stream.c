@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "lp_json_stream.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
@@ -27,8 +28,15 @@
 
 const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path)
 {
+	/* Paths are stored lowercased (lp_jstore): lowercase the query once and
+	 * compare bytes, not case-folded strings, for every field. */
+	char q[160];
+	size_t n = 0;
+	for (; path[n] && n < sizeof(q) - 1; n++)
+		q[n] = (char)tolower((unsigned char)path[n]);
+	q[n] = 0;
 	for (int i = 0; i < o->n; i++)
-		if (!strcasecmp(o->f[i].path, path))
+		if (o->f[i].path[0] == q[0] && !strcmp(o->f[i].path, q))
 			return &o->f[i];
 	return NULL;
 }
@@ -167,6 +175,8 @@ static void lp_jstore(struct lp_jparse *p, enum lp_jtype type, const char *v, si
 		o->truncated = 1;
 		return;
 	}
+	for (char *c = path; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
 	const char *ps = lp_jarena(o, path, strlen(path));
 	const char *vs = ps ? lp_jarena(o, v, len) : NULL;
 	if (!vs)

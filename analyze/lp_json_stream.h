@@ -34,7 +34,7 @@ struct lp_jobj {
 };
 
 /* Field by path, compared without case (Kineto spelled "External id" and
- * "external id"); NULL when absent. */
+ * "external id"; paths are kept lowercased); NULL when absent. */
 const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path);
 /* Integer value of a numeric (or numeric string) field; dflt otherwise. */
 int64_t lp_jobj_int(const struct lp_jobj *o, const char *path, int64_t dflt);

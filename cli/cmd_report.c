@@ -164,6 +164,11 @@ static void *lp_view_counters(sqlite3 *db, const struct lp_report_opts *o, char 
 		free(r);
 		return NULL;
 	}
+	if (!r->has_counters) { /* an imported capture says why it has none */
+		char buf[1024];
+		const char *note = lp_db_meta(db, "counters_note", buf, sizeof(buf));
+		r->note = note ? xstrdup(note) : NULL;
+	}
 	return r;
 }
 
@@ -589,7 +594,7 @@ static int lp_report_cmd(int argc, char **argv)
 	if (lp_db_open_ro(path, &db, err, sizeof(err)))
 		return lp_cli_error("%s", err);
 	/* An imported Kineto trace names its requests (ProfilerStep) */
-	char req[256], obuf[256];
+	char req[256], obuf[1024];
 	if (!o.request && (!view->flag || view == &lp_html_view ||
 			   !strcmp(view->flag, "breakdown") || !strcmp(view->flag, "bottlenecks")))
 		o.request = lp_db_meta(db, "import.default_request", req, sizeof(req));

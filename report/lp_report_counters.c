@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_db.h"
 #include "lp_out.h"
 #include "lp_report_locks.h" /* lp_txt_ns, lp_txt_pad, lp_txt_cell */
 

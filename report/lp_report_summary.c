@@ -283,7 +283,11 @@ const char *lp_report_origin(sqlite3 *db, char *buf, size_t len)
 	dot = dot ? strchr(dot + 1, '.') : NULL;
 	if (dot)
 		*dot = 0;
-	snprintf(buf, len, "imported from %s%s%s %s (schema %s)", prod, ver[0] ? " " : "", ver,
-		 strcmp(src, "nsys") ? "trace" : "export", schema);
+	char missing[512];
+	if (!lp_db_meta(db, "import.not_recorded", missing, sizeof(missing)))
+		missing[0] = 0;
+	snprintf(buf, len, "imported from %s%s%s %s (schema %s)%s%s", prod, ver[0] ? " " : "", ver,
+		 strcmp(src, "nsys") ? "trace" : "export", schema,
+		 missing[0] ? "\nnot recorded in the source capture: " : "", missing);
 	return buf;
 }

@@ -22,7 +22,8 @@ void lp_summary_write_csv(FILE *f, const struct lp_run_summary *s);
 
 /* For a database imported from another profiler's capture, the line every
  * text report opens with: "imported from Nsight Systems 2025.5.2 export
- * (schema 3.24.0)"; NULL for latprof's own recordings. */
+ * (schema 3.24.0)", then a line naming what the source does not record;
+ * NULL for latprof's own recordings. */
 const char *lp_report_origin(sqlite3 *db, char *buf, size_t len);
 
 #endif
