@@ -26,6 +26,7 @@ struct lp_proc {
 	struct lp_map strings; /* local string id -> strings.id */
 	struct lp_map stacks;  /* local stack id -> stacks.id */
 	struct lp_map threads; /* tid -> threads.id */
+	struct lp_map pcs;     /* return address -> frames.id: symbolized once */
 	struct lp_symtab *symtab;
 };
 

@@ -12,7 +12,7 @@
  * LATPROF_LOG_MB; a process that records little maps 64 KiB.
  *
  * Names and stacks are interned in a table of levels that are allocated
- * as they fill (4 Ki slots, then twice as many each, 2 Mi at most); a
+ * as they fill (16 Ki slots, then 4 times as many each, 1 Mi at most); a
  * lookup probes at most LP_INTERN_PROBES slots per level. Past the last
  * level a name is written again with a fresh id at each use: more log
  * space, nothing lost, the cost per record stays bounded.
@@ -51,8 +51,9 @@
 #define LP_SEG_CHUNKS (1u << LP_SEG_GEOM)
 #define LP_MAX_CHUNKS ((uint32_t)((uint64_t)LP_MAX_LOG_MB * 1024 * 1024 / LP_DEFAULT_CHUNK))
 #define LP_SEGS (LP_SEG_GEOM + LP_MAX_CHUNKS / LP_SEG_CHUNKS + 1)
-#define LP_INTERN_L0_BITS 12u
-#define LP_INTERN_LEVELS 10u /* 4 Ki .. 2 Mi slots: 64 KiB .. 32 MiB */
+#define LP_INTERN_L0_BITS 14u
+#define LP_INTERN_GROWTH 2u /* each level 4 times the one before */
+#define LP_INTERN_LEVELS 4u /* 16 Ki .. 1 Mi slots, 21 MiB in all, 680 Ki names */
 #define LP_INTERN_PROBES 32u
 #define LP_FREE_CHUNKS 1024u
 #define LP_REFILL_BACKOFF 4096u
@@ -103,6 +104,7 @@ static struct lp_state {
 static uint32_t lp_gen = 1;
 static pthread_mutex_t lp_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lp_intern_slot *lp_levels[LP_INTERN_LEVELS];
+static uint32_t lp_level_used[LP_INTERN_LEVELS]; /* slots claimed in each */
 
 static __thread struct lp_thread lp_self __attribute__((tls_model("initial-exec")));
 
@@ -131,6 +133,11 @@ uint32_t lp_tid(void)
 int lp_core_active(void)
 {
 	return __atomic_load_n(&g.active, __ATOMIC_ACQUIRE);
+}
+
+const char *lp_core_dir(void)
+{
+	return lp_core_active() ? g.dir : NULL;
 }
 
 static void lp_spin_lock(int *l)
@@ -418,12 +425,15 @@ static struct lp_intern_slot *lp_level(uint32_t k)
 	struct lp_intern_slot *t = __atomic_load_n(&lp_levels[k], __ATOMIC_ACQUIRE);
 	if (t)
 		return t;
-	size_t size = sizeof(*t) << (LP_INTERN_L0_BITS + k);
+	size_t size = sizeof(*t) << (LP_INTERN_L0_BITS + LP_INTERN_GROWTH * k);
 	int saved = errno;
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	errno = saved;
 	if (p == MAP_FAILED)
 		return NULL;
+	if (size >= (2u << 20)) /* random probes: one TLB entry per 2 MiB */
+		madvise(p, size, MADV_HUGEPAGE);
+	errno = saved;
 	if (!__atomic_compare_exchange_n(&lp_levels[k], &t, p, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
 		munmap(p, size);
@@ -433,11 +443,13 @@ static struct lp_intern_slot *lp_level(uint32_t k)
 }
 
 /* The id of hash h, or 0 when it has none yet and slot *out is where it
- * goes (NULL: every level's probe window is full). Lock-free open
- * addressing on the 64-bit hash alone: a collision would merge two names,
- * which at 2^-64 per pair we accept. A window of a level fills and never
- * empties, so a hash that is not in a level's window is in no later level
- * unless that window is full. */
+ * goes (NULL: no level can take it). Lock-free open addressing on the
+ * 64-bit hash alone: a collision would merge two names, which at 2^-64 per
+ * pair we accept. A level takes new hashes until it is half full, so its
+ * probe runs stay short (a cache line or two); a lookup goes down the
+ * levels until a hit, or an empty slot in the level still taking them.
+ * Two threads racing past a level as it closes may define the same name
+ * twice, under two ids: harmless, the importer merges names by value. */
 static uint32_t lp_intern_find(uint64_t h, struct lp_intern_slot **out)
 {
 	*out = NULL;
@@ -445,16 +457,21 @@ static uint32_t lp_intern_find(uint64_t h, struct lp_intern_slot **out)
 		struct lp_intern_slot *t = lp_level(k);
 		if (!t)
 			return 0;
-		uint32_t mask = (1u << (LP_INTERN_L0_BITS + k)) - 1;
-		uint32_t i = (uint32_t)(h >> 20) & mask;
+		uint32_t bits = LP_INTERN_L0_BITS + LP_INTERN_GROWTH * k;
+		uint32_t mask = (1u << bits) - 1;
+		int open = __atomic_load_n(&lp_level_used[k], __ATOMIC_RELAXED) < (mask + 1) / 2;
+		uint32_t i = (uint32_t)(h >> 24) & mask;
 		for (uint32_t probe = 0; probe < LP_INTERN_PROBES; probe++, i = (i + 1) & mask) {
 			struct lp_intern_slot *s = &t[i];
 			uint64_t cur = __atomic_load_n(&s->hash, __ATOMIC_ACQUIRE);
 			if (cur == 0) {
+				if (!open)
+					break; /* not in this level */
 				uint64_t zero = 0;
 				if (__atomic_compare_exchange_n(&s->hash, &zero, h, 0,
 								__ATOMIC_ACQ_REL,
 								__ATOMIC_ACQUIRE)) {
+					__atomic_fetch_add(&lp_level_used[k], 1, __ATOMIC_RELAXED);
 					*out = s;
 					return 0;
 				}
@@ -813,8 +830,9 @@ void lp_core_after_fork_child(void)
 	for (uint32_t k = 0; k < LP_INTERN_LEVELS; k++)
 		if (lp_levels[k]) {
 			munmap(lp_levels[k], sizeof(struct lp_intern_slot)
-						 << (LP_INTERN_L0_BITS + k));
+						 << (LP_INTERN_L0_BITS + LP_INTERN_GROWTH * k));
 			lp_levels[k] = NULL;
+			lp_level_used[k] = 0;
 		}
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	memcpy(&lp_init_lock, &fresh, sizeof(fresh));

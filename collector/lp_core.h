@@ -32,6 +32,9 @@ LP_EXPORT void lp_core_after_fork_child(void);
 LP_EXPORT void lp_core_exit(int status, unsigned how);
 /* Before exec*(): record it; the new image opens a fresh log. */
 LP_EXPORT void lp_core_before_exec(const char *path);
+/* This run's log directory (LATPROF_DIR as read at start-up), or NULL
+ * while no log is open. For files shared by the run's processes. */
+LP_EXPORT const char *lp_core_dir(void);
 /* Append a module snapshot (dl_iterate_phdr) so stacks can be symbolized. */
 LP_EXPORT void lp_core_record_modules(void);
 

@@ -11,3 +11,8 @@ set_target_properties(bench_lock bench_gen_log PROPERTIES
 
 lp_py_test(bench_lock_overhead run_bench.py LABELS bench TIMEOUT 900 ARGS lock)
 lp_py_test(bench_import run_bench.py LABELS bench TIMEOUT 900 ARGS import)
+
+# Per-process start cost (issue 18): spawn loop, fork loop, python3 -c pass.
+add_executable(bench_fork ${CMAKE_CURRENT_LIST_DIR}/bench_fork.c)
+set_target_properties(bench_fork PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bench)
+lp_py_test(bench_spawn bench_spawn.py LABELS bench TIMEOUT 900)
