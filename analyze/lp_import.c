@@ -544,6 +544,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		rc = lp_import_log(&imp, &logs[i]);
 		stats->damaged_chunks += (long long)logs[i].damaged_chunks;
 		stats->dropped_records += (long long)logs[i].hdr.dropped_records;
+		stats->dropped_strings += (long long)logs[i].hdr.dropped_strings;
 	}
 	if (rc == 0)
 		rc = lp_import_finish(&imp, dir);

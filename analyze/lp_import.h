@@ -78,6 +78,7 @@ struct lp_import_stats {
 	long long lock_waits;
 	long long unknown_records;
 	long long dropped_records;
+	long long dropped_strings; /* names and stacks whose definition was lost */
 	long long damaged_chunks;
 };
 

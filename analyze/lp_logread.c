@@ -138,8 +138,9 @@ static int lp_log_index(struct lp_log *log, int fd, char *err, size_t errlen)
 	 * counted: in a closed log, more missing than that is a cut file. */
 	if ((h->flags & LP_LOGF_CLOSED) && missing > h->dropped_chunks) {
 		char why[160];
-		snprintf(why, sizeof(why), "truncated: %zu chunks of records are missing",
-			 missing - (size_t)h->dropped_chunks);
+		size_t cut = missing - (size_t)h->dropped_chunks;
+		snprintf(why, sizeof(why), "truncated: %zu chunk%s of records missing", cut,
+			 cut == 1 ? "" : "s");
 		return lp_log_fail(err, errlen, log->path, why);
 	}
 	if (log->n_stretches) /* qsort(NULL, 0) is undefined (found by fuzz_import) */

@@ -42,6 +42,11 @@ static int lp_import_cmd(int argc, char **argv)
 		"dropped while recording)\n",
 		st.processes, st.processes == 1 ? "" : "s", st.threads, st.lock_waits,
 		st.dropped_records);
+	if (st.damaged_chunks)
+		fprintf(stderr,
+			"latprof: %lld damaged chunk%s skipped: their records are not in the "
+			"database\n",
+			st.damaged_chunks, st.damaged_chunks == 1 ? "" : "s");
 	fprintf(stderr, "latprof: wrote %s\n", out);
 	return LP_EXIT_OK;
 }

@@ -54,7 +54,7 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s)
 		fputs(" on ", f);
 		lp_txt_pad(f, s->host, 0, 0);
 	}
-	fprintf(f, "\n  dropped while recording: %lld records, %lld chunks, %lld strings\n",
+	fprintf(f, "\n  dropped while recording: %lld records, %lld chunks, %lld names or stacks\n",
 		s->dropped_records, s->dropped_chunks, s->dropped_strings);
 	fputs("  GPU: ", f);
 	fputs(s->gpu_captured ? "captured" : "no GPU data", f);
