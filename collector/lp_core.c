@@ -527,8 +527,21 @@ uint32_t lp_intern_stack(const uint64_t *pcs, unsigned n)
 	return lp_intern(XXH3_64bits_withSeed(pcs, len, 2), LP_REC_STACK, n, pcs, len);
 }
 
+void lp_core_warm_unwinder(void)
+{
+	static int done;
+	if (__atomic_load_n(&done, __ATOMIC_RELAXED) ||
+	    __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	void *warm[2];
+	int saved = errno;
+	backtrace(warm, 2);
+	errno = saved;
+}
+
 uint32_t lp_capture_stack(unsigned skip)
 {
+	lp_core_warm_unwinder();
 	void *buf[LP_MAX_FRAMES];
 	int saved = errno;
 	int n = backtrace(buf, LP_MAX_FRAMES);
@@ -794,10 +807,6 @@ int lp_core_init(void)
 	}
 	strcpy(g.dir, dir);
 	g.log_mb = lp_env_u32("LATPROF_LOG_MB", LP_DEFAULT_LOG_MB, 1, LP_MAX_LOG_MB);
-	/* backtrace() loads libgcc_s (and mallocs) on first use: do it now,
-	 * not inside a lock hook. */
-	void *warm[2];
-	backtrace(warm, 2);
 	g.key_ok = pthread_key_create(&g.key, lp_thread_exit) == 0;
 	rc = lp_open_log();
 	if (rc == 0)

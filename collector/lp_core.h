@@ -53,6 +53,13 @@ LP_EXPORT void lp_rec_commit(void);
 LP_EXPORT uint32_t lp_intern_string(const char *s, size_t len);
 LP_EXPORT uint32_t lp_intern_stack(const uint64_t *pcs, unsigned n);
 
+/* backtrace() loads libgcc_s (dlopen, malloc) on first use. Loading it in
+ * every process cost ~15% of a short process's start (a shell's /bin/true),
+ * so it is loaded when a process is about to get a second thread, the
+ * first that can contend a lock (preload's pthread_create), outside any
+ * lock hook; else at the first stack captured. Idempotent, keeps errno. */
+LP_EXPORT void lp_core_warm_unwinder(void);
+
 /* Capture the caller's stack (skipping `skip` innermost frames) and intern
  * it. Returns the stack id or 0. */
 LP_EXPORT uint32_t lp_capture_stack(unsigned skip);
