@@ -75,6 +75,7 @@ static struct {
 	pthread_key_t key;
 	int key_ok;
 	uint64_t interval; /* min ns between two reads on a thread */
+	char env[256];	   /* LATPROF_COUNTERS as read at set-up */
 } lp_cnt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Bumped in a forked child: every thread state of the parent is stale. */
@@ -256,6 +257,9 @@ static int lp_cnt_parse_env(void)
 		env = "default";
 	if (!strcmp(env, "none") || !strcmp(env, "off"))
 		return -1;
+	/* The run's cache is keyed on it; a longer list is never cached. */
+	if (strlen(env) < sizeof(lp_cnt.env))
+		strcpy(lp_cnt.env, env);
 	lp_cnt_add_list(env);
 	return lp_cnt.n ? 0 : -1;
 }
@@ -443,7 +447,7 @@ static int lp_cnt_cache_read(const char *env)
 {
 	char path[PATH_MAX];
 	static struct lp_cnt_cache c; /* under lp_cnt.lock; 7 KiB off the stack */
-	if (lp_cnt_cache_path(path, sizeof(path), "counters.cache"))
+	if (!*env || lp_cnt_cache_path(path, sizeof(path), "counters.cache"))
 		return -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -473,7 +477,7 @@ static void lp_cnt_cache_write(const char *env)
 {
 	char path[PATH_MAX], tmp[PATH_MAX], name[64];
 	static struct lp_cnt_cache c;
-	if (strlen(env) >= sizeof(c.env))
+	if (!*env || strlen(env) >= sizeof(c.env))
 		return;
 	snprintf(name, sizeof(name), ".counters.cache.%d", (int)getpid());
 	if (lp_cnt_cache_path(path, sizeof(path), "counters.cache") ||
@@ -505,8 +509,7 @@ static void lp_cnt_setup(void)
 		lp_cnt.off = 1;
 		return;
 	}
-	const char *env = getenv("LATPROF_COUNTERS");
-	env = env && *env ? env : "default";
+	const char *env = lp_cnt.env;
 	if (lp_cnt_cache_read(env) == 0)
 		return;
 	lp_cnt.paranoid = lp_cnt_read_paranoid();
