@@ -169,7 +169,7 @@ int lp_log_open(struct lp_log *log, const char *path, char *err, size_t errlen)
 	/* Header first, size after: every chunk reserved before the header
 	 * we read (its n_chunks, its closed flag) lies within that size. */
 	if (pread(fd, &log->hdr, sizeof(log->hdr), 0) != (ssize_t)sizeof(log->hdr) ||
-	    fstat(fd, &st) != 0) {
+	    fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(log->hdr)) {
 		close(fd);
 		return lp_log_fail(err, errlen, path, "truncated: shorter than the log header");
 	}
