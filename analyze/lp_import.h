@@ -26,6 +26,7 @@ struct lp_proc {
 	struct lp_map strings; /* local string id -> strings.id */
 	struct lp_map stacks;  /* local stack id -> stacks.id */
 	struct lp_map threads; /* tid -> threads.id */
+	struct lp_map pcs;     /* return address -> frames.id: symbolized once */
 	struct lp_symtab *symtab;
 };
 
@@ -77,6 +78,7 @@ struct lp_import_stats {
 	long long lock_waits;
 	long long unknown_records;
 	long long dropped_records;
+	long long dropped_strings; /* names and stacks whose definition was lost */
 	long long damaged_chunks;
 };
 

@@ -1,4 +1,14 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Reading a log never touches a page that may not exist: the header and
+ * each chunk header are read with pread (a hole reads as zeros, past the
+ * end as a short read), and a chunk's records are read through the
+ * mapping only after lseek(SEEK_HOLE) said they lie in written data. A
+ * mapped page of a hole would be allocated on first touch, and on a full
+ * tmpfs that is a SIGBUS (issue 19: `latprof import` died of it on the
+ * kept logs of a run whose disk filled).
+ */
+#define _GNU_SOURCE
 #include "lp_logread.h"
 
 #include <dirent.h>
@@ -37,12 +47,8 @@ static int lp_log_check_header(const struct lp_log *log, char *err, size_t errle
 		return lp_log_fail(err, errlen, log->path, "damaged header (impossible sizes)");
 	if (h->clock_kind != LP_CLOCK_MONOTONIC_NS)
 		return lp_log_fail(err, errlen, log->path, "unknown clock kind");
-	uint64_t full = LP_LOG_HEADER_SIZE + (uint64_t)h->max_chunks * h->chunk_size;
-	if (log->size < full) {
-		snprintf(why, sizeof(why), "truncated: %zu bytes of %llu", log->size,
-			 (unsigned long long)full);
-		return lp_log_fail(err, errlen, log->path, why);
-	}
+	/* The file grows a chunk at a time (a writer before that made it its
+	 * full size at once): chunks past its end were never written. */
 	return 0;
 }
 
@@ -52,26 +58,52 @@ static int lp_stretch_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Chunk c's header, and whether its first `committed` data bytes may be
+ * read through the mapping: 1 yes, 0 absent (never written, or cut off by
+ * the end of the file), -1 damaged. */
+static int lp_chunk_check(const struct lp_log *log, int fd, uint32_t c, uint64_t *committed)
+{
+	const struct lp_log_header *h = &log->hdr;
+	uint64_t off = LP_LOG_HEADER_SIZE + (uint64_t)c * h->chunk_size;
+	struct lp_chunk_header ch;
+	if (off + sizeof(ch) > log->size ||
+	    pread(fd, &ch, sizeof(ch), (off_t)off) != (ssize_t)sizeof(ch) ||
+	    ch.magic != LP_CHUNK_MAGIC)
+		return 0; /* past the end, a hole, reservation failed or never used */
+	uint64_t end = off + sizeof(ch) + ch.committed;
+	if (ch.index != c || ch.committed > h->chunk_size - sizeof(ch))
+		return -1;
+	if (end > log->size)
+		return 0;
+	off_t hole = lseek(fd, (off_t)off, SEEK_HOLE);
+	if (hole < 0 || (uint64_t)hole < end)
+		return -1; /* records in a hole: a file sparse where it was written */
+	*committed = ch.committed;
+	return 1;
+}
+
 /* Split each chunk into stretches at its CTX records. */
-static int lp_log_index(struct lp_log *log)
+static int lp_log_index(struct lp_log *log, int fd, char *err, size_t errlen)
 {
 	const struct lp_log_header *h = &log->hdr;
 	uint32_t n = h->n_chunks < h->max_chunks ? h->n_chunks : h->max_chunks;
-	size_t cap = 0;
-	uint32_t data_cap = h->chunk_size - sizeof(struct lp_chunk_header);
+	size_t cap = 0, missing = 0;
+	uint64_t in_file = (log->size - LP_LOG_HEADER_SIZE) / h->chunk_size + 1;
+	if (n > in_file) { /* past the end: missing, without reading them */
+		missing = n - in_file;
+		n = (uint32_t)in_file;
+	}
 
 	for (uint32_t c = 0; c < n; c++) {
-		const unsigned char *base =
-		    log->map + LP_LOG_HEADER_SIZE + (size_t)c * h->chunk_size;
-		const struct lp_chunk_header *ch = (const void *)base;
-		if (__atomic_load_n(&ch->magic, __ATOMIC_ACQUIRE) != LP_CHUNK_MAGIC)
-			continue; /* reservation failed, or never initialized */
-		uint64_t committed = __atomic_load_n(&ch->committed, __ATOMIC_ACQUIRE);
-		if (ch->index != c || committed > data_cap) {
-			log->damaged_chunks++;
+		uint64_t committed = 0;
+		int ok = lp_chunk_check(log, fd, c, &committed);
+		if (ok <= 0) {
+			log->damaged_chunks += ok < 0;
+			missing += ok == 0;
 			continue;
 		}
-		const unsigned char *d = base + sizeof(*ch);
+		const unsigned char *d = log->map + LP_LOG_HEADER_SIZE + (size_t)c * h->chunk_size +
+					 sizeof(struct lp_chunk_header);
 		struct lp_stretch *cur = NULL;
 		uint32_t off = 0;
 		while (off + sizeof(struct lp_rec_header) <= committed) {
@@ -102,6 +134,15 @@ static int lp_log_index(struct lp_log *log)
 			off += r->size;
 		}
 	}
+	/* Every chunk handed out is written or its reservation failed and was
+	 * counted: in a closed log, more missing than that is a cut file. */
+	if ((h->flags & LP_LOGF_CLOSED) && missing > h->dropped_chunks) {
+		char why[160];
+		size_t cut = missing - (size_t)h->dropped_chunks;
+		snprintf(why, sizeof(why), "truncated: %zu chunk%s of records missing", cut,
+			 cut == 1 ? "" : "s");
+		return lp_log_fail(err, errlen, log->path, why);
+	}
 	if (log->n_stretches) /* qsort(NULL, 0) is undefined (found by fuzz_import) */
 		qsort(log->stretches, log->n_stretches, sizeof(struct lp_stretch), lp_stretch_cmp);
 	return 0;
@@ -125,18 +166,26 @@ int lp_log_open(struct lp_log *log, const char *path, char *err, size_t errlen)
 		close(fd);
 		return lp_log_fail(err, errlen, path, "truncated: shorter than the log header");
 	}
-	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -errno;
+	/* Header first, size after: every chunk reserved before the header
+	 * we read (its n_chunks, its closed flag) lies within that size. */
+	if (pread(fd, &log->hdr, sizeof(log->hdr), 0) != (ssize_t)sizeof(log->hdr) ||
+	    fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(log->hdr)) {
+		close(fd);
+		return lp_log_fail(err, errlen, path, "truncated: shorter than the log header");
 	}
-	log->map = p;
 	log->size = (size_t)st.st_size;
-	memcpy(&log->hdr, p, sizeof(log->hdr));
 	int rc = lp_log_check_header(log, err, errlen);
-	if (rc == 0)
-		rc = lp_log_index(log);
+	if (rc == 0) {
+		void *p = mmap(NULL, log->size, PROT_READ, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		} else {
+			log->map = p;
+			rc = lp_log_index(log, fd, err, errlen);
+		}
+	}
+	close(fd);
 	if (rc)
 		lp_log_close(log);
 	return rc;

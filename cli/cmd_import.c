@@ -65,6 +65,14 @@ static int lp_import_logs(const char *dir, const char *out, const struct lp_impo
 		"dropped while recording)\n",
 		st.processes, st.processes == 1 ? "" : "s", st.threads, st.lock_waits,
 		st.dropped_records);
+	if (st.dropped_strings)
+		fprintf(stderr, "latprof: %lld names or stacks lost while recording\n",
+			st.dropped_strings);
+	if (st.damaged_chunks)
+		fprintf(stderr,
+			"latprof: %lld damaged chunk%s skipped: their records are not in the "
+			"database\n",
+			st.damaged_chunks, st.damaged_chunks == 1 ? "" : "s");
 	return LP_EXIT_OK;
 }
 

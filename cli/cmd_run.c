@@ -224,6 +224,16 @@ static void lp_remove_logdir(struct lp_run_opts *o)
 		waitpid(p, NULL, 0);
 }
 
+/* ", N names or stacks lost" when some were, for the summary line. */
+static const char *lp_names_lost(const struct lp_import_stats *st)
+{
+	static char buf[64];
+	buf[0] = 0;
+	if (st->dropped_strings)
+		snprintf(buf, sizeof(buf), ", %lld names or stacks lost", st->dropped_strings);
+	return buf;
+}
+
 static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double secs)
 {
 	char err[1024];
@@ -253,9 +263,15 @@ static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double
 		fprintf(stderr, "latprof: event logs kept in %s\n", o->logdir);
 	fprintf(stderr,
 		"latprof: recorded %d process%s, %lld thread%s, %lld lock wait%s in %.2f s "
-		"(%lld records dropped)\n",
+		"(%lld records dropped%s)\n",
 		st.processes, st.processes == 1 ? "" : "es", st.threads, st.threads == 1 ? "" : "s",
-		st.lock_waits, st.lock_waits == 1 ? "" : "s", secs, st.dropped_records);
+		st.lock_waits, st.lock_waits == 1 ? "" : "s", secs, st.dropped_records,
+		lp_names_lost(&st));
+	if (st.damaged_chunks)
+		fprintf(stderr,
+			"latprof: %lld damaged chunk%s skipped: their records are not in the "
+			"database\n",
+			st.damaged_chunks, st.damaged_chunks == 1 ? "" : "s");
 	lp_run_summary_unrecorded(o->output);
 	fprintf(stderr, "latprof: wrote %s; see 'latprof report %s'\n", o->output, o->output);
 	return 0;

@@ -2,10 +2,20 @@
 /*
  * Recording core (see lp_core.h and schemas/eventlog.md).
  *
- * Memory: the whole log is mapped once, MAP_SHARED, at its maximum size.
- * Blocks are reserved per chunk with fallocate() on the (rare) chunk
- * refill path, so a full disk shows up as a failed refill (counted) instead
- * of a SIGBUS when a page of a sparse file is first touched.
+ * Memory: the file starts as its header alone and grows a chunk at a time.
+ * A chunk's blocks are reserved (posix_fallocate) and its pages faulted in
+ * (MADV_POPULATE_WRITE, which reports a failure instead of raising SIGBUS)
+ * on the rare refill path, before any record is written there: a full
+ * disk is a failed refill, counted, never a SIGBUS in the app. Chunks are
+ * mapped in segments of growing size (1, 2, 4 ... 256 chunks, then 256 at a
+ * time), so the address space taken follows what was written, not
+ * LATPROF_LOG_MB; a process that records little maps 64 KiB.
+ *
+ * Names and stacks are interned in a table of levels that are allocated
+ * as they fill (16 Ki slots, then 4 times as many each, 1 Mi at most); a
+ * lookup probes at most LP_INTERN_PROBES slots per level. Past the last
+ * level a name is written again with a fresh id at each use: more log
+ * space, nothing lost, the cost per record stays bounded.
  */
 #define _GNU_SOURCE
 #include "lp_core.h"
@@ -34,7 +44,17 @@
 
 #define LP_DEFAULT_CHUNK (64u * 1024u)
 #define LP_DEFAULT_LOG_MB 1024u
-#define LP_INTERN_SLOTS (1u << 15)
+#define LP_MAX_LOG_MB 65536u
+/* Segments 0..LP_SEG_GEOM-1 hold 1, 2, 4 ... chunks, every later one
+ * LP_SEG_CHUNKS: chunk index -> segment is a shift and a divide. */
+#define LP_SEG_GEOM 8u
+#define LP_SEG_CHUNKS (1u << LP_SEG_GEOM)
+#define LP_MAX_CHUNKS ((uint32_t)((uint64_t)LP_MAX_LOG_MB * 1024 * 1024 / LP_DEFAULT_CHUNK))
+#define LP_SEGS (LP_SEG_GEOM + LP_MAX_CHUNKS / LP_SEG_CHUNKS + 1)
+#define LP_INTERN_L0_BITS 14u
+#define LP_INTERN_GROWTH 2u /* each level 4 times the one before */
+#define LP_INTERN_LEVELS 4u /* 16 Ki .. 1 Mi slots, 21 MiB in all, 680 Ki names */
+#define LP_INTERN_PROBES 32u
 #define LP_FREE_CHUNKS 1024u
 #define LP_REFILL_BACKOFF 4096u
 #define LP_MAX_FRAMES 32
@@ -58,9 +78,11 @@ struct lp_intern_slot {
 static struct lp_state {
 	int active;
 	int fd;
-	char *base;
-	size_t map_size;
-	struct lp_log_header *hdr;
+	struct lp_log_header *hdr; /* its own mapping, page-rounded */
+	char *segs[LP_SEGS];	   /* chunk data of each segment, NULL until mapped */
+	int seg_lock;		   /* mapping a segment; the fallback growth below */
+	uint64_t file_size;	   /* only for the no-fallocate fallback (seg_lock) */
+	size_t page;
 	uint32_t chunk_size;
 	uint32_t max_chunks;
 	dev_t dev;
@@ -81,7 +103,8 @@ static struct lp_state {
 /* Bumped in the child after fork so stale per-thread state is noticed. */
 static uint32_t lp_gen = 1;
 static pthread_mutex_t lp_init_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct lp_intern_slot lp_slots[LP_INTERN_SLOTS];
+static struct lp_intern_slot *lp_levels[LP_INTERN_LEVELS];
+static uint32_t lp_level_used[LP_INTERN_LEVELS]; /* slots claimed in each */
 
 static __thread struct lp_thread lp_self __attribute__((tls_model("initial-exec")));
 
@@ -110,6 +133,11 @@ uint32_t lp_tid(void)
 int lp_core_active(void)
 {
 	return __atomic_load_n(&g.active, __ATOMIC_ACQUIRE);
+}
+
+const char *lp_core_dir(void)
+{
+	return lp_core_active() ? g.dir : NULL;
 }
 
 static void lp_spin_lock(int *l)
@@ -141,15 +169,100 @@ static int lp_log_fd(void)
 	return fd;
 }
 
-static int lp_reserve(off_t off, off_t len)
+/* Chunk index -> its segment, the segment's first chunk and its length. */
+static uint32_t lp_seg_of(uint32_t idx, uint32_t *first, uint32_t *len)
+{
+	uint32_t s;
+	if (idx < LP_SEG_CHUNKS - 1) {
+		s = 31u - (uint32_t)__builtin_clz(idx + 1);
+		*first = (1u << s) - 1;
+		*len = 1u << s;
+	} else {
+		s = LP_SEG_GEOM + (idx - (LP_SEG_CHUNKS - 1)) / LP_SEG_CHUNKS;
+		*first = LP_SEG_CHUNKS - 1 + (s - LP_SEG_GEOM) * LP_SEG_CHUNKS;
+		*len = LP_SEG_CHUNKS;
+	}
+	if (*first + *len > g.max_chunks)
+		*len = g.max_chunks - *first;
+	assert(s < LP_SEGS && idx >= *first && idx < *first + *len);
+	return s;
+}
+
+/* The mapping of a segment: offsets are rounded down to a page, so the
+ * chunk data starts `delta` bytes in (0 with 4 KiB pages). */
+static void lp_seg_span(uint32_t first, uint32_t len, off_t *at, size_t *delta, size_t *size)
+{
+	off_t off = (off_t)LP_LOG_HEADER_SIZE + (off_t)first * g.chunk_size;
+	*at = off & ~(off_t)(g.page - 1);
+	*delta = (size_t)(off - *at);
+	*size = *delta + (size_t)len * g.chunk_size;
+}
+
+/* Address of chunk idx, mapping its segment on first use. Mapping past
+ * the end of the file is allowed; no page is touched before its chunk was
+ * reserved (lp_reserve), so the part past the end is never accessed. */
+static struct lp_chunk_header *lp_chunk_addr(uint32_t idx)
+{
+	uint32_t first, len;
+	uint32_t s = lp_seg_of(idx, &first, &len);
+	char *b = __atomic_load_n(&g.segs[s], __ATOMIC_ACQUIRE);
+	if (!b) {
+		lp_spin_lock(&g.seg_lock);
+		b = g.segs[s];
+		int fd = b ? -1 : lp_log_fd();
+		if (fd >= 0) {
+			off_t at;
+			size_t delta, size;
+			lp_seg_span(first, len, &at, &delta, &size);
+			void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, at);
+			if (p != MAP_FAILED) {
+				b = (char *)p + delta;
+				__atomic_store_n(&g.segs[s], b, __ATOMIC_RELEASE);
+			}
+		}
+		lp_spin_unlock(&g.seg_lock);
+		if (!b)
+			return NULL;
+	}
+	return (struct lp_chunk_header *)(b + (size_t)(idx - first) * g.chunk_size);
+}
+
+/* Without fallocate (rare: glibc emulates it on most filesystems that lack
+ * it) extend the file, never shrinking it under another thread's chunk. */
+static int lp_grow_file(int fd, uint64_t end)
+{
+	int rc = 0;
+	lp_spin_lock(&g.seg_lock);
+	if (g.file_size < end) {
+		rc = ftruncate(fd, (off_t)end);
+		if (rc == 0)
+			g.file_size = end;
+	}
+	lp_spin_unlock(&g.seg_lock);
+	return rc;
+}
+
+/* Make chunk c (at file offset off) safe to write: its blocks reserved and
+ * its pages faulted in. MADV_POPULATE_WRITE (Linux >= 5.14) fails with
+ * EFAULT where a write would raise SIGBUS; it also saves the page faults
+ * inside later records (about a tenth of an NVTX push+pop). A chunk we can
+ * neither reserve nor populate is not used: never a page left to chance. */
+static int lp_reserve(struct lp_chunk_header *c, off_t off)
 {
 	int fd = lp_log_fd();
 	if (fd < 0)
 		return -1;
-	int rc = posix_fallocate(fd, off, len);
-	if (rc == EOPNOTSUPP || rc == EINVAL)
-		return 0; /* filesystem cannot reserve: fall back to sparse pages */
-	return rc ? -1 : 0;
+	int rc = posix_fallocate(fd, off, g.chunk_size);
+	int reserved = rc == 0;
+	if (rc && (rc != EOPNOTSUPP && rc != EINVAL && rc != ENOSYS))
+		return -1; /* ENOSPC, EFBIG, EIO ... */
+	if (!reserved && lp_grow_file(fd, (uint64_t)off + g.chunk_size) != 0)
+		return -1;
+	uintptr_t lo = (uintptr_t)c & ~(uintptr_t)(g.page - 1);
+	size_t len = (size_t)((uintptr_t)c - lo) + g.chunk_size;
+	if (madvise((void *)lo, len, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	return reserved && errno == EINVAL ? 0 : -1; /* EINVAL: kernel without it */
 }
 
 static struct lp_chunk_header *lp_chunk_new(void)
@@ -169,15 +282,11 @@ static struct lp_chunk_header *lp_chunk_new(void)
 		return NULL;
 	}
 	off_t off = (off_t)LP_LOG_HEADER_SIZE + (off_t)idx * g.chunk_size;
-	if (lp_reserve(off, g.chunk_size) != 0) {
+	c = lp_chunk_addr(idx);
+	if (!c || lp_reserve(c, off) != 0) {
 		lp_drop(&g.hdr->dropped_chunks);
 		return NULL;
 	}
-	c = (struct lp_chunk_header *)(g.base + off);
-	/* Fault the chunk's pages in now, in one call, rather than one page
-	 * fault at a time inside later records (about a tenth of an NVTX
-	 * push+pop). Linux >= 5.14; older kernels say EINVAL and we go on. */
-	madvise(c, g.chunk_size, MADV_POPULATE_WRITE);
 	c->index = idx;
 	c->committed = 0;
 	__atomic_store_n(&c->magic, LP_CHUNK_MAGIC, __ATOMIC_RELEASE);
@@ -294,59 +403,123 @@ void lp_rec_commit(void)
 	t->busy = 0;
 }
 
-/* Lock-free open addressing on the 64-bit hash alone: a collision would
- * merge two names, which at 2^-64 per pair we accept. The winner of the
- * CAS writes the definition record before publishing the id. */
-static uint32_t lp_intern(uint64_t h, uint16_t type, uint32_t aux, const void *a, size_t alen,
-			  const void *b, size_t blen)
+/* Write a definition record for a new id; 0 when it could not be stored
+ * (counted: the records that name it will have no name). */
+static uint32_t lp_define(uint16_t type, uint32_t aux, const void *a, size_t alen)
 {
-	if (!lp_core_active())
-		return 0;
-	h = h ? h : 1;
-	uint32_t i = (uint32_t)h & (LP_INTERN_SLOTS - 1);
-	for (uint32_t probe = 0; probe < LP_INTERN_SLOTS;
-	     probe++, i = (i + 1) & (LP_INTERN_SLOTS - 1)) {
-		struct lp_intern_slot *s = &lp_slots[i];
-		uint64_t cur = __atomic_load_n(&s->hash, __ATOMIC_ACQUIRE);
-		if (cur == 0) {
-			uint64_t zero = 0;
-			if (__atomic_compare_exchange_n(&s->hash, &zero, h, 0, __ATOMIC_ACQ_REL,
-							__ATOMIC_ACQUIRE)) {
-				uint32_t id = __atomic_add_fetch(&g.next_id, 1, __ATOMIC_RELAXED);
-				uint32_t *rec = lp_rec_begin(type, aux, 8 + alen + blen);
-				if (rec) {
-					rec[0] = id;
-					rec[1] = 0;
-					memcpy(rec + 2, a, alen);
-					if (blen)
-						memcpy((char *)(rec + 2) + alen, b, blen);
-					lp_rec_commit();
+	uint32_t id = __atomic_add_fetch(&g.next_id, 1, __ATOMIC_RELAXED);
+	uint32_t *rec = lp_rec_begin(type, aux, 8 + alen);
+	if (!rec) {
+		lp_drop(&g.hdr->dropped_strings);
+		return id;
+	}
+	rec[0] = id;
+	rec[1] = 0;
+	memcpy(rec + 2, a, alen);
+	lp_rec_commit();
+	return id;
+}
+
+/* Level k of the intern table, allocated by the first thread that needs
+ * it (a losing racer unmaps its copy). Private anonymous memory: a forked
+ * child drops its copy-on-write view with one munmap. */
+static struct lp_intern_slot *lp_level(uint32_t k)
+{
+	struct lp_intern_slot *t = __atomic_load_n(&lp_levels[k], __ATOMIC_ACQUIRE);
+	if (t)
+		return t;
+	size_t size = sizeof(*t) << (LP_INTERN_L0_BITS + LP_INTERN_GROWTH * k);
+	int saved = errno;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	errno = saved;
+	if (p == MAP_FAILED)
+		return NULL;
+	if (size >= (2u << 20)) /* random probes: one TLB entry per 2 MiB */
+		madvise(p, size, MADV_HUGEPAGE);
+	errno = saved;
+	if (!__atomic_compare_exchange_n(&lp_levels[k], &t, p, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		munmap(p, size);
+		return t;
+	}
+	return p;
+}
+
+/* The id of hash h, or 0 when it has none yet and slot *out is where it
+ * goes (NULL: no level can take it). Lock-free open addressing on the
+ * 64-bit hash alone: a collision would merge two names, which at 2^-64 per
+ * pair we accept. A level takes new hashes until it is half full, so its
+ * probe runs stay short (a cache line or two); a lookup goes down the
+ * levels until a hit, or an empty slot in the level still taking them.
+ * Two threads racing past a level as it closes may define the same name
+ * twice, under two ids: harmless, the importer merges names by value. */
+static uint32_t lp_intern_find(uint64_t h, struct lp_intern_slot **out)
+{
+	*out = NULL;
+	for (uint32_t k = 0; k < LP_INTERN_LEVELS; k++) {
+		struct lp_intern_slot *t = lp_level(k);
+		if (!t)
+			return 0;
+		uint32_t bits = LP_INTERN_L0_BITS + LP_INTERN_GROWTH * k;
+		uint32_t mask = (1u << bits) - 1;
+		int open = __atomic_load_n(&lp_level_used[k], __ATOMIC_RELAXED) < (mask + 1) / 2;
+		uint32_t i = (uint32_t)(h >> 24) & mask;
+		for (uint32_t probe = 0; probe < LP_INTERN_PROBES; probe++, i = (i + 1) & mask) {
+			struct lp_intern_slot *s = &t[i];
+			uint64_t cur = __atomic_load_n(&s->hash, __ATOMIC_ACQUIRE);
+			if (cur == 0) {
+				if (!open)
+					break; /* not in this level */
+				uint64_t zero = 0;
+				if (__atomic_compare_exchange_n(&s->hash, &zero, h, 0,
+								__ATOMIC_ACQ_REL,
+								__ATOMIC_ACQUIRE)) {
+					__atomic_fetch_add(&lp_level_used[k], 1, __ATOMIC_RELAXED);
+					*out = s;
+					return 0;
 				}
-				__atomic_store_n(&s->id, id, __ATOMIC_RELEASE);
-				return id;
+				cur = zero;
 			}
-			cur = zero;
-		}
-		if (cur == h) {
+			if (cur != h)
+				continue;
 			/* Bounded: the claimer may be the thread we interrupted. */
 			for (int spin = 0; spin < 100000; spin++) {
 				uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
 				if (id)
 					return id;
 			}
-			return 0;
+			return UINT32_MAX; /* not published in time: no id */
 		}
 	}
-	lp_drop(&g.hdr->dropped_strings);
 	return 0;
+}
+
+/* The winner of a slot writes the definition record before publishing the
+ * id. When every level is full the name is defined again, under a new id,
+ * at each use: nothing lost, constant cost, only log space spent. */
+static uint32_t lp_intern(uint64_t h, uint16_t type, uint32_t aux, const void *a, size_t alen)
+{
+	if (!lp_core_active())
+		return 0;
+	struct lp_intern_slot *slot;
+	uint32_t id = lp_intern_find(h ? h : 1, &slot);
+	if (id == UINT32_MAX) {
+		lp_drop(&g.hdr->dropped_strings);
+		return 0;
+	}
+	if (id)
+		return id;
+	id = lp_define(type, aux, a, alen);
+	if (slot)
+		__atomic_store_n(&slot->id, id, __ATOMIC_RELEASE);
+	return id;
 }
 
 uint32_t lp_intern_string(const char *s, size_t len)
 {
 	if (len > 4000)
 		len = 4000;
-	return lp_intern(XXH3_64bits_withSeed(s, len, 1), LP_REC_STRING, (uint32_t)len, s, len,
-			 NULL, 0);
+	return lp_intern(XXH3_64bits_withSeed(s, len, 1), LP_REC_STRING, (uint32_t)len, s, len);
 }
 
 uint32_t lp_intern_stack(const uint64_t *pcs, unsigned n)
@@ -354,11 +527,24 @@ uint32_t lp_intern_stack(const uint64_t *pcs, unsigned n)
 	if (!n)
 		return 0;
 	size_t len = n * sizeof(uint64_t);
-	return lp_intern(XXH3_64bits_withSeed(pcs, len, 2), LP_REC_STACK, n, pcs, len, NULL, 0);
+	return lp_intern(XXH3_64bits_withSeed(pcs, len, 2), LP_REC_STACK, n, pcs, len);
+}
+
+void lp_core_warm_unwinder(void)
+{
+	static int done;
+	if (__atomic_load_n(&done, __ATOMIC_RELAXED) ||
+	    __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	void *warm[2];
+	int saved = errno;
+	backtrace(warm, 2);
+	errno = saved;
 }
 
 uint32_t lp_capture_stack(unsigned skip)
 {
+	lp_core_warm_unwinder();
 	void *buf[LP_MAX_FRAMES];
 	int saved = errno;
 	int n = backtrace(buf, LP_MAX_FRAMES);
@@ -492,10 +678,10 @@ static int lp_publish_file(uint32_t pid)
 	return rc;
 }
 
-static void lp_fill_header(uint32_t pid)
+static void lp_fill_header(struct lp_log_header *h, uint32_t pid)
 {
-	struct lp_log_header *h = g.hdr;
 	struct timespec rt;
+	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, LP_LOG_MAGIC, 8);
 	h->version = LP_LOG_VERSION;
 	h->bom = LP_LOG_BOM;
@@ -510,10 +696,50 @@ static void lp_fill_header(uint32_t pid)
 	h->start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
 }
 
-/* Caller holds lp_init_lock (or is the only thread, after fork). */
+/* Chunks the log may hold: LATPROF_LOG_MB, capped at RLIMIT_FSIZE (never
+ * grow the file past it: that would raise SIGXFSZ). 0 if not even two. */
+static uint32_t lp_max_chunks(void)
+{
+	uint64_t total = (uint64_t)g.log_mb << 20;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < total)
+		total = rl.rlim_cur;
+	if (total < LP_LOG_HEADER_SIZE + 2ull * g.chunk_size)
+		return 0;
+	uint64_t n = (total - LP_LOG_HEADER_SIZE) / g.chunk_size;
+	return n < LP_MAX_CHUNKS ? (uint32_t)n : LP_MAX_CHUNKS;
+}
+
+/* Unmap the header and every segment (after fork: the parent's). */
+static void lp_unmap_all(void)
+{
+	for (uint32_t s = 0, first = 0; s < LP_SEGS && first < g.max_chunks; s++) {
+		uint32_t f, len;
+		lp_seg_of(first, &f, &len);
+		if (g.segs[s]) {
+			off_t at;
+			size_t delta, size;
+			lp_seg_span(first, len, &at, &delta, &size);
+			munmap(g.segs[s] - delta, size);
+			g.segs[s] = NULL;
+		}
+		first += len;
+	}
+	if (g.hdr)
+		munmap(g.hdr, LP_LOG_HEADER_SIZE);
+	g.hdr = NULL;
+}
+
+/* Caller holds lp_init_lock (or is the only thread, after fork). The file
+ * starts as the header alone, written with pwrite: writing it through the
+ * mapping would fault in a page of a sparse file, and readahead would
+ * zero-fill its neighbours in every process (most of a process's start
+ * cost on ext4 before). */
 static int lp_open_log(void)
 {
 	uint32_t pid = (uint32_t)getpid();
+	struct lp_log_header hdr;
 	int fd = lp_create_file(pid);
 	if (fd < 0)
 		return fd;
@@ -524,24 +750,14 @@ static int lp_open_log(void)
 		fd = hi;
 	}
 	g.chunk_size = LP_DEFAULT_CHUNK;
-	uint64_t total = (uint64_t)g.log_mb << 20;
-	struct rlimit rl;
-	/* Never grow the file past RLIMIT_FSIZE: that would raise SIGXFSZ. */
-	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur < total)
-		total = rl.rlim_cur;
-	if (total < LP_LOG_HEADER_SIZE + 2ull * g.chunk_size)
+	g.page = (size_t)sysconf(_SC_PAGESIZE);
+	g.max_chunks = lp_max_chunks();
+	if (!g.max_chunks || g.page < 4096 || g.page & (g.page - 1))
 		goto fail_einval;
-	g.max_chunks = (uint32_t)((total - LP_LOG_HEADER_SIZE) / g.chunk_size);
-	g.map_size = LP_LOG_HEADER_SIZE + (size_t)g.max_chunks * g.chunk_size;
-	if (ftruncate(fd, (off_t)g.map_size) != 0)
-		goto fail_errno;
-	int rc = posix_fallocate(fd, 0, LP_LOG_HEADER_SIZE);
-	if (rc && rc != EOPNOTSUPP && rc != EINVAL) {
-		errno = rc;
-		goto fail_errno;
-	}
-	void *p = mmap(NULL, g.map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	lp_fill_header(&hdr, pid);
+	if (pwrite(fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+		goto fail_errno; /* ENOSPC already: this process goes unrecorded */
+	void *p = mmap(NULL, LP_LOG_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		goto fail_errno;
 	struct stat st;
@@ -549,16 +765,13 @@ static int lp_open_log(void)
 	g.dev = st.st_dev;
 	g.ino = st.st_ino;
 	g.fd = fd;
-	g.base = p;
 	g.hdr = p;
+	g.file_size = LP_LOG_HEADER_SIZE;
 	g.next_id = 0;
 	g.next_seq = 0;
-	lp_fill_header(pid);
-	rc = lp_publish_file(pid);
+	int rc = lp_publish_file(pid);
 	if (rc) {
-		munmap(p, g.map_size);
-		g.base = NULL;
-		g.hdr = NULL;
+		lp_unmap_all();
 		g.fd = -1;
 		errno = -rc;
 		goto fail_errno;
@@ -596,11 +809,7 @@ int lp_core_init(void)
 		goto out;
 	}
 	strcpy(g.dir, dir);
-	g.log_mb = lp_env_u32("LATPROF_LOG_MB", LP_DEFAULT_LOG_MB, 1, 65536);
-	/* backtrace() loads libgcc_s (and mallocs) on first use: do it now,
-	 * not inside a lock hook. */
-	void *warm[2];
-	backtrace(warm, 2);
+	g.log_mb = lp_env_u32("LATPROF_LOG_MB", LP_DEFAULT_LOG_MB, 1, LP_MAX_LOG_MB);
 	g.key_ok = pthread_key_create(&g.key, lp_thread_exit) == 0;
 	rc = lp_open_log();
 	if (rc == 0)
@@ -620,16 +829,23 @@ void lp_core_after_fork_child(void)
 	lp_gen++;
 	/* The parent's mapping and fd are the parent's: drop them, start a log
 	 * of our own. Only this thread exists, so no locking. */
-	munmap(g.base, g.map_size);
+	lp_unmap_all();
 	if (g.fd >= 0)
 		close(g.fd);
 	g.fd = -1;
-	g.base = NULL;
-	g.hdr = NULL;
 	g.free_lock = 0;
+	g.seg_lock = 0;
 	g.n_free = 0;
 	g.exited = 0;
-	memset(lp_slots, 0, sizeof(lp_slots));
+	/* The intern levels are copy-on-write views of the parent's: unmap,
+	 * never clear them (clearing would copy every page the parent used). */
+	for (uint32_t k = 0; k < LP_INTERN_LEVELS; k++)
+		if (lp_levels[k]) {
+			munmap(lp_levels[k], sizeof(struct lp_intern_slot)
+						 << (LP_INTERN_L0_BITS + LP_INTERN_GROWTH * k));
+			lp_levels[k] = NULL;
+			lp_level_used[k] = 0;
+		}
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	memcpy(&lp_init_lock, &fresh, sizeof(fresh));
 	lp_self.chunk = NULL;

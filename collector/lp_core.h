@@ -32,6 +32,9 @@ LP_EXPORT void lp_core_after_fork_child(void);
 LP_EXPORT void lp_core_exit(int status, unsigned how);
 /* Before exec*(): record it; the new image opens a fresh log. */
 LP_EXPORT void lp_core_before_exec(const char *path);
+/* This run's log directory (LATPROF_DIR as read at start-up), or NULL
+ * while no log is open. For files shared by the run's processes. */
+LP_EXPORT const char *lp_core_dir(void);
 /* Append a module snapshot (dl_iterate_phdr) so stacks can be symbolized. */
 LP_EXPORT void lp_core_record_modules(void);
 
@@ -49,6 +52,13 @@ LP_EXPORT void lp_rec_commit(void);
  * its definition record the first time; 0 if it could not be recorded. */
 LP_EXPORT uint32_t lp_intern_string(const char *s, size_t len);
 LP_EXPORT uint32_t lp_intern_stack(const uint64_t *pcs, unsigned n);
+
+/* backtrace() loads libgcc_s (dlopen, malloc) on first use. Loading it in
+ * every process cost ~15% of a short process's start (a shell's /bin/true),
+ * so it is loaded when a process is about to get a second thread, the
+ * first that can contend a lock (preload's pthread_create), outside any
+ * lock hook; else at the first stack captured. Idempotent, keeps errno. */
+LP_EXPORT void lp_core_warm_unwinder(void);
 
 /* Capture the caller's stack (skipping `skip` innermost frames) and intern
  * it. Returns the stack id or 0. */

@@ -13,12 +13,15 @@
  * boundary, and its ranges are left without a delta (counted at import).
  *
  * Process-wide set-up (parse LATPROF_COUNTERS, encode with libpfm4 once,
- * probe which events the machine can count) happens once, on the first
- * thread that needs it; every later thread only opens its group with the
- * cached perf_event_attr. Groups open at thread start (preload's hook, or
- * the NVTX source's first event on a thread, before it stamps a time), never
- * inside a range. Events that cannot be counted are written to the CONFIG
- * record with the reason, never counted as zero.
+ * probe which events the machine can count) happens once per run: the
+ * first process that needs it writes the result to LATPROF_DIR/counters.cache
+ * and every later process of the run (exec'd children: a shell loop, make)
+ * reads that instead. libpfm4 is dlopen'd only then, never linked: its
+ * ~41,000 relocations cost every process about a millisecond at load.
+ * Every later thread only opens its group with the cached perf_event_attr. Groups open at thread
+ * start (preload's hook, or the NVTX source's first event on a thread, before it stamps a time),
+ * never inside a range. Events that cannot be counted are written to the CONFIG record with the
+ * reason, never counted as zero.
  *
  * Hot path (lp_counters_boundary): one TLS compare; when due, read() and one
  * record. No malloc, no locks; errno preserved.
@@ -37,6 +40,7 @@
 #include <unistd.h>
 
 #ifdef LATPROF_HAVE_LIBPFM
+#include <dlfcn.h>
 #include <perfmon/pfmlib_perf_event.h>
 #endif
 
@@ -71,6 +75,7 @@ static struct {
 	pthread_key_t key;
 	int key_ok;
 	uint64_t interval; /* min ns between two reads on a thread */
+	char env[256];	   /* LATPROF_COUNTERS as read at set-up */
 } lp_cnt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Bumped in a forked child: every thread state of the parent is stale. */
@@ -288,6 +293,9 @@ static int lp_cnt_parse_env(void)
 		env = "default";
 	if (!strcmp(env, "none") || !strcmp(env, "off"))
 		return -1;
+	/* The run's cache is keyed on it; a longer list is never cached. */
+	if (strlen(env) < sizeof(lp_cnt.env))
+		strcpy(lp_cnt.env, env);
 	lp_cnt_add_list(env);
 	return lp_cnt.n ? 0 : -1;
 }
@@ -386,15 +394,43 @@ static void lp_cnt_probe(void)
 		lp_cnt.flags |= LP_CNTF_DENIED;
 }
 
+static struct {
+	int (*initialize)(void);
+	int (*encode)(const char *, int, pfm_os_t, void *);
+	const char *(*strerror)(int);
+} lp_pfm;
+
+static const char *lp_pfm_strerror(int code)
+{
+	return lp_pfm.strerror ? lp_pfm.strerror(code)
+			       : "libpfm4 (" LATPROF_LIBPFM_SONAME ") could not be loaded";
+}
+
+/* PFM_SUCCESS, or PFM_ERR_NOTSUPP when the library cannot be loaded. */
+static int lp_pfm_initialize(void)
+{
+	void *h = dlopen(LATPROF_LIBPFM_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return PFM_ERR_NOTSUPP;
+	*(void **)&lp_pfm.initialize = dlsym(h, "pfm_initialize");
+	*(void **)&lp_pfm.encode = dlsym(h, "pfm_get_os_event_encoding");
+	*(void **)&lp_pfm.strerror = dlsym(h, "pfm_strerror");
+	if (!lp_pfm.initialize || !lp_pfm.encode || !lp_pfm.strerror) {
+		lp_pfm.strerror = NULL;
+		return PFM_ERR_NOTSUPP;
+	}
+	return lp_pfm.initialize();
+}
+
 static void lp_cnt_encode(void)
 {
-	int rc = pfm_initialize();
+	int rc = lp_pfm_initialize();
 	for (int i = 0; i < lp_cnt.n; i++) {
 		struct lp_cnt_ev *e = &lp_cnt.ev[i];
 		if (rc != PFM_SUCCESS) {
 			e->err = rc < 0 ? rc : -1;
 			snprintf(e->reason, sizeof(e->reason), "libpfm4 failed to initialize: %s",
-				 pfm_strerror(rc));
+				 lp_pfm_strerror(rc));
 			continue;
 		}
 		pfm_perf_encode_arg_t arg;
@@ -404,25 +440,115 @@ static void lp_cnt_encode(void)
 		arg.size = sizeof(arg);
 		/* pfm_get_os_event_encoding(3): PFM_OS_PERF_EVENT_EXT fills a
 		 * perf_event_attr, accepting perf's names (cycles, cs...). */
-		int r = pfm_get_os_event_encoding(e->name, PFM_PLM0 | PFM_PLM3,
-						  PFM_OS_PERF_EVENT_EXT, &arg);
+		int r = lp_pfm.encode(e->name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 		if (r != PFM_SUCCESS) {
 			e->err = r < 0 ? r : -1;
 			snprintf(e->reason, sizeof(e->reason), "libpfm4 cannot encode '%s': %s",
-				 e->name, pfm_strerror(r));
+				 e->name, lp_pfm_strerror(r));
 		}
 	}
 }
 #endif
 
+/* ---- the run's cache of the process-wide set-up ---- */
+
+#define LP_CNT_CACHE_MAGIC "LPCNTC1"
+
+/* Written by one process, read by the others of the same run (same host,
+ * same user, same library): a plain copy of what lp_cnt_setup computes. */
+struct lp_cnt_cache {
+	char magic[8];
+	uint32_t size; /* sizeof(struct lp_cnt_cache): a rebuilt library differs */
+	int n;
+	uint32_t avail;
+	uint32_t flags;
+	int paranoid;
+	int pad;
+	char env[256]; /* the LATPROF_COUNTERS it was made for */
+	char note[320];
+	struct lp_cnt_ev ev[LP_CNT_MAX_EVENTS];
+};
+
+static int lp_cnt_cache_path(char *buf, size_t len, const char *name)
+{
+	const char *dir = lp_core_dir();
+	if (!dir)
+		return -1;
+	int n = snprintf(buf, len, "%s/%s", dir, name);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* 0 when the cache held the set-up for `env` (lp_cnt filled in). */
+static int lp_cnt_cache_read(const char *env)
+{
+	char path[PATH_MAX];
+	static struct lp_cnt_cache c; /* under lp_cnt.lock; 7 KiB off the stack */
+	if (!*env || lp_cnt_cache_path(path, sizeof(path), "counters.cache"))
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	ssize_t got = read(fd, &c, sizeof(c));
+	close(fd);
+	if (got != (ssize_t)sizeof(c) || memcmp(c.magic, LP_CNT_CACHE_MAGIC, 8) ||
+	    c.size != sizeof(c) || c.n < 0 || c.n > LP_CNT_MAX_EVENTS ||
+	    strncmp(c.env, env, sizeof(c.env)) || strlen(env) >= sizeof(c.env))
+		return -1;
+	lp_cnt.n = c.n;
+	lp_cnt.avail = c.avail;
+	lp_cnt.flags = c.flags;
+	lp_cnt.paranoid = c.paranoid;
+	memcpy(lp_cnt.note, c.note, sizeof(lp_cnt.note));
+	memcpy(lp_cnt.ev, c.ev, sizeof(lp_cnt.ev));
+	lp_cnt.note[sizeof(lp_cnt.note) - 1] = 0;
+	for (int i = 0; i < lp_cnt.n; i++) {
+		lp_cnt.ev[i].name[sizeof(lp_cnt.ev[i].name) - 1] = 0;
+		lp_cnt.ev[i].reason[sizeof(lp_cnt.ev[i].reason) - 1] = 0;
+	}
+	return 0;
+}
+
+/* Published with rename(): a reader sees a whole file or none. */
+static void lp_cnt_cache_write(const char *env)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], name[64];
+	static struct lp_cnt_cache c;
+	if (!*env || strlen(env) >= sizeof(c.env))
+		return;
+	snprintf(name, sizeof(name), ".counters.cache.%d", (int)getpid());
+	if (lp_cnt_cache_path(path, sizeof(path), "counters.cache") ||
+	    lp_cnt_cache_path(tmp, sizeof(tmp), name))
+		return;
+	memset(&c, 0, sizeof(c));
+	memcpy(c.magic, LP_CNT_CACHE_MAGIC, 8);
+	c.size = sizeof(c);
+	c.n = lp_cnt.n;
+	c.avail = lp_cnt.avail;
+	c.flags = lp_cnt.flags;
+	c.paranoid = lp_cnt.paranoid;
+	strcpy(c.env, env);
+	memcpy(c.note, lp_cnt.note, sizeof(c.note));
+	memcpy(c.ev, lp_cnt.ev, sizeof(c.ev));
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return;
+	int ok = write(fd, &c, sizeof(c)) == (ssize_t)sizeof(c);
+	close(fd);
+	if (!ok || rename(tmp, path) != 0)
+		unlink(tmp);
+}
+
 static void lp_cnt_setup(void)
 {
-	lp_cnt.paranoid = lp_cnt_read_paranoid();
 	lp_cnt.fd_base = lp_cnt_fd_base();
 	if (lp_cnt_parse_env()) {
 		lp_cnt.off = 1;
 		return;
 	}
+	const char *env = lp_cnt.env;
+	if (lp_cnt_cache_read(env) == 0)
+		return;
+	lp_cnt.paranoid = lp_cnt_read_paranoid();
 #ifdef LATPROF_HAVE_LIBPFM
 	lp_cnt_encode();
 	lp_cnt_probe();
@@ -445,6 +571,7 @@ static void lp_cnt_setup(void)
 			 "context switches and migrations are unavailable "
 			 "(sysctl kernel.perf_event_paranoid=1, or run with CAP_PERFMON)",
 			 lp_cnt.paranoid);
+	lp_cnt_cache_write(env);
 }
 
 static uint32_t lp_cnt_str(const char *s)

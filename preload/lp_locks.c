@@ -20,12 +20,19 @@ static uint32_t lp_flags(int rc)
 	return rc == 0 ? 0 : rc == ETIMEDOUT ? LP_WAITF_TIMEDOUT : LP_WAITF_FAILED;
 }
 
-__attribute__((noinline)) static void lp_lock_record(uint32_t kind, const void *lock, uint64_t t0,
-						     uint64_t t1, uint32_t owner, uint32_t flags,
-						     void *ra)
+/* The waiter's stack, taken after trylock failed and before it blocks:
+ * never while it holds the lock, where the unwind and the intern lookup
+ * would lengthen every other thread's wait. */
+__attribute__((noinline)) static uint32_t lp_lock_stack(void *ra)
 {
 	lp_pre_modules_refresh();
-	uint32_t stack = lp_pre_stack(ra);
+	return lp_pre_stack(ra);
+}
+
+__attribute__((noinline)) static void lp_lock_record(uint32_t kind, const void *lock, uint64_t t0,
+						     uint64_t t1, uint32_t owner, uint32_t flags,
+						     uint32_t stack)
+{
 	struct lp_rec_lock_wait *r = lp_rec_begin(LP_REC_LOCK_WAIT, kind, sizeof(*r));
 	if (!r)
 		return;
@@ -72,10 +79,11 @@ __attribute__((noinline)) static int lp_mutex_slow(pthread_mutex_t *m, enum lp_o
 	int saved = errno;
 	lp_pre_guard = 1;
 	uint32_t owner = (uint32_t)__atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+	uint32_t stack = lp_lock_stack(ra);
 	uint64_t t0 = lp_now();
 	int rc = lp_mutex_call(m, op, clk, ts);
 	uint64_t t1 = lp_now();
-	lp_lock_record(LP_LOCK_MUTEX, m, t0, t1, owner, lp_flags(rc), ra);
+	lp_lock_record(LP_LOCK_MUTEX, m, t0, t1, owner, lp_flags(rc), stack);
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;
@@ -196,11 +204,12 @@ __attribute__((noinline)) static int lp_rw_slow(pthread_rwlock_t *l, int wr, enu
 	int saved = errno;
 	lp_pre_guard = 1;
 	uint32_t owner = (uint32_t)__atomic_load_n(&l->__data.__cur_writer, __ATOMIC_RELAXED);
+	uint32_t stack = lp_lock_stack(ra);
 	uint64_t t0 = lp_now();
 	int rc = lp_rw_call(l, wr, op, clk, ts);
 	uint64_t t1 = lp_now();
 	lp_lock_record(wr ? LP_LOCK_RWLOCK_WR : LP_LOCK_RWLOCK_RD, l, t0, t1, owner, lp_flags(rc),
-		       ra);
+		       stack);
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;
@@ -280,11 +289,12 @@ __attribute__((noinline)) static int lp_spin_slow(pthread_spinlock_t *l, void *r
 		return lp_spin_call(l);
 	int saved = errno;
 	lp_pre_guard = 1;
+	uint32_t stack = lp_lock_stack(ra);
 	uint64_t t0 = lp_now();
 	int rc = lp_spin_call(l);
 	uint64_t t1 = lp_now();
 	/* pthread_spinlock_t is a volatile int: pass the address only. */
-	lp_lock_record(LP_LOCK_SPIN, (const void *)(uintptr_t)l, t0, t1, 0, lp_flags(rc), ra);
+	lp_lock_record(LP_LOCK_SPIN, (const void *)(uintptr_t)l, t0, t1, 0, lp_flags(rc), stack);
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;
@@ -330,12 +340,14 @@ __attribute__((noinline)) static int lp_sem_slow(sem_t *s, enum lp_op op, clocki
 	if (!lp_pre_recording())
 		return lp_sem_call(s, op, clk, ts);
 	lp_pre_guard = 1;
+	uint32_t stack = lp_lock_stack(ra);
+	errno = saved;
 	uint64_t t0 = lp_now();
 	int rc = lp_sem_call(s, op, clk, ts);
 	uint64_t t1 = lp_now();
 	int err = errno;
 	uint32_t flags = rc == 0 ? 0 : err == ETIMEDOUT ? LP_WAITF_TIMEDOUT : LP_WAITF_FAILED;
-	lp_lock_record(LP_LOCK_SEM, s, t0, t1, 0, flags, ra);
+	lp_lock_record(LP_LOCK_SEM, s, t0, t1, 0, flags, stack);
 	lp_pre_guard = 0;
 	errno = err;
 	return rc;

@@ -46,6 +46,7 @@ LP_HOOK int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn
 		return EAGAIN;
 	if (!lp_pre_recording())
 		return lp_real.create(th, attr, fn, arg);
+	lp_core_warm_unwinder(); /* before the first thread that can contend */
 	int saved = errno;
 	struct lp_start *s = malloc(sizeof(*s));
 	errno = saved;

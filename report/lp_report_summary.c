@@ -58,7 +58,7 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s)
 	if (s->import_source) /* nsys and Kineto do not say what they lost */
 		fputs("\n  dropped while recording: not recorded in the source capture\n", f);
 	else
-		fprintf(f, "\n  dropped while recording: %lld records, %lld chunks, %lld strings\n",
+		fprintf(f, "\n  dropped while recording: %lld records, %lld chunks, %lld names or stacks\n",
 			s->dropped_records, s->dropped_chunks, s->dropped_strings);
 	fputs("  GPU: ", f);
 	fputs(s->gpu_captured ? "captured" : "no GPU data", f);

@@ -4,13 +4,17 @@
  * lp_import*.c). The input becomes one .lplog file in a temp directory,
  * then lp_import_dir() runs on it, as `latprof import` would.
  *
- * Input that starts with the log magic is written as is (header checks).
+ * Input that starts with the log magic is written as is (header checks),
+ * then shaped by the header's last reserved byte (0 from any writer) as a
+ * full disk or a damaged copy leaves a log: sparse, holed or extended
+ * (shape_file). Its length is the fuzzer's, so cut files come for free.
  * Anything else is record bytes: the target wraps it in a valid header and
  * 4 KiB chunks (each chunk header's `committed` is the input's own bytes),
  * so the fuzzer spends its time in the record parsers.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +75,22 @@ static void write_wrapped(int fd, const uint8_t *data, size_t size)
 	}
 }
 
+/* Low 4 bits: that many 64 KiB of hole appended (past the records, as in
+ * a log made at full size). High 4 bits k > 0: a hole punched over the
+ * k-th 4 KiB block after the header (records the disk never got). */
+static void shape_file(int fd, const uint8_t *data, size_t size)
+{
+	if (size < LP_LOG_HEADER_SIZE)
+		return;
+	uint8_t b = data[LP_LOG_HEADER_SIZE - 1];
+	if (b & 15)
+		if (ftruncate(fd, (off_t)size + (off_t)(b & 15) * 65536) != 0)
+			abort();
+	if (b >> 4) /* ignore EOPNOTSUPP: then the file just stays whole */
+		(void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				(off_t)LP_LOG_HEADER_SIZE * (b >> 4), LP_LOG_HEADER_SIZE);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[512];
@@ -78,9 +98,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		abort();
-	if (size >= 8 && !memcmp(data, LP_LOG_MAGIC, 8))
+	if (size >= 8 && !memcmp(data, LP_LOG_MAGIC, 8)) {
 		write_all(fd, data, size);
-	else
+		shape_file(fd, data, size);
+	} else
 		write_wrapped(fd, data, size);
 	close(fd);
 	struct lp_import_opts o = {.force = 1};

@@ -17,6 +17,16 @@
  *   term READY        contend until SIGTERM; the handler makes it exit 7
  *   envchange         unsetenv/setenv LATPROF_* then fork a child that records
  *   hello             print a line, exit 5 (static and setuid builds)
+ *   stacks THREADS N  THREADS threads each take a lock N times, each time
+ *                     from a call path of its own (18 levels of two
+ *                     functions: THREADS * N distinct stacks), sleeping
+ *                     100 us while they hold it and 20 us after (sleeps,
+ *                     not spins: the waits depend little on how loaded
+ *                     the machine is; the gap hands the lock over);
+ *                     prints the app's own count and mean of the waits it
+ *                     timed (lock calls after a failed trylock)
+ *   alloc MB          malloc MB megabytes (address space: `ulimit -v` is
+ *                     what limits it), touch its ends, exit 0; 1 if it failed
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -29,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -402,6 +413,120 @@ static int mode_envchange(void)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+/* ---- stacks: a lock storm from many distinct call paths ---- */
+
+static double stk_wait_ns;
+static long stk_waits;
+static pthread_mutex_t stk_sum_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One contended acquisition, timed by the app itself: the reference for the
+ * mean wait latprof records. */
+static __attribute__((noinline)) long stk_take(void)
+{
+	long waited = -1;
+	if (pthread_mutex_trylock(&rel_lock) != 0) {
+		uint64_t t0 = now_ns();
+		pthread_mutex_lock(&rel_lock);
+		waited = (long)(now_ns() - t0);
+	}
+	rel_counter++;
+	struct timespec hold = {0, 100000};
+	nanosleep(&hold, NULL);
+	pthread_mutex_unlock(&rel_lock);
+	return waited;
+}
+
+static long stk_b(unsigned path, int depth);
+/* Two functions chosen by one bit of path at each level: 2^18 call paths.
+ * The volatile add keeps each call a real (non-tail) call. */
+static __attribute__((noinline)) long stk_a(unsigned path, int depth)
+{
+	volatile long r =
+	    depth ? ((path & 1) ? stk_b(path >> 1, depth - 1) : stk_a(path >> 1, depth - 1))
+		  : stk_take();
+	return r + 0;
+}
+
+static __attribute__((noinline)) long stk_b(unsigned path, int depth)
+{
+	volatile long r =
+	    depth ? ((path & 1) ? stk_b(path >> 1, depth - 1) : stk_a(path >> 1, depth - 1))
+		  : stk_take();
+	return r + 0;
+}
+
+struct stk_arg {
+	unsigned first;
+	long n;
+};
+
+static void *stk_thread(void *p)
+{
+	struct stk_arg *a = p;
+	double sum = 0;
+	long waits = 0;
+	pthread_barrier_wait(&rel_start);
+	for (long i = 0; i < a->n; i++) {
+		long w = stk_a(a->first + (unsigned)i, 18);
+		if (w >= 0) {
+			sum += (double)w;
+			waits++;
+		}
+		struct timespec gap = {0, 20000};
+		nanosleep(&gap, NULL);
+	}
+	pthread_mutex_lock(&stk_sum_lock);
+	stk_wait_ns += sum;
+	stk_waits += waits;
+	pthread_mutex_unlock(&stk_sum_lock);
+	return NULL;
+}
+
+static int mode_stacks(int threads, long n)
+{
+	pthread_t th[64];
+	struct stk_arg args[64];
+	if (threads < 1 || threads > 64)
+		return 2;
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* 100 us sleeps, not 150 */
+	pthread_barrier_init(&rel_start, NULL, (unsigned)threads);
+	uint64_t t0 = now_ns();
+	for (int i = 0; i < threads; i++) {
+		args[i].first = (unsigned)(i * n);
+		args[i].n = n;
+		if (pthread_create(&th[i], NULL, stk_thread, &args[i]))
+			die("pthread_create");
+	}
+	for (int i = 0; i < threads; i++)
+		pthread_join(th[i], NULL);
+	printf("stacks waits=%ld mean_wait_us=%.3f seconds=%.3f\n", stk_waits,
+	       stk_waits ? stk_wait_ns / (double)stk_waits / 1000.0 : 0.0,
+	       (double)(now_ns() - t0) / 1e9);
+	return 0;
+}
+
+static int mode_alloc(long mb)
+{
+	size_t size = (size_t)mb << 20;
+	char *p = malloc(size);
+	if (!p) {
+		printf("alloc %ld MB failed\n", mb);
+		return 1;
+	}
+	p[0] = 1;
+	p[size - 1] = 1;
+	printf("alloc %ld MB ok\n", mb);
+	free(p);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -426,6 +551,10 @@ int main(int argc, char **argv)
 		return mode_term(argv[2]);
 	if (!strcmp(m, "once") && argc == 3)
 		return mode_once(argv[2]);
+	if (!strcmp(m, "stacks") && argc == 4)
+		return mode_stacks(atoi(argv[2]), atol(argv[3]));
+	if (!strcmp(m, "alloc") && argc == 3)
+		return mode_alloc(atol(argv[2]));
 	if (!strcmp(m, "envchange"))
 		return mode_envchange();
 	if (!strcmp(m, "hello")) {

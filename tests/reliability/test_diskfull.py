@@ -32,7 +32,7 @@ def verify(name, p, out):
     kept = len(evs)
     dropped = int(meta(c, "dropped_records"))
     chunks = int(meta(c, "dropped_chunks"))
-    m = re.search(r"\((\d+) records dropped\)", p.stderr)
+    m = re.search(r"\((\d+) records dropped[,)]", p.stderr)
     check(m and int(m.group(1)) == dropped,
           f"{name}: latprof run's summary reports the {dropped} dropped records: "
           f"{m.group(0) if m else p.stderr!r}")

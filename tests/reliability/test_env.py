@@ -4,6 +4,7 @@ then forks, still gets its child recorded exactly as before (same log size,
 nothing dropped). Environment variables are the app's to change."""
 import glob
 import os
+import struct
 
 from lptest import check, q1, tmpdir
 from rellib import app, meta, open_db, run
@@ -15,9 +16,19 @@ out = os.path.join(d, "env.db")
 p = run(out, app(), "envchange", args=("--keep-logs",), env={"TMPDIR": logs})
 check(p.returncode == 0, f"the app and its child exit 0 ({p.returncode}) {p.stdout.strip()}\n{p.stderr}")
 files = sorted(glob.glob(os.path.join(logs, "latprof-*", "*.lplog")))
-sizes = {os.path.basename(f): os.path.getsize(f) for f in files}
-check(len(files) == 2 and len(set(sizes.values())) == 1,
-      f"the child's log has the size set at start-up, not LATPROF_LOG_MB=1: {sizes}")
+
+
+def max_chunks(path):
+    """The log's room (header max_chunks, schemas/eventlog.md): the file
+    itself grows a chunk at a time."""
+    with open(path, "rb") as f:
+        return struct.unpack_from("<II", f.read(32), 20)
+
+
+rooms = {os.path.basename(f): max_chunks(f) for f in files}
+check(len(files) == 2 and len(set(rooms.values())) == 1
+      and all(cs * n > (1 << 20) for cs, n in rooms.values()),
+      f"the child's log has the room set at start-up, not LATPROF_LOG_MB=1: {rooms}")
 c = open_db(out)
 n = q1(c, "SELECT count(*) FROM strings WHERE value LIKE 'child ev %'")
 dropped = int(meta(c, "dropped_records"))

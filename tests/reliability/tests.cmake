@@ -27,6 +27,11 @@ if(NVTX3_INCLUDE)
   target_include_directories(lp_rel_names PRIVATE ${NVTX3_INCLUDE})
   target_link_libraries(lp_rel_names PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
   set_target_properties(lp_rel_names PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${lp_rel_dir})
+  add_executable(lp_rel_storm ${CMAKE_CURRENT_LIST_DIR}/lp_rel_storm.c)
+  target_include_directories(lp_rel_storm PRIVATE ${NVTX3_INCLUDE})
+  target_compile_options(lp_rel_storm PRIVATE -O2)
+  target_link_libraries(lp_rel_storm PRIVATE ${CMAKE_DL_LIBS})
+  set_target_properties(lp_rel_storm PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${lp_rel_dir})
 endif()
 
 lp_py_test(rel_sigkill test_sigkill.py LABELS e2e reliability)
@@ -47,6 +52,11 @@ lp_py_test(rel_lint test_lint.py LABELS unit reliability)
 # Damaged database pages: each report exits 2 with one line or prints the
 # undamaged report (issue 13).
 lp_py_test(rel_damage test_damage.py LABELS e2e reliability)
+
+# Issue 19: log space, name/stack storms, address space (docs/reliability.md).
+lp_py_test(rel_logspace test_logspace.py LABELS e2e reliability)
+lp_py_test(rel_storms test_storms.py LABELS e2e reliability TIMEOUT 600)
+lp_py_test(rel_addrspace test_addrspace.py LABELS e2e reliability)
 
 # The recording core and the importer under many threads, linked directly
 # (no LD_PRELOAD): the one test the ThreadSanitizer tier runs.
