@@ -13,7 +13,7 @@ alarms of A/A comparisons and power against a slowed stage, counted.
 Runs are recorded once and reused across pairs. LP_TRIALS_DIR=DIR reuses
 (or keeps) the recordings there.
 
-The programs run at real-time priority (chrt -f 1) where the kernel lets
+The programs run at real-time priority (chrt -r 1) where the kernel lets
 us: on this 2-core machine shared with builds and other test tiers, load
 averages of 6-12 stretch the busy-wait stages 2-3x, differently in every
 run, and the trials would measure the neighbours, not latprof diff. At
@@ -38,11 +38,11 @@ except ImportError:
     skip("PyPI nvtx is not installed (scripts/setup.sh installs it)")
 
 RT = realtime()
-print("recording at real-time priority (chrt -f 1)" if RT else
-      "note: chrt -f unavailable: runs recorded at normal priority, load on the machine shows")
+print("recording at real-time priority (chrt -r 1)" if RT else
+      "note: chrt -r unavailable: runs recorded at normal priority, load on the machine shows")
 if not RT and os.getloadavg()[0] > (os.cpu_count() or 1):
     skip(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs and no real-time "
-         "priority (chrt -f): the trials would count the neighbours' load, not latprof diff")
+         "priority (chrt -r): the trials would count the neighbours' load, not latprof diff")
 d = os.environ.get("LP_TRIALS_DIR") or tmpdir()
 os.makedirs(d, exist_ok=True)
 ARGS = ["--threads", 2, "--requests", 300, "--decode-us", 500, "--pre-us", 400,
