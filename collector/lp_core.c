@@ -604,17 +604,23 @@ void lp_core_record_modules(void)
 	errno = saved;
 }
 
-static void lp_record_proc_start(void)
+/* This process's argv area as the kernel shows it (NUL-separated, cut at
+ * len); 0 bytes when it cannot be read. */
+static ssize_t lp_read_cmdline(char *buf, size_t len)
 {
-	char args[4096];
 	ssize_t n = 0;
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		n = read(fd, args, sizeof(args));
+		n = read(fd, buf, len);
 		close(fd);
 	}
-	if (n < 0)
-		n = 0;
+	return n < 0 ? 0 : n;
+}
+
+static void lp_record_proc_start(void)
+{
+	char args[4096];
+	ssize_t n = lp_read_cmdline(args, sizeof(args));
 	struct lp_rec_proc_start *r = lp_rec_begin(LP_REC_PROC_START, (uint32_t)n, sizeof(*r) + n);
 	if (!r)
 		return;
@@ -880,14 +886,7 @@ void lp_core_exit(int status, unsigned how)
 	 * users know their processes by. Exit is not a hot path. */
 	int saved = errno;
 	char title[512];
-	ssize_t n = 0;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, title, sizeof(title));
-		close(fd);
-	}
-	if (n < 0)
-		n = 0;
+	ssize_t n = lp_read_cmdline(title, sizeof(title));
 	errno = saved;
 	struct lp_rec_proc_exit *r =
 	    lp_rec_begin(LP_REC_PROC_EXIT, (uint32_t)n, sizeof(*r) + (size_t)n);
