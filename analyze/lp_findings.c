@@ -1170,12 +1170,6 @@ static int lp_rule_sleep(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 			     "sleeping inside requests");
 }
 
-static int lp_int_row(sqlite3_stmt *st, void *ctx)
-{
-	*(int64_t *)ctx = sqlite3_column_int64(st, 0);
-	return 0;
-}
-
 /* Threads on a CPU at least half of their life (thread task-clock), and
  * the cores all threads kept busy on average over the run. */
 static int64_t lp_busy_threads(const struct lp_breakdown *b, double *cores)
@@ -1212,10 +1206,8 @@ static int lp_rule_starved(struct lp_fnd_ctx *c, const struct lp_rule *r, double
 	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
 	if (!f)
 		return -ENOMEM;
-	char err[256];
-	int64_t cpus = 0;
-	lp_db_each(c->db, "SELECT value FROM meta WHERE key = 'run.cpus_allowed'", NULL, 0,
-		   lp_int_row, &cpus, err, sizeof(err));
+	/* a lookup with a default: a read error is recorded for lp_db_fault */
+	int64_t cpus = lp_db_int(c->db, "SELECT value FROM meta WHERE key = 'run.cpus_allowed'", 0);
 	lp_num(f, "preempted_ns", "runnable, waiting for a CPU", "ns", (double)pre_ns);
 	lp_num(f, "on_cpu_ns", "on-CPU (task-clock)", "ns", (double)b->req_cat_ns[on]);
 	lp_num(f, "share", "of request time", "share", share);
