@@ -53,8 +53,25 @@ def record(*args):
         return {k: int(v) for k, v in (ln.strip().split("=") for ln in f if "=" in ln)}
 
 
+def steal_ns():
+    """Time the hypervisor ran something else on core 0 (/proc/stat's steal
+    column, in clock ticks). perf's task-clock, latprof's on-CPU figure,
+    counts stolen time as running; the program's CLOCK_THREAD_CPUTIME_ID
+    does not: in one CI run on this VM the spin stage read 7-9 ms more
+    on-CPU (and as much less preempted) than the program's clock in all
+    three tries."""
+    with open("/proc/stat") as f:
+        for ln in f:
+            if ln.startswith("cpu0 "):
+                v = ln.split()
+                return int(v[8]) * 1e9 / os.sysconf("SC_CLK_TCK") if len(v) > 8 else 0
+    return 0
+
+
 def attempt():
+    s0 = steal_ns()
     own = record()
+    stolen = steal_ns() - s0
     doc = breakdown(run)
     checks = []
     for name, figs in EXPECT.items():
@@ -68,9 +85,12 @@ def attempt():
         for cat, w in want.items():
             # the smaller figure of a spinning stage may be near 0: 5% of the stage
             tol = 0.10 * w if cat == big else max(0.10 * w, 0.05 * s["stats"]["total_ns"])
-            checks.append((abs(cats[cat] - w) <= tol,
+            # stolen time moves between on-CPU and preempted, nowhere else
+            extra = stolen if cat in ("on_cpu", "preempted") else 0
+            checks.append((abs(cats[cat] - w) <= tol + extra,
                            f"{name}: {cat} {cats[cat] / 1e6:.3f} ms within "
-                           f"{tol / 1e6:.3f} ms of the program's {w / 1e6:.3f} ms"))
+                           f"{tol / 1e6:.3f} ms (+ {extra / 1e6:.0f} ms stolen by the "
+                           f"hypervisor) of the program's {w / 1e6:.3f} ms"))
     return (doc, own), checks
 
 
