@@ -17,7 +17,7 @@ import re
 import statistics
 import subprocess
 
-from lptest import LATPROF, check, q1, tmpdir
+from lptest import LATPROF, check, q1, sanitizer, tmpdir
 from rellib import app, bare, meta, open_db, relbin, run
 
 d = tmpdir()
@@ -110,5 +110,9 @@ print(f"FIGURE storms[stacks]: {THREADS * PER} call paths; {waits} waits recorde
 check(waits >= 0.99 * app_waits and stacks == waits and lost == 0,
       f"stacks: every wait recorded with a stack of its own ({waits}, {stacks}, {app_waits})")
 check(stacks > 32768, f"stacks: more distinct stacks than the old table held ({stacks})")
-check(abs(ml / mb - 1) <= 0.2, f"stacks: recorded mean wait within 20% of bare "
-      f"({ml:.1f} vs {mb:.1f} us)")
+if sanitizer():  # tests/README.md: instrumented code keeps the counts, not the times
+    print(f"SKIP-PART: stacks: mean wait against bare not timed in a {sanitizer()} build "
+          f"({ml:.1f} vs {mb:.1f} us)")
+else:
+    check(abs(ml / mb - 1) <= 0.2, f"stacks: recorded mean wait within 20% of bare "
+          f"({ml:.1f} vs {mb:.1f} us)")
