@@ -20,7 +20,7 @@
  *   stacks THREADS N  THREADS threads each take a lock N times, each time
  *                     from a call path of its own (18 levels of two
  *                     functions: THREADS * N distinct stacks), sleeping
- *                     100 us while they hold it and 20 us after (sleeps,
+ *                     100 us while they hold it and 60 us after (sleeps,
  *                     not spins: the waits depend little on how loaded
  *                     the machine is; the gap hands the lock over);
  *                     prints the app's own count and mean of the waits it
@@ -479,7 +479,7 @@ static void *stk_thread(void *p)
 			sum += (double)w;
 			waits++;
 		}
-		struct timespec gap = {0, 20000};
+		struct timespec gap = {0, 60000};
 		nanosleep(&gap, NULL);
 	}
 	pthread_mutex_lock(&stk_sum_lock);
