@@ -1047,6 +1047,13 @@ int lp_breakdown_compute(sqlite3 *db, const struct lp_bd_opts *opts, struct lp_b
 	}
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory computing the breakdown");
+	if (opts->keep_ranges) {
+		memset(opts->keep_ranges, 0, sizeof(*opts->keep_ranges));
+		if (!rc) { /* moved: bd_free then frees an empty set */
+			*opts->keep_ranges = b.rs;
+			memset(&b.rs, 0, sizeof(b.rs));
+		}
+	}
 	bd_free(&b);
 	if (rc)
 		lp_breakdown_free(out);

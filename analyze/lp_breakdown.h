@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "lp_ivset.h" /* intervals: the currency of category providers */
+#include "lp_rset.h"
 
 /* ---- categories ---- */
 
@@ -170,6 +171,11 @@ struct lp_breakdown {
 struct lp_bd_opts {
 	const char *request; /* NAME or DOMAIN::NAME; NULL = most frequent outermost range */
 	int stage_depth;     /* >= 1; 0 means 1 */
+	/* When non-NULL and the computation succeeds, the ranges it loaded
+	 * (every depth with a request given, else depths 0..stage_depth) move
+	 * here instead of being freed: the rules read requests and stages from
+	 * them rather than scanning the table again. lp_rset_free() them. */
+	struct lp_rset *keep_ranges;
 };
 
 /* Computes the breakdown. Returns 0; -ENOENT with err when --request names

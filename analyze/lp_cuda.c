@@ -258,7 +258,9 @@ static int idle_row(sqlite3_stmt *st, void *ctx)
 static int gpu_idle(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t errlen)
 {
 	struct lp_ivset busy;
-	if (!lp_db_has_table(db, "ranges"))
+	/* Without API calls no range qualifies: skip the scan of every range. */
+	if (!lp_db_has_table(db, "ranges") || !lp_db_has_table(db, "cuda_api") ||
+	    !lp_db_int(db, "SELECT EXISTS (SELECT 1 FROM cuda_api)", 0))
 		return 0;
 	int rc = lp_ivset_from_sql(db, "SELECT process_id, start_ns, end_ns FROM gpu_ops", NULL, 0,
 				   &busy, err, errlen);

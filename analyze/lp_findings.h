@@ -22,6 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct lp_breakdown;
+struct lp_rset;
+
 enum lp_fnd_sev { LP_SEV_LOW = 1, LP_SEV_MEDIUM, LP_SEV_HIGH };
 
 /* Severity from the share of request (or run) time at stake. */
@@ -127,6 +130,11 @@ struct lp_findings_opts {
 	const char *request; /* NAME or DOMAIN::NAME; NULL = breakdown's default */
 	size_t nover;
 	const struct lp_fnd_override *over;
+	/* Optional, borrowed: a breakdown the caller computed for the same
+	 * request at stage depth 1 with keep_ranges, and those ranges. The
+	 * rules then reuse them instead of computing them again. */
+	const struct lp_breakdown *bd;
+	const struct lp_rset *ranges;
 };
 
 /* Parses "ID=VALUE" (VALUE may end in % for share rules, "ms"/"us" are not

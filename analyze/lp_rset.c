@@ -97,6 +97,15 @@ static char *text_by_id(sqlite3 *db, const char *sql, int64_t id)
 	return v ? v : strdup("");
 }
 
+uint8_t *lp_rset_keys_named(const struct lp_rset *rs, const char *domain, const char *name)
+{
+	uint8_t *is = calloc(rs->nkeys + 1, 1);
+	for (size_t k = 0; is && k < rs->nkeys; k++)
+		is[k] = !strcmp(rs->keys[k].name, name) &&
+			!strcmp(rs->keys[k].domain, domain ? domain : "");
+	return is;
+}
+
 int lp_rset_load(sqlite3 *db, struct lp_rset *rs, int max_depth, char *err, size_t errlen)
 {
 	size_t cap = (size_t)lp_db_int(db, "SELECT max(id) FROM ranges", 0);

@@ -61,5 +61,8 @@ static inline int32_t lp_rset_index(const struct lp_rset *rs, int64_t id)
 	return lo < rs->n && rs->id[lo] == id ? (int32_t)lo : -1;
 }
 void lp_rset_free(struct lp_rset *rs);
+/* keys[k] is named name in domain (NULL domain = NULL or ''): a calloc'd
+ * flag per key (nkeys + 1), or NULL when out of memory. */
+uint8_t *lp_rset_keys_named(const struct lp_rset *rs, const char *domain, const char *name);
 
 #endif

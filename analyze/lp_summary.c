@@ -62,23 +62,33 @@ static int lp_summary_proc_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
+/* Ranges per process. With one process that is every range, and SQLite
+ * counts a whole table from its smallest index (2 M ranges: 0.02 s against
+ * 1 s for the grouped scan the general case needs). */
+#define LP_RANGES_PER_PROCESS "(SELECT process_id AS id, count(*) AS n FROM ranges GROUP BY 1)"
+#define LP_RANGES_ONE_PROCESS                                                                      \
+	"(SELECT p1.id AS id, (SELECT count(*) FROM ranges) AS n "                                 \
+	"FROM processes p1)"
+#define LP_SUMMARY_PROCS(RANGES)                                                                   \
+	"SELECT pid, ppid, cmdline, exit_how, exit_status, exit_signal, "                          \
+	"start_ns, end_ns, (SELECT count(*) FROM threads t WHERE "                                 \
+	"t.process_id = p.id), dropped_records, dropped_chunks, "                                  \
+	"dropped_strings, log_closed, title, coalesce(lw.n, 0) + "                                 \
+	"coalesce(cw.n, 0) + coalesce(rg.n, 0) FROM processes p "                                  \
+	"LEFT JOIN (SELECT t.process_id AS id, count(*) AS n FROM lock_waits w "                   \
+	"JOIN threads t ON t.id = w.thread_id GROUP BY 1) lw ON lw.id = p.id "                     \
+	"LEFT JOIN (SELECT t.process_id AS id, count(*) AS n FROM cond_waits w "                   \
+	"JOIN threads t ON t.id = w.thread_id GROUP BY 1) cw ON cw.id = p.id "                     \
+	"LEFT JOIN " RANGES " rg ON rg.id = p.id ORDER BY start_ns, p.id"
+
 static int lp_summary_procs(sqlite3 *db, struct lp_run_summary *s, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(
-		db,
-		"SELECT pid, ppid, cmdline, exit_how, exit_status, exit_signal, "
-		"start_ns, end_ns, (SELECT count(*) FROM threads t WHERE "
-		"t.process_id = p.id), dropped_records, dropped_chunks, "
-		"dropped_strings, log_closed, title, coalesce(lw.n, 0) + "
-		"coalesce(cw.n, 0) + coalesce(rg.n, 0) FROM processes p "
-		"LEFT JOIN (SELECT t.process_id AS id, count(*) AS n FROM lock_waits w "
-		"JOIN threads t ON t.id = w.thread_id GROUP BY 1) lw ON lw.id = p.id "
-		"LEFT JOIN (SELECT t.process_id AS id, count(*) AS n FROM cond_waits w "
-		"JOIN threads t ON t.id = w.thread_id GROUP BY 1) cw ON cw.id = p.id "
-		"LEFT JOIN (SELECT process_id AS id, count(*) AS n FROM ranges "
-		"GROUP BY 1) rg ON rg.id = p.id ORDER BY start_ns, p.id",
-		-1, &st, NULL) != SQLITE_OK) {
+	int one = lp_db_int(db, "SELECT count(*) FROM processes", 0) == 1;
+	if (sqlite3_prepare_v2(db,
+			       one ? LP_SUMMARY_PROCS(LP_RANGES_ONE_PROCESS)
+				   : LP_SUMMARY_PROCS(LP_RANGES_PER_PROCESS),
+			       -1, &st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
 		return -EIO;
 	}

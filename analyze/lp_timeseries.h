@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 struct lp_breakdown;
+struct lp_rset;
 
 /* ---- time series over the run ---- */
 
@@ -60,9 +61,11 @@ struct lp_timeseries {
 };
 
 /* b: the breakdown of the same database (requests come from its request
- * range); NULL or without ranges gives no requests. 0 or -errno with err. */
-int lp_timeseries_compute(sqlite3 *db, const struct lp_breakdown *b, struct lp_timeseries *ts,
-			  char *err, size_t errlen);
+ * range); NULL or without ranges gives no requests. ranges: NULL, or the
+ * ranges b kept (lp_bd_opts.keep_ranges), read instead of the table.
+ * 0 or -errno with err. */
+int lp_timeseries_compute(sqlite3 *db, const struct lp_breakdown *b, const struct lp_rset *ranges,
+			  struct lp_timeseries *ts, char *err, size_t errlen);
 void lp_timeseries_free(struct lp_timeseries *ts);
 
 /* ---- one request, end to end (the timeline) ---- */

@@ -52,10 +52,12 @@ static int lp_plot_cmd(int argc, char **argv)
 		return lp_cli_error("%s", err);
 	struct lp_breakdown bd = {0};
 	struct lp_timeseries ts = {0};
-	struct lp_bd_opts bo = {0};
+	struct lp_rset ranges = {0};
+	struct lp_bd_opts bo = {.keep_ranges = &ranges};
 	int rc = lp_breakdown_compute(db, &bo, &bd, err, sizeof(err));
 	if (!rc)
-		rc = lp_timeseries_compute(db, &bd, &ts, err, sizeof(err));
+		rc = lp_timeseries_compute(db, &bd, &ranges, &ts, err, sizeof(err));
+	lp_rset_free(&ranges);
 	if (!rc)
 		rc = lp_db_fault(db, err, sizeof(err));
 	sqlite3_close(db);

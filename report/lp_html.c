@@ -62,15 +62,28 @@ void *lp_html_build(sqlite3 *db, const struct lp_html_opts *o, char *err, size_t
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	struct lp_bd_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
+	/* The breakdown keeps the ranges it loaded: the rules and the time
+	 * series read requests and stages from them instead of scanning the
+	 * table again; at stage depth 1 the rules also take the page's
+	 * breakdown as theirs (at 2 M ranges these scans and a second
+	 * breakdown were 5 s of a 9 s page). */
+	struct lp_rset ranges = {0};
+	struct lp_bd_opts bo = {
+	    .request = o->request, .stage_depth = o->stage_depth, .keep_ranges = &ranges};
 	struct lp_findings_opts fo = {.request = o->request};
-	if (lp_summary_analyze(db, &pg->run, err, errlen) ||
-	    lp_findings_analyze(db, &fo, &pg->fnd, err, errlen) ||
-	    lp_breakdown_compute(db, &bo, &pg->bd, err, errlen) ||
-	    lp_locks_analyze(db, o->top, &pg->locks, err, errlen) ||
-	    lp_cuda_analyze(db, LP_CUDA_KERNELS, &pg->kern, err, errlen) ||
-	    lp_cuda_analyze(db, LP_CUDA_MEMCPY, &pg->mcpy, err, errlen) ||
-	    lp_timeseries_compute(db, &pg->bd, &pg->ts, err, errlen)) {
+	int rc = lp_summary_analyze(db, &pg->run, err, errlen) ||
+		 lp_breakdown_compute(db, &bo, &pg->bd, err, errlen);
+	if (!rc && o->stage_depth <= 1) {
+		fo.bd = &pg->bd;
+		fo.ranges = &ranges;
+	}
+	rc = rc || lp_findings_analyze(db, &fo, &pg->fnd, err, errlen) ||
+	     lp_locks_analyze(db, o->top, &pg->locks, err, errlen) ||
+	     lp_cuda_analyze(db, LP_CUDA_KERNELS, &pg->kern, err, errlen) ||
+	     lp_cuda_analyze(db, LP_CUDA_MEMCPY, &pg->mcpy, err, errlen) ||
+	     lp_timeseries_compute(db, &pg->bd, &ranges, &pg->ts, err, errlen);
+	lp_rset_free(&ranges);
+	if (rc) {
 		lp_html_free(pg);
 		return NULL;
 	}
