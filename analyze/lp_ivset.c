@@ -44,6 +44,59 @@ static int iv_cmp(const void *pa, const void *pb)
 	return (a->end > b->end) - (a->end < b->end);
 }
 
+/*
+ * Orders a->v by iv_cmp. The usual input is every thread's intervals in
+ * start order already, interleaved across threads (rows read in id order):
+ * a stable counting sort by thread then leaves each thread's run sorted,
+ * which one pass checks; only runs that are not get qsort. O(n) for that
+ * input against qsort's O(n log n) with a comparator call per step (at
+ * 2 M ranges the sorts were a fifth of an HTML report's CPU). Thread ids
+ * spread wider than the count fall back to qsort, as does a failed
+ * allocation: sorting never fails.
+ */
+static void iv_sort(struct lp_ivec *a)
+{
+	size_t n = a->n;
+	if (n < 2)
+		return;
+	int64_t lo = a->v[0].thread, hi = lo;
+	int sorted = 1;
+	for (size_t i = 1; i < n; i++) {
+		lo = a->v[i].thread < lo ? a->v[i].thread : lo;
+		hi = a->v[i].thread > hi ? a->v[i].thread : hi;
+		sorted = sorted && iv_cmp(&a->v[i - 1], &a->v[i]) <= 0;
+	}
+	if (sorted)
+		return;
+	uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
+	size_t *pos = span <= n && span <= (1u << 24) ? calloc(span + 1, sizeof(*pos)) : NULL;
+	struct lp_iv *out = pos ? malloc(n * sizeof(*out)) : NULL;
+	if (!out) {
+		free(pos);
+		qsort(a->v, n, sizeof(*a->v), iv_cmp);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		pos[(uint64_t)a->v[i].thread - (uint64_t)lo + 1]++;
+	for (uint64_t t = 0; t < span; t++)
+		pos[t + 1] += pos[t];
+	for (size_t i = 0; i < n; i++)
+		out[pos[(uint64_t)a->v[i].thread - (uint64_t)lo]++] = a->v[i];
+	/* pos[t] is now the end of thread t's run, pos[t - 1] its start */
+	for (uint64_t t = 0; t < span; t++) {
+		size_t b = t ? pos[t - 1] : 0, e = pos[t];
+		for (size_t i = b + 1; i < e; i++)
+			if (iv_cmp(&out[i - 1], &out[i]) > 0) {
+				qsort(out + b, e - b, sizeof(*out), iv_cmp);
+				break;
+			}
+	}
+	free(pos);
+	free(a->v);
+	a->v = out;
+	a->cap = n;
+}
+
 /* ---- sets ---- */
 
 struct ivb {
@@ -138,8 +191,7 @@ int lp_ivset_build(struct lp_ivec *src, const struct lp_ivset *minus, struct lp_
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (src->n) /* qsort(NULL, 0) is undefined (C11 7.22.5p1) */
-		qsort(src->v, src->n, sizeof(*src->v), iv_cmp);
+	iv_sort(src);
 	for (size_t i = 0; i < src->n && !rc; i++) {
 		const struct lp_iv *v = &src->v[i];
 		if (minus && minus->n)

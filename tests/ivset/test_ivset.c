@@ -264,10 +264,61 @@ static void test_scale(void)
 	lp_ivec_free(&v);
 }
 
+/* The input the build's counting sort expects (each thread's intervals in
+ * start order, the threads interleaved), with thread ids shifted to start
+ * below zero, and spread wider than the count (the qsort fallback): every
+ * arrangement builds the set the bitmap holds. */
+static void test_thread_order(void)
+{
+	int before = lp_check_failures;
+	static const int64_t scale[] = {1, 1, 1000003};
+	static const int64_t shift[] = {0, -2, 5};
+	for (int round = 0; round < 60; round++) {
+		static unsigned char cov[NTHR][SPAN];
+		memset(cov, 0, sizeof(cov));
+		struct lp_ivec v = {0};
+		int64_t next[NTHR] = {0};
+		int n = 1 + rand() % 60, unsorted = round % 3 == 2;
+		for (int i = 0; i < n; i++) {
+			int t = rand() % NTHR;
+			int64_t st = unsorted ? rand() % (SPAN - 40) : next[t] + rand() % 30;
+			int64_t e = st + 1 + rand() % 30;
+			if (e >= SPAN)
+				continue;
+			next[t] = st;
+			lp_ivec_push(&v, t * scale[round % 3] + shift[round % 3], st, e, i);
+			for (int64_t x = st; x < e; x++)
+				cov[t][x] = 1;
+		}
+		struct lp_ivset set;
+		CHECK_QUIET(lp_ivset_build(&v, NULL, &set) == 0 && valid(&set), "build");
+		for (int t = 0; t < NTHR; t++) {
+			int64_t id = t * scale[round % 3] + shift[round % 3];
+			CHECK_QUIET(lp_ivset_overlap(&set, id, 0, SPAN) ==
+					ref_overlap(cov, t, 0, SPAN),
+				    "round %d thread %d: %lld != %lld", round, t,
+				    (long long)lp_ivset_overlap(&set, id, 0, SPAN),
+				    (long long)ref_overlap(cov, t, 0, SPAN));
+			for (int q = 0; q < 20; q++) {
+				int64_t a = rand() % SPAN, b = a + rand() % (SPAN - a + 1);
+				CHECK_QUIET(lp_ivset_overlap(&set, id, a, b) ==
+						ref_overlap(cov, t, a, b),
+					    "round %d overlap", round);
+			}
+		}
+		lp_ivset_free(&set);
+		lp_ivec_free(&v);
+	}
+	CHECK(
+	    lp_check_failures == before,
+	    "60 rounds of per-thread sorted, shifted, spread and unsorted input match the bitmap");
+}
+
 int main(void)
 {
 	srand(12345);
 	test_sets();
+	test_thread_order();
 	test_edges();
 	test_pctl();
 	test_scale();
