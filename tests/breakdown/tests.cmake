@@ -16,3 +16,4 @@ lp_py_test(breakdown_python test_python.py LABELS e2e)
 # report --breakdown on 10M generated ranges: seconds and max RSS as ratios
 lp_py_test(bench_breakdown ../bench/bench_breakdown.py LABELS bench TIMEOUT 1200)
 lp_py_test(breakdown_counters test_counters_columns.py LABELS e2e)
+lp_py_test(breakdown_split_load test_split_load.py LABELS e2e)
