@@ -42,6 +42,8 @@ int lp_run_cuda_check(const struct lp_run_opts *o)
 		why = why ? why : "this latprof was built without CUDA support";
 		if (!strncmp(why, "not captured: ", 14))
 			why += 14;
+		if (lp_db_fault(db, err, sizeof(err))) /* a read error is not "no capture" */
+			why = err;
 	}
 	char *lib = xasprintf("%s/liblatprof_cupti.so", lp_cli_libdir());
 	if (!captured && access(lib, R_OK) != 0)

@@ -60,6 +60,9 @@ static void lp_run_counters_note(const struct lp_run_opts *o)
 	const char *un = lp_db_meta(db, "counters_unavailable", buf, sizeof(buf));
 	if (un)
 		fprintf(stderr, "latprof: unavailable counters: %s\n", un);
+	if (lp_db_fault(db, err, sizeof(err)))
+		fprintf(stderr, "latprof: cannot read the counters' notes from %s: %s\n", o->output,
+			err);
 	sqlite3_close(db);
 }
 

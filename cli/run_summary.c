@@ -125,7 +125,10 @@ void lp_run_summary_unrecorded(const char *dbpath)
 	    db, "SELECT count(*) FROM threads t WHERE " LP_COUNTING " AND NOT " LP_HAS_CNT("t"), 0);
 #undef LP_COUNTING
 #undef LP_HAS_CNT
-	if (none > 0)
+	if (lp_db_fault(db, err, sizeof(err)))
+		fprintf(stderr, "latprof: cannot check %s for unrecorded processes: %s\n", dbpath,
+			err);
+	else if (none > 0)
 		fprintf(stderr,
 			"latprof: %lld of %lld threads of counting processes have no CPU "
 			"counters: their counter group could not be opened (out of file "
