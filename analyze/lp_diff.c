@@ -217,18 +217,18 @@ static int rrow_push(struct rrow **v, size_t *n, size_t *cap, struct rrow r)
 	return 0;
 }
 
-static int rscan_row(sqlite3_stmt *st, void *ctx)
+static int rscan_row(sqlite3_value **v, void *ctx)
 {
 	struct rscan *sc = ctx;
 	/* name_id and parent_id are NULL or >= 1 (INTEGER PRIMARY KEYs the
 	 * importer numbers from 1): 0 reads as NULL, no type check per row. */
-	struct rrow r = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-			 (double)sqlite3_column_int64(st, 3)};
+	struct rrow r = {sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1]),
+			 (double)sqlite3_value_int64(v[3])};
 	if (r.name_id == 0)
 		return 0; /* unnamed: neither a request nor a stage */
-	if (sqlite3_column_int64(st, 2) == 0)
+	if (sqlite3_value_int64(v[2]) == 0)
 		return rrow_push(&sc->top, &sc->ntop, &sc->ctop, r);
-	if ((r.id = sqlite3_column_int64(st, 4)) == 0)
+	if ((r.id = sqlite3_value_int64(v[4])) == 0)
 		return 0;
 	return rrow_push(&sc->child, &sc->nchild, &sc->cchild, r);
 }
@@ -597,10 +597,10 @@ static void job_scan(struct db_job *j)
 	}
 	/* the scan reads the whole table: map it rather than copy it page by page */
 	lp_db_exec(j->db, "PRAGMA mmap_size = 4294967296", j->err, sizeof(j->err));
-	j->rc = lp_db_each(j->db,
-			   "SELECT id, name_id, depth, end_ns - start_ns, parent_id FROM ranges "
-			   "WHERE depth <= 1",
-			   NULL, 0, rscan_row, &j->sc, j->err, sizeof(j->err));
+	j->rc = lp_db_fold(j->db,
+			   "SELECT lp_rows(id, name_id, depth, end_ns - start_ns, parent_id) FROM "
+			   "ranges WHERE depth <= 1",
+			   rscan_row, &j->sc, j->err, sizeof(j->err));
 	if (!j->rc)
 		j->rc = load_locks(j->db, &j->part, j->err, sizeof(j->err));
 	if (!j->rc)
