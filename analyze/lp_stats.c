@@ -29,44 +29,68 @@ static double radix_val(uint64_t u)
 	return d;
 }
 
-/* LSD radix sort, 8 bits a pass, passes where every key shares the digit
- * skipped: a million durations sort in a few tens of ms (qsort: ~150). */
+/* Scatters a into b by the digit of w bits at bit sh, counts given. */
+static void radix_pass(const uint64_t *a, uint64_t *b, size_t n, size_t *c, int sh, int w)
+{
+	uint64_t mask = ((uint64_t)1 << w) - 1;
+	size_t off = 0;
+	for (uint64_t k = 0; k <= mask; k++) {
+		size_t t = c[k];
+		c[k] = off;
+		off += t;
+	}
+	for (size_t i = 0; i < n; i++)
+		b[c[(a[i] >> sh) & mask]++] = a[i];
+}
+
+/*
+ * LSD radix sort over only the bits where the keys differ, in as few
+ * passes of at most 11 bits as cover them: integer nanoseconds of 0.1-10
+ * ms differ in ~33 bits of their doubles, 3 passes (8-bit digits: 4-5).
+ * A million durations sort in ~40 ms (8-bit digits: ~57, qsort: ~150).
+ */
+#define RADIX_MAX_BITS 11
+
 static int radix_sort(double *v, size_t n)
 {
-	uint64_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
-	size_t(*cnt)[256] = calloc(8, sizeof(*cnt));
-	if (!a || !b || !cnt) {
-		free(a);
-		free(b);
-		free(cnt);
-		return -ENOMEM;
-	}
+	uint64_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b)), diff = 0;
+	size_t *cnt = NULL;
+	if (!a || !b)
+		goto nomem;
 	for (size_t i = 0; i < n; i++) {
 		a[i] = radix_key(v[i]);
-		for (int d = 0; d < 8; d++)
-			cnt[d][(a[i] >> (8 * d)) & 0xff]++;
+		diff |= a[i] ^ a[0];
 	}
-	for (int d = 0; d < 8; d++) {
-		size_t off = 0, *c = cnt[d];
-		if (c[(a[0] >> (8 * d)) & 0xff] == n)
-			continue;
-		for (int k = 0; k < 256; k++) {
-			size_t t = c[k];
-			c[k] = off;
-			off += t;
-		}
-		for (size_t i = 0; i < n; i++)
-			b[c[(a[i] >> (8 * d)) & 0xff]++] = a[i];
+	if (!diff) /* every key alike: v is sorted */
+		goto out;
+	int lo = __builtin_ctzll(diff), bits = 64 - __builtin_clzll(diff) - lo;
+	int passes = (bits + RADIX_MAX_BITS - 1) / RADIX_MAX_BITS, w = (bits + passes - 1) / passes;
+	size_t nb = (size_t)1 << w;
+	uint64_t mask = nb - 1;
+	if (!(cnt = calloc((size_t)passes * nb, sizeof(*cnt))))
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = a[i] >> lo;
+		for (int p = 0; p < passes; p++)
+			cnt[(size_t)p * nb + ((k >> (p * w)) & mask)]++;
+	}
+	for (int p = 0; p < passes; p++) {
+		radix_pass(a, b, n, cnt + (size_t)p * nb, lo + p * w, w);
 		uint64_t *t = a;
 		a = b;
 		b = t;
 	}
 	for (size_t i = 0; i < n; i++)
 		v[i] = radix_val(a[i]);
+out:
 	free(a);
 	free(b);
 	free(cnt);
 	return 0;
+nomem:
+	free(a);
+	free(b);
+	return -ENOMEM;
 }
 
 void lp_sort_doubles(double *v, size_t n)
