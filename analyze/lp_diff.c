@@ -88,17 +88,44 @@ const char *lp_verdict_name(enum lp_verdict v)
 
 /* ---------------------------------------------------------------- samples */
 
+/* Room for want samples in all. */
+static int series_reserve(struct lp_series *s, size_t want)
+{
+	if (want <= s->cap)
+		return 0;
+	size_t cap = s->cap ? s->cap * 2 : 64;
+	cap = cap < want ? want : cap;
+	double *p = realloc(s->v, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	s->v = p;
+	s->cap = cap;
+	return 0;
+}
+
 static int series_push(struct lp_series *s, double v)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		double *p = realloc(s->v, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		s->v = p;
-		s->cap = cap;
-	}
+	if (s->n == s->cap && series_reserve(s, s->n + 1))
+		return -ENOMEM;
 	s->v[s->n++] = v;
+	return 0;
+}
+
+/* Appends run p's samples to s; an empty s takes p's array whole. */
+static int series_take(struct lp_series *s, struct lp_series *p)
+{
+	if (!s->v) {
+		s->v = p->v;
+		s->n = p->n;
+		s->cap = p->cap;
+		p->v = NULL;
+		p->n = p->cap = 0;
+		return 0;
+	}
+	if (series_reserve(s, s->n + p->n))
+		return -ENOMEM;
+	memcpy(s->v + s->n, p->v, p->n * sizeof(*p->v));
+	s->n += p->n;
 	return 0;
 }
 
@@ -143,23 +170,21 @@ static struct lp_series *stage_get(struct lp_side *side, const char *name, size_
 	return s;
 }
 
-/* Sorts the pooled samples and each run's (v holds them run after run). */
+/* v holds the runs one after the other, each sorted by its job: keeps
+ * them apart in run_buf, then sorts the pooled samples. */
 static int series_finish(struct lp_series *s, size_t nruns)
 {
 	if (!(s->run_v = calloc(nruns + 1, sizeof(*s->run_v))))
 		return -ENOMEM;
 	if (nruns == 1) {
-		lp_sort_doubles(s->v, s->n);
 		s->run_v[0] = s->v;
 		return 0;
 	}
 	if (!(s->run_buf = malloc((s->n + 1) * sizeof(double))))
 		return -ENOMEM;
 	memcpy(s->run_buf, s->v, s->n * sizeof(double));
-	for (size_t r = 0, off = 0; r < nruns; off += s->run_n[r++]) {
+	for (size_t r = 0, off = 0; r < nruns; off += s->run_n[r++])
 		s->run_v[r] = s->run_buf + off;
-		lp_sort_doubles(s->run_v[r], s->run_n[r]);
-	}
 	lp_sort_doubles(s->v, s->n);
 	return 0;
 }
@@ -362,13 +387,19 @@ static int accumulate(const struct rscan *sc, const struct req_index *req_of, si
 		      struct stage_acc **acc, size_t *nacc)
 {
 	struct lp_map slot = {0};
+	int64_t last = 0; /* the name id of slot si: siblings come in turn */
+	uint64_t si = 0;
 	int rc = 0;
 	for (size_t i = 0; !rc && i < sc->nchild; i++) {
 		const struct rrow *c = &sc->child[i];
-		uint64_t ri, si;
+		uint64_t ri;
 		if (!req_index_get(req_of, c->id, &ri))
 			continue;
-		if (!lp_map_get(&slot, (uint64_t)c->name_id + 1, &si)) {
+		if (c->name_id == last) {
+			/* slot si */
+		} else if (lp_map_get(&slot, (uint64_t)c->name_id + 1, &si)) {
+			last = c->name_id;
+		} else {
 			struct stage_acc *p = realloc(*acc, (*nacc + 1) * sizeof(*p));
 			double *sum = malloc((nreq + 1) * sizeof(*sum));
 			if (!p || !sum || lp_map_put(&slot, (uint64_t)c->name_id + 1, *nacc)) {
@@ -382,6 +413,7 @@ static int accumulate(const struct rscan *sc, const struct req_index *req_of, si
 			*acc = p;
 			p[*nacc] = (struct stage_acc){c->name_id, sum};
 			si = (*nacc)++;
+			last = c->name_id;
 		}
 		double *v = &(*acc)[si].sum[ri];
 		*v = isnan(*v) ? c->dur : *v + c->dur;
@@ -399,11 +431,11 @@ static int add_stages(sqlite3 *db, struct lp_side *side, size_t run, size_t nrun
 		char *name = name_of(db, acc[i].name_id, err, errlen);
 		struct lp_series *s = name ? stage_get(side, name, nruns) : NULL;
 		free(name);
-		if (!s)
+		if (!s || series_reserve(s, s->n + nreq))
 			return -ENOMEM;
-		for (size_t k = 0; !rc && k < nreq; k++)
+		for (size_t k = 0; k < nreq; k++)
 			if (!isnan(acc[i].sum[k])) {
-				rc = series_push(s, acc[i].sum[k]);
+				s->v[s->n++] = acc[i].sum[k];
 				s->run_n[run]++;
 			}
 	}
@@ -614,6 +646,11 @@ static void job_resolve(struct db_job *j)
 	else
 		j->rc = resolve_ranges(j->db, j->path, &j->sc, j->req_name, &j->part, 0, 1, j->err,
 				       sizeof(j->err));
+	/* each run sorted here, on the job's thread: one run per side needs no
+	 * more (the bootstrap and the quantiles read sorted samples) */
+	lp_sort_doubles(j->part.req.v, j->part.req.n);
+	for (size_t i = 0; !j->rc && i < j->part.nstages; i++)
+		lp_sort_doubles(j->part.stages[i].v, j->part.stages[i].n);
 }
 
 struct job_pool {
@@ -651,18 +688,15 @@ static void pool_run(struct db_job *jobs, size_t n, void (*fn)(struct db_job *))
 /* Appends job r's database to side as its run r. */
 static int side_merge(struct lp_side *side, struct db_job *j, size_t r, size_t nruns)
 {
-	const struct lp_side *p = &j->part;
-	int rc = 0;
-	for (size_t i = 0; !rc && i < p->req.n; i++)
-		rc = series_push(&side->req, p->req.v[i]);
+	struct lp_side *p = &j->part;
 	side->req.run_n[r] = p->req.n;
+	int rc = series_take(&side->req, &p->req);
 	for (size_t k = 0; !rc && k < p->nstages; k++) {
 		struct lp_series *s = stage_get(side, p->stages[k].name, nruns);
 		if (!s)
 			return -ENOMEM;
-		for (size_t i = 0; !rc && i < p->stages[k].n; i++)
-			rc = series_push(s, p->stages[k].v[i]);
 		s->run_n[r] = p->stages[k].n;
+		rc = series_take(s, &p->stages[k]);
 	}
 	for (size_t i = 0; !rc && i < p->nlocks; i++)
 		rc = named_add(&side->locks, &side->nlocks, p->locks[i].name, p->locks[i].total_ns,
