@@ -6,6 +6,7 @@
 #include "lp_findings.h"
 #include "lp_map.h"
 #include "lp_stats.h"
+#include "lp_util.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -98,6 +99,7 @@ static int series_reserve(struct lp_series *s, size_t want)
 	double *p = realloc(s->v, cap * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	lp_huge_advise(p, cap * sizeof(*p));
 	s->v = p;
 	s->cap = cap;
 	return 0;
@@ -228,16 +230,23 @@ struct rscan {
 	size_t ntop, nchild, ctop, cchild;
 };
 
+#define RSCAN_RESERVE_MAX (16ll << 20)
+
+static int rrow_reserve(struct rrow **v, size_t *cap, size_t want)
+{
+	struct rrow *p = realloc(*v, want * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	lp_huge_advise(p, want * sizeof(*p));
+	*v = p;
+	*cap = want;
+	return 0;
+}
+
 static int rrow_push(struct rrow **v, size_t *n, size_t *cap, struct rrow r)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 1024;
-		struct rrow *p = realloc(*v, c * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = c;
-	}
+	if (*n == *cap && rrow_reserve(v, cap, *cap ? *cap * 2 : 1024))
+		return -ENOMEM;
 	(*v)[(*n)++] = r;
 	return 0;
 }
@@ -368,6 +377,7 @@ static void req_index_init(struct req_index *x, const struct rscan *sc)
 		x->lo = lo;
 		x->span = (size_t)(hi - lo) + 1;
 		x->dense = calloc(x->span, sizeof(*x->dense)); /* NULL: the map does it all */
+		lp_huge_advise(x->dense, x->dense ? x->span * sizeof(*x->dense) : 0);
 	}
 }
 
@@ -402,6 +412,7 @@ static int accumulate(const struct rscan *sc, const struct req_index *req_of, si
 		} else {
 			struct stage_acc *p = realloc(*acc, (*nacc + 1) * sizeof(*p));
 			double *sum = malloc((nreq + 1) * sizeof(*sum));
+			lp_huge_advise(sum, sum ? (nreq + 1) * sizeof(*sum) : 0);
 			if (!p || !sum || lp_map_put(&slot, (uint64_t)c->name_id + 1, *nacc)) {
 				free(sum);
 				*acc = p ? p : *acc;
@@ -619,12 +630,22 @@ static void job_scan(struct db_job *j)
 		j->rc = -EINVAL;
 		return;
 	}
-	if (lp_db_count(j->db, "ranges") == 0) {
+	long long nr = lp_db_count(j->db, "ranges");
+	if (nr == 0) {
 		snprintf(j->err, sizeof(j->err),
 			 "%s has no NVTX ranges: requests are outermost NVTX ranges, so annotate "
 			 "the program with NVTX (or record it with NVTX capture on)",
 			 j->path);
 		j->rc = -EINVAL;
+		return;
+	}
+	/* room for every range (up to 16 M: address space, not memory, until
+	 * written), so that the arrays never move */
+	nr = nr < RSCAN_RESERVE_MAX ? nr : RSCAN_RESERVE_MAX;
+	if (rrow_reserve(&j->sc.top, &j->sc.ctop, (size_t)nr) ||
+	    rrow_reserve(&j->sc.child, &j->sc.cchild, (size_t)nr)) {
+		snprintf(j->err, sizeof(j->err), "out of memory");
+		j->rc = -ENOMEM;
 		return;
 	}
 	/* the scan reads the whole table: map it rather than copy it page by page */

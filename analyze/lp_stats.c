@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "lp_stats.h"
+#include "lp_util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -93,6 +94,8 @@ static int radix_sort(double *v, size_t n)
 	int whole = all_whole(v, n);
 	if (whole == 32) {
 		uint32_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b)), diff = 0, *s;
+		lp_huge_advise(a, n * sizeof(*a));
+		lp_huge_advise(b, n * sizeof(*b));
 		for (size_t i = 0; a && b && i < n; i++) {
 			a[i] = (uint32_t)v[i];
 			diff |= a[i] ^ a[0];
@@ -107,6 +110,8 @@ static int radix_sort(double *v, size_t n)
 		return s ? 0 : -ENOMEM;
 	}
 	uint64_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b)), diff = 0, *s;
+	lp_huge_advise(a, n * sizeof(*a));
+	lp_huge_advise(b, n * sizeof(*b));
 	for (size_t i = 0; a && b && i < n; i++) {
 		a[i] = whole ? (uint64_t)v[i] : radix_key(v[i]);
 		diff |= a[i] ^ a[0];
