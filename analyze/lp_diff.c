@@ -293,11 +293,14 @@ static int pick_request(sqlite3 *db, const struct rscan *sc, char **name, char *
 	struct lp_map cnt = {0};
 	uint64_t c;
 	int rc = 0;
-	for (size_t i = 0; !rc && i < sc->ntop; i++) {
+	/* one map update per run of equal names (requests follow each other) */
+	for (size_t i = 0, j; !rc && i < sc->ntop; i = j) {
+		for (j = i + 1; j < sc->ntop && sc->top[j].name_id == sc->top[i].name_id; j++)
+			;
 		uint64_t k = (uint64_t)sc->top[i].name_id + 1;
 		c = 0;
 		lp_map_get(&cnt, k, &c);
-		rc = lp_map_put(&cnt, k, c + 1) ? -ENOMEM : 0;
+		rc = lp_map_put(&cnt, k, c + (j - i)) ? -ENOMEM : 0;
 	}
 	uint64_t best = 0;
 	for (size_t i = 0; !rc && i < cnt.cap; i++) {
@@ -464,9 +467,15 @@ static int resolve_ranges(sqlite3 *db, const char *path, struct rscan *sc, const
 	size_t nacc = 0, nreq = 0;
 	req_index_init(&req_of, sc);
 	int rc = ids_of(db, req_name, &ids, err, errlen);
+	int64_t last = 0; /* a name id, and whether it is the request's */
+	int is_req = 0;
 	for (size_t i = 0; !rc && i < sc->ntop; i++) {
 		uint64_t one;
-		if (!lp_map_get(&ids, (uint64_t)sc->top[i].name_id + 1, &one))
+		if (sc->top[i].name_id != last) {
+			last = sc->top[i].name_id;
+			is_req = lp_map_get(&ids, (uint64_t)last + 1, &one);
+		}
+		if (!is_req)
 			continue;
 		if (req_index_put(&req_of, sc->top[i].id, nreq) ||
 		    series_push(&side->req, sc->top[i].dur))
