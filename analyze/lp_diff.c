@@ -619,9 +619,10 @@ static int load_findings(sqlite3 *db, struct lp_side *side, char *err, size_t er
  * One job per database. Phase 1 (threads): open, scan the ranges, sum the
  * locks and kernels. Then the request name is fixed (--request, or the
  * most frequent outermost name of the first base database). Phase 2
- * (threads): requests and stages of that name. The jobs are merged in
- * order, run by run; findings run last on one thread (the rule engine
- * keeps global state). */
+ * (threads): requests and stages of that name, each sorted. The jobs are
+ * merged in order, run by run (one run per side: its arrays are moved, not
+ * copied); findings run last on one thread (the rule engine keeps global
+ * state). */
 
 struct db_job {
 	const char *path;
