@@ -257,6 +257,43 @@ int lp_db_each(sqlite3 *db, const char *sql, const int64_t *args, int nargs, lp_
 	return lp_db_query(db, sql, a, nargs, fn, ctx, err, errlen);
 }
 
+struct fold {
+	lp_db_vals_fn fn;
+	void *ctx;
+	int rc;
+};
+
+static void fold_step(sqlite3_context *c, int n, sqlite3_value **v)
+{
+	struct fold *f = sqlite3_user_data(c);
+	(void)n;
+	/* an error set in a step ends the statement: no more rows are read */
+	if (!f->rc && (f->rc = f->fn(v, f->ctx)) != 0)
+		sqlite3_result_error(c, "stopped by the caller", -1);
+}
+
+static void fold_final(sqlite3_context *c)
+{
+	sqlite3_result_null(c);
+}
+
+int lp_db_fold(sqlite3 *db, const char *sql, lp_db_vals_fn fn, void *ctx, char *err, size_t errlen)
+{
+	struct fold f = {fn, ctx, 0};
+	if (sqlite3_create_function(db, "lp_rows", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, &f, NULL,
+				    fold_step, fold_final) != SQLITE_OK) {
+		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	int rc = lp_db_each(db, sql, NULL, 0, NULL, NULL, err, errlen);
+	sqlite3_create_function(db, "lp_rows", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+	if (f.rc == LP_DB_STOP)
+		return 0;
+	if (f.rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	return f.rc ? f.rc : rc;
+}
+
 struct get_int {
 	int64_t v;
 };

@@ -86,6 +86,17 @@ int lp_db_each(sqlite3 *db, const char *sql, const int64_t *args, int nargs, lp_
 int lp_db_query(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int nargs,
 		lp_db_row_fn fn, void *ctx, char *err, size_t errlen);
 
+/* Called per row of a fold with the values of lp_rows(...); returns as
+ * lp_db_row_fn does. */
+typedef int (*lp_db_vals_fn)(sqlite3_value **v, void *ctx);
+
+/* A scan of millions of rows, read inside SQLite: sql selects the
+ * aggregate lp_rows(expr, ...), which calls fn with the values of each row
+ * it aggregates. Stepping each row out costs more than reading it (5 M
+ * ranges of 5 columns: 1.7 s stepped, 1.2 s folded). 0, fn's error, or
+ * -EIO with err filled. */
+int lp_db_fold(sqlite3 *db, const char *sql, lp_db_vals_fn fn, void *ctx, char *err, size_t errlen);
+
 /* The checked single-value lookup: *out = first column of the first row,
  * dflt when there is no row or it is NULL. 0, or -EIO with err filled. */
 int lp_db_get_int(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int nargs,

@@ -6,6 +6,7 @@
 #include "lp_findings.h"
 #include "lp_map.h"
 #include "lp_stats.h"
+#include "lp_util.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -88,17 +89,45 @@ const char *lp_verdict_name(enum lp_verdict v)
 
 /* ---------------------------------------------------------------- samples */
 
+/* Room for want samples in all. */
+static int series_reserve(struct lp_series *s, size_t want)
+{
+	if (want <= s->cap)
+		return 0;
+	size_t cap = s->cap ? s->cap * 2 : 64;
+	cap = cap < want ? want : cap;
+	double *p = realloc(s->v, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	lp_huge_advise(p, cap * sizeof(*p));
+	s->v = p;
+	s->cap = cap;
+	return 0;
+}
+
 static int series_push(struct lp_series *s, double v)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		double *p = realloc(s->v, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		s->v = p;
-		s->cap = cap;
-	}
+	if (s->n == s->cap && series_reserve(s, s->n + 1))
+		return -ENOMEM;
 	s->v[s->n++] = v;
+	return 0;
+}
+
+/* Appends run p's samples to s; an empty s takes p's array whole. */
+static int series_take(struct lp_series *s, struct lp_series *p)
+{
+	if (!s->v) {
+		s->v = p->v;
+		s->n = p->n;
+		s->cap = p->cap;
+		p->v = NULL;
+		p->n = p->cap = 0;
+		return 0;
+	}
+	if (series_reserve(s, s->n + p->n))
+		return -ENOMEM;
+	memcpy(s->v + s->n, p->v, p->n * sizeof(*p->v));
+	s->n += p->n;
 	return 0;
 }
 
@@ -143,23 +172,21 @@ static struct lp_series *stage_get(struct lp_side *side, const char *name, size_
 	return s;
 }
 
-/* Sorts the pooled samples and each run's (v holds them run after run). */
+/* v holds the runs one after the other, each sorted by its job: keeps
+ * them apart in run_buf, then sorts the pooled samples. */
 static int series_finish(struct lp_series *s, size_t nruns)
 {
 	if (!(s->run_v = calloc(nruns + 1, sizeof(*s->run_v))))
 		return -ENOMEM;
 	if (nruns == 1) {
-		lp_sort_doubles(s->v, s->n);
 		s->run_v[0] = s->v;
 		return 0;
 	}
 	if (!(s->run_buf = malloc((s->n + 1) * sizeof(double))))
 		return -ENOMEM;
 	memcpy(s->run_buf, s->v, s->n * sizeof(double));
-	for (size_t r = 0, off = 0; r < nruns; off += s->run_n[r++]) {
+	for (size_t r = 0, off = 0; r < nruns; off += s->run_n[r++])
 		s->run_v[r] = s->run_buf + off;
-		lp_sort_doubles(s->run_v[r], s->run_n[r]);
-	}
 	lp_sort_doubles(s->v, s->n);
 	return 0;
 }
@@ -203,32 +230,39 @@ struct rscan {
 	size_t ntop, nchild, ctop, cchild;
 };
 
+#define RSCAN_RESERVE_MAX (16ll << 20)
+
+static int rrow_reserve(struct rrow **v, size_t *cap, size_t want)
+{
+	struct rrow *p = realloc(*v, want * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	lp_huge_advise(p, want * sizeof(*p));
+	*v = p;
+	*cap = want;
+	return 0;
+}
+
 static int rrow_push(struct rrow **v, size_t *n, size_t *cap, struct rrow r)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 1024;
-		struct rrow *p = realloc(*v, c * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = c;
-	}
+	if (*n == *cap && rrow_reserve(v, cap, *cap ? *cap * 2 : 1024))
+		return -ENOMEM;
 	(*v)[(*n)++] = r;
 	return 0;
 }
 
-static int rscan_row(sqlite3_stmt *st, void *ctx)
+static int rscan_row(sqlite3_value **v, void *ctx)
 {
 	struct rscan *sc = ctx;
 	/* name_id and parent_id are NULL or >= 1 (INTEGER PRIMARY KEYs the
 	 * importer numbers from 1): 0 reads as NULL, no type check per row. */
-	struct rrow r = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-			 (double)sqlite3_column_int64(st, 3)};
+	struct rrow r = {sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1]),
+			 (double)sqlite3_value_int64(v[3])};
 	if (r.name_id == 0)
 		return 0; /* unnamed: neither a request nor a stage */
-	if (sqlite3_column_int64(st, 2) == 0)
+	if (sqlite3_value_int64(v[2]) == 0)
 		return rrow_push(&sc->top, &sc->ntop, &sc->ctop, r);
-	if ((r.id = sqlite3_column_int64(st, 4)) == 0)
+	if ((r.id = sqlite3_value_int64(v[4])) == 0)
 		return 0;
 	return rrow_push(&sc->child, &sc->nchild, &sc->cchild, r);
 }
@@ -259,11 +293,14 @@ static int pick_request(sqlite3 *db, const struct rscan *sc, char **name, char *
 	struct lp_map cnt = {0};
 	uint64_t c;
 	int rc = 0;
-	for (size_t i = 0; !rc && i < sc->ntop; i++) {
+	/* one map update per run of equal names (requests follow each other) */
+	for (size_t i = 0, j; !rc && i < sc->ntop; i = j) {
+		for (j = i + 1; j < sc->ntop && sc->top[j].name_id == sc->top[i].name_id; j++)
+			;
 		uint64_t k = (uint64_t)sc->top[i].name_id + 1;
 		c = 0;
 		lp_map_get(&cnt, k, &c);
-		rc = lp_map_put(&cnt, k, c + 1) ? -ENOMEM : 0;
+		rc = lp_map_put(&cnt, k, c + (j - i)) ? -ENOMEM : 0;
 	}
 	uint64_t best = 0;
 	for (size_t i = 0; !rc && i < cnt.cap; i++) {
@@ -343,6 +380,7 @@ static void req_index_init(struct req_index *x, const struct rscan *sc)
 		x->lo = lo;
 		x->span = (size_t)(hi - lo) + 1;
 		x->dense = calloc(x->span, sizeof(*x->dense)); /* NULL: the map does it all */
+		lp_huge_advise(x->dense, x->dense ? x->span * sizeof(*x->dense) : 0);
 	}
 }
 
@@ -362,15 +400,22 @@ static int accumulate(const struct rscan *sc, const struct req_index *req_of, si
 		      struct stage_acc **acc, size_t *nacc)
 {
 	struct lp_map slot = {0};
+	int64_t last = 0; /* the name id of slot si: siblings come in turn */
+	uint64_t si = 0;
 	int rc = 0;
 	for (size_t i = 0; !rc && i < sc->nchild; i++) {
 		const struct rrow *c = &sc->child[i];
-		uint64_t ri, si;
+		uint64_t ri;
 		if (!req_index_get(req_of, c->id, &ri))
 			continue;
-		if (!lp_map_get(&slot, (uint64_t)c->name_id + 1, &si)) {
+		if (c->name_id == last) {
+			/* slot si */
+		} else if (lp_map_get(&slot, (uint64_t)c->name_id + 1, &si)) {
+			last = c->name_id;
+		} else {
 			struct stage_acc *p = realloc(*acc, (*nacc + 1) * sizeof(*p));
 			double *sum = malloc((nreq + 1) * sizeof(*sum));
+			lp_huge_advise(sum, sum ? (nreq + 1) * sizeof(*sum) : 0);
 			if (!p || !sum || lp_map_put(&slot, (uint64_t)c->name_id + 1, *nacc)) {
 				free(sum);
 				*acc = p ? p : *acc;
@@ -382,6 +427,7 @@ static int accumulate(const struct rscan *sc, const struct req_index *req_of, si
 			*acc = p;
 			p[*nacc] = (struct stage_acc){c->name_id, sum};
 			si = (*nacc)++;
+			last = c->name_id;
 		}
 		double *v = &(*acc)[si].sum[ri];
 		*v = isnan(*v) ? c->dur : *v + c->dur;
@@ -399,11 +445,11 @@ static int add_stages(sqlite3 *db, struct lp_side *side, size_t run, size_t nrun
 		char *name = name_of(db, acc[i].name_id, err, errlen);
 		struct lp_series *s = name ? stage_get(side, name, nruns) : NULL;
 		free(name);
-		if (!s)
+		if (!s || series_reserve(s, s->n + nreq))
 			return -ENOMEM;
-		for (size_t k = 0; !rc && k < nreq; k++)
+		for (size_t k = 0; k < nreq; k++)
 			if (!isnan(acc[i].sum[k])) {
-				rc = series_push(s, acc[i].sum[k]);
+				s->v[s->n++] = acc[i].sum[k];
 				s->run_n[run]++;
 			}
 	}
@@ -421,9 +467,15 @@ static int resolve_ranges(sqlite3 *db, const char *path, struct rscan *sc, const
 	size_t nacc = 0, nreq = 0;
 	req_index_init(&req_of, sc);
 	int rc = ids_of(db, req_name, &ids, err, errlen);
+	int64_t last = 0; /* a name id, and whether it is the request's */
+	int is_req = 0;
 	for (size_t i = 0; !rc && i < sc->ntop; i++) {
 		uint64_t one;
-		if (!lp_map_get(&ids, (uint64_t)sc->top[i].name_id + 1, &one))
+		if (sc->top[i].name_id != last) {
+			last = sc->top[i].name_id;
+			is_req = lp_map_get(&ids, (uint64_t)last + 1, &one);
+		}
+		if (!is_req)
 			continue;
 		if (req_index_put(&req_of, sc->top[i].id, nreq) ||
 		    series_push(&side->req, sc->top[i].dur))
@@ -567,9 +619,10 @@ static int load_findings(sqlite3 *db, struct lp_side *side, char *err, size_t er
  * One job per database. Phase 1 (threads): open, scan the ranges, sum the
  * locks and kernels. Then the request name is fixed (--request, or the
  * most frequent outermost name of the first base database). Phase 2
- * (threads): requests and stages of that name. The jobs are merged in
- * order, run by run; findings run last on one thread (the rule engine
- * keeps global state). */
+ * (threads): requests and stages of that name, each sorted. The jobs are
+ * merged in order, run by run (one run per side: its arrays are moved, not
+ * copied); findings run last on one thread (the rule engine keeps global
+ * state). */
 
 struct db_job {
 	const char *path;
@@ -587,7 +640,8 @@ static void job_scan(struct db_job *j)
 		j->rc = -EINVAL;
 		return;
 	}
-	if (lp_db_count(j->db, "ranges") == 0) {
+	long long nr = lp_db_count(j->db, "ranges");
+	if (nr == 0) {
 		snprintf(j->err, sizeof(j->err),
 			 "%s has no NVTX ranges: requests are outermost NVTX ranges, so annotate "
 			 "the program with NVTX (or record it with NVTX capture on)",
@@ -595,12 +649,21 @@ static void job_scan(struct db_job *j)
 		j->rc = -EINVAL;
 		return;
 	}
+	/* room for every range (up to 16 M: address space, not memory, until
+	 * written), so that the arrays never move */
+	nr = nr < RSCAN_RESERVE_MAX ? nr : RSCAN_RESERVE_MAX;
+	if (rrow_reserve(&j->sc.top, &j->sc.ctop, (size_t)nr) ||
+	    rrow_reserve(&j->sc.child, &j->sc.cchild, (size_t)nr)) {
+		snprintf(j->err, sizeof(j->err), "out of memory");
+		j->rc = -ENOMEM;
+		return;
+	}
 	/* the scan reads the whole table: map it rather than copy it page by page */
 	lp_db_exec(j->db, "PRAGMA mmap_size = 4294967296", j->err, sizeof(j->err));
-	j->rc = lp_db_each(j->db,
-			   "SELECT id, name_id, depth, end_ns - start_ns, parent_id FROM ranges "
-			   "WHERE depth <= 1",
-			   NULL, 0, rscan_row, &j->sc, j->err, sizeof(j->err));
+	j->rc = lp_db_fold(j->db,
+			   "SELECT lp_rows(id, name_id, depth, end_ns - start_ns, parent_id) FROM "
+			   "ranges WHERE depth <= 1",
+			   rscan_row, &j->sc, j->err, sizeof(j->err));
 	if (!j->rc)
 		j->rc = load_locks(j->db, &j->part, j->err, sizeof(j->err));
 	if (!j->rc)
@@ -614,6 +677,11 @@ static void job_resolve(struct db_job *j)
 	else
 		j->rc = resolve_ranges(j->db, j->path, &j->sc, j->req_name, &j->part, 0, 1, j->err,
 				       sizeof(j->err));
+	/* each run sorted here, on the job's thread: one run per side needs no
+	 * more (the bootstrap and the quantiles read sorted samples) */
+	lp_sort_doubles(j->part.req.v, j->part.req.n);
+	for (size_t i = 0; !j->rc && i < j->part.nstages; i++)
+		lp_sort_doubles(j->part.stages[i].v, j->part.stages[i].n);
 }
 
 struct job_pool {
@@ -651,18 +719,15 @@ static void pool_run(struct db_job *jobs, size_t n, void (*fn)(struct db_job *))
 /* Appends job r's database to side as its run r. */
 static int side_merge(struct lp_side *side, struct db_job *j, size_t r, size_t nruns)
 {
-	const struct lp_side *p = &j->part;
-	int rc = 0;
-	for (size_t i = 0; !rc && i < p->req.n; i++)
-		rc = series_push(&side->req, p->req.v[i]);
+	struct lp_side *p = &j->part;
 	side->req.run_n[r] = p->req.n;
+	int rc = series_take(&side->req, &p->req);
 	for (size_t k = 0; !rc && k < p->nstages; k++) {
 		struct lp_series *s = stage_get(side, p->stages[k].name, nruns);
 		if (!s)
 			return -ENOMEM;
-		for (size_t i = 0; !rc && i < p->stages[k].n; i++)
-			rc = series_push(s, p->stages[k].v[i]);
 		s->run_n[r] = p->stages[k].n;
+		rc = series_take(s, &p->stages[k]);
 	}
 	for (size_t i = 0; !rc && i < p->nlocks; i++)
 		rc = named_add(&side->locks, &side->nlocks, p->locks[i].name, p->locks[i].total_ns,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "lp_stats.h"
+#include "lp_util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -29,44 +30,100 @@ static double radix_val(uint64_t u)
 	return d;
 }
 
-/* LSD radix sort, 8 bits a pass, passes where every key shares the digit
- * skipped: a million durations sort in a few tens of ms (qsort: ~150). */
+/* 32 when every value is a whole number in [0, 2^32) (a count, a time in
+ * ns under 4.29 s), 64 when in [0, 2^53), else 0. Whole numbers sort by
+ * their integer: durations of up to 4 ms vary in 22 bits that way, in ~33
+ * as doubles (exponent and mantissa both change), and below 2^32 the keys
+ * take half the memory traffic. */
+static int all_whole(const double *v, size_t n)
+{
+	double max = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(v[i] >= 0 && v[i] < 0x1p53) || signbit(v[i]) ||
+		    (double)(uint64_t)v[i] != v[i])
+			return 0;
+		max = v[i] > max ? v[i] : max;
+	}
+	return max < 0x1p32 ? 32 : 64;
+}
+
+/*
+ * LSD radix sort of n keys of type T in a (b: scratch of n) over only the
+ * bits where they differ (diff: every key XOR the first, OR'ed), in as few
+ * passes of at most 11 bits as cover them: 2-3 passes for durations in ns
+ * (8-bit digits: 4-5 passes). Returns the array holding the sorted keys,
+ * NULL without memory. A million durations sort in ~38 ms (64-bit keys of
+ * doubles in 8-bit digits: ~60, qsort: ~150).
+ */
+#define RADIX_MAX_BITS 11
+#define RADIX_DEFINE(name, T, CLZ, CTZ)                                                            \
+	static T *name(T *a, T *b, size_t n, T diff)                                               \
+	{                                                                                          \
+		if (!diff) /* every key alike: sorted */                                           \
+			return a;                                                                  \
+		int lo = CTZ(diff), bits = (int)(8 * sizeof(T)) - CLZ(diff) - lo;                  \
+		int passes = (bits + RADIX_MAX_BITS - 1) / RADIX_MAX_BITS,                         \
+		    w = (bits + passes - 1) / passes;                                              \
+		size_t nb = (size_t)1 << w, *cnt = calloc((size_t)passes * nb, sizeof(*cnt));      \
+		if (!cnt)                                                                          \
+			return NULL;                                                               \
+		for (size_t i = 0; i < n; i++)                                                     \
+			for (int p = 0; p < passes; p++)                                           \
+				cnt[(size_t)p * nb + ((a[i] >> (lo + p * w)) & (nb - 1))]++;       \
+		for (int p = 0; p < passes; p++) {                                                 \
+			size_t off = 0, *c = cnt + (size_t)p * nb;                                 \
+			for (size_t k = 0; k < nb; k++) {                                          \
+				size_t t = c[k];                                                   \
+				c[k] = off;                                                        \
+				off += t;                                                          \
+			}                                                                          \
+			for (size_t i = 0; i < n; i++)                                             \
+				b[c[(a[i] >> (lo + p * w)) & (nb - 1)]++] = a[i];                  \
+			T *t = a;                                                                  \
+			a = b;                                                                     \
+			b = t;                                                                     \
+		}                                                                                  \
+		free(cnt);                                                                         \
+		return a;                                                                          \
+	}
+RADIX_DEFINE(radix32, uint32_t, __builtin_clz, __builtin_ctz)
+RADIX_DEFINE(radix64, uint64_t, __builtin_clzll, __builtin_ctzll)
+
 static int radix_sort(double *v, size_t n)
 {
-	uint64_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
-	size_t(*cnt)[256] = calloc(8, sizeof(*cnt));
-	if (!a || !b || !cnt) {
+	int whole = all_whole(v, n);
+	if (whole == 32) {
+		uint32_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b)), diff = 0, *s;
+		lp_huge_advise(a, n * sizeof(*a));
+		lp_huge_advise(b, n * sizeof(*b));
+		for (size_t i = 0; a && b && i < n; i++) {
+			a[i] = (uint32_t)v[i];
+			diff |= a[i] ^ a[0];
+		}
+		if (a && b && (s = radix32(a, b, n, diff)))
+			for (size_t i = 0; i < n; i++)
+				v[i] = (double)s[i];
+		else
+			s = NULL;
 		free(a);
 		free(b);
-		free(cnt);
-		return -ENOMEM;
+		return s ? 0 : -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
-		a[i] = radix_key(v[i]);
-		for (int d = 0; d < 8; d++)
-			cnt[d][(a[i] >> (8 * d)) & 0xff]++;
+	uint64_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b)), diff = 0, *s;
+	lp_huge_advise(a, n * sizeof(*a));
+	lp_huge_advise(b, n * sizeof(*b));
+	for (size_t i = 0; a && b && i < n; i++) {
+		a[i] = whole ? (uint64_t)v[i] : radix_key(v[i]);
+		diff |= a[i] ^ a[0];
 	}
-	for (int d = 0; d < 8; d++) {
-		size_t off = 0, *c = cnt[d];
-		if (c[(a[0] >> (8 * d)) & 0xff] == n)
-			continue;
-		for (int k = 0; k < 256; k++) {
-			size_t t = c[k];
-			c[k] = off;
-			off += t;
-		}
+	if (a && b && (s = radix64(a, b, n, diff)))
 		for (size_t i = 0; i < n; i++)
-			b[c[(a[i] >> (8 * d)) & 0xff]++] = a[i];
-		uint64_t *t = a;
-		a = b;
-		b = t;
-	}
-	for (size_t i = 0; i < n; i++)
-		v[i] = radix_val(a[i]);
+			v[i] = whole ? (double)s[i] : radix_val(s[i]);
+	else
+		s = NULL;
 	free(a);
 	free(b);
-	free(cnt);
-	return 0;
+	return s ? 0 : -ENOMEM;
 }
 
 void lp_sort_doubles(double *v, size_t n)

@@ -62,7 +62,8 @@ double lp_quantile_sorted(const double *sorted, size_t n, double q);
  */
 double lp_quantile_nearest(const double *sorted, size_t n, double q);
 
-/* Sorts v ascending in place (qsort). */
+/* Sorts v ascending in place (a radix sort above 1024 values, qsort below
+ * or without memory for it). */
 void lp_sort_doubles(double *v, size_t n);
 double lp_mean(const double *v, size_t n);
 

@@ -9,7 +9,9 @@
 #define LP_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -42,5 +44,22 @@ static inline void *lp_grow(void *arr, size_t *cap, size_t need, size_t elem)
 			(arr) = lp_p_;                                                             \
 		lp_p_ ? 0 : -ENOMEM;                                                               \
 	})
+
+/*
+ * Asks for transparent huge pages on the 2 MB-aligned part of a large
+ * array where the system leaves it to the program (THP "madvise", as on
+ * Debian): one page fault per 2 MB instead of 512. Arrays of millions of
+ * samples (latprof diff: ~200 MB per database) are faulted in, written
+ * once and read back; the fault path was 9% of the diff's CPU. Advice
+ * only: errors are ignored.
+ */
+static inline void lp_huge_advise(void *p, size_t len)
+{
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+	uintptr_t hi = ((uintptr_t)p + len) & ~(huge - 1);
+	if (p && hi > lo)
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
 
 #endif

@@ -4,3 +4,4 @@ lp_c_test(lp_stats_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_stats_test.c
 lp_py_test(diff_synthetic test_diff_synthetic.py LABELS e2e)
 lp_py_test(diff_infer test_diff_infer.py LABELS e2e)
 lp_py_test(diff_check test_check.py LABELS e2e)
+lp_py_test(diff_damage test_diff_damage.py LABELS e2e reliability)
