@@ -43,6 +43,7 @@ struct load {
 	struct lp_rset *rs;
 	int64_t *pid; /* parent ids, resolved to indexes after the scan */
 	size_t cap;
+	int unordered; /* an id not above the one before it */
 };
 
 static int load_grow(struct load *l)
@@ -61,24 +62,27 @@ static int load_grow(struct load *l)
 	return 0;
 }
 
-static int load_row(sqlite3_stmt *st, void *ctx)
+/* One range, from the fold's values (the columns of LP_RSET_SQL). */
+static int load_row(sqlite3_value **v, void *ctx)
 {
 	struct load *l = ctx;
 	struct lp_rset *rs = l->rs;
 	size_t n = rs->n;
 	if (n == l->cap && load_grow(l))
 		return -ENOMEM;
-	int key = key_of(rs, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
+	int key = key_of(rs, sqlite3_value_int64(v[2]), sqlite3_value_int64(v[3]));
 	if (key < 0)
 		return -ENOMEM;
-	rs->id[n] = sqlite3_column_int64(st, 0);
-	l->pid[n] = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
-	rs->r[n] = (struct lp_rg){.start = sqlite3_column_int64(st, 4),
-				  .end = sqlite3_column_int64(st, 5),
+	rs->id[n] = sqlite3_value_int64(v[0]);
+	if (n && rs->id[n] <= rs->id[n - 1])
+		l->unordered = 1;
+	l->pid[n] = sqlite3_value_type(v[1]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[1]);
+	rs->r[n] = (struct lp_rg){.start = sqlite3_value_int64(v[4]),
+				  .end = sqlite3_value_int64(v[5]),
 				  .key = key,
-				  .thread = (int32_t)sqlite3_column_int64(st, 6),
-				  .depth = (int16_t)sqlite3_column_int(st, 7),
-				  .flags = (uint16_t)sqlite3_column_int(st, 8)};
+				  .thread = (int32_t)sqlite3_value_int64(v[6]),
+				  .depth = (int16_t)sqlite3_value_int(v[7]),
+				  .flags = (uint16_t)sqlite3_value_int(v[8])};
 	rs->n++;
 	return 0;
 }
@@ -107,23 +111,35 @@ uint8_t *lp_rset_keys_named(const struct lp_rset *rs, const char *domain, const 
 	return is;
 }
 
+/* The columns load_row reads, in rowid order: a scan of a rowid range
+ * visits rows in that order, which the load checks (lp_rset_index needs
+ * ascending ids). Integers only are formatted into the SQL. */
 #define LP_RSET_SQL                                                                                \
-	"SELECT id, parent_id, domain_id, name_id, start_ns, end_ns, start_thread_id, depth, "     \
-	"flags FROM ranges WHERE (?1 < 0 OR depth <= ?1) AND id > ?2 AND id <= ?3 ORDER BY id"
+	"SELECT lp_rows(id, parent_id, domain_id, name_id, start_ns, end_ns, start_thread_id, "    \
+	"depth, flags) FROM ranges WHERE (%d < 0 OR depth <= %d) AND id > %lld AND id <= %lld"
 
-/* Rows with lo < id <= hi into l (keys interned in l->rs). */
+/* Rows with lo < id <= hi into l (keys interned in l->rs), read inside
+ * SQLite (lp_db_fold: less CPU than stepping each row out). Not mapped
+ * (PRAGMA mmap_size): at 2 M ranges that saved 2% and put the whole file
+ * in the report's resident size. */
 static int load_part(sqlite3 *db, int max_depth, int64_t lo, int64_t hi, struct load *l, char *err,
 		     size_t errlen)
 {
-	struct lp_db_arg a[3] = {LP_DB_INT(max_depth), LP_DB_INT(lo), LP_DB_INT(hi)};
-	return lp_db_query(db, LP_RSET_SQL, a, 3, load_row, l, err, errlen);
+	char sql[512];
+	snprintf(sql, sizeof(sql), LP_RSET_SQL, max_depth, max_depth, (long long)lo, (long long)hi);
+	int rc = lp_db_fold(db, sql, load_row, l, err, errlen);
+	if (!rc && l->unordered) {
+		snprintf(err, errlen, "ranges were not read in id order");
+		rc = -EPROTO;
+	}
+	return rc;
 }
 
 static int load_init(struct load *l, struct lp_rset *rs, size_t cap)
 {
 	memset(rs, 0, sizeof(*rs));
 	cap = cap < 64 ? 64 : cap > ((size_t)1 << 26) ? (size_t)1 << 26 : cap;
-	*l = (struct load){rs, malloc(cap * sizeof(int64_t)), cap};
+	*l = (struct load){rs, malloc(cap * sizeof(int64_t)), cap, 0};
 	rs->r = malloc(cap * sizeof(*rs->r));
 	rs->id = malloc(cap * sizeof(*rs->id));
 	return !rs->r || !rs->id || !l->pid ? -ENOMEM : 0;
