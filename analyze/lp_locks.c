@@ -111,15 +111,26 @@ static int lp_class_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-/* Count and time of every recorded wait by class, both tables. */
+/* Count and time of every recorded wait by class. Two classes live in
+ * other tables, each wait a row as a lock wait is: join is a C program's
+ * pthread_join (blocking_calls; the interposer times it there, at or above
+ * the block threshold), sync the host blocked until the GPU caught up
+ * (syncs: cudaDeviceSynchronize, cudaStreamSynchronize,
+ * cudaEventSynchronize, and the same records of imported nsys and Kineto
+ * captures). cudaStreamWaitEvent is a sync record too, but the GPU waits
+ * there, not the host, so it is left out. Neither is a lock: none is
+ * ranked. */
 static int lp_class_totals(struct lp_q *q, struct lp_lock_report *r)
 {
-	static const char *const table[2] = {"lock_waits", "cond_waits"};
-	static const char *const sql[2] = {
+	static const char *const table[4] = {"lock_waits", "cond_waits", "blocking_calls", "syncs"};
+	static const char *const sql[4] = {
 	    "SELECT class, count(*), SUM(dur_ns) FROM lock_waits GROUP BY 1",
 	    "SELECT class, count(*), SUM(dur_ns) FROM cond_waits GROUP BY 1",
+	    "SELECT 3, count(*), SUM(dur_ns) FROM blocking_calls WHERE call = 'pthread_join'",
+	    "SELECT 5, count(*), SUM(dur_ns) FROM syncs WHERE type != 'stream_wait_event'",
 	};
-	for (int t = 0; t < 2; t++) {
+	_Static_assert(LP_WAIT_JOIN == 3 && LP_WAIT_SYNC == 5, "the numbers in sql[] above");
+	for (int t = 0; t < 4; t++) {
 		if (!lp_db_has_table(q->db, table[t]))
 			continue;
 		int rc = lp_db_each(q->db, sql[t], NULL, 0, lp_class_row, r, q->err, q->errlen);

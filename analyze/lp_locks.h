@@ -79,8 +79,9 @@ struct lp_lock_report {
 	const char *thread_time_basis; /* "threads" or "processes" (static) */
 	long long n_threads;
 	long long n_locks; /* locks with at least one contention or GIL wait */
-	long long
-	    class_n[LP_WAIT_NCLASSES]; /* every recorded wait by class (lp_waits.h), both tables */
+	/* every recorded wait by class (lp_waits.h): lock and condition waits,
+	 * pthread_join calls (join), CUDA host syncs (sync) */
+	long long class_n[LP_WAIT_NCLASSES];
 	int64_t class_ns[LP_WAIT_NCLASSES];
 	long long lock_waits, cond_waits;
 	int64_t lock_wait_ns, cond_wait_ns;

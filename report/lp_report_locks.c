@@ -170,7 +170,7 @@ static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row 
 		fprintf(f, "     %lld waits timed out\n", l->timeouts);
 }
 
-/* One line: every recorded wait (lock and condition) by class. Only
+/* One line: every recorded wait (lock, condition, join, CUDA sync) by class. Only
  * contention and gil are ranked below; the others are not contention. */
 static void lp_locks_text_classes(FILE *f, const struct lp_lock_report *r)
 {
