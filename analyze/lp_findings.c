@@ -2042,7 +2042,7 @@ static int lp_ctx_load(struct lp_fnd_ctx *c, const struct lp_findings_opts *o)
 	int rc = lp_breakdown_compute(c->db, &bo, &c->bd, c->err, c->errlen);
 	if (rc)
 		return rc;
-	rc = lp_locks_analyze(c->db, 50, &c->locks, c->err, c->errlen);
+	rc = lp_locks_analyze_flags(c->db, 50, LP_LOCKS_NOFOLD, &c->locks, c->err, c->errlen);
 	if (rc)
 		return rc;
 	c->thread_ns = c->locks.thread_time_ns;
