@@ -772,6 +772,8 @@ static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *do
 	const char *cuda = lp_db_has_table(c->db, "syncs") && lp_db_has_table(c->db, "cuda_api")
 			       ? LP_TAIL_SYNC_SQL
 			       : "";
+	/* fixed text under 2 KB: the buffer holds it whole */
+	_Static_assert(sizeof(LP_TAIL_WAITS_SQL LP_TAIL_SYNC_SQL) + 200 < 4096, "sql[] too small");
 	char sql[4096];
 	snprintf(sql, sizeof(sql), LP_TAIL_WAITS_SQL, cuda,
 		 "SELECT grp, cls, 0, sum(ns) FROM x GROUP BY 1, 2");
