@@ -302,9 +302,16 @@ static struct lp_lock_site *lp_site_push(struct lp_lock_row *l)
  * lp_site_depth maps each stack of a ranked wait to its site's depth. The
  * whole stack stays in the database; only the name shown moves. */
 static const char lp_site_depth_sql[] =
+    /* lp_ws: each (lock, stack) pair of the ranked waits, with the range of
+     * thread ids and the highest class: the one scan and sort of all waits;
+     * the site depth here and lp_fold_sql read only this. */
+    "DROP TABLE IF EXISTS temp.lp_ws;"
+    "CREATE TEMP TABLE lp_ws AS SELECT lock_id, stack_id, min(thread_id) AS t0, "
+    "max(thread_id) AS t1, max(class) AS cls FROM " LP_RANKED_WAITS " GROUP BY lock_id, "
+    "stack_id;"
     "DROP TABLE IF EXISTS temp.lp_site_depth;"
-    "CREATE TEMP TABLE lp_site_depth AS WITH ws AS (SELECT DISTINCT lock_id, stack_id "
-    "FROM " LP_RANKED_WAITS " WHERE stack_id IS NOT NULL), "
+    "CREATE TEMP TABLE lp_site_depth AS WITH ws AS (SELECT lock_id, stack_id "
+    "FROM temp.lp_ws WHERE stack_id IS NOT NULL), "
     "w0 AS (SELECT sf.frame_id FROM ws JOIN stack_frames sf ON sf.stack_id = ws.stack_id "
     "AND sf.depth = 0 GROUP BY sf.frame_id HAVING count(DISTINCT ws.lock_id) >= 2), "
     "s1 AS (SELECT ws.lock_id, ws.stack_id, f1.frame_id FROM ws JOIN stack_frames f0 ON "
@@ -326,13 +333,12 @@ static const char lp_site_depth_sql[] =
  * (real_lock keeps the lock's id); every per-row query reads it. */
 static const char lp_fold_sql[] =
     "DROP TABLE IF EXISTS temp.lp_fold;"
-    "CREATE TEMP TABLE lp_fold AS WITH priv AS (SELECT w.lock_id FROM lock_waits w JOIN "
-    "locks l ON l.id = w.lock_id AND l.kind = 'sem' WHERE w.class = 0 GROUP BY w.lock_id "
-    "HAVING count(DISTINCT w.thread_id) = 1), "
-    "ps AS (SELECT DISTINCT w.lock_id, w.stack_id, sf.frame_id FROM lock_waits w JOIN priv "
+    "CREATE TEMP TABLE lp_fold AS WITH priv AS (SELECT w.lock_id FROM temp.lp_ws w JOIN "
+    "locks l ON l.id = w.lock_id AND l.kind = 'sem' GROUP BY w.lock_id "
+    "HAVING min(w.t0) = max(w.t1) AND max(w.cls) = 0), "
+    "ps AS (SELECT w.lock_id, w.stack_id, sf.frame_id FROM temp.lp_ws w JOIN priv "
     "ON priv.lock_id = w.lock_id JOIN temp.lp_site_depth sd ON sd.stack_id = w.stack_id "
-    "JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth = sd.depth "
-    "WHERE w.class = 0) "
+    "JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth = sd.depth) "
     "SELECT lock_id, stack_id, -frame_id AS key FROM ps WHERE frame_id IN (SELECT frame_id "
     "FROM ps GROUP BY frame_id HAVING count(DISTINCT lock_id) >= 2);"
     "CREATE INDEX temp.lp_fold_at ON lp_fold(lock_id, stack_id);";
@@ -624,8 +630,8 @@ static int lp_lock_rows(struct lp_q *q, struct lp_lock_report *r)
 	       "max(p.exe), count(*), SUM(w.dur_ns), MAX(w.dur_ns), SUM((w.flags & 1) != 0), "
 	       "MAX(w.class), CASE WHEN l.id IS NULL THEN count(DISTINCT w.real_lock) ELSE 0 END, "
 	       "count(DISTINCT p.id) FROM temp.lp_rw w LEFT JOIN locks l ON l.id = w.lock_id "
-	       "JOIN threads t ON t.id = w.thread_id JOIN processes p ON p.id = "
-	       "coalesce(l.process_id, t.process_id) GROUP BY w.lock_id ORDER BY 9 DESC, "
+	       "JOIN processes p ON p.id = coalesce(l.process_id, (SELECT t.process_id FROM "
+	       "threads t WHERE t.id = w.thread_id)) GROUP BY w.lock_id ORDER BY 9 DESC, "
 	       "w.lock_id LIMIT ?");
 	if (!st)
 		return -EIO;
