@@ -3,15 +3,19 @@
  * A join beside real contention (issue 15, wait class join): the main
  * thread first queues behind a worker that holds `busy_lock` for HOLD_MS
  * (one contended wait), then joins a thread that runs RUN_MS and times that
- * pthread_join itself. It prints "join_ns=N" so the test can hold the
- * recorded join (blocking_calls, class join in the views) against it.
+ * pthread_join itself, then joins one that runs TIMED_MS with
+ * pthread_timedjoin_np (a deadline 10 s away). It prints "join_ns=N" and
+ * "timedjoin_ns=N" so the test can hold the recorded joins (blocking_calls,
+ * class join in the views) against them.
  */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 
 #define HOLD_MS 5
 #define RUN_MS 50
+#define TIMED_MS 30
 
 pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -47,8 +51,7 @@ static void *lp_holder(void *arg)
 
 static void *lp_runner(void *arg)
 {
-	(void)arg;
-	lp_sleep_ms(RUN_MS);
+	lp_sleep_ms((int)(long)arg);
 	return NULL;
 }
 
@@ -64,11 +67,20 @@ int main(void)
 	pthread_mutex_lock(&busy_lock); /* contended: the holder sleeps in it */
 	pthread_mutex_unlock(&busy_lock);
 	pthread_join(h, NULL);
-	if (pthread_create(&r, NULL, lp_runner, NULL))
+	if (pthread_create(&r, NULL, lp_runner, (void *)(long)RUN_MS))
 		return 1;
 	long long t0 = lp_now();
 	pthread_join(r, NULL);
 	long long t1 = lp_now();
 	printf("join_ns=%lld\n", t1 - t0);
-	return 0;
+	if (pthread_create(&r, NULL, lp_runner, (void *)(long)TIMED_MS))
+		return 1;
+	struct timespec at;
+	clock_gettime(CLOCK_REALTIME, &at);
+	at.tv_sec += 10;
+	t0 = lp_now();
+	int rc = pthread_timedjoin_np(r, NULL, &at);
+	t1 = lp_now();
+	printf("timedjoin_ns=%lld rc=%d\n", t1 - t0, rc);
+	return rc != 0;
 }

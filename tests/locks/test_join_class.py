@@ -1,7 +1,8 @@
 """Wait class join for a C program (issue 15, item 1): lp_joinprog queues
 once behind busy_lock (contention, ~5 ms), then joins a thread that runs
-~50 ms and prints how long its pthread_join took. The recorded join
-(blocking_calls, call pthread_join) must match that timing, be counted as
+~50 ms and prints how long its pthread_join took, then one of ~30 ms with
+pthread_timedjoin_np. The recorded joins (blocking_calls, call
+pthread_join) must match those timings, be counted as
 class join in --locks (text, JSON, CSV), and never be ranked as a lock:
 busy_lock, the only contention, is the first and only row."""
 import csv
@@ -17,6 +18,10 @@ p = record(path, os.path.join(BUILD, "tests", "locks", "lp_joinprog"))
 own = next((int(l.split("=", 1)[1]) for l in p.stdout.splitlines() if l.startswith("join_ns=")),
            None)
 check(own is not None and 45e6 <= own <= 500e6, f"the program timed its join: {own} ns")
+timed = next((int(l.split()[0].split("=", 1)[1]) for l in p.stdout.splitlines()
+              if l.startswith("timedjoin_ns=")), None)
+check(timed is not None and 25e6 <= timed <= 500e6 and "rc=0" in p.stdout,
+      f"the program timed its pthread_timedjoin_np: {timed} ns")
 
 conn = db(path)
 joins = conn.execute("SELECT dur_ns FROM blocking_calls WHERE call = 'pthread_join' "
@@ -26,6 +31,11 @@ rec = joins[0]["dur_ns"]
 # the hook's clock reads sit inside the program's: recorded <= own, and only
 # the two clock reads and the record's write lie between them
 check(0 <= own - rec <= 2_000_000, f"recorded join {rec} ns vs the program's {own} ns")
+# pthread_timedjoin_np records as pthread_join, result 0 (joined, not timed out)
+tj = [j for j in conn.execute("SELECT dur_ns, result FROM blocking_calls WHERE call = "
+                              "'pthread_join' AND dur_ns <= ? AND dur_ns >= ?", (timed, timed - 2e6))]
+check(len(tj) == 1 and tj[0]["result"] == 0,
+      f"recorded timed join {[tuple(t) for t in tj]} vs the program's {timed} ns")
 n_join, ns_join = len(joins), sum(j["dur_ns"] for j in joins)
 
 rep = json.loads(latprof("report", path, "--locks", "--format", "json", check=0).stdout)
