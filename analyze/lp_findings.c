@@ -692,7 +692,8 @@ static int64_t *lp_req_durs(const struct lp_fnd_ctx *c)
 
 #define LP_TAIL_NBLOCK 5 /* blocking_calls.category: sleep .. other_block */
 #define LP_TAIL_NWAIT (LP_WAIT_NCLASSES + LP_TAIL_NBLOCK)
-_Static_assert(LP_WAIT_NCLASSES == 6, "LP_TAIL_WAITS_SQL numbers blocking calls from 6");
+_Static_assert(LP_WAIT_NCLASSES == 6 && LP_WAIT_JOIN == 3 && LP_WAIT_SYNC == 5,
+	       "LP_TAIL_WAITS_SQL numbers join 3, sync 5, blocking calls from 6");
 #define LP_TAIL_NCAUSE (LP_TAIL_NWAIT + 2) /* the waits, on CPU, descheduled */
 
 struct lp_tail_cause {
@@ -732,17 +733,25 @@ static int lp_tail_lock_row(sqlite3_stmt *st, void *ctx)
 
 /* Each wait against the stage interval on its thread that began last at or
  * before it (an index lookup per wait: no scan of waits per interval); a
- * wait that began before its stage is left out. */
+ * wait that began before its stage is left out. A pthread_join is class
+ * join, and the runtime call of a host sync with the GPU (the syncs the
+ * --locks classes count) class sync, as in lp_locks.c's class totals; a
+ * database without the CUDA tables leaves LP_TAIL_SYNC_SQL out. */
 #define LP_TAIL_WAITS_SQL                                                                          \
 	"WITH w(th, s, e, cls, lk) AS (SELECT thread_id, start_ns, start_ns + dur_ns, class, "     \
 	"lock_id FROM lock_waits UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, class, " \
 	"mutex_lock_id FROM cond_waits UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, "  \
-	"6 + CASE category WHEN 'sleep' THEN 0 WHEN 'file_io' THEN 1 WHEN 'socket_io' THEN 2 "     \
-	"WHEN 'poll_wait' THEN 3 ELSE 4 END, NULL FROM blocking_calls), "                          \
+	"CASE WHEN call = 'pthread_join' THEN 3 ELSE 6 + CASE category WHEN 'sleep' THEN 0 "       \
+	"WHEN 'file_io' THEN 1 WHEN 'socket_io' THEN 2 WHEN 'poll_wait' THEN 3 ELSE 4 END END, "   \
+	"NULL FROM blocking_calls%s), "                                                            \
 	"m AS (SELECT w.*, (SELECT iv.rowid FROM temp.lp_tail_iv "                                 \
 	"iv WHERE iv.th = w.th AND iv.s <= w.s ORDER BY iv.s DESC LIMIT 1) AS ivid FROM w), "      \
 	"x AS (SELECT iv.grp AS grp, m.cls AS cls, m.lk AS lk, min(m.e, iv.e) - m.s AS ns FROM m " \
-	"JOIN temp.lp_tail_iv iv ON iv.rowid = m.ivid AND iv.e > m.s) "
+	"JOIN temp.lp_tail_iv iv ON iv.rowid = m.ivid AND iv.e > m.s) %s"
+#define LP_TAIL_SYNC_SQL                                                                           \
+	" UNION ALL SELECT a.thread_id, a.start_ns, a.end_ns, 5, NULL FROM syncs y JOIN cuda_api " \
+	"a ON a.process_id = y.process_id AND a.correlation_id = y.correlation_id AND a.domain = " \
+	"'runtime' WHERE y.correlation_id != 0 AND y.type != 'stream_wait_event'"
 
 static int lp_fnd_prep(struct lp_fnd_ctx *c, const char *sql, sqlite3_stmt **st)
 {
@@ -793,17 +802,19 @@ static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *do
 	sqlite3_bind_text(st, 2, domain ? domain : "", -1, SQLITE_STATIC);
 	rc = lp_db_step_all(st, NULL, NULL, c->err, c->errlen);
 	sqlite3_finalize(st);
-	rc = rc ? rc
-		: lp_db_each(c->db,
-			     LP_TAIL_WAITS_SQL "SELECT grp, cls, 0, sum(ns) FROM x GROUP BY 1, 2",
-			     NULL, 0, lp_tail_row, a, c->err, c->errlen);
-	rc = rc ? rc
-		: lp_db_each(c->db,
-			     LP_TAIL_WAITS_SQL
-			     "SELECT lk, sum(CASE WHEN grp = 0 THEN ns ELSE 0 END), "
-			     "sum(CASE WHEN grp = 1 THEN ns ELSE 0 END) FROM x "
-			     "WHERE cls = 0 GROUP BY lk",
-			     NULL, 0, lp_tail_lock_row, a, c->err, c->errlen);
+	const char *cuda = lp_db_has_table(c->db, "syncs") && lp_db_has_table(c->db, "cuda_api")
+			       ? LP_TAIL_SYNC_SQL
+			       : "";
+	/* fixed text under 2 KB: the buffer holds it whole */
+	_Static_assert(sizeof(LP_TAIL_WAITS_SQL LP_TAIL_SYNC_SQL) + 200 < 4096, "sql[] too small");
+	char sql[4096];
+	snprintf(sql, sizeof(sql), LP_TAIL_WAITS_SQL, cuda,
+		 "SELECT grp, cls, 0, sum(ns) FROM x GROUP BY 1, 2");
+	rc = rc ? rc : lp_db_each(c->db, sql, NULL, 0, lp_tail_row, a, c->err, c->errlen);
+	snprintf(sql, sizeof(sql), LP_TAIL_WAITS_SQL, cuda,
+		 "SELECT lk, sum(CASE WHEN grp = 0 THEN ns ELSE 0 END), sum(CASE WHEN grp = 1 THEN "
+		 "ns ELSE 0 END) FROM x WHERE cls = 0 GROUP BY lk");
+	rc = rc ? rc : lp_db_each(c->db, sql, NULL, 0, lp_tail_lock_row, a, c->err, c->errlen);
 	return rc;
 }
 
@@ -2075,7 +2086,7 @@ static int lp_ctx_load(struct lp_fnd_ctx *c, const struct lp_findings_opts *o)
 	}
 	if (rc)
 		return rc;
-	rc = lp_locks_analyze(c->db, 50, &c->locks, c->err, c->errlen);
+	rc = lp_locks_analyze_flags(c->db, 50, LP_LOCKS_NOFOLD, &c->locks, c->err, c->errlen);
 	if (rc)
 		return rc;
 	c->thread_ns = c->locks.thread_time_ns;

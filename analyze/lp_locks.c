@@ -111,15 +111,26 @@ static int lp_class_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-/* Count and time of every recorded wait by class, both tables. */
+/* Count and time of every recorded wait by class. Two classes live in
+ * other tables, each wait a row as a lock wait is: join is a C program's
+ * pthread_join (blocking_calls; the interposer times it there, at or above
+ * the block threshold), sync the host blocked until the GPU caught up
+ * (syncs: cudaDeviceSynchronize, cudaStreamSynchronize,
+ * cudaEventSynchronize, and the same records of imported nsys and Kineto
+ * captures). cudaStreamWaitEvent is a sync record too, but the GPU waits
+ * there, not the host, so it is left out. Neither is a lock: none is
+ * ranked. */
 static int lp_class_totals(struct lp_q *q, struct lp_lock_report *r)
 {
-	static const char *const table[2] = {"lock_waits", "cond_waits"};
-	static const char *const sql[2] = {
+	static const char *const table[4] = {"lock_waits", "cond_waits", "blocking_calls", "syncs"};
+	static const char *const sql[4] = {
 	    "SELECT class, count(*), SUM(dur_ns) FROM lock_waits GROUP BY 1",
 	    "SELECT class, count(*), SUM(dur_ns) FROM cond_waits GROUP BY 1",
+	    "SELECT 3, count(*), SUM(dur_ns) FROM blocking_calls WHERE call = 'pthread_join'",
+	    "SELECT 5, count(*), SUM(dur_ns) FROM syncs WHERE type != 'stream_wait_event'",
 	};
-	for (int t = 0; t < 2; t++) {
+	_Static_assert(LP_WAIT_JOIN == 3 && LP_WAIT_SYNC == 5, "the numbers in sql[] above");
+	for (int t = 0; t < 4; t++) {
 		if (!lp_db_has_table(q->db, table[t]))
 			continue;
 		int rc = lp_db_each(q->db, sql[t], NULL, 0, lp_class_row, r, q->err, q->errlen);
@@ -223,8 +234,8 @@ static int lp_batch_percentiles(struct lp_batch *b)
 		if (!(v[i] = malloc((size_t)r->locks[i].count * sizeof(**v))))
 			rc = -ENOMEM;
 	sqlite3_stmt *st = rc ? NULL
-			      : lp_batch_prepare(b, "SELECT lock_id, dur_ns FROM " LP_RANKED_WAITS
-						    " WHERE lock_id IN %s");
+			      : lp_batch_prepare(b, "SELECT lock_id, dur_ns FROM temp.lp_rw "
+						    "WHERE lock_id IN %s");
 	if (!rc && !st)
 		rc = -EIO;
 	struct lp_pctl_load l = {b, v, n};
@@ -291,9 +302,16 @@ static struct lp_lock_site *lp_site_push(struct lp_lock_row *l)
  * lp_site_depth maps each stack of a ranked wait to its site's depth. The
  * whole stack stays in the database; only the name shown moves. */
 static const char lp_site_depth_sql[] =
+    /* lp_ws: each (lock, stack) pair of the ranked waits, with the range of
+     * thread ids and the highest class: the one scan and sort of all waits;
+     * the site depth here and lp_fold_sql read only this. */
+    "DROP TABLE IF EXISTS temp.lp_ws;"
+    "CREATE TEMP TABLE lp_ws AS SELECT lock_id, stack_id, min(thread_id) AS t0, "
+    "max(thread_id) AS t1, max(class) AS cls FROM " LP_RANKED_WAITS " GROUP BY lock_id, "
+    "stack_id;"
     "DROP TABLE IF EXISTS temp.lp_site_depth;"
-    "CREATE TEMP TABLE lp_site_depth AS WITH ws AS (SELECT DISTINCT lock_id, stack_id "
-    "FROM " LP_RANKED_WAITS " WHERE stack_id IS NOT NULL), "
+    "CREATE TEMP TABLE lp_site_depth AS WITH ws AS (SELECT lock_id, stack_id "
+    "FROM temp.lp_ws WHERE stack_id IS NOT NULL), "
     "w0 AS (SELECT sf.frame_id FROM ws JOIN stack_frames sf ON sf.stack_id = ws.stack_id "
     "AND sf.depth = 0 GROUP BY sf.frame_id HAVING count(DISTINCT ws.lock_id) >= 2), "
     "s1 AS (SELECT ws.lock_id, ws.stack_id, f1.frame_id FROM ws JOIN stack_frames f0 ON "
@@ -304,6 +322,56 @@ static const char lp_site_depth_sql[] =
     "s1.frame_id IN (SELECT frame_id FROM w1) AND EXISTS (SELECT 1 FROM stack_frames x WHERE "
     "x.stack_id = ws.stack_id AND x.depth = 2) THEN 2 ELSE 1 END) AS depth FROM ws "
     "LEFT JOIN s1 ON s1.stack_id = ws.stack_id GROUP BY ws.stack_id;";
+
+/* Per-thread semaphores (PostgreSQL's PGSemaphore: each backend sleeps on
+ * its own, others post it) are no lock: the lock is whatever the wrapper
+ * above them takes (an LWLock), and one row per semaphore says "owner
+ * unknown" N times over. A semaphore waited on by one thread only is
+ * per-thread; its waits at a site (the frame lp_site_depth chose) that
+ * waits on other per-thread semaphores share become one row per site,
+ * keyed -frame_id. lp_rw is the ranked waits with that key as lock_id
+ * (real_lock keeps the lock's id); every per-row query reads it. */
+static const char lp_fold_sql[] =
+    "DROP TABLE IF EXISTS temp.lp_fold;"
+    "CREATE TEMP TABLE lp_fold AS WITH priv AS (SELECT w.lock_id FROM temp.lp_ws w JOIN "
+    "locks l ON l.id = w.lock_id AND l.kind = 'sem' GROUP BY w.lock_id "
+    "HAVING min(w.t0) = max(w.t1) AND max(w.cls) = 0), "
+    "ps AS (SELECT w.lock_id, w.stack_id, sf.frame_id FROM temp.lp_ws w JOIN priv "
+    "ON priv.lock_id = w.lock_id JOIN temp.lp_site_depth sd ON sd.stack_id = w.stack_id "
+    "JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth = sd.depth) "
+    "SELECT lock_id, stack_id, -frame_id AS key FROM ps WHERE frame_id IN (SELECT frame_id "
+    "FROM ps GROUP BY frame_id HAVING count(DISTINCT lock_id) >= 2);"
+    "CREATE INDEX temp.lp_fold_at ON lp_fold(lock_id, stack_id);";
+
+static const char lp_rw_fold_sql[] =
+    "DROP VIEW IF EXISTS temp.lp_rw;"
+    "CREATE TEMP VIEW lp_rw AS SELECT coalesce(f.key, r.lock_id) AS lock_id, r.lock_id AS "
+    "real_lock, r.thread_id, r.owner_tid, r.start_ns, r.dur_ns, r.stack_id, r.flags, r.class "
+    "FROM " LP_RANKED_WAITS " r LEFT JOIN temp.lp_fold f ON f.lock_id = r.lock_id AND "
+    "f.stack_id = r.stack_id;";
+
+/* Nothing to fold (or findings, which rank locks by lock_id): no join. */
+static const char lp_rw_plain_sql[] =
+    "DROP VIEW IF EXISTS temp.lp_rw;"
+    "CREATE TEMP VIEW lp_rw AS SELECT lock_id, lock_id AS real_lock, thread_id, owner_tid, "
+    "start_ns, dur_ns, stack_id, flags, class FROM " LP_RANKED_WAITS ";";
+
+/* Sets up lp_site_depth, lp_fold and lp_rw for the queries below. */
+static int lp_rows_prepare(struct lp_q *q, int fold)
+{
+	int64_t v[2] = {0, 0};
+	if (lp_db_exec(q->db, lp_site_depth_sql, q->err, q->errlen))
+		return -EIO;
+	if (fold) {
+		sqlite3_stmt *st;
+		if (lp_db_exec(q->db, lp_fold_sql, q->err, q->errlen) ||
+		    !(st = lp_q_prepare(q, "SELECT count(*) FROM temp.lp_fold")) ||
+		    lp_q_run(q, st, lp_ints_row, v))
+			return -EIO;
+	}
+	return lp_db_exec(q->db, v[0] ? lp_rw_fold_sql : lp_rw_plain_sql, q->err, q->errlen) ? -EIO
+											     : 0;
+}
 
 /* "fn" or "module+0xoff" of one frame, for the chain. */
 static int lp_chain_row(sqlite3_stmt *st, void *ctx)
@@ -364,12 +432,10 @@ static int lp_site_row(sqlite3_stmt *st, void *ctx)
  * site names heap locks, so sites are cut to top N only after lp_lock_name. */
 static int lp_batch_sites(struct lp_batch *b)
 {
-	if (lp_db_exec(b->q->db, lp_site_depth_sql, b->q->err, b->q->errlen))
-		return -EIO;
 	sqlite3_stmt *st = lp_batch_prepare(
 	    b, "SELECT w.lock_id, f.function, f.file, f.line, f.module, f.offset, count(*), "
-	       "SUM(w.dur_ns), min(w.stack_id), coalesce(sd.depth, 0) FROM " LP_RANKED_WAITS
-	       " w LEFT JOIN temp.lp_site_depth sd ON sd.stack_id = w.stack_id "
+	       "SUM(w.dur_ns), min(w.stack_id), coalesce(sd.depth, 0) FROM temp.lp_rw "
+	       "w LEFT JOIN temp.lp_site_depth sd ON sd.stack_id = w.stack_id "
 	       "LEFT JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth = "
 	       "coalesce(sd.depth, 0) LEFT JOIN frames f ON f.id = sf.frame_id "
 	       "WHERE w.lock_id IN %s GROUP BY w.lock_id, sf.frame_id ORDER BY w.lock_id, 8 DESC, "
@@ -423,12 +489,12 @@ static int lp_thread_row(sqlite3_stmt *st, void *ctx)
 static int lp_batch_threads(struct lp_batch *b, int owner)
 {
 	static const char *const sql[2] = {
-	    "SELECT w.lock_id, t.tid, t.name, count(*), SUM(w.dur_ns) FROM " LP_RANKED_WAITS " w "
+	    "SELECT w.lock_id, t.tid, t.name, count(*), SUM(w.dur_ns) FROM temp.lp_rw w "
 	    "JOIN threads t ON t.id = w.thread_id WHERE w.lock_id IN %s "
 	    "GROUP BY w.lock_id, w.thread_id ORDER BY w.lock_id, 5 DESC, 4 DESC",
 	    "SELECT w.lock_id, w.owner_tid, (SELECT t.name FROM threads t JOIN locks k ON "
-	    "k.process_id = t.process_id WHERE k.id = w.lock_id AND t.tid = w.owner_tid "
-	    "ORDER BY t.start_ns DESC LIMIT 1), count(*), SUM(w.dur_ns) FROM " LP_RANKED_WAITS " w "
+	    "k.process_id = t.process_id WHERE k.id = w.real_lock AND t.tid = w.owner_tid "
+	    "ORDER BY t.start_ns DESC LIMIT 1), count(*), SUM(w.dur_ns) FROM temp.lp_rw w "
 	    "WHERE w.lock_id IN %s GROUP BY w.lock_id, w.owner_tid "
 	    "ORDER BY w.lock_id, 5 DESC, 4 DESC",
 	};
@@ -491,6 +557,9 @@ static int lp_lock_name(struct lp_lock_row *l)
 		n = asprintf(&l->name, "GIL (%s)", l->symbol ? l->symbol : "CPython");
 	else if (l->symbol)
 		n = asprintf(&l->name, "%s", l->symbol);
+	else if (l->folded && l->n_sites)
+		n = asprintf(&l->name, "%lld per-thread semaphores at %s", l->folded,
+			     l->sites[best].where);
 	else if (l->n_sites)
 		n = asprintf(&l->name, "0x%" PRIx64 " (heap) at %s", l->address,
 			     l->sites[best].where);
@@ -546,17 +615,24 @@ static int lp_lock_row_fill(sqlite3_stmt *st, void *ctx)
 	l->max_ns = sqlite3_column_int64(st, 9);
 	l->timeouts = sqlite3_column_int64(st, 10);
 	l->wclass = sqlite3_column_int(st, 11);
+	l->folded = sqlite3_column_int64(st, 12);
+	l->n_processes = sqlite3_column_int64(st, 13);
 	return oom ? -ENOMEM : 0;
 }
 
+/* One row per lock, or per site of folded per-thread semaphores (lp_fold:
+ * no locks row; the waiters' process, pid 0 when several). */
 static int lp_lock_rows(struct lp_q *q, struct lp_lock_report *r)
 {
 	sqlite3_stmt *st = lp_q_prepare(
-	    q, "SELECT l.id, l.address, l.kind, l.name, l.module, p.pid, p.exe, count(*), "
-	       "SUM(w.dur_ns), MAX(w.dur_ns), SUM((w.flags & 1) != 0), MAX(w.class) "
-	       "FROM " LP_RANKED_WAITS " w JOIN locks l ON l.id = w.lock_id "
-	       "JOIN processes p ON p.id = l.process_id "
-	       "GROUP BY w.lock_id ORDER BY 9 DESC, l.id LIMIT ?");
+	    q, "SELECT w.lock_id, coalesce(l.address, 0), coalesce(l.kind, 'sem'), l.name, "
+	       "l.module, CASE WHEN count(DISTINCT p.id) = 1 THEN max(p.pid) ELSE 0 END, "
+	       "max(p.exe), count(*), SUM(w.dur_ns), MAX(w.dur_ns), SUM((w.flags & 1) != 0), "
+	       "MAX(w.class), CASE WHEN l.id IS NULL THEN count(DISTINCT w.real_lock) ELSE 0 END, "
+	       "count(DISTINCT p.id) FROM temp.lp_rw w LEFT JOIN locks l ON l.id = w.lock_id "
+	       "JOIN processes p ON p.id = coalesce(l.process_id, (SELECT t.process_id FROM "
+	       "threads t WHERE t.id = w.thread_id)) GROUP BY w.lock_id ORDER BY 9 DESC, "
+	       "w.lock_id LIMIT ?");
 	if (!st)
 		return -EIO;
 	sqlite3_bind_int(st, 1, r->top);
@@ -569,6 +645,12 @@ static int lp_lock_rows(struct lp_q *q, struct lp_lock_report *r)
 }
 
 int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, size_t errlen)
+{
+	return lp_locks_analyze_flags(db, top, 0, r, err, errlen);
+}
+
+int lp_locks_analyze_flags(sqlite3 *db, int top, int flags, struct lp_lock_report *r, char *err,
+			   size_t errlen)
 {
 	struct lp_q q = {db, err, errlen};
 	memset(r, 0, sizeof(*r));
@@ -583,6 +665,7 @@ int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, 
 		    lp_q_prepare(&q, "SELECT count(DISTINCT lock_id) FROM " LP_RANKED_WAITS);
 		rc = st ? lp_q_run(&q, st, lp_ints_row, v) : -EIO;
 		r->n_locks = v[0];
+		rc = rc ? rc : lp_rows_prepare(&q, !(flags & LP_LOCKS_NOFOLD));
 		rc = rc ? rc : lp_lock_rows(&q, r);
 	}
 	rc = rc ? rc : lp_locks_detail(&q, r);

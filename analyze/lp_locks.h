@@ -71,6 +71,13 @@ struct lp_lock_row {
 	 * most waits began (lock_waits.owner_range_id), NULL when none. */
 	char *holder_stage;
 	long long holder_stage_waits; /* waits whose holder was in it */
+	/* Per-thread semaphores folded into this row (lp_locks.c, lp_fold_sql:
+	 * each waited on by one thread only, like PostgreSQL's PGSemaphore,
+	 * their waits at this one site); 0 for a row of one lock. A folded row
+	 * has id -frame_id, address 0, no symbol, and pid 0 when its waiters
+	 * were in n_processes > 1 processes. */
+	long long folded;
+	long long n_processes;
 };
 
 struct lp_lock_report {
@@ -79,8 +86,9 @@ struct lp_lock_report {
 	const char *thread_time_basis; /* "threads" or "processes" (static) */
 	long long n_threads;
 	long long n_locks; /* locks with at least one contention or GIL wait */
-	long long
-	    class_n[LP_WAIT_NCLASSES]; /* every recorded wait by class (lp_waits.h), both tables */
+	/* every recorded wait by class (lp_waits.h): lock and condition waits,
+	 * pthread_join calls (join), CUDA host syncs (sync) */
+	long long class_n[LP_WAIT_NCLASSES];
 	int64_t class_ns[LP_WAIT_NCLASSES];
 	long long lock_waits, cond_waits;
 	int64_t lock_wait_ns, cond_wait_ns;
@@ -91,6 +99,12 @@ struct lp_lock_report {
 /* Fill r from db; top <= 0 means 10. Returns 0, or -errno with one
  * sentence in err. r is zeroed first and safe to free either way. */
 int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, size_t errlen);
+
+/* LP_LOCKS_NOFOLD: one row per lock, per-thread semaphores included (the
+ * lock rules, which rank lock_waits by lock_id). */
+#define LP_LOCKS_NOFOLD 1
+int lp_locks_analyze_flags(sqlite3 *db, int top, int flags, struct lp_lock_report *r, char *err,
+			   size_t errlen);
 void lp_lock_report_free(struct lp_lock_report *r);
 
 #endif

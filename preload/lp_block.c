@@ -84,6 +84,8 @@ struct lp_blk_real {
 	int (*fdatasync)(int);
 	long (*syscall)(long, ...);
 	int (*join)(pthread_t, void **);
+	int (*timedjoin)(pthread_t, void **, const struct timespec *);
+	int (*clockjoin)(pthread_t, void **, clockid_t, const struct timespec *);
 };
 
 static struct lp_blk_real lp_br;
@@ -139,6 +141,8 @@ void lp_block_resolve(void)
 	LP_BSYM(fsync, "fsync");
 	LP_BSYM(fdatasync, "fdatasync");
 	LP_BSYM(join, "pthread_join");
+	LP_BSYM(timedjoin, "pthread_timedjoin_np");
+	LP_BSYM(clockjoin, "pthread_clockjoin_np");
 }
 
 static uint64_t lp_blk_sites[LP_BLK_SITES];
@@ -483,9 +487,16 @@ LP_BLK_HOOK(int, epoll_pwait, epoll_pwait, LP_BLK_EPOLL_PWAIT, -1,
 
 /* ---- waiting for a thread: a main thread joining its workers is idle --- */
 
-/* pthread_join returns the error number; it never sets errno. */
+/* pthread_join returns the error number; it never sets errno. The timed
+ * forms record as pthread_join too (a timeout's result is ETIMEDOUT, the
+ * returned error number). */
 LP_BLK_HOOK(int, pthread_join, join, LP_BLK_PTHREAD_JOIN, -1, (pthread_t th, void **res), (th, res),
 	    ENOSYS)
+LP_BLK_HOOK(int, pthread_timedjoin_np, timedjoin, LP_BLK_PTHREAD_JOIN, -1,
+	    (pthread_t th, void **res, const struct timespec *at), (th, res, at), ENOSYS)
+LP_BLK_HOOK(int, pthread_clockjoin_np, clockjoin, LP_BLK_PTHREAD_JOIN, -1,
+	    (pthread_t th, void **res, clockid_t clk, const struct timespec *at),
+	    (th, res, clk, at), ENOSYS)
 
 /* ---- syscall(SYS_futex, ...): libraries that bypass pthread ----------- */
 

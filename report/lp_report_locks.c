@@ -79,7 +79,10 @@ static void lp_locks_text_table(FILE *f, const struct lp_lock_report *r)
 				lp_txt_cell(cells[1], 128, l->name, LP_NAME_W);
 				lp_txt_cell(cells[2], 128,
 					    l->wclass == LP_WAIT_GIL ? "gil" : l->kind, 10);
-				snprintf(cells[3], 128, "%d", l->pid);
+				if (l->pid)
+					snprintf(cells[3], 128, "%d", l->pid);
+				else /* folded over several processes */
+					snprintf(cells[3], 128, "%lld procs", l->n_processes);
 				snprintf(cells[4], 128, "%lld", l->count);
 				lp_txt_ns((double)l->total_ns, cells[5], 128);
 				lp_txt_ns(l->mean_ns, cells[6], 128);
@@ -136,7 +139,14 @@ static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row 
 	char buf[32];
 	fprintf(f, "\n#%zu ", rank);
 	lp_txt_pad(f, l->name, 0, 0);
-	fprintf(f, "  (%s at 0x%" PRIx64 ", pid %d ", l->kind ? l->kind : "?", l->address, l->pid);
+	if (l->folded) /* no one lock: the waiters' semaphores at one site */
+		fprintf(f,
+			"  (%lld per-thread semaphores, each waited on by one thread; %lld "
+			"process%s of ",
+			l->folded, l->n_processes, l->n_processes == 1 ? "" : "es");
+	else
+		fprintf(f, "  (%s at 0x%" PRIx64 ", pid %d ", l->kind ? l->kind : "?", l->address,
+			l->pid);
 	lp_txt_pad(f, l->process, 0, 0);
 	if (l->module) {
 		fputs(", in ", f);
@@ -170,7 +180,7 @@ static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row 
 		fprintf(f, "     %lld waits timed out\n", l->timeouts);
 }
 
-/* One line: every recorded wait (lock and condition) by class. Only
+/* One line: every recorded wait (lock, condition, join, CUDA sync) by class. Only
  * contention and gil are ranked below; the others are not contention. */
 static void lp_locks_text_classes(FILE *f, const struct lp_lock_report *r)
 {
@@ -286,6 +296,9 @@ static void lp_json_lock(FILE *f, size_t rank, const struct lp_lock_row *l)
 	fputs(l->n_sites ? "\n      ]" : "]", f);
 	lp_json_threads(f, "waiters", l->waiters, l->n_waiters);
 	lp_json_threads(f, "owners", l->owners, l->n_owners);
+	if (l->folded)
+		fprintf(f, ",\n      \"folded\": %lld,\n      \"processes\": %lld", l->folded,
+			l->n_processes);
 	fprintf(f, ",\n      \"owner_unknown\": %lld,\n      \"holder_stage\": ", l->owner_unknown);
 	lp_json_str(f, l->holder_stage);
 	fprintf(f, ",\n      \"holder_stage_waits\": %lld\n    }", l->holder_stage_waits);

@@ -21,6 +21,7 @@
 #include "lp_core.h"
 #include "lp_cuda.h"
 #include "lp_cupti.h"
+#include "lp_locks.h"
 #include "lp_log_cuda.h"
 #include "lp_check.h"
 
@@ -386,6 +387,15 @@ static void test_analysis(sqlite3 *db)
 	      "sync wait: context sync 6000 ns, synchronous cudaMemcpy 6000 ns (%lld, %lld)",
 	      (long long)ctx, (long long)smc);
 	lp_cuda_report_free(&r);
+
+	/* Wait class sync (issue 15): the host's context sync, never a lock. */
+	struct lp_lock_report lr;
+	CHECK(lp_locks_analyze(db, 10, &lr, err, sizeof(err)) == 0, "locks view");
+	CHECK(lr.class_n[LP_WAIT_SYNC] == 1 && lr.class_ns[LP_WAIT_SYNC] == 6000 && lr.n == 0 &&
+		  lr.class_n[LP_WAIT_CONTENTION] == 0,
+	      "class sync: the context sync, 6000 ns, not ranked (%lld, %lld ns, %zu rows)",
+	      lr.class_n[LP_WAIT_SYNC], (long long)lr.class_ns[LP_WAIT_SYNC], lr.n);
+	lp_lock_report_free(&lr);
 
 	CHECK(lp_cuda_analyze(db, LP_CUDA_API, &r, err, sizeof(err)) == 0, "API view");
 	int64_t launches = -1;

@@ -75,3 +75,26 @@ rows = list(csv.DictReader(io.StringIO(latprof("report", path, "--bottlenecks", 
 neg = [(r["id"], k, v) for r in rows for k, v in r.items()
        if k and k.endswith("_ns") and v and v.lstrip().startswith("-")]
 check(not neg, f"no negative time in the CSV ({neg[:3]})")
+
+# The same tail with the 2 ms spent in pthread_join instead of the lock (a C
+# program's join, recorded as a blocking call): the cause is a join wait
+# (wait class join), not "other wait" and not a lock.
+jpath = os.path.join(tmpdir(), "tail_join.db")
+c = sqlite3.connect(path)
+c.execute("VACUUM INTO ?", (jpath,))
+c.close()
+c = sqlite3.connect(jpath)
+c.execute("INSERT INTO blocking_calls (thread_id, start_ns, dur_ns, call, category, result) "
+          "SELECT thread_id, start_ns, dur_ns, 'pthread_join', 'other_block', 0 FROM lock_waits")
+c.execute("DELETE FROM lock_waits")
+c.commit()
+c.close()
+jdoc = json.loads(latprof("report", jpath, "--bottlenecks", "--format", "json", check=0).stdout)
+jt = next((f for f in jdoc["findings"] if f["id"] == "tail-outlier"), None)
+jwhat = [s["what"] for s in jt["sites"]["items"]] if jt else []
+check("join wait" in jwhat and not any(w.startswith(("lock wait", "other wait")) for w in jwhat),
+      f"the join is named as a join wait: {jwhat[1:]}")
+if "join wait" in jwhat:
+    s = jt["sites"]["items"][jwhat.index("join wait")]
+    g = s["ns"] / jt["sites"]["items"][1]["count"]
+    check(1.7e6 <= g <= 2.3e6, f"join wait grows {g / 1e6:.2f} ms per tail request (2 ms programmed)")

@@ -3,3 +3,5 @@
 lp_py_test(import_realdata test_realdata.py LABELS e2e TIMEOUT 900)
 lp_py_test(import_nsys_generated test_nsys_generated.py LABELS e2e)
 lp_py_test(import_kineto_generated test_kineto_generated.py LABELS e2e)
+# Wait class sync (issue 15): CUDA host syncs of imports, never contention.
+lp_py_test(import_sync_class test_sync_class.py LABELS e2e)

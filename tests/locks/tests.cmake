@@ -39,3 +39,9 @@ lp_py_test(locks_holder_stage test_holder_stage.py LABELS e2e)
 # Wait classes (issue 15) on a hand-built database with the real schema.
 lp_c_test(lp_waits_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_waits_test.c
   LIBS latprof_analyze LABELS unit)
+
+# A C program's pthread_join is a wait of class join, never contention.
+lp_lock_program(lp_joinprog lp_joinprog.c)
+lp_py_test(locks_join_class test_join_class.py LABELS e2e)
+# Per-thread semaphores (PostgreSQL's PGSemaphore) fold into one row per site.
+lp_py_test(locks_fold_sems test_fold_sems.py LABELS unit)

@@ -80,6 +80,33 @@ sites = {s["where"] for l in lk for s in l["sites"]}
 check(not any(w.startswith("PGSemaphoreLock") for w in sites),
       "no site is the semaphore wrapper itself")
 
+# Each backend sleeps on its own semaphore (waited on by that backend only):
+# those fold into one row per call site, not one row per semaphore.
+every = locks(path, "--top", "100000")["locks"]
+waits = conn.execute("SELECT count(*), sum(dur_ns) FROM lock_waits WHERE class = 0").fetchone()
+check((sum(l["count"] for l in every), sum(l["total_ns"] for l in every)) == tuple(waits),
+      f"the rows hold every contention wait once: {waits[0]} waits, {waits[1]} ns")
+own = {r[0]: r[1] for r in conn.execute(
+    "SELECT t.tid, count(DISTINCT w.lock_id) FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+    "JOIN threads t ON t.id = w.thread_id WHERE l.kind = 'sem' AND w.class = 0 AND w.lock_id "
+    "IN (SELECT lock_id FROM lock_waits WHERE class = 0 GROUP BY lock_id HAVING "
+    "count(DISTINCT thread_id) = 1) GROUP BY t.tid")}
+folded = [l for l in every if l.get("folded")]
+check(folded and folded[0] is every[0], f"the first row is folded: {every[0]['name']}")
+top = folded[0]
+check(len(own) >= 2 and top["folded"] == len(top["waiters"]) and
+      all(own.get(w["tid"]) == 1 for w in top["waiters"]) and top["processes"] >= 2,
+      f"{top['name']}: {top['folded']} semaphores = its {len(top['waiters'])} waiting backends "
+      f"(one semaphore each), in {top['processes']} processes")
+check(len(top["sites"]) == 1 and top["sites"][0]["count"] == top["count"] and
+      top["sites"][0]["chain"].startswith("LWLock"),
+      f"one call site, every wait: {top['sites'][0]['chain']}")
+fs = [l["sites"][0]["where"] for l in folded]
+check(len(fs) == len(set(fs)), f"one row per site: {len(fs)} folded rows, {len(set(fs))} sites")
+left = [(l["name"], s["where"]) for l in every if l["kind"] == "sem" and not l.get("folded")
+        for s in l["sites"] if s["where"] in fs]
+check(not left, f"no single semaphore row keeps a folded site: {left[:2]}")
+
 txt = latprof("report", path, check=0).stdout
 table = txt[txt.index("command\n"):]
 check("postgres: " in table and " x postgres: " in table,
