@@ -11,7 +11,7 @@
 
 #include "lp_db.h"
 
-static int lp_cr_sqlerr(sqlite3 *db, char *err, size_t errlen)
+static int cr_sqlerr(sqlite3 *db, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "counters: %s", sqlite3_errmsg(db));
 	return -EIO;
@@ -25,7 +25,7 @@ int lp_counters_event(const struct lp_counters_report *r, const char *name)
 	return -1;
 }
 
-static int lp_cr_event_row(sqlite3_stmt *st, void *ctx)
+static int cr_event_row(sqlite3_stmt *st, void *ctx)
 {
 	struct lp_counters_report *r = ctx;
 	struct lp_cnt_event_info *n = realloc(r->events, (r->n_events + 1) * sizeof(*r->events));
@@ -41,7 +41,7 @@ static int lp_cr_event_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int lp_cr_events(sqlite3 *db, struct lp_counters_report *r, char *err, size_t errlen)
+static int cr_events(sqlite3 *db, struct lp_counters_report *r, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
 	const char *sql =
@@ -49,8 +49,8 @@ static int lp_cr_events(sqlite3 *db, struct lp_counters_report *r, char *err, si
 	    "e2 WHERE e2.name = e.name AND e2.available = 0 ORDER BY id LIMIT 1) "
 	    "FROM counter_events e GROUP BY name ORDER BY min(idx), min(id)";
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return lp_cr_sqlerr(db, err, errlen);
-	int rc = lp_db_step_all(st, lp_cr_event_row, r, err, errlen);
+		return cr_sqlerr(db, err, errlen);
+	int rc = lp_db_step_all(st, cr_event_row, r, err, errlen);
 	sqlite3_finalize(st);
 	if (rc)
 		return rc;
@@ -61,15 +61,15 @@ static int lp_cr_events(sqlite3 *db, struct lp_counters_report *r, char *err, si
 }
 
 /* IPC from the cells of one row, when both events were counted there. */
-static void lp_cr_ipc(const struct lp_counters_report *r, const struct lp_cnt_cell *v, int *has,
-		      double *ipc)
+static void cr_ipc(const struct lp_counters_report *r, const struct lp_cnt_cell *v, int *has,
+		   double *ipc)
 {
 	int ins = lp_counters_event(r, "instructions"), cyc = lp_counters_event(r, "cycles");
 	*has = ins >= 0 && cyc >= 0 && v[ins].has && v[cyc].has && v[cyc].total > 0;
 	*ipc = *has ? v[ins].total / v[cyc].total : 0;
 }
 
-static int lp_cr_stage_row(sqlite3_stmt *st, void *ctx)
+static int cr_stage_row(sqlite3_stmt *st, void *ctx)
 {
 	struct lp_counters_report *r = ctx;
 	const char *name = (const char *)sqlite3_column_text(st, 0);
@@ -102,7 +102,7 @@ static int lp_cr_stage_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int lp_cr_stages(sqlite3 *db, struct lp_counters_report *r, char *err, size_t errlen)
+static int cr_stages(sqlite3 *db, struct lp_counters_report *r, char *err, size_t errlen)
 {
 	if (!lp_db_has_table(db, "ranges"))
 		return 0;
@@ -113,25 +113,25 @@ static int lp_cr_stages(sqlite3 *db, struct lp_counters_report *r, char *err, si
 	    "JOIN counter_events e ON e.id = rc.event_id LEFT JOIN strings s ON s.id = r.name_id "
 	    "GROUP BY s.value, e.name ORDER BY min(r.start_ns), s.value";
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return lp_cr_sqlerr(db, err, errlen);
-	int rc = lp_db_step_all(st, lp_cr_stage_row, r, err, errlen);
+		return cr_sqlerr(db, err, errlen);
+	int rc = lp_db_step_all(st, cr_stage_row, r, err, errlen);
 	sqlite3_finalize(st);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < r->n_stages; i++)
-		lp_cr_ipc(r, r->stages[i].v, &r->stages[i].has_ipc, &r->stages[i].ipc);
+		cr_ipc(r, r->stages[i].v, &r->stages[i].has_ipc, &r->stages[i].ipc);
 	return 0;
 }
 
-struct lp_cr_thread_load {
+struct cr_thread_load {
 	struct lp_counters_report *r;
 	int64_t cur;
 	struct lp_cnt_thread *t;
 };
 
-static int lp_cr_thread_row(sqlite3_stmt *st, void *ctx)
+static int cr_thread_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_cr_thread_load *l = ctx;
+	struct cr_thread_load *l = ctx;
 	struct lp_counters_report *r = l->r;
 	int64_t id = sqlite3_column_int64(st, 0);
 	if (!l->t || id != l->cur) {
@@ -161,7 +161,7 @@ static int lp_cr_thread_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int lp_cr_threads(sqlite3 *db, struct lp_counters_report *r, char *err, size_t errlen)
+static int cr_threads(sqlite3 *db, struct lp_counters_report *r, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
 	const char *sql = "SELECT t.id, p.pid, t.tid, t.name, tc.source, tc.start_ns, tc.end_ns, "
@@ -170,18 +170,18 @@ static int lp_cr_threads(sqlite3 *db, struct lp_counters_report *r, char *err, s
 			  "t.process_id JOIN counter_events e ON e.id = tc.event_id "
 			  "ORDER BY p.id, t.tid, t.id";
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return lp_cr_sqlerr(db, err, errlen);
-	struct lp_cr_thread_load l = {r, 0, NULL};
-	int rc = lp_db_step_all(st, lp_cr_thread_row, &l, err, errlen);
+		return cr_sqlerr(db, err, errlen);
+	struct cr_thread_load l = {r, 0, NULL};
+	int rc = lp_db_step_all(st, cr_thread_row, &l, err, errlen);
 	sqlite3_finalize(st);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < r->n_threads; i++)
-		lp_cr_ipc(r, r->threads[i].v, &r->threads[i].has_ipc, &r->threads[i].ipc);
+		cr_ipc(r, r->threads[i].v, &r->threads[i].has_ipc, &r->threads[i].ipc);
 	return 0;
 }
 
-static void lp_cr_ipc_reason(struct lp_counters_report *r)
+static void cr_ipc_reason(struct lp_counters_report *r)
 {
 	int ins = lp_counters_event(r, "instructions"), cyc = lp_counters_event(r, "cycles");
 	char buf[600];
@@ -204,16 +204,16 @@ int lp_counters_report_compute(sqlite3 *db, struct lp_counters_report *out, char
 	if (!lp_db_has_table(db, "counter_events") || !lp_db_count(db, "counter_events"))
 		return 0;
 	out->has_counters = 1;
-	int rc = lp_cr_events(db, out, err, errlen);
+	int rc = cr_events(db, out, err, errlen);
 	if (!rc)
-		rc = lp_cr_stages(db, out, err, errlen);
+		rc = cr_stages(db, out, err, errlen);
 	if (!rc)
-		rc = lp_cr_threads(db, out, err, errlen);
+		rc = cr_threads(db, out, err, errlen);
 	if (rc) {
 		lp_counters_report_free(out);
 		return rc;
 	}
-	lp_cr_ipc_reason(out);
+	cr_ipc_reason(out);
 	return 0;
 }
 

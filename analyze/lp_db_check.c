@@ -15,7 +15,7 @@
 
 /* Each table the importer creates, checked in db: the first missing or
  * unreadable one makes the database damaged. */
-static int lp_db_tables_cb(sqlite3_stmt *st, void *ctx)
+static int db_tables_cb(sqlite3_stmt *st, void *ctx)
 {
 	void **c = ctx;
 	sqlite3 *db = c[0];
@@ -48,7 +48,7 @@ int lp_db_check_tables(sqlite3 *db, const char *path, char *err, size_t errlen)
 		rc = lp_db_each(ref,
 				"SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT "
 				"LIKE 'sqlite_%' ORDER BY rowid",
-				NULL, 0, lp_db_tables_cb, ctx, err, errlen);
+				NULL, 0, db_tables_cb, ctx, err, errlen);
 	sqlite3_close(ref);
 	if (rc == 1 || missing[0]) {
 		snprintf(err, errlen,

@@ -23,7 +23,7 @@
 #include "lp_util.h"
 #include "lp_waits.h"
 
-struct lp_req {
+struct req {
 	int64_t id, proc, thread, tid, start, end;
 };
 
@@ -37,7 +37,7 @@ struct lp_fnd_ctx {
 	struct lp_rset rs_own;
 	struct lp_lock_report locks;
 	int has_req;
-	struct lp_req *req; /* by (thread, start): requests on a thread never overlap */
+	struct req *req; /* by (thread, start): requests on a thread never overlap */
 	size_t nreq;
 	int64_t req_ns, thread_ns, run_start;
 	struct lp_ivset reqset, stageset;
@@ -55,8 +55,8 @@ struct lp_fnd_ctx {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static char *lp_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *lp_fmt(const char *fmt, ...)
+static char *findings_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *findings_fmt(const char *fmt, ...)
 {
 	char *s = NULL;
 	va_list ap;
@@ -67,31 +67,31 @@ static char *lp_fmt(const char *fmt, ...)
 	return s;
 }
 
-static int lp_skip(struct lp_fnd_ctx *c, const char *why)
+static int findings_skip(struct lp_fnd_ctx *c, const char *why)
 {
 	free(c->why);
 	c->why = strdup(why);
 	return -ENODATA;
 }
 
-static int lp_quiet(struct lp_fnd_ctx *c, double value)
+static int findings_quiet(struct lp_fnd_ctx *c, double value)
 {
 	c->has_value = 1;
 	c->value = value;
 	return 0;
 }
 
-static int64_t lp_q1(struct lp_fnd_ctx *c, const char *sql)
+static int64_t findings_q1(struct lp_fnd_ctx *c, const char *sql)
 {
 	return lp_db_int(c->db, sql, 0);
 }
 
-static double lp_share(int64_t part, int64_t whole)
+static double findings_share(int64_t part, int64_t whole)
 {
 	return whole > 0 ? (double)part / (double)whole : 0;
 }
 
-static int64_t lp_min64(int64_t a, int64_t b)
+static int64_t min64(int64_t a, int64_t b)
 {
 	return a < b ? a : b;
 }
@@ -120,14 +120,14 @@ static struct lp_finding *lp_fnd_new(struct lp_fnd_ctx *c, const struct lp_rule 
 	return f;
 }
 
-static void lp_num(struct lp_finding *f, const char *key, const char *label, const char *unit,
-		   double v)
+static void findings_num(struct lp_finding *f, const char *key, const char *label, const char *unit,
+			 double v)
 {
 	if (f->nnum < LP_FND_MAXNUM)
 		f->num[f->nnum++] = (struct lp_fnd_num){key, label, unit, v};
 }
 
-static void lp_site(struct lp_finding *f, const char *what, int64_t count, int64_t ns)
+static void findings_site(struct lp_finding *f, const char *what, int64_t count, int64_t ns)
 {
 	if (f->nsite < LP_FND_MAXSITES && what)
 		f->site[f->nsite++] = (struct lp_fnd_site){strdup(what), count, ns};
@@ -135,7 +135,7 @@ static void lp_site(struct lp_finding *f, const char *what, int64_t count, int64
 
 /* Saving, its basis and the severity; the saving is clamped to the basis
  * and the basis to the scope, whatever the rule computed. */
-static void lp_saving(struct lp_finding *f, int64_t saving, int64_t basis, const char *what)
+static void findings_saving(struct lp_finding *f, int64_t saving, int64_t basis, const char *what)
 {
 	if (f->scope_ns > 0 && basis > f->scope_ns)
 		basis = f->scope_ns;
@@ -146,7 +146,7 @@ static void lp_saving(struct lp_finding *f, int64_t saving, int64_t basis, const
 	f->saving_ns = saving;
 	f->basis_ns = basis;
 	f->basis = what;
-	f->share = lp_share(saving, f->scope_ns);
+	f->share = findings_share(saving, f->scope_ns);
 	f->severity = f->share >= LP_SEV_HIGH_SHARE	? LP_SEV_HIGH
 		      : f->share >= LP_SEV_MEDIUM_SHARE ? LP_SEV_MEDIUM
 							: LP_SEV_LOW;
@@ -155,12 +155,12 @@ static void lp_saving(struct lp_finding *f, int64_t saving, int64_t basis, const
 /* ---- requests: lookup and per-request attribution ---------------------- */
 
 /* First request on thread th with end > s (binary search). */
-static size_t lp_req_lower(const struct lp_fnd_ctx *c, int64_t th, int64_t s)
+static size_t req_lower(const struct lp_fnd_ctx *c, int64_t th, int64_t s)
 {
 	size_t lo = 0, hi = c->nreq;
 	while (lo < hi) {
 		size_t m = (lo + hi) / 2;
-		const struct lp_req *r = &c->req[m];
+		const struct req *r = &c->req[m];
 		if (r->thread < th || (r->thread == th && r->end <= s))
 			lo = m + 1;
 		else
@@ -171,13 +171,13 @@ static size_t lp_req_lower(const struct lp_fnd_ctx *c, int64_t th, int64_t s)
 
 /* Adds the part of [s, e) on thread th that lies inside requests to their
  * stake; returns that part. Without requests, the whole interval counts. */
-static int64_t lp_attr(struct lp_fnd_ctx *c, int64_t th, int64_t s, int64_t e)
+static int64_t findings_attr(struct lp_fnd_ctx *c, int64_t th, int64_t s, int64_t e)
 {
 	if (!c->has_req)
 		return e > s ? e - s : 0;
 	int64_t in = 0;
-	for (size_t i = lp_req_lower(c, th, s); i < c->nreq; i++) {
-		const struct lp_req *r = &c->req[i];
+	for (size_t i = req_lower(c, th, s); i < c->nreq; i++) {
+		const struct req *r = &c->req[i];
 		if (r->thread != th || r->start >= e)
 			break;
 		int64_t a = s > r->start ? s : r->start, b = e < r->end ? e : r->end;
@@ -189,14 +189,14 @@ static int64_t lp_attr(struct lp_fnd_ctx *c, int64_t th, int64_t s, int64_t e)
 	return in;
 }
 
-static void lp_stake_reset(struct lp_fnd_ctx *c)
+static void stake_reset(struct lp_fnd_ctx *c)
 {
 	if (c->stake)
 		memset(c->stake, 0, c->nreq * sizeof(*c->stake));
 }
 
 /* The request with the most at stake becomes the finding's example. */
-static void lp_example(struct lp_fnd_ctx *c, struct lp_finding *f)
+static void findings_example(struct lp_fnd_ctx *c, struct lp_finding *f)
 {
 	size_t best = c->nreq;
 	for (size_t i = 0; i < c->nreq; i++)
@@ -204,54 +204,54 @@ static void lp_example(struct lp_fnd_ctx *c, struct lp_finding *f)
 			best = i;
 	if (best == c->nreq)
 		return;
-	const struct lp_req *r = &c->req[best];
+	const struct req *r = &c->req[best];
 	f->ex = (struct lp_fnd_example){
 	    1, r->id, r->tid, r->start, r->start - c->run_start, r->end - r->start, c->stake[best]};
 }
 
-static void lp_example_req(struct lp_fnd_ctx *c, struct lp_finding *f, size_t i, int64_t stake)
+static void example_req(struct lp_fnd_ctx *c, struct lp_finding *f, size_t i, int64_t stake)
 {
-	const struct lp_req *r = &c->req[i];
+	const struct req *r = &c->req[i];
 	f->ex = (struct lp_fnd_example){
 	    1, r->id, r->tid, r->start, r->start - c->run_start, r->end - r->start, stake};
 }
 
-static int lp_req_cmp(const void *a, const void *b)
+static int req_cmp(const void *a, const void *b)
 {
-	const struct lp_req *x = a, *y = b;
+	const struct req *x = a, *y = b;
 	if (x->thread != y->thread)
 		return x->thread < y->thread ? -1 : 1;
 	return (x->start > y->start) - (x->start < y->start);
 }
 
 /* ?1, ?2: the request range's name and domain. */
-static void lp_req_args(const struct lp_fnd_ctx *c, struct lp_db_arg a[2])
+static void req_args(const struct lp_fnd_ctx *c, struct lp_db_arg a[2])
 {
 	a[0] = LP_DB_TEXT(c->bd->req_name);
 	a[1] = LP_DB_TEXT(c->bd->req_domain ? c->bd->req_domain : "");
 }
 
 /* threads.id -> (process_id, tid), sorted by id for a binary search. */
-struct lp_thr {
+struct thr {
 	int64_t id, proc, tid;
 };
 
-struct lp_thr_load {
-	struct lp_thr *v;
+struct thr_load {
+	struct thr *v;
 	size_t n, cap;
 };
 
-static int lp_thr_row(sqlite3_stmt *st, void *ctx)
+static int thr_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_thr_load *l = ctx;
+	struct thr_load *l = ctx;
 	if (LP_GROW(l->v, l->n, l->cap))
 		return -ENOMEM;
-	l->v[l->n++] = (struct lp_thr){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-				       sqlite3_column_int64(st, 2)};
+	l->v[l->n++] = (struct thr){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+				    sqlite3_column_int64(st, 2)};
 	return 0;
 }
 
-static const struct lp_thr *lp_thr_find(const struct lp_thr_load *t, int64_t id)
+static const struct thr *thr_find(const struct thr_load *t, int64_t id)
 {
 	size_t lo = 0, hi = t->n;
 	while (lo < hi) {
@@ -270,8 +270,8 @@ static const struct lp_thr *lp_thr_find(const struct lp_thr_load *t, int64_t id)
  * ranges_named used to fetch, without scanning the table three more times
  * (at 2 M ranges those scans were 3.8 s of a 13 s HTML report).
  */
-static int lp_req_collect(struct lp_fnd_ctx *c, const uint8_t *isreq, const struct lp_thr_load *thr,
-			  struct lp_ivec *req_iv, struct lp_ivec *stage_iv)
+static int req_collect(struct lp_fnd_ctx *c, const uint8_t *isreq, const struct thr_load *thr,
+		       struct lp_ivec *req_iv, struct lp_ivec *stage_iv)
 {
 	const struct lp_rset *rs = c->rs;
 	size_t cap = 0;
@@ -284,29 +284,29 @@ static int lp_req_collect(struct lp_fnd_ctx *c, const uint8_t *isreq, const stru
 			continue;
 		if (lp_ivec_push(req_iv, g->thread, g->start, g->end, 0))
 			return -ENOMEM;
-		const struct lp_thr *t = lp_thr_find(thr, g->thread);
+		const struct thr *t = thr_find(thr, g->thread);
 		if (!t || g->end <= g->start) /* as the join with threads did */
 			continue;
 		if (LP_GROW(c->req, c->nreq, cap))
 			return -ENOMEM;
 		c->req[c->nreq++] =
-		    (struct lp_req){rs->id[i], t->proc, g->thread, t->tid, g->start, g->end};
+		    (struct req){rs->id[i], t->proc, g->thread, t->tid, g->start, g->end};
 		c->req_ns += g->end - g->start;
 	}
 	return 0;
 }
 
-static int lp_load_requests(struct lp_fnd_ctx *c)
+static int load_requests(struct lp_fnd_ctx *c)
 {
-	struct lp_thr_load thr = {0};
+	struct thr_load thr = {0};
 	struct lp_ivec req_iv = {0}, stage_iv = {0};
 	uint8_t *isreq = lp_rset_keys_named(c->rs, c->bd->req_domain, c->bd->req_name);
 	int rc = isreq ? 0 : -ENOMEM;
 	if (!rc)
 		rc = lp_db_query(c->db, "SELECT id, process_id, tid FROM threads ORDER BY id", NULL,
-				 0, lp_thr_row, &thr, c->err, c->errlen);
+				 0, thr_row, &thr, c->err, c->errlen);
 	if (!rc)
-		rc = lp_req_collect(c, isreq, &thr, &req_iv, &stage_iv);
+		rc = req_collect(c, isreq, &thr, &req_iv, &stage_iv);
 	if (!rc)
 		rc = lp_ivset_build(&req_iv, NULL, &c->reqset);
 	if (!rc)
@@ -318,7 +318,7 @@ static int lp_load_requests(struct lp_fnd_ctx *c)
 	if (rc)
 		return rc;
 	if (c->nreq > 1) /* qsort(NULL, 0) is undefined */
-		qsort(c->req, c->nreq, sizeof(*c->req), lp_req_cmp);
+		qsort(c->req, c->nreq, sizeof(*c->req), req_cmp);
 	/* A request nested in another of the same name on its thread would
 	 * count its time twice: keep the outer one. */
 	size_t k = 0;
@@ -336,7 +336,7 @@ static int lp_load_requests(struct lp_fnd_ctx *c)
 	return c->stake ? 0 : -ENOMEM;
 }
 
-static int lp_bd_cat(const struct lp_breakdown *b, const char *name)
+static int bd_cat(const struct lp_breakdown *b, const char *name)
 {
 	for (int i = 0; i < b->ncat; i++)
 		if (b->cat_name[i] && !strcmp(b->cat_name[i], name))
@@ -346,14 +346,14 @@ static int lp_bd_cat(const struct lp_breakdown *b, const char *name)
 
 /* ---- CPU rules ---------------------------------------------------------- */
 
-struct lp_lock_acc {
+struct lock_acc {
 	int64_t id, in_ns, waits;
 	size_t row; /* in c->locks.locks, or n */
 };
 
-static int lp_lock_acc_cmp(const void *a, const void *b)
+static int lock_acc_cmp(const void *a, const void *b)
 {
-	const struct lp_lock_acc *x = a, *y = b;
+	const struct lock_acc *x = a, *y = b;
 	return (y->in_ns > x->in_ns) - (y->in_ns < x->in_ns);
 }
 
@@ -365,93 +365,93 @@ static const struct lp_lock_row *lp_lock_row(const struct lp_fnd_ctx *c, int64_t
 	return NULL;
 }
 
-struct lp_lock_load {
+struct lock_load {
 	struct lp_fnd_ctx *c;
-	struct lp_lock_acc *v;
+	struct lock_acc *v;
 	size_t n, cap;
 };
 
-static int lp_lock_wait_row(sqlite3_stmt *st, void *ctx)
+static int lock_wait_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_lock_load *l = ctx;
+	struct lock_load *l = ctx;
 	int64_t id = sqlite3_column_int64(st, 0);
 	if (!l->n || l->v[l->n - 1].id != id) {
 		if (LP_GROW(l->v, l->n, l->cap))
 			return -ENOMEM;
-		l->v[l->n++] = (struct lp_lock_acc){id, 0, 0, 0};
+		l->v[l->n++] = (struct lock_acc){id, 0, 0, 0};
 	}
-	int64_t in = lp_attr(l->c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			     sqlite3_column_int64(st, 3));
+	int64_t in = findings_attr(l->c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+				   sqlite3_column_int64(st, 3));
 	l->v[l->n - 1].in_ns += in;
 	l->v[l->n - 1].waits += in > 0;
 	return 0;
 }
 
 /* Per lock, the wait inside requests (or in the whole run without them). */
-static int lp_lock_accumulate(struct lp_fnd_ctx *c, struct lp_lock_acc **out, size_t *nout)
+static int lock_accumulate(struct lp_fnd_ctx *c, struct lock_acc **out, size_t *nout)
 {
-	struct lp_lock_load l = {c, NULL, 0, 0};
+	struct lock_load l = {c, NULL, 0, 0};
 	int rc =
 	    lp_db_query(c->db,
 			"SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
 			"lock_waits w WHERE w.class = 0 ORDER BY w.lock_id",
-			NULL, 0, lp_lock_wait_row, &l, c->err, c->errlen);
+			NULL, 0, lock_wait_row, &l, c->err, c->errlen);
 	if (rc) {
 		free(l.v);
 		return rc;
 	}
 	if (l.n > 1) /* qsort(NULL, 0) is undefined */
-		qsort(l.v, l.n, sizeof(*l.v), lp_lock_acc_cmp);
+		qsort(l.v, l.n, sizeof(*l.v), lock_acc_cmp);
 	*out = l.v;
 	*nout = l.n;
 	return 0;
 }
 
 /* Rows (thread, start, end): their time inside requests goes to the stake. */
-static int lp_attr_row(sqlite3_stmt *st, void *ctx)
+static int attr_row(sqlite3_stmt *st, void *ctx)
 {
-	lp_attr(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-		sqlite3_column_int64(st, 2));
+	findings_attr(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+		      sqlite3_column_int64(st, 2));
 	return 0;
 }
 
 /* The example for one lock: the request that waited on it the longest. */
-static int lp_lock_example(struct lp_fnd_ctx *c, struct lp_finding *f, int64_t lock_id)
+static int lock_example(struct lp_fnd_ctx *c, struct lp_finding *f, int64_t lock_id)
 {
 	if (!c->has_req)
 		return 0;
-	lp_stake_reset(c);
+	stake_reset(c);
 	struct lp_db_arg id = LP_DB_INT(lock_id);
 	int rc = lp_db_query(c->db,
 			     "SELECT thread_id, start_ns, start_ns + dur_ns FROM lock_waits WHERE "
 			     "lock_id = ? AND class = 0",
-			     &id, 1, lp_attr_row, c, c->err, c->errlen);
+			     &id, 1, attr_row, c, c->err, c->errlen);
 	if (rc)
 		return rc;
-	lp_example(c, f);
+	findings_example(c, f);
 	return 0;
 }
 
-static int lp_rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
-	struct lp_lock_acc *acc = NULL;
+	struct lock_acc *acc = NULL;
 	size_t n = 0;
 	int found = 0;
 	int64_t scope = c->has_req ? c->req_ns : c->thread_ns;
 	if (scope <= 0)
-		return lp_skip(c, "no request or thread time recorded");
-	int rc = lp_lock_accumulate(c, &acc, &n);
+		return findings_skip(c, "no request or thread time recorded");
+	int rc = lock_accumulate(c, &acc, &n);
 	if (rc)
 		return rc;
 	/* The lock that explains the p99 tail, if the breakdown found one. */
 	const struct lp_bd_tail *t = &c->bd->tail;
 	int64_t tail_lock = -1;
-	if (c->has_req && t->valid && t->has_key && t->cat == lp_bd_cat(c->bd, "lock_wait") &&
+	if (c->has_req && t->valid && t->has_key && t->cat == bd_cat(c->bd, "lock_wait") &&
 	    t->key_tail_ns - t->key_mid_ns > 0.5 * (double)(t->p99_ns - t->p60_ns))
 		tail_lock = t->key;
-	lp_quiet(c, n ? lp_share(acc[0].in_ns, scope) : 0);
+	findings_quiet(c, n ? findings_share(acc[0].in_ns, scope) : 0);
 	for (size_t i = 0; i < n && found < 3; i++) {
-		double share = lp_share(acc[i].in_ns, scope);
+		double share = findings_share(acc[i].in_ns, scope);
 		int tail = acc[i].id == tail_lock;
 		if (share < thr && !tail)
 			continue;
@@ -463,41 +463,42 @@ static int lp_rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 		}
 		found++;
 		f->subject = strdup(row && row->name ? row->name : "(unknown lock)");
-		lp_num(f, "wait_ns", c->has_req ? "wait inside requests" : "wait", "ns",
-		       (double)acc[i].in_ns);
-		lp_num(f, "share", c->has_req ? "of request time" : "of thread time", "share",
-		       share);
-		lp_num(f, "waits", "contended acquisitions", "count", (double)acc[i].waits);
+		findings_num(f, "wait_ns", c->has_req ? "wait inside requests" : "wait", "ns",
+			     (double)acc[i].in_ns);
+		findings_num(f, "share", c->has_req ? "of request time" : "of thread time", "share",
+			     share);
+		findings_num(f, "waits", "contended acquisitions", "count", (double)acc[i].waits);
 		if (c->has_req)
-			lp_num(f, "wait_per_request_ns", "wait per request", "ns",
-			       (double)acc[i].in_ns / (double)c->nreq);
+			findings_num(f, "wait_per_request_ns", "wait per request", "ns",
+				     (double)acc[i].in_ns / (double)c->nreq);
 		if (row) {
-			lp_num(f, "p99_wait_ns", "p99 wait", "ns", (double)row->p99_ns);
-			lp_num(f, "waiting_threads", "threads waiting", "count",
-			       (double)row->n_waiters);
+			findings_num(f, "p99_wait_ns", "p99 wait", "ns", (double)row->p99_ns);
+			findings_num(f, "waiting_threads", "threads waiting", "count",
+				     (double)row->n_waiters);
 			f->site_kind = "call sites";
 			for (size_t k = 0; k < row->n_sites; k++)
-				lp_site(f, row->sites[k].where, row->sites[k].count,
-					row->sites[k].wait_ns);
+				findings_site(f, row->sites[k].where, row->sites[k].count,
+					      row->sites[k].wait_ns);
 		}
 		if (tail) {
-			lp_num(f, "tail_wait_ns", "mean wait in p99 requests", "ns",
-			       t->key_tail_ns);
-			lp_num(f, "median_wait_ns", "mean wait in median requests", "ns",
-			       t->key_mid_ns);
+			findings_num(f, "tail_wait_ns", "mean wait in p99 requests", "ns",
+				     t->key_tail_ns);
+			findings_num(f, "median_wait_ns", "mean wait in median requests", "ns",
+				     t->key_mid_ns);
 		}
 		const char *hs = row ? row->holder_stage : NULL;
 		if (hs)
-			lp_num(f, "holder_stage_waits", "waits whose holder was in that stage",
-			       "count", (double)row->holder_stage_waits);
-		f->summary = lp_fmt("%s threads waited %.1f%% of %s on %s%s%s%s",
-				    c->has_req ? "request" : "the run's", 100 * share,
-				    c->has_req ? "request time" : "their time", f->subject,
-				    tail ? ", and it dominates the p99 tail" : "",
-				    hs ? "; holders were in stage " : "", hs ? hs : "");
-		lp_saving(f, acc[i].in_ns, acc[i].in_ns,
-			  c->has_req ? "lock wait inside requests" : "lock wait");
-		rc = lp_lock_example(c, f, acc[i].id);
+			findings_num(f, "holder_stage_waits",
+				     "waits whose holder was in that stage", "count",
+				     (double)row->holder_stage_waits);
+		f->summary = findings_fmt("%s threads waited %.1f%% of %s on %s%s%s%s",
+					  c->has_req ? "request" : "the run's", 100 * share,
+					  c->has_req ? "request time" : "their time", f->subject,
+					  tail ? ", and it dominates the p99 tail" : "",
+					  hs ? "; holders were in stage " : "", hs ? hs : "");
+		findings_saving(f, acc[i].in_ns, acc[i].in_ns,
+				c->has_req ? "lock wait inside requests" : "lock wait");
+		rc = lock_example(c, f, acc[i].id);
 		if (rc)
 			break;
 	}
@@ -507,14 +508,14 @@ static int lp_rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 
 /* A grouped accumulation of (thread, start, end, label) rows inside
  * requests: total, count, top labels. */
-struct lp_acc {
+struct acc {
 	int64_t ns, n, all_n;
 	struct lp_fnd_site top[LP_FND_MAXSITES];
 	char cur[512];
 	int64_t cur_n, cur_ns;
 };
 
-static void lp_acc_flush(struct lp_acc *a)
+static void acc_flush(struct acc *a)
 {
 	for (int k = 0; a->cur_ns > 0 && k < LP_FND_MAXSITES; k++)
 		if (a->cur_ns > a->top[k].ns) {
@@ -528,28 +529,28 @@ static void lp_acc_flush(struct lp_acc *a)
 }
 
 /* Starts label w's group when it differs from the current one. */
-static void lp_acc_label(struct lp_acc *a, const char *w)
+static void acc_label(struct acc *a, const char *w)
 {
 	if (strcmp(a->cur, w)) {
-		lp_acc_flush(a);
+		acc_flush(a);
 		snprintf(a->cur, sizeof(a->cur), "%s", w);
 	}
 }
 
-struct lp_acc_load {
+struct acc_load {
 	struct lp_fnd_ctx *c;
-	struct lp_acc *a;
+	struct acc *a;
 };
 
-static int lp_acc_row(sqlite3_stmt *st, void *ctx)
+static int acc_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_acc_load *l = ctx;
-	struct lp_acc *a = l->a;
+	struct acc_load *l = ctx;
+	struct acc *a = l->a;
 	const char *w = (const char *)sqlite3_column_text(st, 3);
-	lp_acc_label(a, w ? w : "?");
+	acc_label(a, w ? w : "?");
 	a->all_n++;
-	int64_t in = lp_attr(l->c, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-			     sqlite3_column_int64(st, 2));
+	int64_t in = findings_attr(l->c, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+				   sqlite3_column_int64(st, 2));
 	if (in <= 0 && l->c->has_req)
 		return 0;
 	a->n++;
@@ -560,39 +561,39 @@ static int lp_acc_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* Rows: thread, start, end, label (ordered by label); ?1 = the API domain. */
-static int lp_acc_run(struct lp_fnd_ctx *c, const char *sql, struct lp_acc *a)
+static int acc_run(struct lp_fnd_ctx *c, const char *sql, struct acc *a)
 {
-	struct lp_acc_load l = {c, a};
+	struct acc_load l = {c, a};
 	struct lp_db_arg dom = LP_DB_TEXT(c->api_domain);
 	memset(a, 0, sizeof(*a));
-	lp_stake_reset(c);
-	int rc = lp_db_query(c->db, sql, &dom, 1, lp_acc_row, &l, c->err, c->errlen);
-	lp_acc_flush(a);
+	stake_reset(c);
+	int rc = lp_db_query(c->db, sql, &dom, 1, acc_row, &l, c->err, c->errlen);
+	acc_flush(a);
 	return rc;
 }
 
-static void lp_acc_free(struct lp_acc *a)
+static void acc_free(struct acc *a)
 {
 	for (int k = 0; k < LP_FND_MAXSITES; k++)
 		free(a->top[k].what);
 }
 
-static void lp_acc_sites(struct lp_finding *f, const struct lp_acc *a, const char *kind)
+static void acc_sites(struct lp_finding *f, const struct acc *a, const char *kind)
 {
 	f->site_kind = kind;
 	for (int k = 0; k < LP_FND_MAXSITES; k++)
 		if (a->top[k].what)
-			lp_site(f, a->top[k].what, a->top[k].count, a->top[k].ns);
+			findings_site(f, a->top[k].what, a->top[k].count, a->top[k].ns);
 }
 
 /* Condition-variable and semaphore waits inside a request but outside its
  * stages: the request is queued, no work has started. */
-static int lp_queue_row(sqlite3_stmt *st, void *ctx)
+static int queue_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_acc_load *l = ctx;
+	struct acc_load *l = ctx;
 	struct lp_fnd_ctx *c = l->c;
 	const char *w = (const char *)sqlite3_column_text(st, 3);
-	lp_acc_label(l->a, w ? w : "");
+	acc_label(l->a, w ? w : "");
 	int64_t th = sqlite3_column_int64(st, 0), s = sqlite3_column_int64(st, 1),
 		e = sqlite3_column_int64(st, 2);
 	int64_t in_req = lp_ivset_overlap(&c->reqset, th, s, e);
@@ -601,7 +602,7 @@ static int lp_queue_row(sqlite3_stmt *st, void *ctx)
 	if (q <= 0)
 		return 0;
 	/* attribute only the queued part: clip to before the first stage */
-	size_t i = lp_req_lower(c, th, s);
+	size_t i = req_lower(c, th, s);
 	if (i < c->nreq && c->req[i].thread == th)
 		c->stake[i] += q;
 	l->a->cur_n++;
@@ -611,13 +612,13 @@ static int lp_queue_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int lp_rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	if (!c->has_req)
-		return lp_skip(c, "no NVTX request ranges");
-	struct lp_acc a = {0};
-	struct lp_acc_load l = {c, &a};
-	lp_stake_reset(c);
+		return findings_skip(c, "no NVTX request ranges");
+	struct acc a = {0};
+	struct acc_load l = {c, &a};
+	stake_reset(c);
 	int rc = lp_db_query(
 	    c->db,
 	    "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, coalesce(f.function || "
@@ -629,14 +630,14 @@ static int lp_rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	    "lock_waits w JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' LEFT JOIN stacks s "
 	    "ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame WHERE w.class = 4 ORDER "
 	    "BY 4",
-	    NULL, 0, lp_queue_row, &l, c->err, c->errlen);
-	lp_acc_flush(&a);
+	    NULL, 0, queue_row, &l, c->err, c->errlen);
+	acc_flush(&a);
 	if (rc) {
-		lp_acc_free(&a);
+		acc_free(&a);
 		return rc;
 	}
 	int64_t total = a.ns, waits = a.n;
-	double share = lp_share(total, c->req_ns);
+	double share = findings_share(total, c->req_ns);
 	int found = 0;
 	if (share >= thr) {
 		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
@@ -644,33 +645,34 @@ static int lp_rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 			rc = -ENOMEM;
 		else {
 			found = 1;
-			lp_num(f, "queued_ns", "queued before work", "ns", (double)total);
-			lp_num(f, "share", "of request time", "share", share);
-			lp_num(f, "waits", "waits", "count", (double)waits);
-			lp_num(f, "queued_per_request_ns", "queued per request", "ns",
-			       (double)total / (double)c->nreq);
-			lp_acc_sites(f, &a, "wait sites");
-			f->summary = lp_fmt("requests sat %.1f%% of their time in condition or "
-					    "semaphore waits before any stage started",
-					    100 * share);
-			lp_saving(f, total, total, "queue wait inside requests");
-			lp_example(c, f);
+			findings_num(f, "queued_ns", "queued before work", "ns", (double)total);
+			findings_num(f, "share", "of request time", "share", share);
+			findings_num(f, "waits", "waits", "count", (double)waits);
+			findings_num(f, "queued_per_request_ns", "queued per request", "ns",
+				     (double)total / (double)c->nreq);
+			acc_sites(f, &a, "wait sites");
+			f->summary =
+			    findings_fmt("requests sat %.1f%% of their time in condition or "
+					 "semaphore waits before any stage started",
+					 100 * share);
+			findings_saving(f, total, total, "queue wait inside requests");
+			findings_example(c, f);
 		}
 	} else {
-		lp_quiet(c, share);
+		findings_quiet(c, share);
 	}
-	lp_acc_free(&a);
+	acc_free(&a);
 	return rc ? rc : found;
 }
 
-static int lp_dur_cmp(const void *a, const void *b)
+static int dur_cmp(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return (x > y) - (x < y);
 }
 
 /* Sorted request durations (caller frees). */
-static int64_t *lp_req_durs(const struct lp_fnd_ctx *c)
+static int64_t *req_durs(const struct lp_fnd_ctx *c)
 {
 	int64_t *d = malloc((c->nreq ? c->nreq : 1) * sizeof(*d));
 	if (!d)
@@ -678,7 +680,7 @@ static int64_t *lp_req_durs(const struct lp_fnd_ctx *c)
 	for (size_t i = 0; i < c->nreq; i++)
 		d[i] = c->req[i].end - c->req[i].start;
 	if (c->nreq > 1)
-		qsort(d, c->nreq, sizeof(*d), lp_dur_cmp);
+		qsort(d, c->nreq, sizeof(*d), dur_cmp);
 	return d;
 }
 
@@ -696,21 +698,21 @@ _Static_assert(LP_WAIT_NCLASSES == 6 && LP_WAIT_JOIN == 3 && LP_WAIT_SYNC == 5,
 	       "LP_TAIL_WAITS_SQL numbers join 3, sync 5, blocking calls from 6");
 #define LP_TAIL_NCAUSE (LP_TAIL_NWAIT + 2) /* the waits, on CPU, descheduled */
 
-struct lp_tail_cause {
+struct tail_cause {
 	double growth_ns; /* per tail request */
 	int64_t lock;	  /* the lock (contention) that grew most, 0 none */
 	double lock_growth_ns;
 };
 
-struct lp_tail_acc {
+struct tail_acc {
 	double ntail, nmid;
 	double ns[2][LP_TAIL_NWAIT];
-	struct lp_tail_cause cause[LP_TAIL_NCAUSE];
+	struct tail_cause cause[LP_TAIL_NCAUSE];
 };
 
-static int lp_tail_row(sqlite3_stmt *st, void *ctx)
+static int tail_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_tail_acc *a = ctx;
+	struct tail_acc *a = ctx;
 	int grp = sqlite3_column_int(st, 0), cls = sqlite3_column_int(st, 1);
 	if (grp < 0 || grp > 1 || cls < 0 || cls >= LP_TAIL_NWAIT)
 		return 0;
@@ -719,11 +721,11 @@ static int lp_tail_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int lp_tail_lock_row(sqlite3_stmt *st, void *ctx)
+static int tail_lock_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_tail_acc *a = ctx;
+	struct tail_acc *a = ctx;
 	double g = sqlite3_column_double(st, 1) / a->ntail - sqlite3_column_double(st, 2) / a->nmid;
-	struct lp_tail_cause *k = &a->cause[LP_WAIT_CONTENTION];
+	struct tail_cause *k = &a->cause[LP_WAIT_CONTENTION];
 	if (g > k->lock_growth_ns) {
 		k->lock_growth_ns = g;
 		k->lock = sqlite3_column_int64(st, 0);
@@ -753,7 +755,7 @@ static int lp_tail_lock_row(sqlite3_stmt *st, void *ctx)
 	"a ON a.process_id = y.process_id AND a.correlation_id = y.correlation_id AND a.domain = " \
 	"'runtime' WHERE y.correlation_id != 0 AND y.type != 'stream_wait_event'"
 
-static int lp_fnd_prep(struct lp_fnd_ctx *c, const char *sql, sqlite3_stmt **st)
+static int fnd_prep(struct lp_fnd_ctx *c, const char *sql, sqlite3_stmt **st)
 {
 	if (sqlite3_prepare_v2(c->db, sql, -1, st, NULL) == SQLITE_OK)
 		return 0;
@@ -762,8 +764,8 @@ static int lp_fnd_prep(struct lp_fnd_ctx *c, const char *sql, sqlite3_stmt **st)
 }
 
 /* Fills a from the stage intervals of the tail and median requests. */
-static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *domain,
-			 struct lp_tail_acc *a)
+static int tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *domain,
+		      struct tail_acc *a)
 {
 	const struct lp_breakdown *b = c->bd;
 	int rc = lp_db_exec(c->db,
@@ -773,7 +775,7 @@ static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *do
 			    "DELETE FROM temp.lp_tail_req; DELETE FROM temp.lp_tail_iv;",
 			    c->err, c->errlen);
 	sqlite3_stmt *st;
-	if (rc || (rc = lp_fnd_prep(c, "INSERT INTO temp.lp_tail_req VALUES (?, ?)", &st)))
+	if (rc || (rc = fnd_prep(c, "INSERT INTO temp.lp_tail_req VALUES (?, ?)", &st)))
 		return rc;
 	for (size_t i = 0; i < c->nreq; i++) {
 		int64_t d = c->req[i].end - c->req[i].start;
@@ -791,7 +793,7 @@ static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *do
 	sqlite3_finalize(st);
 	if (rc || !a->ntail || !a->nmid)
 		return rc ? rc : -ENODATA;
-	if ((rc = lp_fnd_prep(
+	if ((rc = fnd_prep(
 		 c,
 		 "INSERT INTO temp.lp_tail_iv SELECT q.grp, s.start_thread_id, s.start_ns, "
 		 "s.end_ns FROM temp.lp_tail_req q JOIN ranges_named s ON s.parent_id = q.id "
@@ -810,15 +812,15 @@ static int lp_tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *do
 	char sql[4096];
 	snprintf(sql, sizeof(sql), LP_TAIL_WAITS_SQL, cuda,
 		 "SELECT grp, cls, 0, sum(ns) FROM x GROUP BY 1, 2");
-	rc = rc ? rc : lp_db_each(c->db, sql, NULL, 0, lp_tail_row, a, c->err, c->errlen);
+	rc = rc ? rc : lp_db_each(c->db, sql, NULL, 0, tail_row, a, c->err, c->errlen);
 	snprintf(sql, sizeof(sql), LP_TAIL_WAITS_SQL, cuda,
 		 "SELECT lk, sum(CASE WHEN grp = 0 THEN ns ELSE 0 END), sum(CASE WHEN grp = 1 THEN "
 		 "ns ELSE 0 END) FROM x WHERE cls = 0 GROUP BY lk");
-	rc = rc ? rc : lp_db_each(c->db, sql, NULL, 0, lp_tail_lock_row, a, c->err, c->errlen);
+	rc = rc ? rc : lp_db_each(c->db, sql, NULL, 0, tail_lock_row, a, c->err, c->errlen);
 	return rc;
 }
 
-static const char *lp_tail_cause_label(int k)
+static const char *tail_cause_label(int k)
 {
 	static const char *const l[LP_TAIL_NCAUSE] = {"lock wait",
 						      "GIL wait",
@@ -839,16 +841,16 @@ static const char *lp_tail_cause_label(int k)
 /* Appends ", cause +X ms [on lock]" for every cause >= 20% of the stage's
  * growth, largest first; the causes also become sites. Returns 0 or
  * -ENODATA when the stage's intervals cannot be found (--stage-depth > 1). */
-static int lp_tail_causes(struct lp_fnd_ctx *c, struct lp_finding *f, double grow, char *why,
-			  size_t len, int n)
+static int tail_causes(struct lp_fnd_ctx *c, struct lp_finding *f, double grow, char *why,
+		       size_t len, int n)
 {
 	const struct lp_breakdown *b = c->bd;
 	const struct lp_bd_tail *t = &b->tail;
 	const struct lp_bd_stage *sg = &b->stages[t->stage];
 	if (b->stage_depth > 1 || grow <= 0)
 		return -ENODATA;
-	struct lp_tail_acc a = {0};
-	int rc = lp_tail_waits(c, sg->name, sg->domain, &a);
+	struct tail_acc a = {0};
+	int rc = tail_waits(c, sg->name, sg->domain, &a);
 	if (rc)
 		return rc;
 	double waits_tail = 0, waits_mid = 0, wgrow = 0;
@@ -879,35 +881,36 @@ static int lp_tail_causes(struct lp_fnd_ctx *c, struct lp_finding *f, double gro
 		const struct lp_lock_row *lr = best == LP_WAIT_CONTENTION && a.cause[best].lock
 						   ? lp_lock_row(c, a.cause[best].lock)
 						   : NULL;
-		char *what = lp_fmt("%s%s%s", lp_tail_cause_label(best), lr ? " on " : "",
-				    lr && lr->name ? lr->name : "");
+		char *what = findings_fmt("%s%s%s", tail_cause_label(best), lr ? " on " : "",
+					  lr && lr->name ? lr->name : "");
 		if (n > 0 && (size_t)n < len)
 			n += snprintf(why + n, len - (size_t)n, "%s%s +%.3f ms",
 				      listed ? ", " : ": ", what ? what : "",
 				      a.cause[best].growth_ns / 1e6);
-		lp_site(f, what, (int64_t)a.ntail, (int64_t)(a.cause[best].growth_ns * a.ntail));
+		findings_site(f, what, (int64_t)a.ntail,
+			      (int64_t)(a.cause[best].growth_ns * a.ntail));
 		free(what);
 		listed++;
 	}
 	return listed ? 0 : -ENODATA;
 }
 
-static int lp_rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	const struct lp_breakdown *b = c->bd;
 	if (!c->has_req)
-		return lp_skip(c, "no NVTX request ranges");
+		return findings_skip(c, "no NVTX request ranges");
 	if (!b->tail.valid || b->req.p50 <= 0)
-		return lp_skip(c, "too few requests for a p99 (the breakdown needs 20)");
+		return findings_skip(c, "too few requests for a p99 (the breakdown needs 20)");
 	double ratio = (double)b->req.p99 / (double)b->req.p50;
 	if (ratio <= thr)
-		return lp_quiet(c, ratio);
+		return findings_quiet(c, ratio);
 	struct lp_finding *f = lp_fnd_new(c, r, ratio, thr);
 	if (!f)
 		return -ENOMEM;
 	/* Basis: the tail requests' time above the median. */
 	int64_t tail_ns = 0, excess = 0, ntail = 0;
-	lp_stake_reset(c);
+	stake_reset(c);
 	for (size_t i = 0; i < c->nreq; i++) {
 		int64_t d = c->req[i].end - c->req[i].start;
 		if (d < b->req.p99)
@@ -924,12 +927,12 @@ static int lp_rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 		const char *sn = b->stages[t->stage].name;
 		f->subject = strdup(sn);
 		double grow = t->stage_tail_ns - t->stage_mid_ns;
-		saving = lp_min64(excess, (int64_t)(grow * (double)ntail));
+		saving = min64(excess, (int64_t)(grow * (double)ntail));
 		int n = snprintf(why, sizeof(why), "; stage %s grows from %.3f ms to %.3f ms", sn,
 				 t->stage_mid_ns / 1e6, t->stage_tail_ns / 1e6);
 		f->site_kind = "stages";
-		lp_site(f, sn, ntail, (int64_t)(grow * (double)ntail));
-		int causes = lp_tail_causes(c, f, grow, why, sizeof(why), n);
+		findings_site(f, sn, ntail, (int64_t)(grow * (double)ntail));
+		int causes = tail_causes(c, f, grow, why, sizeof(why), n);
 		if (causes && causes != -ENODATA)
 			return causes;
 		if (causes == 0)
@@ -941,41 +944,41 @@ static int lp_rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 			snprintf(why + n, sizeof(why) - (size_t)n, " %s %s",
 				 t->key_site ? "at" : "on", t->key_name);
 		if (t->cat >= 0 && t->cat < b->ncat) {
-			lp_num(f, "stage_tail_ns", "stage mean in p99 requests", "ns",
-			       t->stage_tail_ns);
-			lp_num(f, "stage_median_ns", "stage mean in median requests", "ns",
-			       t->stage_mid_ns);
-			lp_num(f, "category_growth_ns", b->cat_label[t->cat], "ns",
-			       t->cat_tail_ns - t->cat_mid_ns);
+			findings_num(f, "stage_tail_ns", "stage mean in p99 requests", "ns",
+				     t->stage_tail_ns);
+			findings_num(f, "stage_median_ns", "stage mean in median requests", "ns",
+				     t->stage_mid_ns);
+			findings_num(f, "category_growth_ns", b->cat_label[t->cat], "ns",
+				     t->cat_tail_ns - t->cat_mid_ns);
 		}
 	}
-	lp_num(f, "p50_ns", "p50", "ns", (double)b->req.p50);
-	lp_num(f, "p99_ns", "p99", "ns", (double)b->req.p99);
-	lp_num(f, "ratio", "p99 / p50", "ratio", ratio);
-	lp_num(f, "tail_requests", "requests at or above p99", "count", (double)ntail);
-	f->summary = lp_fmt("p99 is %.1fx the median (%.3f ms vs %.3f ms)%s", ratio,
-			    b->req.p99 / 1e6, b->req.p50 / 1e6, why);
-	lp_saving(f, saving, excess, "tail requests' time above the median");
+	findings_num(f, "p50_ns", "p50", "ns", (double)b->req.p50);
+	findings_num(f, "p99_ns", "p99", "ns", (double)b->req.p99);
+	findings_num(f, "ratio", "p99 / p50", "ratio", ratio);
+	findings_num(f, "tail_requests", "requests at or above p99", "count", (double)ntail);
+	f->summary = findings_fmt("p99 is %.1fx the median (%.3f ms vs %.3f ms)%s", ratio,
+				  b->req.p99 / 1e6, b->req.p50 / 1e6, why);
+	findings_saving(f, saving, excess, "tail requests' time above the median");
 	(void)tail_ns;
-	lp_example(c, f);
+	findings_example(c, f);
 	return 1;
 }
 
 /* Per thread, the leading requests slower than ratio x the median. */
-static int lp_rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	if (!c->has_req)
-		return lp_skip(c, "no NVTX request ranges");
+		return findings_skip(c, "no NVTX request ranges");
 	if (c->nreq < 20)
-		return lp_skip(c, "fewer than 20 requests: no steady state to compare with");
-	int64_t *d = lp_req_durs(c);
+		return findings_skip(c, "fewer than 20 requests: no steady state to compare with");
+	int64_t *d = req_durs(c);
 	if (!d)
 		return -ENOMEM;
 	int64_t p50 = lp_pctl(d, c->nreq, 50);
 	free(d);
 	if (p50 <= 0)
-		return lp_skip(c, "zero median request time");
-	lp_stake_reset(c);
+		return findings_skip(c, "zero median request time");
+	stake_reset(c);
 	int64_t cold = 0, cold_ns = 0, excess = 0, first_ns = 0, worst = 0;
 	size_t first = c->nreq, limit = c->nreq / 4;
 	for (size_t i = 0; i < c->nreq;) {
@@ -1003,28 +1006,28 @@ static int lp_rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 			f0 = i;
 	double ratio = (double)(c->req[f0].end - c->req[f0].start) / (double)p50;
 	if (!cold)
-		return lp_quiet(c, ratio);
+		return findings_quiet(c, ratio);
 	ratio = (double)worst / (double)p50;
 	struct lp_finding *f = lp_fnd_new(c, r, ratio, thr);
 	if (!f)
 		return -ENOMEM;
-	lp_num(f, "cold_requests", "slow first requests", "count", (double)cold);
-	lp_num(f, "cold_ns", "their time", "ns", (double)cold_ns);
-	lp_num(f, "steady_p50_ns", "steady-state p50", "ns", (double)p50);
-	lp_num(f, "worst_ratio", "slowest first request / p50", "ratio", ratio);
+	findings_num(f, "cold_requests", "slow first requests", "count", (double)cold);
+	findings_num(f, "cold_ns", "their time", "ns", (double)cold_ns);
+	findings_num(f, "steady_p50_ns", "steady-state p50", "ns", (double)p50);
+	findings_num(f, "worst_ratio", "slowest first request / p50", "ratio", ratio);
 	f->summary =
-	    lp_fmt("the first %" PRId64 " request(s) of their threads took up to %.1fx the "
-		   "median (%.3f ms vs %.3f ms)",
-		   cold, ratio, worst / 1e6, p50 / 1e6);
-	lp_saving(f, excess, cold_ns, "the first requests' time");
-	lp_example_req(c, f, first, c->stake[first]);
+	    findings_fmt("the first %" PRId64 " request(s) of their threads took up to %.1fx the "
+			 "median (%.3f ms vs %.3f ms)",
+			 cold, ratio, worst / 1e6, p50 / 1e6);
+	findings_saving(f, excess, cold_ns, "the first requests' time");
+	example_req(c, f, first, c->stake[first]);
 	return 1;
 }
 
 /* Lock and condition waits and blocking calls that began inside a request
  * range, on the thread that opened it: each switches the thread out once. Waits elsewhere
  * (background threads, start-up) explain none of the requests' switches. */
-static int64_t lp_req_waits(struct lp_fnd_ctx *c)
+static int64_t req_waits(struct lp_fnd_ctx *c)
 {
 #define LP_REQ_WAITS(table)                                                                        \
 	"SELECT count(*) FROM ranges_named r JOIN " table " w ON w.thread_id = "                   \
@@ -1035,7 +1038,7 @@ static int64_t lp_req_waits(struct lp_fnd_ctx *c)
 #undef LP_REQ_WAITS
 	struct lp_db_arg a[2];
 	int64_t n = 0;
-	lp_req_args(c, a);
+	req_args(c, a);
 	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
 		int64_t k;
 		if (i == 2 && !lp_db_has_table(c->db, "blocking_calls"))
@@ -1048,13 +1051,13 @@ static int64_t lp_req_waits(struct lp_fnd_ctx *c)
 	return n;
 }
 
-struct lp_cpu_sums {
+struct cpu_sums {
 	double cs, mig, task, nr;
 };
 
-static int lp_cpu_row(sqlite3_stmt *st, void *ctx)
+static int cpu_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_cpu_sums *x = ctx;
+	struct cpu_sums *x = ctx;
 	const char *e = (const char *)sqlite3_column_text(st, 0);
 	double v = sqlite3_column_double(st, 1);
 	if (!e)
@@ -1070,37 +1073,37 @@ static int lp_cpu_row(sqlite3_stmt *st, void *ctx)
 
 /* Context switches and migrations per request from range_counters, and
  * the request time off the CPU that no recorded wait explains. */
-static int lp_rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	if (!c->has_req)
-		return lp_skip(c, "no NVTX request ranges");
+		return findings_skip(c, "no NVTX request ranges");
 	if (!lp_db_has_table(c->db, "range_counters") ||
-	    !lp_q1(c, "SELECT count(*) FROM range_counters"))
-		return lp_skip(c, "no CPU counters (record with --counters)");
-	struct lp_cpu_sums x = {NAN, NAN, NAN, 0};
+	    !findings_q1(c, "SELECT count(*) FROM range_counters"))
+		return findings_skip(c, "no CPU counters (record with --counters)");
+	struct cpu_sums x = {NAN, NAN, NAN, 0};
 	struct lp_db_arg a[2];
-	lp_req_args(c, a);
+	req_args(c, a);
 	int rc = lp_db_query(c->db,
 			     "SELECT e.name, sum(rc.delta), count(*) FROM range_counters rc JOIN "
 			     "counter_events e ON e.id = rc.event_id JOIN ranges_named r ON r.id = "
 			     "rc.range_id WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2 AND "
 			     "e.available GROUP BY e.name",
-			     a, 2, lp_cpu_row, &x, c->err, c->errlen);
+			     a, 2, cpu_row, &x, c->err, c->errlen);
 	if (rc)
 		return rc;
 	double cs = x.cs, mig = x.mig, task = x.task, nr = x.nr;
 	if (isnan(cs) || nr <= 0)
-		return lp_skip(c, "context-switches was not counted for the request ranges");
+		return findings_skip(c, "context-switches was not counted for the request ranges");
 	/* Blocking waits switch out voluntarily: one switch each is expected. */
 	int64_t waits = 0, wait_ns = 0;
 	static const char *const waits_cats[] = {"lock_wait", "cond_wait",  "sync_wait",
 						 "sleep",     "file_io",    "socket_io",
 						 "poll_wait", "other_block"};
 	for (size_t k = 0; k < sizeof(waits_cats) / sizeof(waits_cats[0]); k++) {
-		int i = lp_bd_cat(c->bd, waits_cats[k]);
+		int i = bd_cat(c->bd, waits_cats[k]);
 		wait_ns += i >= 0 ? c->bd->req_cat_ns[i] : 0;
 	}
-	waits = lp_req_waits(c);
+	waits = req_waits(c);
 	if (waits < 0)
 		return (int)waits;
 	double per_req = cs / nr, excess = (cs - (double)waits) / nr;
@@ -1109,42 +1112,44 @@ static int lp_rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr
 	double mig_per = isnan(mig) ? NAN : mig / nr;
 	double value = excess + (isnan(mig_per) ? 0 : mig_per);
 	if (value < thr)
-		return lp_quiet(c, value);
+		return findings_quiet(c, value);
 	struct lp_finding *f = lp_fnd_new(c, r, value, thr);
 	if (!f)
 		return -ENOMEM;
-	lp_num(f, "context_switches_per_request", "context switches per request", "per_request",
-	       per_req);
-	lp_num(f, "unexplained_switches_per_request", "switches not from a recorded wait",
-	       "per_request", excess);
+	findings_num(f, "context_switches_per_request", "context switches per request",
+		     "per_request", per_req);
+	findings_num(f, "unexplained_switches_per_request", "switches not from a recorded wait",
+		     "per_request", excess);
 	if (!isnan(mig_per))
-		lp_num(f, "migrations_per_request", "CPU migrations per request", "per_request",
-		       mig_per);
+		findings_num(f, "migrations_per_request", "CPU migrations per request",
+			     "per_request", mig_per);
 	/* Off-CPU time no wait explains: request time - on-CPU - waits. */
 	int64_t off = 0;
 	if (!isnan(task)) {
 		off = c->req_ns - (int64_t)task - wait_ns;
 		if (off < 0)
 			off = 0;
-		lp_num(f, "on_cpu_ns", "on-CPU (task-clock)", "ns", task);
-		lp_num(f, "off_cpu_unexplained_ns", "off-CPU, not waiting", "ns", (double)off);
+		findings_num(f, "on_cpu_ns", "on-CPU (task-clock)", "ns", task);
+		findings_num(f, "off_cpu_unexplained_ns", "off-CPU, not waiting", "ns",
+			     (double)off);
 	}
-	f->summary = lp_fmt("requests were switched out %.1f times each (%.1f not explained by "
-			    "lock or condition waits or blocking calls)%s",
-			    per_req, excess,
-			    isnan(task) ? "; task-clock was not counted, so no time estimate" : "");
-	lp_saving(f, off, off, "request time off the CPU without a recorded wait");
+	f->summary =
+	    findings_fmt("requests were switched out %.1f times each (%.1f not explained by "
+			 "lock or condition waits or blocking calls)%s",
+			 per_req, excess,
+			 isnan(task) ? "; task-clock was not counted, so no time estimate" : "");
+	findings_saving(f, off, off, "request time off the CPU without a recorded wait");
 	return 1;
 }
 
 /* ---- GPU rules ------------------------------------------------------- */
 
-static int lp_need_gpu(struct lp_fnd_ctx *c)
+static int need_gpu(struct lp_fnd_ctx *c)
 {
-	return c->gpu ? 0 : lp_skip(c, c->gpu_why);
+	return c->gpu ? 0 : findings_skip(c, c->gpu_why);
 }
 
-static const char *lp_where(const struct lp_fnd_ctx *c)
+static const char *findings_where(const struct lp_fnd_ctx *c)
 {
 	return c->has_req ? "of request time" : "of thread time";
 }
@@ -1161,64 +1166,66 @@ static const char *lp_where(const struct lp_fnd_ctx *c)
 
 /* Shared by blocking-io-in-request and sleep-in-request: the calls' time
  * inside requests against request time. */
-static int lp_rule_block(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr, const char *sql,
-			 const char *what, const char *basis)
+static int rule_block(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr, const char *sql,
+		      const char *what, const char *basis)
 {
 	if (!c->has_req)
-		return lp_skip(c, "no NVTX request ranges: waiting for work and serving it cannot "
-				  "be told apart");
+		return findings_skip(
+		    c, "no NVTX request ranges: waiting for work and serving it cannot "
+		       "be told apart");
 	if (!lp_db_has_table(c->db, "blocking_calls"))
-		return lp_skip(c, "no blocking calls recorded (a database from an older latprof)");
-	struct lp_acc a;
-	int rc = lp_acc_run(c, sql, &a);
+		return findings_skip(
+		    c, "no blocking calls recorded (a database from an older latprof)");
+	struct acc a;
+	int rc = acc_run(c, sql, &a);
 	if (rc)
 		return rc;
-	double share = lp_share(a.ns, c->req_ns);
+	double share = findings_share(a.ns, c->req_ns);
 	int found = 0;
 	if (a.n > 0 && share >= thr) {
 		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
 		if (!f) {
-			lp_acc_free(&a);
+			acc_free(&a);
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_num(f, "calls", "calls inside requests", "count", (double)a.n);
-		lp_num(f, "per_request", "per request", "per_request",
-		       (double)a.n / (double)c->nreq);
-		lp_num(f, "blocked_ns", "time in them inside requests", "ns", (double)a.ns);
-		lp_num(f, "share", "of request time", "share", share);
-		lp_acc_sites(f, &a, "calls");
-		f->summary = lp_fmt("requests spent %.1f%% of their time in %" PRId64 " %s "
-				    "(%.2f per request, %.3f ms each on average)",
-				    100 * share, a.n, what, (double)a.n / (double)c->nreq,
-				    (double)a.ns / (double)a.n / 1e6);
-		lp_saving(f, a.ns, a.ns, basis);
-		lp_example(c, f);
+		findings_num(f, "calls", "calls inside requests", "count", (double)a.n);
+		findings_num(f, "per_request", "per request", "per_request",
+			     (double)a.n / (double)c->nreq);
+		findings_num(f, "blocked_ns", "time in them inside requests", "ns", (double)a.ns);
+		findings_num(f, "share", "of request time", "share", share);
+		acc_sites(f, &a, "calls");
+		f->summary = findings_fmt("requests spent %.1f%% of their time in %" PRId64 " %s "
+					  "(%.2f per request, %.3f ms each on average)",
+					  100 * share, a.n, what, (double)a.n / (double)c->nreq,
+					  (double)a.ns / (double)a.n / 1e6);
+		findings_saving(f, a.ns, a.ns, basis);
+		findings_example(c, f);
 	} else {
-		lp_quiet(c, share);
+		findings_quiet(c, share);
 	}
-	lp_acc_free(&a);
+	acc_free(&a);
 	return found;
 }
 
-static int lp_rule_block_io(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_block_io(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
-	return lp_rule_block(c, r, thr, LP_BLOCK_ROWS("b.category IN ('file_io', 'socket_io')"),
-			     "blocking file or socket I/O calls",
-			     "file and socket I/O inside requests");
+	return rule_block(c, r, thr, LP_BLOCK_ROWS("b.category IN ('file_io', 'socket_io')"),
+			  "blocking file or socket I/O calls",
+			  "file and socket I/O inside requests");
 }
 
-static int lp_rule_sleep(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_sleep(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
-	return lp_rule_block(c, r, thr, LP_BLOCK_ROWS("b.category = 'sleep'"), "sleep calls",
-			     "sleeping inside requests");
+	return rule_block(c, r, thr, LP_BLOCK_ROWS("b.category = 'sleep'"), "sleep calls",
+			  "sleeping inside requests");
 }
 
 /* Threads on a CPU at least half of their life (thread task-clock), and
  * the cores all threads kept busy on average over the run. */
-static int64_t lp_busy_threads(const struct lp_breakdown *b, double *cores)
+static int64_t findings_busy_threads(const struct lp_breakdown *b, double *cores)
 {
-	int on = lp_bd_cat(b, "on_cpu");
+	int on = bd_cat(b, "on_cpu");
 	int64_t n = 0, on_ns = 0;
 	for (size_t i = 0; on >= 0 && i < b->nthreads; i++) {
 		n += b->threads[i].total_ns > 0 &&
@@ -1231,52 +1238,53 @@ static int64_t lp_busy_threads(const struct lp_breakdown *b, double *cores)
 }
 
 /* Requests runnable but not running: the breakdown's preempted share. */
-static int lp_rule_starved(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_starved(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	const struct lp_breakdown *b = c->bd;
 	if (!c->has_req)
-		return lp_skip(c, "no NVTX request ranges");
-	int on = lp_bd_cat(b, "on_cpu"), pre = lp_bd_cat(b, "preempted");
+		return findings_skip(c, "no NVTX request ranges");
+	int on = bd_cat(b, "on_cpu"), pre = bd_cat(b, "preempted");
 	int64_t tot = 0;
 	for (int k = 0; k < b->ncat; k++)
 		tot += b->req_cat_ns[k];
 	if (on < 0 || pre < 0 || !(b->req_cat_ns[on] + b->req_cat_ns[pre]))
-		return lp_skip(c, "task-clock was not counted in the requests (record with "
-				  "--counters default)");
+		return findings_skip(c, "task-clock was not counted in the requests (record with "
+					"--counters default)");
 	int64_t pre_ns = b->req_cat_ns[pre];
-	double share = lp_share(pre_ns, tot);
+	double share = findings_share(pre_ns, tot);
 	if (share < thr)
-		return lp_quiet(c, share);
+		return findings_quiet(c, share);
 	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
 	if (!f)
 		return -ENOMEM;
 	/* a lookup with a default: a read error is recorded for lp_db_fault */
 	int64_t cpus = lp_db_int(c->db, "SELECT value FROM meta WHERE key = 'run.cpus_allowed'", 0);
-	lp_num(f, "preempted_ns", "runnable, waiting for a CPU", "ns", (double)pre_ns);
-	lp_num(f, "on_cpu_ns", "on-CPU (task-clock)", "ns", (double)b->req_cat_ns[on]);
-	lp_num(f, "share", "of request time", "share", share);
+	findings_num(f, "preempted_ns", "runnable, waiting for a CPU", "ns", (double)pre_ns);
+	findings_num(f, "on_cpu_ns", "on-CPU (task-clock)", "ns", (double)b->req_cat_ns[on]);
+	findings_num(f, "share", "of request time", "share", share);
 	if (cpus > 0)
-		lp_num(f, "cpus_allowed", "cores the process may use", "count", (double)cpus);
+		findings_num(f, "cpus_allowed", "cores the process may use", "count", (double)cpus);
 	double cores;
-	int64_t busy = lp_busy_threads(b, &cores);
-	lp_num(f, "busy_threads", "threads on a CPU half their life or more", "count",
-	       (double)busy);
+	int64_t busy = findings_busy_threads(b, &cores);
+	findings_num(f, "busy_threads", "threads on a CPU half their life or more", "count",
+		     (double)busy);
 	if (!isnan(cores))
-		lp_num(f, "cores_used", "cores in use on average (all threads' task-clock / run)",
-		       "count", cores);
+		findings_num(f, "cores_used",
+			     "cores in use on average (all threads' task-clock / run)", "count",
+			     cores);
 	if (!isnan(b->req_cnt.v[LP_BD_CNT_CS]))
-		lp_num(f, "context_switches_per_request", "context switches per request",
-		       "per_request", b->req_cnt.v[LP_BD_CNT_CS]);
+		findings_num(f, "context_switches_per_request", "context switches per request",
+			     "per_request", b->req_cnt.v[LP_BD_CNT_CS]);
 	char use[96] = "";
 	if (!isnan(cores))
 		snprintf(use, sizeof(use), "; the process kept %.1f cores busy on average", cores);
 	if (!isnan(cores) && cpus > 0)
 		snprintf(use + strlen(use), sizeof(use) - strlen(use), " of %" PRId64 " allowed",
 			 cpus);
-	f->summary = lp_fmt("requests waited %.1f%% of their time for a CPU (runnable, not "
-			    "running)%s",
-			    100 * share, use);
-	lp_saving(f, pre_ns, pre_ns, "request time runnable but off the CPU");
+	f->summary = findings_fmt("requests waited %.1f%% of their time for a CPU (runnable, not "
+				  "running)%s",
+				  100 * share, use);
+	findings_saving(f, pre_ns, pre_ns, "request time runnable but off the CPU");
 	return 1;
 }
 
@@ -1288,13 +1296,13 @@ static int lp_rule_starved(struct lp_fnd_ctx *c, const struct lp_rule *r, double
 
 /* Host blocked in synchronous copies; host-to-device copies <= 64 KB are
  * left out as nsys does (they are staged and return at once). */
-static int lp_rule_sync_memcpy(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_sync_memcpy(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
-	int rc = lp_need_gpu(c);
+	int rc = need_gpu(c);
 	if (rc)
 		return rc;
-	struct lp_acc a;
-	rc = lp_acc_run(
+	struct acc a;
+	rc = acc_run(
 	    c,
 	    "SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(n.value, 'cudaMemcpy') || "
 	    "' ' || m.copy_kind || ' ' || m.src_kind || '->' || m.dst_kind FROM memcpys "
@@ -1303,44 +1311,45 @@ static int lp_rule_sync_memcpy(struct lp_fnd_ctx *c, const struct lp_rule *r, do
 	    &a);
 	if (rc)
 		return rc;
-	int64_t bytes = lp_q1(c, "SELECT coalesce(sum(bytes), 0) FROM memcpys WHERE async = 0 AND "
-				 "NOT (copy_kind = 'HtoD' AND bytes <= 65536)");
-	double share = lp_share(a.ns, c->has_req ? c->req_ns : c->thread_ns);
+	int64_t bytes =
+	    findings_q1(c, "SELECT coalesce(sum(bytes), 0) FROM memcpys WHERE async = 0 AND "
+			   "NOT (copy_kind = 'HtoD' AND bytes <= 65536)");
+	double share = findings_share(a.ns, c->has_req ? c->req_ns : c->thread_ns);
 	int found = 0;
 	if (a.n > 0 && share >= thr) {
 		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
 		if (!f) {
-			lp_acc_free(&a);
+			acc_free(&a);
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_num(f, "copies", "synchronous copies", "count", (double)a.n);
-		lp_num(f, "blocked_ns", "host blocked in them", "ns", (double)a.ns);
-		lp_num(f, "share", lp_where(c), "share", share);
-		lp_num(f, "bytes", "bytes (whole run)", "bytes", (double)bytes);
+		findings_num(f, "copies", "synchronous copies", "count", (double)a.n);
+		findings_num(f, "blocked_ns", "host blocked in them", "ns", (double)a.ns);
+		findings_num(f, "share", findings_where(c), "share", share);
+		findings_num(f, "bytes", "bytes (whole run)", "bytes", (double)bytes);
 		if (c->has_req)
-			lp_num(f, "per_request", "per request", "per_request",
-			       (double)a.n / (double)c->nreq);
-		lp_acc_sites(f, &a, "copies");
-		f->summary = lp_fmt("the host sat %.1f%% %s blocked in %" PRId64
-				    " synchronous cudaMemcpy calls",
-				    100 * share, lp_where(c), a.n);
-		lp_saving(f, a.ns, a.ns, "host time blocked in synchronous copies");
-		lp_example(c, f);
+			findings_num(f, "per_request", "per request", "per_request",
+				     (double)a.n / (double)c->nreq);
+		acc_sites(f, &a, "copies");
+		f->summary = findings_fmt("the host sat %.1f%% %s blocked in %" PRId64
+					  " synchronous cudaMemcpy calls",
+					  100 * share, findings_where(c), a.n);
+		findings_saving(f, a.ns, a.ns, "host time blocked in synchronous copies");
+		findings_example(c, f);
 	} else {
-		lp_quiet(c, share);
+		findings_quiet(c, share);
 	}
-	lp_acc_free(&a);
+	acc_free(&a);
 	return found;
 }
 
-static int lp_rule_pageable(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_pageable(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
-	int rc = lp_need_gpu(c);
+	int rc = need_gpu(c);
 	if (rc)
 		return rc;
-	struct lp_acc a;
-	rc = lp_acc_run(
+	struct acc a;
+	rc = acc_run(
 	    c,
 	    "SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(n.value, 'memcpy') || ' ' "
 	    "|| m.copy_kind || ' ' || m.src_kind || '->' || m.dst_kind FROM memcpys m " LP_API_OF(
@@ -1354,35 +1363,37 @@ static int lp_rule_pageable(struct lp_fnd_ctx *c, const struct lp_rule *r, doubl
 	if (a.n > 0 && (double)a.n >= thr) {
 		struct lp_finding *f = lp_fnd_new(c, r, (double)a.n, thr);
 		if (!f) {
-			lp_acc_free(&a);
+			acc_free(&a);
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_num(f, "copies", "async copies with pageable memory", "count", (double)a.n);
-		lp_num(f, "per_request", "per request", "per_request", per);
-		lp_num(f, "blocked_ns", "host time in those calls", "ns", (double)a.ns);
-		lp_acc_sites(f, &a, "copies");
-		f->summary = lp_fmt("%" PRId64 " cudaMemcpyAsync calls used pageable host memory: "
-				    "they run synchronously, staged through a driver buffer",
-				    a.n);
-		lp_saving(f, a.ns, a.ns, "host time in async copies of pageable memory");
-		lp_example(c, f);
+		findings_num(f, "copies", "async copies with pageable memory", "count",
+			     (double)a.n);
+		findings_num(f, "per_request", "per request", "per_request", per);
+		findings_num(f, "blocked_ns", "host time in those calls", "ns", (double)a.ns);
+		acc_sites(f, &a, "copies");
+		f->summary =
+		    findings_fmt("%" PRId64 " cudaMemcpyAsync calls used pageable host memory: "
+				 "they run synchronously, staged through a driver buffer",
+				 a.n);
+		findings_saving(f, a.ns, a.ns, "host time in async copies of pageable memory");
+		findings_example(c, f);
 	} else {
-		lp_quiet(c, (double)a.n);
+		findings_quiet(c, (double)a.n);
 	}
-	lp_acc_free(&a);
+	acc_free(&a);
 	return found;
 }
 
-static int lp_rule_sync(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_sync(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
-	int rc = lp_need_gpu(c);
+	int rc = need_gpu(c);
 	if (rc)
 		return rc;
 	if (!c->has_req)
-		return lp_skip(c, "no NVTX request ranges: syncs per request are undefined");
-	struct lp_acc a;
-	rc = lp_acc_run(
+		return findings_skip(c, "no NVTX request ranges: syncs per request are undefined");
+	struct acc a;
+	rc = acc_run(
 	    c,
 	    "SELECT a.thread_id, a.start_ns, a.end_ns, n.value FROM cuda_api a JOIN strings "
 	    "n ON n.id = a.name_id WHERE a.domain = ?1 AND n.value LIKE '%Synchronize%' "
@@ -1391,53 +1402,53 @@ static int lp_rule_sync(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	if (rc)
 		return rc;
 	double per = (double)a.n / (double)c->nreq;
-	double share = lp_share(a.ns, c->req_ns);
+	double share = findings_share(a.ns, c->req_ns);
 	int found = 0;
 	if (per >= thr) {
 		struct lp_finding *f = lp_fnd_new(c, r, per, thr);
 		if (!f) {
-			lp_acc_free(&a);
+			acc_free(&a);
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_num(f, "syncs_per_request", "sync calls per request", "per_request", per);
-		lp_num(f, "blocked_ns", "host blocked in them", "ns", (double)a.ns);
-		lp_num(f, "share", "of request time", "share", share);
-		lp_acc_sites(f, &a, "API calls");
+		findings_num(f, "syncs_per_request", "sync calls per request", "per_request", per);
+		findings_num(f, "blocked_ns", "host blocked in them", "ns", (double)a.ns);
+		findings_num(f, "share", "of request time", "share", share);
+		acc_sites(f, &a, "API calls");
 		f->summary =
-		    lp_fmt("%.1f synchronization calls per request; the host sat %.1f%% of "
-			   "request time blocked in them",
-			   per, 100 * share);
+		    findings_fmt("%.1f synchronization calls per request; the host sat %.1f%% of "
+				 "request time blocked in them",
+				 per, 100 * share);
 		/* One sync per request is needed to hand the result back. */
-		lp_saving(f, (int64_t)((double)a.ns * (1.0 - 1.0 / per)), a.ns,
-			  "host time blocked in sync calls");
-		lp_example(c, f);
+		findings_saving(f, (int64_t)((double)a.ns * (1.0 - 1.0 / per)), a.ns,
+				"host time blocked in sync calls");
+		findings_example(c, f);
 	} else {
-		lp_quiet(c, per);
+		findings_quiet(c, per);
 	}
-	lp_acc_free(&a);
+	acc_free(&a);
 	return found;
 }
 
 /* GPU busy (any op of the process) inside requests that launched work. */
-static int lp_rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
-	int rc = lp_need_gpu(c);
+	int rc = need_gpu(c);
 	if (rc)
 		return rc;
 	if (!c->has_req)
-		return lp_skip(c, "no NVTX request ranges");
+		return findings_skip(c, "no NVTX request ranges");
 	struct lp_ivset busy;
 	rc = lp_ivset_from_sql(c->db, "SELECT process_id, start_ns, end_ns FROM gpu_ops", NULL, 0,
 			       &busy, c->err, c->errlen);
 	/* API time per request: what launch overhead costs the GPU. */
-	struct lp_acc a;
+	struct acc a;
 	if (rc == 0)
-		rc = lp_acc_run(
-		    c,
-		    "SELECT a.thread_id, a.start_ns, a.end_ns, 'api' FROM cuda_api a WHERE "
-		    "a.domain = ?1",
-		    &a);
+		rc =
+		    acc_run(c,
+			    "SELECT a.thread_id, a.start_ns, a.end_ns, 'api' FROM cuda_api a WHERE "
+			    "a.domain = ?1",
+			    &a);
 	if (rc) {
 		lp_ivset_free(&busy);
 		return rc;
@@ -1447,58 +1458,59 @@ static int lp_rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, doubl
 	int64_t *permille = malloc((c->nreq ? c->nreq : 1) * sizeof(*permille));
 	if (!permille) {
 		lp_ivset_free(&busy);
-		lp_acc_free(&a);
+		acc_free(&a);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < c->nreq; i++) {
 		if (api[i] <= 0)
 			continue;
-		const struct lp_req *q = &c->req[i];
+		const struct req *q = &c->req[i];
 		int64_t d = q->end - q->start,
 			id = d - lp_ivset_overlap(&busy, q->proc, q->start, q->end);
 		nreq++;
 		gpu_req_ns += d;
 		idle += id;
-		api_ns += lp_min64(api[i], id);
+		api_ns += min64(api[i], id);
 		api[i] = id; /* the example: the request with the most idle GPU */
 		permille[nreq - 1] = d > 0 ? id * 1000000 / d : 0;
 	}
 	lp_ivset_free(&busy);
-	lp_acc_free(&a);
+	acc_free(&a);
 	/* The value is the median request's idle share: a few requests the
 	 * host was preempted in must not make a busy GPU look idle. */
 	double med_share = nreq ? (double)lp_pctl(permille, (size_t)nreq, 50) / 1e6 : 0;
 	free(permille);
-	double share = lp_share(idle, gpu_req_ns);
+	double share = findings_share(idle, gpu_req_ns);
 	if (!nreq || med_share < thr)
-		return lp_quiet(c, med_share);
+		return findings_quiet(c, med_share);
 	struct lp_finding *f = lp_fnd_new(c, r, med_share, thr);
 	if (!f)
 		return -ENOMEM;
-	int64_t med = lp_q1(c, "SELECT launch_delay_ns FROM gpu_launches ORDER BY 1 LIMIT 1 OFFSET "
-			       "(SELECT count(*) / 2 FROM gpu_launches)");
-	lp_num(f, "idle_ns", "GPU idle inside requests", "ns", (double)idle);
-	lp_num(f, "share", "of those requests' time", "share", share);
-	lp_num(f, "median_share", "in the median request", "share", med_share);
-	lp_num(f, "requests", "requests with GPU work", "count", (double)nreq);
-	lp_num(f, "launch_api_ns", "host time in CUDA API while idle", "ns", (double)api_ns);
-	lp_num(f, "launch_delay_p50_ns", "launch delay p50", "ns", (double)med);
-	f->summary = lp_fmt("the GPU idled %.1f%% of the median request that used it (%.1f%% "
-			    "overall): the host, not the GPU, sets the pace",
-			    100 * med_share, 100 * share);
-	lp_saving(f, api_ns, idle, "GPU idle time inside requests");
-	lp_example(c, f);
+	int64_t med =
+	    findings_q1(c, "SELECT launch_delay_ns FROM gpu_launches ORDER BY 1 LIMIT 1 OFFSET "
+			   "(SELECT count(*) / 2 FROM gpu_launches)");
+	findings_num(f, "idle_ns", "GPU idle inside requests", "ns", (double)idle);
+	findings_num(f, "share", "of those requests' time", "share", share);
+	findings_num(f, "median_share", "in the median request", "share", med_share);
+	findings_num(f, "requests", "requests with GPU work", "count", (double)nreq);
+	findings_num(f, "launch_api_ns", "host time in CUDA API while idle", "ns", (double)api_ns);
+	findings_num(f, "launch_delay_p50_ns", "launch delay p50", "ns", (double)med);
+	f->summary = findings_fmt("the GPU idled %.1f%% of the median request that used it (%.1f%% "
+				  "overall): the host, not the GPU, sets the pace",
+				  100 * med_share, 100 * share);
+	findings_saving(f, api_ns, idle, "GPU idle time inside requests");
+	findings_example(c, f);
 	return 1;
 }
 
 /* Kernels shorter than the API call that launched them. */
-static int lp_rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
-	int rc = lp_need_gpu(c);
+	int rc = need_gpu(c);
 	if (rc)
 		return rc;
-	struct lp_acc a;
-	rc = lp_acc_run(
+	struct acc a;
+	rc = acc_run(
 	    c,
 	    "SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(k2.value, '?') FROM "
 	    "kernels k " LP_API_OF(
@@ -1507,52 +1519,52 @@ static int lp_rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, 
 	    &a);
 	if (rc)
 		return rc;
-	int64_t all = lp_q1(c, "SELECT count(*) FROM kernels");
+	int64_t all = findings_q1(c, "SELECT count(*) FROM kernels");
 	double per = c->has_req ? (double)a.n / (double)c->nreq : (double)a.n;
 	int found = 0;
 	if (a.n > 0 && per >= thr) {
 		struct lp_finding *f = lp_fnd_new(c, r, per, thr);
 		if (!f) {
-			lp_acc_free(&a);
+			acc_free(&a);
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_num(f, "small_kernels", "kernels shorter than their launch", "count",
-		       (double)a.n);
-		lp_num(f, "per_request", "per request", "per_request", per);
-		lp_num(f, "all_kernels", "kernels (whole run)", "count", (double)all);
-		lp_num(f, "launch_ns", "host time launching them", "ns", (double)a.ns);
-		lp_acc_sites(f, &a, "kernels");
+		findings_num(f, "small_kernels", "kernels shorter than their launch", "count",
+			     (double)a.n);
+		findings_num(f, "per_request", "per request", "per_request", per);
+		findings_num(f, "all_kernels", "kernels (whole run)", "count", (double)all);
+		findings_num(f, "launch_ns", "host time launching them", "ns", (double)a.ns);
+		acc_sites(f, &a, "kernels");
 		f->summary =
-		    lp_fmt("%.1f kernels per request ran shorter than the cudaLaunchKernel "
-			   "call that issued them",
-			   per);
-		lp_saving(f, a.ns, a.ns, "host time launching short kernels");
-		lp_example(c, f);
+		    findings_fmt("%.1f kernels per request ran shorter than the cudaLaunchKernel "
+				 "call that issued them",
+				 per);
+		findings_saving(f, a.ns, a.ns, "host time launching short kernels");
+		findings_example(c, f);
 	} else {
-		lp_quiet(c, per);
+		findings_quiet(c, per);
 	}
-	lp_acc_free(&a);
+	acc_free(&a);
 	return found;
 }
 
-static int lp_ivset_q(struct lp_fnd_ctx *c, const char *sql, struct lp_ivset *out)
+static int ivset_q(struct lp_fnd_ctx *c, const char *sql, struct lp_ivset *out)
 {
 	return lp_ivset_from_sql(c->db, sql, NULL, 0, out, c->err, c->errlen);
 }
 
 /* Copies and kernels on the same device that never run at the same time. */
-static int lp_rule_overlap(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_overlap(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
-	int rc = lp_need_gpu(c);
+	int rc = need_gpu(c);
 	if (rc)
 		return rc;
 	struct lp_ivset cp = {0}, kn = {0};
 	/* key: process and device, so two GPUs never look overlapped */
-	rc = lp_ivset_q(c, "SELECT process_id * 1024 + device, start_ns, end_ns FROM memcpys", &cp);
+	rc = ivset_q(c, "SELECT process_id * 1024 + device, start_ns, end_ns FROM memcpys", &cp);
 	if (rc == 0)
-		rc = lp_ivset_q(
-		    c, "SELECT process_id * 1024 + device, start_ns, end_ns FROM kernels", &kn);
+		rc = ivset_q(c, "SELECT process_id * 1024 + device, start_ns, end_ns FROM kernels",
+			     &kn);
 	if (rc) {
 		lp_ivset_free(&cp);
 		lp_ivset_free(&kn);
@@ -1563,38 +1575,40 @@ static int lp_rule_overlap(struct lp_fnd_ctx *c, const struct lp_rule *r, double
 		both += lp_ivset_overlap(&kn, cp.thread[i], cp.start[i], cp.end[i]);
 	lp_ivset_free(&cp);
 	lp_ivset_free(&kn);
-	int64_t req = lp_q1(c, "SELECT count(DISTINCT correlation_id) FROM memcpys");
+	int64_t req = findings_q1(c, "SELECT count(DISTINCT correlation_id) FROM memcpys");
 	/* A pipeline: copies and kernels both matter, repeatedly. */
-	if (!copy || !kern || req < 2 || lp_share(copy, copy + kern) < 0.05)
-		return lp_skip(c, "no pipelined GPU work: copies or kernels missing or negligible");
-	int64_t possible = lp_min64(copy, kern);
-	double v = lp_share(both, possible);
+	if (!copy || !kern || req < 2 || findings_share(copy, copy + kern) < 0.05)
+		return findings_skip(
+		    c, "no pipelined GPU work: copies or kernels missing or negligible");
+	int64_t possible = min64(copy, kern);
+	double v = findings_share(both, possible);
 	if (v >= thr)
-		return lp_quiet(c, v);
+		return findings_quiet(c, v);
 	struct lp_finding *f = lp_fnd_new(c, r, v, thr);
 	if (!f)
 		return -ENOMEM;
-	lp_num(f, "copy_ns", "GPU copy time", "ns", (double)copy);
-	lp_num(f, "kernel_ns", "GPU kernel time", "ns", (double)kern);
-	lp_num(f, "overlap_ns", "copies overlapping kernels", "ns", (double)both);
-	lp_num(f, "overlap", "of the shorter of the two", "share", v);
-	f->summary = lp_fmt("copies and kernels overlapped %.1f%% of the time they could: %.3f ms "
-			    "of copies ran while no kernel did",
-			    100 * v, (double)(copy - both) / 1e6);
-	lp_saving(f, possible - both, copy, "GPU copy time");
+	findings_num(f, "copy_ns", "GPU copy time", "ns", (double)copy);
+	findings_num(f, "kernel_ns", "GPU kernel time", "ns", (double)kern);
+	findings_num(f, "overlap_ns", "copies overlapping kernels", "ns", (double)both);
+	findings_num(f, "overlap", "of the shorter of the two", "share", v);
+	f->summary =
+	    findings_fmt("copies and kernels overlapped %.1f%% of the time they could: %.3f ms "
+			 "of copies ran while no kernel did",
+			 100 * v, (double)(copy - both) / 1e6);
+	findings_saving(f, possible - both, copy, "GPU copy time");
 	return 1;
 }
 
-static int lp_rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
-	int rc = lp_need_gpu(c);
+	int rc = need_gpu(c);
 	if (rc)
 		return rc;
 	if (!c->has_req)
-		return lp_skip(c,
-			       "no NVTX request ranges: start-up and serving cannot be told apart");
-	struct lp_acc a;
-	rc = lp_acc_run(
+		return findings_skip(
+		    c, "no NVTX request ranges: start-up and serving cannot be told apart");
+	struct acc a;
+	rc = acc_run(
 	    c,
 	    "SELECT a.thread_id, a.start_ns, a.end_ns, n.value FROM cuda_api a JOIN strings "
 	    "n ON n.id = a.name_id WHERE a.domain = ?1 AND n.value NOT LIKE '%Async%' AND "
@@ -1609,25 +1623,25 @@ static int lp_rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	if (a.n > 0 && (double)a.n >= thr) {
 		struct lp_finding *f = lp_fnd_new(c, r, (double)a.n, thr);
 		if (!f) {
-			lp_acc_free(&a);
+			acc_free(&a);
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_num(f, "calls", "allocation calls inside requests", "count", (double)a.n);
-		lp_num(f, "per_request", "per request", "per_request", per);
-		lp_num(f, "alloc_ns", "time in them", "ns", (double)a.ns);
-		lp_num(f, "outside", "allocation calls outside requests", "count",
-		       (double)(a.all_n - a.n));
-		lp_acc_sites(f, &a, "API calls");
-		f->summary = lp_fmt("%.1f CUDA allocation calls per request (%.3f ms each on "
-				    "average) on the request path",
-				    per, (double)a.ns / (double)a.n / 1e6);
-		lp_saving(f, a.ns, a.ns, "time in allocation calls inside requests");
-		lp_example(c, f);
+		findings_num(f, "calls", "allocation calls inside requests", "count", (double)a.n);
+		findings_num(f, "per_request", "per request", "per_request", per);
+		findings_num(f, "alloc_ns", "time in them", "ns", (double)a.ns);
+		findings_num(f, "outside", "allocation calls outside requests", "count",
+			     (double)(a.all_n - a.n));
+		acc_sites(f, &a, "API calls");
+		f->summary = findings_fmt("%.1f CUDA allocation calls per request (%.3f ms each on "
+					  "average) on the request path",
+					  per, (double)a.ns / (double)a.n / 1e6);
+		findings_saving(f, a.ns, a.ns, "time in allocation calls inside requests");
+		findings_example(c, f);
 	} else {
-		lp_quiet(c, (double)a.n);
+		findings_quiet(c, (double)a.n);
 	}
-	lp_acc_free(&a);
+	acc_free(&a);
 	return found;
 }
 
@@ -1638,18 +1652,19 @@ static int lp_rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	"UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, flags FROM cond_waits "          \
 	"WHERE class = 1"
 
-struct lp_gil_acc {
+struct gil_acc {
 	struct lp_fnd_ctx *c;
 	int64_t in_ns, waits, timed_out;
 	int64_t *threads; /* distinct thread ids that waited inside requests */
 	size_t nthreads, cap;
 };
 
-static int lp_gil_row(sqlite3_stmt *st, void *ctx)
+static int gil_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_gil_acc *a = ctx;
+	struct gil_acc *a = ctx;
 	int64_t th = sqlite3_column_int64(st, 0);
-	int64_t in = lp_attr(a->c, th, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
+	int64_t in =
+	    findings_attr(a->c, th, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
 	if (in <= 0)
 		return 0;
 	a->in_ns += in;
@@ -1670,15 +1685,15 @@ static int lp_gil_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int lp_gil_stage_row(sqlite3_stmt *st, void *ctx)
+static int gil_stage_row(sqlite3_stmt *st, void *ctx)
 {
-	lp_site(ctx, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
-		sqlite3_column_int64(st, 2));
+	findings_site(ctx, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
+		      sqlite3_column_int64(st, 2));
 	return 0;
 }
 
 /* GIL wait per stage of the requests (the stages are the sites). */
-static int lp_gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
+static int gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
 {
 	/* The request's stages with an index on (thread, start); each GIL wait
 	 * goes to the stage that began last at or before it on its thread. */
@@ -1689,11 +1704,11 @@ static int lp_gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
 			    c->err, c->errlen);
 	sqlite3_stmt *st;
 	if (rc ||
-	    (rc = lp_fnd_prep(c,
-			      "INSERT INTO temp.lp_gil_st SELECT st.start_thread_id, st.start_ns, "
-			      "st.end_ns, st.name FROM ranges_named st JOIN ranges_named p ON "
-			      "p.id = st.parent_id AND p.name = ?1 AND coalesce(p.domain, '') = ?2",
-			      &st)))
+	    (rc = fnd_prep(c,
+			   "INSERT INTO temp.lp_gil_st SELECT st.start_thread_id, st.start_ns, "
+			   "st.end_ns, st.name FROM ranges_named st JOIN ranges_named p ON "
+			   "p.id = st.parent_id AND p.name = ?1 AND coalesce(p.domain, '') = ?2",
+			   &st)))
 		return rc;
 	sqlite3_bind_text(st, 1, c->bd->req_name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, c->bd->req_domain ? c->bd->req_domain : "", -1, SQLITE_STATIC);
@@ -1709,66 +1724,66 @@ static int lp_gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
 			"BY x.s DESC LIMIT 1) AS sid FROM g) SELECT x.name, count(*), sum(min(m.e, "
 			"x.e) - m.s) FROM m JOIN temp.lp_gil_st x ON x.rowid = m.sid AND x.e > m.s "
 			"GROUP BY x.name ORDER BY 3 DESC LIMIT 5",
-			NULL, 0, lp_gil_stage_row, f, c->err, c->errlen);
+			NULL, 0, gil_stage_row, f, c->err, c->errlen);
 }
 
 /* The GIL: CPython threads waiting in take_gil (wait class gil) inside
  * requests. Sites are the request's stages the waits fell in. */
-static int lp_rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	int64_t scope = c->has_req ? c->req_ns : c->thread_ns;
 	if (scope <= 0)
-		return lp_skip(c, "no request or thread time recorded");
-	struct lp_gil_acc a = {c, 0, 0, 0, NULL, 0, 0};
-	lp_stake_reset(c);
-	int rc = lp_db_each(c->db, LP_GIL_WAITS, NULL, 0, lp_gil_row, &a, c->err, c->errlen);
+		return findings_skip(c, "no request or thread time recorded");
+	struct gil_acc a = {c, 0, 0, 0, NULL, 0, 0};
+	stake_reset(c);
+	int rc = lp_db_each(c->db, LP_GIL_WAITS, NULL, 0, gil_row, &a, c->err, c->errlen);
 	if (rc) {
 		free(a.threads);
 		return rc;
 	}
 	free(a.threads);
-	double share = lp_share(a.in_ns, scope);
+	double share = findings_share(a.in_ns, scope);
 	if (share < thr)
-		return lp_quiet(c, share);
+		return findings_quiet(c, share);
 	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
 	if (!f)
 		return -ENOMEM;
 	f->subject = strdup("the GIL");
-	lp_num(f, "wait_ns", c->has_req ? "GIL wait inside requests" : "GIL wait", "ns",
-	       (double)a.in_ns);
-	lp_num(f, "share", c->has_req ? "of request time" : "of thread time", "share", share);
-	lp_num(f, "waits", "GIL waits", "count", (double)a.waits);
-	lp_num(f, "waiting_threads", "threads waiting", "count", (double)a.nthreads);
+	findings_num(f, "wait_ns", c->has_req ? "GIL wait inside requests" : "GIL wait", "ns",
+		     (double)a.in_ns);
+	findings_num(f, "share", c->has_req ? "of request time" : "of thread time", "share", share);
+	findings_num(f, "waits", "GIL waits", "count", (double)a.waits);
+	findings_num(f, "waiting_threads", "threads waiting", "count", (double)a.nthreads);
 	/* take_gil's wait times out after the switch interval and then asks the
 	 * holder to drop the GIL: each timeout is a forced switch. */
-	lp_num(f, "switch_requests", "forced switches (switch interval ran out)", "count",
-	       (double)a.timed_out);
+	findings_num(f, "switch_requests", "forced switches (switch interval ran out)", "count",
+		     (double)a.timed_out);
 	if (c->has_req) {
-		lp_num(f, "wait_per_request_ns", "GIL wait per request", "ns",
-		       (double)a.in_ns / (double)c->nreq);
+		findings_num(f, "wait_per_request_ns", "GIL wait per request", "ns",
+			     (double)a.in_ns / (double)c->nreq);
 		f->site_kind = "stages";
-		int rs = lp_gil_stages(c, f);
+		int rs = gil_stages(c, f);
 		if (rs)
 			return rs;
 	}
-	f->summary = lp_fmt("%s threads waited %.1f%% of %s for the GIL (%lld threads, %lld waits)",
-			    c->has_req ? "request" : "the run's", 100 * share,
-			    c->has_req ? "request time" : "their time", (long long)a.nthreads,
-			    (long long)a.waits);
-	lp_saving(f, a.in_ns, a.in_ns, c->has_req ? "GIL wait inside requests" : "GIL wait");
-	lp_example(c, f);
+	f->summary = findings_fmt(
+	    "%s threads waited %.1f%% of %s for the GIL (%lld threads, %lld waits)",
+	    c->has_req ? "request" : "the run's", 100 * share,
+	    c->has_req ? "request time" : "their time", (long long)a.nthreads, (long long)a.waits);
+	findings_saving(f, a.in_ns, a.in_ns, c->has_req ? "GIL wait inside requests" : "GIL wait");
+	findings_example(c, f);
 	return 1;
 }
 
-struct lp_spin_acc {
+struct spin_acc {
 	int64_t req_cpu, req_threads; /* request threads' task-clock in the window */
 	int64_t top_thread, top_tid, top_cpu, pool_cpu, pool_threads;
 	char *top_name;
 };
 
-static int lp_spin_row(sqlite3_stmt *st, void *ctx)
+static int spin_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_spin_acc *a = ctx;
+	struct spin_acc *a = ctx;
 	int64_t cpu = sqlite3_column_int64(st, 3);
 	if (sqlite3_column_int(st, 2)) { /* serves requests */
 		a->req_cpu += cpu;
@@ -1792,16 +1807,17 @@ static int lp_spin_row(sqlite3_stmt *st, void *ctx)
  * threads. A thread's task-clock counts in proportion to the part of its
  * life inside the window where requests were in flight (its totals are
  * per thread, not per request). */
-static int lp_rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	if (!c->has_req)
-		return lp_skip(c, "no NVTX request ranges");
+		return findings_skip(c, "no NVTX request ranges");
 	if (!lp_db_has_table(c->db, "thread_counters") ||
-	    !lp_q1(c, "SELECT count(*) FROM thread_counters tc JOIN counter_events e ON e.id = "
-		      "tc.event_id WHERE e.name = 'task-clock'"))
-		return lp_skip(c, "task-clock was not counted per thread");
+	    !findings_q1(c,
+			 "SELECT count(*) FROM thread_counters tc JOIN counter_events e ON e.id = "
+			 "tc.event_id WHERE e.name = 'task-clock'"))
+		return findings_skip(c, "task-clock was not counted per thread");
 	sqlite3_stmt *st;
-	int rc = lp_fnd_prep(
+	int rc = fnd_prep(
 	    c,
 	    "WITH req AS (SELECT r.start_thread_id AS th, r.process_id AS proc, r.start_ns AS s, "
 	    "r.end_ns AS e FROM ranges_named r WHERE r.name = ?1 AND coalesce(r.domain, '') = ?2), "
@@ -1820,18 +1836,19 @@ static int lp_rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 		return rc;
 	sqlite3_bind_text(st, 1, c->bd->req_name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, c->bd->req_domain ? c->bd->req_domain : "", -1, SQLITE_STATIC);
-	struct lp_spin_acc a = {0};
-	rc = lp_db_step_all(st, lp_spin_row, &a, c->err, c->errlen);
+	struct spin_acc a = {0};
+	rc = lp_db_step_all(st, spin_row, &a, c->err, c->errlen);
 	sqlite3_finalize(st);
 	if (rc || !a.req_threads) {
 		free(a.top_name);
-		return rc ? rc : lp_skip(c, "task-clock was not counted on the request threads");
+		return rc ? rc
+			  : findings_skip(c, "task-clock was not counted on the request threads");
 	}
 	double per_req_thread = (double)a.req_cpu / (double)a.req_threads;
 	double value = per_req_thread > 0 ? (double)a.top_cpu / per_req_thread : 0;
 	if (value < thr || a.top_cpu <= 0) {
 		free(a.top_name);
-		return lp_quiet(c, value);
+		return findings_quiet(c, value);
 	}
 	struct lp_finding *f = lp_fnd_new(c, r, value, thr);
 	if (!f) {
@@ -1841,40 +1858,40 @@ static int lp_rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	/* the library the pool thread waits in: its most frequent top frame */
 	char *lib = NULL;
 	sqlite3_stmt *ls;
-	if (lp_fnd_prep(
-		c,
-		"SELECT f.module, count(*) FROM (SELECT stack_id FROM cond_waits WHERE "
-		"thread_id = ?1 UNION ALL SELECT stack_id FROM lock_waits WHERE thread_id = "
-		"?1) w JOIN stacks s ON s.id = w.stack_id JOIN frames f ON f.id = s.top_frame "
-		"WHERE f.module IS NOT NULL GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
-		&ls) == 0) {
+	if (fnd_prep(c,
+		     "SELECT f.module, count(*) FROM (SELECT stack_id FROM cond_waits WHERE "
+		     "thread_id = ?1 UNION ALL SELECT stack_id FROM lock_waits WHERE thread_id = "
+		     "?1) w JOIN stacks s ON s.id = w.stack_id JOIN frames f ON f.id = s.top_frame "
+		     "WHERE f.module IS NOT NULL GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
+		     &ls) == 0) {
 		sqlite3_bind_int64(ls, 1, a.top_thread);
 		if (lp_db_step_row(ls))
 			lib = lp_db_col_strdup(ls, 0);
 		sqlite3_finalize(ls);
 	}
 	const char *base = lib && strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib;
-	f->subject = lp_fmt("thread %lld%s%s%s%s%s", (long long)a.top_tid, a.top_name ? " (" : "",
-			    a.top_name ? a.top_name : "", a.top_name ? ")" : "", base ? " in " : "",
-			    base ? base : "");
-	lp_num(f, "pool_thread_cpu_ns", "busiest non-request thread's CPU while serving", "ns",
-	       (double)a.top_cpu);
-	lp_num(f, "request_thread_cpu_ns", "mean request thread's CPU while serving", "ns",
-	       per_req_thread);
-	lp_num(f, "pool_threads", "non-request threads", "count", (double)a.pool_threads);
-	lp_num(f, "request_threads", "request threads", "count", (double)a.req_threads);
+	f->subject = findings_fmt("thread %lld%s%s%s%s%s", (long long)a.top_tid,
+				  a.top_name ? " (" : "", a.top_name ? a.top_name : "",
+				  a.top_name ? ")" : "", base ? " in " : "", base ? base : "");
+	findings_num(f, "pool_thread_cpu_ns", "busiest non-request thread's CPU while serving",
+		     "ns", (double)a.top_cpu);
+	findings_num(f, "request_thread_cpu_ns", "mean request thread's CPU while serving", "ns",
+		     per_req_thread);
+	findings_num(f, "pool_threads", "non-request threads", "count", (double)a.pool_threads);
+	findings_num(f, "request_threads", "request threads", "count", (double)a.req_threads);
 	double all = (double)(a.pool_cpu + a.req_cpu);
-	lp_num(f, "pool_cpu_share", "non-request threads' share of the process CPU", "share",
-	       all > 0 ? (double)a.pool_cpu / all : 0);
+	findings_num(f, "pool_cpu_share", "non-request threads' share of the process CPU", "share",
+		     all > 0 ? (double)a.pool_cpu / all : 0);
 	if (lib)
-		lp_site(f, lib, 0, 0);
+		findings_site(f, lib, 0, 0);
 	f->site_kind = "library";
-	f->summary = lp_fmt("a thread that serves no request burned %.1fx the CPU of a request "
-			    "thread while requests were in flight%s%s",
-			    value, base ? ", waiting in " : "", base ? base : "");
+	f->summary =
+	    findings_fmt("a thread that serves no request burned %.1fx the CPU of a request "
+			 "thread while requests were in flight%s%s",
+			 value, base ? ", waiting in " : "", base ? base : "");
 	/* what it takes from the cores the requests run on: all of it, as
 	 * turning the pool off shows (onnxruntime: p99 16 -> 7 ms) */
-	lp_saving(f, a.top_cpu, a.top_cpu, "the thread's CPU while requests were in flight");
+	findings_saving(f, a.top_cpu, a.top_cpu, "the thread's CPU while requests were in flight");
 	free(lib);
 	free(a.top_name);
 	return 1;
@@ -1890,7 +1907,7 @@ const struct lp_rule lp_rules[] = {
      "Give each worker its own instance of the state the lock guards (one model per thread), "
      "split the lock so readers and unrelated fields do not queue together, or move the "
      "shared update behind a batching queue with one owner thread.",
-     lp_rule_lock},
+     rule_lock},
     {"gil-contention", "Python threads queue on the GIL",
      "GIL wait (CPython take_gil) inside requests / request time (thread time without "
      "requests)",
@@ -1898,7 +1915,7 @@ const struct lp_rule lp_rules[] = {
      "Move the CPU work to code that releases the GIL (NumPy, a C extension, onnxruntime), "
      "serve with processes or several server workers instead of threads, or use a "
      "free-threaded CPython build (3.13t).",
-     lp_rule_gil},
+     rule_gil},
     {"spinning-pool", "A thread pool spins beside the requests",
      "CPU of the busiest thread of the serving process that runs no request, while requests "
      "are in flight / CPU of a request thread (task-clock)",
@@ -1906,27 +1923,27 @@ const struct lp_rule lp_rules[] = {
      "Size the intra-op pool to the cores left to it (onnxruntime intra_op_num_threads, "
      "OMP_NUM_THREADS, torch.set_num_threads) and disable spinning (onnxruntime "
      "session.intra_op.allow_spinning=0, OMP_WAIT_POLICY=passive).",
-     lp_rule_spin},
+     rule_spin},
     {"queue-wait", "Requests queue before work starts",
      "condition-variable and semaphore wait inside requests but outside every stage / request "
      "time",
      "share", LP_CMP_GE, 0.05,
      "Add workers (or GPU streams) until the queue drains, or cap concurrency at the door so "
      "requests are refused or shed early instead of waiting inside the server.",
-     lp_rule_queue},
+     rule_queue},
     {"tail-outlier", "The p99 tail is far from the median",
      "p99 / p50 of request latency; the stage and category that grow in the tail", "ratio",
      LP_CMP_GE, 3.0,
      "Look at the stage and category named in the evidence: that is where the slow requests "
      "spend their extra time; fix that, not the median path.",
-     lp_rule_tail},
+     rule_tail},
     {"cold-start", "The first requests are much slower",
      "slowest leading request of a thread / median request (leading requests slower than the "
      "threshold count as cold)",
      "ratio", LP_CMP_GE, 3.0,
      "Warm up before serving: run a few dummy requests at start-up so lazy initialization, "
      "JIT compilation, module loading and first-touch page faults happen before traffic.",
-     lp_rule_cold},
+     rule_cold},
     {"cpu-interference", "Requests lose the CPU",
      "context switches per request not explained by recorded lock/condition waits or blocking "
      "calls, plus CPU "
@@ -1934,7 +1951,7 @@ const struct lp_rule lp_rules[] = {
      "count", LP_CMP_GE, 2.0,
      "Pin serving threads to dedicated cores (taskset -c, cgroups cpusets), run no more busy "
      "threads than cores, and keep background jobs off those cores.",
-     lp_rule_cpu},
+     rule_cpu},
     {"blocking-io-in-request", "Requests block on file or socket I/O",
      "time in blocking file and socket calls (read, write, recv, send, fsync, ... of at least "
      "the recording threshold) inside requests / request time",
@@ -1942,63 +1959,63 @@ const struct lp_rule lp_rules[] = {
      "Take the I/O off the request path: log through a queue a background thread drains, "
      "load models and configuration once at start-up, cache name lookups, and batch or "
      "pipeline calls to other services instead of waiting on each.",
-     lp_rule_block_io},
+     rule_block_io},
     {"sleep-in-request", "Requests sleep",
      "time in nanosleep/clock_nanosleep/usleep/sleep inside requests / request time", "share",
      LP_CMP_GE, 0.05,
      "Wait for the event itself (a condition variable, a future, poll on the descriptor) "
      "instead of sleeping and retrying; for SQLite's busy handler, use WAL mode and short "
      "write transactions so writers do not collide.",
-     lp_rule_sleep},
+     rule_sleep},
     {"cpu-starved", "Requests wait for a CPU",
      "preempted time (request time not in a recorded wait, minus task-clock) / request time",
      "share", LP_CMP_GE, 0.10,
      "Run no more busy threads than the cores the process may use (size thread pools to the "
      "affinity mask), pin serving threads to cores of their own, and keep background work "
      "off those cores.",
-     lp_rule_starved},
+     rule_starved},
     {"sync-memcpy", "Synchronous copies on the request path",
      "host time blocked in synchronous cudaMemcpy (host-to-device copies <= 64 KB excluded, "
      "as nsys does) / request time",
      "share", LP_CMP_GE, 0.01,
      "Use cudaMemcpyAsync from pinned memory on a non-default stream and synchronize once, "
      "when the result is needed.",
-     lp_rule_sync_memcpy},
+     rule_sync_memcpy},
     {"pageable-memcpy", "Async copies from pageable memory",
      "cudaMemcpyAsync calls whose host side is pageable (they are silently synchronous and "
      "staged)",
      "count", LP_CMP_GE, 1.0,
      "Allocate the host buffers with cudaHostAlloc / cudaMallocHost, or pin existing ones "
      "with cudaHostRegister, so the copies run asynchronously by DMA.",
-     lp_rule_pageable},
+     rule_pageable},
     {"excessive-sync", "Too many host-device synchronizations",
      "cudaDeviceSynchronize / StreamSynchronize / EventSynchronize calls per request", "count",
      LP_CMP_GE, 3.0,
      "Synchronize once per request, when the host needs the result; order GPU work with "
      "streams and events (cudaStreamWaitEvent) instead of blocking the host.",
-     lp_rule_sync},
+     rule_sync},
     {"gpu-idle", "The GPU idles inside requests",
      "GPU idle share of the median request that launched GPU work", "share", LP_CMP_GE, 0.5,
      "Batch requests so each launch does more work, capture the launch sequence in a CUDA "
      "graph, and move CPU pre/post-processing off the launching thread.",
-     lp_rule_gpu_idle},
+     rule_gpu_idle},
     {"small-kernels", "Many kernels shorter than their launch",
      "kernels per request whose GPU time is shorter than the API call that launched them", "count",
      LP_CMP_GE, 10.0,
      "Fuse the small kernels (torch.compile, TensorRT, hand fusion) or replay them as a CUDA "
      "graph, which launches the whole sequence with one call.",
-     lp_rule_small_kernels},
+     rule_small_kernels},
     {"no-overlap", "Copies and kernels never overlap",
      "GPU time where copies and kernels run together / the shorter of copy and kernel time",
      "share", LP_CMP_LT, 0.05,
      "Double-buffer: copy batch n+1 on one stream while batch n computes on another, with "
      "pinned buffers and events between the streams.",
-     lp_rule_overlap},
+     rule_overlap},
     {"alloc-in-path", "GPU memory allocated inside requests",
      "cudaMalloc/cudaFree/cudaHostAlloc calls inside requests", "count", LP_CMP_GE, 1.0,
      "Allocate at start-up and reuse, or use a memory pool (cudaMallocAsync with a pool, "
      "the framework's caching allocator).",
-     lp_rule_alloc},
+     rule_alloc},
 };
 const size_t lp_nrules = ARRAY_SIZE(lp_rules);
 
@@ -2050,7 +2067,7 @@ static int lp_fnd_cmp(const void *a, const void *b)
 	return (x->share < y->share) - (x->share > y->share);
 }
 
-static void lp_gpu_inputs(struct lp_fnd_ctx *c)
+static void gpu_inputs(struct lp_fnd_ctx *c)
 {
 	char buf[256];
 	c->api_domain = "runtime";
@@ -2060,18 +2077,18 @@ static void lp_gpu_inputs(struct lp_fnd_ctx *c)
 		return;
 	}
 	const char *cap = lp_db_meta(c->db, "cuda.captured", buf, sizeof(buf));
-	if (!lp_q1(c, "SELECT count(*) FROM cuda_api") || !cap || atoi(cap) <= 0) {
+	if (!findings_q1(c, "SELECT count(*) FROM cuda_api") || !cap || atoi(cap) <= 0) {
 		const char *st = lp_db_meta(c->db, "cuda.status", buf, sizeof(buf));
 		snprintf(c->gpu_why, sizeof(c->gpu_why), "no GPU data: %s",
 			 st ? st : "no CUDA activity was recorded");
 		return;
 	}
 	c->gpu = 1;
-	if (!lp_q1(c, "SELECT count(*) FROM cuda_api WHERE domain = 'runtime'"))
+	if (!findings_q1(c, "SELECT count(*) FROM cuda_api WHERE domain = 'runtime'"))
 		c->api_domain = "driver";
 }
 
-static int lp_ctx_load(struct lp_fnd_ctx *c, const struct lp_findings_opts *o)
+static int ctx_load(struct lp_fnd_ctx *c, const struct lp_findings_opts *o)
 {
 	int rc = 0;
 	if (o && o->bd && o->ranges) {
@@ -2091,15 +2108,15 @@ static int lp_ctx_load(struct lp_fnd_ctx *c, const struct lp_findings_opts *o)
 		return rc;
 	c->thread_ns = c->locks.thread_time_ns;
 	c->run_start = c->bd->run_start_ns;
-	if (c->bd->has_ranges && c->bd->req_name && (rc = lp_load_requests(c)))
+	if (c->bd->has_ranges && c->bd->req_name && (rc = load_requests(c)))
 		return rc;
 	if (!c->stake && !(c->stake = calloc(1, sizeof(*c->stake))))
 		return -ENOMEM;
-	lp_gpu_inputs(c);
+	gpu_inputs(c);
 	return 0;
 }
 
-static double lp_threshold(const struct lp_findings_opts *o, const struct lp_rule *r)
+static double findings_threshold(const struct lp_findings_opts *o, const struct lp_rule *r)
 {
 	double v = r->threshold;
 	for (size_t i = 0; o && i < o->nover; i++)
@@ -2108,7 +2125,7 @@ static double lp_threshold(const struct lp_findings_opts *o, const struct lp_rul
 	return v;
 }
 
-static void lp_ctx_free(struct lp_fnd_ctx *c)
+static void ctx_free(struct lp_fnd_ctx *c)
 {
 	lp_breakdown_free(&c->bd_own);
 	lp_rset_free(&c->rs_own);
@@ -2126,7 +2143,7 @@ int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct
 	struct lp_fnd_ctx c = {.db = db, .err = err, .errlen = errlen, .out = out};
 	memset(out, 0, sizeof(*out));
 	err[0] = 0;
-	int rc = lp_ctx_load(&c, opts);
+	int rc = ctx_load(&c, opts);
 	out->rules = calloc(lp_nrules, sizeof(*out->rules));
 	if (rc == 0 && !out->rules)
 		rc = -ENOMEM;
@@ -2139,7 +2156,7 @@ int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct
 		const struct lp_rule *r = &lp_rules[i];
 		struct lp_fnd_rule_status *s = &out->rules[i];
 		s->rule = r;
-		s->threshold = lp_threshold(opts, r);
+		s->threshold = findings_threshold(opts, r);
 		c.has_value = 0;
 		c.value = 0;
 		int n = r->eval(&c, r, s->threshold);
@@ -2162,7 +2179,7 @@ int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct
 		snprintf(err, errlen, "out of memory while evaluating the rules");
 	else if (rc && !err[0])
 		snprintf(err, errlen, "cannot evaluate the rules: %s", sqlite3_errmsg(db));
-	lp_ctx_free(&c);
+	ctx_free(&c);
 	if (rc)
 		return rc;
 	if (out->n > 1) /* qsort(NULL, 0) is undefined */

@@ -115,7 +115,7 @@ int lp_import_meta(struct lp_import *imp, const char *key, const char *text, int
 
 /* ---- stacks: symbolized once per process, frames shared across stacks -- */
 
-static int64_t lp_import_frame(struct lp_import *imp, uint64_t pc)
+static int64_t import_frame(struct lp_import *imp, uint64_t pc)
 {
 	struct lp_import_priv *p = imp->priv;
 	struct lp_sym sym = {0};
@@ -158,8 +158,8 @@ static int64_t lp_import_frame(struct lp_import *imp, uint64_t pc)
 	return (int64_t)id;
 }
 
-static int lp_import_stack_def(struct lp_import *imp, const struct lp_rec_header *h,
-			       const void *payload, size_t len)
+static int import_stack_def(struct lp_import *imp, const struct lp_rec_header *h,
+			    const void *payload, size_t len)
 {
 	struct lp_import_priv *p = imp->priv;
 	const struct lp_rec_stack *s = payload;
@@ -171,7 +171,7 @@ static int lp_import_stack_def(struct lp_import *imp, const struct lp_rec_header
 	if (n > 64)
 		n = 64;
 	for (uint32_t i = 0; i < n; i++)
-		if (!(frame_ids[i] = lp_import_frame(imp, pcs[i])))
+		if (!(frame_ids[i] = import_frame(imp, pcs[i])))
 			return -EIO;
 	sqlite3_bind_int(p->ins_stack, 1, (int)n);
 	sqlite3_bind_int64(p->ins_stack, 2, n ? frame_ids[0] : 0);
@@ -191,17 +191,17 @@ static int lp_import_stack_def(struct lp_import *imp, const struct lp_rec_header
 
 /* ---- pass 1: definitions ---------------------------------------------- */
 
-struct lp_pass1 {
+struct pass1 {
 	struct lp_import *imp;
 	const struct lp_rec_header **stack_defs;
 	size_t n_stack_defs, cap_stack_defs;
 	sqlite3_stmt *ins_module;
 };
 
-static int lp_pass1_cb(void *ctx, uint32_t tid, const struct lp_rec_header *h, const void *payload,
-		       size_t len)
+static int pass1_cb(void *ctx, uint32_t tid, const struct lp_rec_header *h, const void *payload,
+		    size_t len)
 {
-	struct lp_pass1 *p1 = ctx;
+	struct pass1 *p1 = ctx;
 	struct lp_import *imp = p1->imp;
 
 	if (h->type == LP_REC_STRING) {
@@ -249,8 +249,8 @@ static int lp_pass1_cb(void *ctx, uint32_t tid, const struct lp_rec_header *h, c
 
 /* ---- pass 2: events --------------------------------------------------- */
 
-static int lp_pass2_cb(void *ctx, uint32_t tid, const struct lp_rec_header *h, const void *payload,
-		       size_t len)
+static int pass2_cb(void *ctx, uint32_t tid, const struct lp_rec_header *h, const void *payload,
+		    size_t len)
 {
 	struct lp_import *imp = ctx;
 	struct lp_import_priv *p = imp->priv;
@@ -264,11 +264,11 @@ static int lp_pass2_cb(void *ctx, uint32_t tid, const struct lp_rec_header *h, c
 	return 0;
 }
 
-static int lp_import_log(struct lp_import *imp, const struct lp_log *log)
+static int import_log(struct lp_import *imp, const struct lp_log *log)
 {
 	struct lp_import_priv *p = imp->priv;
 	struct lp_proc proc = {0};
-	struct lp_pass1 p1 = {.imp = imp};
+	struct pass1 p1 = {.imp = imp};
 	int rc;
 
 	proc.pid = log->hdr.pid;
@@ -282,13 +282,13 @@ static int lp_import_log(struct lp_import *imp, const struct lp_log *log)
 	    imp, "INSERT INTO modules(process_id, path, load_bias, start_addr, end_addr) "
 		 "SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS (SELECT 1 FROM modules WHERE "
 		 "process_id = ?6 AND path = ?7 AND load_bias = ?8)");
-	rc = p1.ins_module ? lp_log_foreach(log, lp_pass1_cb, &p1) : -EIO;
+	rc = p1.ins_module ? lp_log_foreach(log, pass1_cb, &p1) : -EIO;
 	for (size_t i = 0; rc == 0 && i < p1.n_stack_defs; i++) {
 		const struct lp_rec_header *h = p1.stack_defs[i];
-		rc = lp_import_stack_def(imp, h, h + 1, h->size - sizeof(*h));
+		rc = import_stack_def(imp, h, h + 1, h->size - sizeof(*h));
 	}
 	if (rc == 0)
-		rc = lp_log_foreach(log, lp_pass2_cb, imp);
+		rc = lp_log_foreach(log, pass2_cb, imp);
 	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
 		if (lp_import_sources[i]->end_process)
 			rc = lp_import_sources[i]->end_process(imp, p->state[i]);
@@ -308,13 +308,13 @@ out:
 
 /* ---- driver ----------------------------------------------------------- */
 
-static int lp_name_cmp(const void *a, const void *b)
+static int name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Sorted list of the .lplog paths in dir (caller frees). */
-static int lp_list_logs(const char *dir, char ***out, size_t *n, char *err, size_t errlen)
+static int list_logs(const char *dir, char ***out, size_t *n, char *err, size_t errlen)
 {
 	DIR *d = opendir(dir);
 	if (!d) {
@@ -340,7 +340,7 @@ static int lp_list_logs(const char *dir, char ***out, size_t *n, char *err, size
 		len++;
 	}
 	closedir(d);
-	qsort(v, len, sizeof(*v), lp_name_cmp);
+	qsort(v, len, sizeof(*v), name_cmp);
 	*out = v;
 	*n = len;
 	if (!len) {
@@ -350,7 +350,7 @@ static int lp_list_logs(const char *dir, char ***out, size_t *n, char *err, size
 	return 0;
 }
 
-static int lp_output_check(const char *out, int force, char *err, size_t errlen)
+static int output_check(const char *out, int force, char *err, size_t errlen)
 {
 	struct stat st;
 	char tmp[PATH_MAX];
@@ -380,10 +380,10 @@ static int lp_output_check(const char *out, int force, char *err, size_t errlen)
 
 int lp_import_output_check(const char *out, int force, char *err, size_t errlen)
 {
-	return lp_output_check(out, force, err, errlen);
+	return output_check(out, force, err, errlen);
 }
 
-static int lp_import_setup(struct lp_import *imp)
+static int import_setup(struct lp_import *imp)
 {
 	struct lp_import_priv *p = imp->priv;
 	int rc = lp_db_exec(imp->db,
@@ -423,8 +423,7 @@ static int lp_import_setup(struct lp_import *imp)
 }
 
 /* after: a foreign import's meta rows, written over the sources' defaults. */
-static int lp_import_finish(struct lp_import *imp, int (*after)(struct lp_import *, void *),
-			    void *ctx)
+static int import_finish(struct lp_import *imp, int (*after)(struct lp_import *, void *), void *ctx)
 {
 	struct lp_import_priv *p = imp->priv;
 	int rc = 0;
@@ -455,7 +454,7 @@ static int lp_import_finish(struct lp_import *imp, int (*after)(struct lp_import
 	return rc;
 }
 
-static void lp_import_teardown(struct lp_import *imp)
+static void import_teardown(struct lp_import *imp)
 {
 	struct lp_import_priv *p = imp->priv;
 	for (int i = 0; lp_import_sources[i]; i++)
@@ -473,7 +472,7 @@ static void lp_import_teardown(struct lp_import *imp)
 
 /* Move the finished temporary database into place without ever replacing a
  * file the user has unless force: link() fails on an existing name. */
-static int lp_publish(const char *tmp, const char *out, int force, char *err, size_t errlen)
+static int publish(const char *tmp, const char *out, int force, char *err, size_t errlen)
 {
 	if (force ? rename(tmp, out) : link(tmp, out)) {
 		int e = errno;
@@ -487,8 +486,8 @@ static int lp_publish(const char *tmp, const char *out, int force, char *err, si
 }
 
 /* The temporary database next to out (made 0666 & ~umask, as a normal user
- * file) that lp_publish later moves into place. -EIO: tmp exists, unlink it. */
-static int lp_tmp_db(const char *out, char *tmp, sqlite3 **db, char *err, size_t errlen)
+ * file) that publish later moves into place. -EIO: tmp exists, unlink it. */
+static int tmp_db(const char *out, char *tmp, sqlite3 **db, char *err, size_t errlen)
 {
 	if (snprintf(tmp, PATH_MAX, "%s.tmp-XXXXXX", out) >= PATH_MAX) {
 		snprintf(err, errlen, "output path too long");
@@ -522,31 +521,31 @@ int lp_import_foreign(const char *out, const struct lp_import_opts *opts,
 
 	err[0] = 0;
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-	int rc = lp_output_check(out, force, err, errlen);
+	int rc = output_check(out, force, err, errlen);
 	if (rc)
 		return rc;
-	rc = lp_tmp_db(out, tmp, &imp.db, err, errlen);
+	rc = tmp_db(out, tmp, &imp.db, err, errlen);
 	if (rc && rc != -EIO)
 		return rc;
 	if (rc == 0)
-		rc = lp_import_setup(&imp);
+		rc = import_setup(&imp);
 	/* Sorts of multi-GB captures (range nesting) spill to disk, not RAM. */
 	if (rc == 0)
 		rc = lp_db_exec(imp.db, "PRAGMA temp_store=FILE", err, errlen);
 	if (rc == 0)
 		rc = ops->fill(&imp, ctx);
 	if (rc == 0)
-		rc = lp_import_finish(&imp, ops->meta, ctx);
+		rc = import_finish(&imp, ops->meta, ctx);
 	/* Statistics, so that the reports' planner picks the import's partial
 	 * indexes (lp_import_foreign.c); sampled, so it stays cheap. */
 	if (rc == 0)
 		rc = lp_db_exec(imp.db, "PRAGMA analysis_limit=1000; ANALYZE", err, errlen);
 	if (ops->end)
 		ops->end(&imp, ctx);
-	lp_import_teardown(&imp);
+	import_teardown(&imp);
 	sqlite3_close(imp.db);
 	if (rc == 0)
-		return lp_publish(tmp, out, force, err, errlen);
+		return publish(tmp, out, force, err, errlen);
 	if (!err[0])
 		snprintf(err, errlen, "import failed: %s", strerror(-rc));
 	unlink(tmp);
@@ -572,10 +571,10 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	stats = stats ? stats : &local;
 	memset(stats, 0, sizeof(*stats));
-	rc = lp_output_check(out, opts && opts->force, err, errlen);
+	rc = output_check(out, opts && opts->force, err, errlen);
 	if (rc)
 		return rc;
-	rc = lp_list_logs(dir, &paths, &n, err, errlen);
+	rc = list_logs(dir, &paths, &n, err, errlen);
 	if (rc)
 		goto out_paths;
 	logs = calloc(n, sizeof(*logs));
@@ -585,12 +584,12 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	if (rc)
 		goto out_logs;
 
-	rc = lp_tmp_db(out, tmp, &imp.db, err, errlen);
+	rc = tmp_db(out, tmp, &imp.db, err, errlen);
 	if (rc == -EIO)
 		goto out_db;
 	if (rc)
 		goto out_logs;
-	rc = lp_import_setup(&imp);
+	rc = import_setup(&imp);
 	if (rc == 0) {
 		char reaped[PATH_MAX];
 		snprintf(reaped, sizeof(reaped), "%s/reaped", dir);
@@ -599,14 +598,14 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	if (rc == 0 && opts && opts->run_cmdline)
 		rc = lp_import_meta(&imp, "run.cmdline", opts->run_cmdline, 0);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		rc = lp_import_log(&imp, &logs[i]);
+		rc = import_log(&imp, &logs[i]);
 		stats->damaged_chunks += (long long)logs[i].damaged_chunks;
 		stats->dropped_records += (long long)logs[i].hdr.dropped_records;
 		stats->dropped_strings += (long long)logs[i].hdr.dropped_strings;
 	}
 	if (rc == 0)
-		rc = lp_import_finish(&imp, NULL, NULL);
-	lp_import_teardown(&imp);
+		rc = import_finish(&imp, NULL, NULL);
+	import_teardown(&imp);
 	if (rc == 0) {
 		stats->processes = (int)n;
 		stats->records = (long long)priv.records;
@@ -617,7 +616,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 out_db:
 	sqlite3_close(imp.db);
 	if (rc == 0)
-		rc = lp_publish(tmp, out, opts && opts->force, err, errlen);
+		rc = publish(tmp, out, opts && opts->force, err, errlen);
 	else
 		unlink(tmp);
 out_logs:

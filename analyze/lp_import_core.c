@@ -22,30 +22,30 @@ extern const char lp_schema_core_sql[];
  * per INSERT: SQLite's per-statement work (bind checks, VDBE start, halt,
  * reset) is then paid once per 64 rows instead of per row. Rows keep their
  * log order; the last partial batch is flushed at the end of each process.
- * A 0 in an optional column (owner, stack) stores NULL, as lp_bind_opt.
+ * A 0 in an optional column (owner, stack) stores NULL, as bind_opt.
  */
 #define LP_WAIT_BATCH 64
 #define LP_WAIT_COLS 8
 #define LP_WAIT_OPT ((1u << 2) | (1u << 6)) /* owner_tid, stack_id */
 
-struct lp_wait_batch {
+struct wait_batch {
 	sqlite3_stmt *full; /* LP_WAIT_BATCH rows */
 	int64_t v[LP_WAIT_BATCH][LP_WAIT_COLS];
 	int n;
 };
 
-struct lp_child_status {
+struct child_status {
 	uint32_t pid;
 	int32_t status;
 };
 
-struct lp_core_state {
+struct core_state {
 	sqlite3_stmt *ins_proc, *upd_start, *upd_exit, *upd_title, *upd_exec, *upd_thread_start,
 	    *upd_thread_name, *upd_thread_end, *ins_lock, *ins_wait, *ins_cond, *upd_lock_name,
 	    *upd_proc_end, *ins_block;
-	struct lp_wait_batch waits;
+	struct wait_batch waits;
 	struct lp_map locks; /* address -> locks.id, current process */
-	struct lp_child_status *children;
+	struct child_status *children;
 	size_t n_children, cap_children;
 	uint64_t first_realtime_ns;
 	uint64_t max_ts; /* latest timestamp in the current process */
@@ -54,9 +54,9 @@ struct lp_core_state {
 };
 
 /* The state pointer is also needed in pass 1, which has no source slot. */
-static struct lp_core_state *lp_core;
+static struct core_state *lp_core;
 
-static void lp_core_seen(uint64_t ts)
+static void core_seen(uint64_t ts)
 {
 	if (ts > lp_core->max_ts)
 		lp_core->max_ts = ts;
@@ -64,7 +64,7 @@ static void lp_core_seen(uint64_t ts)
 
 int lp_core_begin_process(struct lp_import *imp, const struct lp_log *log)
 {
-	struct lp_core_state *s = lp_core;
+	struct core_state *s = lp_core;
 	const struct lp_log_header *h = &log->hdr;
 	sqlite3_stmt *st = s->ins_proc;
 	sqlite3_bind_int64(st, 1, h->pid);
@@ -94,7 +94,7 @@ int lp_core_begin_process(struct lp_import *imp, const struct lp_log *log)
 
 /* argv is NUL-separated; a malloc'd space-separated copy for display
  * (trailing NULs and spaces, a rewritten title's padding, dropped). */
-static char *lp_core_argv_str(const void *p, size_t n)
+static char *core_argv_str(const void *p, size_t n)
 {
 	char *cmd = malloc(n + 1);
 	if (!cmd)
@@ -109,11 +109,11 @@ static char *lp_core_argv_str(const void *p, size_t n)
 	return cmd;
 }
 
-static int lp_core_proc_start(struct lp_import *imp, const struct lp_rec_header *h,
-			      const struct lp_rec_proc_start *r, size_t len)
+static int core_proc_start(struct lp_import *imp, const struct lp_rec_header *h,
+			   const struct lp_rec_proc_start *r, size_t len)
 {
 	size_t n = h->aux <= len - sizeof(*r) ? h->aux : len - sizeof(*r);
-	char *cmd = lp_core_argv_str(r + 1, n);
+	char *cmd = core_argv_str(r + 1, n);
 	if (!cmd)
 		return -ENOMEM;
 	sqlite3_stmt *st = lp_core->upd_start;
@@ -127,13 +127,13 @@ static int lp_core_proc_start(struct lp_import *imp, const struct lp_rec_header 
 
 /* The title at exit, stored only when it differs from the exec command
  * line (the process rewrote it). */
-static int lp_core_proc_title(struct lp_import *imp, const struct lp_rec_header *h,
-			      const struct lp_rec_proc_exit *r, size_t len)
+static int core_proc_title(struct lp_import *imp, const struct lp_rec_header *h,
+			   const struct lp_rec_proc_exit *r, size_t len)
 {
 	size_t n = h->aux <= len - sizeof(*r) ? h->aux : len - sizeof(*r);
 	if (!n)
 		return 0;
-	char *title = lp_core_argv_str(r + 1, n);
+	char *title = core_argv_str(r + 1, n);
 	if (!title)
 		return -ENOMEM;
 	sqlite3_stmt *st = lp_core->upd_title;
@@ -143,7 +143,7 @@ static int lp_core_proc_title(struct lp_import *imp, const struct lp_rec_header 
 	return lp_import_step(imp, st);
 }
 
-static int lp_core_proc_exit(struct lp_import *imp, const struct lp_rec_proc_exit *r)
+static int core_proc_exit(struct lp_import *imp, const struct lp_rec_proc_exit *r)
 {
 	static const char *const how[] = {"", "exit", "_exit", "signal", "returned"};
 	sqlite3_stmt *st = lp_core->upd_exit;
@@ -158,7 +158,7 @@ static int lp_core_proc_exit(struct lp_import *imp, const struct lp_rec_proc_exi
 		sqlite3_bind_null(st, 3);
 	sqlite3_bind_text(st, 4, r->how < 5 ? how[r->how] : "unknown", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, imp->proc->id);
-	lp_core_seen(r->ts);
+	core_seen(r->ts);
 	return lp_import_step(imp, st);
 }
 
@@ -168,12 +168,12 @@ int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_heade
 	switch (h->type) {
 	case LP_REC_PROC_START:
 		if (len >= sizeof(struct lp_rec_proc_start))
-			return lp_core_proc_start(imp, h, payload, len);
+			return core_proc_start(imp, h, payload, len);
 		break;
 	case LP_REC_PROC_EXIT:
 		if (len >= sizeof(struct lp_rec_proc_exit)) {
-			int rc = lp_core_proc_exit(imp, payload);
-			return rc ? rc : lp_core_proc_title(imp, h, payload, len);
+			int rc = core_proc_exit(imp, payload);
+			return rc ? rc : core_proc_title(imp, h, payload, len);
 		}
 		break;
 	case LP_REC_EXEC:
@@ -184,7 +184,7 @@ int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_heade
 			sqlite3_bind_text(lp_core->upd_exec, 2, (const char *)(r + 1),
 					  (int)strnlen((const char *)(r + 1), n), SQLITE_TRANSIENT);
 			sqlite3_bind_int64(lp_core->upd_exec, 3, imp->proc->id);
-			lp_core_seen(r->ts);
+			core_seen(r->ts);
 			return lp_import_step(imp, lp_core->upd_exec);
 		}
 		break;
@@ -192,10 +192,10 @@ int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_heade
 	return 0;
 }
 
-static int64_t lp_core_lock(struct lp_import *imp, uint64_t addr, uint32_t kind)
+static int64_t core_lock(struct lp_import *imp, uint64_t addr, uint32_t kind)
 {
 	static const char *const kinds[] = {"?", "mutex", "rwlock", "rwlock", "sem", "spin"};
-	struct lp_core_state *s = lp_core;
+	struct core_state *s = lp_core;
 	uint64_t id;
 	if (lp_map_get(&s->locks, addr, &id))
 		return (int64_t)id;
@@ -209,7 +209,7 @@ static int64_t lp_core_lock(struct lp_import *imp, uint64_t addr, uint32_t kind)
 	return (int64_t)id;
 }
 
-static void lp_bind_opt(sqlite3_stmt *st, int i, int64_t v)
+static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
 {
 	if (v)
 		sqlite3_bind_int64(st, i, v);
@@ -218,9 +218,9 @@ static void lp_bind_opt(sqlite3_stmt *st, int i, int64_t v)
 }
 
 /* Rows [0, n) of the batch through st, which holds `rows` rows of values. */
-static int lp_waits_bind_step(struct lp_import *imp, sqlite3_stmt *st, int first, int rows)
+static int waits_bind_step(struct lp_import *imp, sqlite3_stmt *st, int first, int rows)
 {
-	const struct lp_wait_batch *b = &lp_core->waits;
+	const struct wait_batch *b = &lp_core->waits;
 	for (int r = 0; r < rows; r++)
 		for (int c = 0; c < LP_WAIT_COLS; c++) {
 			int64_t v = b->v[first + r][c];
@@ -233,24 +233,24 @@ static int lp_waits_bind_step(struct lp_import *imp, sqlite3_stmt *st, int first
 	return lp_import_step(imp, st);
 }
 
-static int lp_waits_flush(struct lp_import *imp)
+static int waits_flush(struct lp_import *imp)
 {
-	struct lp_wait_batch *b = &lp_core->waits;
+	struct wait_batch *b = &lp_core->waits;
 	int rc = 0;
 	if (b->n == LP_WAIT_BATCH)
-		rc = lp_waits_bind_step(imp, b->full, 0, LP_WAIT_BATCH);
+		rc = waits_bind_step(imp, b->full, 0, LP_WAIT_BATCH);
 	else
 		for (int r = 0; rc == 0 && r < b->n; r++)
-			rc = lp_waits_bind_step(imp, lp_core->ins_wait, r, 1);
+			rc = waits_bind_step(imp, lp_core->ins_wait, r, 1);
 	b->n = 0;
 	return rc;
 }
 
-static int lp_core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
-			     const struct lp_rec_lock_wait *r)
+static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
+			  const struct lp_rec_lock_wait *r)
 {
-	struct lp_core_state *s = lp_core;
-	int64_t lock = r->lock ? lp_core_lock(imp, r->lock, h->aux) : 0;
+	struct core_state *s = lp_core;
+	int64_t lock = r->lock ? core_lock(imp, r->lock, h->aux) : 0;
 	int64_t thread = lp_import_thread(imp, tid);
 	if (!lock || !thread || r->end < r->start)
 		return lock && thread ? 0 : -EIO;
@@ -263,14 +263,14 @@ static int lp_core_lock_wait(struct lp_import *imp, uint32_t tid, const struct l
 	v[5] = h->aux == LP_LOCK_RWLOCK_RD;
 	v[6] = lp_import_stack(imp, r->stack);
 	v[7] = (int)r->flags;
-	lp_core_seen(r->end);
-	return s->waits.n == LP_WAIT_BATCH ? lp_waits_flush(imp) : 0;
+	core_seen(r->end);
+	return s->waits.n == LP_WAIT_BATCH ? waits_flush(imp) : 0;
 }
 
-static int lp_core_cond_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
-			     const struct lp_rec_cond_wait *r)
+static int core_cond_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
+			  const struct lp_rec_cond_wait *r)
 {
-	struct lp_core_state *s = lp_core;
+	struct core_state *s = lp_core;
 	int64_t thread = lp_import_thread(imp, tid);
 	if (!thread)
 		return -EIO;
@@ -279,17 +279,17 @@ static int lp_core_cond_wait(struct lp_import *imp, uint32_t tid, const struct l
 	sqlite3_stmt *st = s->ins_cond;
 	sqlite3_bind_int64(st, 1, thread);
 	sqlite3_bind_int64(st, 2, (int64_t)r->cond);
-	lp_bind_opt(st, 3, r->mutex ? lp_core_lock(imp, r->mutex, LP_LOCK_MUTEX) : 0);
+	bind_opt(st, 3, r->mutex ? core_lock(imp, r->mutex, LP_LOCK_MUTEX) : 0);
 	sqlite3_bind_int64(st, 4, (int64_t)r->start);
 	sqlite3_bind_int64(st, 5, (int64_t)(r->end - r->start));
 	sqlite3_bind_int(st, 6, h->aux == LP_COND_TIMEDWAIT);
-	lp_bind_opt(st, 7, lp_import_stack(imp, r->stack));
+	bind_opt(st, 7, lp_import_stack(imp, r->stack));
 	sqlite3_bind_int(st, 8, (int)r->flags);
-	lp_core_seen(r->end);
+	core_seen(r->end);
 	return lp_import_step(imp, st);
 }
 
-static const char *lp_block_call_name(uint32_t call)
+static const char *block_call_name(uint32_t call)
 {
 	static const char *const names[LP_BLK_CALL_MAX + 1] = {
 	    [LP_BLK_NANOSLEEP] = "nanosleep",
@@ -327,7 +327,7 @@ static const char *lp_block_call_name(uint32_t call)
 
 /* The breakdown category of a blocking call (docs/schema.md): the call
  * decides for sleeps, waits and syncs; the descriptor for I/O. */
-static const char *lp_block_category(uint32_t call, uint32_t fd_kind)
+static const char *block_category(uint32_t call, uint32_t fd_kind)
 {
 	if (call < LP_BLK_READ)
 		return "sleep";
@@ -342,12 +342,12 @@ static const char *lp_block_category(uint32_t call, uint32_t fd_kind)
 					 : "other_block";
 }
 
-static int lp_core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
-			 const struct lp_rec_block *r)
+static int core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
+		      const struct lp_rec_block *r)
 {
 	static const char *const kinds[] = {NULL,      "file", "socket", "pipe",
 					    "eventfd", "tty",  "other",	 "unknown"};
-	const char *call = lp_block_call_name(h->aux);
+	const char *call = block_call_name(h->aux);
 	int64_t thread = lp_import_thread(imp, tid);
 	if (!thread)
 		return -EIO;
@@ -358,7 +358,7 @@ static int lp_core_block(struct lp_import *imp, uint32_t tid, const struct lp_re
 	sqlite3_bind_int64(st, 2, (int64_t)r->start);
 	sqlite3_bind_int64(st, 3, (int64_t)(r->end - r->start));
 	sqlite3_bind_text(st, 4, call, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 5, lp_block_category(h->aux, r->fd_kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, block_category(h->aux, r->fd_kind), -1, SQLITE_STATIC);
 	if (r->fd >= 0)
 		sqlite3_bind_int64(st, 6, r->fd);
 	else
@@ -368,27 +368,27 @@ static int lp_core_block(struct lp_import *imp, uint32_t tid, const struct lp_re
 	else
 		sqlite3_bind_null(st, 7);
 	sqlite3_bind_int64(st, 8, r->result);
-	lp_bind_opt(st, 9, lp_import_stack(imp, r->stack));
-	lp_core_seen(r->end);
+	bind_opt(st, 9, lp_import_stack(imp, r->stack));
+	core_seen(r->end);
 	return lp_import_step(imp, st);
 }
 
-static int lp_core_thread(struct lp_import *imp, sqlite3_stmt *st, uint32_t tid, int64_t a,
-			  int64_t b, int has_b)
+static int core_thread(struct lp_import *imp, sqlite3_stmt *st, uint32_t tid, int64_t a, int64_t b,
+		       int has_b)
 {
 	int64_t thread = lp_import_thread(imp, tid);
 	if (!thread)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, a);
 	if (has_b)
-		lp_bind_opt(st, 2, b);
+		bind_opt(st, 2, b);
 	sqlite3_bind_int64(st, has_b ? 3 : 2, thread);
 	return lp_import_step(imp, st);
 }
 
-static int lp_core_child(const struct lp_rec_child_status *r)
+static int core_child(const struct lp_rec_child_status *r)
 {
-	struct lp_core_state *s = lp_core;
+	struct core_state *s = lp_core;
 	if (s->n_children == s->cap_children) {
 		s->cap_children = s->cap_children ? 2 * s->cap_children : 64;
 		void *n = realloc(s->children, s->cap_children * sizeof(*s->children));
@@ -401,40 +401,38 @@ static int lp_core_child(const struct lp_rec_child_status *r)
 	return 0;
 }
 
-static int lp_core_record(struct lp_import *imp, void *state, uint32_t tid,
-			  const struct lp_rec_header *h, const void *p, size_t len)
+static int core_record(struct lp_import *imp, void *state, uint32_t tid,
+		       const struct lp_rec_header *h, const void *p, size_t len)
 {
-	struct lp_core_state *s = state;
+	struct core_state *s = state;
 	const struct lp_rec_thread_start *ts = p;
 	const struct lp_rec_thread_name *tn = p;
 	switch (h->type) {
 	case LP_REC_LOCK_WAIT:
-		return len >= sizeof(struct lp_rec_lock_wait) ? lp_core_lock_wait(imp, tid, h, p)
-							      : 0;
+		return len >= sizeof(struct lp_rec_lock_wait) ? core_lock_wait(imp, tid, h, p) : 0;
 	case LP_REC_COND_WAIT:
-		return len >= sizeof(struct lp_rec_cond_wait) ? lp_core_cond_wait(imp, tid, h, p)
-							      : 0;
+		return len >= sizeof(struct lp_rec_cond_wait) ? core_cond_wait(imp, tid, h, p) : 0;
 	case LP_REC_THREAD_START:
 		if (len < sizeof(*ts))
 			return 0;
-		lp_core_seen(ts->ts);
-		return lp_core_thread(imp, s->upd_thread_start, ts->tid ? ts->tid : tid,
-				      (int64_t)ts->ts, ts->parent_tid, 1);
+		core_seen(ts->ts);
+		return core_thread(imp, s->upd_thread_start, ts->tid ? ts->tid : tid,
+				   (int64_t)ts->ts, ts->parent_tid, 1);
 	case LP_REC_THREAD_NAME:
 		if (len < sizeof(*tn))
 			return 0;
-		return lp_core_thread(imp, s->upd_thread_name, tn->tid ? tn->tid : tid,
-				      lp_import_string(imp, tn->name), 0, 0);
+		return core_thread(imp, s->upd_thread_name, tn->tid ? tn->tid : tid,
+				   lp_import_string(imp, tn->name), 0, 0);
 	case LP_REC_THREAD_END:
 		if (len < sizeof(struct lp_rec_thread_end))
 			return 0;
-		lp_core_seen(((const struct lp_rec_thread_end *)p)->ts);
-		return lp_core_thread(imp, s->upd_thread_end, tid,
-				      (int64_t)((const struct lp_rec_thread_end *)p)->ts, 0, 0);
+		core_seen(((const struct lp_rec_thread_end *)p)->ts);
+		return core_thread(imp, s->upd_thread_end, tid,
+				   (int64_t)((const struct lp_rec_thread_end *)p)->ts, 0, 0);
 	case LP_REC_CHILD_STATUS:
-		return len >= sizeof(struct lp_rec_child_status) ? lp_core_child(p) : 0;
+		return len >= sizeof(struct lp_rec_child_status) ? core_child(p) : 0;
 	case LP_REC_BLOCK:
-		return len >= sizeof(struct lp_rec_block) ? lp_core_block(imp, tid, h, p) : 0;
+		return len >= sizeof(struct lp_rec_block) ? core_block(imp, tid, h, p) : 0;
 	default:
 		/* CTX, STRING, STACK, MODULE, PROC_*, EXEC: handled in pass 1. */
 		if (len >= 8 && (h->type == LP_REC_PROC_START))
@@ -444,10 +442,10 @@ static int lp_core_record(struct lp_import *imp, void *state, uint32_t tid,
 }
 
 /* Name each lock of this process after the variable that holds it. */
-static int lp_core_end_process(struct lp_import *imp, void *state)
+static int core_end_process(struct lp_import *imp, void *state)
 {
-	struct lp_core_state *s = state;
-	if (lp_waits_flush(imp))
+	struct core_state *s = state;
+	if (waits_flush(imp))
 		return -EIO;
 	for (size_t i = 0; i < s->locks.cap; i++) {
 		if (!s->locks.keys[i])
@@ -480,7 +478,7 @@ static int lp_core_end_process(struct lp_import *imp, void *state)
 	return lp_import_step(imp, s->upd_proc_end);
 }
 
-static int lp_core_apply_children(struct lp_import *imp, struct lp_core_state *s)
+static int core_apply_children(struct lp_import *imp, struct core_state *s)
 {
 	sqlite3_stmt *st = lp_import_prepare(
 	    imp, "UPDATE processes SET exit_status = ?1, exit_signal = ?2, exit_how = ?3 "
@@ -521,18 +519,18 @@ int lp_import_core_reaped(const char *path)
 	while (fscanf(f, "%u %d", &pid, &status) == 2) {
 		r.pid = pid;
 		r.status = status;
-		lp_core_child(&r);
+		core_child(&r);
 	}
 	fclose(f);
 	return 0;
 }
 
-static int lp_core_finish(struct lp_import *imp, void *state)
+static int core_finish(struct lp_import *imp, void *state)
 {
-	struct lp_core_state *s = state;
+	struct core_state *s = state;
 	char buf[256];
 	struct utsname u;
-	int rc = lp_core_apply_children(imp, s);
+	int rc = core_apply_children(imp, s);
 	if (rc)
 		return rc;
 	rc = lp_db_exec(imp->db,
@@ -570,7 +568,7 @@ static int lp_core_finish(struct lp_import *imp, void *state)
 #define LP_WAIT_ROW "(?,?,?,?,?,?,?,?)"
 
 /* The LP_WAIT_BATCH-row INSERT: fixed text, every value a parameter. */
-static sqlite3_stmt *lp_waits_prepare(struct lp_import *imp)
+static sqlite3_stmt *waits_prepare(struct lp_import *imp)
 {
 	char sql[sizeof(LP_WAIT_INSERT) + LP_WAIT_BATCH * sizeof(LP_WAIT_ROW ",")];
 	char *p = stpcpy(sql, LP_WAIT_INSERT);
@@ -579,9 +577,9 @@ static sqlite3_stmt *lp_waits_prepare(struct lp_import *imp)
 	return lp_import_prepare(imp, sql);
 }
 
-static int lp_core_begin(struct lp_import *imp, void **state)
+static int core_begin(struct lp_import *imp, void **state)
 {
-	struct lp_core_state *s = calloc(1, sizeof(*s));
+	struct core_state *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	*state = s;
@@ -608,7 +606,7 @@ static int lp_core_begin(struct lp_import *imp, void **state)
 	s->ins_lock =
 	    lp_import_prepare(imp, "INSERT INTO locks(process_id, address, kind) VALUES (?,?,?)");
 	s->ins_wait = lp_import_prepare(imp, LP_WAIT_INSERT LP_WAIT_ROW);
-	s->waits.full = lp_waits_prepare(imp);
+	s->waits.full = waits_prepare(imp);
 	s->ins_cond = lp_import_prepare(
 	    imp, "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, "
 		 "timed, stack_id, flags) VALUES (?,?,?,?,?,?,?,?)");
@@ -626,9 +624,9 @@ static int lp_core_begin(struct lp_import *imp, void **state)
 	return 0;
 }
 
-static void lp_core_destroy(void *state)
+static void core_destroy(void *state)
 {
-	struct lp_core_state *s = state;
+	struct core_state *s = state;
 	if (!s)
 		return;
 	sqlite3_stmt *all[] = {
@@ -656,9 +654,9 @@ const struct lp_import_source lp_src_core = {
     .last_type = LP_REC_CORE_LAST,
     .schema = lp_schema_core_sql,
     .indexes = lp_core_indexes,
-    .begin = lp_core_begin,
-    .record = lp_core_record,
-    .end_process = lp_core_end_process,
-    .finish = lp_core_finish,
-    .destroy = lp_core_destroy,
+    .begin = core_begin,
+    .record = core_record,
+    .end_process = core_end_process,
+    .finish = core_finish,
+    .destroy = core_destroy,
 };

@@ -22,16 +22,16 @@
 
 extern const char lp_schema_counters_sql[];
 
-struct lp_cnt_imp {
+struct cnt_imp {
 	sqlite3_stmt *ins_cfg, *ins_ev, *upd_ev, *ins_sample, *ins_val, *ins_total;
 	int64_t proc; /* processes.id that ev[] belongs to */
 	int64_t ev[LP_CNT_MAX_EVENTS];
 	long long samples;
 };
 
-static int lp_cnt_begin(struct lp_import *imp, void **state)
+static int cnt_begin(struct lp_import *imp, void **state)
 {
-	struct lp_cnt_imp *s = calloc(1, sizeof(*s));
+	struct cnt_imp *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	*state = s;
@@ -62,7 +62,7 @@ static int lp_cnt_begin(struct lp_import *imp, void **state)
 }
 
 /* counter_events.id of event idx of the current process (created if new). */
-static int64_t lp_cnt_event(struct lp_import *imp, struct lp_cnt_imp *s, unsigned idx)
+static int64_t cnt_event(struct lp_import *imp, struct cnt_imp *s, unsigned idx)
 {
 	if (s->proc != imp->proc->id) {
 		memset(s->ev, 0, sizeof(s->ev));
@@ -78,8 +78,8 @@ static int64_t lp_cnt_event(struct lp_import *imp, struct lp_cnt_imp *s, unsigne
 	return s->ev[idx];
 }
 
-static int lp_cnt_config(struct lp_import *imp, struct lp_cnt_imp *s, const struct lp_rec_header *h,
-			 const struct lp_rec_cnt_config *c, size_t len)
+static int cnt_config(struct lp_import *imp, struct cnt_imp *s, const struct lp_rec_header *h,
+		      const struct lp_rec_cnt_config *c, size_t len)
 {
 	size_t n = (len - sizeof(*c)) / sizeof(struct lp_cnt_event_def);
 	if (n > h->aux)
@@ -100,7 +100,7 @@ static int lp_cnt_config(struct lp_import *imp, struct lp_cnt_imp *s, const stru
 		return -EIO;
 	const struct lp_cnt_event_def *d = (const void *)(c + 1);
 	for (size_t i = 0; i < n; i++) {
-		int64_t id = lp_cnt_event(imp, s, (unsigned)i);
+		int64_t id = cnt_event(imp, s, (unsigned)i);
 		if (!id)
 			return -EIO;
 		st = s->upd_ev;
@@ -118,7 +118,7 @@ static int lp_cnt_config(struct lp_import *imp, struct lp_cnt_imp *s, const stru
 	return 0;
 }
 
-static int64_t lp_cnt_scale(uint64_t v, uint64_t enabled, uint64_t running)
+static int64_t cnt_scale(uint64_t v, uint64_t enabled, uint64_t running)
 {
 	/* Damaged values must not overflow the conversion (found by fuzz_import). */
 	if (running && running < enabled) {
@@ -128,8 +128,8 @@ static int64_t lp_cnt_scale(uint64_t v, uint64_t enabled, uint64_t running)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-static int lp_cnt_sample(struct lp_import *imp, struct lp_cnt_imp *s, uint32_t tid, uint32_t mask,
-			 const struct lp_rec_cnt_sample *r, size_t len)
+static int cnt_sample(struct lp_import *imp, struct cnt_imp *s, uint32_t tid, uint32_t mask,
+		      const struct lp_rec_cnt_sample *r, size_t len)
 {
 	const uint64_t *v = (const uint64_t *)(r + 1);
 	size_t nv = (len - sizeof(*r)) / sizeof(uint64_t);
@@ -150,7 +150,7 @@ static int lp_cnt_sample(struct lp_import *imp, struct lp_cnt_imp *s, uint32_t t
 	for (unsigned i = 0, k = 0; i < LP_CNT_MAX_EVENTS; i++) {
 		if (!(mask & (1u << i)))
 			continue;
-		int64_t ev = lp_cnt_event(imp, s, i);
+		int64_t ev = cnt_event(imp, s, i);
 		if (!ev)
 			return -EIO;
 		st = s->ins_val;
@@ -163,8 +163,8 @@ static int lp_cnt_sample(struct lp_import *imp, struct lp_cnt_imp *s, uint32_t t
 	return 0;
 }
 
-static int lp_cnt_total(struct lp_import *imp, struct lp_cnt_imp *s, uint32_t tid, uint32_t mask,
-			const struct lp_rec_cnt_total *r, size_t len, const char *source)
+static int cnt_total(struct lp_import *imp, struct cnt_imp *s, uint32_t tid, uint32_t mask,
+		     const struct lp_rec_cnt_total *r, size_t len, const char *source)
 {
 	const uint64_t *v = (const uint64_t *)(r + 1);
 	size_t nv = (len - sizeof(*r)) / sizeof(uint64_t);
@@ -176,13 +176,13 @@ static int lp_cnt_total(struct lp_import *imp, struct lp_cnt_imp *s, uint32_t ti
 	for (unsigned i = 0, k = 0; i < LP_CNT_MAX_EVENTS; i++) {
 		if (!(mask & (1u << i)))
 			continue;
-		int64_t ev = lp_cnt_event(imp, s, i);
+		int64_t ev = cnt_event(imp, s, i);
 		if (!ev)
 			return -EIO;
 		sqlite3_stmt *st = s->ins_total;
 		sqlite3_bind_int64(st, 1, thread);
 		sqlite3_bind_int64(st, 2, ev);
-		sqlite3_bind_int64(st, 3, lp_cnt_scale(v[k], r->enabled, r->running));
+		sqlite3_bind_int64(st, 3, cnt_scale(v[k], r->enabled, r->running));
 		sqlite3_bind_int64(st, 4, (int64_t)v[k]);
 		sqlite3_bind_int(st, 5, r->running < r->enabled);
 		sqlite3_bind_int64(st, 6, (int64_t)r->open_ns);
@@ -195,29 +195,29 @@ static int lp_cnt_total(struct lp_import *imp, struct lp_cnt_imp *s, uint32_t ti
 	return 0;
 }
 
-static int lp_cnt_record(struct lp_import *imp, void *state, uint32_t tid,
-			 const struct lp_rec_header *h, const void *payload, size_t len)
+static int cnt_record(struct lp_import *imp, void *state, uint32_t tid,
+		      const struct lp_rec_header *h, const void *payload, size_t len)
 {
-	struct lp_cnt_imp *s = state;
+	struct cnt_imp *s = state;
 	switch (h->type) {
 	case LP_REC_CNT_CONFIG:
 		if (len >= sizeof(struct lp_rec_cnt_config))
-			return lp_cnt_config(imp, s, h, payload, len);
+			return cnt_config(imp, s, h, payload, len);
 		break;
 	case LP_REC_CNT_SAMPLE:
 		if (len >= sizeof(struct lp_rec_cnt_sample))
-			return lp_cnt_sample(imp, s, tid, h->aux, payload, len);
+			return cnt_sample(imp, s, tid, h->aux, payload, len);
 		break;
 	case LP_REC_CNT_TOTAL:
 		if (len >= sizeof(struct lp_rec_cnt_total))
-			return lp_cnt_total(imp, s, tid, h->aux, payload, len, "exit");
+			return cnt_total(imp, s, tid, h->aux, payload, len, "exit");
 		break;
 	case LP_REC_CNT_TOTAL_OF:
 		if (len >= sizeof(struct lp_rec_cnt_total_of)) {
 			const struct lp_rec_cnt_total_of *o = payload;
-			return lp_cnt_total(imp, s, o->tid, h->aux, &o->total,
-					    len - offsetof(struct lp_rec_cnt_total_of, total),
-					    "alive_at_exit");
+			return cnt_total(imp, s, o->tid, h->aux, &o->total,
+					 len - offsetof(struct lp_rec_cnt_total_of, total),
+					 "alive_at_exit");
 		}
 		break;
 	default:
@@ -313,7 +313,7 @@ static int note_row(sqlite3_stmt *st, void *ctx)
 
 /* meta counters_unavailable: "cycles, instructions: <reason>; ...", less
  * the events the paranoid note (meta counters_note) already explains. */
-static int lp_cnt_meta(struct lp_import *imp)
+static int cnt_meta(struct lp_import *imp)
 {
 	sqlite3_stmt *st = NULL;
 	const char *sql =
@@ -341,12 +341,12 @@ static int lp_cnt_meta(struct lp_import *imp)
 	return rc;
 }
 
-static int lp_cnt_has_ranges(struct lp_import *imp)
+static int cnt_has_ranges(struct lp_import *imp)
 {
 	return lp_db_has_table(imp->db, "ranges");
 }
 
-static int lp_cnt_exec(struct lp_import *imp, const char *sql)
+static int cnt_exec(struct lp_import *imp, const char *sql)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(imp->db, sql, NULL, NULL, &msg) == SQLITE_OK)
@@ -365,7 +365,7 @@ static int two_ints_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* meta counters.ranges_unsampled / counters.ranges_cross_thread. */
-static int lp_cnt_range_meta(struct lp_import *imp)
+static int cnt_range_meta(struct lp_import *imp)
 {
 	sqlite3_stmt *st = NULL;
 	int64_t v[2] = {-1, -1};
@@ -381,20 +381,20 @@ static int lp_cnt_range_meta(struct lp_import *imp)
 	return rc ? rc : lp_import_meta(imp, "counters.ranges_cross_thread", NULL, cross);
 }
 
-static int lp_cnt_finish(struct lp_import *imp, void *state)
+static int cnt_finish(struct lp_import *imp, void *state)
 {
-	struct lp_cnt_imp *s = state;
-	if (lp_cnt_exec(imp, lp_cnt_finish_sql))
+	struct cnt_imp *s = state;
+	if (cnt_exec(imp, lp_cnt_finish_sql))
 		return -EIO;
-	if (s->samples && lp_cnt_has_ranges(imp) &&
-	    (lp_cnt_exec(imp, lp_cnt_ranges_sql) || lp_cnt_range_meta(imp)))
+	if (s->samples && cnt_has_ranges(imp) &&
+	    (cnt_exec(imp, lp_cnt_ranges_sql) || cnt_range_meta(imp)))
 		return -EIO;
-	return lp_cnt_meta(imp);
+	return cnt_meta(imp);
 }
 
-static void lp_cnt_destroy(void *state)
+static void cnt_destroy(void *state)
 {
-	struct lp_cnt_imp *s = state;
+	struct cnt_imp *s = state;
 	if (!s)
 		return;
 	sqlite3_finalize(s->ins_cfg);
@@ -412,8 +412,8 @@ const struct lp_import_source lp_src_counters = {
     .last_type = LP_REC_COUNTERS_LAST,
     .schema = lp_schema_counters_sql,
     .indexes = "CREATE INDEX counter_events_process ON counter_events(process_id);",
-    .begin = lp_cnt_begin,
-    .record = lp_cnt_record,
-    .finish = lp_cnt_finish,
-    .destroy = lp_cnt_destroy,
+    .begin = cnt_begin,
+    .record = cnt_record,
+    .finish = cnt_finish,
+    .destroy = cnt_destroy,
 };

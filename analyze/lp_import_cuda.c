@@ -25,7 +25,7 @@
 
 extern const char lp_schema_cuda_sql[];
 
-struct lp_cuda_proc {
+struct cuda_proc {
 	int have_status, started, failed;
 	int32_t code;
 	uint32_t driver_version;
@@ -35,11 +35,11 @@ struct lp_cuda_proc {
 	long long ops; /* kernels + memcpys + memsets + syncs + API calls */
 };
 
-struct lp_cuda_state {
+struct cuda_state {
 	sqlite3_stmt *ins_kernel, *ins_memcpy, *ins_memset, *ins_sync, *ins_api, *ins_dev, *ins_ovh,
 	    *ins_alloc, *ins_capture, *get_string, *find_modules, *set_driver;
 	struct lp_map demangled; /* strings.id (mangled) -> strings.id (demangled) */
-	struct lp_cuda_proc p;	 /* current process */
+	struct cuda_proc p;	 /* current process */
 	/* whole import */
 	long long kernels, memcpys, memsets, syncs, api, dropped, unknown_kinds;
 	int procs_captured, procs_used;
@@ -48,11 +48,11 @@ struct lp_cuda_state {
 
 /* ---- enum names (CUPTI numbering, cupti_activity.h) ------------------- */
 
-static const char *lp_pick(const char *const *names, size_t n, uint32_t v)
+static const char *import_cuda_pick(const char *const *names, size_t n, uint32_t v)
 {
 	return v < n && names[v] ? names[v] : "unknown";
 }
-#define LP_PICK(tab, v) lp_pick(tab, ARRAY_SIZE(tab), (v))
+#define LP_PICK(tab, v) import_cuda_pick(tab, ARRAY_SIZE(tab), (v))
 
 static const char *const lp_copy_kinds[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
 					    "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
@@ -64,7 +64,7 @@ static const char *const lp_sync_types[] = {"unknown", "event_synchronize", "str
 static const char *const lp_obj_kinds[] = {"unknown", "process", "thread",
 					   "device",  "context", "stream"};
 
-static const char *lp_overhead_kind(uint32_t k)
+static const char *overhead_kind(uint32_t k)
 {
 	static const char *const hi[] = {NULL,
 					 "buffer_flush",
@@ -82,8 +82,8 @@ static const char *lp_overhead_kind(uint32_t k)
 
 /* ---- rows --------------------------------------------------------------- */
 
-static void lp_bind_common(sqlite3_stmt *st, int64_t proc, uint32_t dev, uint32_t ctx,
-			   uint32_t stream, uint32_t corr, uint64_t start, uint64_t end)
+static void bind_common(sqlite3_stmt *st, int64_t proc, uint32_t dev, uint32_t ctx, uint32_t stream,
+			uint32_t corr, uint64_t start, uint64_t end)
 {
 	sqlite3_bind_int64(st, 1, proc);
 	sqlite3_bind_int64(st, 2, dev);
@@ -112,7 +112,7 @@ static int demangle_row(sqlite3_stmt *st, void *ctx)
 
 /* Demangled name as strings.id; the mangled one when it does not demangle
  * (C kernels, extern "C"). */
-static int64_t lp_cuda_demangle(struct lp_import *imp, struct lp_cuda_state *s, int64_t mangled)
+static int64_t cuda_demangle(struct lp_import *imp, struct cuda_state *s, int64_t mangled)
 {
 	uint64_t id;
 	if (!mangled)
@@ -130,14 +130,14 @@ static int64_t lp_cuda_demangle(struct lp_import *imp, struct lp_cuda_state *s, 
 	return (int64_t)id;
 }
 
-static int lp_cuda_kernel(struct lp_import *imp, struct lp_cuda_state *s,
-			  const struct lp_rec_cuda_kernel *k)
+static int cuda_kernel(struct lp_import *imp, struct cuda_state *s,
+		       const struct lp_rec_cuda_kernel *k)
 {
 	sqlite3_stmt *st = s->ins_kernel;
 	int64_t mangled = lp_import_string(imp, k->name);
-	lp_bind_common(st, imp->proc->id, k->device, k->context, k->stream, k->correlation,
-		       k->start, k->end);
-	sqlite3_bind_int64(st, 8, lp_cuda_demangle(imp, s, mangled));
+	bind_common(st, imp->proc->id, k->device, k->context, k->stream, k->correlation, k->start,
+		    k->end);
+	sqlite3_bind_int64(st, 8, cuda_demangle(imp, s, mangled));
 	sqlite3_bind_int64(st, 9, mangled);
 	for (int i = 0; i < 3; i++) {
 		sqlite3_bind_int(st, 10 + i, k->grid[i]);
@@ -152,12 +152,12 @@ static int lp_cuda_kernel(struct lp_import *imp, struct lp_cuda_state *s,
 	return lp_import_step(imp, st);
 }
 
-static int lp_cuda_memcpy(struct lp_import *imp, struct lp_cuda_state *s,
-			  const struct lp_rec_cuda_memcpy *m)
+static int cuda_memcpy(struct lp_import *imp, struct cuda_state *s,
+		       const struct lp_rec_cuda_memcpy *m)
 {
 	sqlite3_stmt *st = s->ins_memcpy;
-	lp_bind_common(st, imp->proc->id, m->device, m->context, m->stream, m->correlation,
-		       m->start, m->end);
+	bind_common(st, imp->proc->id, m->device, m->context, m->stream, m->correlation, m->start,
+		    m->end);
 	sqlite3_bind_int64(st, 8, (int64_t)m->bytes);
 	sqlite3_bind_text(st, 9, LP_PICK(lp_copy_kinds, m->copy_kind), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 10, LP_PICK(lp_mem_kinds, m->src_kind), -1, SQLITE_STATIC);
@@ -171,12 +171,12 @@ static int lp_cuda_memcpy(struct lp_import *imp, struct lp_cuda_state *s,
 	return lp_import_step(imp, st);
 }
 
-static int lp_cuda_memset(struct lp_import *imp, struct lp_cuda_state *s,
-			  const struct lp_rec_cuda_memset *m)
+static int cuda_memset(struct lp_import *imp, struct cuda_state *s,
+		       const struct lp_rec_cuda_memset *m)
 {
 	sqlite3_stmt *st = s->ins_memset;
-	lp_bind_common(st, imp->proc->id, m->device, m->context, m->stream, m->correlation,
-		       m->start, m->end);
+	bind_common(st, imp->proc->id, m->device, m->context, m->stream, m->correlation, m->start,
+		    m->end);
 	sqlite3_bind_int64(st, 8, (int64_t)m->bytes);
 	sqlite3_bind_int64(st, 9, m->value);
 	sqlite3_bind_text(st, 10, LP_PICK(lp_mem_kinds, m->memory_kind), -1, SQLITE_STATIC);
@@ -186,8 +186,7 @@ static int lp_cuda_memset(struct lp_import *imp, struct lp_cuda_state *s,
 	return lp_import_step(imp, st);
 }
 
-static int lp_cuda_sync(struct lp_import *imp, struct lp_cuda_state *s,
-			const struct lp_rec_cuda_sync *y)
+static int cuda_sync(struct lp_import *imp, struct cuda_state *s, const struct lp_rec_cuda_sync *y)
 {
 	sqlite3_stmt *st = s->ins_sync;
 	sqlite3_bind_int64(st, 1, imp->proc->id);
@@ -210,8 +209,8 @@ static int lp_cuda_sync(struct lp_import *imp, struct lp_cuda_state *s,
 	return lp_import_step(imp, st);
 }
 
-static int lp_cuda_api(struct lp_import *imp, struct lp_cuda_state *s, uint32_t aux,
-		       const struct lp_rec_cuda_api *a)
+static int import_cuda_cuda_api(struct lp_import *imp, struct cuda_state *s, uint32_t aux,
+				const struct lp_rec_cuda_api *a)
 {
 	sqlite3_stmt *st = s->ins_api;
 	int64_t thread = lp_import_thread(imp, a->tid);
@@ -235,12 +234,12 @@ static int lp_cuda_api(struct lp_import *imp, struct lp_cuda_state *s, uint32_t 
 	return lp_import_step(imp, st);
 }
 
-static int lp_cuda_overhead(struct lp_import *imp, struct lp_cuda_state *s,
-			    const struct lp_rec_cuda_overhead *o)
+static int cuda_overhead(struct lp_import *imp, struct cuda_state *s,
+			 const struct lp_rec_cuda_overhead *o)
 {
 	sqlite3_stmt *st = s->ins_ovh;
 	sqlite3_bind_int64(st, 1, imp->proc->id);
-	sqlite3_bind_text(st, 2, lp_overhead_kind(o->kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, overhead_kind(o->kind), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, LP_PICK(lp_obj_kinds, o->object_kind), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, o->object_id);
 	sqlite3_bind_int64(st, 5, o->correlation);
@@ -249,8 +248,8 @@ static int lp_cuda_overhead(struct lp_import *imp, struct lp_cuda_state *s,
 	return lp_import_step(imp, st);
 }
 
-static int lp_cuda_memory(struct lp_import *imp, struct lp_cuda_state *s,
-			  const struct lp_rec_cuda_memory *m)
+static int cuda_memory(struct lp_import *imp, struct cuda_state *s,
+		       const struct lp_rec_cuda_memory *m)
 {
 	sqlite3_stmt *st = s->ins_alloc;
 	sqlite3_bind_int64(st, 1, imp->proc->id);
@@ -271,8 +270,8 @@ static int lp_cuda_memory(struct lp_import *imp, struct lp_cuda_state *s,
 	return lp_import_step(imp, st);
 }
 
-static int lp_cuda_device(struct lp_import *imp, struct lp_cuda_state *s,
-			  const struct lp_rec_cuda_device *d)
+static int cuda_device(struct lp_import *imp, struct cuda_state *s,
+		       const struct lp_rec_cuda_device *d)
 {
 	sqlite3_stmt *st = s->ins_dev;
 	sqlite3_bind_int64(st, 1, imp->proc->id);
@@ -291,10 +290,10 @@ static int lp_cuda_device(struct lp_import *imp, struct lp_cuda_state *s,
 	return lp_import_step(imp, st);
 }
 
-static void lp_cuda_status(struct lp_cuda_state *s, uint32_t aux,
-			   const struct lp_rec_cuda_status *r, size_t len)
+static void cuda_status(struct cuda_state *s, uint32_t aux, const struct lp_rec_cuda_status *r,
+			size_t len)
 {
-	struct lp_cuda_proc *p = &s->p;
+	struct cuda_proc *p = &s->p;
 	size_t n = aux <= len - sizeof(*r) ? aux : len - sizeof(*r);
 	char msg[512];
 	if (n >= sizeof(msg))
@@ -324,45 +323,45 @@ static void lp_cuda_status(struct lp_cuda_state *s, uint32_t aux,
 #define LP_PAYLOAD(T)                                                                              \
 	if (len < sizeof(T))                                                                       \
 	return 0
-static int lp_cuda_record(struct lp_import *imp, void *state, uint32_t tid,
-			  const struct lp_rec_header *h, const void *payload, size_t len)
+static int cuda_record(struct lp_import *imp, void *state, uint32_t tid,
+		       const struct lp_rec_header *h, const void *payload, size_t len)
 {
-	struct lp_cuda_state *s = state;
+	struct cuda_state *s = state;
 	(void)tid; /* the CUPTI buffer thread; API records carry the caller's tid */
 	switch (h->type) {
 	case LP_REC_CUDA_STATUS:
 		LP_PAYLOAD(struct lp_rec_cuda_status);
-		lp_cuda_status(s, h->aux, payload, len);
+		cuda_status(s, h->aux, payload, len);
 		return 0;
 	case LP_REC_CUDA_KERNEL:
 		LP_PAYLOAD(struct lp_rec_cuda_kernel);
 		s->p.ops++;
-		return lp_cuda_kernel(imp, s, payload);
+		return cuda_kernel(imp, s, payload);
 	case LP_REC_CUDA_MEMCPY:
 		LP_PAYLOAD(struct lp_rec_cuda_memcpy);
 		s->p.ops++;
-		return lp_cuda_memcpy(imp, s, payload);
+		return cuda_memcpy(imp, s, payload);
 	case LP_REC_CUDA_MEMSET:
 		LP_PAYLOAD(struct lp_rec_cuda_memset);
 		s->p.ops++;
-		return lp_cuda_memset(imp, s, payload);
+		return cuda_memset(imp, s, payload);
 	case LP_REC_CUDA_SYNC:
 		LP_PAYLOAD(struct lp_rec_cuda_sync);
 		s->p.ops++;
-		return lp_cuda_sync(imp, s, payload);
+		return cuda_sync(imp, s, payload);
 	case LP_REC_CUDA_API:
 		LP_PAYLOAD(struct lp_rec_cuda_api);
 		s->p.ops++;
-		return lp_cuda_api(imp, s, h->aux, payload);
+		return import_cuda_cuda_api(imp, s, h->aux, payload);
 	case LP_REC_CUDA_OVERHEAD:
 		LP_PAYLOAD(struct lp_rec_cuda_overhead);
-		return lp_cuda_overhead(imp, s, payload);
+		return cuda_overhead(imp, s, payload);
 	case LP_REC_CUDA_MEMORY:
 		LP_PAYLOAD(struct lp_rec_cuda_memory);
-		return lp_cuda_memory(imp, s, payload);
+		return cuda_memory(imp, s, payload);
 	case LP_REC_CUDA_DEVICE:
 		LP_PAYLOAD(struct lp_rec_cuda_device);
-		return lp_cuda_device(imp, s, payload);
+		return cuda_device(imp, s, payload);
 	case LP_REC_CUDA_STATS: {
 		LP_PAYLOAD(struct lp_rec_cuda_stats);
 		const struct lp_rec_cuda_stats *st = payload;
@@ -400,8 +399,8 @@ static int module_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* CUDA libraries the process had mapped (modules are in from pass 1). */
-static void lp_cuda_modules(struct lp_import *imp, struct lp_cuda_state *s, char *cudart,
-			    size_t rlen, int *has_driver)
+static void cuda_modules(struct lp_import *imp, struct cuda_state *s, char *cudart, size_t rlen,
+			 int *has_driver)
 {
 	sqlite3_stmt *st = s->find_modules;
 	*has_driver = 0;
@@ -417,7 +416,7 @@ static void lp_cuda_modules(struct lp_import *imp, struct lp_cuda_state *s, char
 
 /* Whether this machine can load the driver at all (the importer usually
  * runs right after the app, on the same machine). */
-static int lp_driver_installed(void)
+static int driver_installed(void)
 {
 	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
 	if (h)
@@ -425,10 +424,10 @@ static int lp_driver_installed(void)
 	return h != NULL;
 }
 
-static void lp_cuda_why_not(struct lp_import *imp, struct lp_cuda_state *s, char *out, size_t len,
-			    int *used)
+static void cuda_why_not(struct lp_import *imp, struct cuda_state *s, char *out, size_t len,
+			 int *used)
 {
-	struct lp_cuda_proc *p = &s->p;
+	struct cuda_proc *p = &s->p;
 	char lib[256];
 	int driver;
 	*used = 1;
@@ -440,12 +439,12 @@ static void lp_cuda_why_not(struct lp_import *imp, struct lp_cuda_state *s, char
 		snprintf(out, len, "CUPTI ran but the app launched no GPU work");
 		return;
 	}
-	lp_cuda_modules(imp, s, lib, sizeof(lib), &driver);
+	cuda_modules(imp, s, lib, sizeof(lib), &driver);
 	if (driver)
 		snprintf(out, len,
 			 "the CUDA driver was loaded but the latprof CUPTI collector never started "
 			 "(CUDA_INJECTION64_PATH unset, --cuda=off, or replaced by another tool)");
-	else if (lib[0] && !lp_driver_installed())
+	else if (lib[0] && !driver_installed())
 		snprintf(out, len,
 			 "no CUDA driver on this machine (the app loaded %s; libcuda.so.1 "
 			 "is not installed)",
@@ -456,15 +455,15 @@ static void lp_cuda_why_not(struct lp_import *imp, struct lp_cuda_state *s, char
 		*used = 0;
 }
 
-static int lp_cuda_end_process(struct lp_import *imp, void *state)
+static int cuda_end_process(struct lp_import *imp, void *state)
 {
-	struct lp_cuda_state *s = state;
-	struct lp_cuda_proc *p = &s->p;
+	struct cuda_state *s = state;
+	struct cuda_proc *p = &s->p;
 	char why[512] = "";
 	int used = 1, rc = 0;
 	int captured = p->started && p->ops > 0;
 	if (!captured)
-		lp_cuda_why_not(imp, s, why, sizeof(why), &used);
+		cuda_why_not(imp, s, why, sizeof(why), &used);
 	if (captured || used || p->have_status) {
 		sqlite3_stmt *st = s->ins_capture;
 		sqlite3_bind_int64(st, 1, imp->proc->id);
@@ -505,9 +504,9 @@ static int lp_cuda_end_process(struct lp_import *imp, void *state)
 	return rc;
 }
 
-static int lp_cuda_finish(struct lp_import *imp, void *state)
+static int cuda_finish(struct lp_import *imp, void *state)
 {
-	struct lp_cuda_state *s = state;
+	struct cuda_state *s = state;
 	char status[800];
 	if (s->procs_captured)
 		snprintf(status, sizeof(status),
@@ -528,9 +527,9 @@ static int lp_cuda_finish(struct lp_import *imp, void *state)
 	return rc;
 }
 
-static int lp_cuda_begin(struct lp_import *imp, void **state)
+static int cuda_begin(struct lp_import *imp, void **state)
 {
-	struct lp_cuda_state *s = calloc(1, sizeof(*s));
+	struct cuda_state *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	*state = s;
@@ -580,9 +579,9 @@ static int lp_cuda_begin(struct lp_import *imp, void **state)
 	return 0;
 }
 
-static void lp_cuda_destroy(void *state)
+static void cuda_destroy(void *state)
 {
-	struct lp_cuda_state *s = state;
+	struct cuda_state *s = state;
 	if (!s)
 		return;
 	sqlite3_stmt *v[] = {s->ins_kernel,  s->ins_memcpy, s->ins_memset,   s->ins_sync,
@@ -609,9 +608,9 @@ const struct lp_import_source lp_src_cuda = {
     .last_type = LP_REC_CUDA_LAST,
     .schema = lp_schema_cuda_sql,
     .indexes = lp_cuda_indexes,
-    .begin = lp_cuda_begin,
-    .record = lp_cuda_record,
-    .end_process = lp_cuda_end_process,
-    .finish = lp_cuda_finish,
-    .destroy = lp_cuda_destroy,
+    .begin = cuda_begin,
+    .record = cuda_record,
+    .end_process = cuda_end_process,
+    .finish = cuda_finish,
+    .destroy = cuda_destroy,
 };

@@ -125,12 +125,12 @@ void lp_fx_end(struct lp_fx *fx)
 
 /* ---- identities ------------------------------------------------------------- */
 
-static int lp_fx_bind_text(sqlite3_stmt *st, int i, const char *s)
+static int fx_bind_text(sqlite3_stmt *st, int i, const char *s)
 {
 	return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
 }
 
-static int64_t lp_fx_insert(struct lp_fx *fx, sqlite3_stmt *st)
+static int64_t fx_insert(struct lp_fx *fx, sqlite3_stmt *st)
 {
 	if (lp_import_step(fx->imp, st))
 		return 0;
@@ -143,8 +143,8 @@ int64_t lp_fx_process(struct lp_fx *fx, int64_t pid, const char *name)
 	if (lp_map_get(&fx->procs, (uint64_t)pid + 1, &id))
 		return (int64_t)id;
 	sqlite3_bind_int64(fx->ins_proc, 1, pid);
-	lp_fx_bind_text(fx->ins_proc, 2, name);
-	id = (uint64_t)lp_fx_insert(fx, fx->ins_proc);
+	fx_bind_text(fx->ins_proc, 2, name);
+	id = (uint64_t)fx_insert(fx, fx->ins_proc);
 	if (id && lp_map_put(&fx->procs, (uint64_t)pid + 1, id))
 		return 0;
 	return (int64_t)id;
@@ -157,7 +157,7 @@ int64_t lp_fx_thread(struct lp_fx *fx, int64_t proc, int64_t pid, int64_t tid)
 		return (int64_t)id;
 	sqlite3_bind_int64(fx->ins_thread, 1, proc);
 	sqlite3_bind_int64(fx->ins_thread, 2, tid);
-	id = (uint64_t)lp_fx_insert(fx, fx->ins_thread);
+	id = (uint64_t)fx_insert(fx, fx->ins_thread);
 	if (id && lp_map_put(&fx->threads, key, id))
 		return 0;
 	return (int64_t)id;
@@ -183,7 +183,7 @@ int64_t lp_fx_domain(struct lp_fx *fx, int64_t proc, const char *name)
 		return (int64_t)id;
 	sqlite3_bind_int64(fx->ins_domain, 1, proc);
 	sqlite3_bind_text(fx->ins_domain, 2, name, -1, SQLITE_TRANSIENT);
-	id = (uint64_t)lp_fx_insert(fx, fx->ins_domain);
+	id = (uint64_t)fx_insert(fx, fx->ins_domain);
 	if (id && lp_map_put(&fx->domains, key, id))
 		return 0;
 	return (int64_t)id;
@@ -223,7 +223,7 @@ void lp_fx_seen(struct lp_fx *fx, int64_t proc, int64_t start, int64_t end)
 
 /* ---- rows -------------------------------------------------------------------- */
 
-static void lp_fx_bind_op(struct lp_fx *fx, sqlite3_stmt *st, const struct lp_fx_op *o)
+static void fx_bind_op(struct lp_fx *fx, sqlite3_stmt *st, const struct lp_fx_op *o)
 {
 	int64_t end = o->end >= o->start ? o->end : o->start;
 	sqlite3_bind_int64(st, 1, o->proc);
@@ -241,7 +241,7 @@ int lp_fx_kernel(struct lp_fx *fx, const struct lp_fx_op *o, int64_t name_id, in
 		 int64_t dyn_smem, int64_t regs, int64_t graph_id)
 {
 	sqlite3_stmt *st = fx->ins_kernel;
-	lp_fx_bind_op(fx, st, o);
+	fx_bind_op(fx, st, o);
 	sqlite3_bind_int64(st, 8, name_id);
 	sqlite3_bind_int64(st, 9, mangled_id);
 	for (int i = 0; i < 3; i++) {
@@ -260,7 +260,7 @@ int lp_fx_memcpy(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, cons
 		 const char *src, const char *dst, int async)
 {
 	sqlite3_stmt *st = fx->ins_memcpy;
-	lp_fx_bind_op(fx, st, o);
+	fx_bind_op(fx, st, o);
 	sqlite3_bind_int64(st, 8, bytes);
 	sqlite3_bind_text(st, 9, kind, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 10, src, -1, SQLITE_TRANSIENT);
@@ -274,7 +274,7 @@ int lp_fx_memset(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, int6
 		 const char *mem_kind, int async)
 {
 	sqlite3_stmt *st = fx->ins_memset;
-	lp_fx_bind_op(fx, st, o);
+	fx_bind_op(fx, st, o);
 	sqlite3_bind_int64(st, 8, bytes);
 	sqlite3_bind_int64(st, 9, value);
 	sqlite3_bind_text(st, 10, mem_kind, -1, SQLITE_TRANSIENT);
@@ -367,7 +367,7 @@ int lp_fx_device(struct lp_fx *fx, int64_t proc, int64_t device, const char *nam
 	sqlite3_stmt *st = fx->ins_dev;
 	sqlite3_bind_int64(st, 1, proc);
 	sqlite3_bind_int64(st, 2, device);
-	lp_fx_bind_text(st, 3, name);
+	fx_bind_text(st, 3, name);
 	sqlite3_bind_int64(st, 4, sm_count);
 	sqlite3_bind_int64(st, 5, cc_major);
 	sqlite3_bind_int64(st, 6, cc_minor);
@@ -395,7 +395,7 @@ int lp_fx_alloc(struct lp_fx *fx, int64_t proc, int free_op, int64_t ts, int64_t
 	return lp_import_step(fx->imp, st);
 }
 
-static const char *lp_fx_lock_kind(const char *fn)
+static const char *fx_lock_kind(const char *fn)
 {
 	if (strstr(fn, "rwlock"))
 		return "rwlock";
@@ -428,9 +428,9 @@ int lp_fx_lock_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *
 		snprintf(name, sizeof(name), "%s (lock address not recorded in the source capture)",
 			 function);
 		sqlite3_bind_int64(fx->ins_lock, 1, proc);
-		sqlite3_bind_text(fx->ins_lock, 2, lp_fx_lock_kind(function), -1, SQLITE_STATIC);
+		sqlite3_bind_text(fx->ins_lock, 2, fx_lock_kind(function), -1, SQLITE_STATIC);
 		sqlite3_bind_text(fx->ins_lock, 3, name, -1, SQLITE_TRANSIENT);
-		if (!(id = (uint64_t)lp_fx_insert(fx, fx->ins_lock)) ||
+		if (!(id = (uint64_t)fx_insert(fx, fx->ins_lock)) ||
 		    lp_map_put(&fx->locks, key, id))
 			return -EIO;
 	}
@@ -444,7 +444,7 @@ int lp_fx_lock_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *
 
 /* ---- after every row ------------------------------------------------------------ */
 
-static int lp_fx_exec(struct lp_fx *fx, const char *sql)
+static int fx_exec(struct lp_fx *fx, const char *sql)
 {
 	return lp_db_exec(fx->imp->db, sql, fx->imp->err, fx->imp->errlen);
 }
@@ -465,7 +465,7 @@ int lp_fx_adopt(struct lp_fx *fx, int64_t fallback)
 	/* One host process (the usual trace): no lookup. Else by correlation
 	 * id, through an index that exists only for this. */
 	int one = lp_db_int(fx->imp->db, "SELECT count(*) FROM processes", 0) <= 1;
-	int rc = one ? 0 : lp_fx_exec(fx, "CREATE INDEX lp_tmp_corr ON cuda_api(correlation_id)");
+	int rc = one ? 0 : fx_exec(fx, "CREATE INDEX lp_tmp_corr ON cuda_api(correlation_id)");
 	for (size_t i = 0; rc == 0 && i < 4; i++) {
 		sqlite3_stmt *st = lp_import_prepare(fx->imp, one ? one_sql[i] : corr_sql[i]);
 		if (!st)
@@ -475,7 +475,7 @@ int lp_fx_adopt(struct lp_fx *fx, int64_t fallback)
 		sqlite3_finalize(st);
 	}
 	if (rc == 0 && !one)
-		rc = lp_fx_exec(fx, "DROP INDEX lp_tmp_corr");
+		rc = fx_exec(fx, "DROP INDEX lp_tmp_corr");
 	if (rc == 0 && fx->nbounds) {
 		int64_t lo = fx->lo[0], hi = fx->hi[0];
 		fx->lo[0] = INT64_MAX;
@@ -487,7 +487,7 @@ int lp_fx_adopt(struct lp_fx *fx, int64_t fallback)
 }
 
 /* Nesting: one sorted scan per (thread, nest group), a stack of open ranges. */
-struct lp_nest {
+struct nest {
 	struct lp_fx *fx;
 	sqlite3_stmt *upd;
 	int64_t thread, group;
@@ -498,9 +498,9 @@ struct lp_nest {
 	int rc;
 };
 
-static int lp_nest_row(sqlite3_stmt *st, void *ctx)
+static int nest_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nest *ns = ctx;
+	struct nest *ns = ctx;
 	int64_t id = sqlite3_column_int64(st, 0), thread = sqlite3_column_int64(st, 1),
 		group = sqlite3_column_int64(st, 2), start = sqlite3_column_int64(st, 3),
 		end = sqlite3_column_int64(st, 4);
@@ -531,9 +531,9 @@ static int lp_nest_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int lp_fx_nest(struct lp_fx *fx)
+static int fx_nest(struct lp_fx *fx)
 {
-	struct lp_nest ns = {.fx = fx, .thread = -1, .group = -1};
+	struct nest ns = {.fx = fx, .thread = -1, .group = -1};
 	struct lp_import *imp = fx->imp;
 	ns.upd = lp_import_prepare(imp, "UPDATE ranges SET parent_id = ?, depth = ? WHERE id = ?");
 	if (!ns.upd)
@@ -545,7 +545,7 @@ static int lp_fx_nest(struct lp_fx *fx)
 			    "r.start_ns, r.end_ns FROM ranges r LEFT JOIN temp.lp_nest n ON "
 			    "n.domain_id = r.domain_id WHERE (r.flags & 2) = 0 ORDER BY 2, 3, 4, "
 			    "5 DESC, 1",
-			    NULL, 0, lp_nest_row, &ns, imp->err, imp->errlen);
+			    NULL, 0, nest_row, &ns, imp->err, imp->errlen);
 	if (rc == -ENOMEM)
 		snprintf(imp->err, imp->errlen, "out of memory nesting ranges");
 	sqlite3_finalize(ns.upd);
@@ -585,7 +585,7 @@ static const char lp_unattributed_sql[] =
     "WHERE NOT EXISTS (SELECT 1 FROM cuda_api a WHERE a.process_id = m.process_id AND "
     "a.correlation_id = m.correlation_id))";
 
-static int lp_fx_bounds(struct lp_fx *fx)
+static int fx_bounds(struct lp_fx *fx)
 {
 	sqlite3_stmt *st = lp_import_prepare(
 	    fx->imp, "UPDATE processes SET start_ns = ?, end_ns = ?, exit_how = 'unknown' WHERE "
@@ -605,34 +605,34 @@ static int lp_fx_bounds(struct lp_fx *fx)
 
 int lp_fx_finish(struct lp_fx *fx)
 {
-	int rc = lp_fx_nest(fx);
-	rc = rc ? rc : lp_fx_bounds(fx);
-	rc = rc ? rc : lp_fx_exec(fx, lp_sync_by_name);
+	int rc = fx_nest(fx);
+	rc = rc ? rc : fx_bounds(fx);
+	rc = rc ? rc : fx_exec(fx, lp_sync_by_name);
 	if (rc == 0)
 		fx->syncs_by_name =
 		    lp_db_int(fx->imp->db, "SELECT count(*) FROM temp.lp_sync_api", 0);
 	if (rc == 0)
 		fx->unattributed = lp_db_int(fx->imp->db, lp_unattributed_sql, 0);
-	rc = rc ? rc : lp_fx_exec(fx, "DROP INDEX lp_tmp_api_corr; DROP TABLE temp.lp_sync_api");
+	rc = rc ? rc : fx_exec(fx, "DROP INDEX lp_tmp_api_corr; DROP TABLE temp.lp_sync_api");
 	/* A capture of a real service has 10^4 API calls and 10^3 copies: the
 	 * breakdown's sync-wait lookups (analyze/lp_cuda.c) need these to stay
 	 * linear (docs/schema.md, "Imported captures"). */
 	rc = rc ? rc
-		: lp_fx_exec(fx, "CREATE INDEX import_syncs_corr ON syncs(process_id, "
-				 "correlation_id); CREATE INDEX import_memcpys_sync ON "
-				 "memcpys(process_id, coalesce(runtime_correlation_id, "
-				 "correlation_id)) WHERE async = 0;");
+		: fx_exec(fx, "CREATE INDEX import_syncs_corr ON syncs(process_id, "
+			      "correlation_id); CREATE INDEX import_memcpys_sync ON "
+			      "memcpys(process_id, coalesce(runtime_correlation_id, "
+			      "correlation_id)) WHERE async = 0;");
 	return rc ? rc
-		  : lp_fx_exec(fx, "INSERT INTO cuda_capture(process_id, started, code, message, "
-				   "records) SELECT p.id, 1, 0, 'imported', (SELECT count(*) FROM "
-				   "cuda_api a WHERE a.process_id = p.id) FROM processes p WHERE "
-				   "p.id IN (SELECT process_id FROM cuda_api UNION SELECT "
-				   "process_id FROM kernels UNION SELECT process_id FROM memcpys "
-				   "UNION SELECT process_id FROM memsets UNION SELECT process_id "
-				   "FROM syncs)");
+		  : fx_exec(fx, "INSERT INTO cuda_capture(process_id, started, code, message, "
+				"records) SELECT p.id, 1, 0, 'imported', (SELECT count(*) FROM "
+				"cuda_api a WHERE a.process_id = p.id) FROM processes p WHERE "
+				"p.id IN (SELECT process_id FROM cuda_api UNION SELECT "
+				"process_id FROM kernels UNION SELECT process_id FROM memcpys "
+				"UNION SELECT process_id FROM memsets UNION SELECT process_id "
+				"FROM syncs)");
 }
 
-static int lp_fx_meta_text(struct lp_fx *fx, const char *key, const char *v)
+static int fx_meta_text(struct lp_fx *fx, const char *key, const char *v)
 {
 	return v && v[0] ? lp_import_meta(fx->imp, key, v, 0) : 0;
 }
@@ -649,21 +649,21 @@ int lp_fx_meta(struct lp_fx *fx)
 		 fx->unattributed);
 	/* The sources' finish() wrote what a latprof recording would say; a
 	 * foreign capture has none of that, so those rows go. */
-	int rc = lp_fx_exec(fx, "DELETE FROM meta WHERE key IN ('log_version', 'host', "
-				"'wall_start', 'dropped_records', 'dropped_chunks', "
-				"'dropped_strings', 'unclosed_logs')");
+	int rc = fx_exec(fx, "DELETE FROM meta WHERE key IN ('log_version', 'host', "
+			     "'wall_start', 'dropped_records', 'dropped_chunks', "
+			     "'dropped_strings', 'unclosed_logs')");
 	rc = rc ? rc : lp_import_meta(imp, "import.source", fx->source, 0);
 	rc = rc ? rc : lp_import_meta(imp, "import.producer", fx->producer, 0);
-	rc = rc ? rc : lp_fx_meta_text(fx, "import.producer_version", fx->producer_version);
-	rc = rc ? rc : lp_fx_meta_text(fx, "import.schema_version", fx->schema_version);
+	rc = rc ? rc : fx_meta_text(fx, "import.producer_version", fx->producer_version);
+	rc = rc ? rc : fx_meta_text(fx, "import.schema_version", fx->schema_version);
 	rc = rc ? rc : lp_import_meta(imp, "import.sha256", fx->sha256, 0);
 	rc = rc ? rc : lp_import_meta(imp, "import.file", fx->file, 0);
 	rc = rc ? rc : lp_import_meta(imp, "import.not_recorded", fx->not_recorded, 0);
 	rc = rc ? rc : lp_import_meta(imp, "import.unattributed_gpu_ops", NULL, fx->unattributed);
 	rc = rc ? rc : lp_import_meta(imp, "import.syncs_by_api_name", NULL, fx->syncs_by_name);
-	rc = rc ? rc : lp_fx_meta_text(fx, "import.default_request", fx->default_request);
-	rc = rc ? rc : lp_fx_meta_text(fx, "host", fx->host);
-	rc = rc ? rc : lp_fx_meta_text(fx, "wall_start", fx->wall_start);
+	rc = rc ? rc : fx_meta_text(fx, "import.default_request", fx->default_request);
+	rc = rc ? rc : fx_meta_text(fx, "host", fx->host);
+	rc = rc ? rc : fx_meta_text(fx, "wall_start", fx->wall_start);
 	rc = rc ? rc : lp_import_meta(imp, "clock", "the source capture's clock, in ns", 0);
 	rc = rc ? rc : lp_import_meta(imp, "cuda.captured", NULL, gpu > 0);
 	rc = rc ? rc : lp_import_meta(imp, "cuda.used", NULL, gpu > 0);

@@ -68,24 +68,24 @@ static const struct {
 };
 
 /* Names kept until the end: M events may come after the events they name. */
-struct lp_kname {
+struct kname {
 	int64_t pid, tid; /* tid < 0: a process name */
 	char *name;
 };
 
-struct lp_kdev {
+struct kdev {
 	int64_t id, sms, major, minor, mem;
 	char *name;
 };
 
-struct lp_kineto {
+struct kineto {
 	const char *path;
 	struct lp_fx fx;
 	struct lp_import *imp;
 	sqlite3_stmt *ins_flow;
-	struct lp_kname *names;
+	struct kname *names;
 	size_t nnames, capnames;
-	struct lp_kdev *devs;
+	struct kdev *devs;
 	size_t ndevs;
 	int64_t min_ts, base_ns;
 	long long events, skipped, flows, truncated;
@@ -94,7 +94,7 @@ struct lp_kineto {
 	int rc;
 };
 
-static enum lp_kcat lp_kineto_cat(const char *cat)
+static enum lp_kcat kineto_cat(const char *cat)
 {
 	for (size_t i = 0; cat && i < sizeof(lp_kcats) / sizeof(lp_kcats[0]); i++)
 		if (!strcasecmp(cat, lp_kcats[i].cat))
@@ -102,7 +102,7 @@ static enum lp_kcat lp_kineto_cat(const char *cat)
 	return LP_K_OTHER;
 }
 
-static const char *lp_kstr(const struct lp_jobj *o, const char *path)
+static const char *kstr(const struct lp_jobj *o, const char *path)
 {
 	const struct lp_jfield *f = lp_jobj_get(o, path);
 	return f && (f->type == LP_JSTR || f->type == LP_JNUM) ? f->val : NULL;
@@ -110,7 +110,7 @@ static const char *lp_kstr(const struct lp_jobj *o, const char *path)
 
 /* pid/tid: numbers for real processes and threads ("Spans", "Traces" are
  * the viewer's own rows). */
-static int lp_kid(const struct lp_jobj *o, const char *path, int64_t *v)
+static int kid(const struct lp_jobj *o, const char *path, int64_t *v)
 {
 	const struct lp_jfield *f = lp_jobj_get(o, path);
 	if (!f || f->type != LP_JNUM)
@@ -119,9 +119,9 @@ static int lp_kid(const struct lp_jobj *o, const char *path, int64_t *v)
 	return 1;
 }
 
-static int lp_kts(struct lp_kineto *k, const struct lp_jobj *o, int64_t *start, int64_t *end)
+static int kts(struct kineto *k, const struct lp_jobj *o, int64_t *start, int64_t *end)
 {
-	const char *ts = lp_kstr(o, "ts"), *dur = lp_kstr(o, "dur");
+	const char *ts = kstr(o, "ts"), *dur = kstr(o, "dur");
 	int64_t d = 0;
 	if (!ts || lp_json_us_to_ns(ts, start) || (dur && lp_json_us_to_ns(dur, &d)))
 		return 0;
@@ -133,8 +133,8 @@ static int lp_kts(struct lp_kineto *k, const struct lp_jobj *o, int64_t *start, 
 
 /* ---- GPU events ------------------------------------------------------------------------ */
 
-static void lp_kop(struct lp_kineto *k, const struct lp_jobj *o, int64_t pid, int64_t tid,
-		   struct lp_fx_op *op)
+static void kop(struct kineto *k, const struct lp_jobj *o, int64_t pid, int64_t tid,
+		struct lp_fx_op *op)
 {
 	op->proc = 0; /* lp_fx_adopt: the process of the launching call */
 	op->device = lp_jobj_int(o, "args.device", pid);
@@ -148,9 +148,9 @@ static void lp_kop(struct lp_kineto *k, const struct lp_jobj *o, int64_t pid, in
 }
 
 /* "Memcpy HtoD (Pageable -> Device)" -> HtoD, pageable, device */
-static int lp_kmemcpy(struct lp_kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
+static int kmemcpy(struct kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
 {
-	const char *name = lp_kstr(o, "name");
+	const char *name = kstr(o, "name");
 	char kind[16] = "unknown", src[32] = "unknown", dst[32] = "unknown";
 	if (name) {
 		sscanf(name, "Memcpy %15s (%31[^ ] -> %31[^)])", kind, src, dst);
@@ -162,9 +162,9 @@ static int lp_kmemcpy(struct lp_kineto *k, const struct lp_jobj *o, const struct
 	return lp_fx_memcpy(&k->fx, op, lp_jobj_int(o, "args.bytes", 0), kind, src, dst, 1);
 }
 
-static int lp_kmemset(struct lp_kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
+static int kmemset(struct kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
 {
-	const char *name = lp_kstr(o, "name");
+	const char *name = kstr(o, "name");
 	char kind[32] = "unknown";
 	if (name && sscanf(name, "Memset (%31[^)])", kind) == 1)
 		for (char *c = kind; *c; c++)
@@ -172,7 +172,7 @@ static int lp_kmemset(struct lp_kineto *k, const struct lp_jobj *o, const struct
 	return lp_fx_memset(&k->fx, op, lp_jobj_int(o, "args.bytes", 0), 0, kind, 1);
 }
 
-static const char *lp_ksync_type(const char *s)
+static const char *ksync_type(const char *s)
 {
 	if (!s)
 		return "unknown";
@@ -187,7 +187,7 @@ static const char *lp_ksync_type(const char *s)
 	return "unknown";
 }
 
-static int lp_kkernel(struct lp_kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
+static int kkernel(struct kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
 {
 	static const char *const gp[] = {"args.grid[0]", "args.grid[1]", "args.grid[2]"};
 	static const char *const bp[] = {"args.block[0]", "args.block[1]", "args.block[2]"};
@@ -196,7 +196,7 @@ static int lp_kkernel(struct lp_kineto *k, const struct lp_jobj *o, const struct
 		grid[i] = lp_jobj_int(o, gp[i], 0);
 		block[i] = lp_jobj_int(o, bp[i], 0);
 	}
-	const char *name = lp_kstr(o, "name");
+	const char *name = kstr(o, "name");
 	int64_t nid = name ? lp_import_intern(k->imp, name, strlen(name)) : 0;
 	/* Kineto writes static + dynamic shared memory as one figure. */
 	return lp_fx_kernel(&k->fx, op, nid, 0, grid, block,
@@ -206,7 +206,7 @@ static int lp_kkernel(struct lp_kineto *k, const struct lp_jobj *o, const struct
 
 /* ---- host events ------------------------------------------------------------------------- */
 
-static int64_t lp_kthread(struct lp_kineto *k, int64_t pid, int64_t tid, int64_t *proc)
+static int64_t kthread(struct kineto *k, int64_t pid, int64_t tid, int64_t *proc)
 {
 	*proc = lp_fx_process(&k->fx, pid, NULL);
 	return *proc ? lp_fx_thread(&k->fx, *proc, pid, tid) : 0;
@@ -219,7 +219,7 @@ static const char *const lp_kdomain_names[] = {
     [LP_K_GPU_USER] = "gpu_user_annotation",
 };
 
-static int64_t lp_kdomain(struct lp_kineto *k, int64_t proc, enum lp_kcat c)
+static int64_t kdomain(struct kineto *k, int64_t proc, enum lp_kcat c)
 {
 	size_t before = k->fx.domains.len;
 	int64_t dom = lp_fx_domain(&k->fx, proc, lp_kdomain_names[c]);
@@ -232,8 +232,8 @@ static int64_t lp_kdomain(struct lp_kineto *k, int64_t proc, enum lp_kcat c)
 	return dom;
 }
 
-static int lp_krange(struct lp_kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64_t pid,
-		     int64_t tid, int64_t start, int64_t end)
+static int krange(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64_t pid,
+		  int64_t tid, int64_t start, int64_t end)
 {
 	int64_t proc, thread;
 	if (c == LP_K_GPU_USER) {
@@ -249,12 +249,12 @@ static int lp_krange(struct lp_kineto *k, const struct lp_jobj *o, enum lp_kcat 
 		    lp_fx_thread_name(&k->fx, thread, tname))
 			return -EIO;
 	} else {
-		thread = lp_kthread(k, pid, tid, &proc);
+		thread = kthread(k, pid, tid, &proc);
 	}
-	int64_t dom = thread ? lp_kdomain(k, proc, c) : 0;
+	int64_t dom = thread ? kdomain(k, proc, c) : 0;
 	if (!dom)
 		return -EIO;
-	const char *name = lp_kstr(o, "name");
+	const char *name = kstr(o, "name");
 	int64_t payload = -1;
 	size_t len = name ? strlen(name) : 0;
 	/* ProfilerStep#N on the host: one request name for every step, N as
@@ -268,11 +268,11 @@ static int lp_krange(struct lp_kineto *k, const struct lp_jobj *o, enum lp_kcat 
 	return lp_fx_range(&k->fx, proc, dom, nid, 0, start, end, thread, thread, payload, -1, 0);
 }
 
-static int lp_kapi(struct lp_kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64_t pid,
-		   int64_t tid, int64_t start, int64_t end)
+static int kapi(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64_t pid, int64_t tid,
+		int64_t start, int64_t end)
 {
-	int64_t proc, thread = lp_kthread(k, pid, tid, &proc);
-	const char *name = lp_kstr(o, "name");
+	int64_t proc, thread = kthread(k, pid, tid, &proc);
+	const char *name = kstr(o, "name");
 	if (!thread)
 		return -EIO;
 	int64_t nid = name ? lp_import_intern(k->imp, name, strlen(name)) : 0;
@@ -283,7 +283,7 @@ static int lp_kapi(struct lp_kineto *k, const struct lp_jobj *o, enum lp_kcat c,
 
 /* ---- metadata, flows ---------------------------------------------------------------------- */
 
-static int lp_kname_add(struct lp_kineto *k, int64_t pid, int64_t tid, const char *name)
+static int kname_add(struct kineto *k, int64_t pid, int64_t tid, const char *name)
 {
 	if (k->nnames == k->capnames) {
 		size_t cap = k->capnames ? k->capnames * 2 : 32;
@@ -296,26 +296,26 @@ static int lp_kname_add(struct lp_kineto *k, int64_t pid, int64_t tid, const cha
 	char *s = strdup(name);
 	if (!s)
 		return -ENOMEM;
-	k->names[k->nnames++] = (struct lp_kname){pid, tid, s};
+	k->names[k->nnames++] = (struct kname){pid, tid, s};
 	return 0;
 }
 
-static int lp_kmeta(struct lp_kineto *k, const struct lp_jobj *o, int64_t pid, int64_t tid)
+static int kmeta(struct kineto *k, const struct lp_jobj *o, int64_t pid, int64_t tid)
 {
-	const char *what = lp_kstr(o, "name"), *name = lp_kstr(o, "args.name");
+	const char *what = kstr(o, "name"), *name = kstr(o, "args.name");
 	if (!what || !name)
 		return 0;
 	if (!strcmp(what, "process_name"))
-		return lp_kname_add(k, pid, -1, name);
+		return kname_add(k, pid, -1, name);
 	if (!strcmp(what, "thread_name"))
-		return lp_kname_add(k, pid, tid, name);
+		return kname_add(k, pid, tid, name);
 	return 0;
 }
 
-static int lp_kflow(struct lp_kineto *k, const struct lp_jobj *o, const char *ph, int64_t pid,
-		    int64_t tid)
+static int kflow(struct kineto *k, const struct lp_jobj *o, const char *ph, int64_t pid,
+		 int64_t tid)
 {
-	const char *ts = lp_kstr(o, "ts");
+	const char *ts = kstr(o, "ts");
 	int64_t t;
 	k->flows++;
 	/* Flows only link what args.correlation does not: once GPU events are
@@ -330,16 +330,16 @@ static int lp_kflow(struct lp_kineto *k, const struct lp_jobj *o, const char *ph
 	return lp_import_step(k->imp, k->ins_flow);
 }
 
-static int lp_kdevice(struct lp_kineto *k, const struct lp_jobj *o)
+static int kdevice(struct kineto *k, const struct lp_jobj *o)
 {
 	if (k->ndevs >= 256)
 		return 0;
-	struct lp_kdev *v = realloc(k->devs, (k->ndevs + 1) * sizeof(*v));
+	struct kdev *v = realloc(k->devs, (k->ndevs + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	k->devs = v;
-	const char *name = lp_kstr(o, "name");
-	v[k->ndevs++] = (struct lp_kdev){
+	const char *name = kstr(o, "name");
+	v[k->ndevs++] = (struct kdev){
 	    lp_jobj_int(o, "id", (int64_t)k->ndevs), lp_jobj_int(o, "numSms", -1),
 	    lp_jobj_int(o, "computeMajor", -1),	     lp_jobj_int(o, "computeMinor", -1),
 	    lp_jobj_int(o, "totalGlobalMem", -1),    name ? strdup(name) : NULL};
@@ -348,61 +348,61 @@ static int lp_kdevice(struct lp_kineto *k, const struct lp_jobj *o)
 
 /* ---- events ------------------------------------------------------------------------------- */
 
-static int lp_kevent(struct lp_kineto *k, const struct lp_jobj *o)
+static int kevent(struct kineto *k, const struct lp_jobj *o)
 {
-	const char *ph = lp_kstr(o, "ph");
+	const char *ph = kstr(o, "ph");
 	int64_t pid, tid, start, end;
 	k->events++;
 	k->truncated += o->truncated;
-	if (!ph || !lp_kid(o, "pid", &pid) || !lp_kid(o, "tid", &tid)) {
+	if (!ph || !kid(o, "pid", &pid) || !kid(o, "tid", &tid)) {
 		k->skipped++;
 		return 0;
 	}
 	if (!strcmp(ph, "M"))
-		return lp_kmeta(k, o, pid, tid);
-	const char *cat = lp_kstr(o, "cat");
+		return kmeta(k, o, pid, tid);
+	const char *cat = kstr(o, "cat");
 	if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && cat && !strcasecmp(cat, "ac2g"))
-		return lp_kflow(k, o, ph, pid, tid);
-	enum lp_kcat c = lp_kineto_cat(cat);
-	if (strcmp(ph, "X") || c == LP_K_OTHER || !lp_kts(k, o, &start, &end)) {
+		return kflow(k, o, ph, pid, tid);
+	enum lp_kcat c = kineto_cat(cat);
+	if (strcmp(ph, "X") || c == LP_K_OTHER || !kts(k, o, &start, &end)) {
 		k->skipped++;
 		return 0;
 	}
 	struct lp_fx_op op;
-	const char *sync = lp_kstr(o, "args.cuda_sync_kind");
+	const char *sync = kstr(o, "args.cuda_sync_kind");
 	switch (c) {
 	case LP_K_KERNEL:
 	case LP_K_MEMCPY:
 	case LP_K_MEMSET:
 	case LP_K_SYNC:
-		lp_kop(k, o, pid, tid, &op);
+		kop(k, o, pid, tid, &op);
 		op.start = start;
 		op.end = end;
 		if (c == LP_K_KERNEL)
-			return lp_kkernel(k, o, &op);
+			return kkernel(k, o, &op);
 		if (c == LP_K_MEMCPY)
-			return lp_kmemcpy(k, o, &op);
+			return kmemcpy(k, o, &op);
 		if (c == LP_K_MEMSET)
-			return lp_kmemset(k, o, &op);
-		return lp_fx_sync(&k->fx, &op, lp_ksync_type(sync ? sync : lp_kstr(o, "name")),
+			return kmemset(k, o, &op);
+		return lp_fx_sync(&k->fx, &op, ksync_type(sync ? sync : kstr(o, "name")),
 				  lp_jobj_int(o, "args.event", -1));
 	case LP_K_RUNTIME:
 	case LP_K_DRIVER:
-		return lp_kapi(k, o, c, pid, tid, start, end);
+		return kapi(k, o, c, pid, tid, start, end);
 	default:
-		return lp_krange(k, o, c, pid, tid, start, end);
+		return krange(k, o, c, pid, tid, start, end);
 	}
 }
 
-static int lp_kelement(void *ctx, int which, const struct lp_jobj *o)
+static int kelement(void *ctx, int which, const struct lp_jobj *o)
 {
-	struct lp_kineto *k = ctx;
-	return which == 1 ? lp_kdevice(k, o) : lp_kevent(k, o);
+	struct kineto *k = ctx;
+	return which == 1 ? kdevice(k, o) : kevent(k, o);
 }
 
-static int lp_ktop(void *ctx, const char *key, const char *val, enum lp_jtype type)
+static int ktop(void *ctx, const char *key, const char *val, enum lp_jtype type)
 {
-	struct lp_kineto *k = ctx;
+	struct kineto *k = ctx;
 	if (!strcmp(key, "schemaVersion"))
 		snprintf(k->fx.schema_version, sizeof(k->fx.schema_version), "%s", val);
 	else if (!strcmp(key, "displayTimeUnit"))
@@ -437,13 +437,13 @@ static const char lp_kflows_sql[] =
     "f.ph = 's' AND f.pid = p.pid AND f.tid = t.tid AND f.ts = cuda_api.start_ns), 0) WHERE "
     "correlation_id = 0;";
 
-static int lp_knames(struct lp_kineto *k)
+static int knames(struct kineto *k)
 {
 	sqlite3_stmt *st = lp_import_prepare(
 	    k->imp, "UPDATE processes SET cmdline = ?1, exe = ?1 WHERE pid = ?2 AND id > 0");
 	int rc = st ? 0 : -EIO;
 	for (size_t i = 0; rc == 0 && i < k->nnames; i++) {
-		struct lp_kname *n = &k->names[i];
+		struct kname *n = &k->names[i];
 		uint64_t key = ((uint64_t)n->pid << 32 | (uint32_t)n->tid) + 1, id;
 		if (n->tid >= 0) {
 			if (lp_map_get(&k->fx.threads, key, &id))
@@ -460,7 +460,7 @@ static int lp_knames(struct lp_kineto *k)
 
 /* The host process GPU work without a launching call belongs to: the one
  * with the most API calls. */
-static int64_t lp_kmain_proc(struct lp_kineto *k)
+static int64_t kmain_proc(struct kineto *k)
 {
 	int64_t p = lp_db_int(k->imp->db,
 			      "SELECT process_id FROM cuda_api GROUP BY 1 ORDER BY count(*) DESC "
@@ -469,7 +469,7 @@ static int64_t lp_kmain_proc(struct lp_kineto *k)
 	return p ? p : lp_db_int(k->imp->db, "SELECT min(id) FROM processes", 0);
 }
 
-static int lp_kfinish(struct lp_kineto *k)
+static int kfinish(struct kineto *k)
 {
 	int rc = 0;
 	if (lp_db_int(k->imp->db,
@@ -480,7 +480,7 @@ static int lp_kfinish(struct lp_kineto *k)
 		      "= 0)",
 		      0))
 		rc = lp_db_exec(k->imp->db, lp_kflows_sql, k->imp->err, k->imp->errlen);
-	int64_t main_proc = rc ? 0 : lp_kmain_proc(k);
+	int64_t main_proc = rc ? 0 : kmain_proc(k);
 	if (rc == 0 && !main_proc) {
 		snprintf(k->imp->err, k->imp->errlen,
 			 "%s: the trace holds no host or GPU events latprof can import", k->path);
@@ -497,14 +497,14 @@ static int lp_kfinish(struct lp_kineto *k)
 	for (size_t i = 0; rc == 0 && i < k->ndevs; i++)
 		rc = lp_fx_device(&k->fx, main_proc, k->devs[i].id, k->devs[i].name, k->devs[i].sms,
 				  k->devs[i].major, k->devs[i].minor, k->devs[i].mem, -1, -1);
-	rc = rc ? rc : lp_knames(k);
+	rc = rc ? rc : knames(k);
 	return rc ? rc : lp_fx_finish(&k->fx);
 }
 
-static int lp_kineto_fill(struct lp_import *imp, void *ctx)
+static int kineto_fill(struct lp_import *imp, void *ctx)
 {
-	struct lp_kineto *k = ctx;
-	static const struct lp_jstream_ops ops = {lp_kelement, lp_ktop};
+	struct kineto *k = ctx;
+	static const struct lp_jstream_ops ops = {kelement, ktop};
 	k->imp = imp;
 	int rc = lp_fx_begin(&k->fx, imp);
 	rc = rc ? rc
@@ -527,12 +527,12 @@ static int lp_kineto_fill(struct lp_import *imp, void *ctx)
 			 k->path);
 		return -EINVAL;
 	}
-	return lp_kfinish(k);
+	return kfinish(k);
 }
 
-static int lp_kineto_meta(struct lp_import *imp, void *ctx)
+static int kineto_meta(struct lp_import *imp, void *ctx)
 {
-	struct lp_kineto *k = ctx;
+	struct kineto *k = ctx;
 	if (k->min_ts != INT64_MAX) {
 		/* Kineto's clock is the epoch (older traces) or an offset from
 		 * baseTimeNanoseconds (newer ones). */
@@ -555,9 +555,9 @@ static int lp_kineto_meta(struct lp_import *imp, void *ctx)
 	return rc;
 }
 
-static void lp_kineto_end(struct lp_import *imp, void *ctx)
+static void kineto_end(struct lp_import *imp, void *ctx)
 {
-	struct lp_kineto *k = ctx;
+	struct kineto *k = ctx;
 	(void)imp;
 	sqlite3_finalize(k->ins_flow);
 	k->ins_flow = NULL;
@@ -567,9 +567,8 @@ static void lp_kineto_end(struct lp_import *imp, void *ctx)
 int lp_import_kineto(const char *path, const char *out, const struct lp_import_opts *opts,
 		     char *err, size_t errlen)
 {
-	static const struct lp_import_foreign_ops ops = {lp_kineto_fill, lp_kineto_meta,
-							 lp_kineto_end};
-	struct lp_kineto k = {.path = path, .min_ts = INT64_MAX};
+	static const struct lp_import_foreign_ops ops = {kineto_fill, kineto_meta, kineto_end};
+	struct kineto k = {.path = path, .min_ts = INT64_MAX};
 	k.fx.source = "kineto";
 	k.fx.producer = "PyTorch profiler (Kineto)";
 	k.fx.not_recorded = "lock waits, condition variables, CPU counters, process exit status";

@@ -22,7 +22,7 @@
 
 #define LP_NSYS_MAXCOL 24
 
-struct lp_nsys {
+struct nsys {
 	sqlite3 *src;
 	const char *path;
 	struct lp_fx fx;
@@ -42,12 +42,12 @@ struct lp_nsys {
 /* ---- reading tables by column name -------------------------------------------- */
 
 /* A column wanted from a table; required ones missing are an error. */
-struct lp_col {
+struct col {
 	const char *name;
 	int required;
 };
 
-static int lp_nsys_has_col(struct lp_nsys *n, const char *table, const char *col)
+static int nsys_has_col(struct nsys *n, const char *table, const char *col)
 {
 	sqlite3_stmt *st;
 	int has = 0;
@@ -62,12 +62,12 @@ static int lp_nsys_has_col(struct lp_nsys *n, const char *table, const char *col
 }
 
 /* "SELECT a, b, NULL, ... FROM table [tail]" over the columns the table has. */
-static int lp_nsys_select(struct lp_nsys *n, const char *table, const struct lp_col *cols,
-			  int ncols, const char *tail, char *sql, size_t len)
+static int nsys_select(struct nsys *n, const char *table, const struct col *cols, int ncols,
+		       const char *tail, char *sql, size_t len)
 {
 	size_t off = (size_t)snprintf(sql, len, "SELECT ");
 	for (int i = 0; i < ncols; i++) {
-		int has = lp_nsys_has_col(n, table, cols[i].name);
+		int has = nsys_has_col(n, table, cols[i].name);
 		if (!has && cols[i].required) {
 			snprintf(n->imp->err, n->imp->errlen,
 				 "%s: table %s has no column %s, which latprof needs to import "
@@ -87,7 +87,7 @@ static int lp_nsys_select(struct lp_nsys *n, const char *table, const struct lp_
 
 /* Required time and id columns must hold integers: a table of another type
  * is a damaged or foreign export, not zeros. */
-static int lp_nsys_ints(struct lp_nsys *n, sqlite3_stmt *st, int ncheck)
+static int nsys_ints(struct nsys *n, sqlite3_stmt *st, int ncheck)
 {
 	for (int i = 0; i < ncheck; i++)
 		if (sqlite3_column_type(st, i) != SQLITE_INTEGER) {
@@ -102,13 +102,13 @@ static int lp_nsys_ints(struct lp_nsys *n, sqlite3_stmt *st, int ncheck)
 	return 0;
 }
 
-static int lp_nsys_each(struct lp_nsys *n, const char *table, const struct lp_col *cols, int ncols,
-			const char *tail, lp_db_row_fn fn)
+static int nsys_each(struct nsys *n, const char *table, const struct col *cols, int ncols,
+		     const char *tail, lp_db_row_fn fn)
 {
 	char sql[2048];
 	if (!lp_db_has_table(n->src, table))
 		return 0;
-	int rc = lp_nsys_select(n, table, cols, ncols, tail, sql, sizeof(sql));
+	int rc = nsys_select(n, table, cols, ncols, tail, sql, sizeof(sql));
 	if (rc)
 		return rc;
 	n->table = table;
@@ -128,7 +128,7 @@ enum { LP_NAME_AS_IS, LP_NAME_API, LP_NAME_NVTX };
 /* API names carry the version they appeared in (cudaLaunchKernel_v7000,
  * from schema 3.13 on); one name per call across versions. PyTorch's
  * emit_nvtx appends a per-call ", op_id = N" or ", seq = N": one name per op. */
-static size_t lp_nsys_trim(const char *s, int how)
+static size_t nsys_trim(const char *s, int how)
 {
 	size_t len = strlen(s);
 	if (how == LP_NAME_API) {
@@ -146,13 +146,13 @@ static size_t lp_nsys_trim(const char *s, int how)
 	return len;
 }
 
-static int64_t lp_nsys_text(struct lp_nsys *n, const char *s, int how)
+static int64_t nsys_text(struct nsys *n, const char *s, int how)
 {
-	return lp_import_intern(n->imp, s, lp_nsys_trim(s, how));
+	return lp_import_intern(n->imp, s, nsys_trim(s, how));
 }
 
 /* strings.id of StringIds[id]; 0 when NULL or unknown. */
-static int64_t lp_nsys_string(struct lp_nsys *n, sqlite3_stmt *row, int col, int how)
+static int64_t nsys_string(struct nsys *n, sqlite3_stmt *row, int col, int how)
 {
 	if (sqlite3_column_type(row, col) == SQLITE_NULL)
 		return 0;
@@ -162,8 +162,8 @@ static int64_t lp_nsys_string(struct lp_nsys *n, sqlite3_stmt *row, int col, int
 		return (int64_t)id;
 	sqlite3_bind_int64(n->get_string, 1, sid);
 	if (lp_db_step_row(n->get_string) && sqlite3_column_text(n->get_string, 0))
-		id = (uint64_t)lp_nsys_text(n, (const char *)sqlite3_column_text(n->get_string, 0),
-					    how);
+		id = (uint64_t)nsys_text(n, (const char *)sqlite3_column_text(n->get_string, 0),
+					 how);
 	sqlite3_reset(n->get_string);
 	lp_map_put(&n->strs, key, id);
 	return (int64_t)id;
@@ -171,7 +171,7 @@ static int64_t lp_nsys_string(struct lp_nsys *n, sqlite3_stmt *row, int col, int
 
 /* ---- processes and threads ------------------------------------------------------ */
 
-static int64_t lp_nsys_proc(struct lp_nsys *n, int64_t global)
+static int64_t nsys_proc(struct nsys *n, int64_t global)
 {
 	int64_t pid = (global >> 24) & 0xffffff;
 	uint64_t id;
@@ -189,12 +189,12 @@ static int64_t lp_nsys_proc(struct lp_nsys *n, int64_t global)
 	return row;
 }
 
-static int64_t lp_nsys_thread(struct lp_nsys *n, int64_t proc, int64_t global)
+static int64_t nsys_thread(struct nsys *n, int64_t proc, int64_t global)
 {
 	return lp_fx_thread(&n->fx, proc, (global >> 24) & 0xffffff, global & 0xffffff);
 }
 
-static int lp_nsys_gpu_proc(struct lp_nsys *n, int64_t proc)
+static int nsys_gpu_proc(struct nsys *n, int64_t proc)
 {
 	return lp_map_put(&n->gpu_procs, (uint64_t)proc, 1) ? -ENOMEM : 0;
 }
@@ -208,9 +208,9 @@ static int lp_nsys_gpu_proc(struct lp_nsys *n, int64_t proc)
 		"globalPid", 1                                                                     \
 	}
 
-static int lp_nsys_op(struct lp_nsys *n, sqlite3_stmt *st, struct lp_fx_op *o)
+static int nsys_op(struct nsys *n, sqlite3_stmt *st, struct lp_fx_op *o)
 {
-	int rc = lp_nsys_ints(n, st, 7);
+	int rc = nsys_ints(n, st, 7);
 	if (rc)
 		return rc;
 	o->start = sqlite3_column_int64(st, 0);
@@ -219,11 +219,11 @@ static int lp_nsys_op(struct lp_nsys *n, sqlite3_stmt *st, struct lp_fx_op *o)
 	o->context = sqlite3_column_int64(st, 3);
 	o->stream = sqlite3_column_int64(st, 4);
 	o->corr = sqlite3_column_int64(st, 5);
-	o->proc = lp_nsys_proc(n, sqlite3_column_int64(st, 6));
-	return o->proc ? lp_nsys_gpu_proc(n, o->proc) : -EIO;
+	o->proc = nsys_proc(n, sqlite3_column_int64(st, 6));
+	return o->proc ? nsys_gpu_proc(n, o->proc) : -EIO;
 }
 
-static const struct lp_col lp_kernel_cols[] = {
+static const struct col lp_kernel_cols[] = {
     LP_OP_COLS,
     {"demangledName", 1},
     {"mangledName", 0},
@@ -239,11 +239,11 @@ static const struct lp_col lp_kernel_cols[] = {
     {"graphId", 0},
 };
 
-static int lp_nsys_kernel_row(sqlite3_stmt *st, void *ctx)
+static int nsys_kernel_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nsys *n = ctx;
+	struct nsys *n = ctx;
 	struct lp_fx_op o;
-	int rc = lp_nsys_op(n, st, &o);
+	int rc = nsys_op(n, st, &o);
 	if (rc)
 		return rc;
 	int64_t grid[3], block[3];
@@ -251,20 +251,20 @@ static int lp_nsys_kernel_row(sqlite3_stmt *st, void *ctx)
 		grid[i] = sqlite3_column_int64(st, 9 + i);
 		block[i] = sqlite3_column_int64(st, 12 + i);
 	}
-	return lp_fx_kernel(&n->fx, &o, lp_nsys_string(n, st, 7, LP_NAME_AS_IS),
-			    lp_nsys_string(n, st, 8, LP_NAME_AS_IS), grid, block,
+	return lp_fx_kernel(&n->fx, &o, nsys_string(n, st, 7, LP_NAME_AS_IS),
+			    nsys_string(n, st, 8, LP_NAME_AS_IS), grid, block,
 			    sqlite3_column_int64(st, 15), sqlite3_column_int64(st, 16),
 			    sqlite3_column_int64(st, 17), sqlite3_column_int64(st, 18));
 }
 
-static const struct lp_col lp_memcpy_cols[] = {
+static const struct col lp_memcpy_cols[] = {
     LP_OP_COLS, {"bytes", 1}, {"copyKind", 1}, {"srcKind", 0}, {"dstKind", 0}};
 
-static int lp_nsys_memcpy_row(sqlite3_stmt *st, void *ctx)
+static int nsys_memcpy_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nsys *n = ctx;
+	struct nsys *n = ctx;
 	struct lp_fx_op o;
-	int rc = lp_nsys_op(n, st, &o);
+	int rc = nsys_op(n, st, &o);
 	if (rc)
 		return rc;
 	/* nsys does not say which API issued a copy; CUPTI's async flag is not
@@ -279,14 +279,13 @@ static int lp_nsys_memcpy_row(sqlite3_stmt *st, void *ctx)
 	    1);
 }
 
-static const struct lp_col lp_memset_cols[] = {
-    LP_OP_COLS, {"bytes", 1}, {"value", 0}, {"memKind", 0}};
+static const struct col lp_memset_cols[] = {LP_OP_COLS, {"bytes", 1}, {"value", 0}, {"memKind", 0}};
 
-static int lp_nsys_memset_row(sqlite3_stmt *st, void *ctx)
+static int nsys_memset_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nsys *n = ctx;
+	struct nsys *n = ctx;
 	struct lp_fx_op o;
-	int rc = lp_nsys_op(n, st, &o);
+	int rc = nsys_op(n, st, &o);
 	if (rc)
 		return rc;
 	return lp_fx_memset(&n->fx, &o, sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8),
@@ -296,13 +295,13 @@ static int lp_nsys_memset_row(sqlite3_stmt *st, void *ctx)
 			    1);
 }
 
-static const struct lp_col lp_sync_cols[] = {LP_OP_COLS, {"syncType", 1}, {"eventId", 0}};
+static const struct col lp_sync_cols[] = {LP_OP_COLS, {"syncType", 1}, {"eventId", 0}};
 
-static int lp_nsys_sync_row(sqlite3_stmt *st, void *ctx)
+static int nsys_sync_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nsys *n = ctx;
+	struct nsys *n = ctx;
 	struct lp_fx_op o;
-	int rc = lp_nsys_op(n, st, &o);
+	int rc = nsys_op(n, st, &o);
 	if (rc)
 		return rc;
 	int64_t ev = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 8);
@@ -311,14 +310,14 @@ static int lp_nsys_sync_row(sqlite3_stmt *st, void *ctx)
 
 /* ---- API calls ---------------------------------------------------------------------- */
 
-static const struct lp_col lp_api_cols[] = {
+static const struct col lp_api_cols[] = {
     {"start", 1},  {"end", 1},	      {"globalTid", 1},	  {"correlationId", 1},
     {"nameId", 1}, {"eventClass", 0}, {"returnValue", 0},
 };
 
-static int lp_nsys_api(struct lp_nsys *n, sqlite3_stmt *st, int driver_table)
+static int nsys_api(struct nsys *n, sqlite3_stmt *st, int driver_table)
 {
-	int rc = lp_nsys_ints(n, st, 5);
+	int rc = nsys_ints(n, st, 5);
 	if (rc)
 		return rc;
 	int64_t g = sqlite3_column_int64(st, 2), corr = sqlite3_column_int64(st, 3);
@@ -331,25 +330,25 @@ static int lp_nsys_api(struct lp_nsys *n, sqlite3_stmt *st, int driver_table)
 	}
 	n->prev_tid = g;
 	n->prev_corr = corr;
-	int64_t proc = lp_nsys_proc(n, g);
-	int64_t thread = proc ? lp_nsys_thread(n, proc, g) : 0;
+	int64_t proc = nsys_proc(n, g);
+	int64_t thread = proc ? nsys_thread(n, proc, g) : 0;
 	if (!thread)
 		return -EIO;
-	int64_t name = lp_nsys_string(n, st, 4, LP_NAME_API);
+	int64_t name = nsys_string(n, st, 4, LP_NAME_API);
 	int driver = driver_table || sqlite3_column_int64(st, 5) == 1;
 	return lp_fx_api(&n->fx, proc, thread, driver ? "driver" : "runtime", 0, name, corr,
 			 sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
 			 sqlite3_column_int64(st, 6));
 }
 
-static int lp_nsys_runtime_row(sqlite3_stmt *st, void *ctx)
+static int nsys_runtime_row(sqlite3_stmt *st, void *ctx)
 {
-	return lp_nsys_api(ctx, st, 0);
+	return nsys_api(ctx, st, 0);
 }
 
-static int lp_nsys_driver_row(sqlite3_stmt *st, void *ctx)
+static int nsys_driver_row(sqlite3_stmt *st, void *ctx)
 {
-	return lp_nsys_api(ctx, st, 1);
+	return nsys_api(ctx, st, 1);
 }
 
 /* ---- NVTX ----------------------------------------------------------------------------- */
@@ -366,14 +365,14 @@ enum {
 	LP_NVTX_DOMAIN_CREATE = 75,
 };
 
-static const struct lp_col lp_nvtx_cols[] = {
+static const struct col lp_nvtx_cols[] = {
     {"start", 1},      {"end", 0},	    {"eventType", 1},  {"globalTid", 1},
     {"text", 0},       {"textId", 0},	    {"domainId", 0},   {"category", 0},
     {"color", 0},      {"endGlobalTid", 0}, {"int64Value", 0}, {"uint64Value", 0},
     {"int32Value", 0}, {"uint32Value", 0},
 };
 
-static int64_t lp_nsys_domain(struct lp_nsys *n, int64_t proc, int64_t pid, sqlite3_stmt *st)
+static int64_t nsys_domain(struct nsys *n, int64_t proc, int64_t pid, sqlite3_stmt *st)
 {
 	int64_t dom = sqlite3_column_int64(st, 6);
 	uint64_t key = ((uint64_t)pid << 32 | (uint32_t)dom) + 1, id;
@@ -388,13 +387,13 @@ static int64_t lp_nsys_domain(struct lp_nsys *n, int64_t proc, int64_t pid, sqli
 	return (int64_t)id;
 }
 
-static int lp_nsys_domain_row(sqlite3_stmt *st, void *ctx)
+static int nsys_domain_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nsys *n = ctx;
+	struct nsys *n = ctx;
 	if (sqlite3_column_int64(st, 2) != LP_NVTX_DOMAIN_CREATE)
 		return 0;
 	int64_t g = sqlite3_column_int64(st, 3), pid = (g >> 24) & 0xffffff;
-	int64_t proc = lp_nsys_proc(n, g);
+	int64_t proc = nsys_proc(n, g);
 	const char *text = (const char *)sqlite3_column_text(st, 4);
 	char *owned = NULL;
 	if (!text && sqlite3_column_type(st, 5) != SQLITE_NULL) {
@@ -410,7 +409,7 @@ static int lp_nsys_domain_row(sqlite3_stmt *st, void *ctx)
 	return dom && !lp_map_put(&n->dom_names, key, (uint64_t)dom) ? 0 : -EIO;
 }
 
-static int64_t lp_nsys_payload(sqlite3_stmt *st)
+static int64_t nsys_payload(sqlite3_stmt *st)
 {
 	for (int c = 10; c < 14; c++)
 		if (sqlite3_column_type(st, c) == SQLITE_INTEGER)
@@ -418,24 +417,24 @@ static int64_t lp_nsys_payload(sqlite3_stmt *st)
 	return -1;
 }
 
-static int lp_nsys_nvtx_row(sqlite3_stmt *st, void *ctx)
+static int nsys_nvtx_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nsys *n = ctx;
-	int rc = lp_nsys_ints(n, st, 1);
+	struct nsys *n = ctx;
+	int rc = nsys_ints(n, st, 1);
 	int64_t type = sqlite3_column_int64(st, 2);
 	if (rc ||
 	    (type != LP_NVTX_MARK && type != LP_NVTXT_MARK && type != LP_NVTX_PUSHPOP &&
 	     type != LP_NVTXT_PUSHPOP && type != LP_NVTX_STARTEND && type != LP_NVTXT_STARTEND))
 		return rc;
 	int64_t g = sqlite3_column_int64(st, 3), pid = (g >> 24) & 0xffffff;
-	int64_t proc = lp_nsys_proc(n, g);
-	int64_t thread = proc ? lp_nsys_thread(n, proc, g) : 0;
-	int64_t dom = thread ? lp_nsys_domain(n, proc, pid, st) : 0;
+	int64_t proc = nsys_proc(n, g);
+	int64_t thread = proc ? nsys_thread(n, proc, g) : 0;
+	int64_t dom = thread ? nsys_domain(n, proc, pid, st) : 0;
 	if (!dom)
 		return -EIO;
 	int64_t name = sqlite3_column_type(st, 4) != SQLITE_NULL
-			   ? lp_nsys_text(n, (const char *)sqlite3_column_text(st, 4), LP_NAME_NVTX)
-			   : lp_nsys_string(n, st, 5, LP_NAME_NVTX);
+			   ? nsys_text(n, (const char *)sqlite3_column_text(st, 4), LP_NAME_NVTX)
+			   : nsys_string(n, st, 5, LP_NAME_NVTX);
 	int64_t start = sqlite3_column_int64(st, 0), cat = sqlite3_column_int64(st, 7);
 	if (type == LP_NVTX_MARK || type == LP_NVTXT_MARK)
 		return lp_fx_mark(&n->fx, proc, dom, name, cat, start, thread);
@@ -448,20 +447,20 @@ static int lp_nsys_nvtx_row(sqlite3_stmt *st, void *ctx)
 	if (type == LP_NVTX_STARTEND || type == LP_NVTXT_STARTEND) {
 		flags |= LP_RANGEF_STARTEND;
 		if (sqlite3_column_type(st, 9) == SQLITE_INTEGER)
-			end_thread = lp_nsys_thread(n, proc, sqlite3_column_int64(st, 9));
+			end_thread = nsys_thread(n, proc, sqlite3_column_int64(st, 9));
 	}
 	int64_t color =
 	    sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 8);
 	return lp_fx_range(&n->fx, proc, dom, name, cat, start, end, thread, end_thread,
-			   lp_nsys_payload(st), color, flags);
+			   nsys_payload(st), color, flags);
 }
 
 /* ---- OS runtime calls: blocking lock calls become lock and cond waits --------------- */
 
-static const struct lp_col lp_osrt_cols[] = {
+static const struct col lp_osrt_cols[] = {
     {"start", 1}, {"end", 1}, {"globalTid", 1}, {"nameId", 1}};
 
-static int lp_nsys_lock_fn(const char *s)
+static int nsys_lock_fn(const char *s)
 {
 	static const char *const locks[] = {"pthread_mutex_lock",
 					    "pthread_mutex_timedlock",
@@ -484,7 +483,7 @@ static int lp_nsys_lock_fn(const char *s)
 }
 
 /* The function name of StringIds[sid] (malloc'd) or NULL. */
-static char *lp_nsys_src_string(struct lp_nsys *n, int64_t sid)
+static char *nsys_src_string(struct nsys *n, int64_t sid)
 {
 	sqlite3_bind_int64(n->get_string, 1, sid);
 	char *s =
@@ -493,10 +492,10 @@ static char *lp_nsys_src_string(struct lp_nsys *n, int64_t sid)
 	return s;
 }
 
-static int lp_nsys_osrt_row(sqlite3_stmt *st, void *ctx)
+static int nsys_osrt_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nsys *n = ctx;
-	int rc = lp_nsys_ints(n, st, 4);
+	struct nsys *n = ctx;
+	int rc = nsys_ints(n, st, 4);
 	if (rc)
 		return rc;
 	n->osrt_calls++;
@@ -504,16 +503,16 @@ static int lp_nsys_osrt_row(sqlite3_stmt *st, void *ctx)
 	uint64_t kind;
 	char *fn = NULL;
 	if (!lp_map_get(&n->osrt_kinds, (uint64_t)sid + 1, &kind)) {
-		fn = lp_nsys_src_string(n, sid);
-		kind = fn ? (uint64_t)lp_nsys_lock_fn(fn) : 0;
+		fn = nsys_src_string(n, sid);
+		kind = fn ? (uint64_t)nsys_lock_fn(fn) : 0;
 		lp_map_put(&n->osrt_kinds, (uint64_t)sid + 1, kind);
 	}
 	if (kind && !fn)
-		fn = lp_nsys_src_string(n, sid);
+		fn = nsys_src_string(n, sid);
 	if (kind && fn) {
 		int64_t g = sqlite3_column_int64(st, 2);
-		int64_t proc = lp_nsys_proc(n, g);
-		int64_t thread = proc ? lp_nsys_thread(n, proc, g) : 0;
+		int64_t proc = nsys_proc(n, g);
+		int64_t thread = proc ? nsys_thread(n, proc, g) : 0;
 		rc = thread ? lp_fx_lock_call(&n->fx, proc, thread, fn, sqlite3_column_int64(st, 0),
 					      sqlite3_column_int64(st, 1), kind == 2)
 			    : -EIO;
@@ -524,16 +523,16 @@ static int lp_nsys_osrt_row(sqlite3_stmt *st, void *ctx)
 
 /* ---- GPU memory, devices, thread names, session ----------------------------------- */
 
-static const struct lp_col lp_mem_cols[] = {
+static const struct col lp_mem_cols[] = {
     {"start", 1},	 {"globalPid", 1}, {"deviceId", 0}, {"contextId", 0},
     {"address", 0},	 {"bytes", 1},	   {"memKind", 0},  {"memoryOperationType", 1},
     {"correlationId", 0}};
 
-static int lp_nsys_mem_row(sqlite3_stmt *st, void *ctx)
+static int nsys_mem_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nsys *n = ctx;
-	int rc = lp_nsys_ints(n, st, 2);
-	int64_t proc = rc ? 0 : lp_nsys_proc(n, sqlite3_column_int64(st, 1));
+	struct nsys *n = ctx;
+	int rc = nsys_ints(n, st, 2);
+	int64_t proc = rc ? 0 : nsys_proc(n, sqlite3_column_int64(st, 1));
 	if (rc || !proc)
 		return rc ? rc : -EIO;
 	/* ENUM_CUDA_DEV_MEM_EVENT_OPER: 0 allocation, 1 deallocation */
@@ -544,39 +543,40 @@ static int lp_nsys_mem_row(sqlite3_stmt *st, void *ctx)
 			   sqlite3_column_int64(st, 8));
 }
 
-static const struct lp_col lp_gpu_cols[] = {
+static const struct col lp_gpu_cols[] = {
     {"id", 1},		{"cuDevice", 0},     {"name", 0},
     {"smCount", 0},	{"computeMajor", 0}, {"computeMinor", 0},
     {"totalMemory", 0}, {"clockRate", 0},    {"memoryBandwidth", 0}};
 
-static int64_t lp_opt(sqlite3_stmt *st, int c, int64_t div)
+static int64_t import_nsys_opt(sqlite3_stmt *st, int c, int64_t div)
 {
 	return sqlite3_column_type(st, c) == SQLITE_INTEGER ? sqlite3_column_int64(st, c) / div
 							    : -1;
 }
 
-static int lp_nsys_gpu_row(sqlite3_stmt *st, void *ctx)
+static int nsys_gpu_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nsys *n = ctx;
+	struct nsys *n = ctx;
 	int64_t dev = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? sqlite3_column_int64(st, 1)
 								   : sqlite3_column_int64(st, 0);
 	int rc = 0;
 	/* One row per process that used the GPU, as CUPTI writes them. */
 	for (size_t i = 0; rc == 0 && i < n->gpu_procs.cap; i++)
 		if (n->gpu_procs.keys[i])
-			rc =
-			    lp_fx_device(&n->fx, (int64_t)n->gpu_procs.keys[i], dev,
-					 (const char *)sqlite3_column_text(st, 2), lp_opt(st, 3, 1),
-					 lp_opt(st, 4, 1), lp_opt(st, 5, 1), lp_opt(st, 6, 1),
-					 lp_opt(st, 7, 1000), lp_opt(st, 8, 1000));
+			rc = lp_fx_device(&n->fx, (int64_t)n->gpu_procs.keys[i], dev,
+					  (const char *)sqlite3_column_text(st, 2),
+					  import_nsys_opt(st, 3, 1), import_nsys_opt(st, 4, 1),
+					  import_nsys_opt(st, 5, 1), import_nsys_opt(st, 6, 1),
+					  import_nsys_opt(st, 7, 1000),
+					  import_nsys_opt(st, 8, 1000));
 	return rc;
 }
 
-static const struct lp_col lp_tname_cols[] = {{"nameId", 1}, {"globalTid", 1}};
+static const struct col lp_tname_cols[] = {{"nameId", 1}, {"globalTid", 1}};
 
-static int lp_nsys_tname_row(sqlite3_stmt *st, void *ctx)
+static int nsys_tname_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nsys *n = ctx;
+	struct nsys *n = ctx;
 	int64_t g = sqlite3_column_int64(st, 1);
 	uint64_t key = ((uint64_t)((g >> 24) & 0xffffff) << 32 | (uint32_t)(g & 0xffffff)) + 1, id;
 	if (!lp_map_get(&n->fx.threads, key, &id))
@@ -590,9 +590,9 @@ static int lp_nsys_tname_row(sqlite3_stmt *st, void *ctx)
 	return rc;
 }
 
-static int lp_nsys_meta_row(sqlite3_stmt *st, void *ctx)
+static int nsys_meta_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nsys *n = ctx;
+	struct nsys *n = ctx;
 	const char *k = (const char *)sqlite3_column_text(st, 0);
 	const char *v = (const char *)sqlite3_column_text(st, 1);
 	if (!k || !v)
@@ -611,9 +611,9 @@ static int lp_nsys_meta_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int lp_nsys_session_row(sqlite3_stmt *st, void *ctx)
+static int nsys_session_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_nsys *n = ctx;
+	struct nsys *n = ctx;
 	const char *t = (const char *)sqlite3_column_text(st, 0);
 	if (t)
 		snprintf(n->fx.wall_start, sizeof(n->fx.wall_start), "%.30sZ", t);
@@ -623,13 +623,13 @@ static int lp_nsys_session_row(sqlite3_stmt *st, void *ctx)
 /* ---- driver --------------------------------------------------------------------------- */
 
 #define LP_EACH(tab, cols, tail, fn)                                                               \
-	lp_nsys_each(n, tab, cols, (int)(sizeof(cols) / sizeof(cols[0])), tail, fn)
+	nsys_each(n, tab, cols, (int)(sizeof(cols) / sizeof(cols[0])), tail, fn)
 
-static int lp_nsys_fill(struct lp_import *imp, void *ctx)
+static int nsys_fill(struct lp_import *imp, void *ctx)
 {
-	struct lp_nsys *n = ctx;
-	static const struct lp_col meta_cols[] = {{"name", 1}, {"value", 1}};
-	static const struct lp_col session_cols[] = {{"utcTime", 1}};
+	struct nsys *n = ctx;
+	static const struct col meta_cols[] = {{"name", 1}, {"value", 1}};
+	static const struct col session_cols[] = {{"utcTime", 1}};
 	n->imp = imp;
 	int rc = lp_fx_begin(&n->fx, imp);
 	if (rc)
@@ -641,20 +641,19 @@ static int lp_nsys_fill(struct lp_import *imp, void *ctx)
 			 sqlite3_errmsg(n->src));
 		return -EINVAL;
 	}
-	if (lp_db_has_table(n->src, "PROCESSES") && lp_nsys_has_col(n, "PROCESSES", "pid") &&
-	    lp_nsys_has_col(n, "PROCESSES", "name"))
+	if (lp_db_has_table(n->src, "PROCESSES") && nsys_has_col(n, "PROCESSES", "pid") &&
+	    nsys_has_col(n, "PROCESSES", "name"))
 		sqlite3_prepare_v2(n->src, "SELECT name FROM PROCESSES WHERE pid = ? LIMIT 1", -1,
 				   &n->get_pname, NULL);
-	rc = LP_EACH("EXPORT_META_DATA", meta_cols, NULL, lp_nsys_meta_row);
-	rc = rc ? rc : LP_EACH("META_DATA_EXPORT", meta_cols, NULL, lp_nsys_meta_row);
-	rc =
-	    rc ? rc
-	       : LP_EACH("TARGET_INFO_SESSION_START_TIME", session_cols, NULL, lp_nsys_session_row);
+	rc = LP_EACH("EXPORT_META_DATA", meta_cols, NULL, nsys_meta_row);
+	rc = rc ? rc : LP_EACH("META_DATA_EXPORT", meta_cols, NULL, nsys_meta_row);
+	rc = rc ? rc
+		: LP_EACH("TARGET_INFO_SESSION_START_TIME", session_cols, NULL, nsys_session_row);
 	n->prev_tid = n->prev_corr = -1;
 	/* Only exports that list calls twice (eventClass 67 twins, schema 2.9)
 	 * pay for the sort that brings twins together. */
 	int twins = lp_db_has_table(n->src, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
-		    lp_nsys_has_col(n, "CUPTI_ACTIVITY_KIND_RUNTIME", "eventClass") &&
+		    nsys_has_col(n, "CUPTI_ACTIVITY_KIND_RUNTIME", "eventClass") &&
 		    lp_db_int(n->src,
 			      "SELECT count(*) FROM (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME "
 			      "WHERE eventClass NOT IN (0, 1) LIMIT 1)",
@@ -662,27 +661,22 @@ static int lp_nsys_fill(struct lp_import *imp, void *ctx)
 	rc = rc ? rc
 		: LP_EACH("CUPTI_ACTIVITY_KIND_RUNTIME", lp_api_cols,
 			  twins ? "ORDER BY globalTid, correlationId, eventClass, start" : NULL,
-			  lp_nsys_runtime_row);
+			  nsys_runtime_row);
 	n->prev_tid = n->prev_corr = -1;
 	if (rc == 0 && lp_db_has_table(n->src, "CUPTI_ACTIVITY_KIND_DRIVER"))
 		rc = LP_EACH("CUPTI_ACTIVITY_KIND_DRIVER", lp_api_cols,
-			     "ORDER BY globalTid, correlationId, start", lp_nsys_driver_row);
+			     "ORDER BY globalTid, correlationId, start", nsys_driver_row);
+	rc = rc ? rc : LP_EACH("CUPTI_ACTIVITY_KIND_KERNEL", lp_kernel_cols, NULL, nsys_kernel_row);
+	rc = rc ? rc : LP_EACH("CUPTI_ACTIVITY_KIND_MEMCPY", lp_memcpy_cols, NULL, nsys_memcpy_row);
+	rc = rc ? rc : LP_EACH("CUPTI_ACTIVITY_KIND_MEMSET", lp_memset_cols, NULL, nsys_memset_row);
 	rc = rc ? rc
-		: LP_EACH("CUPTI_ACTIVITY_KIND_KERNEL", lp_kernel_cols, NULL, lp_nsys_kernel_row);
-	rc = rc ? rc
-		: LP_EACH("CUPTI_ACTIVITY_KIND_MEMCPY", lp_memcpy_cols, NULL, lp_nsys_memcpy_row);
-	rc = rc ? rc
-		: LP_EACH("CUPTI_ACTIVITY_KIND_MEMSET", lp_memset_cols, NULL, lp_nsys_memset_row);
-	rc = rc ? rc
-		: LP_EACH("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", lp_sync_cols, NULL,
-			  lp_nsys_sync_row);
-	rc = rc ? rc
-		: LP_EACH("NVTX_EVENTS", lp_nvtx_cols, "WHERE eventType = 75", lp_nsys_domain_row);
-	rc = rc ? rc
-		: LP_EACH("NVTX_EVENTS", lp_nvtx_cols, "WHERE eventType <> 75", lp_nsys_nvtx_row);
-	rc = rc ? rc : LP_EACH("OSRT_API", lp_osrt_cols, NULL, lp_nsys_osrt_row);
-	rc = rc ? rc : LP_EACH("CUDA_GPU_MEMORY_USAGE_EVENTS", lp_mem_cols, NULL, lp_nsys_mem_row);
-	rc = rc ? rc : LP_EACH("TARGET_INFO_GPU", lp_gpu_cols, NULL, lp_nsys_gpu_row);
+		: LP_EACH("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", lp_sync_cols, NULL, nsys_sync_row);
+	rc =
+	    rc ? rc : LP_EACH("NVTX_EVENTS", lp_nvtx_cols, "WHERE eventType = 75", nsys_domain_row);
+	rc = rc ? rc : LP_EACH("NVTX_EVENTS", lp_nvtx_cols, "WHERE eventType <> 75", nsys_nvtx_row);
+	rc = rc ? rc : LP_EACH("OSRT_API", lp_osrt_cols, NULL, nsys_osrt_row);
+	rc = rc ? rc : LP_EACH("CUDA_GPU_MEMORY_USAGE_EVENTS", lp_mem_cols, NULL, nsys_mem_row);
+	rc = rc ? rc : LP_EACH("TARGET_INFO_GPU", lp_gpu_cols, NULL, nsys_gpu_row);
 	/* No TARGET_INFO_GPU (cut or older exports): the devices the work ran
 	 * on, their properties not recorded (NULL). */
 	if (rc == 0 && !n->fx.devices)
@@ -692,7 +686,7 @@ static int lp_nsys_fill(struct lp_import *imp, void *ctx)
 				"UNION SELECT process_id, device FROM memcpys UNION SELECT "
 				"process_id, device FROM memsets)",
 				imp->err, imp->errlen);
-	rc = rc ? rc : LP_EACH("ThreadNames", lp_tname_cols, NULL, lp_nsys_tname_row);
+	rc = rc ? rc : LP_EACH("ThreadNames", lp_tname_cols, NULL, nsys_tname_row);
 	if (rc == 0 && !n->fx.procs.len) {
 		snprintf(imp->err, imp->errlen,
 			 "%s: the export holds no CUDA, NVTX or OS runtime rows latprof can import",
@@ -702,15 +696,15 @@ static int lp_nsys_fill(struct lp_import *imp, void *ctx)
 	return rc ? rc : lp_fx_finish(&n->fx);
 }
 
-static void lp_nsys_end(struct lp_import *imp, void *ctx)
+static void nsys_end(struct lp_import *imp, void *ctx)
 {
 	(void)imp;
-	lp_fx_end(&((struct lp_nsys *)ctx)->fx);
+	lp_fx_end(&((struct nsys *)ctx)->fx);
 }
 
-static int lp_nsys_meta(struct lp_import *imp, void *ctx)
+static int nsys_meta(struct lp_import *imp, void *ctx)
 {
-	struct lp_nsys *n = ctx;
+	struct nsys *n = ctx;
 	int rc = lp_fx_meta(&n->fx);
 	rc = rc ? rc : lp_import_meta(imp, "import.api_duplicates", NULL, n->api_duplicates);
 	return rc ? rc : lp_import_meta(imp, "import.osrt_calls", NULL, n->osrt_calls);
@@ -719,8 +713,8 @@ static int lp_nsys_meta(struct lp_import *imp, void *ctx)
 int lp_import_nsys(const char *path, const char *out, const struct lp_import_opts *opts, char *err,
 		   size_t errlen)
 {
-	struct lp_nsys n = {.path = path};
-	static const struct lp_import_foreign_ops ops = {lp_nsys_fill, lp_nsys_meta, lp_nsys_end};
+	struct nsys n = {.path = path};
+	static const struct lp_import_foreign_ops ops = {nsys_fill, nsys_meta, nsys_end};
 	char *uri = NULL;
 	int rc;
 	err[0] = 0;

@@ -24,7 +24,7 @@
 extern const char lp_schema_nvtx_sql[];
 
 /* An open range: a push frame, a pending start, or an end seen first. */
-struct lp_nvtx_open {
+struct nvtx_open {
 	int64_t id;   /* ranges.id */
 	uint64_t key; /* start/end: nvtxRangeId_t; 0 = slot free */
 	uint64_t ts;
@@ -36,36 +36,36 @@ struct lp_nvtx_open {
 	struct lp_rec_nvtx_attr a;
 };
 
-struct lp_nvtx_stack {
-	struct lp_nvtx_open *v;
+struct nvtx_stack {
+	struct nvtx_open *v;
 	size_t n, cap;
 	uint32_t tid, dom;
 };
 
 /* nvtxRangeId_t -> slot; lp_map cannot delete, so freed slots leave stale
  * keys that are checked against the slot and swept when they pile up. */
-struct lp_nvtx_pool {
+struct nvtx_pool {
 	struct lp_map idx;
-	struct lp_nvtx_open *v;
+	struct nvtx_open *v;
 	size_t n, cap, live;
 };
 
-struct lp_nvtx_state {
+struct nvtx_state {
 	sqlite3_stmt *ins_range, *ins_mark, *ins_domain, *upd_domain, *ins_cat, *proc_end;
 	int64_t next_id;
 	/* current process */
 	struct lp_map domains;	 /* local domain id + 1 -> domains.id */
 	struct lp_map dom_names; /* strings.id of a domain name -> domains.id */
 	struct lp_map stack_idx; /* (tid << 32 | domain) + 1 -> stacks index + 1 */
-	struct lp_nvtx_stack *stacks;
+	struct nvtx_stack *stacks;
 	size_t n_stacks, cap_stacks;
-	struct lp_nvtx_pool starts, ends;
+	struct nvtx_pool starts, ends;
 	uint64_t max_ts;
 	/* whole import */
 	long long ranges, marks, unbalanced_pops, open_at_exit, orphan_ends;
 };
 
-static void lp_nvtx_seen(struct lp_nvtx_state *s, uint64_t ts)
+static void nvtx_seen(struct nvtx_state *s, uint64_t ts)
 {
 	if (ts > s->max_ts)
 		s->max_ts = ts;
@@ -73,8 +73,8 @@ static void lp_nvtx_seen(struct lp_nvtx_state *s, uint64_t ts)
 
 /* ---- domains ----------------------------------------------------------- */
 
-static int64_t lp_nvtx_domain_row(struct lp_import *imp, struct lp_nvtx_state *s, const char *name,
-				  int64_t name_sid)
+static int64_t nvtx_domain_row(struct lp_import *imp, struct nvtx_state *s, const char *name,
+			       int64_t name_sid)
 {
 	sqlite3_bind_int64(s->ins_domain, 1, imp->proc->id);
 	if (name_sid)
@@ -89,21 +89,21 @@ static int64_t lp_nvtx_domain_row(struct lp_import *imp, struct lp_nvtx_state *s
 
 /* domains.id of a local domain id; a domain used before its definition
  * record was read (another thread's chunk) gets a placeholder name. */
-static int64_t lp_nvtx_domain(struct lp_import *imp, struct lp_nvtx_state *s, uint32_t dom)
+static int64_t nvtx_domain(struct lp_import *imp, struct nvtx_state *s, uint32_t dom)
 {
 	uint64_t id;
 	if (lp_map_get(&s->domains, (uint64_t)dom + 1, &id))
 		return (int64_t)id;
 	char name[32];
 	snprintf(name, sizeof(name), "(domain %u)", dom);
-	int64_t row = lp_nvtx_domain_row(imp, s, dom ? name : "", 0);
+	int64_t row = nvtx_domain_row(imp, s, dom ? name : "", 0);
 	if (!row || lp_map_put(&s->domains, (uint64_t)dom + 1, (uint64_t)row))
 		return 0;
 	return row;
 }
 
-static int lp_nvtx_domain_def(struct lp_import *imp, struct lp_nvtx_state *s, uint32_t dom,
-			      const struct lp_rec_nvtx_domain *r)
+static int nvtx_domain_def(struct lp_import *imp, struct nvtx_state *s, uint32_t dom,
+			   const struct lp_rec_nvtx_domain *r)
 {
 	int64_t sid = lp_import_string(imp, r->name);
 	uint64_t row;
@@ -118,7 +118,7 @@ static int lp_nvtx_domain_def(struct lp_import *imp, struct lp_nvtx_state *s, ui
 		if (lp_import_step(imp, s->upd_domain))
 			return -EIO;
 	} else {
-		row = (uint64_t)lp_nvtx_domain_row(imp, s, "", sid);
+		row = (uint64_t)nvtx_domain_row(imp, s, "", sid);
 		if (!row || lp_map_put(&s->domains, (uint64_t)dom + 1, row))
 			return -EIO;
 	}
@@ -129,7 +129,7 @@ static int lp_nvtx_domain_def(struct lp_import *imp, struct lp_nvtx_state *s, ui
 
 /* ---- rows -------------------------------------------------------------- */
 
-static void lp_bind_payload(sqlite3_stmt *st, int i, const struct lp_nvtx_open *o)
+static void bind_payload(sqlite3_stmt *st, int i, const struct nvtx_open *o)
 {
 	union {
 		uint64_t u;
@@ -159,7 +159,7 @@ static void lp_bind_payload(sqlite3_stmt *st, int i, const struct lp_nvtx_open *
 	}
 }
 
-static void lp_bind_id(sqlite3_stmt *st, int i, int64_t v)
+static void bind_id(sqlite3_stmt *st, int i, int64_t v)
 {
 	if (v)
 		sqlite3_bind_int64(st, i, v);
@@ -167,12 +167,11 @@ static void lp_bind_id(sqlite3_stmt *st, int i, int64_t v)
 		sqlite3_bind_null(st, i);
 }
 
-static int lp_nvtx_insert(struct lp_import *imp, struct lp_nvtx_state *s,
-			  const struct lp_nvtx_open *o, uint64_t end, uint32_t end_tid,
-			  int64_t parent, int depth, unsigned flags)
+static int nvtx_insert(struct lp_import *imp, struct nvtx_state *s, const struct nvtx_open *o,
+		       uint64_t end, uint32_t end_tid, int64_t parent, int depth, unsigned flags)
 {
 	sqlite3_stmt *st = s->ins_range;
-	int64_t dom = lp_nvtx_domain(imp, s, o->dom);
+	int64_t dom = nvtx_domain(imp, s, o->dom);
 	int64_t t0 = lp_import_thread(imp, o->tid);
 	int64_t t1 = end_tid == o->tid ? t0 : lp_import_thread(imp, end_tid);
 	if (!dom || !t0 || !t1)
@@ -182,15 +181,15 @@ static int lp_nvtx_insert(struct lp_import *imp, struct lp_nvtx_state *s,
 	sqlite3_bind_int64(st, 1, o->id);
 	sqlite3_bind_int64(st, 2, imp->proc->id);
 	sqlite3_bind_int64(st, 3, dom);
-	lp_bind_id(st, 4, lp_import_string(imp, o->name));
+	bind_id(st, 4, lp_import_string(imp, o->name));
 	sqlite3_bind_int64(st, 5, o->category);
 	sqlite3_bind_int64(st, 6, (int64_t)o->ts);
 	sqlite3_bind_int64(st, 7, (int64_t)end);
 	sqlite3_bind_int64(st, 8, t0);
 	sqlite3_bind_int64(st, 9, t1);
-	lp_bind_id(st, 10, parent);
+	bind_id(st, 10, parent);
 	sqlite3_bind_int(st, 11, depth);
-	lp_bind_payload(st, 12, o);
+	bind_payload(st, 12, o);
 	if (o->has_attr && (o->a.flags & LP_NVTX_ATTR_COLOR))
 		sqlite3_bind_int64(st, 13, o->a.color);
 	else
@@ -201,8 +200,8 @@ static int lp_nvtx_insert(struct lp_import *imp, struct lp_nvtx_state *s,
 }
 
 /* Fill an open-range slot from a PUSH/START/MARK body and its attr tail. */
-static void lp_nvtx_fill(struct lp_nvtx_open *o, uint32_t tid, uint32_t dom, uint64_t ts,
-			 uint32_t name, uint32_t category, const void *tail, size_t tail_len)
+static void nvtx_fill(struct nvtx_open *o, uint32_t tid, uint32_t dom, uint64_t ts, uint32_t name,
+		      uint32_t category, const void *tail, size_t tail_len)
 {
 	o->tid = tid;
 	o->dom = dom;
@@ -216,7 +215,7 @@ static void lp_nvtx_fill(struct lp_nvtx_open *o, uint32_t tid, uint32_t dom, uin
 
 /* ---- push/pop ---------------------------------------------------------- */
 
-static struct lp_nvtx_stack *lp_nvtx_stack(struct lp_nvtx_state *s, uint32_t tid, uint32_t dom)
+static struct nvtx_stack *nvtx_stack(struct nvtx_state *s, uint32_t tid, uint32_t dom)
 {
 	uint64_t key = ((uint64_t)tid << 32 | dom) + 1, i;
 	if (lp_map_get(&s->stack_idx, key, &i))
@@ -229,7 +228,7 @@ static struct lp_nvtx_stack *lp_nvtx_stack(struct lp_nvtx_state *s, uint32_t tid
 		s->stacks = n;
 		s->cap_stacks = cap;
 	}
-	struct lp_nvtx_stack *k = &s->stacks[s->n_stacks++];
+	struct nvtx_stack *k = &s->stacks[s->n_stacks++];
 	memset(k, 0, sizeof(*k));
 	k->tid = tid;
 	k->dom = dom;
@@ -238,10 +237,10 @@ static struct lp_nvtx_stack *lp_nvtx_stack(struct lp_nvtx_state *s, uint32_t tid
 	return k;
 }
 
-static int lp_nvtx_push(struct lp_nvtx_state *s, uint32_t tid, uint32_t dom, uint64_t ts,
-			uint32_t name, uint32_t category, const void *tail, size_t tail_len)
+static int nvtx_push(struct nvtx_state *s, uint32_t tid, uint32_t dom, uint64_t ts, uint32_t name,
+		     uint32_t category, const void *tail, size_t tail_len)
 {
-	struct lp_nvtx_stack *k = lp_nvtx_stack(s, tid, dom);
+	struct nvtx_stack *k = nvtx_stack(s, tid, dom);
 	if (!k)
 		return -ENOMEM;
 	if (k->n == k->cap) {
@@ -252,31 +251,31 @@ static int lp_nvtx_push(struct lp_nvtx_state *s, uint32_t tid, uint32_t dom, uin
 		k->v = n;
 		k->cap = cap;
 	}
-	struct lp_nvtx_open *o = &k->v[k->n++];
-	lp_nvtx_fill(o, tid, dom, ts, name, category, tail, tail_len);
+	struct nvtx_open *o = &k->v[k->n++];
+	nvtx_fill(o, tid, dom, ts, name, category, tail, tail_len);
 	o->id = s->next_id++;
-	lp_nvtx_seen(s, ts);
+	nvtx_seen(s, ts);
 	return 0;
 }
 
-static int lp_nvtx_pop(struct lp_import *imp, struct lp_nvtx_state *s, uint32_t tid, uint32_t dom,
-		       const struct lp_rec_nvtx_pop *r)
+static int nvtx_pop(struct lp_import *imp, struct nvtx_state *s, uint32_t tid, uint32_t dom,
+		    const struct lp_rec_nvtx_pop *r)
 {
-	struct lp_nvtx_stack *k = lp_nvtx_stack(s, tid, dom);
+	struct nvtx_stack *k = nvtx_stack(s, tid, dom);
 	if (!k)
 		return -ENOMEM;
-	lp_nvtx_seen(s, r->ts);
+	nvtx_seen(s, r->ts);
 	if (!k->n) {
 		s->unbalanced_pops++;
 		return 0;
 	}
 	size_t d = --k->n;
-	return lp_nvtx_insert(imp, s, &k->v[d], r->ts, tid, d ? k->v[d - 1].id : 0, (int)d, 0);
+	return nvtx_insert(imp, s, &k->v[d], r->ts, tid, d ? k->v[d - 1].id : 0, (int)d, 0);
 }
 
 /* ---- start/end --------------------------------------------------------- */
 
-static struct lp_nvtx_open *lp_pool_find(struct lp_nvtx_pool *p, uint64_t key)
+static struct nvtx_open *pool_find(struct nvtx_pool *p, uint64_t key)
 {
 	uint64_t i;
 	if (!lp_map_get(&p->idx, key, &i) || p->v[i].key != key)
@@ -285,7 +284,7 @@ static struct lp_nvtx_open *lp_pool_find(struct lp_nvtx_pool *p, uint64_t key)
 }
 
 /* Drop freed slots and stale keys once they outnumber the live ones. */
-static int lp_pool_sweep(struct lp_nvtx_pool *p)
+static int pool_sweep(struct nvtx_pool *p)
 {
 	struct lp_map idx = {0};
 	size_t w = 0;
@@ -305,9 +304,9 @@ static int lp_pool_sweep(struct lp_nvtx_pool *p)
 	return 0;
 }
 
-static struct lp_nvtx_open *lp_pool_add(struct lp_nvtx_pool *p, uint64_t key)
+static struct nvtx_open *pool_add(struct nvtx_pool *p, uint64_t key)
 {
-	if (p->n == p->cap && p->n > 2 * p->live + 1024 && lp_pool_sweep(p))
+	if (p->n == p->cap && p->n > 2 * p->live + 1024 && pool_sweep(p))
 		return NULL;
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 256;
@@ -319,48 +318,48 @@ static struct lp_nvtx_open *lp_pool_add(struct lp_nvtx_pool *p, uint64_t key)
 	}
 	if (lp_map_put(&p->idx, key, p->n))
 		return NULL;
-	struct lp_nvtx_open *o = &p->v[p->n++];
+	struct nvtx_open *o = &p->v[p->n++];
 	memset(o, 0, sizeof(*o));
 	o->key = key;
 	p->live++;
 	return o;
 }
 
-static void lp_pool_del(struct lp_nvtx_pool *p, struct lp_nvtx_open *o)
+static void pool_del(struct nvtx_pool *p, struct nvtx_open *o)
 {
 	o->key = 0;
 	p->live--;
 }
 
-static void lp_pool_free(struct lp_nvtx_pool *p)
+static void pool_free(struct nvtx_pool *p)
 {
 	lp_map_free(&p->idx);
 	free(p->v);
 	memset(p, 0, sizeof(*p));
 }
 
-static int lp_nvtx_pair(struct lp_import *imp, struct lp_nvtx_state *s,
-			const struct lp_nvtx_open *o, uint64_t end, uint32_t end_tid)
+static int nvtx_pair(struct lp_import *imp, struct nvtx_state *s, const struct nvtx_open *o,
+		     uint64_t end, uint32_t end_tid)
 {
 	unsigned flags = LP_RANGEF_STARTEND | (end_tid != o->tid ? LP_RANGEF_CROSS_THREAD : 0);
-	return lp_nvtx_insert(imp, s, o, end, end_tid, 0, 0, flags);
+	return nvtx_insert(imp, s, o, end, end_tid, 0, 0, flags);
 }
 
-static int lp_nvtx_start(struct lp_import *imp, struct lp_nvtx_state *s, uint32_t tid, uint32_t dom,
-			 const void *p, size_t len)
+static int nvtx_start(struct lp_import *imp, struct nvtx_state *s, uint32_t tid, uint32_t dom,
+		      const void *p, size_t len)
 {
 	const struct lp_rec_nvtx_start *r = p;
-	struct lp_nvtx_open tmp, *o;
-	lp_nvtx_seen(s, r->ts);
-	lp_nvtx_fill(&tmp, tid, dom, r->ts, r->name, r->category, r + 1, len - sizeof(*r));
+	struct nvtx_open tmp, *o;
+	nvtx_seen(s, r->ts);
+	nvtx_fill(&tmp, tid, dom, r->ts, r->name, r->category, r + 1, len - sizeof(*r));
 	tmp.id = s->next_id++;
-	struct lp_nvtx_open *e = r->id ? lp_pool_find(&s->ends, r->id) : NULL;
+	struct nvtx_open *e = r->id ? pool_find(&s->ends, r->id) : NULL;
 	if (e) { /* the end was in a chunk read earlier */
-		int rc = lp_nvtx_pair(imp, s, &tmp, e->ts, e->tid);
-		lp_pool_del(&s->ends, e);
+		int rc = nvtx_pair(imp, s, &tmp, e->ts, e->tid);
+		pool_del(&s->ends, e);
 		return rc;
 	}
-	o = lp_pool_add(&s->starts, r->id);
+	o = pool_add(&s->starts, r->id);
 	if (!o)
 		return -ENOMEM;
 	tmp.key = r->id;
@@ -368,21 +367,21 @@ static int lp_nvtx_start(struct lp_import *imp, struct lp_nvtx_state *s, uint32_
 	return 0;
 }
 
-static int lp_nvtx_end(struct lp_import *imp, struct lp_nvtx_state *s, uint32_t tid,
-		       const struct lp_rec_nvtx_end *r)
+static int nvtx_end(struct lp_import *imp, struct nvtx_state *s, uint32_t tid,
+		    const struct lp_rec_nvtx_end *r)
 {
-	lp_nvtx_seen(s, r->ts);
-	struct lp_nvtx_open *o = r->id ? lp_pool_find(&s->starts, r->id) : NULL;
+	nvtx_seen(s, r->ts);
+	struct nvtx_open *o = r->id ? pool_find(&s->starts, r->id) : NULL;
 	if (o) {
-		int rc = lp_nvtx_pair(imp, s, o, r->ts, tid);
-		lp_pool_del(&s->starts, o);
+		int rc = nvtx_pair(imp, s, o, r->ts, tid);
+		pool_del(&s->starts, o);
 		return rc;
 	}
-	if (!r->id || lp_pool_find(&s->ends, r->id)) {
+	if (!r->id || pool_find(&s->ends, r->id)) {
 		s->orphan_ends++; /* never started, or ended twice */
 		return 0;
 	}
-	struct lp_nvtx_open *e = lp_pool_add(&s->ends, r->id);
+	struct nvtx_open *e = pool_add(&s->ends, r->id);
 	if (!e)
 		return -ENOMEM;
 	e->ts = r->ts;
@@ -392,32 +391,32 @@ static int lp_nvtx_end(struct lp_import *imp, struct lp_nvtx_state *s, uint32_t 
 
 /* ---- marks, categories ------------------------------------------------- */
 
-static int lp_nvtx_mark(struct lp_import *imp, struct lp_nvtx_state *s, uint32_t tid, uint32_t dom,
-			const void *p, size_t len)
+static int nvtx_mark(struct lp_import *imp, struct nvtx_state *s, uint32_t tid, uint32_t dom,
+		     const void *p, size_t len)
 {
 	const struct lp_rec_nvtx_push *r = p;
-	struct lp_nvtx_open o;
-	lp_nvtx_fill(&o, tid, dom, r->ts, r->name, r->category, r + 1, len - sizeof(*r));
-	int64_t d = lp_nvtx_domain(imp, s, dom), t = lp_import_thread(imp, tid);
+	struct nvtx_open o;
+	nvtx_fill(&o, tid, dom, r->ts, r->name, r->category, r + 1, len - sizeof(*r));
+	int64_t d = nvtx_domain(imp, s, dom), t = lp_import_thread(imp, tid);
 	if (!d || !t)
 		return -EIO;
 	sqlite3_stmt *st = s->ins_mark;
 	sqlite3_bind_int64(st, 1, imp->proc->id);
 	sqlite3_bind_int64(st, 2, d);
-	lp_bind_id(st, 3, lp_import_string(imp, r->name));
+	bind_id(st, 3, lp_import_string(imp, r->name));
 	sqlite3_bind_int64(st, 4, r->category);
 	sqlite3_bind_int64(st, 5, (int64_t)r->ts);
 	sqlite3_bind_int64(st, 6, t);
-	lp_bind_payload(st, 7, &o);
-	lp_nvtx_seen(s, r->ts);
+	bind_payload(st, 7, &o);
+	nvtx_seen(s, r->ts);
 	s->marks++;
 	return lp_import_step(imp, st);
 }
 
-static int lp_nvtx_category(struct lp_import *imp, struct lp_nvtx_state *s, uint32_t dom,
-			    const struct lp_rec_nvtx_category *r)
+static int nvtx_category(struct lp_import *imp, struct nvtx_state *s, uint32_t dom,
+			 const struct lp_rec_nvtx_category *r)
 {
-	int64_t d = lp_nvtx_domain(imp, s, dom), sid = lp_import_string(imp, r->name);
+	int64_t d = nvtx_domain(imp, s, dom), sid = lp_import_string(imp, r->name);
 	if (!d)
 		return -EIO;
 	if (!sid)
@@ -428,40 +427,39 @@ static int lp_nvtx_category(struct lp_import *imp, struct lp_nvtx_state *s, uint
 	return lp_import_step(imp, s->ins_cat);
 }
 
-static int lp_nvtx_record(struct lp_import *imp, void *state, uint32_t tid,
-			  const struct lp_rec_header *h, const void *p, size_t len)
+static int nvtx_record(struct lp_import *imp, void *state, uint32_t tid,
+		       const struct lp_rec_header *h, const void *p, size_t len)
 {
-	struct lp_nvtx_state *s = state;
+	struct nvtx_state *s = state;
 	uint32_t dom = h->aux;
 	switch (h->type) {
 	case LP_REC_NVTX_PUSH: {
 		const struct lp_rec_nvtx_push *r = p;
-		return len >= sizeof(*r) ? lp_nvtx_push(s, tid, dom, r->ts, r->name, r->category,
-							r + 1, len - sizeof(*r))
+		return len >= sizeof(*r) ? nvtx_push(s, tid, dom, r->ts, r->name, r->category,
+						     r + 1, len - sizeof(*r))
 					 : 0;
 	}
 	case LP_REC_NVTX_PUSH_NAME:
 		return len >= sizeof(struct lp_rec_nvtx_pop)
-			   ? lp_nvtx_push(s, tid, 0, ((const struct lp_rec_nvtx_pop *)p)->ts,
-					  h->aux, 0, NULL, 0)
+			   ? nvtx_push(s, tid, 0, ((const struct lp_rec_nvtx_pop *)p)->ts, h->aux,
+				       0, NULL, 0)
 			   : 0;
 	case LP_REC_NVTX_POP:
-		return len >= sizeof(struct lp_rec_nvtx_pop) ? lp_nvtx_pop(imp, s, tid, dom, p) : 0;
+		return len >= sizeof(struct lp_rec_nvtx_pop) ? nvtx_pop(imp, s, tid, dom, p) : 0;
 	case LP_REC_NVTX_START:
 		return len >= sizeof(struct lp_rec_nvtx_start)
-			   ? lp_nvtx_start(imp, s, tid, dom, p, len)
+			   ? nvtx_start(imp, s, tid, dom, p, len)
 			   : 0;
 	case LP_REC_NVTX_END:
-		return len >= sizeof(struct lp_rec_nvtx_end) ? lp_nvtx_end(imp, s, tid, p) : 0;
+		return len >= sizeof(struct lp_rec_nvtx_end) ? nvtx_end(imp, s, tid, p) : 0;
 	case LP_REC_NVTX_MARK:
-		return len >= sizeof(struct lp_rec_nvtx_push)
-			   ? lp_nvtx_mark(imp, s, tid, dom, p, len)
-			   : 0;
+		return len >= sizeof(struct lp_rec_nvtx_push) ? nvtx_mark(imp, s, tid, dom, p, len)
+							      : 0;
 	case LP_REC_NVTX_DOMAIN:
-		return len >= sizeof(struct lp_rec_nvtx_domain) ? lp_nvtx_domain_def(imp, s, dom, p)
+		return len >= sizeof(struct lp_rec_nvtx_domain) ? nvtx_domain_def(imp, s, dom, p)
 								: 0;
 	case LP_REC_NVTX_CATEGORY:
-		return len >= sizeof(struct lp_rec_nvtx_category) ? lp_nvtx_category(imp, s, dom, p)
+		return len >= sizeof(struct lp_rec_nvtx_category) ? nvtx_category(imp, s, dom, p)
 								  : 0;
 	default:
 		imp->unknown_records++;
@@ -477,7 +475,7 @@ static int first_int_row(sqlite3_stmt *st, void *ctx)
 	return LP_DB_STOP;
 }
 
-static uint64_t lp_nvtx_proc_end(struct lp_import *imp, struct lp_nvtx_state *s)
+static uint64_t nvtx_proc_end(struct lp_import *imp, struct nvtx_state *s)
 {
 	uint64_t end = s->max_ts;
 	/* The core source ran first and stored the exit (or last) timestamp. */
@@ -492,26 +490,26 @@ static uint64_t lp_nvtx_proc_end(struct lp_import *imp, struct lp_nvtx_state *s)
 	return end;
 }
 
-static int lp_nvtx_end_process(struct lp_import *imp, void *state)
+static int nvtx_end_process(struct lp_import *imp, void *state)
 {
-	struct lp_nvtx_state *s = state;
-	uint64_t end = lp_nvtx_proc_end(imp, s);
+	struct nvtx_state *s = state;
+	uint64_t end = nvtx_proc_end(imp, s);
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < s->n_stacks; i++) {
-		struct lp_nvtx_stack *k = &s->stacks[i];
+		struct nvtx_stack *k = &s->stacks[i];
 		while (rc == 0 && k->n) {
 			size_t d = --k->n;
-			rc = lp_nvtx_insert(imp, s, &k->v[d], end, k->tid, d ? k->v[d - 1].id : 0,
-					    (int)d, LP_RANGEF_OPEN_AT_EXIT);
+			rc = nvtx_insert(imp, s, &k->v[d], end, k->tid, d ? k->v[d - 1].id : 0,
+					 (int)d, LP_RANGEF_OPEN_AT_EXIT);
 			s->open_at_exit++;
 		}
 	}
 	for (size_t i = 0; rc == 0 && i < s->starts.n; i++) {
-		struct lp_nvtx_open *o = &s->starts.v[i];
+		struct nvtx_open *o = &s->starts.v[i];
 		if (!o->key)
 			continue;
-		rc = lp_nvtx_insert(imp, s, o, end, o->tid, 0, 0,
-				    LP_RANGEF_STARTEND | LP_RANGEF_OPEN_AT_EXIT);
+		rc = nvtx_insert(imp, s, o, end, o->tid, 0, 0,
+				 LP_RANGEF_STARTEND | LP_RANGEF_OPEN_AT_EXIT);
 		s->open_at_exit++;
 	}
 	s->orphan_ends += (long long)s->ends.live;
@@ -523,15 +521,15 @@ static int lp_nvtx_end_process(struct lp_import *imp, void *state)
 	lp_map_free(&s->stack_idx);
 	lp_map_free(&s->domains);
 	lp_map_free(&s->dom_names);
-	lp_pool_free(&s->starts);
-	lp_pool_free(&s->ends);
+	pool_free(&s->starts);
+	pool_free(&s->ends);
 	s->max_ts = 0;
 	return rc;
 }
 
-static int lp_nvtx_finish(struct lp_import *imp, void *state)
+static int nvtx_finish(struct lp_import *imp, void *state)
 {
-	struct lp_nvtx_state *s = state;
+	struct nvtx_state *s = state;
 	int rc = lp_import_meta(imp, "nvtx.ranges", NULL, s->ranges);
 	rc = rc ? rc : lp_import_meta(imp, "nvtx.marks", NULL, s->marks);
 	rc = rc ? rc : lp_import_meta(imp, "nvtx.unbalanced_pops", NULL, s->unbalanced_pops);
@@ -540,9 +538,9 @@ static int lp_nvtx_finish(struct lp_import *imp, void *state)
 	return rc;
 }
 
-static int lp_nvtx_begin(struct lp_import *imp, void **state)
+static int nvtx_begin(struct lp_import *imp, void **state)
 {
-	struct lp_nvtx_state *s = calloc(1, sizeof(*s));
+	struct nvtx_state *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	*state = s;
@@ -571,9 +569,9 @@ static int lp_nvtx_begin(struct lp_import *imp, void **state)
 	return 0;
 }
 
-static void lp_nvtx_destroy(void *state)
+static void nvtx_destroy(void *state)
 {
-	struct lp_nvtx_state *s = state;
+	struct nvtx_state *s = state;
 	if (!s)
 		return;
 	sqlite3_finalize(s->ins_range);
@@ -588,8 +586,8 @@ static void lp_nvtx_destroy(void *state)
 	lp_map_free(&s->stack_idx);
 	lp_map_free(&s->domains);
 	lp_map_free(&s->dom_names);
-	lp_pool_free(&s->starts);
-	lp_pool_free(&s->ends);
+	pool_free(&s->starts);
+	pool_free(&s->ends);
 	free(s);
 }
 
@@ -604,9 +602,9 @@ const struct lp_import_source lp_src_nvtx = {
     .last_type = LP_REC_NVTX_LAST,
     .schema = lp_schema_nvtx_sql,
     .indexes = lp_nvtx_indexes,
-    .begin = lp_nvtx_begin,
-    .record = lp_nvtx_record,
-    .end_process = lp_nvtx_end_process,
-    .finish = lp_nvtx_finish,
-    .destroy = lp_nvtx_destroy,
+    .begin = nvtx_begin,
+    .record = nvtx_record,
+    .end_process = nvtx_end_process,
+    .finish = nvtx_finish,
+    .destroy = nvtx_destroy,
 };

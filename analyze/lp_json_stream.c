@@ -28,7 +28,7 @@
 
 const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path)
 {
-	/* Paths are stored lowercased (lp_jstore): lowercase the query once and
+	/* Paths are stored lowercased (jstore): lowercase the query once and
 	 * compare bytes, not case-folded strings, for every field. */
 	char q[160];
 	size_t n = 0;
@@ -100,38 +100,38 @@ int lp_json_us_to_ns(const char *s, int64_t *ns)
 
 /* ---- parser state ------------------------------------------------------------------ */
 
-struct lp_jlevel {
+struct jlevel {
 	int is_array;
 	long index;   /* arrays: next element's index */
 	char key[64]; /* maps: the key whose value comes next */
 };
 
-struct lp_jparse {
+struct jparse {
 	const struct lp_jstream_ops *ops;
 	void *ctx;
 	int depth; /* open containers */
-	struct lp_jlevel lv[LP_JMAXDEPTH];
+	struct jlevel lv[LP_JMAXDEPTH];
 	int elem_depth; /* depth of the element being collected, 0 = none */
 	int which;	/* 0 traceEvents, 1 deviceProperties */
 	int rc;		/* a callback's error */
 	struct lp_jobj obj;
 };
 
-static struct lp_jlevel *lp_jtop(struct lp_jparse *p)
+static struct jlevel *jtop(struct jparse *p)
 {
 	return p->depth > 0 && p->depth <= LP_JMAXDEPTH ? &p->lv[p->depth - 1] : NULL;
 }
 
 /* Path of the value about to be stored, relative to the element; 0 when
  * it is too deep to keep (tensor shapes, call stacks). */
-static int lp_jpath(struct lp_jparse *p, char *buf, size_t len)
+static int jpath(struct jparse *p, char *buf, size_t len)
 {
 	size_t off = 0;
 	if (p->depth - p->elem_depth > 2 || p->depth > LP_JMAXDEPTH)
 		return 0;
 	/* memcpy, not snprintf: this runs for every value of every event */
 	for (int d = p->elem_depth; d <= p->depth; d++) {
-		struct lp_jlevel *l = &p->lv[d - 1];
+		struct jlevel *l = &p->lv[d - 1];
 		if (l->is_array) {
 			if (l->index >= 3 || off + 4 > len) /* grid, block; not shapes */
 				return 0;
@@ -152,7 +152,7 @@ static int lp_jpath(struct lp_jparse *p, char *buf, size_t len)
 	return 1;
 }
 
-static const char *lp_jarena(struct lp_jobj *o, const char *s, size_t len)
+static const char *jarena(struct lp_jobj *o, const char *s, size_t len)
 {
 	if (o->used + len + 1 > sizeof(o->arena)) {
 		o->truncated = 1;
@@ -165,11 +165,11 @@ static const char *lp_jarena(struct lp_jobj *o, const char *s, size_t len)
 	return d;
 }
 
-static void lp_jstore(struct lp_jparse *p, enum lp_jtype type, const char *v, size_t len)
+static void jstore(struct jparse *p, enum lp_jtype type, const char *v, size_t len)
 {
 	char path[160];
 	struct lp_jobj *o = &p->obj;
-	if (!lp_jpath(p, path, sizeof(path)))
+	if (!jpath(p, path, sizeof(path)))
 		return;
 	if (o->n == LP_JOBJ_MAXF) {
 		o->truncated = 1;
@@ -177,25 +177,25 @@ static void lp_jstore(struct lp_jparse *p, enum lp_jtype type, const char *v, si
 	}
 	for (char *c = path; *c; c++)
 		*c = (char)tolower((unsigned char)*c);
-	const char *ps = lp_jarena(o, path, strlen(path));
-	const char *vs = ps ? lp_jarena(o, v, len) : NULL;
+	const char *ps = jarena(o, path, strlen(path));
+	const char *vs = ps ? jarena(o, v, len) : NULL;
 	if (!vs)
 		return;
 	o->f[o->n++] = (struct lp_jfield){ps, vs, type};
 }
 
 /* After a value: arrays count it. */
-static void lp_jnext(struct lp_jparse *p)
+static void jnext(struct jparse *p)
 {
-	struct lp_jlevel *l = lp_jtop(p);
+	struct jlevel *l = jtop(p);
 	if (l && l->is_array)
 		l->index++;
 }
 
-static int lp_jscalar(struct lp_jparse *p, enum lp_jtype type, const char *v, size_t len)
+static int jscalar(struct jparse *p, enum lp_jtype type, const char *v, size_t len)
 {
 	if (p->elem_depth && p->depth >= p->elem_depth) {
-		lp_jstore(p, type, v, len);
+		jstore(p, type, v, len);
 	} else if (p->depth == 1 && !p->lv[0].is_array && p->ops->top) {
 		char buf[256];
 		size_t n = len < sizeof(buf) - 1 ? len : sizeof(buf) - 1;
@@ -203,33 +203,33 @@ static int lp_jscalar(struct lp_jparse *p, enum lp_jtype type, const char *v, si
 		buf[n] = 0;
 		p->rc = p->ops->top(p->ctx, p->lv[0].key, buf, type);
 	}
-	lp_jnext(p);
+	jnext(p);
 	return p->rc == 0;
 }
 
-static int lp_jnull(void *ctx)
+static int jnull(void *ctx)
 {
-	return lp_jscalar(ctx, LP_JNULL, "", 0);
+	return jscalar(ctx, LP_JNULL, "", 0);
 }
 
-static int lp_jbool(void *ctx, int v)
+static int jbool(void *ctx, int v)
 {
-	return lp_jscalar(ctx, LP_JBOOL, v ? "true" : "false", v ? 4 : 5);
+	return jscalar(ctx, LP_JBOOL, v ? "true" : "false", v ? 4 : 5);
 }
 
-static int lp_jnumber(void *ctx, const char *s, size_t len)
+static int jnumber(void *ctx, const char *s, size_t len)
 {
-	return lp_jscalar(ctx, LP_JNUM, s, len);
+	return jscalar(ctx, LP_JNUM, s, len);
 }
 
-static int lp_jstring(void *ctx, const unsigned char *s, size_t len)
+static int jstring(void *ctx, const unsigned char *s, size_t len)
 {
-	return lp_jscalar(ctx, LP_JSTR, (const char *)s, len);
+	return jscalar(ctx, LP_JSTR, (const char *)s, len);
 }
 
-static int lp_jkey(void *ctx, const unsigned char *k, size_t len)
+static int jkey(void *ctx, const unsigned char *k, size_t len)
 {
-	struct lp_jlevel *l = lp_jtop(ctx);
+	struct jlevel *l = jtop(ctx);
 	if (l) {
 		size_t n = len < sizeof(l->key) - 1 ? len : sizeof(l->key) - 1;
 		memcpy(l->key, k, n);
@@ -239,11 +239,11 @@ static int lp_jkey(void *ctx, const unsigned char *k, size_t len)
 }
 
 /* Is the container opening now an element to collect? */
-static void lp_jmaybe_element(struct lp_jparse *p)
+static void jmaybe_element(struct jparse *p)
 {
 	if (p->elem_depth || p->depth < 2)
 		return;
-	struct lp_jlevel *parent = &p->lv[p->depth - 2];
+	struct jlevel *parent = &p->lv[p->depth - 2];
 	if (!parent->is_array)
 		return;
 	if (p->depth == 2 && p->lv[0].is_array) { /* JSON Array Format: [ {...}, ... ] */
@@ -265,18 +265,18 @@ static void lp_jmaybe_element(struct lp_jparse *p)
 	p->obj.truncated = 0;
 }
 
-static int lp_jopen(struct lp_jparse *p, int is_array)
+static int jopen(struct jparse *p, int is_array)
 {
 	p->depth++;
 	if (p->depth <= LP_JMAXDEPTH) {
-		p->lv[p->depth - 1] = (struct lp_jlevel){.is_array = is_array};
+		p->lv[p->depth - 1] = (struct jlevel){.is_array = is_array};
 		if (!is_array)
-			lp_jmaybe_element(p);
+			jmaybe_element(p);
 	}
 	return 1;
 }
 
-static int lp_jclose(struct lp_jparse *p)
+static int jclose(struct jparse *p)
 {
 	if (p->elem_depth && p->depth == p->elem_depth) {
 		p->elem_depth = 0;
@@ -284,53 +284,53 @@ static int lp_jclose(struct lp_jparse *p)
 			p->rc = p->ops->element(p->ctx, p->which, &p->obj);
 	}
 	p->depth--;
-	lp_jnext(p);
+	jnext(p);
 	return p->rc == 0;
 }
 
-static int lp_jstart_map(void *ctx)
+static int jstart_map(void *ctx)
 {
-	return lp_jopen(ctx, 0);
+	return jopen(ctx, 0);
 }
 
-static int lp_jend_map(void *ctx)
+static int jend_map(void *ctx)
 {
-	return lp_jclose(ctx);
+	return jclose(ctx);
 }
 
-static int lp_jstart_array(void *ctx)
+static int jstart_array(void *ctx)
 {
-	return lp_jopen(ctx, 1);
+	return jopen(ctx, 1);
 }
 
-static int lp_jend_array(void *ctx)
+static int jend_array(void *ctx)
 {
-	return lp_jclose(ctx);
+	return jclose(ctx);
 }
 
 static const yajl_callbacks lp_jcallbacks = {
-    .yajl_null = lp_jnull,
-    .yajl_boolean = lp_jbool,
-    .yajl_number = lp_jnumber,
-    .yajl_string = lp_jstring,
-    .yajl_start_map = lp_jstart_map,
-    .yajl_map_key = lp_jkey,
-    .yajl_end_map = lp_jend_map,
-    .yajl_start_array = lp_jstart_array,
-    .yajl_end_array = lp_jend_array,
+    .yajl_null = jnull,
+    .yajl_boolean = jbool,
+    .yajl_number = jnumber,
+    .yajl_string = jstring,
+    .yajl_start_map = jstart_map,
+    .yajl_map_key = jkey,
+    .yajl_end_map = jend_map,
+    .yajl_start_array = jstart_array,
+    .yajl_end_array = jend_array,
 };
 
 /* ---- feeding ---------------------------------------------------------------------- */
 
-struct lp_jreader {
-	struct lp_jparse *p;
+struct jreader {
+	struct jparse *p;
 	yajl_handle h;
 	uint64_t fed; /* JSON bytes given to yajl */
 	char *err;
 	size_t errlen;
 };
 
-static int lp_jfail(struct lp_jreader *r, const unsigned char *buf, size_t len)
+static int jfail(struct jreader *r, const unsigned char *buf, size_t len)
 {
 	if (r->p->rc)
 		return r->p->rc;
@@ -347,18 +347,18 @@ static int lp_jfail(struct lp_jreader *r, const unsigned char *buf, size_t len)
 	return -EINVAL;
 }
 
-static int lp_jfeed(struct lp_jreader *r, const unsigned char *buf, size_t len)
+static int jfeed(struct jreader *r, const unsigned char *buf, size_t len)
 {
 	if (yajl_parse(r->h, buf, len) != yajl_status_ok)
-		return lp_jfail(r, buf, len);
+		return jfail(r, buf, len);
 	r->fed += len;
 	return 0;
 }
 
-static int lp_jend(struct lp_jreader *r)
+static int jend(struct jreader *r)
 {
 	if (yajl_complete_parse(r->h) != yajl_status_ok)
-		return lp_jfail(r, NULL, 0);
+		return jfail(r, NULL, 0);
 	if (r->fed == 0) {
 		snprintf(r->err, r->errlen, "empty input: no JSON");
 		return -EINVAL;
@@ -366,8 +366,8 @@ static int lp_jend(struct lp_jreader *r)
 	return 0;
 }
 
-static int lp_jbegin(struct lp_jreader *r, const struct lp_jstream_ops *ops, void *ctx, char *err,
-		     size_t errlen)
+static int jbegin(struct jreader *r, const struct lp_jstream_ops *ops, void *ctx, char *err,
+		  size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
 	r->p = calloc(1, sizeof(*r->p));
@@ -387,7 +387,7 @@ static int lp_jbegin(struct lp_jreader *r, const struct lp_jstream_ops *ops, voi
 	return 0;
 }
 
-static void lp_jfree(struct lp_jreader *r)
+static void jfree(struct jreader *r)
 {
 	if (r->h)
 		yajl_free(r->h);
@@ -397,20 +397,20 @@ static void lp_jfree(struct lp_jreader *r)
 int lp_jstream_read_mem(const uint8_t *data, size_t len, const struct lp_jstream_ops *ops,
 			void *ctx, char *err, size_t errlen)
 {
-	struct lp_jreader r;
-	int rc = lp_jbegin(&r, ops, ctx, err, errlen);
+	struct jreader r;
+	int rc = jbegin(&r, ops, ctx, err, errlen);
 	if (rc)
 		return rc;
-	rc = lp_jfeed(&r, data, len);
-	rc = rc ? rc : lp_jend(&r);
-	lp_jfree(&r);
+	rc = jfeed(&r, data, len);
+	rc = rc ? rc : jend(&r);
+	jfree(&r);
 	return rc;
 }
 
 /* Inflate what arrived, feeding yajl; *member_end when a gzip member ended
  * with this input (more members may follow: concatenated gzip). */
-static int lp_jinflate(struct lp_jreader *r, z_stream *z, unsigned char *out, size_t outlen,
-		       int *member_end)
+static int jinflate(struct jreader *r, z_stream *z, unsigned char *out, size_t outlen,
+		    int *member_end)
 {
 	for (;;) {
 		z->next_out = out;
@@ -422,7 +422,7 @@ static int lp_jinflate(struct lp_jreader *r, z_stream *z, unsigned char *out, si
 				 z->msg ? z->msg : "inflate failed");
 			return -EINVAL;
 		}
-		int rc = lp_jfeed(r, out, outlen - z->avail_out);
+		int rc = jfeed(r, out, outlen - z->avail_out);
 		if (rc)
 			return rc;
 		*member_end = zr == Z_STREAM_END;
@@ -441,7 +441,7 @@ int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ct
 		    uint64_t *in_bytes, char *err, size_t errlen)
 {
 	enum { LP_CHUNK = 1 << 16 };
-	struct lp_jreader r;
+	struct jreader r;
 	struct sha256_ctx sha;
 	z_stream z = {0};
 	unsigned char *in = malloc(LP_CHUNK), *out = malloc(4 * LP_CHUNK);
@@ -453,7 +453,7 @@ int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ct
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 		goto out;
 	}
-	if ((rc = lp_jbegin(&r, ops, ctx, err, errlen)))
+	if ((rc = jbegin(&r, ops, ctx, err, errlen)))
 		goto out;
 	sha256_init(&sha);
 	while (rc == 0 && (n = read(fd, in, LP_CHUNK)) > 0) {
@@ -467,12 +467,12 @@ int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ct
 			zinit = gz;
 		}
 		if (!gz) {
-			rc = lp_jfeed(&r, in, (size_t)n);
+			rc = jfeed(&r, in, (size_t)n);
 			continue;
 		}
 		z.next_in = in;
 		z.avail_in = (uInt)n;
-		rc = lp_jinflate(&r, &z, out, 4 * LP_CHUNK, &member_end);
+		rc = jinflate(&r, &z, out, 4 * LP_CHUNK, &member_end);
 	}
 	if (rc == 0 && n < 0) {
 		rc = -errno;
@@ -484,7 +484,7 @@ int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ct
 		rc = -EINVAL;
 	}
 	if (rc == 0)
-		rc = lp_jend(&r);
+		rc = jend(&r);
 	if (in_bytes)
 		*in_bytes = r.fed;
 	if (sha256_hex) {
@@ -493,7 +493,7 @@ int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ct
 		for (int i = 0; i < 32; i++)
 			snprintf(sha256_hex + 2 * i, 3, "%02x", d[i]);
 	}
-	lp_jfree(&r);
+	jfree(&r);
 out:
 	if (zinit)
 		inflateEnd(&z);

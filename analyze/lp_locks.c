@@ -13,13 +13,13 @@
 #include "lp_stats.h"
 #include "lp_waits.h"
 
-struct lp_q {
+struct q {
 	sqlite3 *db;
 	char *err;
 	size_t errlen;
 };
 
-static sqlite3_stmt *lp_q_prepare(struct lp_q *q, const char *sql)
+static sqlite3_stmt *q_prepare(struct q *q, const char *sql)
 {
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -31,7 +31,7 @@ static sqlite3_stmt *lp_q_prepare(struct lp_q *q, const char *sql)
 
 /* Steps st to its end through the one read path, calling fn per row, and
  * finalizes it: 0, fn's error, or -EIO with q->err filled. */
-static int lp_q_run(struct lp_q *q, sqlite3_stmt *st, lp_db_row_fn fn, void *ctx)
+static int q_run(struct q *q, sqlite3_stmt *st, lp_db_row_fn fn, void *ctx)
 {
 	int rc = lp_db_step_all(st, fn, ctx, q->err, q->errlen);
 	sqlite3_finalize(st);
@@ -39,7 +39,7 @@ static int lp_q_run(struct lp_q *q, sqlite3_stmt *st, lp_db_row_fn fn, void *ctx
 }
 
 /* Row of a single-row aggregate: up to two integer columns into v[]. */
-static int lp_ints_row(sqlite3_stmt *st, void *ctx)
+static int ints_row(sqlite3_stmt *st, void *ctx)
 {
 	int64_t *v = ctx;
 	v[0] = sqlite3_column_int64(st, 0);
@@ -49,7 +49,7 @@ static int lp_ints_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* strdup of a text column; *oom set when a non-NULL value cannot be copied. */
-static char *lp_col_str(sqlite3_stmt *st, int i, int *oom)
+static char *col_str(sqlite3_stmt *st, int i, int *oom)
 {
 	char *d = lp_db_col_strdup(st, i);
 	if (!d && sqlite3_column_type(st, i) != SQLITE_NULL)
@@ -59,31 +59,31 @@ static char *lp_col_str(sqlite3_stmt *st, int i, int *oom)
 
 /* ---- run totals ------------------------------------------------------- */
 
-static int lp_thread_time(struct lp_q *q, struct lp_lock_report *r)
+static int thread_time(struct q *q, struct lp_lock_report *r)
 {
 	int64_t v[2] = {0, 0};
-	sqlite3_stmt *st = lp_q_prepare(
+	sqlite3_stmt *st = q_prepare(
 	    q, "SELECT count(*), COALESCE(SUM(CASE WHEN e > s THEN e - s END), 0) FROM "
 	       "(SELECT COALESCE(t.start_ns, p.start_ns) AS s, COALESCE(t.end_ns, p.end_ns) AS e "
 	       "FROM threads t JOIN processes p ON p.id = t.process_id)");
-	if (!st || lp_q_run(q, st, lp_ints_row, v))
+	if (!st || q_run(q, st, ints_row, v))
 		return -EIO;
 	r->n_threads = v[0];
 	r->thread_time_ns = v[1];
 	r->thread_time_basis = "threads";
 	if (r->thread_time_ns > 0)
 		return 0;
-	st = lp_q_prepare(q, "SELECT COALESCE(SUM(end_ns - start_ns), 0) FROM processes "
-			     "WHERE end_ns > start_ns");
+	st = q_prepare(q, "SELECT COALESCE(SUM(end_ns - start_ns), 0) FROM processes "
+			  "WHERE end_ns > start_ns");
 	v[0] = 0;
-	if (!st || lp_q_run(q, st, lp_ints_row, v))
+	if (!st || q_run(q, st, ints_row, v))
 		return -EIO;
 	r->thread_time_ns = v[0];
 	r->thread_time_basis = "processes";
 	return 0;
 }
 
-static int lp_wait_totals(struct lp_q *q, const char *table, long long *n, int64_t *ns)
+static int wait_totals(struct q *q, const char *table, long long *n, int64_t *ns)
 {
 	char sql[128];
 	int64_t v[2] = {0, 0};
@@ -92,15 +92,15 @@ static int lp_wait_totals(struct lp_q *q, const char *table, long long *n, int64
 	if (!lp_db_has_table(q->db, table))
 		return 0;
 	snprintf(sql, sizeof(sql), "SELECT count(*), COALESCE(SUM(dur_ns), 0) FROM %s", table);
-	sqlite3_stmt *st = lp_q_prepare(q, sql);
-	if (!st || lp_q_run(q, st, lp_ints_row, v))
+	sqlite3_stmt *st = q_prepare(q, sql);
+	if (!st || q_run(q, st, ints_row, v))
 		return -EIO;
 	*n = v[0];
 	*ns = v[1];
 	return 0;
 }
 
-static int lp_class_row(sqlite3_stmt *st, void *ctx)
+static int class_row(sqlite3_stmt *st, void *ctx)
 {
 	struct lp_lock_report *r = ctx;
 	int c = sqlite3_column_int(st, 0);
@@ -120,7 +120,7 @@ static int lp_class_row(sqlite3_stmt *st, void *ctx)
  * captures). cudaStreamWaitEvent is a sync record too, but the GPU waits
  * there, not the host, so it is left out. Neither is a lock: none is
  * ranked. */
-static int lp_class_totals(struct lp_q *q, struct lp_lock_report *r)
+static int class_totals(struct q *q, struct lp_lock_report *r)
 {
 	static const char *const table[4] = {"lock_waits", "cond_waits", "blocking_calls", "syncs"};
 	static const char *const sql[4] = {
@@ -133,7 +133,7 @@ static int lp_class_totals(struct lp_q *q, struct lp_lock_report *r)
 	for (int t = 0; t < 4; t++) {
 		if (!lp_db_has_table(q->db, table[t]))
 			continue;
-		int rc = lp_db_each(q->db, sql[t], NULL, 0, lp_class_row, r, q->err, q->errlen);
+		int rc = lp_db_each(q->db, sql[t], NULL, 0, class_row, r, q->err, q->errlen);
 		if (rc)
 			return rc;
 	}
@@ -145,23 +145,23 @@ static int lp_class_totals(struct lp_q *q, struct lp_lock_report *r)
  * each query below scans the table once for all listed locks, grouped by
  * lock: five scans in all, whatever --top is. */
 
-struct lp_batch {
-	struct lp_q *q;
+struct batch {
+	struct q *q;
 	struct lp_lock_report *r;
 	char *in;      /* "(3,1,7)": the listed lock ids, integers only */
-	size_t *order; /* row indexes sorted by lock id, for lp_row_of */
+	size_t *order; /* row indexes sorted by lock id, for row_of */
 };
 
-static struct lp_batch *lp_batch_ctx;
+static struct batch *lp_batch_ctx;
 
-static int lp_cmp_row_id(const void *a, const void *b)
+static int cmp_row_id(const void *a, const void *b)
 {
 	int64_t x = lp_batch_ctx->r->locks[*(const size_t *)a].id;
 	int64_t y = lp_batch_ctx->r->locks[*(const size_t *)b].id;
 	return x < y ? -1 : x > y;
 }
 
-static struct lp_lock_row *lp_row_of(struct lp_batch *b, int64_t id)
+static struct lp_lock_row *row_of(struct batch *b, int64_t id)
 {
 	size_t lo = 0, hi = b->r->n;
 	while (lo < hi) {
@@ -177,7 +177,7 @@ static struct lp_lock_row *lp_row_of(struct lp_batch *b, int64_t id)
 	return NULL;
 }
 
-static int lp_batch_init(struct lp_batch *b)
+static int batch_init(struct batch *b)
 {
 	size_t n = b->r->n, len = 3 + 21 * n, o = 0;
 	b->in = malloc(len);
@@ -192,39 +192,39 @@ static int lp_batch_init(struct lp_batch *b)
 	}
 	snprintf(b->in + o, len - o, ")");
 	lp_batch_ctx = b;
-	qsort(b->order, n, sizeof(*b->order), lp_cmp_row_id);
+	qsort(b->order, n, sizeof(*b->order), cmp_row_id);
 	return 0;
 }
 
 /* Prepare tmpl with the IN list in place of its one "%s". */
-static sqlite3_stmt *lp_batch_prepare(struct lp_batch *b, const char *tmpl)
+static sqlite3_stmt *batch_prepare(struct batch *b, const char *tmpl)
 {
 	char *sql = NULL;
 	const char *at = strstr(tmpl, "%s");
 	if (!at || asprintf(&sql, "%.*s%s%s", (int)(at - tmpl), tmpl, b->in, at + 2) < 0)
 		return NULL;
-	sqlite3_stmt *st = lp_q_prepare(b->q, sql);
+	sqlite3_stmt *st = q_prepare(b->q, sql);
 	free(sql);
 	return st;
 }
 
-struct lp_pctl_load {
-	struct lp_batch *b;
+struct pctl_load {
+	struct batch *b;
 	double **v;
 	size_t *n;
 };
 
-static int lp_pctl_row(sqlite3_stmt *st, void *ctx)
+static int pctl_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_pctl_load *l = ctx;
-	struct lp_lock_row *row = lp_row_of(l->b, sqlite3_column_int64(st, 0));
+	struct pctl_load *l = ctx;
+	struct lp_lock_row *row = row_of(l->b, sqlite3_column_int64(st, 0));
 	size_t k = row ? (size_t)(row - l->b->r->locks) : 0;
 	if (row && l->n[k] < (size_t)row->count)
 		l->v[k][l->n[k]++] = (double)sqlite3_column_int64(st, 1);
 	return 0;
 }
 
-static int lp_batch_percentiles(struct lp_batch *b)
+static int batch_percentiles(struct batch *b)
 {
 	struct lp_lock_report *r = b->r;
 	double **v = calloc(r->n, sizeof(*v));
@@ -234,13 +234,13 @@ static int lp_batch_percentiles(struct lp_batch *b)
 		if (!(v[i] = malloc((size_t)r->locks[i].count * sizeof(**v))))
 			rc = -ENOMEM;
 	sqlite3_stmt *st = rc ? NULL
-			      : lp_batch_prepare(b, "SELECT lock_id, dur_ns FROM temp.lp_rw "
-						    "WHERE lock_id IN %s");
+			      : batch_prepare(b, "SELECT lock_id, dur_ns FROM temp.lp_rw "
+						 "WHERE lock_id IN %s");
 	if (!rc && !st)
 		rc = -EIO;
-	struct lp_pctl_load l = {b, v, n};
+	struct pctl_load l = {b, v, n};
 	if (st) /* only prepared when rc == 0 */
-		rc = lp_q_run(b->q, st, lp_pctl_row, &l);
+		rc = q_run(b->q, st, pctl_row, &l);
 	for (size_t i = 0; rc == 0 && i < r->n; i++) {
 		/* ns fit a double exactly below 2^53 (104 days) */
 		lp_sort_doubles(v[i], n[i]);
@@ -256,7 +256,7 @@ static int lp_batch_percentiles(struct lp_batch *b)
 	return rc;
 }
 
-static char *lp_site_where(const struct lp_lock_site *s)
+static char *site_where(const struct lp_lock_site *s)
 {
 	char *w = NULL;
 	int n;
@@ -273,7 +273,7 @@ static char *lp_site_where(const struct lp_lock_site *s)
 	return n < 0 ? NULL : w;
 }
 
-static void lp_site_free(struct lp_lock_site *s)
+static void site_free(struct lp_lock_site *s)
 {
 	free(s->chain);
 	free(s->where);
@@ -282,7 +282,7 @@ static void lp_site_free(struct lp_lock_site *s)
 	free(s->module);
 }
 
-static struct lp_lock_site *lp_site_push(struct lp_lock_row *l)
+static struct lp_lock_site *site_push(struct lp_lock_row *l)
 {
 	if ((l->n_sites & (l->n_sites - 1)) == 0) { /* 0, 1, 2, 4...: grow */
 		void *n = realloc(l->sites, (l->n_sites ? 2 * l->n_sites : 1) * sizeof(*l->sites));
@@ -357,7 +357,7 @@ static const char lp_rw_plain_sql[] =
     "start_ns, dur_ns, stack_id, flags, class FROM " LP_RANKED_WAITS ";";
 
 /* Sets up lp_site_depth, lp_fold and lp_rw for the queries below. */
-static int lp_rows_prepare(struct lp_q *q, int fold)
+static int rows_prepare(struct q *q, int fold)
 {
 	int64_t v[2] = {0, 0};
 	if (lp_db_exec(q->db, lp_site_depth_sql, q->err, q->errlen))
@@ -365,8 +365,8 @@ static int lp_rows_prepare(struct lp_q *q, int fold)
 	if (fold) {
 		sqlite3_stmt *st;
 		if (lp_db_exec(q->db, lp_fold_sql, q->err, q->errlen) ||
-		    !(st = lp_q_prepare(q, "SELECT count(*) FROM temp.lp_fold")) ||
-		    lp_q_run(q, st, lp_ints_row, v))
+		    !(st = q_prepare(q, "SELECT count(*) FROM temp.lp_fold")) ||
+		    q_run(q, st, ints_row, v))
 			return -EIO;
 	}
 	return lp_db_exec(q->db, v[0] ? lp_rw_fold_sql : lp_rw_plain_sql, q->err, q->errlen) ? -EIO
@@ -374,7 +374,7 @@ static int lp_rows_prepare(struct lp_q *q, int fold)
 }
 
 /* "fn" or "module+0xoff" of one frame, for the chain. */
-static int lp_chain_row(sqlite3_stmt *st, void *ctx)
+static int chain_row(sqlite3_stmt *st, void *ctx)
 {
 	char **chain = ctx, *n = NULL;
 	const char *fn = (const char *)sqlite3_column_text(st, 0);
@@ -396,7 +396,7 @@ static int lp_chain_row(sqlite3_stmt *st, void *ctx)
 /* Three frames from one stack through the site: the site and the two above
  * it, or, above a wrapper, the wrapper's frame first (LWLockAcquire <-
  * XLogFlush <- ...: which lock function, called from where). */
-static int lp_site_chain(struct lp_q *q, struct lp_lock_site *s, int64_t stack, int64_t depth)
+static int site_chain(struct q *q, struct lp_lock_site *s, int64_t stack, int64_t depth)
 {
 	int64_t args[2] = {stack, depth > 0 ? depth - 1 : 0};
 	return lp_db_each(
@@ -404,35 +404,35 @@ static int lp_site_chain(struct lp_q *q, struct lp_lock_site *s, int64_t stack, 
 	    "SELECT f.function, f.module, f.offset FROM stack_frames sf JOIN frames f "
 	    "ON f.id = sf.frame_id WHERE sf.stack_id = ?1 AND sf.depth >= ?2 AND "
 	    "sf.depth < ?2 + 3 ORDER BY sf.depth",
-	    args, 2, lp_chain_row, &s->chain, q->err, q->errlen);
+	    args, 2, chain_row, &s->chain, q->err, q->errlen);
 }
 
-static int lp_site_row(sqlite3_stmt *st, void *ctx)
+static int site_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_lock_row *l = lp_row_of(ctx, sqlite3_column_int64(st, 0));
-	struct lp_lock_site *s = l ? lp_site_push(l) : NULL;
+	struct lp_lock_row *l = row_of(ctx, sqlite3_column_int64(st, 0));
+	struct lp_lock_site *s = l ? site_push(l) : NULL;
 	int oom = 0;
 	if (!s)
 		return l ? -ENOMEM : 0;
-	s->function = lp_col_str(st, 1, &oom);
-	s->file = lp_col_str(st, 2, &oom);
+	s->function = col_str(st, 1, &oom);
+	s->file = col_str(st, 2, &oom);
 	s->line = sqlite3_column_int(st, 3);
-	s->module = lp_col_str(st, 4, &oom);
+	s->module = col_str(st, 4, &oom);
 	s->offset = (uint64_t)sqlite3_column_int64(st, 5);
 	s->count = sqlite3_column_int64(st, 6);
 	s->wait_ns = sqlite3_column_int64(st, 7);
 	s->stack = sqlite3_column_type(st, 8) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 8);
 	s->depth = sqlite3_column_int(st, 9);
-	s->where = lp_site_where(s);
+	s->where = site_where(s);
 	return oom || !s->where ? -ENOMEM : 0;
 }
 
 /* Every site of every listed lock (the innermost frame of each wait's
  * stack, or the frame above a lock wrapper), by wait. The most frequent
- * site names heap locks, so sites are cut to top N only after lp_lock_name. */
-static int lp_batch_sites(struct lp_batch *b)
+ * site names heap locks, so sites are cut to top N only after lock_name. */
+static int batch_sites(struct batch *b)
 {
-	sqlite3_stmt *st = lp_batch_prepare(
+	sqlite3_stmt *st = batch_prepare(
 	    b, "SELECT w.lock_id, f.function, f.file, f.line, f.module, f.offset, count(*), "
 	       "SUM(w.dur_ns), min(w.stack_id), coalesce(sd.depth, 0) FROM temp.lp_rw "
 	       "w LEFT JOIN temp.lp_site_depth sd ON sd.stack_id = w.stack_id "
@@ -442,7 +442,7 @@ static int lp_batch_sites(struct lp_batch *b)
 	       "7 DESC");
 	if (!st)
 		return -EIO;
-	int rc = lp_q_run(b->q, st, lp_site_row, b);
+	int rc = q_run(b->q, st, site_row, b);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < b->r->n; i++)
@@ -451,22 +451,22 @@ static int lp_batch_sites(struct lp_batch *b)
 		for (size_t k = 0; rc == 0 && k < b->r->locks[i].n_sites; k++) {
 			struct lp_lock_site *s = &b->r->locks[i].sites[k];
 			if (s->stack && k < (size_t)b->r->top)
-				rc = lp_site_chain(b->q, s, s->stack, s->depth);
+				rc = site_chain(b->q, s, s->stack, s->depth);
 		}
 	return rc;
 }
 
-struct lp_thread_load {
-	struct lp_batch *b;
+struct thread_load {
+	struct batch *b;
 	int owner;
 };
 
-static int lp_thread_row(sqlite3_stmt *st, void *ctx)
+static int thread_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_thread_load *x = ctx;
+	struct thread_load *x = ctx;
 	int owner = x->owner, oom = 0;
 	size_t top = (size_t)x->b->r->top;
-	struct lp_lock_row *l = lp_row_of(x->b, sqlite3_column_int64(st, 0));
+	struct lp_lock_row *l = row_of(x->b, sqlite3_column_int64(st, 0));
 	if (!l)
 		return 0;
 	if (owner && sqlite3_column_type(st, 1) == SQLITE_NULL) {
@@ -478,7 +478,7 @@ static int lp_thread_row(sqlite3_stmt *st, void *ctx)
 		return 0;
 	struct lp_lock_thread *t = &(owner ? l->owners : l->waiters)[(*n)++];
 	t->tid = sqlite3_column_int(st, 1);
-	t->name = lp_col_str(st, 2, &oom);
+	t->name = col_str(st, 2, &oom);
 	t->count = sqlite3_column_int64(st, 3);
 	t->wait_ns = sqlite3_column_int64(st, 4);
 	return oom ? -ENOMEM : 0;
@@ -486,7 +486,7 @@ static int lp_thread_row(sqlite3_stmt *st, void *ctx)
 
 /* Waiters (owner = 0) or owners (owner = 1) of every listed lock, by wait;
  * each lock keeps its first top N. Waits without an owner count apart. */
-static int lp_batch_threads(struct lp_batch *b, int owner)
+static int batch_threads(struct batch *b, int owner)
 {
 	static const char *const sql[2] = {
 	    "SELECT w.lock_id, t.tid, t.name, count(*), SUM(w.dur_ns) FROM temp.lp_rw w "
@@ -504,22 +504,22 @@ static int lp_batch_threads(struct lp_batch *b, int owner)
 		if (!(*(owner ? &l->owners : &l->waiters) = calloc(top, sizeof(*l->owners))))
 			return -ENOMEM;
 	}
-	sqlite3_stmt *st = lp_batch_prepare(b, sql[owner]);
+	sqlite3_stmt *st = batch_prepare(b, sql[owner]);
 	if (!st)
 		return -EIO;
-	struct lp_thread_load l = {b, owner};
-	return lp_q_run(b->q, st, lp_thread_row, &l);
+	struct thread_load l = {b, owner};
+	return q_run(b->q, st, thread_row, &l);
 }
 
-struct lp_holder_ctx {
-	struct lp_batch *b;
+struct holder_ctx {
+	struct batch *b;
 	int oom;
 };
 
-static int lp_holder_row(sqlite3_stmt *st, void *ctx)
+static int holder_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_holder_ctx *h = ctx;
-	struct lp_lock_row *l = lp_row_of(h->b, sqlite3_column_int64(st, 0));
+	struct holder_ctx *h = ctx;
+	struct lp_lock_row *l = row_of(h->b, sqlite3_column_int64(st, 0));
 	if (!l || l->holder_stage) /* rows come most frequent first per lock */
 		return 0;
 	l->holder_stage = lp_db_col_strdup(st, 1);
@@ -530,7 +530,7 @@ static int lp_holder_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* The stage each listed lock's holders were in, most often. */
-static int lp_batch_holders(struct lp_batch *b)
+static int batch_holders(struct batch *b)
 {
 	char *sql = NULL;
 	if (asprintf(
@@ -540,13 +540,13 @@ static int lp_batch_holders(struct lp_batch *b)
 		"GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2",
 		b->in) < 0)
 		return -ENOMEM;
-	struct lp_holder_ctx h = {b, 0};
-	int rc = lp_db_each(b->q->db, sql, NULL, 0, lp_holder_row, &h, b->q->err, b->q->errlen);
+	struct holder_ctx h = {b, 0};
+	int rc = lp_db_each(b->q->db, sql, NULL, 0, holder_row, &h, b->q->err, b->q->errlen);
 	free(sql);
 	return rc;
 }
 
-static int lp_lock_name(struct lp_lock_row *l)
+static int lock_name(struct lp_lock_row *l)
 {
 	size_t best = 0; /* the most frequent site, by count */
 	for (size_t i = 1; i < l->n_sites; i++)
@@ -568,22 +568,22 @@ static int lp_lock_name(struct lp_lock_row *l)
 	return n < 0 ? -ENOMEM : 0;
 }
 
-static int lp_locks_detail(struct lp_q *q, struct lp_lock_report *r)
+static int locks_detail(struct q *q, struct lp_lock_report *r)
 {
-	struct lp_batch b = {q, r, NULL, NULL};
-	int rc = r->n ? lp_batch_init(&b) : 0;
+	struct batch b = {q, r, NULL, NULL};
+	int rc = r->n ? batch_init(&b) : 0;
 	if (r->n) {
-		rc = rc ? rc : lp_batch_percentiles(&b);
-		rc = rc ? rc : lp_batch_sites(&b);
-		rc = rc ? rc : lp_batch_threads(&b, 0);
-		rc = rc ? rc : lp_batch_threads(&b, 1);
-		rc = rc ? rc : lp_batch_holders(&b);
+		rc = rc ? rc : batch_percentiles(&b);
+		rc = rc ? rc : batch_sites(&b);
+		rc = rc ? rc : batch_threads(&b, 0);
+		rc = rc ? rc : batch_threads(&b, 1);
+		rc = rc ? rc : batch_holders(&b);
 	}
 	for (size_t i = 0; rc == 0 && i < r->n; i++) {
 		struct lp_lock_row *l = &r->locks[i];
-		rc = lp_lock_name(l);
+		rc = lock_name(l);
 		while (l->n_sites > (size_t)r->top)
-			lp_site_free(&l->sites[--l->n_sites]);
+			site_free(&l->sites[--l->n_sites]);
 		l->mean_ns = l->count ? (double)l->total_ns / (double)l->count : 0;
 		l->share =
 		    r->thread_time_ns > 0 ? (double)l->total_ns / (double)r->thread_time_ns : 0;
@@ -596,7 +596,7 @@ static int lp_locks_detail(struct lp_q *q, struct lp_lock_report *r)
 
 /* ---- the report ------------------------------------------------------- */
 
-static int lp_lock_row_fill(sqlite3_stmt *st, void *ctx)
+static int lock_row_fill(sqlite3_stmt *st, void *ctx)
 {
 	struct lp_lock_report *r = ctx;
 	int oom = 0;
@@ -605,11 +605,11 @@ static int lp_lock_row_fill(sqlite3_stmt *st, void *ctx)
 	struct lp_lock_row *l = &r->locks[r->n++];
 	l->id = sqlite3_column_int64(st, 0);
 	l->address = (uint64_t)sqlite3_column_int64(st, 1);
-	l->kind = lp_col_str(st, 2, &oom);
-	l->symbol = lp_col_str(st, 3, &oom);
-	l->module = lp_col_str(st, 4, &oom);
+	l->kind = col_str(st, 2, &oom);
+	l->symbol = col_str(st, 3, &oom);
+	l->module = col_str(st, 4, &oom);
 	l->pid = sqlite3_column_int(st, 5);
-	l->process = lp_col_str(st, 6, &oom);
+	l->process = col_str(st, 6, &oom);
 	l->count = sqlite3_column_int64(st, 7);
 	l->total_ns = sqlite3_column_int64(st, 8);
 	l->max_ns = sqlite3_column_int64(st, 9);
@@ -622,9 +622,9 @@ static int lp_lock_row_fill(sqlite3_stmt *st, void *ctx)
 
 /* One row per lock, or per site of folded per-thread semaphores (lp_fold:
  * no locks row; the waiters' process, pid 0 when several). */
-static int lp_lock_rows(struct lp_q *q, struct lp_lock_report *r)
+static int lock_rows(struct q *q, struct lp_lock_report *r)
 {
-	sqlite3_stmt *st = lp_q_prepare(
+	sqlite3_stmt *st = q_prepare(
 	    q, "SELECT w.lock_id, coalesce(l.address, 0), coalesce(l.kind, 'sem'), l.name, "
 	       "l.module, CASE WHEN count(DISTINCT p.id) = 1 THEN max(p.pid) ELSE 0 END, "
 	       "max(p.exe), count(*), SUM(w.dur_ns), MAX(w.dur_ns), SUM((w.flags & 1) != 0), "
@@ -641,7 +641,7 @@ static int lp_lock_rows(struct lp_q *q, struct lp_lock_report *r)
 		sqlite3_finalize(st);
 		return -ENOMEM;
 	}
-	return lp_q_run(q, st, lp_lock_row_fill, r);
+	return q_run(q, st, lock_row_fill, r);
 }
 
 int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, size_t errlen)
@@ -652,29 +652,29 @@ int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, 
 int lp_locks_analyze_flags(sqlite3 *db, int top, int flags, struct lp_lock_report *r, char *err,
 			   size_t errlen)
 {
-	struct lp_q q = {db, err, errlen};
+	struct q q = {db, err, errlen};
 	memset(r, 0, sizeof(*r));
 	r->top = top > 0 ? top : 10;
-	int rc = lp_thread_time(&q, r);
-	rc = rc ? rc : lp_wait_totals(&q, "lock_waits", &r->lock_waits, &r->lock_wait_ns);
-	rc = rc ? rc : lp_wait_totals(&q, "cond_waits", &r->cond_waits, &r->cond_wait_ns);
-	rc = rc ? rc : lp_class_totals(&q, r);
+	int rc = thread_time(&q, r);
+	rc = rc ? rc : wait_totals(&q, "lock_waits", &r->lock_waits, &r->lock_wait_ns);
+	rc = rc ? rc : wait_totals(&q, "cond_waits", &r->cond_waits, &r->cond_wait_ns);
+	rc = rc ? rc : class_totals(&q, r);
 	if (!rc && lp_db_has_table(db, "lock_waits")) {
 		int64_t v[2] = {0, 0};
 		sqlite3_stmt *st =
-		    lp_q_prepare(&q, "SELECT count(DISTINCT lock_id) FROM " LP_RANKED_WAITS);
-		rc = st ? lp_q_run(&q, st, lp_ints_row, v) : -EIO;
+		    q_prepare(&q, "SELECT count(DISTINCT lock_id) FROM " LP_RANKED_WAITS);
+		rc = st ? q_run(&q, st, ints_row, v) : -EIO;
 		r->n_locks = v[0];
-		rc = rc ? rc : lp_rows_prepare(&q, !(flags & LP_LOCKS_NOFOLD));
-		rc = rc ? rc : lp_lock_rows(&q, r);
+		rc = rc ? rc : rows_prepare(&q, !(flags & LP_LOCKS_NOFOLD));
+		rc = rc ? rc : lock_rows(&q, r);
 	}
-	rc = rc ? rc : lp_locks_detail(&q, r);
+	rc = rc ? rc : locks_detail(&q, r);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory while analyzing locks");
 	return rc;
 }
 
-static void lp_threads_free(struct lp_lock_thread *t, size_t n)
+static void threads_free(struct lp_lock_thread *t, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(t[i].name);
@@ -692,10 +692,10 @@ void lp_lock_report_free(struct lp_lock_report *r)
 		free(l->process);
 		free(l->holder_stage);
 		for (size_t j = 0; j < l->n_sites; j++)
-			lp_site_free(&l->sites[j]);
+			site_free(&l->sites[j]);
 		free(l->sites);
-		lp_threads_free(l->waiters, l->n_waiters);
-		lp_threads_free(l->owners, l->n_owners);
+		threads_free(l->waiters, l->n_waiters);
+		threads_free(l->owners, l->n_owners);
 	}
 	free(r->locks);
 	memset(r, 0, sizeof(*r));

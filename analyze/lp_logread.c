@@ -21,38 +21,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int lp_log_fail(char *err, size_t errlen, const char *path, const char *why)
+static int log_fail(char *err, size_t errlen, const char *path, const char *why)
 {
 	snprintf(err, errlen, "%s: %s", path, why);
 	return -EINVAL;
 }
 
-static int lp_log_check_header(const struct lp_log *log, char *err, size_t errlen)
+static int log_check_header(const struct lp_log *log, char *err, size_t errlen)
 {
 	const struct lp_log_header *h = &log->hdr;
 	char why[160];
 
 	if (memcmp(h->magic, LP_LOG_MAGIC, 8) != 0)
-		return lp_log_fail(err, errlen, log->path, "not a latprof event log (bad magic)");
+		return log_fail(err, errlen, log->path, "not a latprof event log (bad magic)");
 	if (h->bom != LP_LOG_BOM)
-		return lp_log_fail(err, errlen, log->path, "written with another byte order");
+		return log_fail(err, errlen, log->path, "written with another byte order");
 	if (h->version != LP_LOG_VERSION) {
 		snprintf(why, sizeof(why),
 			 "event log format version %u; this latprof reads version %u", h->version,
 			 LP_LOG_VERSION);
-		return lp_log_fail(err, errlen, log->path, why);
+		return log_fail(err, errlen, log->path, why);
 	}
 	if (h->header_size != LP_LOG_HEADER_SIZE || h->chunk_size < 4096 ||
 	    h->chunk_size % LP_REC_ALIGN || h->chunk_size > (1u << 30) || h->max_chunks == 0)
-		return lp_log_fail(err, errlen, log->path, "damaged header (impossible sizes)");
+		return log_fail(err, errlen, log->path, "damaged header (impossible sizes)");
 	if (h->clock_kind != LP_CLOCK_MONOTONIC_NS)
-		return lp_log_fail(err, errlen, log->path, "unknown clock kind");
+		return log_fail(err, errlen, log->path, "unknown clock kind");
 	/* The file grows a chunk at a time (a writer before that made it its
 	 * full size at once): chunks past its end were never written. */
 	return 0;
 }
 
-static int lp_stretch_cmp(const void *a, const void *b)
+static int stretch_cmp(const void *a, const void *b)
 {
 	const struct lp_stretch *x = a, *y = b;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
@@ -61,7 +61,7 @@ static int lp_stretch_cmp(const void *a, const void *b)
 /* Chunk c's header, and whether its first `committed` data bytes may be
  * read through the mapping: 1 yes, 0 absent (never written, or cut off by
  * the end of the file), -1 damaged. */
-static int lp_chunk_check(const struct lp_log *log, int fd, uint32_t c, uint64_t *committed)
+static int chunk_check(const struct lp_log *log, int fd, uint32_t c, uint64_t *committed)
 {
 	const struct lp_log_header *h = &log->hdr;
 	uint64_t off = LP_LOG_HEADER_SIZE + (uint64_t)c * h->chunk_size;
@@ -83,7 +83,7 @@ static int lp_chunk_check(const struct lp_log *log, int fd, uint32_t c, uint64_t
 }
 
 /* Split each chunk into stretches at its CTX records. */
-static int lp_log_index(struct lp_log *log, int fd, char *err, size_t errlen)
+static int log_index(struct lp_log *log, int fd, char *err, size_t errlen)
 {
 	const struct lp_log_header *h = &log->hdr;
 	uint32_t n = h->n_chunks < h->max_chunks ? h->n_chunks : h->max_chunks;
@@ -96,7 +96,7 @@ static int lp_log_index(struct lp_log *log, int fd, char *err, size_t errlen)
 
 	for (uint32_t c = 0; c < n; c++) {
 		uint64_t committed = 0;
-		int ok = lp_chunk_check(log, fd, c, &committed);
+		int ok = chunk_check(log, fd, c, &committed);
 		if (ok <= 0) {
 			log->damaged_chunks += ok < 0;
 			missing += ok == 0;
@@ -141,10 +141,10 @@ static int lp_log_index(struct lp_log *log, int fd, char *err, size_t errlen)
 		size_t cut = missing - (size_t)h->dropped_chunks;
 		snprintf(why, sizeof(why), "truncated: %zu chunk%s of records missing", cut,
 			 cut == 1 ? "" : "s");
-		return lp_log_fail(err, errlen, log->path, why);
+		return log_fail(err, errlen, log->path, why);
 	}
 	if (log->n_stretches) /* qsort(NULL, 0) is undefined (found by fuzz_import) */
-		qsort(log->stretches, log->n_stretches, sizeof(struct lp_stretch), lp_stretch_cmp);
+		qsort(log->stretches, log->n_stretches, sizeof(struct lp_stretch), stretch_cmp);
 	return 0;
 }
 
@@ -160,21 +160,21 @@ int lp_log_open(struct lp_log *log, const char *path, char *err, size_t errlen)
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return lp_log_fail(err, errlen, path, "not a regular file");
+		return log_fail(err, errlen, path, "not a regular file");
 	}
 	if ((size_t)st.st_size < sizeof(struct lp_log_header)) {
 		close(fd);
-		return lp_log_fail(err, errlen, path, "truncated: shorter than the log header");
+		return log_fail(err, errlen, path, "truncated: shorter than the log header");
 	}
 	/* Header first, size after: every chunk reserved before the header
 	 * we read (its n_chunks, its closed flag) lies within that size. */
 	if (pread(fd, &log->hdr, sizeof(log->hdr), 0) != (ssize_t)sizeof(log->hdr) ||
 	    fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(log->hdr)) {
 		close(fd);
-		return lp_log_fail(err, errlen, path, "truncated: shorter than the log header");
+		return log_fail(err, errlen, path, "truncated: shorter than the log header");
 	}
 	log->size = (size_t)st.st_size;
-	int rc = lp_log_check_header(log, err, errlen);
+	int rc = log_check_header(log, err, errlen);
 	if (rc == 0) {
 		void *p = mmap(NULL, log->size, PROT_READ, MAP_SHARED, fd, 0);
 		if (p == MAP_FAILED) {
@@ -182,7 +182,7 @@ int lp_log_open(struct lp_log *log, const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		} else {
 			log->map = p;
-			rc = lp_log_index(log, fd, err, errlen);
+			rc = log_index(log, fd, err, errlen);
 		}
 	}
 	close(fd);

@@ -10,14 +10,14 @@
 #include "lp_db.h"
 #include "lp_util.h"
 
-static char *lp_meta_dup(sqlite3 *db, const char *key)
+static char *meta_dup(sqlite3 *db, const char *key)
 {
 	char buf[4096];
 	const char *v = lp_db_meta(db, key, buf, sizeof(buf));
 	return v ? strdup(v) : NULL;
 }
 
-static void lp_summary_row(sqlite3_stmt *st, struct lp_summary_proc *p)
+static void summary_row(sqlite3_stmt *st, struct lp_summary_proc *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->pid = sqlite3_column_int(st, 0);
@@ -38,19 +38,19 @@ static void lp_summary_row(sqlite3_stmt *st, struct lp_summary_proc *p)
 	p->events = sqlite3_column_int64(st, 14);
 }
 
-struct lp_summary_load {
+struct summary_load {
 	struct lp_run_summary *s;
 	size_t cap;
 };
 
-static int lp_summary_proc_row(sqlite3_stmt *st, void *ctx)
+static int summary_proc_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_summary_load *l = ctx;
+	struct summary_load *l = ctx;
 	struct lp_run_summary *s = l->s;
 	if (LP_GROW(s->procs, s->n_procs, l->cap))
 		return -ENOMEM;
 	struct lp_summary_proc *p = &s->procs[s->n_procs++];
-	lp_summary_row(st, p);
+	summary_row(st, p);
 	s->threads += p->threads;
 	s->dropped_records += p->dropped_records;
 	s->dropped_chunks += p->dropped_chunks;
@@ -81,7 +81,7 @@ static int lp_summary_proc_row(sqlite3_stmt *st, void *ctx)
 	"JOIN threads t ON t.id = w.thread_id GROUP BY 1) cw ON cw.id = p.id "                     \
 	"LEFT JOIN " RANGES " rg ON rg.id = p.id ORDER BY start_ns, p.id"
 
-static int lp_summary_procs(sqlite3 *db, struct lp_run_summary *s, char *err, size_t errlen)
+static int summary_procs(sqlite3 *db, struct lp_run_summary *s, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
 	int one = lp_db_int(db, "SELECT count(*) FROM processes", 0) == 1;
@@ -92,8 +92,8 @@ static int lp_summary_procs(sqlite3 *db, struct lp_run_summary *s, char *err, si
 		snprintf(err, errlen, "database error: %s", sqlite3_errmsg(db));
 		return -EIO;
 	}
-	struct lp_summary_load l = {s, 0};
-	int rc = lp_db_step_all(st, lp_summary_proc_row, &l, err, errlen);
+	struct summary_load l = {s, 0};
+	int rc = lp_db_step_all(st, summary_proc_row, &l, err, errlen);
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -101,18 +101,18 @@ static int lp_summary_procs(sqlite3 *db, struct lp_run_summary *s, char *err, si
 int lp_summary_analyze(sqlite3 *db, struct lp_run_summary *s, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
-	s->latprof_version = lp_meta_dup(db, "latprof_version");
-	s->host = lp_meta_dup(db, "host");
-	s->wall_start = lp_meta_dup(db, "wall_start");
-	s->run_cmdline = lp_meta_dup(db, "run.cmdline");
-	s->import_source = lp_meta_dup(db, "import.source");
-	char *cap = lp_meta_dup(db, "cuda.captured");
+	s->latprof_version = meta_dup(db, "latprof_version");
+	s->host = meta_dup(db, "host");
+	s->wall_start = meta_dup(db, "wall_start");
+	s->run_cmdline = meta_dup(db, "run.cmdline");
+	s->import_source = meta_dup(db, "import.source");
+	char *cap = meta_dup(db, "cuda.captured");
 	s->gpu_captured = cap && strcmp(cap, "0") != 0 && cap[0];
 	free(cap);
-	s->gpu_status = lp_meta_dup(db, "cuda.status");
+	s->gpu_status = meta_dup(db, "cuda.status");
 	s->lock_waits = lp_db_count(db, "lock_waits");
 	s->cond_waits = lp_db_count(db, "cond_waits");
-	return lp_summary_procs(db, s, err, errlen);
+	return summary_procs(db, s, err, errlen);
 }
 
 void lp_summary_free(struct lp_run_summary *s)

@@ -22,27 +22,27 @@
 
 #include "lp_symcache.h"
 
-struct lp_obj {
+struct obj {
 	uint64_t addr, size;
 	const char *name; /* interned */
 	int global;
 };
 
-struct lp_symmod {
+struct symmod {
 	const char *path; /* interned */
 	uint64_t bias, start, end;
 	Dwfl_Module *mod; /* NULL when libdwfl could not open the file */
-	struct lp_obj *objs;
+	struct obj *objs;
 	size_t n_objs;
 	int objs_loaded;
-	int reported;		   /* dwfl_report_elf done (lp_mod_report) */
+	int reported;		   /* dwfl_report_elf done (mod_report) */
 	struct lp_symcache *cache; /* answers kept across imports; NULL = none */
 	int cache_tried;
 };
 
 struct lp_symtab {
 	Dwfl *dwfl;
-	struct lp_symmod *mods;
+	struct symmod *mods;
 	size_t n_mods, cap_mods;
 	size_t last; /* index of the last module hit: lookups cluster */
 	/* Interned strings: open addressing on xxh3, owned by the symtab. */
@@ -61,7 +61,7 @@ static const Dwfl_Callbacks lp_dwfl_cb = {
 
 /* ---- string interning ------------------------------------------------- */
 
-static int lp_strs_grow(struct lp_symtab *st)
+static int strs_grow(struct lp_symtab *st)
 {
 	size_t ncap = st->cap_strs ? 2 * st->cap_strs : 256;
 	char **n = calloc(ncap, sizeof(*n));
@@ -83,11 +83,11 @@ static int lp_strs_grow(struct lp_symtab *st)
 }
 
 /* Returns a copy owned by st, or NULL for NULL input or out of memory. */
-static const char *lp_intern(struct lp_symtab *st, const char *s)
+static const char *symbols_intern(struct lp_symtab *st, const char *s)
 {
 	if (!s)
 		return NULL;
-	if (2 * (st->n_strs + 1) > st->cap_strs && lp_strs_grow(st))
+	if (2 * (st->n_strs + 1) > st->cap_strs && strs_grow(st))
 		return NULL;
 	size_t len = strlen(s), mask = st->cap_strs - 1;
 	size_t j = XXH3_64bits(s, len) & mask;
@@ -102,23 +102,23 @@ static const char *lp_intern(struct lp_symtab *st, const char *s)
 }
 
 /* "memcpy@@GLIBC_2.14" -> "memcpy": the version tag is noise in a report. */
-static const char *lp_intern_sym(struct lp_symtab *st, const char *name)
+static const char *intern_sym(struct lp_symtab *st, const char *name)
 {
 	const char *at = strchr(name, '@');
 	if (!at || at == name)
-		return lp_intern(st, name);
+		return symbols_intern(st, name);
 	char *base = strndup(name, (size_t)(at - name));
-	const char *s = base ? lp_intern(st, base) : NULL;
+	const char *s = base ? symbols_intern(st, base) : NULL;
 	free(base);
 	return s;
 }
 
 /* What a report shows: "ns::Worker::run()" for _ZN2ns6Worker3runEv, the
  * name as is when it is not C++ or does not demangle. */
-static const char *lp_intern_shown(struct lp_symtab *st, const char *name)
+static const char *intern_shown(struct lp_symtab *st, const char *name)
 {
 	char *d = lp_demangle(name);
-	const char *s = lp_intern(st, d ? d : name);
+	const char *s = symbols_intern(st, d ? d : name);
 	free(d);
 	return s;
 }
@@ -168,9 +168,9 @@ void lp_symtab_add_module(struct lp_symtab *st, const char *path, uint64_t load_
 		st->mods = n;
 		st->cap_mods = ncap;
 	}
-	struct lp_symmod *m = &st->mods[st->n_mods];
+	struct symmod *m = &st->mods[st->n_mods];
 	memset(m, 0, sizeof(*m));
-	m->path = lp_intern(st, path);
+	m->path = symbols_intern(st, path);
 	if (!m->path)
 		return;
 	m->bias = load_bias;
@@ -181,7 +181,7 @@ void lp_symtab_add_module(struct lp_symtab *st, const char *path, uint64_t load_
 
 /* The module opened with libdwfl, on the first lookup the cache cannot
  * answer (a re-import never opens it). */
-static void lp_mod_report(struct lp_symtab *st, struct lp_symmod *m)
+static void mod_report(struct lp_symtab *st, struct symmod *m)
 {
 	if (m->reported)
 		return;
@@ -195,7 +195,7 @@ static void lp_mod_report(struct lp_symtab *st, struct lp_symmod *m)
 	}
 }
 
-static struct lp_symmod *lp_find_mod(struct lp_symtab *st, uint64_t addr)
+static struct symmod *find_mod(struct lp_symtab *st, uint64_t addr)
 {
 	if (st->last < st->n_mods && addr >= st->mods[st->last].start &&
 	    addr < st->mods[st->last].end)
@@ -215,7 +215,7 @@ static struct lp_symmod *lp_find_mod(struct lp_symtab *st, uint64_t addr)
  * header. The frame is named after the outer function, so give the line in
  * it: the call site of the outermost inlined instance (DW_AT_call_file and
  * DW_AT_call_line, DWARF 5 section 3.3.8.2). 0 when addr is not inlined. */
-static int lp_inline_call_site(Dwfl_Module *mod, Dwarf_Addr addr, const char **file, int *line)
+static int inline_call_site(Dwfl_Module *mod, Dwarf_Addr addr, const char **file, int *line)
 {
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
@@ -251,7 +251,7 @@ static int lp_inline_call_site(Dwfl_Module *mod, Dwarf_Addr addr, const char **f
 	return found;
 }
 
-static int lp_lookup_pc_dwfl(struct lp_symtab *st, uint64_t pc, struct lp_sym *out)
+static int lookup_pc_dwfl(struct lp_symtab *st, uint64_t pc, struct lp_sym *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!st || !pc)
@@ -259,7 +259,7 @@ static int lp_lookup_pc_dwfl(struct lp_symtab *st, uint64_t pc, struct lp_sym *o
 	/* A return address points after the call, possibly into the next
 	 * line or even the next function: look up the call itself. */
 	uint64_t a = pc - 1;
-	struct lp_symmod *m = lp_find_mod(st, a);
+	struct symmod *m = find_mod(st, a);
 	if (!m)
 		return -1;
 	out->module = m->path;
@@ -271,18 +271,18 @@ static int lp_lookup_pc_dwfl(struct lp_symtab *st, uint64_t pc, struct lp_sym *o
 	GElf_Sym sym;
 	const char *name = dwfl_module_addrinfo(m->mod, a, &off, &sym, NULL, NULL, NULL);
 	if (name) {
-		const char *base = lp_intern_sym(st, name);
-		out->function = base ? lp_intern_shown(st, base) : NULL;
+		const char *base = intern_sym(st, name);
+		out->function = base ? intern_shown(st, base) : NULL;
 		out->sym_offset = off + 1; /* relative to pc, like a backtrace */
 	}
 	const char *file = NULL;
 	int lineno = 0;
-	if (!lp_inline_call_site(m->mod, a, &file, &lineno)) {
+	if (!inline_call_site(m->mod, a, &file, &lineno)) {
 		Dwfl_Line *line = dwfl_module_getsrc(m->mod, a);
 		file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
 	}
 	if (file) {
-		out->file = lp_intern(st, file);
+		out->file = symbols_intern(st, file);
 		out->line = lineno;
 	}
 	return 0;
@@ -293,7 +293,7 @@ static int lp_lookup_pc_dwfl(struct lp_symtab *st, uint64_t pc, struct lp_sym *o
 /* Collect the module's data objects once. STT_TLS symbols are left out:
  * their value is an offset in each thread's TLS block, not an address in
  * the module's mapping, so no recorded address can be matched against it. */
-static void lp_load_objs(struct lp_symtab *st, struct lp_symmod *m)
+static void load_objs(struct lp_symtab *st, struct symmod *m)
 {
 	m->objs_loaded = 1;
 	int n = dwfl_module_getsymtab(m->mod);
@@ -312,8 +312,8 @@ static void lp_load_objs(struct lp_symtab *st, struct lp_symmod *m)
 		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
 		    (type != STT_OBJECT && type != STT_COMMON))
 			continue;
-		struct lp_obj *o = &m->objs[m->n_objs];
-		o->name = lp_intern_sym(st, name);
+		struct obj *o = &m->objs[m->n_objs];
+		o->name = intern_sym(st, name);
 		if (!o->name)
 			continue;
 		o->addr = addr;
@@ -325,11 +325,11 @@ static void lp_load_objs(struct lp_symtab *st, struct lp_symmod *m)
 
 /* The tightest object containing addr; globals win ties (an alias of a
  * static under a public name is what users wrote). */
-static const struct lp_obj *lp_find_obj(const struct lp_symmod *m, uint64_t addr)
+static const struct obj *find_obj(const struct symmod *m, uint64_t addr)
 {
-	const struct lp_obj *best = NULL;
+	const struct obj *best = NULL;
 	for (size_t i = 0; i < m->n_objs; i++) {
-		const struct lp_obj *o = &m->objs[i];
+		const struct obj *o = &m->objs[i];
 		int in = o->size ? addr >= o->addr && addr - o->addr < o->size : addr == o->addr;
 		if (!in)
 			continue;
@@ -342,7 +342,7 @@ static const struct lp_obj *lp_find_obj(const struct lp_symmod *m, uint64_t addr
 
 /* The allocated section of the module's ELF file holding vaddr (".bss",
  * ".data"): stripped files keep their section headers. NULL if none. */
-static const char *lp_section_of(struct lp_symtab *st, struct lp_symmod *m, uint64_t vaddr)
+static const char *section_of(struct lp_symtab *st, struct symmod *m, uint64_t vaddr)
 {
 	GElf_Addr bias;
 	Elf *elf = m->mod ? dwfl_module_getelf(m->mod, &bias) : NULL;
@@ -355,18 +355,18 @@ static const char *lp_section_of(struct lp_symtab *st, struct lp_symmod *m, uint
 			continue;
 		if (vaddr >= sh.sh_addr && vaddr - sh.sh_addr < sh.sh_size) {
 			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
-			return name ? lp_intern(st, name) : NULL;
+			return name ? symbols_intern(st, name) : NULL;
 		}
 	}
 	return NULL;
 }
 
-static int lp_lookup_data_dwfl(struct lp_symtab *st, uint64_t addr, struct lp_sym *out)
+static int lookup_data_dwfl(struct lp_symtab *st, uint64_t addr, struct lp_sym *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!st)
 		return -1;
-	struct lp_symmod *m = lp_find_mod(st, addr);
+	struct symmod *m = find_mod(st, addr);
 	if (!m)
 		return -1;
 	/* In a module's mapping but not in a named object (a stripped binary's
@@ -376,17 +376,17 @@ static int lp_lookup_data_dwfl(struct lp_symtab *st, uint64_t addr, struct lp_sy
 	if (!m->mod)
 		return -1;
 	if (!m->objs_loaded)
-		lp_load_objs(st, m);
-	const struct lp_obj *o = lp_find_obj(m, addr);
+		load_objs(st, m);
+	const struct obj *o = find_obj(m, addr);
 	if (!o) {
-		out->section = lp_section_of(st, m, out->offset);
+		out->section = section_of(st, m, out->offset);
 		return -1;
 	}
 	out->module = m->path;
 	out->offset = addr - m->bias;
 	/* Demangled here, for the few objects that hold a lock, rather than
-	 * for every object of every module in lp_load_objs. */
-	out->function = lp_intern_shown(st, o->name);
+	 * for every object of every module in load_objs. */
+	out->function = intern_shown(st, o->name);
 	out->sym_offset = addr - o->addr;
 	return 0;
 }
@@ -395,7 +395,7 @@ static int lp_lookup_data_dwfl(struct lp_symtab *st, uint64_t addr, struct lp_sy
 
 static uint64_t lp_sym_ns; /* time spent symbolizing, this process */
 
-static uint64_t lp_sym_now(void)
+static uint64_t sym_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -409,16 +409,16 @@ uint64_t lp_symtab_time_ns(void)
 
 /* The cached answer for (kind, addr) in out; else the lookup itself, whose
  * answer is then cached. Either way the strings are the symtab's own. */
-static int lp_lookup_cached(struct lp_symtab *st, enum lp_symc_kind kind, uint64_t addr,
-			    struct lp_sym *out)
+static int lookup_cached(struct lp_symtab *st, enum lp_symc_kind kind, uint64_t addr,
+			 struct lp_sym *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!st || (kind == LP_SYMC_PC && !addr))
 		return -1;
-	struct lp_symmod *m = lp_find_mod(st, kind == LP_SYMC_PC ? addr - 1 : addr);
+	struct symmod *m = find_mod(st, kind == LP_SYMC_PC ? addr - 1 : addr);
 	if (!m)
 		return -1;
-	uint64_t t0 = lp_sym_now(), off = addr - m->bias;
+	uint64_t t0 = sym_now(), off = addr - m->bias;
 	if (!m->cache_tried) {
 		m->cache_tried = 1;
 		m->cache = lp_symcache_open(m->path);
@@ -428,22 +428,22 @@ static int lp_lookup_cached(struct lp_symtab *st, enum lp_symc_kind kind, uint64
 	if (lp_symcache_get(m->cache, kind, off, &e)) {
 		out->module = m->path;
 		out->offset = off;
-		out->function = e.function ? lp_intern(st, e.function) : NULL;
+		out->function = e.function ? symbols_intern(st, e.function) : NULL;
 		out->sym_offset = e.sym_offset;
-		out->file = e.file ? lp_intern(st, e.file) : NULL;
+		out->file = e.file ? symbols_intern(st, e.file) : NULL;
 		out->line = e.line;
 		rc = kind == LP_SYMC_PC || e.found ? 0 : -1;
 		if (rc) {
 			/* A data address in the module but in no named object: the
-			 * module, offset and section stay (lp_lookup_data_dwfl). */
+			 * module, offset and section stay (lookup_data_dwfl). */
 			out->function = NULL;
 			out->section = out->file;
 			out->file = NULL;
 		}
 	} else {
-		lp_mod_report(st, m);
-		rc = kind == LP_SYMC_PC ? lp_lookup_pc_dwfl(st, addr, out)
-					: lp_lookup_data_dwfl(st, addr, out);
+		mod_report(st, m);
+		rc = kind == LP_SYMC_PC ? lookup_pc_dwfl(st, addr, out)
+					: lookup_data_dwfl(st, addr, out);
 		/* An unnamed data address keeps its section in the file slot. */
 		e = (struct lp_symc_ent){.found = rc == 0,
 					 .function = out->function,
@@ -455,16 +455,16 @@ static int lp_lookup_cached(struct lp_symtab *st, enum lp_symc_kind kind, uint64
 		if (m->mod)
 			lp_symcache_put(m->cache, kind, off, &e);
 	}
-	lp_sym_ns += lp_sym_now() - t0;
+	lp_sym_ns += sym_now() - t0;
 	return rc;
 }
 
 int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out)
 {
-	return lp_lookup_cached(st, LP_SYMC_PC, pc, out);
+	return lookup_cached(st, LP_SYMC_PC, pc, out);
 }
 
 int lp_symtab_lookup_data(struct lp_symtab *st, uint64_t addr, struct lp_sym *out)
 {
-	return lp_lookup_cached(st, LP_SYMC_DATA, addr, out);
+	return lookup_cached(st, LP_SYMC_DATA, addr, out);
 }

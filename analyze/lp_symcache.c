@@ -33,8 +33,8 @@
  *    ignored and rewritten, never trusted and never a crash.
  *
  * File layout (host byte order; a cache is not shared between machines):
- *   struct lp_symc_hdr, identity string (ident_len bytes, no NUL),
- *   n_recs x struct lp_symc_rec, string blob (strs_len bytes, each string
+ *   struct symc_hdr, identity string (ident_len bytes, no NUL),
+ *   n_recs x struct symc_rec, string blob (strs_len bytes, each string
  *   NUL-terminated; rec string fields are blob offset + 1, 0 = none).
  *
  * An entry's identity includes LP_SYMBOLS_CODE, a hash of lp_symbols.c and
@@ -71,7 +71,7 @@
 #define LP_SYMC_DEFAULT_MB 128	      /* whole cache */
 #define LP_SYMC_TMP_STALE_S (60 * 60) /* a writer's temp file older than this died */
 
-struct lp_symc_hdr {
+struct symc_hdr {
 	char magic[8];
 	uint32_t version;
 	uint32_t ident_len;
@@ -80,7 +80,7 @@ struct lp_symc_hdr {
 	uint64_t sum; /* XXH64 of everything after the header */
 };
 
-struct lp_symc_rec {
+struct symc_rec {
 	uint64_t key; /* module offset << 1 | kind */
 	uint64_t sym_offset;
 	uint32_t function; /* blob offset + 1, 0 = none */
@@ -92,7 +92,7 @@ struct lp_symc_rec {
 struct lp_symcache {
 	char *path;  /* the entry's file */
 	char *ident; /* what the file must say it is */
-	struct lp_symc_rec *recs;
+	struct symc_rec *recs;
 	size_t n, cap;
 	uint32_t *slots; /* open addressing on key: rec index + 1 */
 	size_t n_slots;
@@ -132,7 +132,7 @@ const char *lp_symcache_dir(void)
 }
 
 /* mkdir -p of the cache directory, 0700 for the parts we create. */
-static int lp_symc_mkdirs(void)
+static int symc_mkdirs(void)
 {
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s", lp_symcache_dir());
@@ -152,7 +152,7 @@ static int lp_symc_mkdirs(void)
 /* "bid:HEX" from the file's GNU build-id, else "file:PATH:DEV:INO:SIZE:MTIME";
  * plus whether separate debug info for that build-id is installed (more
  * answers: file and line). NULL when the file cannot be read. */
-static char *lp_symc_ident(const char *path, char *name, size_t name_len)
+static char *symc_ident(const char *path, char *name, size_t name_len)
 {
 	/* O_NONBLOCK: a damaged log may name a FIFO; only regular files count. */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -197,7 +197,7 @@ static char *lp_symc_ident(const char *path, char *name, size_t name_len)
 
 /* ---- in memory -------------------------------------------------------- */
 
-static int lp_symc_rehash(struct lp_symcache *c, size_t n_slots)
+static int symc_rehash(struct lp_symcache *c, size_t n_slots)
 {
 	uint32_t *s = calloc(n_slots, sizeof(*s));
 	if (!s)
@@ -214,7 +214,7 @@ static int lp_symc_rehash(struct lp_symcache *c, size_t n_slots)
 	return 0;
 }
 
-static const struct lp_symc_rec *lp_symc_find(const struct lp_symcache *c, uint64_t key)
+static const struct symc_rec *symc_find(const struct lp_symcache *c, uint64_t key)
 {
 	if (!c->n_slots)
 		return NULL;
@@ -226,7 +226,7 @@ static const struct lp_symc_rec *lp_symc_find(const struct lp_symcache *c, uint6
 }
 
 /* Blob offset + 1 of a copy of s (0 for NULL), or -1 when full. */
-static int64_t lp_symc_str(struct lp_symcache *c, const char *s)
+static int64_t symc_str(struct lp_symcache *c, const char *s)
 {
 	if (!s)
 		return 0;
@@ -251,9 +251,9 @@ static int64_t lp_symc_str(struct lp_symcache *c, const char *s)
 /* ---- reading ---------------------------------------------------------- */
 
 /* The body after the header, checked: 0 and c filled, or -1 (ignore it). */
-static int lp_symc_parse(struct lp_symcache *c, const char *buf, size_t size)
+static int symc_parse(struct lp_symcache *c, const char *buf, size_t size)
 {
-	struct lp_symc_hdr h;
+	struct symc_hdr h;
 	if (size < sizeof(h))
 		return -1;
 	memcpy(&h, buf, sizeof(h));
@@ -261,16 +261,16 @@ static int lp_symc_parse(struct lp_symcache *c, const char *buf, size_t size)
 	if (memcmp(h.magic, LP_SYMC_MAGIC, 8) || h.version != LP_SYMCACHE_VERSION ||
 	    h.ident_len != ident_len || h.n_recs > LP_SYMC_MAX_RECS ||
 	    h.strs_len > LP_SYMC_MAX_STRS ||
-	    size != sizeof(h) + ident_len + h.n_recs * sizeof(struct lp_symc_rec) + h.strs_len)
+	    size != sizeof(h) + ident_len + h.n_recs * sizeof(struct symc_rec) + h.strs_len)
 		return -1;
 	if (XXH64(buf + sizeof(h), size - sizeof(h), 0) != h.sum ||
 	    memcmp(buf + sizeof(h), c->ident, ident_len))
 		return -1;
-	const char *strs = buf + sizeof(h) + ident_len + h.n_recs * sizeof(struct lp_symc_rec);
+	const char *strs = buf + sizeof(h) + ident_len + h.n_recs * sizeof(struct symc_rec);
 	if (h.strs_len && strs[h.strs_len - 1])
 		return -1; /* every string must end inside the blob */
 	size_t n = (size_t)h.n_recs;
-	struct lp_symc_rec *recs = n ? malloc(n * sizeof(*recs)) : NULL;
+	struct symc_rec *recs = n ? malloc(n * sizeof(*recs)) : NULL;
 	char *blob = h.strs_len ? malloc(h.strs_len) : NULL;
 	if ((n && !recs) || (h.strs_len && !blob)) {
 		free(recs);
@@ -294,16 +294,16 @@ static int lp_symc_parse(struct lp_symcache *c, const char *buf, size_t size)
 	size_t slots = 64;
 	while (slots < 2 * n)
 		slots *= 2;
-	if (lp_symc_rehash(c, slots))
+	if (symc_rehash(c, slots))
 		return -1;
 	/* The same key twice would be a damaged file too. */
 	for (size_t i = 0; i < n; i++)
-		if (lp_symc_find(c, recs[i].key) != &recs[i])
+		if (symc_find(c, recs[i].key) != &recs[i])
 			return -1;
 	return 0;
 }
 
-static void lp_symc_reset(struct lp_symcache *c)
+static void symc_reset(struct lp_symcache *c)
 {
 	free(c->recs);
 	free(c->strs);
@@ -314,7 +314,7 @@ static void lp_symc_reset(struct lp_symcache *c)
 	c->n = c->cap = c->n_slots = c->strs_len = c->strs_cap = 0;
 }
 
-static void lp_symc_load(struct lp_symcache *c)
+static void symc_load(struct lp_symcache *c)
 {
 	int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
@@ -322,8 +322,8 @@ static void lp_symc_load(struct lp_symcache *c)
 	struct stat st;
 	char *buf = NULL;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (uint64_t)st.st_size <= sizeof(struct lp_symc_hdr) + PATH_MAX * 2ull +
-					LP_SYMC_MAX_RECS * sizeof(struct lp_symc_rec) +
+	    (uint64_t)st.st_size <= sizeof(struct symc_hdr) + PATH_MAX * 2ull +
+					LP_SYMC_MAX_RECS * sizeof(struct symc_rec) +
 					LP_SYMC_MAX_STRS)
 		buf = malloc((size_t)st.st_size);
 	size_t got = 0;
@@ -334,10 +334,10 @@ static void lp_symc_load(struct lp_symcache *c)
 		got += (size_t)r;
 	}
 	if (buf && got == (size_t)st.st_size) {
-		if (lp_symc_parse(c, buf, got) == 0)
+		if (symc_parse(c, buf, got) == 0)
 			futimens(fd, NULL); /* used now: last to be evicted */
 		else {
-			lp_symc_reset(c);
+			symc_reset(c);
 			c->dirty = 1; /* damaged: rewrite it with what we find */
 		}
 	}
@@ -354,20 +354,20 @@ struct lp_symcache *lp_symcache_open(const char *path)
 	struct lp_symcache *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->ident = lp_symc_ident(path, name, sizeof(name));
+	c->ident = symc_ident(path, name, sizeof(name));
 	if (!c->ident || asprintf(&c->path, "%s/%s", dir, name) < 0) {
 		free(c->ident);
 		free(c);
 		return NULL;
 	}
-	lp_symc_load(c);
+	symc_load(c);
 	return c;
 }
 
 int lp_symcache_get(struct lp_symcache *c, enum lp_symc_kind kind, uint64_t off,
 		    struct lp_symc_ent *out)
 {
-	const struct lp_symc_rec *r = c ? lp_symc_find(c, off << 1 | kind) : NULL;
+	const struct symc_rec *r = c ? symc_find(c, off << 1 | kind) : NULL;
 	if (!r)
 		return 0;
 	out->found = (int)r->found;
@@ -382,9 +382,9 @@ void lp_symcache_put(struct lp_symcache *c, enum lp_symc_kind kind, uint64_t off
 		     const struct lp_symc_ent *e)
 {
 	uint64_t key = off << 1 | kind;
-	if (!c || c->n >= LP_SYMC_MAX_RECS || lp_symc_find(c, key))
+	if (!c || c->n >= LP_SYMC_MAX_RECS || symc_find(c, key))
 		return;
-	if (2 * (c->n + 1) > c->n_slots && lp_symc_rehash(c, c->n_slots ? 2 * c->n_slots : 64))
+	if (2 * (c->n + 1) > c->n_slots && symc_rehash(c, c->n_slots ? 2 * c->n_slots : 64))
 		return;
 	if (c->n == c->cap) {
 		size_t ncap = c->cap ? 2 * c->cap : 64;
@@ -394,10 +394,10 @@ void lp_symcache_put(struct lp_symcache *c, enum lp_symc_kind kind, uint64_t off
 		c->recs = n;
 		c->cap = ncap;
 	}
-	int64_t fn = lp_symc_str(c, e->function), file = lp_symc_str(c, e->file);
+	int64_t fn = symc_str(c, e->function), file = symc_str(c, e->file);
 	if (fn < 0 || file < 0)
 		return;
-	struct lp_symc_rec *r = &c->recs[c->n];
+	struct symc_rec *r = &c->recs[c->n];
 	memset(r, 0, sizeof(*r));
 	r->key = key;
 	r->found = !!e->found;
@@ -414,7 +414,7 @@ void lp_symcache_put(struct lp_symcache *c, enum lp_symc_kind kind, uint64_t off
 
 /* ---- writing ---------------------------------------------------------- */
 
-static int lp_symc_write_all(int fd, const void *p, size_t n)
+static int symc_write_all(int fd, const void *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(fd, p, n);
@@ -428,9 +428,9 @@ static int lp_symc_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-static int lp_symc_save(const struct lp_symcache *c)
+static int symc_save(const struct lp_symcache *c)
 {
-	if (lp_symc_mkdirs())
+	if (symc_mkdirs())
 		return -1;
 	char tmp[PATH_MAX];
 	if (snprintf(tmp, sizeof(tmp), "%s/.tmp-XXXXXX", lp_symcache_dir()) >= (int)sizeof(tmp))
@@ -438,7 +438,7 @@ static int lp_symc_save(const struct lp_symcache *c)
 	int fd = mkstemp(tmp);
 	if (fd < 0)
 		return -1;
-	struct lp_symc_hdr h = {.version = LP_SYMCACHE_VERSION};
+	struct symc_hdr h = {.version = LP_SYMCACHE_VERSION};
 	size_t ident_len = strlen(c->ident), recs = c->n * sizeof(*c->recs);
 	memcpy(h.magic, LP_SYMC_MAGIC, 8);
 	h.ident_len = (uint32_t)ident_len;
@@ -454,10 +454,10 @@ static int lp_symc_save(const struct lp_symcache *c)
 		h.sum = XXH64_digest(x);
 		XXH64_freeState(x);
 	}
-	rc = rc ? rc : lp_symc_write_all(fd, &h, sizeof(h));
-	rc = rc ? rc : lp_symc_write_all(fd, c->ident, ident_len);
-	rc = rc ? rc : lp_symc_write_all(fd, c->recs, recs);
-	rc = rc ? rc : lp_symc_write_all(fd, c->strs, c->strs_len);
+	rc = rc ? rc : symc_write_all(fd, &h, sizeof(h));
+	rc = rc ? rc : symc_write_all(fd, c->ident, ident_len);
+	rc = rc ? rc : symc_write_all(fd, c->recs, recs);
+	rc = rc ? rc : symc_write_all(fd, c->strs, c->strs_len);
 	if (close(fd))
 		rc = -1;
 	if (rc == 0 && rename(tmp, c->path))
@@ -467,26 +467,26 @@ static int lp_symc_save(const struct lp_symcache *c)
 	return rc;
 }
 
-struct lp_symc_file {
+struct symc_file {
 	char *name;
 	uint64_t mtime_ns;
 	uint64_t bytes;
 };
 
-static int lp_symc_older(const void *a, const void *b)
+static int symc_older(const void *a, const void *b)
 {
-	const struct lp_symc_file *x = a, *y = b;
+	const struct symc_file *x = a, *y = b;
 	return x->mtime_ns < y->mtime_ns ? -1 : x->mtime_ns > y->mtime_ns;
 }
 
 /* Keep the directory within its bound: least recently used files first,
  * down to 3/4 of it; temp files of writers that died go too. */
-static void lp_symc_evict(void)
+static void symc_evict(void)
 {
 	DIR *d = opendir(lp_symcache_dir());
 	if (!d)
 		return;
-	struct lp_symc_file *v = NULL;
+	struct symc_file *v = NULL;
 	size_t n = 0, cap = 0;
 	uint64_t total = 0;
 	time_t now = time(NULL);
@@ -519,7 +519,7 @@ static void lp_symc_evict(void)
 		total += v[n++].bytes;
 	}
 	if (total > lp_symc_max_bytes) {
-		qsort(v, n, sizeof(*v), lp_symc_older);
+		qsort(v, n, sizeof(*v), symc_older);
 		for (size_t i = 0; i < n && total > lp_symc_max_bytes / 4 * 3; i++)
 			if (unlinkat(dirfd(d), v[i].name, 0) == 0)
 				total -= v[i].bytes;
@@ -534,9 +534,9 @@ void lp_symcache_close(struct lp_symcache *c)
 {
 	if (!c)
 		return;
-	if (c->dirty && lp_symc_save(c) == 0)
-		lp_symc_evict();
-	lp_symc_reset(c);
+	if (c->dirty && symc_save(c) == 0)
+		symc_evict();
+	symc_reset(c);
 	free(c->ident);
 	free(c->path);
 	free(c);

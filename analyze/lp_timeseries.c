@@ -22,7 +22,7 @@
 /* ---- bins ---- */
 
 /* Adds the part of [a, z) in each bin to acc (ns). */
-static void lp_bin_add(const struct lp_timeseries *ts, int64_t *acc, int64_t a, int64_t z)
+static void bin_add(const struct lp_timeseries *ts, int64_t *acc, int64_t a, int64_t z)
 {
 	if (a < ts->start_ns)
 		a = ts->start_ns;
@@ -39,7 +39,7 @@ static void lp_bin_add(const struct lp_timeseries *ts, int64_t *acc, int64_t a, 
 	}
 }
 
-static int64_t lp_bin_len(const struct lp_timeseries *ts, size_t b)
+static int64_t bin_len(const struct lp_timeseries *ts, size_t b)
 {
 	int64_t be = ts->start_ns + (int64_t)(b + 1) * ts->bin_ns;
 	if (be > ts->end_ns)
@@ -48,7 +48,7 @@ static int64_t lp_bin_len(const struct lp_timeseries *ts, size_t b)
 	return l > 0 ? l : 1;
 }
 
-static void lp_bounds(sqlite3 *db, struct lp_timeseries *ts)
+static void timeseries_bounds(sqlite3 *db, struct lp_timeseries *ts)
 {
 	ts->start_ns = lp_db_int(db, "SELECT min(start_ns) FROM processes", 0);
 	int64_t e =
@@ -68,14 +68,14 @@ static void lp_bounds(sqlite3 *db, struct lp_timeseries *ts)
 
 /* ---- requests ---- */
 
-struct lp_req_ctx {
+struct req_ctx {
 	struct lp_timeseries *ts;
 	size_t cap;
 };
 
-static int lp_req_row(sqlite3_stmt *st, void *vctx)
+static int req_row(sqlite3_stmt *st, void *vctx)
 {
-	struct lp_req_ctx *c = vctx;
+	struct req_ctx *c = vctx;
 	struct lp_ts_req *r = LP_PUSH(c->ts->req, c->ts->nreq, c->cap);
 	if (!r)
 		return -ENOMEM;
@@ -85,9 +85,9 @@ static int lp_req_row(sqlite3_stmt *st, void *vctx)
 	return 0;
 }
 
-static int lp_ts_percentiles(struct lp_timeseries *ts);
+static int ts_percentiles(struct lp_timeseries *ts);
 
-static int lp_ts_req_cmp(const void *a, const void *b)
+static int ts_req_cmp(const void *a, const void *b)
 {
 	const struct lp_ts_req *x = a, *y = b;
 	if (x->start_ns != y->start_ns)
@@ -96,8 +96,8 @@ static int lp_ts_req_cmp(const void *a, const void *b)
 }
 
 /* The request ranges from the loaded set, in the query's order (start, id). */
-static int lp_ts_requests_rs(const struct lp_breakdown *b, const struct lp_rset *rs,
-			     struct lp_timeseries *ts)
+static int ts_requests_rs(const struct lp_breakdown *b, const struct lp_rset *rs,
+			  struct lp_timeseries *ts)
 {
 	uint8_t *isreq = lp_rset_keys_named(rs, b->req_domain, b->req_name);
 	size_t cap = 0;
@@ -116,18 +116,18 @@ static int lp_ts_requests_rs(const struct lp_breakdown *b, const struct lp_rset 
 	}
 	free(isreq);
 	if (ts->nreq > 1) /* qsort(NULL, 0) is undefined */
-		qsort(ts->req, ts->nreq, sizeof(*ts->req), lp_ts_req_cmp);
+		qsort(ts->req, ts->nreq, sizeof(*ts->req), ts_req_cmp);
 	return 0;
 }
 
-static int lp_ts_requests(sqlite3 *db, const struct lp_breakdown *b, const struct lp_rset *ranges,
-			  struct lp_timeseries *ts, char *err, size_t errlen)
+static int ts_requests(sqlite3 *db, const struct lp_breakdown *b, const struct lp_rset *ranges,
+		       struct lp_timeseries *ts, char *err, size_t errlen)
 {
 	if (!b || !b->has_ranges || !b->req_name)
 		return 0;
 	if (ranges) {
-		int rc = lp_ts_requests_rs(b, ranges, ts);
-		return rc ? rc : lp_ts_percentiles(ts);
+		int rc = ts_requests_rs(b, ranges, ts);
+		return rc ? rc : ts_percentiles(ts);
 	}
 	/* The name's ids first, then ranges through their name index: joining
 	 * strings per range made SQLite walk every range in start order (2.3x
@@ -139,12 +139,12 @@ static int lp_ts_requests(sqlite3 *db, const struct lp_breakdown *b, const struc
 	    "AND COALESCE(d.name, '') = ?2 ORDER BY r.start_ns, r.id";
 	struct lp_db_arg a[2] = {LP_DB_TEXT(b->req_name),
 				 LP_DB_TEXT(b->req_domain ? b->req_domain : "")};
-	struct lp_req_ctx c = {ts, 0};
-	int rc = lp_db_query(db, sql, a, 2, lp_req_row, &c, err, errlen);
-	return rc ? rc : lp_ts_percentiles(ts);
+	struct req_ctx c = {ts, 0};
+	int rc = lp_db_query(db, sql, a, 2, req_row, &c, err, errlen);
+	return rc ? rc : ts_percentiles(ts);
 }
 
-static int lp_ts_percentiles(struct lp_timeseries *ts)
+static int ts_percentiles(struct lp_timeseries *ts)
 {
 	if (!ts->nreq)
 		return 0;
@@ -162,16 +162,16 @@ static int lp_ts_percentiles(struct lp_timeseries *ts)
 
 /* ---- CPU lanes ---- */
 
-struct lp_lane_ctx {
+struct lane_ctx {
 	struct lp_timeseries *ts;
 	size_t cap;
 	int64_t **alive, **wait; /* per CPU lane, [nbins] ns */
 	size_t ncpu;
 };
 
-static int lp_thread_row(sqlite3_stmt *st, void *vctx)
+static int thread_row(sqlite3_stmt *st, void *vctx)
 {
-	struct lp_lane_ctx *c = vctx;
+	struct lane_ctx *c = vctx;
 	struct lp_timeseries *ts = c->ts;
 	struct lp_ts_lane *l = LP_PUSH(ts->lanes, ts->nlanes, c->cap);
 	if (!l)
@@ -201,29 +201,29 @@ static int lp_thread_row(sqlite3_stmt *st, void *vctx)
 	}
 	c->alive[c->ncpu] = alive;
 	c->wait[c->ncpu++] = wait;
-	lp_bin_add(ts, alive, sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
+	bin_add(ts, alive, sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
 	return 0;
 }
 
-static int lp_lane_cmp(const void *a, const void *b)
+static int lane_cmp(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = ((const struct lp_ts_lane *)b)->id;
 	return x < y ? -1 : x > y;
 }
 
-static int lp_wait_row(sqlite3_stmt *st, void *vctx)
+static int wait_row(sqlite3_stmt *st, void *vctx)
 {
-	struct lp_lane_ctx *c = vctx;
+	struct lane_ctx *c = vctx;
 	struct lp_timeseries *ts = c->ts;
 	int64_t th = sqlite3_column_int64(st, 0);
 	int64_t a = sqlite3_column_int64(st, 1), z = sqlite3_column_int64(st, 2);
 	int cond = sqlite3_column_int(st, 3);
-	struct lp_ts_lane *l = bsearch(&th, ts->lanes, c->ncpu, sizeof(*l), lp_lane_cmp);
+	struct lp_ts_lane *l = bsearch(&th, ts->lanes, c->ncpu, sizeof(*l), lane_cmp);
 	if (l)
-		lp_bin_add(ts, c->wait[l - ts->lanes], a, z);
+		bin_add(ts, c->wait[l - ts->lanes], a, z);
 	if (cond == 2) /* a blocking call: off the CPU, not a lock or condition wait */
 		return 0;
-	lp_bin_add(ts, cond ? ts->cond_wait_ns : ts->lock_wait_ns, a, z);
+	bin_add(ts, cond ? ts->cond_wait_ns : ts->lock_wait_ns, a, z);
 	if (!cond) {
 		ts->total_lock_wait_ns += z - a;
 		ts->nlock_waits++;
@@ -233,31 +233,31 @@ static int lp_wait_row(sqlite3_stmt *st, void *vctx)
 	return 0;
 }
 
-static int lp_ts_cpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *err, size_t errlen)
+static int ts_cpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *err, size_t errlen)
 {
-	struct lp_lane_ctx c = {ts, *cap, NULL, NULL, 0};
+	struct lane_ctx c = {ts, *cap, NULL, NULL, 0};
 	int64_t end = ts->end_ns;
 	int rc = lp_db_each(db,
-			  "SELECT t.id, t.tid, t.name, p.pid, COALESCE(t.start_ns, p.start_ns), "
-			  "COALESCE(t.end_ns, p.end_ns, ?1) FROM threads t "
-			  "JOIN processes p ON p.id = t.process_id ORDER BY t.id",
-			  &end, 1, lp_thread_row, &c, err, errlen);
+			    "SELECT t.id, t.tid, t.name, p.pid, COALESCE(t.start_ns, p.start_ns), "
+			    "COALESCE(t.end_ns, p.end_ns, ?1) FROM threads t "
+			    "JOIN processes p ON p.id = t.process_id ORDER BY t.id",
+			    &end, 1, thread_row, &c, err, errlen);
 	if (!rc && lp_db_has_table(db, "lock_waits"))
 		rc = lp_db_each(db,
-			      "SELECT thread_id, start_ns, start_ns + dur_ns, 0 FROM lock_waits "
-			      "UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, 1 "
-			      "FROM cond_waits",
-			      NULL, 0, lp_wait_row, &c, err, errlen);
+				"SELECT thread_id, start_ns, start_ns + dur_ns, 0 FROM lock_waits "
+				"UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, 1 "
+				"FROM cond_waits",
+				NULL, 0, wait_row, &c, err, errlen);
 	if (!rc && lp_db_has_table(db, "blocking_calls"))
 		rc = lp_db_each(
 		    db, "SELECT thread_id, start_ns, start_ns + dur_ns, 2 FROM blocking_calls",
-		    NULL, 0, lp_wait_row, &c, err, errlen);
+		    NULL, 0, wait_row, &c, err, errlen);
 	for (size_t i = 0; i < c.ncpu; i++) {
 		struct lp_ts_lane *l = &ts->lanes[i];
 		for (size_t b = 0; !rc && b < ts->nbins; b++) {
 			int64_t v = c.alive[i][b] - c.wait[i][b];
 			v = v < 0 ? 0 : v;
-			l->busy[b] = (double)v / (double)lp_bin_len(ts, b);
+			l->busy[b] = (double)v / (double)bin_len(ts, b);
 			l->total_busy_ns += v;
 		}
 		free(c.alive[i]);
@@ -271,21 +271,21 @@ static int lp_ts_cpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *e
 
 /* ---- GPU lanes: union of device work per (process, device, stream) ---- */
 
-struct lp_gpu_ctx {
+struct gpu_ctx {
 	struct lp_timeseries *ts;
 	size_t *cap;
 	int64_t pid_key, dev, stream, cur_end;
 	int64_t *acc;
 };
 
-static int lp_gpu_flush(struct lp_gpu_ctx *c)
+static int gpu_flush(struct gpu_ctx *c)
 {
 	struct lp_timeseries *ts = c->ts;
 	if (!c->acc)
 		return 0;
 	struct lp_ts_lane *l = &ts->lanes[ts->nlanes - 1];
 	for (size_t b = 0; b < ts->nbins; b++) {
-		l->busy[b] = (double)c->acc[b] / (double)lp_bin_len(ts, b);
+		l->busy[b] = (double)c->acc[b] / (double)bin_len(ts, b);
 		l->total_busy_ns += c->acc[b];
 	}
 	free(c->acc);
@@ -293,15 +293,15 @@ static int lp_gpu_flush(struct lp_gpu_ctx *c)
 	return 0;
 }
 
-static int lp_gpu_row(sqlite3_stmt *st, void *vctx)
+static int gpu_row(sqlite3_stmt *st, void *vctx)
 {
-	struct lp_gpu_ctx *c = vctx;
+	struct gpu_ctx *c = vctx;
 	struct lp_timeseries *ts = c->ts;
 	int64_t pk = sqlite3_column_int64(st, 0), dev = sqlite3_column_int64(st, 2);
 	int64_t stream = sqlite3_column_int64(st, 3);
 	int64_t a = sqlite3_column_int64(st, 4), z = sqlite3_column_int64(st, 5);
 	if (!c->acc || pk != c->pid_key || dev != c->dev || stream != c->stream) {
-		lp_gpu_flush(c);
+		gpu_flush(c);
 		struct lp_ts_lane *l = LP_PUSH(ts->lanes, ts->nlanes, *c->cap);
 		if (!l)
 			return -ENOMEM;
@@ -322,17 +322,17 @@ static int lp_gpu_row(sqlite3_stmt *st, void *vctx)
 	if (a < c->cur_end)
 		a = c->cur_end;
 	if (z > a) {
-		lp_bin_add(ts, c->acc, a, z);
+		bin_add(ts, c->acc, a, z);
 		c->cur_end = z;
 	}
 	return 0;
 }
 
-static int lp_ts_gpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *err, size_t errlen)
+static int ts_gpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *err, size_t errlen)
 {
 	if (!lp_db_has_table(db, "kernels"))
 		return 0;
-	struct lp_gpu_ctx c = {.ts = ts, .cap = cap};
+	struct gpu_ctx c = {.ts = ts, .cap = cap};
 	int rc = lp_db_each(
 	    db,
 	    "SELECT g.process_id, p.pid, g.device, g.stream, g.start_ns, g.end_ns FROM "
@@ -341,9 +341,9 @@ static int lp_ts_gpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *e
 	    "UNION ALL SELECT process_id, device, stream, start_ns, end_ns FROM memsets) g "
 	    "JOIN processes p ON p.id = g.process_id "
 	    "ORDER BY g.process_id, g.device, g.stream, g.start_ns",
-	    NULL, 0, lp_gpu_row, &c, err, errlen);
+	    NULL, 0, gpu_row, &c, err, errlen);
 	if (!rc)
-		lp_gpu_flush(&c);
+		gpu_flush(&c);
 	free(c.acc);
 	return rc;
 }
@@ -352,7 +352,7 @@ int lp_timeseries_compute(sqlite3 *db, const struct lp_breakdown *b, const struc
 			  struct lp_timeseries *ts, char *err, size_t errlen)
 {
 	memset(ts, 0, sizeof(*ts));
-	lp_bounds(db, ts);
+	timeseries_bounds(db, ts);
 	ts->lock_wait_ns = calloc(ts->nbins, sizeof(int64_t));
 	ts->cond_wait_ns = calloc(ts->nbins, sizeof(int64_t));
 	ts->lock_waits = calloc(ts->nbins, sizeof(int64_t));
@@ -361,11 +361,11 @@ int lp_timeseries_compute(sqlite3 *db, const struct lp_breakdown *b, const struc
 		return -ENOMEM;
 	}
 	size_t cap = 0;
-	int rc = lp_ts_requests(db, b, ranges, ts, err, errlen);
+	int rc = ts_requests(db, b, ranges, ts, err, errlen);
 	if (!rc)
-		rc = lp_ts_cpu(db, ts, &cap, err, errlen);
+		rc = ts_cpu(db, ts, &cap, err, errlen);
 	if (!rc)
-		rc = lp_ts_gpu(db, ts, &cap, err, errlen);
+		rc = ts_gpu(db, ts, &cap, err, errlen);
 	return rc;
 }
 
@@ -387,7 +387,7 @@ void lp_timeseries_free(struct lp_timeseries *ts)
 
 #define LP_TL_MAXITEMS 4000
 
-struct lp_tl_ctx {
+struct tl_ctx {
 	struct lp_req_timeline *t;
 	size_t cap, lcap;
 	int64_t *keep; /* range ids kept (sorted ascending as they come) */
@@ -398,7 +398,7 @@ struct lp_tl_ctx {
 	size_t ncorr, ccap;
 };
 
-static int lp_tl_lane(struct lp_tl_ctx *c, int64_t thread_id, const char *name)
+static int lp_tl_lane(struct tl_ctx *c, int64_t thread_id, const char *name)
 {
 	struct lp_req_timeline *t = c->t;
 	for (size_t i = 0; i < t->nlanes; i++)
@@ -412,8 +412,8 @@ static int lp_tl_lane(struct lp_tl_ctx *c, int64_t thread_id, const char *name)
 	return (int)(t->nlanes - 1);
 }
 
-static int lp_tl_push(struct lp_tl_ctx *c, enum lp_tl_kind k, int lane, int depth, int64_t a,
-		      int64_t z, const char *name)
+static int tl_push(struct tl_ctx *c, enum lp_tl_kind k, int lane, int depth, int64_t a, int64_t z,
+		   const char *name)
 {
 	struct lp_req_timeline *t = c->t;
 	if (t->n >= LP_TL_MAXITEMS)
@@ -427,7 +427,7 @@ static int lp_tl_push(struct lp_tl_ctx *c, enum lp_tl_kind k, int lane, int dept
 	return 0;
 }
 
-static int lp_tl_find_keep(const struct lp_tl_ctx *c, int64_t id)
+static int tl_find_keep(const struct tl_ctx *c, int64_t id)
 {
 	for (size_t i = c->nkeep; i-- > 0;)
 		if (c->keep[i] == id)
@@ -436,7 +436,7 @@ static int lp_tl_find_keep(const struct lp_tl_ctx *c, int64_t id)
 }
 
 /* Thread label as the lanes show it: "name tid" or "tid N". */
-static char *lp_thread_label(sqlite3_stmt *st, int icol_name, int icol_tid)
+static char *thread_label(sqlite3_stmt *st, int icol_name, int icol_tid)
 {
 	const char *nm = (const char *)sqlite3_column_text(st, icol_name);
 	char *s;
@@ -447,15 +447,15 @@ static char *lp_thread_label(sqlite3_stmt *st, int icol_name, int icol_tid)
 }
 
 /* r.id, r.parent_id, r.start_thread_id, start, end, name, thread name, tid */
-static int lp_tl_range_row(sqlite3_stmt *st, void *vctx)
+static int tl_range_row(sqlite3_stmt *st, void *vctx)
 {
-	struct lp_tl_ctx *c = vctx;
+	struct tl_ctx *c = vctx;
 	int64_t id = sqlite3_column_int64(st, 0), parent = sqlite3_column_int64(st, 1);
 	int depth;
 	if (id == c->t->range_id) {
 		depth = 0;
 	} else {
-		int k = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : lp_tl_find_keep(c, parent);
+		int k = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : tl_find_keep(c, parent);
 		if (k < 0)
 			return 0;
 		depth = c->keepdepth[k] + 1;
@@ -470,18 +470,18 @@ static int lp_tl_range_row(sqlite3_stmt *st, void *vctx)
 	c->keepdepth = kd;
 	c->keep[c->nkeep] = id;
 	c->keepdepth[c->nkeep++] = depth;
-	char *lbl = lp_thread_label(st, 6, 7);
+	char *lbl = thread_label(st, 6, 7);
 	if (!lbl)
 		return -ENOMEM;
 	int lane = lp_tl_lane(c, sqlite3_column_int64(st, 2), lbl);
 	free(lbl);
 	if (lane < 0)
 		return lane;
-	return lp_tl_push(c, LP_TL_RANGE, lane, depth, sqlite3_column_int64(st, 3),
-			  sqlite3_column_int64(st, 4), (const char *)sqlite3_column_text(st, 5));
+	return tl_push(c, LP_TL_RANGE, lane, depth, sqlite3_column_int64(st, 3),
+		       sqlite3_column_int64(st, 4), (const char *)sqlite3_column_text(st, 5));
 }
 
-static int lp_tl_lane_of(const struct lp_req_timeline *t, int64_t thread_id)
+static int tl_lane_of(const struct lp_req_timeline *t, int64_t thread_id)
 {
 	for (size_t i = 0; i < t->nlanes; i++)
 		if (t->lanes[i].thread_id == thread_id)
@@ -490,10 +490,10 @@ static int lp_tl_lane_of(const struct lp_req_timeline *t, int64_t thread_id)
 }
 
 /* thread_id, start, end, name, kind, corr */
-static int lp_tl_wait_row(sqlite3_stmt *st, void *vctx)
+static int tl_wait_row(sqlite3_stmt *st, void *vctx)
 {
-	struct lp_tl_ctx *c = vctx;
-	int lane = lp_tl_lane_of(c->t, sqlite3_column_int64(st, 0));
+	struct tl_ctx *c = vctx;
+	int lane = tl_lane_of(c->t, sqlite3_column_int64(st, 0));
 	if (lane < 0)
 		return 0;
 	enum lp_tl_kind k = (enum lp_tl_kind)sqlite3_column_int(st, 4);
@@ -504,14 +504,14 @@ static int lp_tl_wait_row(sqlite3_stmt *st, void *vctx)
 		c->corr = p;
 		c->corr[c->ncorr++] = sqlite3_column_int64(st, 5);
 	}
-	return lp_tl_push(c, k, lane, 0, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			  (const char *)sqlite3_column_text(st, 3));
+	return tl_push(c, k, lane, 0, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+		       (const char *)sqlite3_column_text(st, 3));
 }
 
 /* corr, stream, device, start, end, name */
-static int lp_tl_gpu_row(sqlite3_stmt *st, void *vctx)
+static int tl_gpu_row(sqlite3_stmt *st, void *vctx)
 {
-	struct lp_tl_ctx *c = vctx;
+	struct tl_ctx *c = vctx;
 	int64_t corr = sqlite3_column_int64(st, 0);
 	size_t i;
 	for (i = 0; i < c->ncorr && c->corr[i] != corr; i++)
@@ -524,11 +524,11 @@ static int lp_tl_gpu_row(sqlite3_stmt *st, void *vctx)
 	int lane = lp_tl_lane(c, 0, nm);
 	if (lane < 0)
 		return lane;
-	return lp_tl_push(c, LP_TL_GPU, lane, 0, sqlite3_column_int64(st, 3),
-			  sqlite3_column_int64(st, 4), (const char *)sqlite3_column_text(st, 5));
+	return tl_push(c, LP_TL_GPU, lane, 0, sqlite3_column_int64(st, 3),
+		       sqlite3_column_int64(st, 4), (const char *)sqlite3_column_text(st, 5));
 }
 
-static int lp_tl_item_cmp(const void *a, const void *b)
+static int tl_item_cmp(const void *a, const void *b)
 {
 	const struct lp_tl_item *x = a, *y = b;
 	if (x->start_ns != y->start_ns)
@@ -536,28 +536,29 @@ static int lp_tl_item_cmp(const void *a, const void *b)
 	return x->depth - y->depth;
 }
 
-static int lp_tl_load(sqlite3 *db, struct lp_tl_ctx *c, char *err, size_t errlen)
+static int tl_load(sqlite3 *db, struct tl_ctx *c, char *err, size_t errlen)
 {
 	struct lp_req_timeline *t = c->t;
 	int64_t a[3] = {c->process_id, t->start_ns, t->end_ns};
-	int rc =
-	    lp_db_each(db,
-		     "SELECT r.id, r.parent_id, r.start_thread_id, r.start_ns, r.end_ns, s.value, "
-		     "t.name, t.tid FROM ranges r LEFT JOIN strings s ON s.id = r.name_id "
-		     "JOIN threads t ON t.id = r.start_thread_id WHERE r.process_id = ?1 "
-		     "AND r.start_ns >= ?2 AND r.start_ns <= ?3 ORDER BY r.start_ns, r.id",
-		     a, 3, lp_tl_range_row, c, err, errlen);
+	int rc = lp_db_each(
+	    db,
+	    "SELECT r.id, r.parent_id, r.start_thread_id, r.start_ns, r.end_ns, s.value, "
+	    "t.name, t.tid FROM ranges r LEFT JOIN strings s ON s.id = r.name_id "
+	    "JOIN threads t ON t.id = r.start_thread_id WHERE r.process_id = ?1 "
+	    "AND r.start_ns >= ?2 AND r.start_ns <= ?3 ORDER BY r.start_ns, r.id",
+	    a, 3, tl_range_row, c, err, errlen);
 	int64_t w[2] = {t->start_ns, t->end_ns};
 	if (!rc && lp_db_has_table(db, "lock_waits"))
-		rc = lp_db_each(db,
-			      "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
-			      "COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), 1, 0 "
-			      "FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
-			      "WHERE w.start_ns < ?2 AND w.start_ns + w.dur_ns > ?1 "
-			      "UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, "
-			      "'condition wait', 2, 0 FROM cond_waits "
-			      "WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
-			      w, 2, lp_tl_wait_row, c, err, errlen);
+		rc =
+		    lp_db_each(db,
+			       "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
+			       "COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), 1, 0 "
+			       "FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+			       "WHERE w.start_ns < ?2 AND w.start_ns + w.dur_ns > ?1 "
+			       "UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, "
+			       "'condition wait', 2, 0 FROM cond_waits "
+			       "WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
+			       w, 2, tl_wait_row, c, err, errlen);
 	if (!rc && lp_db_has_table(db, "blocking_calls"))
 		rc =
 		    lp_db_each(db,
@@ -565,13 +566,13 @@ static int lp_tl_load(sqlite3 *db, struct lp_tl_ctx *c, char *err, size_t errlen
 			       "coalesce(' on ' || fd_kind, ''), CASE category WHEN 'sleep' THEN 5 "
 			       "WHEN 'file_io' THEN 6 WHEN 'socket_io' THEN 6 ELSE 7 END, 0 "
 			       "FROM blocking_calls WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
-			       w, 2, lp_tl_wait_row, c, err, errlen);
+			       w, 2, tl_wait_row, c, err, errlen);
 	if (!rc && lp_db_has_table(db, "cuda_api")) {
 		rc = lp_db_each(db,
-			      "SELECT a.thread_id, a.start_ns, a.end_ns, s.value, 3, "
-			      "a.correlation_id FROM cuda_api a LEFT JOIN strings s ON "
-			      "s.id = a.name_id WHERE a.start_ns < ?2 AND a.end_ns > ?1",
-			      w, 2, lp_tl_wait_row, c, err, errlen);
+				"SELECT a.thread_id, a.start_ns, a.end_ns, s.value, 3, "
+				"a.correlation_id FROM cuda_api a LEFT JOIN strings s ON "
+				"s.id = a.name_id WHERE a.start_ns < ?2 AND a.end_ns > ?1",
+				w, 2, tl_wait_row, c, err, errlen);
 		/* GPU work launched inside the request may run after it ends */
 		int64_t g[2] = {c->process_id, t->start_ns};
 		if (!rc && c->ncorr)
@@ -583,14 +584,14 @@ static int lp_tl_load(sqlite3 *db, struct lp_tl_ctx *c, char *err, size_t errlen
 			    "SELECT correlation_id, stream, device, start_ns, end_ns, "
 			    "'memcpy ' || copy_kind FROM memcpys WHERE process_id = ?1 "
 			    "AND end_ns > ?2",
-			    g, 2, lp_tl_gpu_row, c, err, errlen);
+			    g, 2, tl_gpu_row, c, err, errlen);
 	}
 	return rc;
 }
 
-static int lp_tl_proc_row(sqlite3_stmt *st, void *vctx)
+static int tl_proc_row(sqlite3_stmt *st, void *vctx)
 {
-	((struct lp_tl_ctx *)vctx)->process_id = sqlite3_column_int64(st, 0);
+	((struct tl_ctx *)vctx)->process_id = sqlite3_column_int64(st, 0);
 	return 0;
 }
 
@@ -608,17 +609,17 @@ int lp_req_timeline_compute(sqlite3 *db, const struct lp_timeseries *ts, int64_t
 	t->range_id = r->range_id;
 	t->start_ns = r->start_ns;
 	t->end_ns = r->start_ns + r->dur_ns;
-	struct lp_tl_ctx c = {.t = t};
+	struct tl_ctx c = {.t = t};
 	int64_t id = r->range_id;
-	int rc = lp_db_each(db, "SELECT process_id FROM ranges WHERE id = ?1", &id, 1, lp_tl_proc_row,
-			  &c, err, errlen);
+	int rc = lp_db_each(db, "SELECT process_id FROM ranges WHERE id = ?1", &id, 1, tl_proc_row,
+			    &c, err, errlen);
 	if (!rc)
-		rc = lp_tl_load(db, &c, err, errlen);
+		rc = tl_load(db, &c, err, errlen);
 	free(c.keep);
 	free(c.keepdepth);
 	free(c.corr);
 	if (!rc && t->n) {
-		qsort(t->items, t->n, sizeof(*t->items), lp_tl_item_cmp);
+		qsort(t->items, t->n, sizeof(*t->items), tl_item_cmp);
 		t->valid = 1;
 	}
 	return rc;
@@ -639,12 +640,12 @@ void lp_req_timeline_free(struct lp_req_timeline *t)
 
 /* GPU work goes to a pseudo-process per (process, device): above any pid
  * Linux hands out (pid_max <= 2^22), so lanes never collide with threads. */
-static int lp_gpu_pid(int64_t process_id, int64_t device)
+static int gpu_pid(int64_t process_id, int64_t device)
 {
 	return (1 << 30) + (int)(process_id * 64 + device);
 }
 
-struct lp_tr_ctx {
+struct tr_ctx {
 	struct lp_trace *t;
 	size_t ecap, tcap, ccap, mcap;
 	enum lp_ev_kind kind;
@@ -653,9 +654,9 @@ struct lp_tr_ctx {
 };
 
 /* kind-specific SELECT: id, pid, tid, start, end, name, detail, corr, process_id, cross */
-static int lp_tr_ev_row(sqlite3_stmt *st, void *vctx)
+static int tr_ev_row(sqlite3_stmt *st, void *vctx)
 {
-	struct lp_tr_ctx *c = vctx;
+	struct tr_ctx *c = vctx;
 	struct lp_tr_event *e = LP_PUSH(c->t->ev, c->t->nev, c->ecap);
 	if (!e)
 		return -ENOMEM;
@@ -673,16 +674,16 @@ static int lp_tr_ev_row(sqlite3_stmt *st, void *vctx)
 	e->process_id = sqlite3_column_int64(st, 8);
 	e->cross_thread = sqlite3_column_int(st, 9);
 	if (e->kind >= LP_EV_KERNEL)
-		e->pid = lp_gpu_pid(e->process_id, e->pid); /* column 1 held the device */
+		e->pid = gpu_pid(e->process_id, e->pid); /* column 1 held the device */
 	if (!e->name && !(e->name = strdup("(unnamed)")))
 		return -ENOMEM;
 	c->t->count[e->kind]++;
 	return 0;
 }
 
-static int lp_tr_mark_row(sqlite3_stmt *st, void *vctx)
+static int tr_mark_row(sqlite3_stmt *st, void *vctx)
 {
-	struct lp_tr_ctx *c = vctx;
+	struct tr_ctx *c = vctx;
 	struct lp_tr_event *e = LP_PUSH(c->t->marks, c->t->nmarks, c->mcap);
 	if (!e)
 		return -ENOMEM;
@@ -697,9 +698,9 @@ static int lp_tr_mark_row(sqlite3_stmt *st, void *vctx)
 }
 
 /* pid, tid, name, is_process, sort */
-static int lp_tr_track_row(sqlite3_stmt *st, void *vctx)
+static int tr_track_row(sqlite3_stmt *st, void *vctx)
 {
-	struct lp_tr_ctx *c = vctx;
+	struct tr_ctx *c = vctx;
 	struct lp_tr_track *k = LP_PUSH(c->t->tracks, c->t->ntracks, c->tcap);
 	if (!k)
 		return -ENOMEM;
@@ -714,21 +715,21 @@ static int lp_tr_track_row(sqlite3_stmt *st, void *vctx)
 }
 
 /* GPU pseudo-process rows carry process_id and device: map them. */
-static int lp_tr_gpu_track_row(sqlite3_stmt *st, void *vctx)
+static int tr_gpu_track_row(sqlite3_stmt *st, void *vctx)
 {
-	struct lp_tr_ctx *c = vctx;
-	int rc = lp_tr_track_row(st, vctx);
+	struct tr_ctx *c = vctx;
+	int rc = tr_track_row(st, vctx);
 	if (!rc) {
 		struct lp_tr_track *k = &c->t->tracks[c->t->ntracks - 1];
-		k->pid = lp_gpu_pid(sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 0));
+		k->pid = gpu_pid(sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 0));
 	}
 	return rc;
 }
 
 /* thread_id, pid, tid, ts, event name, value, event id */
-static int lp_tr_counter_row(sqlite3_stmt *st, void *vctx)
+static int tr_counter_row(sqlite3_stmt *st, void *vctx)
 {
-	struct lp_tr_ctx *c = vctx;
+	struct tr_ctx *c = vctx;
 	int64_t th = sqlite3_column_int64(st, 0), ev = sqlite3_column_int64(st, 6);
 	double v = sqlite3_column_double(st, 5);
 	if (th != c->last_thread || ev != c->last_event)
@@ -749,13 +750,13 @@ static int lp_tr_counter_row(sqlite3_stmt *st, void *vctx)
 	return 0;
 }
 
-struct lp_tr_src {
+struct tr_src {
 	enum lp_ev_kind kind;
 	const char *table;
 	const char *sql;
 };
 
-static const struct lp_tr_src lp_tr_srcs[] = {
+static const struct tr_src lp_tr_srcs[] = {
     {LP_EV_RANGE, "ranges",
      "SELECT r.id, p.pid, t.tid, r.start_ns, r.end_ns, s.value, d.name, 0, r.process_id, "
      "r.end_thread_id IS NOT NULL AND r.end_thread_id != r.start_thread_id FROM ranges r "
@@ -787,21 +788,21 @@ static const struct lp_tr_src lp_tr_srcs[] = {
      "correlation_id, process_id, 0 FROM memsets"},
 };
 
-static int lp_trace_tracks(sqlite3 *db, struct lp_tr_ctx *c, char *err, size_t errlen)
+static int trace_tracks(sqlite3 *db, struct tr_ctx *c, char *err, size_t errlen)
 {
 	int rc = lp_db_each(db,
-			  "SELECT pid, 0, COALESCE(exe, cmdline, 'process') || ' ' || pid, 1, "
-			  "row_number() OVER (ORDER BY start_ns, id) FROM processes",
-			  NULL, 0, lp_tr_track_row, c, err, errlen);
+			    "SELECT pid, 0, COALESCE(exe, cmdline, 'process') || ' ' || pid, 1, "
+			    "row_number() OVER (ORDER BY start_ns, id) FROM processes",
+			    NULL, 0, tr_track_row, c, err, errlen);
 	if (!rc)
 		rc = lp_db_each(db,
-			      "SELECT p.pid, t.tid, COALESCE(t.name, 'thread ' || t.tid), 0, "
-			      "row_number() OVER (PARTITION BY t.process_id ORDER BY t.id) "
-			      "FROM threads t JOIN processes p ON p.id = t.process_id",
-			      NULL, 0, lp_tr_track_row, c, err, errlen);
+				"SELECT p.pid, t.tid, COALESCE(t.name, 'thread ' || t.tid), 0, "
+				"row_number() OVER (PARTITION BY t.process_id ORDER BY t.id) "
+				"FROM threads t JOIN processes p ON p.id = t.process_id",
+				NULL, 0, tr_track_row, c, err, errlen);
 	if (rc || !lp_db_has_table(db, "kernels"))
 		return rc;
-	/* column 0 is the device; lp_tr_gpu_track_row makes it the pseudo pid */
+	/* column 0 is the device; tr_gpu_track_row makes it the pseudo pid */
 	const char *gsql =
 	    "SELECT g.device, 0, 'GPU ' || g.device || COALESCE(' ' || d.name, '') || "
 	    "' (pid ' || p.pid || ')', 1, 100000 + g.device, g.process_id FROM "
@@ -809,44 +810,45 @@ static int lp_trace_tracks(sqlite3 *db, struct lp_tr_ctx *c, char *err, size_t e
 	    "UNION ALL SELECT process_id, device FROM memcpys UNION ALL SELECT process_id, "
 	    "device FROM memsets)) g JOIN processes p ON p.id = g.process_id "
 	    "LEFT JOIN gpu_devices d ON d.process_id = g.process_id AND d.device = g.device";
-	rc = lp_db_each(db, gsql, NULL, 0, lp_tr_gpu_track_row, c, err, errlen);
+	rc = lp_db_each(db, gsql, NULL, 0, tr_gpu_track_row, c, err, errlen);
 	if (!rc)
 		rc = lp_db_each(db,
-			      "SELECT device, stream, 'stream ' || stream, 0, stream, process_id "
-			      "FROM (SELECT process_id, device, stream FROM kernels UNION "
-			      "SELECT process_id, device, stream FROM memcpys UNION "
-			      "SELECT process_id, device, stream FROM memsets)",
-			      NULL, 0, lp_tr_gpu_track_row, c, err, errlen);
+				"SELECT device, stream, 'stream ' || stream, 0, stream, process_id "
+				"FROM (SELECT process_id, device, stream FROM kernels UNION "
+				"SELECT process_id, device, stream FROM memcpys UNION "
+				"SELECT process_id, device, stream FROM memsets)",
+				NULL, 0, tr_gpu_track_row, c, err, errlen);
 	return rc;
 }
 
 int lp_trace_load(sqlite3 *db, struct lp_trace *t, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
-	struct lp_tr_ctx c = {.t = t, .last_thread = -1};
+	struct tr_ctx c = {.t = t, .last_thread = -1};
 	t->base_ns = lp_db_int(db, "SELECT min(start_ns) FROM processes", 0);
-	int rc = lp_trace_tracks(db, &c, err, errlen);
+	int rc = trace_tracks(db, &c, err, errlen);
 	for (size_t i = 0; !rc && i < ARRAY_SIZE(lp_tr_srcs); i++) {
 		if (!lp_db_has_table(db, lp_tr_srcs[i].table))
 			continue;
 		c.kind = lp_tr_srcs[i].kind;
-		rc = lp_db_each(db, lp_tr_srcs[i].sql, NULL, 0, lp_tr_ev_row, &c, err, errlen);
+		rc = lp_db_each(db, lp_tr_srcs[i].sql, NULL, 0, tr_ev_row, &c, err, errlen);
 	}
 	if (!rc && lp_db_has_table(db, "marks"))
 		rc = lp_db_each(db,
-			      "SELECT m.id, p.pid, t.tid, m.ts_ns, 0, s.value FROM marks m "
-			      "JOIN threads t ON t.id = m.thread_id JOIN processes p ON "
-			      "p.id = m.process_id LEFT JOIN strings s ON s.id = m.name_id",
-			      NULL, 0, lp_tr_mark_row, &c, err, errlen);
+				"SELECT m.id, p.pid, t.tid, m.ts_ns, 0, s.value FROM marks m "
+				"JOIN threads t ON t.id = m.thread_id JOIN processes p ON "
+				"p.id = m.process_id LEFT JOIN strings s ON s.id = m.name_id",
+				NULL, 0, tr_mark_row, &c, err, errlen);
 	if (!rc && lp_db_has_table(db, "counter_values"))
-		rc = lp_db_each(db,
-			      "SELECT cs.thread_id, p.pid, t.tid, cs.ts_ns, ce.name, cv.value, "
-			      "ce.id FROM counter_values cv JOIN counter_samples cs ON "
-			      "cs.id = cv.sample_id JOIN counter_events ce ON ce.id = cv.event_id "
-			      "JOIN threads t ON t.id = cs.thread_id JOIN processes p ON "
-			      "p.id = t.process_id WHERE ce.available "
-			      "ORDER BY cs.thread_id, ce.id, cs.ts_ns",
-			      NULL, 0, lp_tr_counter_row, &c, err, errlen);
+		rc =
+		    lp_db_each(db,
+			       "SELECT cs.thread_id, p.pid, t.tid, cs.ts_ns, ce.name, cv.value, "
+			       "ce.id FROM counter_values cv JOIN counter_samples cs ON "
+			       "cs.id = cv.sample_id JOIN counter_events ce ON ce.id = cv.event_id "
+			       "JOIN threads t ON t.id = cs.thread_id JOIN processes p ON "
+			       "p.id = t.process_id WHERE ce.available "
+			       "ORDER BY cs.thread_id, ce.id, cs.ts_ns",
+			       NULL, 0, tr_counter_row, &c, err, errlen);
 	return rc;
 }
 

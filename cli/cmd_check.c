@@ -200,7 +200,7 @@ static int write_junit(const struct check_args *a, int fails, int errors)
 	return 0;
 }
 
-static int lp_check_cmd(int argc, char **argv)
+static int check_cmd(int argc, char **argv)
 {
 	struct check_args a = {0};
 	struct lp_expect_ctx ctx;
@@ -246,7 +246,7 @@ out:
 
 const struct lp_cmd lp_cmd_check = {
     .name = "check",
-    .run = lp_check_cmd,
+    .run = check_cmd,
     .summary = "assert latency expectations on a run; exit 1 when one fails",
     .usage = "usage: latprof check FILE.db --expect EXPR... [--expect-file F] [--junit OUT.xml]\n"
 	     "                     [--request NAME] [--strict]\n\n"

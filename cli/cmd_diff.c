@@ -147,8 +147,8 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 }
 
 /* The chosen format to stdout or -o FILE; LP_EXIT_OK or LP_EXIT_USAGE. */
-static int lp_diff_write(const struct diff_args *a, const struct lp_side *base,
-			 const struct lp_side *new_, const struct lp_diff *d)
+static int diff_write(const struct diff_args *a, const struct lp_side *base,
+		      const struct lp_side *new_, const struct lp_diff *d)
 {
 	char err[1024];
 	void *page = NULL;
@@ -175,7 +175,7 @@ static int lp_diff_write(const struct diff_args *a, const struct lp_side *base,
 	return LP_EXIT_OK;
 }
 
-static int lp_diff_cmd(int argc, char **argv)
+static int diff_cmd(int argc, char **argv)
 {
 	struct diff_args a = {0};
 	struct lp_side base, new_;
@@ -192,7 +192,7 @@ static int lp_diff_cmd(int argc, char **argv)
 	    lp_diff_compute(&base, &new_, &a.opts, &d, err, sizeof(err))) {
 		rc = lp_cli_error("%s", err);
 	} else {
-		rc = lp_diff_write(&a, &base, &new_, &d);
+		rc = diff_write(&a, &base, &new_, &d);
 		if (rc == LP_EXIT_OK)
 			rc = d.regressions ? LP_EXIT_FAIL : LP_EXIT_OK;
 		lp_diff_free(&d);
@@ -207,7 +207,7 @@ out:
 
 const struct lp_cmd lp_cmd_diff = {
     .name = "diff",
-    .run = lp_diff_cmd,
+    .run = diff_cmd,
     .summary = "compare runs per stage, one interval per metric; exit 1 on regression",
     .usage = "usage: latprof diff BASE.db NEW.db [options]\n"
 	     "       latprof diff BASE1.db BASE2.db... --vs NEW1.db NEW2.db... [options]\n"

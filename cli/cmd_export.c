@@ -10,7 +10,7 @@
 #include "lp_db.h"
 #include "lp_timeseries.h"
 
-static int lp_export_cmd(int argc, char **argv)
+static int export_cmd(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"chrome", required_argument, NULL, 'c'},
@@ -66,7 +66,7 @@ static int lp_export_cmd(int argc, char **argv)
 
 const struct lp_cmd lp_cmd_export = {
     .name = "export",
-    .run = lp_export_cmd,
+    .run = export_cmd,
     .summary = "export a run as a Chrome/Perfetto trace",
     .usage = "usage: latprof export FILE.db --chrome OUT.json\n\n"
 	     "Writes the Chrome Trace Event Format (opens in ui.perfetto.dev and\n"

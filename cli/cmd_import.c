@@ -20,7 +20,7 @@
 enum lp_input { LP_IN_LOGS, LP_IN_NSYS, LP_IN_KINETO, LP_IN_UNKNOWN };
 
 /* SQLite's header, gzip's magic, or JSON's opening brace or bracket. */
-static enum lp_input lp_import_detect(const char *path, char *err, size_t errlen)
+static enum lp_input import_detect(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
 	unsigned char head[16] = {0};
@@ -54,7 +54,7 @@ static enum lp_input lp_import_detect(const char *path, char *err, size_t errlen
 	return LP_IN_UNKNOWN;
 }
 
-static int lp_import_logs(const char *dir, const char *out, const struct lp_import_opts *io)
+static int import_logs(const char *dir, const char *out, const struct lp_import_opts *io)
 {
 	char err[1024];
 	struct lp_import_stats st;
@@ -76,7 +76,7 @@ static int lp_import_logs(const char *dir, const char *out, const struct lp_impo
 	return LP_EXIT_OK;
 }
 
-static int lp_import_cmd(int argc, char **argv)
+static int import_cmd(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"output", required_argument, NULL, 'o'},
@@ -104,9 +104,9 @@ static int lp_import_cmd(int argc, char **argv)
 	char err[1024];
 	const char *in = argv[optind];
 	int rc;
-	switch (lp_import_detect(in, err, sizeof(err))) {
+	switch (import_detect(in, err, sizeof(err))) {
 	case LP_IN_LOGS:
-		rc = lp_import_logs(in, out, &io);
+		rc = import_logs(in, out, &io);
 		if (rc != LP_EXIT_OK)
 			return rc;
 		break;
@@ -129,7 +129,7 @@ static int lp_import_cmd(int argc, char **argv)
 
 const struct lp_cmd lp_cmd_import = {
     .name = "import",
-    .run = lp_import_cmd,
+    .run = import_cmd,
     .summary = "import a run's event logs, an nsys export or a Kineto trace",
     .usage = "usage: latprof import INPUT -o FILE.db [--force]\n\n"
 	     "INPUT is recognized by its content:\n"

@@ -10,7 +10,7 @@
 #include "lp_plot.h"
 #include "lp_timeseries.h"
 
-static int lp_plot_cmd(int argc, char **argv)
+static int plot_cmd(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"output", required_argument, NULL, 'o'},
@@ -81,7 +81,7 @@ static int lp_plot_cmd(int argc, char **argv)
 
 const struct lp_cmd lp_cmd_plot = {
     .name = "plot",
-    .run = lp_plot_cmd,
+    .run = plot_cmd,
     .summary = "gnuplot charts of a recorded run",
     .usage = "usage: latprof plot FILE.db -o DIR [--format svg|png|pdf]\n\n"
 	     "Writes, per chart, DIR/NAME.dat (the numbers), DIR/NAME.gp (an editable\n"

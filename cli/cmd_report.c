@@ -35,7 +35,7 @@
 enum lp_fmt { LP_FMT_TEXT, LP_FMT_JSON, LP_FMT_CSV, LP_FMT_N };
 static const char *const lp_fmt_names[LP_FMT_N] = {"text", "json", "csv"};
 
-struct lp_report_opts {
+struct report_opts {
 	int top;
 	enum lp_fmt fmt;
 	const char *request;		 /* --breakdown --request NAME */
@@ -46,17 +46,17 @@ struct lp_report_opts {
 
 typedef void (*lp_writer_fn)(FILE *f, const void *res);
 
-struct lp_view {
+struct view {
 	const char *flag; /* --flag; NULL marks the default view */
 	/* A heap result, or NULL with one sentence in err. */
-	void *(*analyze)(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen);
+	void *(*analyze)(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen);
 	void (*free)(void *res);
 	lp_writer_fn write[LP_FMT_N]; /* NULL: format not offered by this view */
 };
 
 /* ---- --locks ---------------------------------------------------------- */
 
-static void *lp_view_locks(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+static void *view_locks(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	struct lp_lock_report *r = xcalloc(1, sizeof(*r));
 	if (lp_locks_analyze(db, o->top, r, err, errlen)) {
@@ -67,31 +67,30 @@ static void *lp_view_locks(sqlite3 *db, const struct lp_report_opts *o, char *er
 	return r;
 }
 
-static void lp_view_locks_free(void *r)
+static void view_locks_free(void *r)
 {
 	lp_lock_report_free(r);
 	free(r);
 }
 
-static void lp_w_locks_text(FILE *f, const void *r)
+static void w_locks_text(FILE *f, const void *r)
 {
 	lp_locks_write_text(f, r);
 }
 
-static void lp_w_locks_json(FILE *f, const void *r)
+static void w_locks_json(FILE *f, const void *r)
 {
 	lp_locks_write_json(f, r);
 }
 
-static void lp_w_locks_csv(FILE *f, const void *r)
+static void w_locks_csv(FILE *f, const void *r)
 {
 	lp_locks_write_csv(f, r);
 }
 
 /* ---- --breakdown and --ranges (analyze/lp_breakdown.h) --------------- */
 
-static void *lp_view_breakdown(sqlite3 *db, const struct lp_report_opts *o, char *err,
-			       size_t errlen)
+static void *view_breakdown(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	struct lp_breakdown *b = xcalloc(1, sizeof(*b));
 	struct lp_bd_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
@@ -102,28 +101,28 @@ static void *lp_view_breakdown(sqlite3 *db, const struct lp_report_opts *o, char
 	return b;
 }
 
-static void lp_view_breakdown_free(void *r)
+static void view_breakdown_free(void *r)
 {
 	lp_breakdown_free(r);
 	free(r);
 }
 
-static void lp_w_bd_text(FILE *f, const void *r)
+static void w_bd_text(FILE *f, const void *r)
 {
 	lp_breakdown_write_text(f, r);
 }
 
-static void lp_w_bd_json(FILE *f, const void *r)
+static void w_bd_json(FILE *f, const void *r)
 {
 	lp_breakdown_write_json(f, r);
 }
 
-static void lp_w_bd_csv(FILE *f, const void *r)
+static void w_bd_csv(FILE *f, const void *r)
 {
 	lp_breakdown_write_csv(f, r);
 }
 
-static void *lp_view_ranges(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+static void *view_ranges(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	struct lp_range_stats *s = xcalloc(1, sizeof(*s));
 	if (lp_range_stats_compute(db, s, err, errlen)) {
@@ -133,30 +132,30 @@ static void *lp_view_ranges(sqlite3 *db, const struct lp_report_opts *o, char *e
 	return s;
 }
 
-static void lp_view_ranges_free(void *r)
+static void view_ranges_free(void *r)
 {
 	lp_range_stats_free(r);
 	free(r);
 }
 
-static void lp_w_ranges_text(FILE *f, const void *r)
+static void w_ranges_text(FILE *f, const void *r)
 {
 	lp_range_stats_write_text(f, r);
 }
 
-static void lp_w_ranges_json(FILE *f, const void *r)
+static void w_ranges_json(FILE *f, const void *r)
 {
 	lp_range_stats_write_json(f, r);
 }
 
-static void lp_w_ranges_csv(FILE *f, const void *r)
+static void w_ranges_csv(FILE *f, const void *r)
 {
 	lp_range_stats_write_csv(f, r);
 }
 
 /* ---- --counters (analyze/lp_counters_report.h) ------------------------ */
 
-static void *lp_view_counters(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+static void *view_counters(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	struct lp_counters_report *r = xcalloc(1, sizeof(*r));
 	(void)o;
@@ -172,30 +171,30 @@ static void *lp_view_counters(sqlite3 *db, const struct lp_report_opts *o, char 
 	return r;
 }
 
-static void lp_view_counters_free(void *r)
+static void view_counters_free(void *r)
 {
 	lp_counters_report_free(r);
 	free(r);
 }
 
-static void lp_w_counters_text(FILE *f, const void *r)
+static void w_counters_text(FILE *f, const void *r)
 {
 	lp_counters_write_text(f, r);
 }
 
-static void lp_w_counters_json(FILE *f, const void *r)
+static void w_counters_json(FILE *f, const void *r)
 {
 	lp_counters_write_json(f, r);
 }
 
-static void lp_w_counters_csv(FILE *f, const void *r)
+static void w_counters_csv(FILE *f, const void *r)
 {
 	lp_counters_write_csv(f, r);
 }
 
 /* ---- --kernels, --memcpy, --sync, --cuda-api (analyze/lp_cuda.h) ------ */
 
-static void *lp_view_cuda(sqlite3 *db, enum lp_cuda_view v, char *err, size_t errlen)
+static void *view_cuda(sqlite3 *db, enum lp_cuda_view v, char *err, size_t errlen)
 {
 	struct lp_cuda_report *r = xcalloc(1, sizeof(*r));
 	if (lp_cuda_analyze(db, v, r, err, errlen)) {
@@ -206,54 +205,54 @@ static void *lp_view_cuda(sqlite3 *db, enum lp_cuda_view v, char *err, size_t er
 	return r;
 }
 
-static void *lp_view_kernels(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+static void *view_kernels(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	(void)o;
-	return lp_view_cuda(db, LP_CUDA_KERNELS, err, errlen);
+	return view_cuda(db, LP_CUDA_KERNELS, err, errlen);
 }
 
-static void *lp_view_memcpy(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+static void *view_memcpy(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	(void)o;
-	return lp_view_cuda(db, LP_CUDA_MEMCPY, err, errlen);
+	return view_cuda(db, LP_CUDA_MEMCPY, err, errlen);
 }
 
-static void *lp_view_sync(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+static void *view_sync(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	(void)o;
-	return lp_view_cuda(db, LP_CUDA_SYNC, err, errlen);
+	return view_cuda(db, LP_CUDA_SYNC, err, errlen);
 }
 
-static void *lp_view_cuda_api(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+static void *view_cuda_api(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	(void)o;
-	return lp_view_cuda(db, LP_CUDA_API, err, errlen);
+	return view_cuda(db, LP_CUDA_API, err, errlen);
 }
 
-static void lp_view_cuda_free(void *r)
+static void view_cuda_free(void *r)
 {
 	lp_cuda_report_free(r);
 	free(r);
 }
 
-static void lp_w_cuda_text(FILE *f, const void *r)
+static void w_cuda_text(FILE *f, const void *r)
 {
 	lp_cuda_write_text(f, r);
 }
 
-static void lp_w_cuda_json(FILE *f, const void *r)
+static void w_cuda_json(FILE *f, const void *r)
 {
 	lp_cuda_write_json(f, r);
 }
 
-static void lp_w_cuda_csv(FILE *f, const void *r)
+static void w_cuda_csv(FILE *f, const void *r)
 {
 	lp_cuda_write_csv(f, r);
 }
 
 /* ---- --bottlenecks (analyze/lp_findings.h) ---------------------------- */
 
-static void *lp_view_findings(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+static void *view_findings(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	struct lp_findings *r = xcalloc(1, sizeof(*r));
 	struct lp_findings_opts fo = {.request = o->request, .nover = o->nover, .over = o->over};
@@ -265,39 +264,39 @@ static void *lp_view_findings(sqlite3 *db, const struct lp_report_opts *o, char 
 	return r;
 }
 
-static void lp_view_findings_free(void *r)
+static void view_findings_free(void *r)
 {
 	lp_findings_free(r);
 	free(r);
 }
 
-static void lp_w_findings_text(FILE *f, const void *r)
+static void w_findings_text(FILE *f, const void *r)
 {
 	lp_findings_write_text(f, r);
 }
 
-static void lp_w_findings_json(FILE *f, const void *r)
+static void w_findings_json(FILE *f, const void *r)
 {
 	lp_findings_write_json(f, r);
 }
 
-static void lp_w_findings_csv(FILE *f, const void *r)
+static void w_findings_csv(FILE *f, const void *r)
 {
 	lp_findings_write_csv(f, r);
 }
 
 /* ---- default: top findings, run summary, breakdown, top locks --------- */
 
-struct lp_summary_view {
+struct summary_view {
 	struct lp_findings findings;
 	struct lp_run_summary run;
 	struct lp_breakdown bd; /* shown when the run has NVTX ranges */
 	struct lp_lock_report locks;
 };
 
-static void lp_view_summary_free(void *res)
+static void view_summary_free(void *res)
 {
-	struct lp_summary_view *v = res;
+	struct summary_view *v = res;
 	lp_findings_free(&v->findings);
 	lp_summary_free(&v->run);
 	lp_breakdown_free(&v->bd);
@@ -305,24 +304,24 @@ static void lp_view_summary_free(void *res)
 	free(v);
 }
 
-static void *lp_view_summary(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+static void *view_summary(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
-	struct lp_summary_view *v = xcalloc(1, sizeof(*v));
+	struct summary_view *v = xcalloc(1, sizeof(*v));
 	struct lp_bd_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
 	struct lp_findings_opts fo = {.request = o->request, .nover = o->nover, .over = o->over};
 	if (lp_findings_analyze(db, &fo, &v->findings, err, errlen) ||
 	    lp_summary_analyze(db, &v->run, err, errlen) ||
 	    lp_breakdown_compute(db, &bo, &v->bd, err, errlen) ||
 	    lp_locks_analyze(db, o->top, &v->locks, err, errlen)) {
-		lp_view_summary_free(v);
+		view_summary_free(v);
 		return NULL;
 	}
 	return v;
 }
 
-static void lp_w_summary_text(FILE *f, const void *res)
+static void w_summary_text(FILE *f, const void *res)
 {
-	const struct lp_summary_view *v = res;
+	const struct summary_view *v = res;
 	lp_findings_write_brief(f, &v->findings, 3);
 	fputc('\n', f);
 	lp_summary_write_text(f, &v->run);
@@ -334,9 +333,9 @@ static void lp_w_summary_text(FILE *f, const void *res)
 	lp_locks_write_text(f, &v->locks);
 }
 
-static void lp_w_summary_json(FILE *f, const void *res)
+static void w_summary_json(FILE *f, const void *res)
 {
-	const struct lp_summary_view *v = res;
+	const struct summary_view *v = res;
 	fputs("{\n  \"format\": \"latprof.report.summary\",\n  \"version\": 1,\n  ", f);
 	lp_summary_write_json_members(f, &v->run);
 	if (v->bd.has_ranges) {
@@ -351,99 +350,78 @@ static void lp_w_summary_json(FILE *f, const void *res)
 	fputs("}\n", f);
 }
 
-static void lp_w_summary_csv(FILE *f, const void *res)
+static void w_summary_csv(FILE *f, const void *res)
 {
-	lp_summary_write_csv(f, &((const struct lp_summary_view *)res)->run);
+	lp_summary_write_csv(f, &((const struct summary_view *)res)->run);
 }
 
 /* ---- --processes: every process image, titles included --------------- */
 
-static void lp_view_procs_free(void *res)
+static void view_procs_free(void *res)
 {
 	lp_summary_free(res);
 	free(res);
 }
 
-static void *lp_view_procs(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+static void *view_procs(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	(void)o;
 	struct lp_run_summary *s = xcalloc(1, sizeof(*s));
 	if (lp_summary_analyze(db, s, err, errlen)) {
-		lp_view_procs_free(s);
+		view_procs_free(s);
 		return NULL;
 	}
 	return s;
 }
 
-static void lp_w_procs_text(FILE *f, const void *res)
+static void w_procs_text(FILE *f, const void *res)
 {
 	lp_summary_write_procs(f, res, 1);
 }
 
-static void lp_w_procs_json(FILE *f, const void *res)
+static void w_procs_json(FILE *f, const void *res)
 {
 	fputs("{\n  \"format\": \"latprof.report.summary\",\n  \"version\": 1,\n  ", f);
 	lp_summary_write_json_members(f, res);
 	fputs("}\n", f);
 }
 
-static void lp_w_procs_csv(FILE *f, const void *res)
+static void w_procs_csv(FILE *f, const void *res)
 {
 	lp_summary_write_csv(f, res);
 }
 
 /* ---- --html OUT (report/lp_html.h): every view on one page ----------- */
 
-static void *lp_view_html(sqlite3 *db, const struct lp_report_opts *o, char *err, size_t errlen)
+static void *view_html(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	struct lp_html_opts ho = {o->request, o->stage_depth, o->top};
 	return lp_html_build(db, &ho, err, errlen);
 }
 
-static const struct lp_view lp_html_view = {
-    "html", lp_view_html, lp_html_free, {lp_html_write, lp_html_write, lp_html_write}};
+static const struct view lp_html_view = {
+    "html", view_html, lp_html_free, {lp_html_write, lp_html_write, lp_html_write}};
 
 /* ---- the table: one line per view ------------------------------------- */
 
-static const struct lp_view lp_views[] = {
-    {NULL,
-     lp_view_summary,
-     lp_view_summary_free,
-     {lp_w_summary_text, lp_w_summary_json, lp_w_summary_csv}},
-    {"locks",
-     lp_view_locks,
-     lp_view_locks_free,
-     {lp_w_locks_text, lp_w_locks_json, lp_w_locks_csv}},
-    {"breakdown",
-     lp_view_breakdown,
-     lp_view_breakdown_free,
-     {lp_w_bd_text, lp_w_bd_json, lp_w_bd_csv}},
-    {"ranges",
-     lp_view_ranges,
-     lp_view_ranges_free,
-     {lp_w_ranges_text, lp_w_ranges_json, lp_w_ranges_csv}},
+static const struct view lp_views[] = {
+    {NULL, view_summary, view_summary_free, {w_summary_text, w_summary_json, w_summary_csv}},
+    {"locks", view_locks, view_locks_free, {w_locks_text, w_locks_json, w_locks_csv}},
+    {"breakdown", view_breakdown, view_breakdown_free, {w_bd_text, w_bd_json, w_bd_csv}},
+    {"ranges", view_ranges, view_ranges_free, {w_ranges_text, w_ranges_json, w_ranges_csv}},
     {"counters",
-     lp_view_counters,
-     lp_view_counters_free,
-     {lp_w_counters_text, lp_w_counters_json, lp_w_counters_csv}},
-    {"kernels",
-     lp_view_kernels,
-     lp_view_cuda_free,
-     {lp_w_cuda_text, lp_w_cuda_json, lp_w_cuda_csv}},
-    {"memcpy", lp_view_memcpy, lp_view_cuda_free, {lp_w_cuda_text, lp_w_cuda_json, lp_w_cuda_csv}},
-    {"sync", lp_view_sync, lp_view_cuda_free, {lp_w_cuda_text, lp_w_cuda_json, lp_w_cuda_csv}},
-    {"cuda-api",
-     lp_view_cuda_api,
-     lp_view_cuda_free,
-     {lp_w_cuda_text, lp_w_cuda_json, lp_w_cuda_csv}},
-    {"processes",
-     lp_view_procs,
-     lp_view_procs_free,
-     {lp_w_procs_text, lp_w_procs_json, lp_w_procs_csv}},
+     view_counters,
+     view_counters_free,
+     {w_counters_text, w_counters_json, w_counters_csv}},
+    {"kernels", view_kernels, view_cuda_free, {w_cuda_text, w_cuda_json, w_cuda_csv}},
+    {"memcpy", view_memcpy, view_cuda_free, {w_cuda_text, w_cuda_json, w_cuda_csv}},
+    {"sync", view_sync, view_cuda_free, {w_cuda_text, w_cuda_json, w_cuda_csv}},
+    {"cuda-api", view_cuda_api, view_cuda_free, {w_cuda_text, w_cuda_json, w_cuda_csv}},
+    {"processes", view_procs, view_procs_free, {w_procs_text, w_procs_json, w_procs_csv}},
     {"bottlenecks",
-     lp_view_findings,
-     lp_view_findings_free,
-     {lp_w_findings_text, lp_w_findings_json, lp_w_findings_csv}},
+     view_findings,
+     view_findings_free,
+     {w_findings_text, w_findings_json, w_findings_csv}},
 };
 #define LP_N_VIEWS (ARRAY_SIZE(lp_views))
 
@@ -459,7 +437,7 @@ enum {
 	LP_OPT_VIEW0
 };
 
-static int lp_parse_top(const char *s, int *top)
+static int parse_top(const char *s, int *top)
 {
 	char *end;
 	errno = 0;
@@ -471,7 +449,7 @@ static int lp_parse_top(const char *s, int *top)
 	return 0;
 }
 
-static int lp_parse_fmt(const char *s, enum lp_fmt *fmt)
+static int parse_fmt(const char *s, enum lp_fmt *fmt)
 {
 	for (int i = 0; i < LP_FMT_N; i++)
 		if (!strcmp(s, lp_fmt_names[i])) {
@@ -482,15 +460,15 @@ static int lp_parse_fmt(const char *s, enum lp_fmt *fmt)
 }
 
 /* Never write the report over the database it reads. */
-static int lp_same_file(const char *a, const char *b)
+static int same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
 	       sa.st_ino == sb.st_ino;
 }
 
-static int lp_report_write(const struct lp_view *v, const struct lp_report_opts *o, void *res,
-			   const char *out, const char *origin)
+static int report_write(const struct view *v, const struct report_opts *o, void *res,
+			const char *out, const char *origin)
 {
 	FILE *f = stdout;
 	if (out && !(f = lp_cli_fopen_out(out)))
@@ -510,7 +488,7 @@ static int lp_report_write(const struct lp_view *v, const struct lp_report_opts 
 	return LP_EXIT_OK;
 }
 
-static int lp_report_cmd(int argc, char **argv)
+static int report_cmd(int argc, char **argv)
 {
 	struct option longopts[LP_N_VIEWS + 8] = {
 	    {"top", required_argument, NULL, LP_OPT_TOP},
@@ -526,18 +504,18 @@ static int lp_report_cmd(int argc, char **argv)
 		if (lp_views[i].flag)
 			longopts[nopt++] = (struct option){lp_views[i].flag, no_argument, NULL,
 							   LP_OPT_VIEW0 + (int)i};
-	struct lp_report_opts o = {.top = 10, .fmt = LP_FMT_TEXT};
-	const struct lp_view *view = NULL;
+	struct report_opts o = {.top = 10, .fmt = LP_FMT_TEXT};
+	const struct view *view = NULL;
 	const char *out = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		if (c == LP_OPT_TOP) {
-			if (lp_parse_top(optarg, &o.top))
+			if (parse_top(optarg, &o.top))
 				return LP_EXIT_USAGE;
 		} else if (c == LP_OPT_FORMAT) {
-			if (lp_parse_fmt(optarg, &o.fmt))
+			if (parse_fmt(optarg, &o.fmt))
 				return LP_EXIT_USAGE;
 		} else if (c == 'o') {
 			out = optarg;
@@ -586,7 +564,7 @@ static int lp_report_cmd(int argc, char **argv)
 		return lp_cli_usage_error("report", "--%s has no %s output",
 					  view->flag ? view->flag : "(summary)",
 					  lp_fmt_names[o.fmt]);
-	if (out && lp_same_file(out, path))
+	if (out && same_file(out, path))
 		return lp_cli_error("refusing to write the report over the database %s", path);
 
 	char err[1024];
@@ -608,14 +586,14 @@ static int lp_report_cmd(int argc, char **argv)
 	sqlite3_close(db);
 	if (!res)
 		return lp_cli_error("%s: %s", path, err);
-	int rc = lp_report_write(view, &o, res, out, origin);
+	int rc = report_write(view, &o, res, out, origin);
 	view->free(res);
 	return rc;
 }
 
 const struct lp_cmd lp_cmd_report = {
     .name = "report",
-    .run = lp_report_cmd,
+    .run = report_cmd,
     .summary = "report on a recorded run",
     .usage = "usage: latprof report FILE.db [VIEW] [--top N] [--format text|json|csv] [-o OUT]\n\n"
 	     "Without a VIEW: the top three bottleneck findings, the run summary\n"

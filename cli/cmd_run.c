@@ -24,7 +24,7 @@
 #include "lp_import.h"
 #include "lp_import_sources.h"
 
-static int lp_find_program(const char *prog, char *out, size_t len)
+static int find_program(const char *prog, char *out, size_t len)
 {
 	if (strchr(prog, '/')) {
 		snprintf(out, len, "%s", prog);
@@ -45,7 +45,7 @@ static int lp_find_program(const char *prog, char *out, size_t len)
 	return rc;
 }
 
-static void lp_setenv_prepend(const char *name, const char *value, char sep)
+static void setenv_prepend(const char *name, const char *value, char sep)
 {
 	const char *old = getenv(name);
 	if (old && *old) {
@@ -58,7 +58,7 @@ static void lp_setenv_prepend(const char *name, const char *value, char sep)
 }
 
 /* The child: collectors in the environment, default signal handling. */
-static void lp_exec_app(const struct lp_run_opts *o, char **argv)
+static void exec_app(const struct lp_run_opts *o, char **argv)
 {
 	struct sigaction sa = {0};
 	sigset_t none;
@@ -70,24 +70,24 @@ static void lp_exec_app(const struct lp_run_opts *o, char **argv)
 	setenv("LATPROF_DIR", o->logdir, 1);
 	char *preload = xasprintf("%s/liblatprof_preload.so", lp_cli_libdir());
 	/* glibc's LD_PRELOAD takes spaces or colons; ours goes first. */
-	lp_setenv_prepend("LD_PRELOAD", preload, ':');
+	setenv_prepend("LD_PRELOAD", preload, ':');
 	lp_run_env_sources(o);
 #ifdef LATPROF_ASAN_RUNTIME
 	/* Sanitizer build: our libraries need the ASan runtime first in the
 	 * app's link map. The app's own leaks and crashes are not ours: its
 	 * SIGSEGV must still kill it with SIGSEGV. */
-	lp_setenv_prepend("LD_PRELOAD", LATPROF_ASAN_RUNTIME, ':');
-	lp_setenv_prepend("ASAN_OPTIONS",
-			  "detect_leaks=0:handle_segv=0:handle_sigbus=0:"
-			  "handle_sigfpe=0:handle_sigill=0:handle_abort=0",
-			  ':');
+	setenv_prepend("LD_PRELOAD", LATPROF_ASAN_RUNTIME, ':');
+	setenv_prepend("ASAN_OPTIONS",
+		       "detect_leaks=0:handle_segv=0:handle_sigbus=0:"
+		       "handle_sigfpe=0:handle_sigill=0:handle_abort=0",
+		       ':');
 #endif
 	execvp(argv[0], argv);
 	fprintf(stderr, "latprof: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
 }
 
-static void lp_note_reaped(FILE *reaped, pid_t pid, int status)
+static void note_reaped(FILE *reaped, pid_t pid, int status)
 {
 	if (reaped) {
 		fprintf(reaped, "%d %d\n", (int)pid, status);
@@ -97,7 +97,7 @@ static void lp_note_reaped(FILE *reaped, pid_t pid, int status)
 
 /* Reap the app and every orphan reparented to us until the app is gone;
  * then collect zombies already waiting. Returns the app's wait status. */
-static int lp_wait_tree(pid_t app, FILE *reaped)
+static int wait_tree(pid_t app, FILE *reaped)
 {
 	int app_status = 0, status;
 	for (;;) {
@@ -111,7 +111,7 @@ static int lp_wait_tree(pid_t app, FILE *reaped)
 			lp_run_signals_stopped(p, status);
 			continue;
 		}
-		lp_note_reaped(reaped, p, status);
+		note_reaped(reaped, p, status);
 		if (p == app) {
 			app_status = status;
 			break;
@@ -120,13 +120,13 @@ static int lp_wait_tree(pid_t app, FILE *reaped)
 	lp_run_signals_app_gone();
 	pid_t p;
 	while ((p = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
-		lp_note_reaped(reaped, p, status);
+		note_reaped(reaped, p, status);
 	return app_status;
 }
 
 /* Our children still running after the app exited: descendants it left
  * behind (daemons, background jobs), reparented to us as subreaper. */
-static int lp_count_children(pid_t *first)
+static int count_children(pid_t *first)
 {
 	DIR *d = opendir("/proc");
 	if (!d)
@@ -156,13 +156,13 @@ static int lp_count_children(pid_t *first)
 
 /* --wait=all: reap descendants until none is left, or until INT, TERM or
  * HUP reaches latprof (polling, so a restarted waitpid cannot hide it). */
-static void lp_wait_descendants(FILE *reaped)
+static void wait_descendants(FILE *reaped)
 {
 	int status;
 	while (!lp_run_signals_stop_requested()) {
 		pid_t p = waitpid(-1, &status, WNOHANG | __WALL);
 		if (p > 0) {
-			lp_note_reaped(reaped, p, status);
+			note_reaped(reaped, p, status);
 			continue;
 		}
 		if (p < 0 && errno != EINTR)
@@ -174,10 +174,10 @@ static void lp_wait_descendants(FILE *reaped)
 
 /* Say which descendants were not waited for: their recording is partial.
  * Returns how many are still running. */
-static int lp_report_left_running(const struct lp_run_opts *o)
+static int report_left_running(const struct lp_run_opts *o)
 {
 	pid_t first = 0;
-	int n = lp_count_children(&first);
+	int n = count_children(&first);
 	if (!n)
 		return 0;
 	fprintf(stderr,
@@ -189,7 +189,7 @@ static int lp_report_left_running(const struct lp_run_opts *o)
 	return n;
 }
 
-static int lp_exit_code(int status)
+static int exit_code(int status)
 {
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
@@ -203,7 +203,7 @@ static int lp_exit_code(int status)
  * 15 processes), and whoever stops `latprof run` (a service manager, a
  * script) waits for the app and its database, not for that. The directory
  * is private (mkdtemp, 0700) and the database is already in place. */
-static void lp_remove_logdir(struct lp_run_opts *o)
+static void remove_logdir(struct lp_run_opts *o)
 {
 	const char *dir = o->logdir;
 	lp_run_unmark_logs(o);
@@ -225,7 +225,7 @@ static void lp_remove_logdir(struct lp_run_opts *o)
 }
 
 /* ", N names or stacks lost" when some were, for the summary line. */
-static const char *lp_names_lost(const struct lp_import_stats *st)
+static const char *names_lost(const struct lp_import_stats *st)
 {
 	static char buf[64];
 	buf[0] = 0;
@@ -234,7 +234,7 @@ static const char *lp_names_lost(const struct lp_import_stats *st)
 	return buf;
 }
 
-static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double secs)
+static int import_and_report(struct lp_run_opts *o, char *const *argv, double secs)
 {
 	char err[1024];
 	struct lp_import_stats st;
@@ -258,7 +258,7 @@ static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double
 			"'latprof import %s -o FILE.db' imports their whole recording\n",
 			o->logdir, o->logdir);
 	else if (!o->keep_logs)
-		lp_remove_logdir(o);
+		remove_logdir(o);
 	else
 		fprintf(stderr, "latprof: event logs kept in %s\n", o->logdir);
 	fprintf(stderr,
@@ -266,7 +266,7 @@ static int lp_import_and_report(struct lp_run_opts *o, char *const *argv, double
 		"(%lld records dropped%s)\n",
 		st.processes, st.processes == 1 ? "" : "es", st.threads, st.threads == 1 ? "" : "s",
 		st.lock_waits, st.lock_waits == 1 ? "" : "s", secs, st.dropped_records,
-		lp_names_lost(&st));
+		names_lost(&st));
 	if (st.damaged_chunks)
 		fprintf(stderr,
 			"latprof: %lld damaged chunk%s skipped: their records are not in the "
@@ -291,7 +291,7 @@ static const struct option lp_run_longopts[] = {
 };
 /* clang-format on */
 
-static int lp_run_parse(int argc, char **argv, struct lp_run_opts *o)
+static int run_parse(int argc, char **argv, struct lp_run_opts *o)
 {
 	int c;
 	optind = 1;
@@ -337,17 +337,17 @@ static int lp_run_parse(int argc, char **argv, struct lp_run_opts *o)
 	return optind;
 }
 
-static int lp_run(int argc, char **argv)
+static int run_run(int argc, char **argv)
 {
 	struct lp_run_opts o = {0};
 	char prog[PATH_MAX];
-	int first = lp_run_parse(argc, argv, &o);
+	int first = run_parse(argc, argv, &o);
 	if (first < 0)
 		return LP_EXIT_USAGE;
 	char **app_argv = argv + first;
 	if (lp_run_check_env())
 		return LP_EXIT_USAGE;
-	if (lp_find_program(app_argv[0], prog, sizeof(prog)))
+	if (find_program(app_argv[0], prog, sizeof(prog)))
 		return lp_cli_error("cannot find program '%s'", app_argv[0]);
 	if (lp_run_prepare_output(&o))
 		return LP_EXIT_USAGE;
@@ -376,21 +376,21 @@ static int lp_run(int argc, char **argv)
 		return lp_cli_error("fork failed: %s", strerror(errno));
 	if (pid == 0) {
 		lp_run_signals_child();
-		lp_exec_app(&o, app_argv);
+		exec_app(&o, app_argv);
 	}
 	lp_run_signals_parent(pid);
 	lp_run_mark_logs(&o, pid);
-	int status = lp_wait_tree(pid, reaped);
+	int status = wait_tree(pid, reaped);
 	if (o.wait_all)
-		lp_wait_descendants(reaped);
-	o.left_running = lp_report_left_running(&o);
+		wait_descendants(reaped);
+	o.left_running = report_left_running(&o);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (reaped)
 		fclose(reaped);
-	int app_rc = lp_exit_code(status);
+	int app_rc = exit_code(status);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && lp_run_no_logs(&o)) {
 		/* exec failed and the child said why; the dir holds only the reaped list */
-		lp_remove_logdir(&o);
+		remove_logdir(&o);
 		return 127;
 	}
 	if (!o.left_running && lp_run_no_logs(&o)) {
@@ -400,13 +400,13 @@ static int lp_run(int argc, char **argv)
 			cause ? cause
 			      : "wrote no event log (no free file descriptor under RLIMIT_NOFILE, "
 				"or LD_PRELOAD was changed)");
-		lp_remove_logdir(&o);
+		remove_logdir(&o);
 		return app_rc;
 	}
 	if (lp_run_finish_output(&o, pid))
 		return app_rc ? app_rc : LP_EXIT_USAGE;
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	if (lp_import_and_report(&o, app_argv, secs))
+	if (import_and_report(&o, app_argv, secs))
 		return app_rc ? app_rc : LP_EXIT_USAGE;
 	int src_rc = lp_run_check_sources(&o);
 	if (src_rc)
@@ -416,7 +416,7 @@ static int lp_run(int argc, char **argv)
 
 const struct lp_cmd lp_cmd_run = {
     .name = "run",
-    .run = lp_run,
+    .run = run_run,
     .summary = "record a program: lock waits, NVTX stages, CUDA work, CPU counters",
     .usage = "usage: latprof run [-o FILE.db] [--force] [--keep-logs] [--cuda=auto|on|off]\n"
 	     "                   [--counters LIST] [--block-threshold DUR]\n"

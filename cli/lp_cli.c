@@ -40,7 +40,7 @@ void lp_cli_print_help(const struct lp_cmd *cmd)
 	printf("latprof %s: %s\n\n%s", cmd->name, cmd->summary, cmd->usage);
 }
 
-static void lp_oom(void)
+static void oom(void)
 {
 	fputs("latprof: out of memory\n", stderr);
 	exit(LP_EXIT_USAGE);
@@ -50,7 +50,7 @@ void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 	if (!p)
-		lp_oom();
+		oom();
 	return p;
 }
 
@@ -58,7 +58,7 @@ void *xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
 	if (!p)
-		lp_oom();
+		oom();
 	return p;
 }
 
@@ -66,7 +66,7 @@ void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (!p)
-		lp_oom();
+		oom();
 	return p;
 }
 
@@ -74,7 +74,7 @@ char *xstrdup(const char *s)
 {
 	char *p = strdup(s);
 	if (!p)
-		lp_oom();
+		oom();
 	return p;
 }
 
@@ -86,7 +86,7 @@ char *xasprintf(const char *fmt, ...)
 	int rc = vasprintf(&s, fmt, ap);
 	va_end(ap);
 	if (rc < 0)
-		lp_oom();
+		oom();
 	return s;
 }
 
@@ -118,7 +118,7 @@ const char *lp_cli_libdir(void)
 	return dir;
 }
 
-static size_t lp_edit_distance(const char *a, const char *b)
+static size_t edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	if (la > 32 || lb > 32)
@@ -148,7 +148,7 @@ const char *lp_cli_suggest(const char *word, const char *const *candidates, size
 	const char *best = NULL;
 	size_t best_d = 3;
 	for (size_t i = 0; i < n; i++) {
-		size_t d = lp_edit_distance(word, candidates[i]);
+		size_t d = edit_distance(word, candidates[i]);
 		if (d < best_d) {
 			best_d = d;
 			best = candidates[i];

@@ -5,7 +5,7 @@
 
 #include "lp_cli.h"
 
-static void lp_main_usage(FILE *f)
+static void main_usage(FILE *f)
 {
 	fprintf(f, "usage: latprof <command> [options]\n\ncommands:\n");
 	for (const struct lp_cmd *const *c = lp_commands; *c; c++)
@@ -13,7 +13,7 @@ static void lp_main_usage(FILE *f)
 	fprintf(f, "\n'latprof <command> --help' describes one command.\n");
 }
 
-static const struct lp_cmd *lp_find_cmd(const char *name)
+static const struct lp_cmd *find_cmd(const char *name)
 {
 	for (const struct lp_cmd *const *c = lp_commands; *c; c++)
 		if (strcmp((*c)->name, name) == 0)
@@ -21,7 +21,7 @@ static const struct lp_cmd *lp_find_cmd(const char *name)
 	return NULL;
 }
 
-static int lp_unknown_cmd(const char *name)
+static int unknown_cmd(const char *name)
 {
 	const char *names[32];
 	size_t n = 0;
@@ -36,12 +36,12 @@ static int lp_unknown_cmd(const char *name)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		lp_main_usage(stderr);
+		main_usage(stderr);
 		return LP_EXIT_USAGE;
 	}
 	const char *name = argv[1];
 	if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
-		lp_main_usage(stdout);
+		main_usage(stdout);
 		return LP_EXIT_OK;
 	}
 	if (!strcmp(name, "--version")) {
@@ -50,18 +50,18 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(name, "help")) {
 		if (argc < 3) {
-			lp_main_usage(stdout);
+			main_usage(stdout);
 			return LP_EXIT_OK;
 		}
-		const struct lp_cmd *c = lp_find_cmd(argv[2]);
+		const struct lp_cmd *c = find_cmd(argv[2]);
 		if (!c)
-			return lp_unknown_cmd(argv[2]);
+			return unknown_cmd(argv[2]);
 		lp_cli_print_help(c);
 		return LP_EXIT_OK;
 	}
-	const struct lp_cmd *c = lp_find_cmd(name);
+	const struct lp_cmd *c = find_cmd(name);
 	if (!c)
-		return lp_unknown_cmd(name);
+		return unknown_cmd(name);
 	if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
 		lp_cli_print_help(c);
 		return LP_EXIT_OK;

@@ -23,36 +23,36 @@
 #include "lp_cli.h"
 #include "lp_cmd_run.h"
 
-struct lp_unit {
+struct unit {
 	const char *name;
 	uint64_t mult;
 };
 
 /* Sizes in MiB; "MB" is read as MiB, as the variable names always did. */
-static const struct lp_unit lp_size_units[] = {
+static const struct unit lp_size_units[] = {
     {"", 1},	   {"m", 1},	   {"mb", 1},	    {"mib", 1},	      {"g", 1024}, {"gb", 1024},
     {"gib", 1024}, {"t", 1 << 20}, {"tb", 1 << 20}, {"tib", 1 << 20}, {NULL, 0},
 };
-static const struct lp_unit lp_ms_units[] = {
+static const struct unit lp_ms_units[] = {
     {"", 1},
     {"ms", 1},
     {"s", 1000},
     {NULL, 0},
 };
-static const struct lp_unit lp_ns_units[] = {
+static const struct unit lp_ns_units[] = {
     {"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {NULL, 0},
 };
 
-struct lp_num_var {
+struct num_var {
 	const char *name;
-	const struct lp_unit *units;
+	const struct unit *units;
 	uint64_t lo, hi;
 	const char *what; /* the collector's unit, for the message */
 	const char *example;
 };
 
 /* Ranges: the clamps in collector/lp_core.c, collector/cupti/lp_cupti.c. */
-static const struct lp_num_var lp_num_vars[] = {
+static const struct num_var lp_num_vars[] = {
     {"LATPROF_LOG_MB", lp_size_units, 1, 65536, "MB", "512, 512M, 2G"},
     {"LATPROF_CUDA_BUFFER_MB", lp_size_units, 8, 4096, "MB", "64, 1G"},
     {"LATPROF_CUDA_FLUSH_MS", lp_ms_units, 1, 60000, "ms", "100, 100ms, 2s"},
@@ -62,7 +62,7 @@ static const struct lp_num_var lp_num_vars[] = {
 
 /* "2G" -> 2048 in the units' base; -1 when not a whole number with one of
  * the units, or on overflow. */
-static int lp_parse_num(const char *s, const struct lp_unit *units, uint64_t *out)
+static int parse_num(const char *s, const struct unit *units, uint64_t *out)
 {
 	const char *p = s;
 	while (isspace((unsigned char)*p))
@@ -76,7 +76,7 @@ static int lp_parse_num(const char *s, const struct lp_unit *units, uint64_t *ou
 		return -1;
 	while (isspace((unsigned char)*end))
 		end++;
-	for (const struct lp_unit *u = units; u->name; u++) {
+	for (const struct unit *u = units; u->name; u++) {
 		if (strcasecmp(end, u->name))
 			continue;
 		if (v > UINT64_MAX / u->mult)
@@ -87,13 +87,13 @@ static int lp_parse_num(const char *s, const struct lp_unit *units, uint64_t *ou
 	return -1;
 }
 
-static int lp_check_num(const struct lp_num_var *var)
+static int check_num(const struct num_var *var)
 {
 	const char *s = getenv(var->name);
 	uint64_t v;
 	if (!s || !*s)
 		return 0;
-	if (lp_parse_num(s, var->units, &v)) {
+	if (parse_num(s, var->units, &v)) {
 		lp_cli_error("%s=%s is not a whole number of %s (e.g. %s)", var->name, s, var->what,
 			     var->example);
 		return -1;
@@ -112,7 +112,7 @@ static int lp_check_num(const struct lp_num_var *var)
 int lp_run_check_env(void)
 {
 	for (size_t i = 0; i < sizeof(lp_num_vars) / sizeof(lp_num_vars[0]); i++)
-		if (lp_check_num(&lp_num_vars[i]))
+		if (check_num(&lp_num_vars[i]))
 			return -1;
 	const char *clk = getenv("LATPROF_NVTX_CLOCK");
 	if (clk && *clk && strcmp(clk, "monotonic") && strcmp(clk, "tsc")) {

@@ -14,7 +14,7 @@
 #include "lp_logread.h"
 
 /* Expand %q{VAR} (and %% ); leave %p for later when pid is 0. */
-static int lp_expand(const char *pat, pid_t pid, char *out, size_t len, int *has_pid)
+static int run_output_expand(const char *pat, pid_t pid, char *out, size_t len, int *has_pid)
 {
 	size_t o = 0;
 	for (const char *p = pat; *p; p++) {
@@ -70,8 +70,8 @@ int lp_run_prepare_output(struct lp_run_opts *o)
 			if (access(o->output, F_OK) != 0 && lstat(logs, &st) != 0)
 				break;
 		}
-	} else if (lp_expand(o->output_pattern, 0, o->output, sizeof(o->output),
-			     &o->output_has_pid)) {
+	} else if (run_output_expand(o->output_pattern, 0, o->output, sizeof(o->output),
+				     &o->output_has_pid)) {
 		return -1;
 	}
 	if (o->output_has_pid) {
@@ -95,7 +95,8 @@ int lp_run_finish_output(struct lp_run_opts *o, pid_t app)
 	char err[1024];
 	if (!o->output_has_pid)
 		return 0;
-	if (lp_expand(o->output_pattern, app, o->output, sizeof(o->output), &o->output_has_pid))
+	if (run_output_expand(o->output_pattern, app, o->output, sizeof(o->output),
+			      &o->output_has_pid))
 		return -1;
 	if (lp_import_output_check(o->output, o->force, err, sizeof(err))) {
 		lp_cli_error("%s", err);
@@ -116,13 +117,13 @@ int lp_run_no_logs(const struct lp_run_opts *o)
  * 'latprof import OUTPUT.logs -o OUTPUT' imports them. An existing
  * OUTPUT.logs (an earlier killed run's) is left as it is: this run's
  * directory is named on stderr instead. */
-static void lp_marker_path(const struct lp_run_opts *o, pid_t app, char *buf, size_t len)
+static void marker_path(const struct lp_run_opts *o, pid_t app, char *buf, size_t len)
 {
 	char out[PATH_MAX];
 	int has_pid = 0;
 	if (!o->output_has_pid)
 		snprintf(out, sizeof(out), "%s", o->output);
-	else if (lp_expand(o->output_pattern, app, out, sizeof(out), &has_pid))
+	else if (run_output_expand(o->output_pattern, app, out, sizeof(out), &has_pid))
 		out[0] = 0;
 	if (!out[0] || snprintf(buf, len, "%s.logs", out) >= (int)len)
 		buf[0] = 0;
@@ -131,7 +132,7 @@ static void lp_marker_path(const struct lp_run_opts *o, pid_t app, char *buf, si
 void lp_run_mark_logs(struct lp_run_opts *o, pid_t app)
 {
 	struct stat st;
-	lp_marker_path(o, app, o->marker, sizeof(o->marker));
+	marker_path(o, app, o->marker, sizeof(o->marker));
 	if (!o->marker[0])
 		return;
 	if (lstat(o->marker, &st) == 0 || symlink(o->logdir, o->marker) != 0) {

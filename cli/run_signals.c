@@ -36,7 +36,7 @@ static int lp_tty = -1;			  /* the controlling terminal, if any */
 /* Make pgrp the terminal's foreground group if latprof's group holds it
  * now (from a background group tcsetpgrp would stop us with SIGTTOU).
  * Async-signal-safe: also called from the SIGCONT handler. */
-static void lp_tty_hand(pid_t from, pid_t to)
+static void tty_hand(pid_t from, pid_t to)
 {
 	if (lp_tty < 0 || tcgetpgrp(lp_tty) != from)
 		return;
@@ -48,7 +48,7 @@ static void lp_tty_hand(pid_t from, pid_t to)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
-static void lp_forward(int sig, siginfo_t *info, void *uctx)
+static void forward(int sig, siginfo_t *info, void *uctx)
 {
 	(void)uctx;
 	int saved = errno;
@@ -61,7 +61,7 @@ static void lp_forward(int sig, siginfo_t *info, void *uctx)
 		    info->si_code == SI_TKILL)
 			kill(app, sig);
 	} else if (sig == SIGCONT) {
-		lp_tty_hand(getpgrp(), app); /* fg: the app gets the terminal back */
+		tty_hand(getpgrp(), app); /* fg: the app gets the terminal back */
 		kill(-app, SIGCONT);
 	} else if (sig == SIGHUP && lp_tty >= 0 && tcgetpgrp(lp_tty) < 0) {
 		/* The terminal hung up: the kernel sent SIGHUP to its foreground
@@ -74,10 +74,10 @@ static void lp_forward(int sig, siginfo_t *info, void *uctx)
 	errno = saved;
 }
 
-static void lp_install(const int *sigs, size_t n)
+static void install(const int *sigs, size_t n)
 {
 	struct sigaction sa = {0};
-	sa.sa_sigaction = lp_forward;
+	sa.sa_sigaction = forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < n; i++)
@@ -102,7 +102,7 @@ void lp_run_signals_child(void)
 		return;
 	pid_t parent_grp = getpgrp();
 	setpgid(0, 0);
-	lp_tty_hand(parent_grp, getpid());
+	tty_hand(parent_grp, getpid());
 }
 
 void lp_run_signals_parent(pid_t app)
@@ -111,11 +111,11 @@ void lp_run_signals_parent(pid_t app)
 	static const int cont[] = {SIGCONT};
 	if (lp_app_grp) {
 		setpgid(app, app); /* whichever of us runs first makes the group */
-		lp_tty_hand(getpgrp(), app);
-		lp_install(cont, 1);
+		tty_hand(getpgrp(), app);
+		install(cont, 1);
 	}
 	lp_app = app;
-	lp_install(fwd, sizeof(fwd) / sizeof(fwd[0]));
+	install(fwd, sizeof(fwd) / sizeof(fwd[0]));
 }
 
 void lp_run_signals_stopped(pid_t pid, int status)
@@ -127,7 +127,7 @@ void lp_run_signals_stopped(pid_t pid, int status)
 	/* Job control stopped the app: stop latprof the same way so the shell
 	 * sees the job stop and takes its terminal back. SIGCONT (fg or bg)
 	 * continues latprof, whose handler continues the app. */
-	lp_tty_hand(pid, getpgrp());
+	tty_hand(pid, getpgrp());
 	raise(sig);
 }
 
@@ -136,7 +136,7 @@ void lp_run_signals_app_gone(void)
 	pid_t app = lp_app;
 	lp_app = 0;
 	if (app && lp_app_grp)
-		lp_tty_hand(app, getpgrp());
+		tty_hand(app, getpgrp());
 }
 
 int lp_run_signals_stop_requested(void)

@@ -15,7 +15,7 @@
 /* --counters LIST: comma-separated perf/libpfm4 event names, 'default',
  * 'hw', or 'none' alone. Names are checked by libpfm4 in the app, which
  * records the ones it cannot encode as unavailable. */
-static int lp_run_counters_option(struct lp_run_opts *o, const char *arg)
+static int run_counters_option(struct lp_run_opts *o, const char *arg)
 {
 	int n = 0, none = 0;
 	for (const char *p = arg;; p++) {
@@ -46,7 +46,7 @@ static int lp_run_counters_option(struct lp_run_opts *o, const char *arg)
 }
 
 /* After import: say which counters the machine could not count, once. */
-static void lp_run_counters_note(const struct lp_run_opts *o)
+static void run_counters_note(const struct lp_run_opts *o)
 {
 	sqlite3 *db;
 	char err[256], buf[2048];
@@ -68,7 +68,7 @@ static void lp_run_counters_note(const struct lp_run_opts *o)
 
 /* --block-threshold DUR: a number with ns, us, ms or s (plain: us), or
  * 'off'; the interposer reads it in ns from LATPROF_BLOCK_THRESHOLD_NS. */
-static int lp_run_block_option(struct lp_run_opts *o, const char *arg)
+static int run_block_option(struct lp_run_opts *o, const char *arg)
 {
 	static const struct {
 		const char *unit;
@@ -96,7 +96,7 @@ static int lp_run_block_option(struct lp_run_opts *o, const char *arg)
 int lp_run_source_option(struct lp_run_opts *o, int opt, const char *arg)
 {
 	if (opt == 'B')
-		return lp_run_block_option(o, arg);
+		return run_block_option(o, arg);
 	if (opt == 'C') {
 		if (!strcmp(arg, "auto"))
 			o->cuda = LP_CUDA_AUTO;
@@ -110,7 +110,7 @@ int lp_run_source_option(struct lp_run_opts *o, int opt, const char *arg)
 			       -1;
 		return 0;
 	}
-	return lp_run_counters_option(o, arg);
+	return run_counters_option(o, arg);
 }
 
 void lp_run_env_sources(const struct lp_run_opts *o)
@@ -129,7 +129,7 @@ void lp_run_env_sources(const struct lp_run_opts *o)
 
 /* The cores the app was started with (its affinity: latprof's own, as
  * `taskset -c 0 latprof run` sets it), for the cpu-starved rule. */
-static void lp_run_note_cpus(const struct lp_run_opts *o)
+static void run_note_cpus(const struct lp_run_opts *o)
 {
 	cpu_set_t set;
 	sqlite3 *db;
@@ -151,7 +151,7 @@ static void lp_run_note_cpus(const struct lp_run_opts *o)
 
 int lp_run_check_sources(const struct lp_run_opts *o)
 {
-	lp_run_note_cpus(o);
-	lp_run_counters_note(o);
+	run_note_cpus(o);
+	run_counters_note(o);
 	return lp_run_cuda_check(o);
 }

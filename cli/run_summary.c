@@ -22,7 +22,7 @@
 #include "lp_cmd_run.h"
 #include "lp_db.h"
 
-static int lp_is_static(const char *prog)
+static int run_summary_is_static(const char *prog)
 {
 	int fd = open(prog, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -59,14 +59,14 @@ const char *lp_run_unattachable(const char *prog)
 	    ((st.st_mode & S_ISGID) && st.st_gid != getegid()))
 		return "is set-user/group-ID: the loader ignores LD_PRELOAD, so the interposer "
 		       "cannot attach";
-	if (lp_is_static(prog))
+	if (run_summary_is_static(prog))
 		return "is statically linked: the interposer cannot attach, so nothing inside it "
 		       "is recorded";
 	return NULL;
 }
 
 /* execvp records the name it was given: find it the way it did. */
-static const char *lp_resolve(const char *name, char *buf, size_t len)
+static const char *resolve(const char *name, char *buf, size_t len)
 {
 	if (strchr(name, '/'))
 		return name;
@@ -85,12 +85,12 @@ static const char *lp_resolve(const char *name, char *buf, size_t len)
 	return found;
 }
 
-static int lp_unrecorded_row(sqlite3_stmt *st, void *ctx)
+static int unrecorded_row(sqlite3_stmt *st, void *ctx)
 {
 	int *n = ctx;
 	const char *path = (const char *)sqlite3_column_text(st, 1);
 	char buf[PATH_MAX];
-	const char *why = path ? lp_run_unattachable(lp_resolve(path, buf, sizeof(buf))) : NULL;
+	const char *why = path ? lp_run_unattachable(resolve(path, buf, sizeof(buf))) : NULL;
 	fprintf(stderr, "latprof: not recorded: pid %lld, which exec'd %s: %s\n",
 		(long long)sqlite3_column_int64(st, 0), path ? path : "?",
 		why ? why
@@ -111,7 +111,7 @@ void lp_run_summary_unrecorded(const char *dbpath)
 	lp_db_each(db,
 		   "SELECT p.pid, p.exec_path FROM processes p WHERE p.exec_path IS NOT NULL AND "
 		   "NOT EXISTS (SELECT 1 FROM processes q WHERE q.exec_from = p.id) ORDER BY p.id",
-		   NULL, 0, lp_unrecorded_row, &n, err, sizeof(err));
+		   NULL, 0, unrecorded_row, &n, err, sizeof(err));
 	/* Threads with no counter values in processes where other threads
 	 * have some: their own group failed to open (a process that counted
 	 * nothing at all is named by the sources' line). */

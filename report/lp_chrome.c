@@ -21,7 +21,7 @@ static const char *const lp_ev_detail_key[LP_EV_NKINDS] = {
 };
 
 /* µs with ns precision: "-0.001", "12.345". */
-static void lp_us(FILE *f, int64_t ns)
+static void chrome_us(FILE *f, int64_t ns)
 {
 	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
 	fprintf(f, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000),
@@ -31,7 +31,7 @@ static void lp_us(FILE *f, int64_t ns)
 static const struct lp_tr_event *lp_sort_ev; /* qsort context */
 
 /* Per track, by start; the longer first so that parents precede children. */
-static int lp_ev_cmp(const void *pa, const void *pb)
+static int ev_cmp(const void *pa, const void *pb)
 {
 	const struct lp_tr_event *a = &lp_sort_ev[*(const size_t *)pa];
 	const struct lp_tr_event *b = &lp_sort_ev[*(const size_t *)pb];
@@ -49,7 +49,7 @@ static int lp_ev_cmp(const void *pa, const void *pb)
 }
 
 /* GPU work by (process, correlation) for the flow arrows. */
-static int lp_corr_cmp(const void *pa, const void *pb)
+static int corr_cmp(const void *pa, const void *pb)
 {
 	const struct lp_tr_event *a = &lp_sort_ev[*(const size_t *)pa];
 	const struct lp_tr_event *b = &lp_sort_ev[*(const size_t *)pb];
@@ -60,16 +60,16 @@ static int lp_corr_cmp(const void *pa, const void *pb)
 	return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
 }
 
-static void lp_ev_common(FILE *f, const struct lp_trace *t, const struct lp_tr_event *e,
-			 const char *ph, int64_t ts)
+static void ev_common(FILE *f, const struct lp_trace *t, const struct lp_tr_event *e,
+		      const char *ph, int64_t ts)
 {
 	fprintf(f, "{\"ph\":\"%s\",\"cat\":\"%s\",\"name\":", ph, lp_ev_cat[e->kind]);
 	lp_json_str(f, e->name);
 	fprintf(f, ",\"pid\":%d,\"tid\":%lld,\"ts\":", e->pid, (long long)e->tid);
-	lp_us(f, ts - t->base_ns);
+	chrome_us(f, ts - t->base_ns);
 }
 
-static void lp_ev_args(FILE *f, const struct lp_tr_event *e)
+static void ev_args(FILE *f, const struct lp_tr_event *e)
 {
 	fprintf(f, ",\"args\":{\"id\":%lld", (long long)e->id);
 	if (e->detail) {
@@ -81,31 +81,31 @@ static void lp_ev_args(FILE *f, const struct lp_tr_event *e)
 	fputc('}', f);
 }
 
-static void lp_write_x(FILE *f, const struct lp_trace *t, const struct lp_tr_event *e)
+static void write_x(FILE *f, const struct lp_trace *t, const struct lp_tr_event *e)
 {
 	fputs(",\n", f);
-	lp_ev_common(f, t, e, "X", e->start_ns);
+	ev_common(f, t, e, "X", e->start_ns);
 	fputs(",\"dur\":", f);
-	lp_us(f, e->end_ns - e->start_ns);
-	lp_ev_args(f, e);
+	chrome_us(f, e->end_ns - e->start_ns);
+	ev_args(f, e);
 	fputc('}', f);
 }
 
 /* An async pair on the process's track for cat+id (Perfetto: one async
  * track per (pid, cat, name) with nesting by id). */
-static void lp_write_async(FILE *f, const struct lp_trace *t, const struct lp_tr_event *e)
+static void write_async(FILE *f, const struct lp_trace *t, const struct lp_tr_event *e)
 {
 	unsigned long long id = ((unsigned long long)e->kind << 48) | (unsigned long long)e->id;
 	fputs(",\n", f);
-	lp_ev_common(f, t, e, "b", e->start_ns);
+	ev_common(f, t, e, "b", e->start_ns);
 	fprintf(f, ",\"id\":\"0x%llx\"", id);
-	lp_ev_args(f, e);
+	ev_args(f, e);
 	fputs("},\n", f);
-	lp_ev_common(f, t, e, "e", e->end_ns);
+	ev_common(f, t, e, "e", e->end_ns);
 	fprintf(f, ",\"id\":\"0x%llx\"}", id);
 }
 
-static void lp_write_meta(FILE *f, const struct lp_trace *t)
+static void write_meta(FILE *f, const struct lp_trace *t)
 {
 	int first = 1;
 	for (size_t i = 0; i < t->ntracks; i++) {
@@ -129,8 +129,8 @@ static void lp_write_meta(FILE *f, const struct lp_trace *t)
 }
 
 /* Marks emitted[] for slices written as X; returns -ENOMEM. */
-static int lp_write_slices(FILE *f, const struct lp_trace *t, size_t *ord, uint8_t *asx,
-			   struct lp_chrome_stats *st)
+static int write_slices(FILE *f, const struct lp_trace *t, size_t *ord, uint8_t *asx,
+			struct lp_chrome_stats *st)
 {
 	int64_t *stack = malloc((t->nev + 1) * sizeof(*stack));
 	if (!stack)
@@ -146,13 +146,13 @@ static int lp_write_slices(FILE *f, const struct lp_trace *t, size_t *ord, uint8
 				 (stack[depth - 1] == e->start_ns && e->end_ns > e->start_ns)))
 			depth--;
 		if (e->cross_thread || (depth && e->end_ns > stack[depth - 1])) {
-			lp_write_async(f, t, e);
+			write_async(f, t, e);
 			st->async_slices++;
 			continue;
 		}
 		stack[depth++] = e->end_ns;
 		asx[ord[k]] = 1;
-		lp_write_x(f, t, e);
+		write_x(f, t, e);
 		st->slices++;
 	}
 	free(stack);
@@ -161,8 +161,8 @@ static int lp_write_slices(FILE *f, const struct lp_trace *t, size_t *ord, uint8
 
 /* s at the API call's start (binds to the call), f with bp "e" at the GPU
  * slice's start (binds to the enclosing slice: the kernel itself). */
-static int lp_write_flows(FILE *f, const struct lp_trace *t, const uint8_t *asx,
-			  struct lp_chrome_stats *st)
+static int write_flows(FILE *f, const struct lp_trace *t, const uint8_t *asx,
+		       struct lp_chrome_stats *st)
 {
 	size_t ng = 0;
 	size_t *g = malloc((t->nev + 1) * sizeof(*g));
@@ -171,7 +171,7 @@ static int lp_write_flows(FILE *f, const struct lp_trace *t, const uint8_t *asx,
 	for (size_t i = 0; i < t->nev; i++)
 		if (t->ev[i].kind >= LP_EV_KERNEL && asx[i])
 			g[ng++] = i;
-	qsort(g, ng, sizeof(*g), lp_corr_cmp);
+	qsort(g, ng, sizeof(*g), corr_cmp);
 	long long id = 0;
 	for (size_t i = 0; i < t->nev; i++) {
 		const struct lp_tr_event *a = &t->ev[i];
@@ -196,12 +196,12 @@ static int lp_write_flows(FILE *f, const struct lp_trace *t, const uint8_t *asx,
 				",\n{\"ph\":\"s\",\"cat\":\"cuda_flow\",\"name\":\"launch\","
 				"\"id\":%lld,\"pid\":%d,\"tid\":%lld,\"ts\":",
 				id, a->pid, (long long)a->tid);
-			lp_us(f, a->start_ns - t->base_ns);
+			chrome_us(f, a->start_ns - t->base_ns);
 			fprintf(f,
 				"},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cuda_flow\","
 				"\"name\":\"launch\",\"id\":%lld,\"pid\":%d,\"tid\":%lld,\"ts\":",
 				id, k->pid, (long long)k->tid);
-			lp_us(f, k->start_ns - t->base_ns);
+			chrome_us(f, k->start_ns - t->base_ns);
 			fputc('}', f);
 			st->flows++;
 		}
@@ -210,14 +210,14 @@ static int lp_write_flows(FILE *f, const struct lp_trace *t, const uint8_t *asx,
 	return 0;
 }
 
-static void lp_write_counters(FILE *f, const struct lp_trace *t, struct lp_chrome_stats *st)
+static void write_counters(FILE *f, const struct lp_trace *t, struct lp_chrome_stats *st)
 {
 	for (size_t i = 0; i < t->ncounters; i++) {
 		const struct lp_tr_counter *c = &t->counters[i];
 		fputs(",\n{\"ph\":\"C\",\"name\":", f);
 		lp_json_str(f, c->name);
 		fprintf(f, ",\"pid\":%d,\"ts\":", c->pid);
-		lp_us(f, c->ts_ns - t->base_ns);
+		chrome_us(f, c->ts_ns - t->base_ns);
 		fprintf(f, ",\"args\":{\"value\":%.17g}}", c->value);
 		st->counters++;
 	}
@@ -226,7 +226,7 @@ static void lp_write_counters(FILE *f, const struct lp_trace *t, struct lp_chrom
 		fputs(",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nvtx_mark\",\"name\":", f);
 		lp_json_str(f, m->name);
 		fprintf(f, ",\"pid\":%d,\"tid\":%lld,\"ts\":", m->pid, (long long)m->tid);
-		lp_us(f, m->start_ns - t->base_ns);
+		chrome_us(f, m->start_ns - t->base_ns);
 		fputc('}', f);
 		st->instants++;
 	}
@@ -243,16 +243,16 @@ int lp_chrome_write(FILE *f, const struct lp_trace *t, struct lp_chrome_stats *s
 	for (size_t i = 0; i < t->nev; i++)
 		ord[i] = i;
 	lp_sort_ev = t->ev;
-	qsort(ord, t->nev, sizeof(*ord), lp_ev_cmp);
+	qsort(ord, t->nev, sizeof(*ord), ev_cmp);
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"latprof\",\"base_ns\":",
 	      f);
 	fprintf(f, "%lld},\n\"traceEvents\":[\n", (long long)t->base_ns);
-	lp_write_meta(f, t);
-	rc = lp_write_slices(f, t, ord, asx, st);
+	write_meta(f, t);
+	rc = write_slices(f, t, ord, asx, st);
 	if (!rc)
-		rc = lp_write_flows(f, t, asx, st);
+		rc = write_flows(f, t, asx, st);
 	if (!rc) {
-		lp_write_counters(f, t, st);
+		write_counters(f, t, st);
 		fputs("\n]}\n", f);
 		rc = ferror(f) ? -EIO : 0;
 	}

@@ -12,14 +12,14 @@
 
 #define LP_DH_NCHARTS 2
 
-struct lp_dh_side_sum {
+struct dh_side_sum {
 	size_t nreq;
 	double p50, p99;
 };
 
-struct lp_diff_html {
+struct diff_html {
 	const struct lp_diff *d;
-	struct lp_dh_side_sum sum[2]; /* base, new */
+	struct dh_side_sum sum[2]; /* base, new */
 	int has_gnuplot;
 	char *chart_err;
 	struct lp_plot_result charts[LP_DH_NCHARTS];
@@ -28,7 +28,7 @@ struct lp_diff_html {
 
 /* ---- charts: base and new overlaid ---- */
 
-struct lp_dh_sides {
+struct dh_sides {
 	const struct lp_side *s[2];
 	const char **stages; /* base's stages, then those only the new side has */
 	size_t nstages;
@@ -36,9 +36,9 @@ struct lp_dh_sides {
 
 static const char *const lp_dh_side_name[2] = {"base", "new"};
 
-static void lp_dh_cdf_dat(FILE *f, const void *arg)
+static void dh_cdf_dat(FILE *f, const void *arg)
 {
-	const struct lp_dh_sides *in = arg;
+	const struct dh_sides *in = arg;
 	for (int k = 0; k < 2; k++) {
 		fprintf(f, "%s# %s: %zu requests; latency_ns fraction_of_requests_at_or_below\n",
 			k ? "\n\n" : "", lp_dh_side_name[k], in->s[k]->req.n);
@@ -46,9 +46,9 @@ static void lp_dh_cdf_dat(FILE *f, const void *arg)
 	}
 }
 
-static void lp_dh_cdf_gp(FILE *f, const void *arg, const char *name)
+static void dh_cdf_gp(FILE *f, const void *arg, const char *name)
 {
-	const struct lp_dh_sides *in = arg;
+	const struct dh_sides *in = arg;
 	const struct lp_series *b = &in->s[0]->req, *n = &in->s[1]->req;
 	double mn = fmin(b->v[0], n->v[0]), mx = fmax(b->v[b->n - 1], n->v[n->n - 1]);
 	lp_plot_cdf_axes(f, mn, mx, lp_metric_value(LP_M_P50, b->v, b->n));
@@ -59,9 +59,9 @@ static void lp_dh_cdf_gp(FILE *f, const void *arg, const char *name)
 		name);
 }
 
-static void lp_dh_stage_dat(FILE *f, const void *arg)
+static void dh_stage_dat(FILE *f, const void *arg)
 {
-	const struct lp_dh_sides *in = arg;
+	const struct dh_sides *in = arg;
 	static const enum lp_metric m[4] = {LP_M_P50, LP_M_P50, LP_M_P99, LP_M_P99};
 	fputs("# per stage (rows, in the order of the script's xtics): per-request time (ns)\n"
 	      "# base_p50 new_p50 base_p99 new_p99; NaN where a side lacks the stage\n",
@@ -80,9 +80,9 @@ static void lp_dh_stage_dat(FILE *f, const void *arg)
 	}
 }
 
-static void lp_dh_stage_gp(FILE *f, const void *arg, const char *name)
+static void dh_stage_gp(FILE *f, const void *arg, const char *name)
 {
-	const struct lp_dh_sides *in = arg;
+	const struct dh_sides *in = arg;
 	fputs("set style data histograms\nset style histogram clustered gap 1\n"
 	      "set style fill solid 0.85 border -1\nset ylabel 'per-request stage time (ms)'\n"
 	      "set yrange [0:*]\nset xtics (",
@@ -103,11 +103,11 @@ static void lp_dh_stage_gp(FILE *f, const void *arg, const char *name)
 }
 
 static const struct lp_plot_chart lp_dh_charts[LP_DH_NCHARTS] = {
-    {"latency_cdf", "Request latency CDF, base and new", lp_dh_cdf_dat, lp_dh_cdf_gp},
-    {"stage_bars", "Stage time at p50 and p99, base and new", lp_dh_stage_dat, lp_dh_stage_gp},
+    {"latency_cdf", "Request latency CDF, base and new", dh_cdf_dat, dh_cdf_gp},
+    {"stage_bars", "Stage time at p50 and p99, base and new", dh_stage_dat, dh_stage_gp},
 };
 
-static const char *lp_dh_skip(int i, const struct lp_dh_sides *in)
+static const char *dh_skip(int i, const struct dh_sides *in)
 {
 	if (i == 0)
 		return in->s[0]->req.n >= 2 && in->s[1]->req.n >= 2
@@ -116,7 +116,7 @@ static const char *lp_dh_skip(int i, const struct lp_dh_sides *in)
 	return in->nstages ? NULL : "no stages inside the requests";
 }
 
-static int lp_dh_stage_list(struct lp_dh_sides *in)
+static int dh_stage_list(struct dh_sides *in)
 {
 	size_t max = in->s[0]->nstages + in->s[1]->nstages;
 	in->stages = calloc(max + 1, sizeof(*in->stages));
@@ -130,13 +130,13 @@ static int lp_dh_stage_list(struct lp_dh_sides *in)
 	return 0;
 }
 
-static void lp_dh_charts_draw(struct lp_diff_html *pg, const struct lp_dh_sides *in)
+static void dh_charts_draw(struct diff_html *pg, const struct dh_sides *in)
 {
 	char dir[4096], err[1024];
 	for (int i = 0; i < LP_DH_NCHARTS; i++) {
 		pg->charts[i].name = lp_dh_charts[i].name;
 		pg->charts[i].title = lp_dh_charts[i].title;
-		pg->charts[i].skipped = lp_dh_skip(i, in);
+		pg->charts[i].skipped = dh_skip(i, in);
 	}
 	pg->has_gnuplot = lp_plot_gnuplot() != NULL;
 	if (!pg->has_gnuplot)
@@ -161,9 +161,9 @@ static void lp_dh_charts_draw(struct lp_diff_html *pg, const struct lp_dh_sides 
 void *lp_diff_html_build(const struct lp_side *base, const struct lp_side *new_,
 			 const struct lp_diff *d, char *err, size_t errlen)
 {
-	struct lp_diff_html *pg = calloc(1, sizeof(*pg));
-	struct lp_dh_sides in = {{base, new_}, NULL, 0};
-	if (!pg || lp_dh_stage_list(&in)) {
+	struct diff_html *pg = calloc(1, sizeof(*pg));
+	struct dh_sides in = {{base, new_}, NULL, 0};
+	if (!pg || dh_stage_list(&in)) {
 		free(pg);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -175,14 +175,14 @@ void *lp_diff_html_build(const struct lp_side *base, const struct lp_side *new_,
 		pg->sum[k].p50 = lp_metric_value(LP_M_P50, r->v, r->n);
 		pg->sum[k].p99 = lp_metric_value(LP_M_P99, r->v, r->n);
 	}
-	lp_dh_charts_draw(pg, &in);
+	dh_charts_draw(pg, &in);
 	free(in.stages);
 	return pg;
 }
 
 void lp_diff_html_free(void *page)
 {
-	struct lp_diff_html *pg = page;
+	struct diff_html *pg = page;
 	if (!pg)
 		return;
 	for (int i = 0; i < LP_DH_NCHARTS; i++)
@@ -200,7 +200,7 @@ static const char lp_dh_css[] =
     "tr.improvement td{background:#dff2e3}tr.notenough td{color:#777}"
     "td.side{background:#f6f8fb}tr.up td{background:#fdf0f1}";
 
-static void lp_dh_td_dur(FILE *f, double ns)
+static void dh_td_dur(FILE *f, double ns)
 {
 	if (isnan(ns))
 		fputs("<td>-</td>", f);
@@ -208,7 +208,7 @@ static void lp_dh_td_dur(FILE *f, double ns)
 		lp_html_td_dur(f, ns);
 }
 
-static void lp_dh_td_rel(FILE *f, double rel)
+static void dh_td_rel(FILE *f, double rel)
 {
 	if (isnan(rel))
 		fputs("<td>-</td>", f);
@@ -216,7 +216,7 @@ static void lp_dh_td_rel(FILE *f, double rel)
 		fprintf(f, "<td>%+.1f%%</td>", 100 * rel);
 }
 
-static void lp_dh_td_p(FILE *f, double p)
+static void dh_td_p(FILE *f, double p)
 {
 	if (isnan(p))
 		fputs("<td>-</td>", f);
@@ -224,7 +224,7 @@ static void lp_dh_td_p(FILE *f, double p)
 		fprintf(f, p < 1e-4 ? "<td>%.1e</td>" : "<td>%.4f</td>", p);
 }
 
-static void lp_w_verdict(FILE *f, const struct lp_diff_html *pg)
+static void w_verdict(FILE *f, const struct diff_html *pg)
 {
 	const struct lp_diff *d = pg->d;
 	fprintf(f, "<section id=\"verdict\"><div class=\"verdict%s\"><b>",
@@ -261,8 +261,8 @@ static void lp_w_verdict(FILE *f, const struct lp_diff_html *pg)
 	for (int k = 0; k < 2; k++) {
 		fprintf(f, "<tr><th class=\"l\">%s</th><td>%zu</td><td>%zu</td>",
 			lp_dh_side_name[k], dbs[k], pg->sum[k].nreq);
-		lp_dh_td_dur(f, pg->sum[k].p50);
-		lp_dh_td_dur(f, pg->sum[k].p99);
+		dh_td_dur(f, pg->sum[k].p50);
+		dh_td_dur(f, pg->sum[k].p99);
 		fputs("</tr>\n", f);
 	}
 	fputs("</table></section>\n", f);
@@ -283,7 +283,7 @@ static const char *const lp_dh_verdict[] = {
     [LP_V_NOT_ENOUGH] = "not enough data",
 };
 
-static void lp_dh_td_ci(FILE *f, const struct lp_diff_row *r)
+static void dh_td_ci(FILE *f, const struct lp_diff_row *r)
 {
 	if (isnan(r->lo))
 		fputs("<td>-</td>", f);
@@ -291,7 +291,7 @@ static void lp_dh_td_ci(FILE *f, const struct lp_diff_row *r)
 		fprintf(f, "<td>%+.1f%% &ndash; %+.1f%%</td>", 100 * r->lo, 100 * r->hi);
 }
 
-static void lp_w_metric(FILE *f, const struct lp_diff *d, const char *m)
+static void w_metric(FILE *f, const struct lp_diff *d, const char *m)
 {
 	fprintf(f, "<h3 id=\"metric-%s\">%s</h3>\n", m, m);
 	fputs("<table><tr><th class=\"l\">stage</th><th>base</th><th>new</th><th>change</th>"
@@ -306,11 +306,11 @@ static void lp_w_metric(FILE *f, const struct lp_diff *d, const char *m)
 			r->is_request ? " req" : "");
 		lp_html_str(f, r->is_request ? "(request)" : r->scope);
 		fputs("</td>", f);
-		lp_dh_td_dur(f, r->base);
-		lp_dh_td_dur(f, r->new_);
-		lp_dh_td_rel(f, r->rel);
-		lp_dh_td_ci(f, r);
-		lp_dh_td_p(f, r->p_adj);
+		dh_td_dur(f, r->base);
+		dh_td_dur(f, r->new_);
+		dh_td_rel(f, r->rel);
+		dh_td_ci(f, r);
+		dh_td_p(f, r->p_adj);
 		fprintf(f, "<td class=\"l\">%s", lp_dh_verdict[r->verdict]);
 		if (r->verdict == LP_V_NOT_ENOUGH) {
 			fputs(" (", f);
@@ -323,7 +323,7 @@ static void lp_w_metric(FILE *f, const struct lp_diff *d, const char *m)
 	fputs("</table>\n", f);
 }
 
-static void lp_w_stages(FILE *f, const struct lp_diff *d)
+static void w_stages(FILE *f, const struct lp_diff *d)
 {
 	fputs("<section id=\"stages\"><h2>Request and stages</h2>\n<p>Request: <b>", f);
 	lp_html_str(f, d->req_name);
@@ -334,13 +334,13 @@ static void lp_w_stages(FILE *f, const struct lp_diff *d)
 		while (k < i && strcmp(d->rows[k].metric_name, d->rows[i].metric_name) != 0)
 			k++;
 		if (k == i)
-			lp_w_metric(f, d, d->rows[i].metric_name);
+			w_metric(f, d, d->rows[i].metric_name);
 	}
 	fputs("</section>\n", f);
 }
 
-static void lp_w_named(FILE *f, const struct lp_diff *d, const struct lp_diff_named *v, size_t n,
-		       const char *what)
+static void w_named(FILE *f, const struct lp_diff *d, const struct lp_diff_named *v, size_t n,
+		    const char *what)
 {
 	if (!n) {
 		fprintf(f, "<p class=\"note\">No %s recorded on either side.</p>\n", what);
@@ -358,7 +358,7 @@ static void lp_w_named(FILE *f, const struct lp_diff *d, const struct lp_diff_na
 		lp_html_td_str(f, v[i].name);
 		lp_html_td_dur(f, v[i].base_per_req);
 		lp_html_td_dur(f, v[i].new_per_req);
-		lp_dh_td_rel(f, v[i].rel);
+		dh_td_rel(f, v[i].rel);
 		fprintf(f, "<td>%lld</td><td>%lld</td>", v[i].base_count, v[i].new_count);
 		lp_html_td_dur(f, v[i].base_ns);
 		lp_html_td_dur(f, v[i].new_ns);
@@ -367,39 +367,39 @@ static void lp_w_named(FILE *f, const struct lp_diff *d, const struct lp_diff_na
 	fputs("</table>\n", f);
 }
 
-static void lp_w_locks(FILE *f, const struct lp_diff *d)
+static void w_locks(FILE *f, const struct lp_diff *d)
 {
 	fputs("<section id=\"locks\"><h2>Lock contention</h2>\n<p class=\"note\">Wait per request "
 	      "and pooled totals; marked where the wait grew by the threshold or more (no "
 	      "significance test).</p>\n",
 	      f);
-	lp_w_named(f, d, d->locks, d->nlocks, "lock");
+	w_named(f, d, d->locks, d->nlocks, "lock");
 	fputs("</section>\n", f);
 }
 
-static void lp_w_cats(FILE *f, const struct lp_diff *d)
+static void w_cats(FILE *f, const struct lp_diff *d)
 {
 	fputs("<section id=\"categories\"><h2>Time by category</h2>\n<p class=\"note\">Request "
 	      "time per request in each breakdown category (waits, blocking calls, on-CPU, "
 	      "preempted) and pooled totals; marked where it grew by the threshold or more (no "
 	      "significance test).</p>\n",
 	      f);
-	lp_w_named(f, d, d->cats, d->ncats, "category");
+	w_named(f, d, d->cats, d->ncats, "category");
 	fputs("</section>\n", f);
 }
 
-static void lp_w_gpu(FILE *f, const struct lp_diff *d)
+static void w_gpu(FILE *f, const struct lp_diff *d)
 {
 	fputs("<section id=\"gpu\"><h2>GPU kernels</h2>\n", f);
 	if (d->has_kernels)
-		lp_w_named(f, d, d->kernels, d->nkernels, "kernel");
+		w_named(f, d, d->kernels, d->nkernels, "kernel");
 	else
 		fputs("<p class=\"note\">No GPU data on both sides: kernels not compared.</p>\n",
 		      f);
 	fputs("</section>\n", f);
 }
 
-static void lp_w_ids(FILE *f, const char *label, char **v, size_t n)
+static void w_ids(FILE *f, const char *label, char **v, size_t n)
 {
 	fprintf(f, "<h3>%s (%zu)</h3>\n<ul>", label, n);
 	for (size_t i = 0; i < n; i++) {
@@ -410,7 +410,7 @@ static void lp_w_ids(FILE *f, const char *label, char **v, size_t n)
 	fputs("</ul>\n", f);
 }
 
-static void lp_w_findings(FILE *f, const struct lp_diff *d)
+static void w_findings(FILE *f, const struct lp_diff *d)
 {
 	fputs("<section id=\"findings\"><h2>Findings</h2>\n", f);
 	if (!d->has_findings) {
@@ -419,14 +419,14 @@ static void lp_w_findings(FILE *f, const struct lp_diff *d)
 		      f);
 		return;
 	}
-	lp_w_ids(f, "New in the new run", d->new_findings, d->n_new_findings);
-	lp_w_ids(f, "Resolved", d->resolved_findings, d->n_resolved_findings);
+	w_ids(f, "New in the new run", d->new_findings, d->n_new_findings);
+	w_ids(f, "Resolved", d->resolved_findings, d->n_resolved_findings);
 	fputs("</section>\n", f);
 }
 
 void lp_diff_html_write(FILE *f, const void *page)
 {
-	const struct lp_diff_html *pg = page;
+	const struct diff_html *pg = page;
 	const struct lp_diff *d = pg->d;
 	lp_html_head(f, "latprof diff", lp_dh_css);
 	fputs("<header><h1>latprof diff</h1><p>Request <b>", f);
@@ -437,13 +437,13 @@ void lp_diff_html_write(FILE *f, const void *page)
 		"<a href=\"#charts\">charts</a><a href=\"#locks\">locks</a>"
 		"<a href=\"#gpu\">GPU</a><a href=\"#findings\">findings</a></nav></header>\n",
 		d->n_base_req, d->base_dbs, d->base_dbs == 1 ? "" : "s", d->n_new_req, d->new_dbs);
-	lp_w_verdict(f, pg);
-	lp_w_stages(f, d);
+	w_verdict(f, pg);
+	w_stages(f, d);
 	lp_html_charts_section(f, "latprof diff BASE.db NEW.db --format html -o OUT.html",
 			       pg->has_gnuplot, pg->chart_err, pg->charts, pg->svg, LP_DH_NCHARTS);
-	lp_w_cats(f, d);
-	lp_w_locks(f, d);
-	lp_w_gpu(f, d);
-	lp_w_findings(f, d);
+	w_cats(f, d);
+	w_locks(f, d);
+	w_gpu(f, d);
+	w_findings(f, d);
 	fputs("<footer><p class=\"note\">latprof diff</p></footer></body></html>\n", f);
 }

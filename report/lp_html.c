@@ -18,7 +18,7 @@
 #include "lp_summary.h"
 #include "lp_timeseries.h"
 
-struct lp_html_page {
+struct html_page {
 	struct lp_run_summary run;
 	struct lp_findings fnd;
 	struct lp_breakdown bd;
@@ -34,7 +34,7 @@ struct lp_html_page {
 
 /* ---- build ---- */
 
-static void lp_html_charts(struct lp_html_page *pg)
+static void html_charts(struct html_page *pg)
 {
 	pg->has_gnuplot = lp_plot_gnuplot() != NULL;
 	if (!pg->has_gnuplot)
@@ -57,7 +57,7 @@ static void lp_html_charts(struct lp_html_page *pg)
 
 void *lp_html_build(sqlite3 *db, const struct lp_html_opts *o, char *err, size_t errlen)
 {
-	struct lp_html_page *pg = calloc(1, sizeof(*pg));
+	struct html_page *pg = calloc(1, sizeof(*pg));
 	if (!pg) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -94,13 +94,13 @@ void *lp_html_build(sqlite3 *db, const struct lp_html_opts *o, char *err, size_t
 		lp_html_free(pg);
 		return NULL;
 	}
-	lp_html_charts(pg);
+	html_charts(pg);
 	return pg;
 }
 
 void lp_html_free(void *page)
 {
-	struct lp_html_page *pg = page;
+	struct html_page *pg = page;
 	if (!pg)
 		return;
 	lp_summary_free(&pg->run);
@@ -130,7 +130,7 @@ void lp_html_free(void *page)
 #define LP_HTML_ROWS 200
 #define LP_HTML_TL_ITEMS 4000
 
-static void lp_w_more(FILE *f, size_t shown, size_t total, const char *what, const char *where)
+static void w_more(FILE *f, size_t shown, size_t total, const char *what, const char *where)
 {
 	if (total > shown)
 		fprintf(f,
@@ -141,12 +141,12 @@ static void lp_w_more(FILE *f, size_t shown, size_t total, const char *what, con
 
 /* Which stages the tables show: all of them, or the LP_HTML_ROWS with the
  * largest share (kept in request order). NULL: all. */
-static unsigned char *lp_shown_stages(const struct lp_breakdown *b)
+static unsigned char *shown_stages(const struct lp_breakdown *b)
 {
 	return b->nstages > LP_HTML_ROWS ? lp_plot_top_stages(b, LP_HTML_ROWS) : NULL;
 }
 
-static void lp_stage_name(FILE *f, const char *domain, const char *name)
+static void stage_name(FILE *f, const char *domain, const char *name)
 {
 	if (domain && *domain) {
 		lp_html_str(f, domain);
@@ -155,7 +155,7 @@ static void lp_stage_name(FILE *f, const char *domain, const char *name)
 	lp_html_str(f, name);
 }
 
-static void lp_w_findings(FILE *f, const struct lp_findings *fd)
+static void w_findings(FILE *f, const struct lp_findings *fd)
 {
 	fputs("<section id=\"findings\"><h2>Findings</h2>\n", f);
 	if (!fd->n)
@@ -196,7 +196,7 @@ static void lp_w_findings(FILE *f, const struct lp_findings *fd)
 	fputs("</section>\n", f);
 }
 
-static void lp_w_summary(FILE *f, const struct lp_run_summary *r)
+static void w_summary(FILE *f, const struct lp_run_summary *r)
 {
 	fputs("<section id=\"summary\"><h2>Run summary</h2>\n<table>", f);
 	fputs("<tr><th class=\"l\">command</th><td class=\"l cmd\">", f);
@@ -231,13 +231,13 @@ static void lp_w_summary(FILE *f, const struct lp_run_summary *r)
 		fprintf(f, "</td><td>%lld</td></tr>\n", p->threads);
 	}
 	fputs("</table>\n", f);
-	lp_w_more(f, nprocs, r->n_procs, "processes", "sqlite3 FILE.db 'SELECT * FROM processes'");
+	w_more(f, nprocs, r->n_procs, "processes", "sqlite3 FILE.db 'SELECT * FROM processes'");
 	fputs("</section>\n", f);
 }
 
 /* Like the text report: no all-zero category columns (CUDA ones in a
- * CPU-only run); lp_w_breakdown names the ones left out. */
-static void lp_cat_head(FILE *f, const struct lp_breakdown *b)
+ * CPU-only run); w_breakdown names the ones left out. */
+static void cat_head(FILE *f, const struct lp_breakdown *b)
 {
 	for (int c = 0; c < b->ncat; c++) {
 		if (!lp_breakdown_cat_has_time(b, c))
@@ -248,7 +248,7 @@ static void lp_cat_head(FILE *f, const struct lp_breakdown *b)
 	}
 }
 
-static void lp_cat_cells(FILE *f, const struct lp_breakdown *b, const int64_t *cat, int64_t tot)
+static void cat_cells(FILE *f, const struct lp_breakdown *b, const int64_t *cat, int64_t tot)
 {
 	for (int c = 0; c < b->ncat; c++)
 		if (lp_breakdown_cat_has_time(b, c))
@@ -256,7 +256,7 @@ static void lp_cat_cells(FILE *f, const struct lp_breakdown *b, const int64_t *c
 				tot > 0 ? 100.0 * (double)cat[c] / (double)tot : 0.0);
 }
 
-static void lp_stat_cells(FILE *f, const struct lp_dist *s)
+static void stat_cells(FILE *f, const struct lp_dist *s)
 {
 	fprintf(f, "<td>%lld</td>", (long long)s->n);
 	lp_html_td_dur(f, s->mean);
@@ -266,7 +266,7 @@ static void lp_stat_cells(FILE *f, const struct lp_dist *s)
 	lp_html_td_dur(f, (double)s->max);
 }
 
-static void lp_hidden_cats(FILE *f, const struct lp_breakdown *b)
+static void hidden_cats(FILE *f, const struct lp_breakdown *b)
 {
 	int n = 0;
 	for (int c = 0; c < b->ncat; c++) {
@@ -279,7 +279,7 @@ static void lp_hidden_cats(FILE *f, const struct lp_breakdown *b)
 		fputs(".</p>\n", f);
 }
 
-static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
+static void w_breakdown(FILE *f, const struct lp_breakdown *b)
 {
 	fputs("<section id=\"breakdown\"><h2>Request breakdown</h2>\n", f);
 	if (!b->has_ranges) {
@@ -287,7 +287,7 @@ static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
 		      "or stages; thread time of the whole run:</p>\n<table><tr><th class=\"l\">"
 		      "thread</th><th>tid</th><th>time</th>",
 		      f);
-		lp_cat_head(f, b);
+		cat_head(f, b);
 		fputs("</tr>\n", f);
 		size_t nth = b->nthreads < LP_HTML_ROWS ? b->nthreads : LP_HTML_ROWS;
 		for (size_t i = 0; i < nth; i++) {
@@ -296,27 +296,27 @@ static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
 			lp_html_td_str(f, t->name ? t->name : "(unnamed)");
 			fprintf(f, "<td>%lld</td>", (long long)t->tid);
 			lp_html_td_dur(f, (double)t->total_ns);
-			lp_cat_cells(f, b, t->cat_ns, t->total_ns);
+			cat_cells(f, b, t->cat_ns, t->total_ns);
 			fputs("</tr>\n", f);
 		}
 		fputs("</table>\n", f);
-		lp_w_more(f, nth, b->nthreads, "threads", "latprof report FILE.db --breakdown");
-		lp_hidden_cats(f, b);
+		w_more(f, nth, b->nthreads, "threads", "latprof report FILE.db --breakdown");
+		hidden_cats(f, b);
 		fputs("</section>\n", f);
 		return;
 	}
 	fputs("<p>Request: <b>", f);
-	lp_stage_name(f, b->req_domain, b->req_name);
+	stage_name(f, b->req_domain, b->req_name);
 	fputs("</b></p>\n<table><tr><th class=\"l\">stage</th><th>count</th><th>mean</th>"
 	      "<th>p50</th><th>p90</th><th>p99</th><th>max</th><th>share</th>",
 	      f);
-	lp_cat_head(f, b);
+	cat_head(f, b);
 	fputs("</tr>\n<tr class=\"req\"><td class=\"l\">(request)</td>", f);
-	lp_stat_cells(f, &b->req);
+	stat_cells(f, &b->req);
 	fputs("<td>100%</td>", f);
-	lp_cat_cells(f, b, b->req_cat_ns, b->req.total);
+	cat_cells(f, b, b->req_cat_ns, b->req.total);
 	fputs("</tr>\n", f);
-	unsigned char *on = lp_shown_stages(b);
+	unsigned char *on = shown_stages(b);
 	size_t shown = 0;
 	for (size_t i = 0; i < b->nstages; i++) {
 		const struct lp_bd_stage *s = &b->stages[i];
@@ -324,18 +324,18 @@ static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
 			continue;
 		shown++;
 		fputs("<tr><td class=\"l\">", f);
-		lp_stage_name(f, s->domain, s->name);
+		stage_name(f, s->domain, s->name);
 		fputs("</td>", f);
-		lp_stat_cells(f, &s->st);
+		stat_cells(f, &s->st);
 		fprintf(f, "<td>%.1f%%</td>", 100 * s->share);
-		lp_cat_cells(f, b, s->cat_ns, s->st.total);
+		cat_cells(f, b, s->cat_ns, s->st.total);
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
 	free(on);
-	lp_w_more(f, shown, b->nstages, "stages (the smallest shares)",
-		  "latprof report FILE.db --breakdown");
-	lp_hidden_cats(f, b);
+	w_more(f, shown, b->nstages, "stages (the smallest shares)",
+	       "latprof report FILE.db --breakdown");
+	hidden_cats(f, b);
 	if (b->stages_overlap)
 		fputs("<p class=\"note\">Some stages overlap inside a request: shares may add up "
 		      "to more than 100%.</p>\n",
@@ -343,7 +343,7 @@ static void lp_w_breakdown(FILE *f, const struct lp_breakdown *b)
 	fputs("</section>\n", f);
 }
 
-static void lp_w_tail(FILE *f, const struct lp_breakdown *b)
+static void w_tail(FILE *f, const struct lp_breakdown *b)
 {
 	const struct lp_bd_tail *t = &b->tail;
 	fputs("<section id=\"tail\"><h2>Tail attribution</h2>\n<p>", f);
@@ -356,7 +356,7 @@ static void lp_w_tail(FILE *f, const struct lp_breakdown *b)
 	fprintf(f, "Requests at or above p99 (%lld, &ge; ", (long long)t->n_tail);
 	lp_html_dur(f, (double)t->p99_ns);
 	fprintf(f, ") against those around the median (%lld): stage <b>", (long long)t->n_mid);
-	lp_stage_name(f, s->domain, s->name);
+	stage_name(f, s->domain, s->name);
 	fputs("</b> grows from ", f);
 	lp_html_dur(f, t->stage_mid_ns);
 	fputs(" to ", f);
@@ -382,7 +382,7 @@ static void lp_w_tail(FILE *f, const struct lp_breakdown *b)
 	fputs(".</p></section>\n", f);
 }
 
-static void lp_w_locks(FILE *f, const struct lp_lock_report *r)
+static void w_locks(FILE *f, const struct lp_lock_report *r)
 {
 	char buf[32];
 	fputs("<section id=\"locks\"><h2>Locks</h2>\n<p class=\"note\">Waits by class:", f);
@@ -419,11 +419,11 @@ static void lp_w_locks(FILE *f, const struct lp_lock_report *r)
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
-	lp_w_more(f, nlocks, r->n, "locks", "latprof report FILE.db --locks --top N");
+	w_more(f, nlocks, r->n, "locks", "latprof report FILE.db --locks --top N");
 	fputs("</section>\n", f);
 }
 
-static void lp_w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cuda_report *m)
+static void w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cuda_report *m)
 {
 	fputs("<section id=\"gpu\"><h2>Kernels and memcpy</h2>\n", f);
 	if (!k->cap.captured) {
@@ -448,7 +448,7 @@ static void lp_w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cu
 		fprintf(f, "<td>%.1f%%</td></tr>\n", 100 * r->share);
 	}
 	fputs("</table>\n", f);
-	lp_w_more(f, nk, k->n, "kernels", "latprof report FILE.db --kernels");
+	w_more(f, nk, k->n, "kernels", "latprof report FILE.db --kernels");
 	fputs("<h3>Memcpy</h3><table><tr><th class=\"l\">copy</th><th>count</th>"
 	      "<th>bytes</th><th>total</th><th>mean</th><th>GB/s</th><th>share</th></tr>\n",
 	      f);
@@ -468,11 +468,11 @@ static void lp_w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cu
 		fprintf(f, "<td>%.2f</td><td>%.1f%%</td></tr>\n", r->gbps, 100 * r->share);
 	}
 	fputs("</table>\n", f);
-	lp_w_more(f, nm, m->n, "copy kinds", "latprof report FILE.db --memcpy");
+	w_more(f, nm, m->n, "copy kinds", "latprof report FILE.db --memcpy");
 	fputs("</section>\n", f);
 }
 
-static void lp_w_slowest(FILE *f, const struct lp_breakdown *b)
+static void w_slowest(FILE *f, const struct lp_breakdown *b)
 {
 	fputs("<section id=\"slowest\"><h2>Slowest requests</h2>\n", f);
 	if (!b->has_ranges || !b->nslow) {
@@ -480,13 +480,13 @@ static void lp_w_slowest(FILE *f, const struct lp_breakdown *b)
 		      f);
 		return;
 	}
-	unsigned char *on = lp_shown_stages(b);
+	unsigned char *on = shown_stages(b);
 	fputs("<table><tr><th>#</th><th>at</th><th>latency</th><th>tid</th>", f);
 	for (size_t s = 0; s < b->nstages; s++) {
 		if (on && !on[s])
 			continue;
 		fputs("<th>", f);
-		lp_stage_name(f, b->stages[s].domain, b->stages[s].name);
+		stage_name(f, b->stages[s].domain, b->stages[s].name);
 		fputs("</th>", f);
 	}
 	fputs("</tr>\n", f);
@@ -521,7 +521,7 @@ static const char *const lp_tl_fill[] = {
     [LP_TL_IO] = "#ccbb44",    [LP_TL_WAIT] = "#997755",
 };
 
-static double lp_tl_x(const struct lp_req_timeline *t, int64_t ns)
+static double tl_x(const struct lp_req_timeline *t, int64_t ns)
 {
 	double span = (double)(t->end_ns - t->start_ns);
 	return TL_X0 + (span > 0 ? (double)(ns - t->start_ns) / span : 0) * TL_W;
@@ -529,7 +529,7 @@ static double lp_tl_x(const struct lp_req_timeline *t, int64_t ns)
 
 /* Text that fits in w px (about 6.5 px a character), escaped, cut at a
  * character boundary. */
-static void lp_tl_label(FILE *f, const char *s, double w)
+static void tl_label(FILE *f, const char *s, double w)
 {
 	size_t max = (size_t)(w / 6.5), n = 0, i = 0;
 	char buf[256];
@@ -544,7 +544,7 @@ static void lp_tl_label(FILE *f, const char *s, double w)
 	lp_html_str(f, buf);
 }
 
-static void lp_w_timeline(FILE *f, const struct lp_req_timeline *t, const struct lp_timeseries *ts)
+static void w_timeline(FILE *f, const struct lp_req_timeline *t, const struct lp_timeseries *ts)
 {
 	fprintf(f, "<h3>%s", t->label);
 	if (!t->valid) {
@@ -586,14 +586,14 @@ static void lp_w_timeline(FILE *f, const struct lp_req_timeline *t, const struct
 	}
 	for (size_t l = 0; l < t->nlanes; l++) {
 		fprintf(f, "<text x=\"4\" y=\"%d\">", y0[l] + 12);
-		lp_tl_label(f, t->lanes[l].name, TL_X0 - 8);
+		tl_label(f, t->lanes[l].name, TL_X0 - 8);
 		fputs("</text>\n", f);
 	}
 	size_t nitems = t->n < LP_HTML_TL_ITEMS ? t->n : LP_HTML_TL_ITEMS;
 	for (size_t i = 0; i < nitems; i++) {
 		const struct lp_tl_item *it = &t->items[i];
 		int row = it->kind == LP_TL_RANGE ? it->depth : rows[it->lane] - 1;
-		double x = lp_tl_x(t, it->start_ns), w = lp_tl_x(t, it->end_ns) - x;
+		double x = tl_x(t, it->start_ns), w = tl_x(t, it->end_ns) - x;
 		w = w < 1 ? 1 : w;
 		int yy = y0[it->lane] + row * TL_ROW;
 		fprintf(f,
@@ -609,7 +609,7 @@ static void lp_w_timeline(FILE *f, const struct lp_req_timeline *t, const struct
 		fputs("</title></rect>", f);
 		if (w > 30) {
 			fprintf(f, "<text x=\"%.1f\" y=\"%d\" clip-path=\"none\">", x + 3, yy + 11);
-			lp_tl_label(f, it->name, w - 6);
+			tl_label(f, it->name, w - 6);
 			fputs("</text>", f);
 		}
 		fputs("</g>\n", f);
@@ -624,7 +624,7 @@ static void lp_w_timeline(FILE *f, const struct lp_req_timeline *t, const struct
 	free(y0);
 }
 
-static void lp_w_timelines(FILE *f, const struct lp_html_page *pg)
+static void w_timelines(FILE *f, const struct html_page *pg)
 {
 	fputs("<section id=\"timeline\"><h2>Request timelines</h2>\n", f);
 	if (!pg->ts.nreq) {
@@ -642,14 +642,14 @@ static void lp_w_timelines(FILE *f, const struct lp_html_page *pg)
 	      "<span style=\"color:#997755\">&#9632;</span> poll or other blocking call. "
 	      "Hover for names and durations.</p>\n",
 	      f);
-	lp_w_timeline(f, &pg->tl[0], &pg->ts);
-	lp_w_timeline(f, &pg->tl[1], &pg->ts);
+	w_timeline(f, &pg->tl[0], &pg->ts);
+	w_timeline(f, &pg->tl[1], &pg->ts);
 	fputs("</section>\n", f);
 }
 
 void lp_html_write(FILE *f, const void *page)
 {
-	const struct lp_html_page *pg = page;
+	const struct html_page *pg = page;
 	lp_html_head(f, "latprof report", NULL);
 	fputs("<header><h1>latprof report</h1><p class=\"cmd\">", f);
 	lp_html_str(f, pg->run.run_cmdline ? pg->run.run_cmdline : "");
@@ -659,16 +659,16 @@ void lp_html_write(FILE *f, const void *page)
 	      "<a href=\"#gpu\">GPU</a><a href=\"#slowest\">slowest</a>"
 	      "<a href=\"#timeline\">timelines</a></nav></header>\n",
 	      f);
-	lp_w_findings(f, &pg->fnd);
-	lp_w_summary(f, &pg->run);
-	lp_w_breakdown(f, &pg->bd);
-	lp_w_tail(f, &pg->bd);
+	w_findings(f, &pg->fnd);
+	w_summary(f, &pg->run);
+	w_breakdown(f, &pg->bd);
+	w_tail(f, &pg->bd);
 	lp_html_charts_section(f, "latprof report FILE.db --html OUT.html", pg->has_gnuplot,
 			       pg->chart_err, pg->charts, pg->svg, LP_PLOT_NCHARTS);
-	lp_w_locks(f, &pg->locks);
-	lp_w_gpu(f, &pg->kern, &pg->mcpy);
-	lp_w_slowest(f, &pg->bd);
-	lp_w_timelines(f, pg);
+	w_locks(f, &pg->locks);
+	w_gpu(f, &pg->kern, &pg->mcpy);
+	w_slowest(f, &pg->bd);
+	w_timelines(f, pg);
 	if (pg->ts.nreq && !lp_plot_lat_points(&pg->ts))
 		fprintf(
 		    f,

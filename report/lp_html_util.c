@@ -117,7 +117,7 @@ void lp_html_rmtree(const char *dir)
 	rmdir(dir);
 }
 
-static char *lp_slurp(const char *path)
+static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -140,7 +140,7 @@ static char *lp_slurp(const char *path)
  * at all. */
 char *lp_html_svg_file(const char *path)
 {
-	char *s = lp_slurp(path);
+	char *s = slurp(path);
 	char *p = s ? strstr(s, "<svg") : NULL;
 	char *out = p ? strdup(p) : NULL;
 	free(s);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 /* decimals for us, ms, s; -1: three significant digits */
-static const char *lp_fmt_dur(double ns, int us_dec, int ms_dec, int s_dec, char *buf, size_t len)
+static const char *fmt_dur(double ns, int us_dec, int ms_dec, int s_dec, char *buf, size_t len)
 {
 	static const struct {
 		double div;
@@ -30,17 +30,17 @@ static const char *lp_fmt_dur(double ns, int us_dec, int ms_dec, int s_dec, char
 
 const char *lp_txt_ns(double ns, char *buf, size_t len)
 {
-	return lp_fmt_dur(ns, -1, -1, -1, buf, len);
+	return fmt_dur(ns, -1, -1, -1, buf, len);
 }
 
 const char *lp_fixed_ns(double ns, char *buf, size_t len)
 {
-	return lp_fmt_dur(ns, 2, 2, 3, buf, len);
+	return fmt_dur(ns, 2, 2, 3, buf, len);
 }
 
 const char *lp_evidence_ns(double ns, char *buf, size_t len)
 {
-	return lp_fmt_dur(ns, 1, 3, 3, buf, len);
+	return fmt_dur(ns, 1, 3, 3, buf, len);
 }
 
 int lp_utf8_len(const unsigned char *s)

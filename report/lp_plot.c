@@ -54,7 +54,7 @@ void lp_plot_gp_str(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-static void lp_gp_head(FILE *f, const char *name, const char *title, enum lp_plot_fmt fmt)
+static void gp_head(FILE *f, const char *name, const char *title, enum lp_plot_fmt fmt)
 {
 	fprintf(f, "# latprof chart: %s. Run from this directory: gnuplot %s.gp\n", title, name);
 	fprintf(f, "set terminal %s\nset output '%s.%s'\n", lp_plot_term[fmt], name,
@@ -63,14 +63,14 @@ static void lp_gp_head(FILE *f, const char *name, const char *title, enum lp_plo
 		title);
 }
 
-static double lp_ms(int64_t ns)
+static double plot_ms(int64_t ns)
 {
 	return (double)ns / 1e6;
 }
 
 /* ---- latency over time ---- */
 
-static const char *lp_lat_skip(const struct lp_plot_input *in)
+static const char *lat_skip(const struct lp_plot_input *in)
 {
 	return in->ts->nreq ? NULL : "no request ranges (the run has no NVTX ranges)";
 }
@@ -92,7 +92,7 @@ size_t lp_plot_lat_points(const struct lp_timeseries *ts)
 }
 
 /* Min-heap of request indices by latency: the k slowest seen so far. */
-static void lp_heap_push(const struct lp_ts_req *req, size_t *heap, size_t *n, size_t k, size_t i)
+static void heap_push(const struct lp_ts_req *req, size_t *heap, size_t *n, size_t k, size_t i)
 {
 	size_t at;
 	if (*n < k) {
@@ -122,14 +122,14 @@ static void lp_heap_push(const struct lp_ts_req *req, size_t *heap, size_t *n, s
 	heap[at] = i;
 }
 
-static int lp_cmp_size(const void *a, const void *b)
+static int cmp_size(const void *a, const void *b)
 {
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 	return x < y ? -1 : x > y;
 }
 
 /* Indices (ascending, so by start) of the requests drawn; *n gets how many. */
-static size_t *lp_lat_pick(const struct lp_timeseries *ts, size_t *n)
+static size_t *lat_pick(const struct lp_timeseries *ts, size_t *n)
 {
 	size_t cap = 2 * LP_LAT_COLS + LP_LAT_SLOWEST, k = 0, nheap = 0;
 	size_t *pick = malloc(cap * sizeof(*pick));
@@ -152,12 +152,12 @@ static size_t *lp_lat_pick(const struct lp_timeseries *ts, size_t *n)
 			lo[c] = i;
 		if (hi[c] == SIZE_MAX || ts->req[i].dur_ns > ts->req[hi[c]].dur_ns)
 			hi[c] = i;
-		lp_heap_push(ts->req, pick + 2 * LP_LAT_COLS, &nheap, LP_LAT_SLOWEST, i);
+		heap_push(ts->req, pick + 2 * LP_LAT_COLS, &nheap, LP_LAT_SLOWEST, i);
 	}
 	k = 2 * LP_LAT_COLS + nheap;
 	memcpy(pick, lo, 2 * LP_LAT_COLS * sizeof(*pick));
 	free(lo);
-	qsort(pick, k, sizeof(*pick), lp_cmp_size);
+	qsort(pick, k, sizeof(*pick), cmp_size);
 	size_t m = 0;
 	for (size_t i = 0; i < k && pick[i] != SIZE_MAX; i++)
 		if (!m || pick[m - 1] != pick[i])
@@ -166,13 +166,13 @@ static size_t *lp_lat_pick(const struct lp_timeseries *ts, size_t *n)
 	return pick;
 }
 
-static void lp_lat_row(FILE *f, const struct lp_timeseries *ts, size_t i)
+static void lat_row(FILE *f, const struct lp_timeseries *ts, size_t i)
 {
 	fprintf(f, "%lld %lld %lld\n", (long long)(ts->req[i].start_ns - ts->start_ns),
 		(long long)ts->req[i].dur_ns, (long long)ts->req[i].range_id);
 }
 
-static void lp_lat_dat(FILE *f, const void *arg)
+static void lat_dat(FILE *f, const void *arg)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
@@ -181,26 +181,26 @@ static void lp_lat_dat(FILE *f, const void *arg)
 	if (lp_plot_lat_points(ts)) {
 		fputs("# start_ns_since_run_start latency_ns range_id\n", f);
 		for (size_t i = 0; i < ts->nreq; i++)
-			lp_lat_row(f, ts, i);
+			lat_row(f, ts, i);
 		return;
 	}
 	size_t n;
-	size_t *pick = lp_lat_pick(ts, &n);
+	size_t *pick = lat_pick(ts, &n);
 	fprintf(f,
 		"# downsampled: per 1/%d of the run its fastest and slowest request, and the "
 		"%d slowest of the run: %zu of %zu requests\n",
 		LP_LAT_COLS, LP_LAT_SLOWEST, n, ts->nreq);
 	fputs("# start_ns_since_run_start latency_ns range_id\n", f);
 	for (size_t i = 0; i < n; i++)
-		lp_lat_row(f, ts, pick[i]);
+		lat_row(f, ts, pick[i]);
 	free(pick);
 }
 
-static void lp_lat_gp(FILE *f, const void *arg, const char *name)
+static void lat_gp(FILE *f, const void *arg, const char *name)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
-	fprintf(f, "p50 = %.6f\np99 = %.6f\n", lp_ms(ts->p50_ns), lp_ms(ts->p99_ns));
+	fprintf(f, "p50 = %.6f\np99 = %.6f\n", plot_ms(ts->p50_ns), plot_ms(ts->p99_ns));
 	fputs("set xlabel 'time since run start (s)'\nset ylabel 'request latency (ms)'\n"
 	      "set yrange [0:*]\n",
 	      f);
@@ -223,14 +223,14 @@ static void lp_lat_gp(FILE *f, const void *arg, const char *name)
 
 /* ---- latency CDF ---- */
 
-static const char *lp_cdf_skip(const struct lp_plot_input *in)
+static const char *cdf_skip(const struct lp_plot_input *in)
 {
 	return in->ts->nreq >= 2 ? NULL : "fewer than 2 requests";
 }
 
 #define LP_CDF_POINTS 2000
 
-static int lp_cmpd(const void *a, const void *b)
+static int cmpd(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
@@ -245,7 +245,7 @@ void lp_plot_cdf_rows(FILE *f, const double *sorted, size_t n)
 		fprintf(f, "%lld 1.000000\n", (long long)sorted[n - 1]);
 }
 
-static void lp_cdf_dat(FILE *f, const void *arg)
+static void cdf_dat(FILE *f, const void *arg)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
@@ -255,7 +255,7 @@ static void lp_cdf_dat(FILE *f, const void *arg)
 		return;
 	for (size_t i = 0; i < n; i++)
 		d[i] = (double)ts->req[i].dur_ns;
-	qsort(d, n, sizeof(*d), lp_cmpd);
+	qsort(d, n, sizeof(*d), cmpd);
 	fputs("# latency_ns fraction_of_requests_at_or_below\n", f);
 	lp_plot_cdf_rows(f, d, n);
 	free(d);
@@ -272,7 +272,7 @@ void lp_plot_cdf_axes(FILE *f, double min_ns, double max_ns, double p50_ns)
 	fprintf(f, "set arrow from graph 0, first 0.99 to graph 1, first 0.99 nohead dt 3\n");
 }
 
-static void lp_cdf_gp(FILE *f, const void *arg, const char *name)
+static void cdf_gp(FILE *f, const void *arg, const char *name)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
@@ -290,7 +290,7 @@ static void lp_cdf_gp(FILE *f, const void *arg, const char *name)
 
 /* ---- stage bars at p50 / p90 / p99 ---- */
 
-static const char *lp_stage_skip(const struct lp_plot_input *in)
+static const char *stage_skip(const struct lp_plot_input *in)
 {
 	return in->bd && in->bd->has_ranges && in->bd->nstages ? NULL : "no request stages";
 }
@@ -299,7 +299,7 @@ static const char *lp_stage_skip(const struct lp_plot_input *in)
  * than LP_STAGE_MAX the chart shows those with the largest share. */
 #define LP_STAGE_MAX 16
 
-static int lp_share_desc(const void *a, const void *b)
+static int share_desc(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x > y ? -1 : x < y;
@@ -318,7 +318,7 @@ unsigned char *lp_plot_top_stages(const struct lp_breakdown *b, size_t k)
 		sh[i] = b->stages[i].share;
 	double cut = -1;
 	if (b->nstages > k && k) {
-		qsort(sh, b->nstages, sizeof(*sh), lp_share_desc);
+		qsort(sh, b->nstages, sizeof(*sh), share_desc);
 		cut = sh[k - 1];
 	}
 	for (size_t i = 0, n = 0; i < b->nstages && n < k; i++)
@@ -330,19 +330,19 @@ unsigned char *lp_plot_top_stages(const struct lp_breakdown *b, size_t k)
 	return on;
 }
 
-static unsigned char *lp_stage_on(const struct lp_breakdown *b)
+static unsigned char *stage_on(const struct lp_breakdown *b)
 {
 	return lp_plot_top_stages(b, LP_STAGE_MAX);
 }
 
-static void lp_stage_dat(FILE *f, const void *arg)
+static void stage_dat(FILE *f, const void *arg)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_breakdown *b = in->bd;
 	fputs("# per stage: its p50, p90 and p99 per-request time (ns), as report --breakdown\n",
 	      f);
 	fputs("# rows: percentile; columns: stage 1..N in the order of the script's titles\n", f);
-	unsigned char *on = lp_stage_on(b);
+	unsigned char *on = stage_on(b);
 	if (!on)
 		return;
 	if (b->nstages > LP_STAGE_MAX)
@@ -363,7 +363,7 @@ static void lp_stage_dat(FILE *f, const void *arg)
 	free(on);
 }
 
-static void lp_stage_gp(FILE *f, const void *arg, const char *name)
+static void stage_gp(FILE *f, const void *arg, const char *name)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_breakdown *b = in->bd;
@@ -374,7 +374,7 @@ static void lp_stage_gp(FILE *f, const void *arg, const char *name)
 	      "set style fill solid 0.85 border -1\nset boxwidth 0.6\n"
 	      "set ylabel 'per-request stage time (ms)'\nset yrange [0:*]\n",
 	      f);
-	unsigned char *on = lp_stage_on(b);
+	unsigned char *on = stage_on(b);
 	if (!on)
 		return;
 	if (b->nstages > LP_STAGE_MAX)
@@ -409,17 +409,17 @@ static void lp_stage_gp(FILE *f, const void *arg, const char *name)
 
 #define LP_HEAT_MAXLANES 48
 
-static const char *lp_util_skip(const struct lp_plot_input *in)
+static const char *util_skip(const struct lp_plot_input *in)
 {
 	return in->ts->nlanes ? NULL : "no threads or GPU streams recorded";
 }
 
-static size_t lp_util_n(const struct lp_timeseries *ts)
+static size_t util_n(const struct lp_timeseries *ts)
 {
 	return ts->nlanes < LP_HEAT_MAXLANES ? ts->nlanes : LP_HEAT_MAXLANES;
 }
 
-static void lp_util_dat(FILE *f, const void *arg)
+static void util_dat(FILE *f, const void *arg)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
@@ -429,18 +429,18 @@ static void lp_util_dat(FILE *f, const void *arg)
 	fputs("# CPU: alive and not in a recorded lock/condition wait or blocking call;"
 	      " GPU: kernels, copies, memsets\n",
 	      f);
-	for (size_t l = 0; l < lp_util_n(ts); l++) {
+	for (size_t l = 0; l < util_n(ts); l++) {
 		for (size_t b = 0; b < ts->nbins; b++)
 			fprintf(f, "%s%.4f", b ? " " : "", ts->lanes[l].busy[b]);
 		fputc('\n', f);
 	}
 }
 
-static void lp_util_gp(FILE *f, const void *arg, const char *name)
+static void util_gp(FILE *f, const void *arg, const char *name)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
-	size_t n = lp_util_n(ts);
+	size_t n = util_n(ts);
 	double bs = (double)ts->bin_ns / 1e9;
 	fprintf(f, "bin = %.9f\n", bs);
 	fputs("set xlabel 'time since run start (s)'\nset cbrange [0:1]\nset cblabel 'busy'\n"
@@ -467,12 +467,12 @@ static void lp_util_gp(FILE *f, const void *arg, const char *name)
 
 /* ---- lock wait over time ---- */
 
-static const char *lp_lock_skip(const struct lp_plot_input *in)
+static const char *lock_skip(const struct lp_plot_input *in)
 {
 	return in->ts->nlock_waits ? NULL : "no contended lock waits recorded";
 }
 
-static void lp_lock_dat(FILE *f, const void *arg)
+static void lock_dat(FILE *f, const void *arg)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
@@ -486,7 +486,7 @@ static void lp_lock_dat(FILE *f, const void *arg)
 			(long long)ts->cond_wait_ns[b]);
 }
 
-static void lp_lock_gp(FILE *f, const void *arg, const char *name)
+static void lock_gp(FILE *f, const void *arg, const char *name)
 {
 	const struct lp_plot_input *in = arg;
 	fprintf(f, "bin = %.9f\n", (double)in->ts->bin_ns / 1e9);
@@ -501,26 +501,24 @@ static void lp_lock_gp(FILE *f, const void *arg, const char *name)
 		name);
 }
 
-struct lp_chart {
+struct chart {
 	struct lp_plot_chart c;
 	const char *(*skip)(const struct lp_plot_input *in);
 };
 
-static const struct lp_chart lp_charts[LP_PLOT_NCHARTS] = {
-    {{"latency_over_time", "Request latency over time", lp_lat_dat, lp_lat_gp}, lp_lat_skip},
-    {{"latency_cdf", "Request latency CDF", lp_cdf_dat, lp_cdf_gp}, lp_cdf_skip},
-    {{"stage_percentiles", "Stage time at p50, p90, p99", lp_stage_dat, lp_stage_gp},
-     lp_stage_skip},
-    {{"utilization", "CPU thread and GPU stream utilization", lp_util_dat, lp_util_gp},
-     lp_util_skip},
-    {{"lock_wait", "Lock wait over time", lp_lock_dat, lp_lock_gp}, lp_lock_skip},
+static const struct chart lp_charts[LP_PLOT_NCHARTS] = {
+    {{"latency_over_time", "Request latency over time", lat_dat, lat_gp}, lat_skip},
+    {{"latency_cdf", "Request latency CDF", cdf_dat, cdf_gp}, cdf_skip},
+    {{"stage_percentiles", "Stage time at p50, p90, p99", stage_dat, stage_gp}, stage_skip},
+    {{"utilization", "CPU thread and GPU stream utilization", util_dat, util_gp}, util_skip},
+    {{"lock_wait", "Lock wait over time", lock_dat, lock_gp}, lock_skip},
 };
 
 /* Writes NAME.EXT into tmp, a private directory of our own: O_EXCL |
  * O_NOFOLLOW, so nothing planted there is written through. */
-static int lp_write_file(const char *tmp, const char *name, const char *ext,
-			 const struct lp_plot_chart *c, const void *in, enum lp_plot_fmt fmt,
-			 char *err, size_t errlen)
+static int write_file(const char *tmp, const char *name, const char *ext,
+		      const struct lp_plot_chart *c, const void *in, enum lp_plot_fmt fmt,
+		      char *err, size_t errlen)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s.%s", tmp, name, ext);
@@ -536,7 +534,7 @@ static int lp_write_file(const char *tmp, const char *name, const char *ext,
 	if (!strcmp(ext, "dat")) {
 		c->dat(f, in);
 	} else {
-		lp_gp_head(f, name, c->title, fmt);
+		gp_head(f, name, c->title, fmt);
 		c->gp(f, in, name);
 	}
 	int bad = ferror(f);
@@ -549,8 +547,7 @@ static int lp_write_file(const char *tmp, const char *name, const char *ext,
 }
 
 /* gnuplot NAME.gp in dir; its stderr passes through. */
-static int lp_run_gnuplot(const char *gp, const char *dir, const char *name, char *err,
-			  size_t errlen)
+static int run_gnuplot(const char *gp, const char *dir, const char *name, char *err, size_t errlen)
 {
 	char script[512];
 	snprintf(script, sizeof(script), "%s.gp", name);
@@ -599,11 +596,11 @@ int lp_plot_render_chart(const char *dir, const struct lp_plot_chart *c, const v
 		return -errno;
 	}
 	const char *ext[] = {"dat", "gp", lp_plot_ext[fmt]};
-	int rc = lp_write_file(tmp, c->name, "dat", c, arg, fmt, err, errlen);
+	int rc = write_file(tmp, c->name, "dat", c, arg, fmt, err, errlen);
 	if (!rc)
-		rc = lp_write_file(tmp, c->name, "gp", c, arg, fmt, err, errlen);
+		rc = write_file(tmp, c->name, "gp", c, arg, fmt, err, errlen);
 	if (!rc)
-		rc = lp_run_gnuplot(gp, tmp, c->name, err, errlen);
+		rc = run_gnuplot(gp, tmp, c->name, err, errlen);
 	for (int i = 0; i < 3; i++) {
 		char from[4096 + 64], to[4096];
 		snprintf(from, sizeof(from), "%s/%s.%s", tmp, c->name, ext[i]);
@@ -635,7 +632,7 @@ int lp_plot_render(const char *dir, const struct lp_plot_input *in, enum lp_plot
 	}
 	int made = 0;
 	for (int i = 0; i < LP_PLOT_NCHARTS; i++) {
-		const struct lp_chart *c = &lp_charts[i];
+		const struct chart *c = &lp_charts[i];
 		memset(&res[i], 0, sizeof(res[i]));
 		res[i].name = c->c.name;
 		res[i].title = c->c.title;

@@ -12,19 +12,19 @@
 
 #define LP_CR_NAME_W 28
 
-static int lp_cr_want_ipc(const struct lp_counters_report *r)
+static int cr_want_ipc(const struct lp_counters_report *r)
 {
 	return lp_counters_event(r, "cycles") >= 0 && lp_counters_event(r, "instructions") >= 0;
 }
 
-static size_t lp_cr_col_w(const struct lp_cnt_event_info *e)
+static size_t cr_col_w(const struct lp_cnt_event_info *e)
 {
 	size_t w = strlen(e->name);
 	return w < 11 ? 11 : w;
 }
 
-static void lp_cr_cell_text(FILE *f, const struct lp_counters_report *r, size_t i,
-			    const struct lp_cnt_cell *c, int per_call)
+static void cr_cell_text(FILE *f, const struct lp_counters_report *r, size_t i,
+			 const struct lp_cnt_cell *c, int per_call)
 {
 	const struct lp_cnt_event_info *e = &r->events[i];
 	char buf[64];
@@ -42,13 +42,13 @@ static void lp_cr_cell_text(FILE *f, const struct lp_counters_report *r, size_t 
 	if (c->has && c->scaled)
 		strncat(buf, "*", sizeof(buf) - strlen(buf) - 1);
 	fputs("  ", f);
-	lp_txt_pad(f, buf, lp_cr_col_w(e), 1);
+	lp_txt_pad(f, buf, cr_col_w(e), 1);
 }
 
-static void lp_cr_ipc_text(FILE *f, const struct lp_counters_report *r, int has, double ipc)
+static void cr_ipc_text(FILE *f, const struct lp_counters_report *r, int has, double ipc)
 {
 	char buf[32];
-	if (!lp_cr_want_ipc(r))
+	if (!cr_want_ipc(r))
 		return;
 	if (has)
 		snprintf(buf, sizeof(buf), "%.2f", ipc);
@@ -58,24 +58,24 @@ static void lp_cr_ipc_text(FILE *f, const struct lp_counters_report *r, int has,
 	lp_txt_pad(f, buf, 11, 1);
 }
 
-static void lp_cr_header(FILE *f, const struct lp_counters_report *r, const char *first,
-			 const char *second)
+static void cr_header(FILE *f, const struct lp_counters_report *r, const char *first,
+		      const char *second)
 {
 	lp_txt_pad(f, first, LP_CR_NAME_W, 0);
 	fputs("  ", f);
 	lp_txt_pad(f, second, 11, 1);
 	for (size_t i = 0; i < r->n_events; i++) {
 		fputs("  ", f);
-		lp_txt_pad(f, r->events[i].name, lp_cr_col_w(&r->events[i]), 1);
+		lp_txt_pad(f, r->events[i].name, cr_col_w(&r->events[i]), 1);
 	}
-	if (lp_cr_want_ipc(r)) {
+	if (cr_want_ipc(r)) {
 		fputs("  ", f);
 		lp_txt_pad(f, "ipc", 11, 1);
 	}
 	fputc('\n', f);
 }
 
-static void lp_cr_events_text(FILE *f, const struct lp_counters_report *r)
+static void cr_events_text(FILE *f, const struct lp_counters_report *r)
 {
 	size_t avail = 0;
 	for (size_t i = 0; i < r->n_events; i++)
@@ -101,7 +101,7 @@ static void lp_cr_events_text(FILE *f, const struct lp_counters_report *r)
 			fprintf(f, "  %-20s unavailable (%s)\n", name, why);
 		}
 	}
-	if (lp_cr_want_ipc(r) && r->ipc_reason) {
+	if (cr_want_ipc(r) && r->ipc_reason) {
 		char why[1024];
 		lp_txt_cell(why, sizeof(why), r->ipc_reason, 300);
 		fprintf(f, "  %-20s unavailable (%s)\n", "ipc", why);
@@ -120,13 +120,13 @@ void lp_counters_write_text(FILE *f, const struct lp_counters_report *r)
 		      f);
 		return;
 	}
-	lp_cr_events_text(f, r);
+	cr_events_text(f, r);
 	char cell[256];
 	fputs("\nPer stage (mean per call; * = scaled after multiplexing)\n", f);
 	if (!r->n_stages)
 		fputs("  no NVTX ranges with counter samples\n", f);
 	else
-		lp_cr_header(f, r, "stage", "calls");
+		cr_header(f, r, "stage", "calls");
 	for (size_t s = 0; s < r->n_stages; s++) {
 		const struct lp_cnt_stage *st = &r->stages[s];
 		char calls[32];
@@ -136,13 +136,13 @@ void lp_counters_write_text(FILE *f, const struct lp_counters_report *r)
 		fputs("  ", f);
 		lp_txt_pad(f, calls, 11, 1);
 		for (size_t i = 0; i < r->n_events; i++)
-			lp_cr_cell_text(f, r, i, &st->v[i], 1);
-		lp_cr_ipc_text(f, r, st->has_ipc, st->ipc);
+			cr_cell_text(f, r, i, &st->v[i], 1);
+		cr_ipc_text(f, r, st->has_ipc, st->ipc);
 		fputc('\n', f);
 	}
 	fputs("\nPer thread (totals while counted)\n", f);
 	if (r->n_threads)
-		lp_cr_header(f, r, "thread", "counted");
+		cr_header(f, r, "thread", "counted");
 	for (size_t t = 0; t < r->n_threads; t++) {
 		const struct lp_cnt_thread *th = &r->threads[t];
 		char id[320], span[32];
@@ -158,16 +158,16 @@ void lp_counters_write_text(FILE *f, const struct lp_counters_report *r)
 		fputs("  ", f);
 		lp_txt_pad(f, span, 11, 1);
 		for (size_t i = 0; i < r->n_events; i++)
-			lp_cr_cell_text(f, r, i, &th->v[i], 0);
-		lp_cr_ipc_text(f, r, th->has_ipc, th->ipc);
+			cr_cell_text(f, r, i, &th->v[i], 0);
+		cr_ipc_text(f, r, th->has_ipc, th->ipc);
 		fputc('\n', f);
 	}
 }
 
 /* ---- JSON ---- */
 
-static void lp_cr_json_cells(FILE *f, const struct lp_counters_report *r,
-			     const struct lp_cnt_cell *v, int per_call)
+static void cr_json_cells(FILE *f, const struct lp_counters_report *r, const struct lp_cnt_cell *v,
+			  int per_call)
 {
 	fputs("{", f);
 	for (size_t i = 0; i < r->n_events; i++) {
@@ -185,7 +185,7 @@ static void lp_cr_json_cells(FILE *f, const struct lp_counters_report *r,
 	fputs("}", f);
 }
 
-static void lp_cr_json_ipc(FILE *f, int has, double ipc)
+static void cr_json_ipc(FILE *f, int has, double ipc)
 {
 	if (has)
 		fprintf(f, ", \"ipc\": %.4f", ipc);
@@ -214,8 +214,8 @@ void lp_counters_write_json(FILE *f, const struct lp_counters_report *r)
 		fputs(s ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
 		lp_json_str(f, st->name);
 		fprintf(f, ", \"calls\": %lld, \"counters\": ", st->calls);
-		lp_cr_json_cells(f, r, st->v, 1);
-		lp_cr_json_ipc(f, st->has_ipc, st->ipc);
+		cr_json_cells(f, r, st->v, 1);
+		cr_json_ipc(f, st->has_ipc, st->ipc);
 		fputs("}", f);
 	}
 	fputs("],\n \"threads\": [", f);
@@ -227,8 +227,8 @@ void lp_counters_write_json(FILE *f, const struct lp_counters_report *r)
 		fputs(", \"source\": ", f);
 		lp_json_str(f, th->source);
 		fprintf(f, ", \"span_ns\": %lld, \"counters\": ", (long long)th->span_ns);
-		lp_cr_json_cells(f, r, th->v, 0);
-		lp_cr_json_ipc(f, th->has_ipc, th->ipc);
+		cr_json_cells(f, r, th->v, 0);
+		cr_json_ipc(f, th->has_ipc, th->ipc);
 		fputs("}", f);
 	}
 	fputs("]}\n", f);
@@ -236,8 +236,8 @@ void lp_counters_write_json(FILE *f, const struct lp_counters_report *r)
 
 /* ---- CSV: one row per (scope, event) ---- */
 
-static void lp_cr_csv_rows(FILE *f, const struct lp_counters_report *r, const char *section,
-			   const char *scope, long long calls, const struct lp_cnt_cell *v)
+static void cr_csv_rows(FILE *f, const struct lp_counters_report *r, const char *section,
+			const char *scope, long long calls, const struct lp_cnt_cell *v)
 {
 	for (size_t i = 0; i < r->n_events; i++) {
 		const struct lp_cnt_event_info *e = &r->events[i];
@@ -261,11 +261,10 @@ void lp_counters_write_csv(FILE *f, const struct lp_counters_report *r)
 {
 	fputs("section,scope,calls,event,total,per_call,scaled,available,reason\n", f);
 	for (size_t s = 0; s < r->n_stages; s++)
-		lp_cr_csv_rows(f, r, "stage", r->stages[s].name, r->stages[s].calls,
-			       r->stages[s].v);
+		cr_csv_rows(f, r, "stage", r->stages[s].name, r->stages[s].calls, r->stages[s].v);
 	for (size_t t = 0; t < r->n_threads; t++) {
 		char scope[64];
 		snprintf(scope, sizeof(scope), "%d/%d", r->threads[t].pid, r->threads[t].tid);
-		lp_cr_csv_rows(f, r, "thread", scope, 1, r->threads[t].v);
+		cr_csv_rows(f, r, "thread", scope, 1, r->threads[t].v);
 	}
 }

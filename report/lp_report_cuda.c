@@ -12,7 +12,7 @@
 
 static const char *const lp_view_names[] = {"kernels", "memcpy", "sync", "cuda-api"};
 
-static void lp_txt_capture(FILE *f, const struct lp_cuda_capture *c)
+static void txt_capture(FILE *f, const struct lp_cuda_capture *c)
 {
 	char cell[900];
 	lp_txt_cell(cell, sizeof(cell), c->status, 800);
@@ -22,7 +22,7 @@ static void lp_txt_capture(FILE *f, const struct lp_cuda_capture *c)
 			c->dropped);
 }
 
-static void lp_txt_stat(FILE *f, const struct lp_cuda_stat *s)
+static void txt_stat(FILE *f, const struct lp_cuda_stat *s)
 {
 	char b[6][32];
 	fprintf(f, " %10s %9" PRId64 " %10s %10s %10s %10s %10s",
@@ -34,7 +34,7 @@ static void lp_txt_stat(FILE *f, const struct lp_cuda_stat *s)
 static const char lp_stat_head[] =
     "      Total Instances        Avg        Med        Min        Max     StdDev";
 
-static void lp_txt_extras(FILE *f, const struct lp_cuda_report *r)
+static void txt_extras(FILE *f, const struct lp_cuda_report *r)
 {
 	char b[3][32];
 	if (r->launch_delay.n)
@@ -70,7 +70,7 @@ static void lp_txt_extras(FILE *f, const struct lp_cuda_report *r)
 void lp_cuda_write_text(FILE *f, const struct lp_cuda_report *r)
 {
 	char cell[512];
-	lp_txt_capture(f, &r->cap);
+	txt_capture(f, &r->cap);
 	if (!r->n) {
 		fprintf(f, "no %s records\n", lp_view_names[r->view]);
 		return;
@@ -81,7 +81,7 @@ void lp_cuda_write_text(FILE *f, const struct lp_cuda_report *r)
 		fprintf(f, "Time(%%)%s  Name\n", lp_stat_head);
 		for (size_t i = 0; i < r->n; i++) {
 			fprintf(f, "%6.1f%%", 100 * r->rows.kern[i].share);
-			lp_txt_stat(f, &r->rows.kern[i].st);
+			txt_stat(f, &r->rows.kern[i].st);
 			lp_txt_cell(cell, sizeof(cell), r->rows.kern[i].name, 120);
 			fprintf(f, "  %s\n", cell);
 		}
@@ -92,7 +92,7 @@ void lp_cuda_write_text(FILE *f, const struct lp_cuda_report *r)
 		for (size_t i = 0; i < r->n; i++) {
 			const struct lp_cuda_memcpy_row *m = &r->rows.memcpy[i];
 			fprintf(f, "%6.1f%%", 100 * m->share);
-			lp_txt_stat(f, &m->st);
+			txt_stat(f, &m->st);
 			fprintf(f, "  %12" PRId64 " %9.2f  %s %s -> %s%s\n", m->bytes, m->gbps,
 				m->copy_kind, m->src_kind, m->dst_kind, m->async ? " async" : "");
 		}
@@ -101,7 +101,7 @@ void lp_cuda_write_text(FILE *f, const struct lp_cuda_report *r)
 		fprintf(f, "Share%s  Host blocked in\n", lp_stat_head);
 		for (size_t i = 0; i < r->n; i++) {
 			fprintf(f, "%5.1f%%", 100 * r->rows.sync[i].share);
-			lp_txt_stat(f, &r->rows.sync[i].st);
+			txt_stat(f, &r->rows.sync[i].st);
 			fprintf(f, "  %s\n", r->rows.sync[i].type);
 		}
 		fprintf(f, "(share = of the recorded processes' wall time)\n");
@@ -110,16 +110,16 @@ void lp_cuda_write_text(FILE *f, const struct lp_cuda_report *r)
 		fprintf(f, "Time(%%)%s  Name\n", lp_stat_head);
 		for (size_t i = 0; i < r->n; i++) {
 			fprintf(f, "%6.1f%%", 100 * r->rows.api[i].share);
-			lp_txt_stat(f, &r->rows.api[i].st);
+			txt_stat(f, &r->rows.api[i].st);
 			lp_txt_cell(cell, sizeof(cell), r->rows.api[i].name, 120);
 			fprintf(f, "  %s\n", cell);
 		}
 		break;
 	}
-	lp_txt_extras(f, r);
+	txt_extras(f, r);
 }
 
-static void lp_json_stat(FILE *f, const struct lp_cuda_stat *s)
+static void json_stat(FILE *f, const struct lp_cuda_stat *s)
 {
 	fprintf(f,
 		"\"count\": %" PRId64 ", \"total_ns\": %" PRId64
@@ -144,7 +144,7 @@ void lp_cuda_write_json(FILE *f, const struct lp_cuda_report *r)
 			fputs("\"name\": ", f);
 			lp_json_str(f, r->rows.kern[i].name);
 			fprintf(f, ", \"share\": %.6f, ", r->rows.kern[i].share);
-			lp_json_stat(f, &r->rows.kern[i].st);
+			json_stat(f, &r->rows.kern[i].st);
 			break;
 		case LP_CUDA_MEMCPY: {
 			const struct lp_cuda_memcpy_row *m = &r->rows.memcpy[i];
@@ -158,26 +158,26 @@ void lp_cuda_write_json(FILE *f, const struct lp_cuda_report *r)
 				", \"async\": %s, \"bytes\": %" PRId64
 				", \"gbps\": %.3f, \"share\": %.6f, ",
 				m->async ? "true" : "false", m->bytes, m->gbps, m->share);
-			lp_json_stat(f, &m->st);
+			json_stat(f, &m->st);
 			break;
 		}
 		case LP_CUDA_SYNC:
 			fputs("\"type\": ", f);
 			lp_json_str(f, r->rows.sync[i].type);
 			fprintf(f, ", \"share_of_wall\": %.6f, ", r->rows.sync[i].share);
-			lp_json_stat(f, &r->rows.sync[i].st);
+			json_stat(f, &r->rows.sync[i].st);
 			break;
 		case LP_CUDA_API:
 			fputs("\"name\": ", f);
 			lp_json_str(f, r->rows.api[i].name);
 			fprintf(f, ", \"share\": %.6f, ", r->rows.api[i].share);
-			lp_json_stat(f, &r->rows.api[i].st);
+			json_stat(f, &r->rows.api[i].st);
 			break;
 		}
 		fputc('}', f);
 	}
 	fputs("],\n \"launch_delay\": {", f);
-	lp_json_stat(f, &r->launch_delay);
+	json_stat(f, &r->launch_delay);
 	fprintf(f,
 		"},\n \"gpu_idle\": {\"requests\": %" PRId64 ", \"request_ns\": %" PRId64
 		", \"idle_ns\": %" PRId64 "},\n \"stages\": [",
@@ -191,13 +191,13 @@ void lp_cuda_write_json(FILE *f, const struct lp_cuda_report *r)
 			", \"memcpy_ns\": %" PRId64 ", \"memset_ns\": %" PRId64
 			", \"launch_delay\": {",
 			s->launches, s->kernel_ns, s->memcpy_ns, s->memset_ns);
-		lp_json_stat(f, &s->launch_delay);
+		json_stat(f, &s->launch_delay);
 		fputs("}}", f);
 	}
 	fputs("]}\n", f);
 }
 
-static void lp_csv_stat(FILE *f, const struct lp_cuda_stat *s)
+static void csv_stat(FILE *f, const struct lp_cuda_stat *s)
 {
 	fprintf(f, ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.1f",
 		s->total, s->n, s->mean, s->med, s->min, s->max, s->stddev);
@@ -227,27 +227,27 @@ void lp_cuda_write_csv(FILE *f, const struct lp_cuda_report *r)
 		switch (r->view) {
 		case LP_CUDA_KERNELS:
 			fprintf(f, "%.6f", r->rows.kern[i].share);
-			lp_csv_stat(f, &r->rows.kern[i].st);
+			csv_stat(f, &r->rows.kern[i].st);
 			fputc(',', f);
 			lp_csv_str(f, r->rows.kern[i].name);
 			break;
 		case LP_CUDA_MEMCPY: {
 			const struct lp_cuda_memcpy_row *m = &r->rows.memcpy[i];
 			fprintf(f, "%.6f", m->share);
-			lp_csv_stat(f, &m->st);
+			csv_stat(f, &m->st);
 			fprintf(f, ",%" PRId64 ",%.3f,%s,%s,%s,%d", m->bytes, m->gbps, m->copy_kind,
 				m->src_kind, m->dst_kind, m->async);
 			break;
 		}
 		case LP_CUDA_SYNC:
 			fprintf(f, "%.6f", r->rows.sync[i].share);
-			lp_csv_stat(f, &r->rows.sync[i].st);
+			csv_stat(f, &r->rows.sync[i].st);
 			fputc(',', f);
 			lp_csv_str(f, r->rows.sync[i].type);
 			break;
 		case LP_CUDA_API:
 			fprintf(f, "%.6f", r->rows.api[i].share);
-			lp_csv_stat(f, &r->rows.api[i].st);
+			csv_stat(f, &r->rows.api[i].st);
 			fputc(',', f);
 			lp_csv_str(f, r->rows.api[i].name);
 			break;

@@ -11,7 +11,7 @@
 static const char *const lp_sev_name[] = {"", "low", "medium", "high"};
 
 /* Integers as such, others to 6 digits; "" when never measured (JSON: null). */
-static const char *lp_num_str(double v, char *buf, size_t len)
+static const char *num_str(double v, char *buf, size_t len)
 {
 	if (!isfinite(v))
 		buf[0] = '\0';
@@ -22,12 +22,12 @@ static const char *lp_num_str(double v, char *buf, size_t len)
 	return buf;
 }
 
-static const char *lp_cmp_name(enum lp_fnd_cmp c)
+static const char *cmp_name(enum lp_fnd_cmp c)
 {
 	return c == LP_CMP_GE ? ">=" : "<";
 }
 
-static const char *lp_val(double v, const char *unit, char *buf, size_t len)
+static const char *report_findings_val(double v, const char *unit, char *buf, size_t len)
 {
 	if (!strcmp(unit, "ns"))
 		return lp_evidence_ns(v, buf, len);
@@ -42,12 +42,12 @@ static const char *lp_val(double v, const char *unit, char *buf, size_t len)
 	return buf;
 }
 
-static const char *lp_scope(const struct lp_findings *r)
+static const char *report_findings_scope(const struct lp_findings *r)
 {
 	return r->has_requests ? "request time" : "thread time";
 }
 
-static void lp_text_one(FILE *f, const struct lp_findings *r, size_t i, int brief)
+static void text_one(FILE *f, const struct lp_findings *r, size_t i, int brief)
 {
 	const struct lp_finding *x = &r->v[i];
 	char a[64], b[64], c[64];
@@ -55,8 +55,9 @@ static void lp_text_one(FILE *f, const struct lp_findings *r, size_t i, int brie
 		x->rule->title, x->subject ? " -- " : "", x->subject ? x->subject : "");
 	fprintf(f, "   %s\n", x->summary ? x->summary : "");
 	fprintf(f, "   estimated saving %s (%.1f%% of %s), out of %s of %s\n",
-		lp_evidence_ns((double)x->saving_ns, a, sizeof(a)), 100 * x->share, lp_scope(r),
-		lp_evidence_ns((double)x->basis_ns, b, sizeof(b)), x->basis);
+		lp_evidence_ns((double)x->saving_ns, a, sizeof(a)), 100 * x->share,
+		report_findings_scope(r), lp_evidence_ns((double)x->basis_ns, b, sizeof(b)),
+		x->basis);
 	if (x->ex.valid)
 		fprintf(f,
 			"   example: request range %" PRId64 " on tid %" PRId64
@@ -69,12 +70,12 @@ static void lp_text_one(FILE *f, const struct lp_findings *r, size_t i, int brie
 		return;
 	}
 	fprintf(f, "   measured: %s = %s (threshold %s %s)\n", x->rule->measures,
-		lp_val(x->value, x->rule->unit, a, sizeof(a)), lp_cmp_name(x->rule->cmp),
-		lp_val(x->threshold, x->rule->unit, b, sizeof(b)));
+		report_findings_val(x->value, x->rule->unit, a, sizeof(a)), cmp_name(x->rule->cmp),
+		report_findings_val(x->threshold, x->rule->unit, b, sizeof(b)));
 	fputs("   evidence:\n", f);
 	for (size_t k = 0; k < x->nnum; k++)
 		fprintf(f, "     %-38s %s\n", x->num[k].label,
-			lp_val(x->num[k].value, x->num[k].unit, a, sizeof(a)));
+			report_findings_val(x->num[k].value, x->num[k].unit, a, sizeof(a)));
 	if (x->nsite) {
 		fprintf(f, "   %s:\n", x->site_kind ? x->site_kind : "sites");
 		for (size_t k = 0; k < x->nsite; k++)
@@ -99,7 +100,7 @@ void lp_findings_write_brief(FILE *f, const struct lp_findings *r, size_t max)
 	fprintf(f, "Top findings (%zu in all; latprof report --bottlenecks for the evidence):\n",
 		r->n);
 	for (size_t i = 0; i < r->n && i < max; i++)
-		lp_text_one(f, r, i, 1);
+		text_one(f, r, i, 1);
 }
 
 void lp_findings_write_text(FILE *f, const struct lp_findings *r)
@@ -114,7 +115,7 @@ void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 			lp_evidence_ns((double)r->thread_ns, a, sizeof(a)));
 	fputc('\n', f);
 	for (size_t i = 0; i < r->n; i++)
-		lp_text_one(f, r, i, 0);
+		text_one(f, r, i, 0);
 	int head = 0;
 	for (size_t i = 0; i < r->nrules; i++) {
 		const struct lp_fnd_rule_status *s = &r->rules[i];
@@ -124,10 +125,9 @@ void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 			fputs("quiet (below threshold):\n", f);
 		char v[64] = "-", t[64];
 		if (s->has_value)
-			lp_val(s->value, s->rule->unit, v, sizeof(v));
-		fprintf(f, "  %-18s %s (threshold %s %s)\n", s->rule->id, v,
-			lp_cmp_name(s->rule->cmp),
-			lp_val(s->threshold, s->rule->unit, t, sizeof(t)));
+			report_findings_val(s->value, s->rule->unit, v, sizeof(v));
+		fprintf(f, "  %-18s %s (threshold %s %s)\n", s->rule->id, v, cmp_name(s->rule->cmp),
+			report_findings_val(s->threshold, s->rule->unit, t, sizeof(t)));
 	}
 	head = 0;
 	for (size_t i = 0; i < r->nrules; i++) {
@@ -140,13 +140,13 @@ void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 	}
 }
 
-static void lp_jnum(FILE *f, double v)
+static void jnum(FILE *f, double v)
 {
 	char b[64];
-	fputs(isfinite(v) ? lp_num_str(v, b, sizeof(b)) : "null", f);
+	fputs(isfinite(v) ? num_str(v, b, sizeof(b)) : "null", f);
 }
 
-static void lp_json_finding(FILE *f, const struct lp_finding *x)
+static void json_finding(FILE *f, const struct lp_finding *x)
 {
 	fputs("{\"id\": ", f);
 	lp_json_str(f, x->rule->id);
@@ -162,15 +162,15 @@ static void lp_json_finding(FILE *f, const struct lp_finding *x)
 	fputs(", \"measures\": ", f);
 	lp_json_str(f, x->rule->measures);
 	fprintf(f, ", \"unit\": \"%s\", \"comparison\": \"%s\", \"value\": ", x->rule->unit,
-		lp_cmp_name(x->rule->cmp));
-	lp_jnum(f, x->value);
+		cmp_name(x->rule->cmp));
+	jnum(f, x->value);
 	fputs(", \"threshold\": ", f);
-	lp_jnum(f, x->threshold);
+	jnum(f, x->threshold);
 	fprintf(f, ", \"saving_ns\": %" PRId64 ", \"basis_ns\": %" PRId64 ", \"basis\": ",
 		x->saving_ns, x->basis_ns);
 	lp_json_str(f, x->basis);
 	fprintf(f, ", \"scope_ns\": %" PRId64 ", \"share\": ", x->scope_ns);
-	lp_jnum(f, x->share);
+	jnum(f, x->share);
 	fputs(",\n     \"evidence\": [", f);
 	for (size_t k = 0; k < x->nnum; k++) {
 		fputs(k ? ", {\"key\": " : "{\"key\": ", f);
@@ -178,7 +178,7 @@ static void lp_json_finding(FILE *f, const struct lp_finding *x)
 		fputs(", \"label\": ", f);
 		lp_json_str(f, x->num[k].label);
 		fprintf(f, ", \"unit\": \"%s\", \"value\": ", x->num[k].unit);
-		lp_jnum(f, x->num[k].value);
+		jnum(f, x->num[k].value);
 		fputc('}', f);
 	}
 	fputs("],\n     \"sites\": {\"kind\": ", f);
@@ -225,7 +225,7 @@ void lp_findings_write_json(FILE *f, const struct lp_findings *r)
 		r->has_requests ? r->request_ns : r->thread_ns);
 	for (size_t i = 0; i < r->n; i++) {
 		fputs(i ? ",\n    " : "\n    ", f);
-		lp_json_finding(f, &r->v[i]);
+		json_finding(f, &r->v[i]);
 	}
 	fputs(r->n ? "\n  ],\n  \"rules\": [" : "],\n  \"rules\": [", f);
 	static const char *const st[] = {"", "found", "quiet", "not_evaluated"};
@@ -235,10 +235,10 @@ void lp_findings_write_json(FILE *f, const struct lp_findings *r)
 		lp_json_str(f, s->rule->id);
 		fprintf(f, ", \"state\": \"%s\", \"unit\": \"%s\", \"threshold\": ", st[s->state],
 			s->rule->unit);
-		lp_jnum(f, s->threshold);
+		jnum(f, s->threshold);
 		fputs(", \"value\": ", f);
 		if (s->has_value)
-			lp_jnum(f, s->value);
+			jnum(f, s->value);
 		else
 			fputs("null", f);
 		fputs(", \"why\": ", f);
@@ -253,15 +253,15 @@ void lp_findings_write_json(FILE *f, const struct lp_findings *r)
 
 /* ---- CSV: one row per finding, then one per rule that did not fire ---- */
 
-static void lp_cnum(FILE *f, double v)
+static void cnum(FILE *f, double v)
 {
 	char b[64];
-	fputs(lp_num_str(v, b, sizeof(b)), f);
+	fputs(num_str(v, b, sizeof(b)), f);
 }
 
 /* "waits=412; wait_ns=51234567; share=0.31": the numbers of the JSON
  * evidence array, by key, in one field. */
-static void lp_csv_evidence(FILE *f, const struct lp_finding *x)
+static void csv_evidence(FILE *f, const struct lp_finding *x)
 {
 	char buf[1024], v[64];
 	size_t n = 0;
@@ -269,7 +269,7 @@ static void lp_csv_evidence(FILE *f, const struct lp_finding *x)
 	for (size_t k = 0; k < x->nnum && n < sizeof(buf); k++) {
 		const char *sep = k ? "; " : "";
 		int w = snprintf(buf + n, sizeof(buf) - n, "%s%s=%s", sep, x->num[k].key,
-				 lp_num_str(x->num[k].value, v, sizeof(v)));
+				 num_str(x->num[k].value, v, sizeof(v)));
 		if (w < 0)
 			break;
 		n += (size_t)w;
@@ -277,7 +277,7 @@ static void lp_csv_evidence(FILE *f, const struct lp_finding *x)
 	lp_csv_str(f, buf);
 }
 
-static void lp_csv_finding(FILE *f, size_t rank, const struct lp_finding *x)
+static void csv_finding(FILE *f, size_t rank, const struct lp_finding *x)
 {
 	fprintf(f, "%zu,found,", rank);
 	lp_csv_str(f, x->rule->id);
@@ -288,14 +288,14 @@ static void lp_csv_finding(FILE *f, size_t rank, const struct lp_finding *x)
 	fputc(',', f);
 	lp_csv_str(f, x->summary);
 	fputc(',', f);
-	lp_cnum(f, x->value);
+	cnum(f, x->value);
 	fputc(',', f);
-	lp_cnum(f, x->threshold);
-	fprintf(f, ",%s,%s,%" PRId64 ",%" PRId64 ",", lp_cmp_name(x->rule->cmp), x->rule->unit,
+	cnum(f, x->threshold);
+	fprintf(f, ",%s,%s,%" PRId64 ",%" PRId64 ",", cmp_name(x->rule->cmp), x->rule->unit,
 		x->saving_ns, x->basis_ns);
 	lp_csv_str(f, x->basis);
 	fprintf(f, ",%" PRId64 ",%.6f,", x->scope_ns, x->share);
-	lp_csv_evidence(f, x);
+	csv_evidence(f, x);
 	fputc(',', f);
 	lp_csv_str(f, x->nsite ? x->site_kind : NULL);
 	fputc(',', f);
@@ -318,7 +318,7 @@ static void lp_csv_finding(FILE *f, size_t rank, const struct lp_finding *x)
 
 /* A quiet or not-evaluated rule: what it measured (or why it could not),
  * so the CSV carries the JSON's "rules" too; finding columns stay empty. */
-static void lp_csv_rule(FILE *f, const struct lp_fnd_rule_status *s)
+static void csv_rule(FILE *f, const struct lp_fnd_rule_status *s)
 {
 	fprintf(f, ",%s,", s->state == LP_RULE_QUIET ? "quiet" : "not_evaluated");
 	lp_csv_str(f, s->rule->id);
@@ -326,10 +326,10 @@ static void lp_csv_rule(FILE *f, const struct lp_fnd_rule_status *s)
 	lp_csv_str(f, s->rule->title);
 	fputs(",,,", f);
 	if (s->has_value)
-		lp_cnum(f, s->value);
+		cnum(f, s->value);
 	fputc(',', f);
-	lp_cnum(f, s->threshold);
-	fprintf(f, ",%s,%s,,,,,,,,,,,,,,,,,", lp_cmp_name(s->rule->cmp), s->rule->unit);
+	cnum(f, s->threshold);
+	fprintf(f, ",%s,%s,,,,,,,,,,,,,,,,,", cmp_name(s->rule->cmp), s->rule->unit);
 	lp_csv_str(f, s->rule->fix);
 	fputc(',', f);
 	lp_csv_str(f, s->why);
@@ -344,8 +344,8 @@ void lp_findings_write_csv(FILE *f, const struct lp_findings *r)
 	      "example_end_ns,example_dur_ns,example_at_stake_ns,fix,why\r\n",
 	      f);
 	for (size_t i = 0; i < r->n; i++)
-		lp_csv_finding(f, i + 1, &r->v[i]);
+		csv_finding(f, i + 1, &r->v[i]);
 	for (size_t i = 0; i < r->nrules; i++)
 		if (r->rules[i].state == LP_RULE_QUIET || r->rules[i].state == LP_RULE_SKIPPED)
-			lp_csv_rule(f, &r->rules[i]);
+			csv_rule(f, &r->rules[i]);
 }

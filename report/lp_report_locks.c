@@ -59,7 +59,7 @@ void lp_txt_pad(FILE *f, const char *s, size_t w, int right)
 
 /* ---- text ------------------------------------------------------------- */
 
-static void lp_locks_text_table(FILE *f, const struct lp_lock_report *r)
+static void locks_text_table(FILE *f, const struct lp_lock_report *r)
 {
 	static const char *const hdr[] = {"#",	  "lock", "kind", "pid", "waits", "total",
 					  "mean", "p50",  "p99",  "max", "share"};
@@ -108,8 +108,7 @@ static void lp_locks_text_table(FILE *f, const struct lp_lock_report *r)
 	}
 }
 
-static void lp_locks_text_threads(FILE *f, const char *title, const struct lp_lock_thread *t,
-				  size_t n)
+static void locks_text_threads(FILE *f, const char *title, const struct lp_lock_thread *t, size_t n)
 {
 	char buf[32], id[32];
 	if (!n)
@@ -134,7 +133,7 @@ static void lp_locks_text_threads(FILE *f, const char *title, const struct lp_lo
 	}
 }
 
-static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row *l)
+static void locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row *l)
 {
 	char buf[32];
 	fprintf(f, "\n#%zu ", rank);
@@ -166,9 +165,8 @@ static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row 
 			fputc('\n', f);
 		}
 	}
-	lp_locks_text_threads(f, "top waiters (tid, name)", l->waiters, l->n_waiters);
-	lp_locks_text_threads(f, "top owners (held it while others waited)", l->owners,
-			      l->n_owners);
+	locks_text_threads(f, "top waiters (tid, name)", l->waiters, l->n_waiters);
+	locks_text_threads(f, "top owners (held it while others waited)", l->owners, l->n_owners);
 	if (l->owner_unknown)
 		fprintf(f, "     owner unknown for %lld waits\n", l->owner_unknown);
 	if (l->holder_stage) {
@@ -182,7 +180,7 @@ static void lp_locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row 
 
 /* One line: every recorded wait (lock, condition, join, CUDA sync) by class. Only
  * contention and gil are ranked below; the others are not contention. */
-static void lp_locks_text_classes(FILE *f, const struct lp_lock_report *r)
+static void locks_text_classes(FILE *f, const struct lp_lock_report *r)
 {
 	char a[32];
 	long long any = 0;
@@ -220,20 +218,20 @@ void lp_locks_write_text(FILE *f, const struct lp_lock_report *r)
 		r->n_threads);
 	fprintf(f, "Condition waits: %lld, %s\n", r->cond_waits,
 		lp_txt_ns((double)r->cond_wait_ns, c, sizeof(c)));
-	lp_locks_text_classes(f, r);
+	locks_text_classes(f, r);
 	if (!r->n) {
 		fputs("No contended lock acquisitions were recorded.\n", f);
 		return;
 	}
 	fputc('\n', f);
-	lp_locks_text_table(f, r);
+	locks_text_table(f, r);
 	for (size_t i = 0; i < r->n; i++)
-		lp_locks_text_detail(f, i + 1, &r->locks[i]);
+		locks_text_detail(f, i + 1, &r->locks[i]);
 }
 
 /* ---- JSON ------------------------------------------------------------- */
 
-static void lp_json_threads(FILE *f, const char *key, const struct lp_lock_thread *t, size_t n)
+static void json_threads(FILE *f, const char *key, const struct lp_lock_thread *t, size_t n)
 {
 	fprintf(f, ",\n      \"%s\": [", key);
 	for (size_t i = 0; i < n; i++) {
@@ -245,7 +243,7 @@ static void lp_json_threads(FILE *f, const char *key, const struct lp_lock_threa
 	fputc(']', f);
 }
 
-static void lp_json_site(FILE *f, const struct lp_lock_site *s)
+static void json_site(FILE *f, const struct lp_lock_site *s)
 {
 	fputs("{\"where\": ", f);
 	lp_json_str(f, s->where);
@@ -268,7 +266,7 @@ static void lp_json_site(FILE *f, const struct lp_lock_site *s)
 	fprintf(f, ", \"count\": %lld, \"wait_ns\": %" PRId64 "}", s->count, s->wait_ns);
 }
 
-static void lp_json_lock(FILE *f, size_t rank, const struct lp_lock_row *l)
+static void json_lock(FILE *f, size_t rank, const struct lp_lock_row *l)
 {
 	fprintf(f, "    {\n      \"rank\": %zu,\n      \"name\": ", rank);
 	lp_json_str(f, l->name);
@@ -291,11 +289,11 @@ static void lp_json_lock(FILE *f, size_t rank, const struct lp_lock_row *l)
 	fprintf(f, ",\n      \"sites_total\": %zu,\n      \"sites\": [", l->n_sites_total);
 	for (size_t i = 0; i < l->n_sites; i++) {
 		fputs(i ? ",\n        " : "\n        ", f);
-		lp_json_site(f, &l->sites[i]);
+		json_site(f, &l->sites[i]);
 	}
 	fputs(l->n_sites ? "\n      ]" : "]", f);
-	lp_json_threads(f, "waiters", l->waiters, l->n_waiters);
-	lp_json_threads(f, "owners", l->owners, l->n_owners);
+	json_threads(f, "waiters", l->waiters, l->n_waiters);
+	json_threads(f, "owners", l->owners, l->n_owners);
 	if (l->folded)
 		fprintf(f, ",\n      \"folded\": %lld,\n      \"processes\": %lld", l->folded,
 			l->n_processes);
@@ -322,7 +320,7 @@ void lp_locks_write_json(FILE *f, const struct lp_lock_report *r)
 	fputs("}},\n  \"locks\": [", f);
 	for (size_t i = 0; i < r->n; i++) {
 		fputs(i ? ",\n" : "\n", f);
-		lp_json_lock(f, i + 1, &r->locks[i]);
+		json_lock(f, i + 1, &r->locks[i]);
 	}
 	fputs(r->n ? "\n  ]\n}\n" : "]\n}\n", f);
 }

@@ -10,17 +10,17 @@
 #include "lp_out.h"
 #include "lp_report_locks.h"
 
-static int lp_is_crash(int sig)
+static int is_crash(int sig)
 {
 	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
 	       sig == SIGABRT || sig == SIGTRAP || sig == SIGSYS;
 }
 
 /* "exit 0", "crashed (SIGSEGV)", "signal 9", "exec", "running or killed" */
-static void lp_proc_end(char *buf, size_t len, const struct lp_summary_proc *p)
+static void proc_end(char *buf, size_t len, const struct lp_summary_proc *p)
 {
 	const char *abbrev = p->exit_signal ? sigabbrev_np(p->exit_signal) : NULL;
-	if (p->exit_signal && lp_is_crash(p->exit_signal) && abbrev)
+	if (p->exit_signal && is_crash(p->exit_signal) && abbrev)
 		snprintf(buf, len, "crashed (SIG%s)", abbrev);
 	else if (p->exit_signal)
 		snprintf(buf, len, "signal %d", p->exit_signal);
@@ -32,7 +32,7 @@ static void lp_proc_end(char *buf, size_t len, const struct lp_summary_proc *p)
 		snprintf(buf, len, "unknown (log %s)", p->log_closed ? "closed" : "not closed");
 }
 
-static double lp_proc_dur(const struct lp_summary_proc *p)
+static double proc_dur(const struct lp_summary_proc *p)
 {
 	return p->end_ns > p->start_ns ? (double)(p->end_ns - p->start_ns) : 0;
 }
@@ -72,18 +72,18 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s)
 	lp_summary_write_procs(f, s, 0);
 }
 
-static void lp_proc_line(FILE *f, const struct lp_summary_proc *p, const char *count,
-			 const char *name, const char *via, int imported)
+static void proc_line(FILE *f, const struct lp_summary_proc *p, const char *count, const char *name,
+		      const char *via, int imported)
 {
 	char a[32], end[64], id[32];
-	lp_proc_end(end, sizeof(end), p);
+	proc_end(end, sizeof(end), p);
 	if (imported) /* a foreign capture has no exit status */
 		snprintf(end, sizeof(end), "not recorded");
 	snprintf(id, sizeof(id), "%d", p->pid);
 	fputs("  ", f);
 	lp_txt_pad(f, id, 8, 1);
 	fprintf(f, "  %8d  %7lld  ", p->ppid, p->threads);
-	lp_txt_pad(f, lp_txt_ns(lp_proc_dur(p), a, sizeof(a)), 9, 1);
+	lp_txt_pad(f, lp_txt_ns(proc_dur(p), a, sizeof(a)), 9, 1);
 	fputs("  ", f);
 	lp_txt_pad(f, end, 18, 0);
 	fputs("  ", f);
@@ -98,27 +98,27 @@ static void lp_proc_line(FILE *f, const struct lp_summary_proc *p, const char *c
 	fputc('\n', f);
 }
 
-static const char *lp_proc_name(const struct lp_summary_proc *p)
+static const char *proc_name(const struct lp_summary_proc *p)
 {
 	return p->title ? p->title : p->cmdline;
 }
 
-static int lp_same_str(const char *a, const char *b)
+static int same_str(const char *a, const char *b)
 {
 	return a == b || (a && b && !strcmp(a, b));
 }
 
 /* The program names of the images pid ran before q (a launcher chain:
  * env, a shell, a pyenv shim that exec'd the app), "env > bash > pyenv". */
-static void lp_launchers(const struct lp_run_summary *s, const struct lp_summary_proc *q, char *buf,
-			 size_t len)
+static void report_summary_launchers(const struct lp_run_summary *s,
+				     const struct lp_summary_proc *q, char *buf, size_t len)
 {
 	size_t o = 0;
 	buf[0] = 0;
 	for (size_t i = 0; i < s->n_procs && o + 1 < len; i++) {
 		const struct lp_summary_proc *p = &s->procs[i];
 		if (p == q || p->pid != q->pid || p->start_ns > q->start_ns ||
-		    !lp_same_str(p->exit_how, "exec"))
+		    !same_str(p->exit_how, "exec"))
 			continue;
 		const char *c = p->cmdline ? p->cmdline : "?";
 		size_t n = strcspn(c, " ");
@@ -135,9 +135,9 @@ static void lp_launchers(const struct lp_run_summary *s, const struct lp_summary
  * image) and the ones that recorded events (waits, ranges); when none did,
  * those that lived a tenth of the run. A launcher image that exec'd
  * another is folded into it. */
-static int lp_proc_matters(const struct lp_run_summary *s, const struct lp_summary_proc *p)
+static int proc_matters(const struct lp_run_summary *s, const struct lp_summary_proc *p)
 {
-	if (lp_same_str(p->exit_how, "exec"))
+	if (same_str(p->exit_how, "exec"))
 		return 0;
 	int any = 0, root = 1;
 	for (size_t i = 0; i < s->n_procs; i++) {
@@ -147,7 +147,7 @@ static int lp_proc_matters(const struct lp_run_summary *s, const struct lp_summa
 	if (root)
 		return 1;
 	int64_t run = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
-	return any ? p->events > 0 : s->n_procs == 1 || lp_proc_dur(p) * 10 >= (double)run;
+	return any ? p->events > 0 : s->n_procs == 1 || proc_dur(p) * 10 >= (double)run;
 }
 
 void lp_summary_write_procs(FILE *f, const struct lp_run_summary *s, int all)
@@ -158,22 +158,22 @@ void lp_summary_write_procs(FILE *f, const struct lp_run_summary *s, int all)
 	for (size_t i = 0; i < s->n_procs; i++) {
 		const struct lp_summary_proc *p = &s->procs[i];
 		if (all) {
-			lp_proc_line(f, p, NULL, p->cmdline, NULL, s->import_source != NULL);
+			proc_line(f, p, NULL, p->cmdline, NULL, s->import_source != NULL);
 			if (p->title)
 				fprintf(f, "%55s title at exit: %s\n", "", p->title);
 			continue;
 		}
-		if (!lp_proc_matters(s, p)) {
-			launchers += lp_same_str(p->exit_how, "exec");
-			hidden += !lp_same_str(p->exit_how, "exec");
+		if (!proc_matters(s, p)) {
+			launchers += same_str(p->exit_how, "exec");
+			hidden += !same_str(p->exit_how, "exec");
 			continue;
 		}
 		/* identical siblings: shown once, on the first */
 		size_t n = 0, first = i;
 		for (size_t k = 0; k < s->n_procs; k++) {
 			const struct lp_summary_proc *q = &s->procs[k];
-			if (q->ppid != p->ppid || !lp_proc_matters(s, q) ||
-			    !lp_same_str(lp_proc_name(q), lp_proc_name(p)))
+			if (q->ppid != p->ppid || !proc_matters(s, q) ||
+			    !same_str(proc_name(q), proc_name(p)))
 				continue;
 			if (!n)
 				first = k;
@@ -181,10 +181,10 @@ void lp_summary_write_procs(FILE *f, const struct lp_run_summary *s, int all)
 		}
 		if (first != i)
 			continue;
-		lp_launchers(s, p, via, sizeof(via));
+		report_summary_launchers(s, p, via, sizeof(via));
 		snprintf(count, sizeof(count), "%zu x ", n);
-		lp_proc_line(f, p, n > 1 ? count : NULL, lp_proc_name(p), via[0] ? via : NULL,
-			     s->import_source != NULL);
+		proc_line(f, p, n > 1 ? count : NULL, proc_name(p), via[0] ? via : NULL,
+			  s->import_source != NULL);
 	}
 	if (hidden || launchers)
 		fprintf(f,

@@ -1,4 +1,5 @@
-"""Source lints for rules of docs/reliability.md:
+"""Source lints for rules of docs/reliability.md and the naming rule of
+tests/README.md:
 1. SQL is parameterized: no string formatting of text (%s) into SQL in
    analyze/, report/, cli/ except the listed internal identifiers.
 2. In-app code (collector/, preload/) reads environment variables only in
@@ -19,12 +20,12 @@ TEXT_CONV = re.compile(r"%[-0-9.*]*[sqQw]")
 # (file, function): why the formatted text cannot come from recorded data.
 SQL_ALLOW = {
     ("analyze/lp_db.c", "lp_db_count"): "table name: a constant at every call site",
-    ("analyze/lp_db_check.c", "lp_db_tables_cb"):
+    ("analyze/lp_db_check.c", "db_tables_cb"):
         "table name: read back from the importer's own schemas in an in-memory database",
     ("analyze/lp_diff.c", "has_column"): "table name: a constant at every call site",
     ("analyze/lp_diff.c", "load_kernels"): "column expressions chosen from constants",
-    ("analyze/lp_locks.c", "lp_wait_totals"): "table name: lock_waits or cond_waits",
-    ("analyze/lp_import_nsys.c", "lp_nsys_select"):
+    ("analyze/lp_locks.c", "wait_totals"): "table name: lock_waits or cond_waits",
+    ("analyze/lp_import_nsys.c", "nsys_select"):
         "nsys table and column names and ORDER BY/WHERE tails: constants of lp_import_nsys.c",
 }
 GETENV_ALLOW = {
@@ -101,3 +102,24 @@ check(callers == {"lp_core_init"}, f"lp_core.c reads settings only in lp_core_in
 STEP_ALLOW = {("analyze/lp_import.c", "lp_import_step"): "INSERTs, result checked"}
 bad = calls_outside(r"\bsqlite3_step\s*\(", STEP_ALLOW, ("analyze",), skip=("analyze/lp_db.c",))
 check(not bad, "analyze/ reads rows only through lp_db.c (no sqlite3_step elsewhere)" + bad)
+
+# 4. Names (issue 13): `lp_` names what other files may call. A static
+# function or a struct defined in a .c file of analyze/, report/ or cli/
+# carries no `lp_` prefix unless a header declares that name (then it is
+# the file's side of a shared declaration, e.g. struct lp_fnd_ctx).
+headers = ""
+for d in ("analyze", "report", "cli", "collector", "preload"):
+    for f in sorted(os.listdir(os.path.join(SRC, d))):
+        if f.endswith(".h"):
+            headers += open(os.path.join(SRC, d, f), encoding="utf-8").read()
+declared = set(re.findall(r"\blp_\w+", headers))
+STATIC_LP = re.compile(r"^(?:static\s+[^;=()]*?\b(lp_\w+)\s*\(|struct\s+(lp_\w+)\s*\{)")
+bad = []
+for rel, lines in sources("analyze", "report", "cli"):
+    for i, line in enumerate(lines):
+        m = STATIC_LP.match(line)
+        name = m and (m.group(1) or m.group(2))
+        if name and name not in declared:
+            bad.append(f"{rel}:{i + 1}: {name} is local to the file: drop the lp_ prefix")
+check(not bad, "static functions and file-local structs carry no lp_ prefix" +
+      "".join("\n  " + b for b in bad))
