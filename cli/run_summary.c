@@ -136,3 +136,47 @@ void lp_run_summary_unrecorded(const char *dbpath)
 			(long long)none, (long long)all);
 	sqlite3_close(db);
 }
+
+struct class_line {
+	char text[512];
+	size_t len;
+	long long other; /* waits of a class other than contention */
+};
+
+static int class_row(sqlite3_stmt *st, void *ctx)
+{
+	struct class_line *c = ctx;
+	const char *name = (const char *)sqlite3_column_text(st, 0);
+	long long n = sqlite3_column_int64(st, 1);
+	if (sqlite3_column_int(st, 2) != 0)
+		c->other += n;
+	if (c->len < sizeof(c->text))
+		c->len += (size_t)snprintf(c->text + c->len, sizeof(c->text) - c->len, "%s%lld %s",
+					   c->len ? ", " : "", n, name ? name : "?");
+	return 0;
+}
+
+/* The recorded waits by class (issue 15): a join or a GIL hand-over is a
+ * wait, not contention, and the line says so when there are any. */
+void lp_run_summary_classes(const char *dbpath)
+{
+	sqlite3 *db;
+	char err[512];
+	struct class_line c = {.len = 0};
+	if (lp_db_open_ro(dbpath, &db, err, sizeof(err)))
+		return;
+	int rc =
+	    lp_db_each(db,
+		       "SELECT c.name, count(*), w.class FROM lock_waits w JOIN wait_classes c "
+		       "ON c.id = w.class GROUP BY w.class ORDER BY w.class",
+		       NULL, 0, class_row, &c, err, sizeof(err));
+	if (rc || lp_db_fault(db, err, sizeof(err)))
+		fprintf(stderr, "latprof: cannot count the waits by class in %s: %s\n", dbpath,
+			err);
+	else if (c.other)
+		fprintf(stderr,
+			"latprof: lock waits by class: %s (only contention ranks as a contended "
+			"lock; 'latprof report --locks' shows each class)\n",
+			c.text);
+	sqlite3_close(db);
+}
