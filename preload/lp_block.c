@@ -241,6 +241,12 @@ static int lp_blk_is_tty(dev_t rdev)
 	return m == 4 || m == 5 || (m >= 136 && m <= 143);
 }
 
+/* A perf_event descriptor: the counters' own (their read() reaches this
+ * hook through a sanitizer's interceptor, whose return address hides that
+ * the call is latprof's), or the app's; its read() never waits. Not a
+ * schema value: such a call is not recorded. */
+#define LP_BLK_FD_PERF 0xffffffffu
+
 static uint32_t lp_blk_anon_kind(int fd)
 {
 	char path[40], link[64];
@@ -249,6 +255,8 @@ static uint32_t lp_blk_anon_kind(int fd)
 	if (n <= 0)
 		return LP_FD_OTHER;
 	link[n] = 0;
+	if (strstr(link, "[perf_event]"))
+		return LP_BLK_FD_PERF;
 	return strstr(link, "[eventfd]") ? LP_FD_EVENTFD : LP_FD_OTHER;
 }
 
@@ -333,8 +341,8 @@ __attribute__((noinline)) static void lp_blk_record(uint32_t call, int fd, uint6
 	int saved = errno;
 	lp_pre_guard = 1;
 	uint64_t site = lp_blk_site(ra, t1 - t0);
-	if (!(site & LP_BLK_SELF)) {
-		uint32_t kind = lp_blk_fd_kind(fd);
+	uint32_t kind = site & LP_BLK_SELF ? LP_BLK_FD_PERF : lp_blk_fd_kind(fd);
+	if (kind != LP_BLK_FD_PERF) {
 		struct lp_rec_block *r = lp_rec_begin(LP_REC_BLOCK, call, sizeof(*r));
 		if (r) {
 			r->start = t0;
