@@ -4,6 +4,7 @@ documented export schema, in the shapes the real files lack: schema 2.9 and
 launched before the capture, a missing required column, an unknown
 producer, a damaged file and wrong column types."""
 import json
+import sqlite3
 import os
 
 from lptest import check, db, latprof, q1, tmpdir
@@ -150,3 +151,59 @@ import sqlite3
 sqlite3.connect(plain).execute("CREATE TABLE t (x)").connection.commit()
 one_line_exit2(latprof("import", plain, "-o", os.path.join(T, "plain.db")), "an SQLite file that is no export",
                ["StringIds"])
+
+# ---- OSRT_API blocking calls feed the breakdown's off-CPU categories ---------------------
+# Known calls inside four 'request' ranges and one outside; the expected
+# category sums come from SQL over the export, by the mapping docs/schema.md
+# states: the call decides (sleep, poll, fsync, socket-only calls); nsys
+# records no descriptor, so read/write-like calls are 'unknown' -> other_block.
+CATEGORY = {"nanosleep": "sleep", "usleep": "sleep", "recv": "socket_io", "sendmsg": "socket_io",
+            "read": "other_block", "__pread64_chk": "other_block", "pthread_join": "other_block",
+            "poll": "poll_wait", "epoll_wait": "poll_wait", "fsync": "file_io"}
+blk_nvtx, blk_osrt = [], []
+for i in range(4):
+    b = 1000 + i * 100000
+    blk_nvtx.append((59, b, b + 90000, TID, "request", None, 0))
+    blk_osrt += [(b + 1000, b + 11000 + i * 100, TID, "nanosleep"), (b + 12000, b + 12500, TID, "usleep"),
+                 (b + 13000, b + 16000, TID, "recv"), (b + 16500, b + 17000, TID, "sendmsg"),
+                 (b + 18000, b + 20000 + i * 7, TID, "read"), (b + 20500, b + 21500, TID, "__pread64_chk"),
+                 (b + 22000, b + 32000, TID, "poll"), (b + 33000, b + 34000, TID, "epoll_wait"),
+                 (b + 35000, b + 36000, TID, "fsync"), (b + 37000, b + 39000, TID, "pthread_join"),
+                 (b + 40000, b + 41000, TID, "open64"), (b + 42000, b + 43000, TID, "pthread_mutex_lock")]
+blk_osrt.append((500000, 600000, TID, "nanosleep"))  # outside every request
+blk = os.path.join(T, "osrt.sqlite")
+nsysgen.make(blk, nvtx=blk_nvtx, osrt=blk_osrt, kernels=[(500, 600, 1, "k()")],
+             runtime=[(400, 450, TID, 1, "cudaLaunchKernel")])
+s = sqlite3.connect(blk)
+s.create_function("cat", 1, lambda n: CATEGORY.get(n))
+src_cat = dict(s.execute(
+    "SELECT cat(v.value), sum(o.end - o.start) FROM OSRT_API o JOIN StringIds v ON v.id = o.nameId "
+    "JOIN NVTX_EVENTS r ON o.start >= r.start AND o.end <= r.end AND r.text = 'request' "
+    "WHERE cat(v.value) IS NOT NULL GROUP BY 1").fetchall())
+src_n = s.execute("SELECT count(*) FROM OSRT_API o JOIN StringIds v ON v.id = o.nameId "
+                  "WHERE cat(v.value) IS NOT NULL").fetchone()[0]
+blk_db = os.path.join(T, "osrt.db")
+latprof("import", blk, "-o", blk_db, check=0)
+c = db(blk_db)
+check(q1(c, "SELECT count(*) FROM blocking_calls") == src_n == 41 and
+      q1(c, "SELECT value FROM meta WHERE key = 'import.blocking_calls'") == src_n,
+      f"OSRT blocking calls -> blocking_calls: {src_n} rows (open64 and the lock call are not)")
+check(q1(c, "SELECT group_concat(DISTINCT call) FROM (SELECT call FROM blocking_calls WHERE "
+            "category = 'other_block' ORDER BY call)") == "pread,pthread_join,read",
+      "nsys names under the interposer's call names (__pread64_chk -> pread)")
+check(q1(c, "SELECT count(*) FROM blocking_calls WHERE fd IS NOT NULL") == 0 and
+      q1(c, "SELECT group_concat(DISTINCT fd_kind) FROM (SELECT fd_kind FROM blocking_calls WHERE "
+            "call IN ('read', 'pread', 'fsync') ORDER BY 1)") == "unknown" and
+      q1(c, "SELECT group_concat(DISTINCT fd_kind) FROM blocking_calls WHERE call IN ('recv', "
+            "'sendmsg')") == "socket" and
+      q1(c, "SELECT count(*) FROM blocking_calls WHERE call IN ('nanosleep', 'poll', 'pthread_join') "
+            "AND fd_kind IS NOT NULL") == 0,
+      "no descriptor recorded: fd NULL, fd_kind 'unknown' unless the call is socket-only")
+p = latprof("report", blk_db, "--breakdown", "--format", "json", check=0)
+bd = json.loads(p.stdout)["request"]["categories"]
+got = {k: bd[k] for k in ("sleep", "file_io", "socket_io", "poll_wait", "other_block")}
+check(got == src_cat, f"breakdown categories of the requests equal SQL over OSRT_API: {got} vs {src_cat}")
+check(bd["lock_wait"] == 4000, "the lock call stays a lock wait (4 x 1000 ns)")
+p = latprof("report", blk_db, "--locks", "--format", "json", check=0)
+check(json.loads(p.stdout)["totals"]["classes"]["join"]["count"] == 4,
+      "pthread_join calls count as the 'join' wait class")
