@@ -207,3 +207,79 @@ check(bd["lock_wait"] == 4000, "the lock call stays a lock wait (4 x 1000 ns)")
 p = latprof("report", blk_db, "--locks", "--format", "json", check=0)
 check(json.loads(p.stdout)["totals"]["classes"]["join"]["count"] == 4,
       "pthread_join calls count as the 'join' wait class")
+
+# ---- per-device views: a 2-GPU export ------------------------------------------------------
+# The same kernels, copies and syncs on devices 0 and 1 (context d + 1; the
+# sync rows say deviceId 0 for both, as nsys writes them). Each view's rows
+# per device equal SQL over the export's own tables.
+check(json.loads(latprof("report", out, "--kernels", "--format", "json", check=0).stdout)["by_device"]
+      is False and "device" not in rows["k_gemm(float *)"], "one device: rows are not split")
+d_k, d_rt, d_mc, d_sy, corr = [], [], [], [], 0
+for dev in (0, 1):
+    for i in range(3 + dev):  # device 1 gets one more of each
+        t = 1000000 * (dev + 1) + i * 10000
+        for name, dur in (("k_gemm(float *)", 2000 + 100 * i + dev), ("k_relu(float *)", 500 + i)):
+            corr += 1
+            d_rt.append((t, t + 100, TID, corr, "cudaLaunchKernel"))
+            d_k.append((t + 300, t + 300 + dur, corr, name, dev))
+            t += 3000
+        corr += 1
+        d_rt.append((t, t + 200, TID, corr, "cudaMemcpyAsync"))
+        d_mc.append((t + 300, t + 1300 + 10 * i, corr, 4096 << dev, 1, dev))
+        corr += 1
+        d_rt.append((t + 1400, t + 3000 + dev, TID, corr, "cudaStreamSynchronize"))
+        d_sy.append((t + 1500, t + 2900 + dev, corr, 3, dev))
+        corr += 1
+        d_rt.append((t + 3100, t + 3150, TID, corr, "cudaGetDevice"))  # no GPU work
+two = os.path.join(T, "two.sqlite")
+nsysgen.make(two, kernels=d_k, runtime=d_rt, memcpys=d_mc, syncs=d_sy)
+two_db = os.path.join(T, "two.db")
+latprof("import", two, "-o", two_db, check=0)
+s = sqlite3.connect(two)
+# the device of a context, of a correlation id: from the export's GPU tables
+s.executescript(
+    "CREATE TEMP VIEW ctxdev AS SELECT DISTINCT contextId, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL;"
+    "CREATE TEMP VIEW corrdev AS SELECT correlationId, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL UNION "
+    "SELECT correlationId, deviceId FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION SELECT y.correlationId, "
+    "x.deviceId FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION y JOIN ctxdev x USING (contextId);")
+
+
+def view(v, key):
+    j = json.loads(latprof("report", two_db, v, "--format", "json", check=0).stdout)
+    check(j["by_device"] is True and j["devices"] == 2, f"{v}: two devices, rows by device")
+    return {(r[key], r["device"]): (r["count"], r["total_ns"], r["min_ns"], r["max_ns"]) for r in j["rows"]}
+
+
+STAT = "count(*), sum(end - start), min(end - start), max(end - start)"
+want = {(n, d): tuple(r) for n, d, *r in s.execute(
+    f"SELECT v.value, k.deviceId, {STAT} FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds v ON "
+    "v.id = k.demangledName GROUP BY 1, 2")}
+got = view("--kernels", "name")
+check(got == want and len(got) == 4, f"--kernels per name and device = SQL over the export: {got}")
+want = {(d, ): tuple(r) for d, *r in s.execute(
+    f"SELECT deviceId, {STAT} FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1")}
+got = {(d, ): v for (_, d), v in view("--memcpy", "copy_kind").items()}
+check(got == want and len(got) == 2, f"--memcpy per device = SQL over the export: {got}")
+want = {(d, ): tuple(r) for d, *r in s.execute(
+    f"SELECT x.deviceId, {STAT} FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION JOIN ctxdev x USING "
+    "(contextId) GROUP BY 1")}
+got = {(d, ): v for (_, d), v in view("--sync", "type").items()}
+check(got == want and len(got) == 2 and want[(1, )][0] == 4,
+      f"--sync per device (by context; the rows' deviceId is 0) = SQL over the export: {got}")
+want = {(n[:-len("_v3020")], d): tuple(r) for n, d, *r in s.execute(
+    f"SELECT v.value, c.deviceId, {STAT} FROM CUPTI_ACTIVITY_KIND_RUNTIME a JOIN StringIds v ON "
+    "v.id = a.nameId LEFT JOIN corrdev c USING (correlationId) GROUP BY 1, 2")}
+got = view("--cuda-api", "name")
+check(got == want and got[("cudaGetDevice", None)][0] == 7 and len(got) == 7,
+      f"--cuda-api per device (of the call's GPU work; none: null) = SQL over the export: {got}")
+p = latprof("report", two_db, "--kernels", check=0)
+check(" Dev  Name" in p.stdout and "one row per device of 2" in p.stdout, "text: a Dev column")
+p = latprof("report", two_db, "--cuda-api", "--format", "csv", check=0)
+lines = p.stdout.splitlines()
+check(lines[0].endswith(",name,device") and any(l.endswith("cudaGetDevice,") for l in lines),
+      "CSV: a device column, empty for calls without GPU work")
+page = os.path.join(T, "two.html")
+latprof("report", two_db, "--html", page, check=0)
+html = open(page).read()
+check(html.count("<th>device</th>") == 2 and "<td class=\"l\">k_relu(float *)</td><td>1</td><td>4</td>" in html,
+      "HTML: kernel and memcpy tables with a device column (k_relu on device 1: 4 launches)")
