@@ -124,8 +124,8 @@ static int group_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int groups_load(sqlite3 *db, const char *sql, int nsum, int dev, struct groups *g,
-		       char *err, size_t errlen)
+static int groups_load(sqlite3 *db, const char *sql, int nsum, int dev, struct groups *g, char *err,
+		       size_t errlen)
 {
 	struct load l = {g, NULL, nsum, dev};
 	memset(g, 0, sizeof(*g));
@@ -166,8 +166,8 @@ static int by_total(const void *a, const void *b)
  * none, or more than one device. */
 #define LP_DEV_ONE "CASE WHEN min(device) = max(device) THEN min(device) END"
 #define LP_CTX_DEV                                                                                 \
-	"ctx AS (SELECT process_id, context, " LP_DEV_ONE " AS device FROM (SELECT process_id, "  \
-	"context, device FROM kernels UNION ALL SELECT process_id, context, device FROM memcpys " \
+	"ctx AS (SELECT process_id, context, " LP_DEV_ONE " AS device FROM (SELECT process_id, "   \
+	"context, device FROM kernels UNION ALL SELECT process_id, context, device FROM memcpys "  \
 	"UNION ALL SELECT process_id, context, device FROM memsets) GROUP BY 1, 2)"
 static const char sql_kernels[] =
     "SELECT coalesce(s.value, '?'), NULL, NULL, 0, 0, k.end_ns - k.start_ns, %1$s "
@@ -222,15 +222,12 @@ static int view_rows(struct lp_cuda_report *r, struct groups *g)
 			break;
 		case LP_CUDA_MEMCPY:
 			r->rows.memcpy[i] = (struct lp_cuda_memcpy_row){
-			    x->k[0],
-			    x->k[1],
-			    x->k[2],
-			    (int)x->k4,
-			    x->dev,
-			    x->bytes,
-			    x->st,
-			    x->st.total ? (double)x->bytes / (double)x->st.total : 0,
-			    share};
+			    x->k[0], x->k[1],
+			    x->k[2], (int)x->k4,
+			    x->dev,  x->bytes,
+			    x->st,   x->st.total ? (double)x->bytes / (double)x->st.total : 0,
+			    share,
+			};
 			x->k[1] = x->k[2] = NULL;
 			break;
 		case LP_CUDA_SYNC:
