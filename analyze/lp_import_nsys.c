@@ -35,6 +35,8 @@ struct nsys {
 	struct lp_map osrt_kinds;    /* StringIds.id + 1 -> nsys_osrt_kind() */
 	int64_t prev_tid, prev_corr; /* API de-duplication (schema 2.9.1) */
 	long long api_duplicates, osrt_calls;
+	long long unsized_allocs; /* allocation calls without memory-usage events */
+	char not_recorded[512];
 	const char *table; /* the table being read, for errors */
 	int ncols;
 	const char *const *cols;
@@ -760,6 +762,16 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	rc = rc ? rc : LP_EACH("NVTX_EVENTS", lp_nvtx_cols, "WHERE eventType <> 75", nsys_nvtx_row);
 	rc = rc ? rc : LP_EACH("OSRT_API", lp_osrt_cols, NULL, nsys_osrt_row);
 	rc = rc ? rc : LP_EACH("CUDA_GPU_MEMORY_USAGE_EVENTS", lp_mem_cols, NULL, nsys_mem_row);
+	/* Without that table (nsys --cuda-memory-usage off) an allocation is only
+	 * its API call: size, address and device are not in the capture, so no
+	 * gpu_allocs row is made up; the calls stay in cuda_api, and are counted. */
+	if (rc == 0 && !lp_db_has_table(n->src, "CUDA_GPU_MEMORY_USAGE_EVENTS"))
+		n->unsized_allocs = lp_db_int(
+		    imp->db,
+		    "SELECT count(*) FROM cuda_api a JOIN strings s ON s.id = a.name_id WHERE "
+		    "s.value GLOB 'cudaMalloc*' OR s.value GLOB 'cudaFree*' OR s.value GLOB "
+		    "'cuMemAlloc*' OR s.value GLOB 'cuMemFree*'",
+		    0);
 	rc = rc ? rc : LP_EACH("TARGET_INFO_GPU", lp_gpu_cols, NULL, nsys_gpu_row);
 	/* No TARGET_INFO_GPU (cut or older exports): the devices the work ran
 	 * on, their properties not recorded (NULL). */
@@ -789,7 +801,15 @@ static void nsys_end(struct lp_import *imp, void *ctx)
 static int nsys_meta(struct lp_import *imp, void *ctx)
 {
 	struct nsys *n = ctx;
+	if (n->unsized_allocs) {
+		snprintf(n->not_recorded, sizeof(n->not_recorded),
+			 "%s, GPU allocation sizes and addresses (no CUDA_GPU_MEMORY_USAGE_EVENTS: "
+			 "%lld allocation API calls, in cuda_api only)",
+			 n->fx.not_recorded, n->unsized_allocs);
+		n->fx.not_recorded = n->not_recorded;
+	}
 	int rc = lp_fx_meta(&n->fx);
+	rc = rc ? rc : lp_import_meta(imp, "import.unsized_alloc_calls", NULL, n->unsized_allocs);
 	rc = rc ? rc : lp_import_meta(imp, "import.api_duplicates", NULL, n->api_duplicates);
 	rc = rc ? rc : lp_import_meta(imp, "import.osrt_calls", NULL, n->osrt_calls);
 	return rc ? rc : lp_import_meta(imp, "import.blocking_calls", NULL, n->fx.blocking);

@@ -283,3 +283,25 @@ latprof("report", two_db, "--html", page, check=0)
 html = open(page).read()
 check(html.count("<th>device</th>") == 2 and "<td class=\"l\">k_relu(float *)</td><td>1</td><td>4</td>" in html,
       "HTML: kernel and memcpy tables with a device column (k_relu on device 1: 4 launches)")
+
+# ---- allocation calls without CUDA_GPU_MEMORY_USAGE_EVENTS --------------------------------
+# nsys's runtime rows carry no size, address or device: no gpu_allocs row is
+# made up; the calls are counted and the header says what is missing.
+al_rt = RUNTIME + [(50000, 51000, TID, 20, "cudaMalloc"), (52000, 52500, TID, 21, "cudaMallocAsync"),
+                   (90000, 91000, TID, 22, "cudaFree"), (92000, 92100, TID, 23, "cudaFreeAsync")]
+al = os.path.join(T, "alloc.sqlite")
+nsysgen.make(al, kernels=KERNELS, runtime=al_rt)
+al_db = os.path.join(T, "alloc.db")
+latprof("import", al, "-o", al_db, check=0)
+c = db(al_db)
+want = sqlite3.connect(al).execute(
+    "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE "
+    "s.value GLOB 'cudaMalloc*' OR s.value GLOB 'cudaFree*'").fetchone()[0]
+check(q1(c, "SELECT count(*) FROM gpu_allocs") == 0 and want == 4 and
+      q1(c, "SELECT value FROM meta WHERE key = 'import.unsized_alloc_calls'") == want,
+      f"no memory-usage events: {want} allocation calls counted, no gpu_allocs row invented")
+p = latprof("report", al_db, "--cuda-api", check=0)
+check("GPU allocation sizes and addresses (no CUDA_GPU_MEMORY_USAGE_EVENTS: 4 allocation API calls"
+      in p.stdout.splitlines()[1], "the header says the sizes are not recorded in the source capture")
+check(q1(db(out), "SELECT value FROM meta WHERE key = 'import.unsized_alloc_calls'") == 0,
+      "with memory-usage events: nothing said missing")

@@ -138,6 +138,13 @@ def check_nsys(path):
                 and abs(r["med_ns"] - w["med"]) <= 0.5):
             fail(f"{name}: kernel {k}: latprof {r} vs SQL over the export {w}")
     check(True, f"{name}: count, total, mean, min, max, median per kernel equal SQL over the export")
+    if has(src, "CUPTI_ACTIVITY_KIND_RUNTIME"):
+        allocs = 0 if has(src, "CUDA_GPU_MEMORY_USAGE_EVENTS") else q1(
+            src, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
+            "WHERE s.value GLOB 'cudaMalloc*' OR s.value GLOB 'cudaFree*' OR s.value GLOB 'cuMemAlloc*' "
+            "OR s.value GLOB 'cuMemFree*'")
+        check(int(meta["import.unsized_alloc_calls"]) == allocs,
+              f"{name}: {allocs} allocation calls without memory-usage events, counted")
     if devs > 1 and has(src, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"):
         # a sync's device is its context's (the rows' own deviceId is 0 throughout)
         want = dict(((d, ), (n, t)) for d, n, t in src.execute(
