@@ -157,46 +157,78 @@ static int by_total(const void *a, const void *b)
 
 /* ---- views ------------------------------------------------------------- */
 
-/* Each view's query takes the device expression (%1$s) as column 7: "-1"
- * when the capture has one device (one row per name, as before), else the
- * device the row's work ran on. Kernels, copies and memsets carry it; a sync
- * runs on its context's device (the device of the context's GPU work: nsys
- * writes deviceId 0 for every sync, CUPTI none); an API call on the device
- * of the GPU work and syncs with its correlation id. -1 (shown as "-"):
- * none, or more than one device. */
+/* Each view's query is a template: @1 is column 7, the device of the row's
+ * work, @2 the same for a second part, @3 a WITH clause and @4 a join that
+ * device needs. With one device they are "-1" and nothing (one row per name,
+ * and no extra work on 10^5 calls); else kernels, copies and memsets carry
+ * it; a sync runs on its context's device (the device of the context's GPU
+ * work: nsys writes deviceId 0 for every sync, CUPTI none); an API call on
+ * the device of the GPU work and syncs with its correlation id. -1 (shown
+ * as "-"): none, or more than one device. */
 #define LP_DEV_ONE "CASE WHEN min(device) = max(device) THEN min(device) END"
 #define LP_CTX_DEV                                                                                 \
 	"ctx AS (SELECT process_id, context, " LP_DEV_ONE " AS device FROM (SELECT process_id, "   \
 	"context, device FROM kernels UNION ALL SELECT process_id, context, device FROM memcpys "  \
 	"UNION ALL SELECT process_id, context, device FROM memsets) GROUP BY 1, 2)"
 static const char sql_kernels[] =
-    "SELECT coalesce(s.value, '?'), NULL, NULL, 0, 0, k.end_ns - k.start_ns, %1$s "
+    "SELECT coalesce(s.value, '?'), NULL, NULL, 0, 0, k.end_ns - k.start_ns, @1 "
     "FROM kernels k LEFT JOIN strings s ON s.id = k.name_id ORDER BY 1, 7, 6";
 static const char sql_memcpy[] =
-    "SELECT copy_kind, src_kind, dst_kind, async, bytes, end_ns - start_ns, %1$s FROM memcpys "
+    "SELECT copy_kind, src_kind, dst_kind, async, bytes, end_ns - start_ns, @1 FROM memcpys "
     "ORDER BY 1, 2, 3, 4, 7, 6";
 /* Host blocked: sync APIs, and the synchronous cudaMemcpy calls. */
 static const char sql_sync[] =
-    "WITH " LP_CTX_DEV " SELECT type, NULL, NULL, 0, 0, end_ns - start_ns, %1$s FROM syncs y "
-    "LEFT JOIN ctx ON ctx.process_id = y.process_id AND ctx.context = y.context UNION ALL "
-    "SELECT 'synchronous memcpy', NULL, NULL, 0, m.bytes, a.end_ns - a.start_ns, %2$s "
+    "@3 SELECT type, NULL, NULL, 0, 0, end_ns - start_ns, @1 FROM syncs y @4 UNION ALL "
+    "SELECT 'synchronous memcpy', NULL, NULL, 0, m.bytes, a.end_ns - a.start_ns, @2 "
     "FROM memcpys m JOIN cuda_api a ON a.process_id = m.process_id AND a.domain = 'runtime' "
     "AND a.correlation_id = coalesce(m.runtime_correlation_id, m.correlation_id) "
     "WHERE m.async = 0 ORDER BY 1, 7, 6";
 /* Runtime calls, and driver calls made directly (no runtime call around). */
 static const char sql_api[] =
-    "WITH " LP_CTX_DEV ", dev AS (SELECT process_id, corr, " LP_DEV_ONE " AS device FROM ("
-    "SELECT process_id, correlation_id AS corr, device FROM kernels UNION ALL SELECT "
-    "process_id, coalesce(runtime_correlation_id, correlation_id), device FROM memcpys UNION "
-    "ALL SELECT process_id, correlation_id, device FROM memsets UNION ALL SELECT y.process_id, "
-    "y.correlation_id, ctx.device FROM syncs y JOIN ctx ON ctx.process_id = y.process_id AND "
-    "ctx.context = y.context) WHERE corr <> 0 GROUP BY 1, 2) "
-    "SELECT coalesce(s.value, a.domain || ':' || a.cbid), NULL, NULL, 0, 0, "
-    "a.end_ns - a.start_ns, %1$s FROM cuda_api a LEFT JOIN strings s ON s.id = a.name_id "
-    "LEFT JOIN dev ON dev.process_id = a.process_id AND dev.corr = a.correlation_id "
+    "@3 SELECT coalesce(s.value, a.domain || ':' || a.cbid), NULL, NULL, 0, 0, "
+    "a.end_ns - a.start_ns, @1 FROM cuda_api a LEFT JOIN strings s ON s.id = a.name_id @4 "
     "WHERE a.domain = 'runtime' OR NOT EXISTS (SELECT 1 FROM cuda_api r WHERE "
     "r.process_id = a.process_id AND r.correlation_id = a.correlation_id AND "
     "r.domain = 'runtime') ORDER BY 1, 7, 6";
+/* @1..@4 of each view split by device */
+static const char *const lp_by_dev[][4] = {
+    {"k.device", "-1", "", ""},
+    {"device", "-1", "", ""},
+    {"coalesce(ctx.device, -1)", "m.device", "WITH " LP_CTX_DEV,
+     "LEFT JOIN ctx ON ctx.process_id = y.process_id AND ctx.context = y.context"},
+    {"coalesce(dev.device, -1)", "-1",
+     "WITH " LP_CTX_DEV ", dev AS (SELECT process_id, corr, " LP_DEV_ONE " AS device FROM ("
+     "SELECT process_id, correlation_id AS corr, device FROM kernels UNION ALL SELECT "
+     "process_id, coalesce(runtime_correlation_id, correlation_id), device FROM memcpys UNION "
+     "ALL SELECT process_id, correlation_id, device FROM memsets UNION ALL SELECT y.process_id, "
+     "y.correlation_id, ctx.device FROM syncs y JOIN ctx ON ctx.process_id = y.process_id AND "
+     "ctx.context = y.context) WHERE corr <> 0 GROUP BY 1, 2)",
+     "LEFT JOIN dev ON dev.process_id = a.process_id AND dev.corr = a.correlation_id"},
+};
+
+/* The template with @1..@4 replaced by val[0..3] (malloc'd; NULL: no memory). */
+static char *sql_fill(const char *tmpl, const char *const val[4])
+{
+	size_t len = strlen(tmpl) + 1;
+	for (int i = 0; i < 4; i++)
+		len += strlen(val[i]);
+	char *out = malloc(len), *o = out;
+	if (!out)
+		return NULL;
+	for (const char *t = tmpl; *t; t++) {
+		if (t[0] == '@' && t[1] >= '1' && t[1] <= '4') {
+			const char *v = val[t[1] - '1'];
+			size_t n = strlen(v);
+			memcpy(o, v, n);
+			o += n;
+			t++;
+		} else {
+			*o++ = *t;
+		}
+	}
+	*o = 0;
+	return out;
+}
 
 static int view_rows(struct lp_cuda_report *r, struct groups *g)
 {
@@ -353,18 +385,10 @@ int lp_cuda_analyze(sqlite3 *db, enum lp_cuda_view view, struct lp_cuda_report *
 	r->wall_ns = q1(db, "SELECT sum(coalesce(end_ns, start_ns) - start_ns) FROM processes "
 			    "WHERE id IN (SELECT process_id FROM cuda_capture WHERE started)");
 	r->devices = q1(db, "SELECT count(DISTINCT device) FROM gpu_ops");
-	/* the device expression of each view's rows (see sql_kernels) */
-	static const char *const dev[][2] = {{"k.device", "-1"},
-					     {"device", "-1"},
-					     {"coalesce(ctx.device, -1)", "m.device"},
-					     {"coalesce(dev.device, -1)", "-1"}};
-	int by = r->devices > 1;
-	char *q = NULL;
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral" /* sql[] holds only %1$s, %2$s */
-	if (asprintf(&q, sql[view], by ? dev[view][0] : "-1", by ? dev[view][1] : "-1") < 0)
+	static const char *const one_dev[4] = {"-1", "-1", "", ""};
+	char *q = sql_fill(sql[view], r->devices > 1 ? lp_by_dev[view] : one_dev);
+	if (!q)
 		return -ENOMEM;
-#pragma GCC diagnostic pop
 	int rc = groups_load(db, q, 0, 1, &g, err, errlen);
 	free(q);
 	if (rc == 0)
