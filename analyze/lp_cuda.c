@@ -28,11 +28,12 @@ int lp_cuda_capture_read(sqlite3 *db, struct lp_cuda_capture *c)
 	return 0;
 }
 
-/* ---- grouping: rows (k1, k2, k3, k4 int, bytes, value) ordered by keys, value */
+/* ---- grouping: rows (k1, k2, k3, k4 int, bytes, value[, device]) ordered by
+ * keys, value; the views carry the device (-1 unknown) as a fifth key */
 
 struct group {
 	char *k[3];
-	int64_t k4, bytes;
+	int64_t k4, dev, bytes;
 	int64_t sum[3]; /* extra per-row sums (stage view) */
 	int64_t rows;	/* rows, including those with a NULL value (not in st) */
 	struct lp_cuda_stat st;
@@ -78,6 +79,7 @@ struct load {
 	struct groups *g;
 	struct group *cur;
 	int nsum;
+	int dev; /* column 6 is the device; sums follow it */
 };
 
 static void group_close(struct load *l)
@@ -96,8 +98,9 @@ static int group_row(sqlite3_stmt *st, void *ctx)
 	for (int i = 0; i < 3; i++)
 		k[i] = sqlite3_column_text(st, i);
 	int64_t k4 = sqlite3_column_int64(st, 3);
+	int64_t dev = l->dev ? sqlite3_column_int64(st, 6) : -1;
 	if (!cur || !same_key(cur->k[0], k[0]) || !same_key(cur->k[1], k[1]) ||
-	    !same_key(cur->k[2], k[2]) || cur->k4 != k4) {
+	    !same_key(cur->k[2], k[2]) || cur->k4 != k4 || cur->dev != dev) {
 		group_close(l);
 		if (LP_GROW(g->v, g->n, g->cap))
 			return -ENOMEM;
@@ -106,11 +109,12 @@ static int group_row(sqlite3_stmt *st, void *ctx)
 		for (int i = 0; i < 3; i++)
 			cur->k[i] = k[i] ? strdup((const char *)k[i]) : NULL;
 		cur->k4 = k4;
+		cur->dev = dev;
 	}
 	cur->rows++;
 	cur->bytes += sqlite3_column_int64(st, 4);
 	for (int i = 0; i < l->nsum; i++)
-		cur->sum[i] += sqlite3_column_int64(st, 6 + i);
+		cur->sum[i] += sqlite3_column_int64(st, 6 + l->dev + i);
 	if (sqlite3_column_type(st, 5) == SQLITE_NULL)
 		return 0; /* counted, but no value for the statistics */
 	if (LP_GROW(g->vals, g->nvals, g->capvals))
@@ -120,10 +124,10 @@ static int group_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int groups_load(sqlite3 *db, const char *sql, int nsum, struct groups *g, char *err,
+static int groups_load(sqlite3 *db, const char *sql, int nsum, int dev, struct groups *g, char *err,
 		       size_t errlen)
 {
-	struct load l = {g, NULL, nsum};
+	struct load l = {g, NULL, nsum, dev};
 	memset(g, 0, sizeof(*g));
 	int rc = lp_db_query(db, sql, NULL, 0, group_row, &l, err, errlen);
 	if (rc == 0)
@@ -153,26 +157,78 @@ static int by_total(const void *a, const void *b)
 
 /* ---- views ------------------------------------------------------------- */
 
+/* Each view's query is a template: @1 is column 7, the device of the row's
+ * work, @2 the same for a second part, @3 a WITH clause and @4 a join that
+ * device needs. With one device they are "-1" and nothing (one row per name,
+ * and no extra work on 10^5 calls); else kernels, copies and memsets carry
+ * it; a sync runs on its context's device (the device of the context's GPU
+ * work: nsys writes deviceId 0 for every sync, CUPTI none); an API call on
+ * the device of the GPU work and syncs with its correlation id. -1 (shown
+ * as "-"): none, or more than one device. */
+#define LP_DEV_ONE "CASE WHEN min(device) = max(device) THEN min(device) END"
+#define LP_CTX_DEV                                                                                 \
+	"ctx AS (SELECT process_id, context, " LP_DEV_ONE " AS device FROM (SELECT process_id, "   \
+	"context, device FROM kernels UNION ALL SELECT process_id, context, device FROM memcpys "  \
+	"UNION ALL SELECT process_id, context, device FROM memsets) GROUP BY 1, 2)"
 static const char sql_kernels[] =
-    "SELECT coalesce(s.value, '?'), NULL, NULL, 0, 0, k.end_ns - k.start_ns "
-    "FROM kernels k LEFT JOIN strings s ON s.id = k.name_id ORDER BY 1, 6";
+    "SELECT coalesce(s.value, '?'), NULL, NULL, 0, 0, k.end_ns - k.start_ns, @1 "
+    "FROM kernels k LEFT JOIN strings s ON s.id = k.name_id ORDER BY 1, 7, 6";
 static const char sql_memcpy[] =
-    "SELECT copy_kind, src_kind, dst_kind, async, bytes, end_ns - start_ns FROM memcpys "
-    "ORDER BY 1, 2, 3, 4, 6";
+    "SELECT copy_kind, src_kind, dst_kind, async, bytes, end_ns - start_ns, @1 FROM memcpys "
+    "ORDER BY 1, 2, 3, 4, 7, 6";
 /* Host blocked: sync APIs, and the synchronous cudaMemcpy calls. */
 static const char sql_sync[] =
-    "SELECT type, NULL, NULL, 0, 0, end_ns - start_ns FROM syncs UNION ALL "
-    "SELECT 'synchronous memcpy', NULL, NULL, 0, m.bytes, a.end_ns - a.start_ns "
+    "@3 SELECT type, NULL, NULL, 0, 0, end_ns - start_ns, @1 FROM syncs y @4 UNION ALL "
+    "SELECT 'synchronous memcpy', NULL, NULL, 0, m.bytes, a.end_ns - a.start_ns, @2 "
     "FROM memcpys m JOIN cuda_api a ON a.process_id = m.process_id AND a.domain = 'runtime' "
     "AND a.correlation_id = coalesce(m.runtime_correlation_id, m.correlation_id) "
-    "WHERE m.async = 0 ORDER BY 1, 6";
+    "WHERE m.async = 0 ORDER BY 1, 7, 6";
 /* Runtime calls, and driver calls made directly (no runtime call around). */
 static const char sql_api[] =
-    "SELECT coalesce(s.value, a.domain || ':' || a.cbid), NULL, NULL, 0, 0, "
-    "a.end_ns - a.start_ns FROM cuda_api a LEFT JOIN strings s ON s.id = a.name_id "
+    "@3 SELECT coalesce(s.value, a.domain || ':' || a.cbid), NULL, NULL, 0, 0, "
+    "a.end_ns - a.start_ns, @1 FROM cuda_api a LEFT JOIN strings s ON s.id = a.name_id @4 "
     "WHERE a.domain = 'runtime' OR NOT EXISTS (SELECT 1 FROM cuda_api r WHERE "
     "r.process_id = a.process_id AND r.correlation_id = a.correlation_id AND "
-    "r.domain = 'runtime') ORDER BY 1, 6";
+    "r.domain = 'runtime') ORDER BY 1, 7, 6";
+/* @1..@4 of each view split by device */
+static const char *const lp_by_dev[][4] = {
+    {"k.device", "-1", "", ""},
+    {"device", "-1", "", ""},
+    {"coalesce(ctx.device, -1)", "m.device", "WITH " LP_CTX_DEV,
+     "LEFT JOIN ctx ON ctx.process_id = y.process_id AND ctx.context = y.context"},
+    {"coalesce(dev.device, -1)", "-1",
+     "WITH " LP_CTX_DEV ", dev AS (SELECT process_id, corr, " LP_DEV_ONE " AS device FROM ("
+     "SELECT process_id, correlation_id AS corr, device FROM kernels UNION ALL SELECT "
+     "process_id, coalesce(runtime_correlation_id, correlation_id), device FROM memcpys UNION "
+     "ALL SELECT process_id, correlation_id, device FROM memsets UNION ALL SELECT y.process_id, "
+     "y.correlation_id, ctx.device FROM syncs y JOIN ctx ON ctx.process_id = y.process_id AND "
+     "ctx.context = y.context) WHERE corr <> 0 GROUP BY 1, 2)",
+     "LEFT JOIN dev ON dev.process_id = a.process_id AND dev.corr = a.correlation_id"},
+};
+
+/* The template with @1..@4 replaced by val[0..3] (malloc'd; NULL: no memory). */
+static char *sql_fill(const char *tmpl, const char *const val[4])
+{
+	size_t len = strlen(tmpl) + 1;
+	for (int i = 0; i < 4; i++)
+		len += strlen(val[i]);
+	char *out = malloc(len), *o = out;
+	if (!out)
+		return NULL;
+	for (const char *t = tmpl; *t; t++) {
+		if (t[0] == '@' && t[1] >= '1' && t[1] <= '4') {
+			const char *v = val[t[1] - '1'];
+			size_t n = strlen(v);
+			memcpy(o, v, n);
+			o += n;
+			t++;
+		} else {
+			*o++ = *t;
+		}
+	}
+	*o = 0;
+	return out;
+}
 
 static int view_rows(struct lp_cuda_report *r, struct groups *g)
 {
@@ -194,27 +250,25 @@ static int view_rows(struct lp_cuda_report *r, struct groups *g)
 		double share = r->total_ns ? (double)x->st.total / (double)r->total_ns : 0;
 		switch (r->view) {
 		case LP_CUDA_KERNELS:
-			r->rows.kern[i] = (struct lp_cuda_kern_row){x->k[0], x->st, share};
+			r->rows.kern[i] = (struct lp_cuda_kern_row){x->k[0], x->dev, x->st, share};
 			break;
 		case LP_CUDA_MEMCPY:
 			r->rows.memcpy[i] = (struct lp_cuda_memcpy_row){
-			    x->k[0],
-			    x->k[1],
-			    x->k[2],
-			    (int)x->k4,
-			    x->bytes,
-			    x->st,
-			    x->st.total ? (double)x->bytes / (double)x->st.total : 0,
-			    share};
+			    x->k[0], x->k[1],
+			    x->k[2], (int)x->k4,
+			    x->dev,  x->bytes,
+			    x->st,   x->st.total ? (double)x->bytes / (double)x->st.total : 0,
+			    share,
+			};
 			x->k[1] = x->k[2] = NULL;
 			break;
 		case LP_CUDA_SYNC:
 			r->rows.sync[i] = (struct lp_cuda_sync_row){
-			    x->k[0], x->st,
+			    x->k[0], x->dev, x->st,
 			    r->wall_ns ? (double)x->st.total / (double)r->wall_ns : 0};
 			break;
 		case LP_CUDA_API:
-			r->rows.api[i] = (struct lp_cuda_api_row){x->k[0], x->st, share};
+			r->rows.api[i] = (struct lp_cuda_api_row){x->k[0], x->dev, x->st, share};
 			break;
 		}
 		x->k[0] = NULL; /* moved */
@@ -230,7 +284,7 @@ static int kernel_delay(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t
 	int rc = groups_load(db,
 			     "SELECT NULL, NULL, NULL, 0, 0, launch_delay_ns FROM gpu_launches "
 			     "WHERE op = 'kernel' ORDER BY 6",
-			     0, &g, err, errlen);
+			     0, 0, &g, err, errlen);
 	if (rc == 0 && g.n)
 		r->launch_delay = g.v[0].st;
 	groups_free(&g);
@@ -297,7 +351,7 @@ static int stage_rows(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t e
 	struct groups g;
 	if (!lp_db_has_table(db, "ranges"))
 		return 0;
-	int rc = groups_load(db, sql_stages, 3, &g, err, errlen);
+	int rc = groups_load(db, sql_stages, 3, 0, &g, err, errlen);
 	if (rc == 0 && g.n) {
 		r->stages = calloc(g.n, sizeof(*r->stages));
 		if (!r->stages)
@@ -330,7 +384,13 @@ int lp_cuda_analyze(sqlite3 *db, enum lp_cuda_view view, struct lp_cuda_report *
 		return 0; /* a database from a build without CUDA support */
 	r->wall_ns = q1(db, "SELECT sum(coalesce(end_ns, start_ns) - start_ns) FROM processes "
 			    "WHERE id IN (SELECT process_id FROM cuda_capture WHERE started)");
-	int rc = groups_load(db, sql[view], 0, &g, err, errlen);
+	r->devices = q1(db, "SELECT count(DISTINCT device) FROM gpu_ops");
+	static const char *const one_dev[4] = {"-1", "-1", "", ""};
+	char *q = sql_fill(sql[view], r->devices > 1 ? lp_by_dev[view] : one_dev);
+	if (!q)
+		return -ENOMEM;
+	int rc = groups_load(db, q, 0, 1, &g, err, errlen);
+	free(q);
 	if (rc == 0)
 		rc = view_rows(r, &g);
 	groups_free(&g);

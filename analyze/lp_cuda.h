@@ -24,8 +24,12 @@ struct lp_cuda_capture {
 	int64_t dropped;  /* records CUPTI dropped */
 };
 
+/* device: the CUDA device ordinal of the row's work; -1 when the capture
+ * has one device (rows are not split) or the row has none (docs/schema.md,
+ * "Per-device views"). */
 struct lp_cuda_kern_row {
 	char *name;
+	int64_t device;
 	struct lp_cuda_stat st;
 	double share; /* of all kernel time, 0..1 */
 };
@@ -33,6 +37,7 @@ struct lp_cuda_kern_row {
 struct lp_cuda_memcpy_row {
 	char *copy_kind, *src_kind, *dst_kind;
 	int async;
+	int64_t device;
 	int64_t bytes;
 	struct lp_cuda_stat st;
 	double gbps;  /* bytes / total time */
@@ -41,12 +46,14 @@ struct lp_cuda_memcpy_row {
 
 struct lp_cuda_sync_row {
 	char *type; /* syncs.type, or "synchronous memcpy" (host blocked in cudaMemcpy) */
+	int64_t device;
 	struct lp_cuda_stat st;
 	double share; /* of the recorded processes' wall time */
 };
 
 struct lp_cuda_api_row {
 	char *name;
+	int64_t device;
 	struct lp_cuda_stat st;
 	double share; /* of all API time */
 };
@@ -75,6 +82,7 @@ struct lp_cuda_report {
 	} rows;
 	int64_t total_ns; /* of the listed rows */
 	int64_t wall_ns;  /* processes' wall time (sync share denominator) */
+	int64_t devices;  /* distinct devices of the GPU work; > 1: rows per device */
 	/* --kernels and --sync also carry these */
 	struct lp_cuda_stat launch_delay; /* kernels: API call end -> kernel start */
 	int64_t requests;		  /* outermost NVTX ranges with GPU work */

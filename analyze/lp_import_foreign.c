@@ -94,6 +94,8 @@ int lp_fx_begin(struct lp_fx *fx, struct lp_import *imp)
 			    "VALUES (?,?,?,?)"},
 	    {&fx->ins_cond, "INSERT INTO cond_waits(thread_id, cond_addr, start_ns, dur_ns, "
 			    "timed) VALUES (?,0,?,?,?)"},
+	    {&fx->ins_block, "INSERT INTO blocking_calls(thread_id, start_ns, dur_ns, call, "
+			     "category, fd, fd_kind, result) VALUES (?,?,?,?,?,NULL,?,?)"},
 	};
 	int rc = lp_db_exec(imp->db,
 			    "CREATE TEMP TABLE lp_nest(domain_id INTEGER PRIMARY KEY, grp INTEGER)",
@@ -112,7 +114,8 @@ void lp_fx_end(struct lp_fx *fx)
 	sqlite3_stmt *v[] = {fx->ins_proc,   fx->ins_thread, fx->ins_kernel, fx->ins_memcpy,
 			     fx->ins_memset, fx->ins_sync,   fx->ins_api,    fx->ins_range,
 			     fx->ins_mark,   fx->ins_domain, fx->ins_dev,    fx->ins_alloc,
-			     fx->ins_lock,   fx->ins_wait,   fx->ins_cond,   fx->ins_nest};
+			     fx->ins_lock,   fx->ins_wait,   fx->ins_cond,   fx->ins_block,
+			     fx->ins_nest};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		sqlite3_finalize(v[i]);
 	lp_map_free(&fx->procs);
@@ -440,6 +443,25 @@ int lp_fx_lock_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *
 	sqlite3_bind_int64(fx->ins_wait, 4, end - start);
 	fx->lock_waits++;
 	return lp_import_step(fx->imp, fx->ins_wait);
+}
+
+int lp_fx_block_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *call,
+		     const char *category, const char *fd_kind, int64_t start, int64_t end,
+		     int64_t result)
+{
+	sqlite3_stmt *st = fx->ins_block;
+	if (end < start)
+		end = start;
+	lp_fx_seen(fx, proc, start, end);
+	sqlite3_bind_int64(st, 1, thread);
+	sqlite3_bind_int64(st, 2, start);
+	sqlite3_bind_int64(st, 3, end - start);
+	sqlite3_bind_text(st, 4, call, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, category, -1, SQLITE_STATIC);
+	fx_bind_text(st, 6, fd_kind);
+	sqlite3_bind_int64(st, 7, result);
+	fx->blocking++;
+	return lp_import_step(fx->imp, st);
 }
 
 /* ---- after every row ------------------------------------------------------------ */

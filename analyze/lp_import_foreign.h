@@ -25,7 +25,7 @@ struct lp_fx {
 	struct lp_import *imp;
 	sqlite3_stmt *ins_proc, *ins_thread, *ins_kernel, *ins_memcpy, *ins_memset, *ins_sync,
 	    *ins_api, *ins_range, *ins_mark, *ins_domain, *ins_dev, *ins_alloc, *ins_lock,
-	    *ins_wait, *ins_cond, *ins_nest;
+	    *ins_wait, *ins_cond, *ins_block, *ins_nest;
 	struct lp_map procs;   /* source pid + 1 -> processes.id */
 	struct lp_map threads; /* (pid << 32 | tid) + 1 -> threads.id */
 	struct lp_map domains; /* xxh64(process, name) -> domains.id */
@@ -34,7 +34,7 @@ struct lp_fx {
 	size_t nbounds;
 	/* rows written */
 	long long kernels, memcpys, memsets, syncs, api, ranges, marks, lock_waits, cond_waits,
-	    allocs, devices;
+	    allocs, devices, blocking;
 	long long unattributed;	 /* GPU work whose launching call is not in the capture */
 	long long syncs_by_name; /* syncs whose type the API name corrected */
 	/* what the source is (meta import.*) */
@@ -87,6 +87,12 @@ int lp_fx_alloc(struct lp_fx *fx, int64_t proc, int free_op, int64_t ts, int64_t
  * address: one lock row per process and function. cond = condition wait. */
 int lp_fx_lock_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *function,
 		    int64_t start, int64_t end, int cond);
+/* A blocking call (sleep, descriptor I/O, poll, join) -> blocking_calls:
+ * category and fd_kind as docs/schema.md defines them (fd_kind NULL for calls
+ * without a descriptor); the source recorded no descriptor, so fd is NULL. */
+int lp_fx_block_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *call,
+		     const char *category, const char *fd_kind, int64_t start, int64_t end,
+		     int64_t result);
 
 /* GPU rows written with proc 0 go to the process whose API call has their
  * correlation id, else to fallback. */

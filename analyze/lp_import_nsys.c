@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "lp_import_nsys.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -31,9 +32,11 @@ struct nsys {
 	struct lp_map strs;	     /* (StringIds.id << 2 | how) + 1 -> strings.id */
 	struct lp_map dom_names;     /* (pid << 32 | domainId) + 1 -> domains.id */
 	struct lp_map gpu_procs;     /* processes.id -> 1: processes with GPU work */
-	struct lp_map osrt_kinds;    /* StringIds.id + 1 -> 0 other, 1 lock, 2 cond wait */
+	struct lp_map osrt_kinds;    /* StringIds.id + 1 -> nsys_osrt_kind() */
 	int64_t prev_tid, prev_corr; /* API de-duplication (schema 2.9.1) */
 	long long api_duplicates, osrt_calls;
+	long long unsized_allocs; /* allocation calls without memory-usage events */
+	char not_recorded[512];
 	const char *table; /* the table being read, for errors */
 	int ncols;
 	const char *const *cols;
@@ -455,10 +458,11 @@ static int nsys_nvtx_row(sqlite3_stmt *st, void *ctx)
 			   nsys_payload(st), color, flags);
 }
 
-/* ---- OS runtime calls: blocking lock calls become lock and cond waits --------------- */
+/* ---- OS runtime calls: lock calls become lock and cond waits, blocking
+ * calls blocking_calls ---------------------------------------------------------- */
 
 static const struct col lp_osrt_cols[] = {
-    {"start", 1}, {"end", 1}, {"globalTid", 1}, {"nameId", 1}};
+    {"start", 1}, {"end", 1}, {"globalTid", 1}, {"nameId", 1}, {"returnValue", 0}};
 
 static int nsys_lock_fn(const char *s)
 {
@@ -482,6 +486,78 @@ static int nsys_lock_fn(const char *s)
 	return 0;
 }
 
+/* The blocking calls latprof's interposer times (preload/lp_block.c), by the
+ * names nsys gives them, with the breakdown category docs/schema.md defines.
+ * nsys records no descriptor: a call that only works on sockets is socket
+ * I/O; any other descriptor's kind is "unknown", so its I/O is other_block
+ * (whether a read was of a file or a pipe is not in the capture). */
+struct osrt_block {
+	const char *name, *call, *category, *fd_kind;
+};
+
+static const struct osrt_block lp_osrt_blocks[] = {
+    {"nanosleep", "nanosleep", "sleep", NULL},
+    {"clock_nanosleep", "clock_nanosleep", "sleep", NULL},
+    {"usleep", "usleep", "sleep", NULL},
+    {"sleep", "sleep", "sleep", NULL},
+    {"read", "read", "other_block", "unknown"},
+    {"write", "write", "other_block", "unknown"},
+    {"pread", "pread", "other_block", "unknown"},
+    {"pwrite", "pwrite", "other_block", "unknown"},
+    {"readv", "readv", "other_block", "unknown"},
+    {"writev", "writev", "other_block", "unknown"},
+    {"sendfile", "sendfile", "other_block", "unknown"},
+    {"recv", "recv", "socket_io", "socket"},
+    {"send", "send", "socket_io", "socket"},
+    {"recvfrom", "recvfrom", "socket_io", "socket"},
+    {"sendto", "sendto", "socket_io", "socket"},
+    {"recvmsg", "recvmsg", "socket_io", "socket"},
+    {"sendmsg", "sendmsg", "socket_io", "socket"},
+    {"accept", "accept", "socket_io", "socket"},
+    {"accept4", "accept", "socket_io", "socket"},
+    {"connect", "connect", "socket_io", "socket"},
+    {"poll", "poll", "poll_wait", NULL},
+    {"ppoll", "ppoll", "poll_wait", NULL},
+    {"select", "select", "poll_wait", NULL},
+    {"pselect", "pselect", "poll_wait", NULL},
+    {"pselect6", "pselect", "poll_wait", NULL},
+    {"epoll_wait", "epoll_wait", "poll_wait", NULL},
+    {"epoll_pwait", "epoll_pwait", "poll_wait", NULL},
+    {"epoll_pwait2", "epoll_pwait", "poll_wait", NULL},
+    {"fsync", "fsync", "file_io", "unknown"},
+    {"fdatasync", "fdatasync", "file_io", "unknown"},
+    {"pthread_join", "pthread_join", "other_block", NULL},
+    {"pthread_timedjoin_np", "pthread_join", "other_block", NULL},
+    {"pthread_clockjoin_np", "pthread_join", "other_block", NULL},
+};
+
+#define LP_OSRT_NBLOCK (sizeof(lp_osrt_blocks) / sizeof(lp_osrt_blocks[0]))
+
+/* 0 other, 1 lock, 2 cond wait, 3 + i blocking call lp_osrt_blocks[i]. The
+ * _chk and 64 forms count under their plain names, as the interposer's do. */
+static int nsys_osrt_kind(const char *s)
+{
+	int lock = nsys_lock_fn(s);
+	if (lock)
+		return lock;
+	char plain[64];
+	size_t len = strlen(s);
+	if (!strncmp(s, "__", 2) && len > 6 && !strcmp(s + len - 4, "_chk")) {
+		s += 2;
+		len -= 6;
+	}
+	if (len > 2 && !strncmp(s + len - 2, "64", 2))
+		len -= 2;
+	if (len >= sizeof(plain))
+		return 0;
+	memcpy(plain, s, len);
+	plain[len] = 0;
+	for (size_t i = 0; i < LP_OSRT_NBLOCK; i++)
+		if (!strcmp(plain, lp_osrt_blocks[i].name))
+			return 3 + (int)i;
+	return 0;
+}
+
 /* The function name of StringIds[sid] (malloc'd) or NULL. */
 static char *nsys_src_string(struct nsys *n, int64_t sid)
 {
@@ -490,6 +566,26 @@ static char *nsys_src_string(struct nsys *n, int64_t sid)
 	    lp_db_step_row(n->get_string) ? lp_db_col_strdup(n->get_string, 0) : NULL;
 	sqlite3_reset(n->get_string);
 	return s;
+}
+
+static int nsys_osrt_call(struct nsys *n, sqlite3_stmt *st, uint64_t kind, int64_t sid)
+{
+	int64_t g = sqlite3_column_int64(st, 2);
+	int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
+	int64_t proc = nsys_proc(n, g);
+	int64_t thread = proc ? nsys_thread(n, proc, g) : 0;
+	if (!thread)
+		return -EIO;
+	if (kind >= 3) {
+		const struct osrt_block *b = &lp_osrt_blocks[kind - 3];
+		assert(kind - 3 < LP_OSRT_NBLOCK);
+		return lp_fx_block_call(&n->fx, proc, thread, b->call, b->category, b->fd_kind,
+					start, end, sqlite3_column_int64(st, 4));
+	}
+	char *fn = nsys_src_string(n, sid);
+	int rc = fn ? lp_fx_lock_call(&n->fx, proc, thread, fn, start, end, kind == 2) : 0;
+	free(fn);
+	return rc;
 }
 
 static int nsys_osrt_row(sqlite3_stmt *st, void *ctx)
@@ -501,24 +597,14 @@ static int nsys_osrt_row(sqlite3_stmt *st, void *ctx)
 	n->osrt_calls++;
 	int64_t sid = sqlite3_column_int64(st, 3);
 	uint64_t kind;
-	char *fn = NULL;
 	if (!lp_map_get(&n->osrt_kinds, (uint64_t)sid + 1, &kind)) {
-		fn = nsys_src_string(n, sid);
-		kind = fn ? (uint64_t)nsys_lock_fn(fn) : 0;
-		lp_map_put(&n->osrt_kinds, (uint64_t)sid + 1, kind);
+		char *fn = nsys_src_string(n, sid);
+		kind = fn ? (uint64_t)nsys_osrt_kind(fn) : 0;
+		free(fn);
+		if (lp_map_put(&n->osrt_kinds, (uint64_t)sid + 1, kind))
+			return -ENOMEM;
 	}
-	if (kind && !fn)
-		fn = nsys_src_string(n, sid);
-	if (kind && fn) {
-		int64_t g = sqlite3_column_int64(st, 2);
-		int64_t proc = nsys_proc(n, g);
-		int64_t thread = proc ? nsys_thread(n, proc, g) : 0;
-		rc = thread ? lp_fx_lock_call(&n->fx, proc, thread, fn, sqlite3_column_int64(st, 0),
-					      sqlite3_column_int64(st, 1), kind == 2)
-			    : -EIO;
-	}
-	free(fn);
-	return rc;
+	return kind ? nsys_osrt_call(n, st, kind, sid) : 0;
 }
 
 /* ---- GPU memory, devices, thread names, session ----------------------------------- */
@@ -676,6 +762,16 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	rc = rc ? rc : LP_EACH("NVTX_EVENTS", lp_nvtx_cols, "WHERE eventType <> 75", nsys_nvtx_row);
 	rc = rc ? rc : LP_EACH("OSRT_API", lp_osrt_cols, NULL, nsys_osrt_row);
 	rc = rc ? rc : LP_EACH("CUDA_GPU_MEMORY_USAGE_EVENTS", lp_mem_cols, NULL, nsys_mem_row);
+	/* Without that table (nsys --cuda-memory-usage off) an allocation is only
+	 * its API call: size, address and device are not in the capture, so no
+	 * gpu_allocs row is made up; the calls stay in cuda_api, and are counted. */
+	if (rc == 0 && !lp_db_has_table(n->src, "CUDA_GPU_MEMORY_USAGE_EVENTS"))
+		n->unsized_allocs = lp_db_int(
+		    imp->db,
+		    "SELECT count(*) FROM cuda_api a JOIN strings s ON s.id = a.name_id WHERE "
+		    "s.value GLOB 'cudaMalloc*' OR s.value GLOB 'cudaFree*' OR s.value GLOB "
+		    "'cuMemAlloc*' OR s.value GLOB 'cuMemFree*'",
+		    0);
 	rc = rc ? rc : LP_EACH("TARGET_INFO_GPU", lp_gpu_cols, NULL, nsys_gpu_row);
 	/* No TARGET_INFO_GPU (cut or older exports): the devices the work ran
 	 * on, their properties not recorded (NULL). */
@@ -705,9 +801,18 @@ static void nsys_end(struct lp_import *imp, void *ctx)
 static int nsys_meta(struct lp_import *imp, void *ctx)
 {
 	struct nsys *n = ctx;
+	if (n->unsized_allocs) {
+		snprintf(n->not_recorded, sizeof(n->not_recorded),
+			 "%s, GPU allocation sizes and addresses (no CUDA_GPU_MEMORY_USAGE_EVENTS: "
+			 "%lld allocation API calls, in cuda_api only)",
+			 n->fx.not_recorded, n->unsized_allocs);
+		n->fx.not_recorded = n->not_recorded;
+	}
 	int rc = lp_fx_meta(&n->fx);
+	rc = rc ? rc : lp_import_meta(imp, "import.unsized_alloc_calls", NULL, n->unsized_allocs);
 	rc = rc ? rc : lp_import_meta(imp, "import.api_duplicates", NULL, n->api_duplicates);
-	return rc ? rc : lp_import_meta(imp, "import.osrt_calls", NULL, n->osrt_calls);
+	rc = rc ? rc : lp_import_meta(imp, "import.osrt_calls", NULL, n->osrt_calls);
+	return rc ? rc : lp_import_meta(imp, "import.blocking_calls", NULL, n->fx.blocking);
 }
 
 int lp_import_nsys(const char *path, const char *out, const struct lp_import_opts *opts, char *err,
@@ -720,7 +825,8 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 	err[0] = 0;
 	n.fx.source = "nsys";
 	n.fx.producer = "Nsight Systems";
-	n.fx.not_recorded = "lock addresses and call sites, condition variables, CPU counters, "
+	n.fx.not_recorded = "lock addresses and call sites, condition variables, the descriptors "
+			    "of OS runtime calls, CPU counters, "
 			    "process exit status";
 	char *base = strdup(path);
 	snprintf(n.fx.file, sizeof(n.fx.file), "%s", base ? basename(base) : path);

@@ -432,14 +432,19 @@ static void w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cuda_
 		fputs("</p></section>\n", f);
 		return;
 	}
-	fputs("<h3>Kernels</h3><table><tr><th class=\"l\">kernel</th><th>launches</th>"
-	      "<th>total</th><th>mean</th><th>median</th><th>max</th><th>share</th></tr>\n",
-	      f);
+	/* More than one device: one row per kernel and device (lp_cuda.h). */
+	const char *dev_th = k->devices > 1 ? "<th>device</th>" : "";
+	fprintf(f,
+		"<h3>Kernels</h3><table><tr><th class=\"l\">kernel</th>%s<th>launches</th>"
+		"<th>total</th><th>mean</th><th>median</th><th>max</th><th>share</th></tr>\n",
+		dev_th);
 	size_t nk = k->n < LP_HTML_ROWS ? k->n : LP_HTML_ROWS;
 	for (size_t i = 0; i < nk; i++) {
 		const struct lp_cuda_kern_row *r = &k->rows.kern[i];
 		fputs("<tr>", f);
 		lp_html_td_str(f, r->name);
+		if (k->devices > 1)
+			fprintf(f, "<td>%lld</td>", (long long)r->device);
 		fprintf(f, "<td>%lld</td>", (long long)r->st.n);
 		lp_html_td_dur(f, (double)r->st.total);
 		lp_html_td_dur(f, r->st.mean);
@@ -449,9 +454,10 @@ static void w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cuda_
 	}
 	fputs("</table>\n", f);
 	w_more(f, nk, k->n, "kernels", "latprof report FILE.db --kernels");
-	fputs("<h3>Memcpy</h3><table><tr><th class=\"l\">copy</th><th>count</th>"
-	      "<th>bytes</th><th>total</th><th>mean</th><th>GB/s</th><th>share</th></tr>\n",
-	      f);
+	fprintf(f,
+		"<h3>Memcpy</h3><table><tr><th class=\"l\">copy</th>%s<th>count</th>"
+		"<th>bytes</th><th>total</th><th>mean</th><th>GB/s</th><th>share</th></tr>\n",
+		m->devices > 1 ? "<th>device</th>" : "");
 	size_t nm = m->n < LP_HTML_ROWS ? m->n : LP_HTML_ROWS;
 	for (size_t i = 0; i < nm; i++) {
 		const struct lp_cuda_memcpy_row *r = &m->rows.memcpy[i];
@@ -461,8 +467,10 @@ static void w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cuda_
 		lp_html_str(f, r->src_kind);
 		fputs(" &rarr; ", f);
 		lp_html_str(f, r->dst_kind);
-		fprintf(f, "%s</td><td>%lld</td><td>%lld</td>", r->async ? " (async)" : "",
-			(long long)r->st.n, (long long)r->bytes);
+		fprintf(f, "%s</td>", r->async ? " (async)" : "");
+		if (m->devices > 1)
+			fprintf(f, "<td>%lld</td>", (long long)r->device);
+		fprintf(f, "<td>%lld</td><td>%lld</td>", (long long)r->st.n, (long long)r->bytes);
 		lp_html_td_dur(f, (double)r->st.total);
 		lp_html_td_dur(f, r->st.mean);
 		fprintf(f, "<td>%.2f</td><td>%.1f%%</td></tr>\n", r->gbps, 100 * r->share);

@@ -34,6 +34,22 @@ static void txt_stat(FILE *f, const struct lp_cuda_stat *s)
 static const char lp_stat_head[] =
     "      Total Instances        Avg        Med        Min        Max     StdDev";
 
+/* The device column, only when the rows are split by device (more than
+ * one device in the capture): "-" for rows without a device of their own. */
+static void txt_dev_head(FILE *f, const struct lp_cuda_report *r)
+{
+	if (r->devices > 1)
+		fputs("  Dev", f);
+}
+
+static void txt_dev(FILE *f, const struct lp_cuda_report *r, int64_t dev)
+{
+	if (r->devices > 1 && dev >= 0)
+		fprintf(f, " %4" PRId64, dev);
+	else if (r->devices > 1)
+		fputs("    -", f);
+}
+
 static void txt_extras(FILE *f, const struct lp_cuda_report *r)
 {
 	char b[3][32];
@@ -78,44 +94,61 @@ void lp_cuda_write_text(FILE *f, const struct lp_cuda_report *r)
 	fputc('\n', f);
 	switch (r->view) {
 	case LP_CUDA_KERNELS:
-		fprintf(f, "Time(%%)%s  Name\n", lp_stat_head);
+		fprintf(f, "Time(%%)%s", lp_stat_head);
+		txt_dev_head(f, r);
+		fputs("  Name\n", f);
 		for (size_t i = 0; i < r->n; i++) {
 			fprintf(f, "%6.1f%%", 100 * r->rows.kern[i].share);
 			txt_stat(f, &r->rows.kern[i].st);
+			txt_dev(f, r, r->rows.kern[i].device);
 			lp_txt_cell(cell, sizeof(cell), r->rows.kern[i].name, 120);
 			fprintf(f, "  %s\n", cell);
 		}
 		break;
 	case LP_CUDA_MEMCPY:
-		fprintf(f, "Time(%%)%s  %12s %9s  Copy (memory kinds)\n", lp_stat_head, "Bytes",
-			"GB/s");
+		fprintf(f, "Time(%%)%s  %12s %9s", lp_stat_head, "Bytes", "GB/s");
+		txt_dev_head(f, r);
+		fputs("  Copy (memory kinds)\n", f);
 		for (size_t i = 0; i < r->n; i++) {
 			const struct lp_cuda_memcpy_row *m = &r->rows.memcpy[i];
 			fprintf(f, "%6.1f%%", 100 * m->share);
 			txt_stat(f, &m->st);
-			fprintf(f, "  %12" PRId64 " %9.2f  %s %s -> %s%s\n", m->bytes, m->gbps,
-				m->copy_kind, m->src_kind, m->dst_kind, m->async ? " async" : "");
+			fprintf(f, "  %12" PRId64 " %9.2f", m->bytes, m->gbps);
+			txt_dev(f, r, m->device);
+			fprintf(f, "  %s %s -> %s%s\n", m->copy_kind, m->src_kind, m->dst_kind,
+				m->async ? " async" : "");
 		}
 		break;
 	case LP_CUDA_SYNC:
-		fprintf(f, "Share%s  Host blocked in\n", lp_stat_head);
+		fprintf(f, "Share%s", lp_stat_head);
+		txt_dev_head(f, r);
+		fputs("  Host blocked in\n", f);
 		for (size_t i = 0; i < r->n; i++) {
 			fprintf(f, "%5.1f%%", 100 * r->rows.sync[i].share);
 			txt_stat(f, &r->rows.sync[i].st);
+			txt_dev(f, r, r->rows.sync[i].device);
 			fprintf(f, "  %s\n", r->rows.sync[i].type);
 		}
 		fprintf(f, "(share = of the recorded processes' wall time)\n");
 		break;
 	case LP_CUDA_API:
-		fprintf(f, "Time(%%)%s  Name\n", lp_stat_head);
+		fprintf(f, "Time(%%)%s", lp_stat_head);
+		txt_dev_head(f, r);
+		fputs("  Name\n", f);
 		for (size_t i = 0; i < r->n; i++) {
 			fprintf(f, "%6.1f%%", 100 * r->rows.api[i].share);
 			txt_stat(f, &r->rows.api[i].st);
+			txt_dev(f, r, r->rows.api[i].device);
 			lp_txt_cell(cell, sizeof(cell), r->rows.api[i].name, 120);
 			fprintf(f, "  %s\n", cell);
 		}
 		break;
 	}
+	if (r->devices > 1)
+		fprintf(f, "(one row per device of %" PRId64 "; Dev - = %s)\n", r->devices,
+			r->view == LP_CUDA_MEMCPY || r->view == LP_CUDA_KERNELS
+			    ? "no device"
+			    : "no GPU work of its own, or work on several devices");
 	txt_extras(f, r);
 }
 
@@ -128,17 +161,46 @@ static void json_stat(FILE *f, const struct lp_cuda_stat *s)
 		s->n, s->total, s->mean, s->med, s->min, s->max, s->stddev);
 }
 
+static int64_t row_dev(const struct lp_cuda_report *r, size_t i)
+{
+	switch (r->view) {
+	case LP_CUDA_KERNELS:
+		return r->rows.kern[i].device;
+	case LP_CUDA_MEMCPY:
+		return r->rows.memcpy[i].device;
+	case LP_CUDA_SYNC:
+		return r->rows.sync[i].device;
+	case LP_CUDA_API:
+		return r->rows.api[i].device;
+	}
+	return -1;
+}
+
+/* "device": N or null, only in rows split by device. */
+static void json_dev(FILE *f, const struct lp_cuda_report *r, size_t i)
+{
+	int64_t d = row_dev(r, i);
+	if (r->devices <= 1)
+		return;
+	if (d >= 0)
+		fprintf(f, "\"device\": %" PRId64 ", ", d);
+	else
+		fputs("\"device\": null, ", f);
+}
+
 void lp_cuda_write_json(FILE *f, const struct lp_cuda_report *r)
 {
 	fprintf(f,
 		"{\"view\": \"%s\", \"gpu_captured\": %s, \"gpu_status\": ", lp_view_names[r->view],
 		r->cap.captured ? "true" : "false");
 	lp_json_str(f, r->cap.status);
-	fprintf(
-	    f, ", \"cupti_dropped_records\": %" PRId64 ", \"total_ns\": %" PRId64 ",\n \"rows\": [",
-	    r->cap.dropped, r->total_ns);
+	fprintf(f,
+		", \"cupti_dropped_records\": %" PRId64 ", \"total_ns\": %" PRId64
+		", \"devices\": %" PRId64 ", \"by_device\": %s,\n \"rows\": [",
+		r->cap.dropped, r->total_ns, r->devices, r->devices > 1 ? "true" : "false");
 	for (size_t i = 0; i < r->n; i++) {
 		fputs(i ? ",\n  {" : "\n  {", f);
+		json_dev(f, r, i);
 		switch (r->view) {
 		case LP_CUDA_KERNELS:
 			fputs("\"name\": ", f);
@@ -209,21 +271,23 @@ void lp_cuda_write_csv(FILE *f, const struct lp_cuda_report *r)
 	/* The capture verdict rides on every row: a CSV consumer cannot miss it. */
 	switch (r->view) {
 	case LP_CUDA_KERNELS:
-		fprintf(f, "gpu_captured,share,%s,name\n", stat);
+		fprintf(f, "gpu_captured,share,%s,name", stat);
 		break;
 	case LP_CUDA_MEMCPY:
-		fprintf(f, "gpu_captured,share,%s,bytes,gbps,copy_kind,src_kind,dst_kind,async\n",
+		fprintf(f, "gpu_captured,share,%s,bytes,gbps,copy_kind,src_kind,dst_kind,async",
 			stat);
 		break;
 	case LP_CUDA_SYNC:
-		fprintf(f, "gpu_captured,share_of_wall,%s,type\n", stat);
+		fprintf(f, "gpu_captured,share_of_wall,%s,type", stat);
 		break;
 	case LP_CUDA_API:
-		fprintf(f, "gpu_captured,share,%s,name\n", stat);
+		fprintf(f, "gpu_captured,share,%s,name", stat);
 		break;
 	}
+	fputs(r->devices > 1 ? ",device\n" : "\n", f);
 	for (size_t i = 0; i < r->n; i++) {
 		fprintf(f, "%d,", r->cap.captured);
+		int64_t d = row_dev(r, i);
 		switch (r->view) {
 		case LP_CUDA_KERNELS:
 			fprintf(f, "%.6f", r->rows.kern[i].share);
@@ -252,6 +316,10 @@ void lp_cuda_write_csv(FILE *f, const struct lp_cuda_report *r)
 			lp_csv_str(f, r->rows.api[i].name);
 			break;
 		}
+		if (r->devices > 1 && d >= 0)
+			fprintf(f, ",%" PRId64, d);
+		else if (r->devices > 1)
+			fputc(',', f); /* empty: no device of its own */
 		fputc('\n', f);
 	}
 }

@@ -25,8 +25,10 @@ def make(path, schema="3.24.0", product="NVIDIA Nsight Systems", version="2025.5
          kernels=(), runtime=(), memcpys=(), syncs=(), nvtx=(), osrt=(), strings=None,
          drop_kernel_col=None, kernel_start_type="INTEGER", duplicate_api=False, gpus=True,
          mem=()):
-    """kernels: (start, end, corr, name); runtime: (start, end, tid, corr, name);
-    memcpys: (start, end, corr, bytes, copyKind); syncs: (start, end, corr, syncType);
+    """kernels: (start, end, corr, name[, device]); runtime: (start, end, tid, corr, name);
+    memcpys: (start, end, corr, bytes, copyKind[, device]); syncs: (start, end, corr,
+    syncType[, device]); a device d runs in context d + 1 (syncs: deviceId 0 whatever
+    the device, as nsys writes them; the context tells);
     nvtx: (eventType, start, end, tid, text or None, textId or None, domainId);
     osrt: (start, end, tid, name)."""
     pid = 4242
@@ -59,8 +61,9 @@ def make(path, schema="3.24.0", product="NVIDIA Nsight Systems", version="2025.5
         cols.remove(drop_kernel_col)
     decl = ", ".join(f"{n} {kernel_start_type if n == 'start' else 'INTEGER'}" for n in cols)
     c.execute(f"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL ({decl})")
-    for (s, e, corr, name) in kernels:
-        row = dict(start=s, end=e, deviceId=0, contextId=1, greenContextId=None, streamId=7,
+    for (s, e, corr, name, *dev) in kernels:
+        d = dev[0] if dev else 0
+        row = dict(start=s, end=e, deviceId=d, contextId=d + 1, greenContextId=None, streamId=7,
                    correlationId=corr, globalPid=gpid(pid), demangledName=sid(name),
                    shortName=sid(name.split("(")[0]), mangledName=sid("_Z" + name.split("(")[0]),
                    gridX=4, gridY=1, gridZ=1, blockX=256, blockY=1, blockZ=1,
@@ -83,15 +86,17 @@ def make(path, schema="3.24.0", product="NVIDIA Nsight Systems", version="2025.5
     c.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId "
               "INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid "
               "INTEGER, bytes INTEGER, copyKind INTEGER, srcKind INTEGER, dstKind INTEGER)")
-    for (s, e, corr, nbytes, kind) in memcpys:
-        c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,0,1,7,?,?,?,?,1,3)",
-                  (s, e, corr, gpid(pid), nbytes, kind))
+    for (s, e, corr, nbytes, kind, *dev) in memcpys:
+        d = dev[0] if dev else 0
+        c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,?,?,7,?,?,?,?,1,3)",
+                  (s, e, d, d + 1, corr, gpid(pid), nbytes, kind))
     c.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER, end INTEGER, "
               "deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER, "
               "globalPid INTEGER, syncType INTEGER, eventId INTEGER)")
-    for (s, e, corr, st) in syncs:
-        c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?,?,0,1,7,?,?,?,NULL)",
-                  (s, e, corr, gpid(pid), st))
+    for (s, e, corr, st, *dev) in syncs:
+        d = dev[0] if dev else 0
+        c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?,?,0,?,7,?,?,?,NULL)",
+                  (s, e, d + 1, corr, gpid(pid), st))
     if nvtx:
         c.execute("CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, "
                   "rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid "

@@ -4,6 +4,7 @@ documented export schema, in the shapes the real files lack: schema 2.9 and
 launched before the capture, a missing required column, an unknown
 producer, a damaged file and wrong column types."""
 import json
+import sqlite3
 import os
 
 from lptest import check, db, latprof, q1, tmpdir
@@ -150,3 +151,157 @@ import sqlite3
 sqlite3.connect(plain).execute("CREATE TABLE t (x)").connection.commit()
 one_line_exit2(latprof("import", plain, "-o", os.path.join(T, "plain.db")), "an SQLite file that is no export",
                ["StringIds"])
+
+# ---- OSRT_API blocking calls feed the breakdown's off-CPU categories ---------------------
+# Known calls inside four 'request' ranges and one outside; the expected
+# category sums come from SQL over the export, by the mapping docs/schema.md
+# states: the call decides (sleep, poll, fsync, socket-only calls); nsys
+# records no descriptor, so read/write-like calls are 'unknown' -> other_block.
+CATEGORY = {"nanosleep": "sleep", "usleep": "sleep", "recv": "socket_io", "sendmsg": "socket_io",
+            "read": "other_block", "__pread64_chk": "other_block", "pthread_join": "other_block",
+            "poll": "poll_wait", "epoll_wait": "poll_wait", "fsync": "file_io"}
+blk_nvtx, blk_osrt = [], []
+for i in range(4):
+    b = 1000 + i * 100000
+    blk_nvtx.append((59, b, b + 90000, TID, "request", None, 0))
+    blk_osrt += [(b + 1000, b + 11000 + i * 100, TID, "nanosleep"), (b + 12000, b + 12500, TID, "usleep"),
+                 (b + 13000, b + 16000, TID, "recv"), (b + 16500, b + 17000, TID, "sendmsg"),
+                 (b + 18000, b + 20000 + i * 7, TID, "read"), (b + 20500, b + 21500, TID, "__pread64_chk"),
+                 (b + 22000, b + 32000, TID, "poll"), (b + 33000, b + 34000, TID, "epoll_wait"),
+                 (b + 35000, b + 36000, TID, "fsync"), (b + 37000, b + 39000, TID, "pthread_join"),
+                 (b + 40000, b + 41000, TID, "open64"), (b + 42000, b + 43000, TID, "pthread_mutex_lock")]
+blk_osrt.append((500000, 600000, TID, "nanosleep"))  # outside every request
+blk = os.path.join(T, "osrt.sqlite")
+nsysgen.make(blk, nvtx=blk_nvtx, osrt=blk_osrt, kernels=[(500, 600, 1, "k()")],
+             runtime=[(400, 450, TID, 1, "cudaLaunchKernel")])
+s = sqlite3.connect(blk)
+s.create_function("cat", 1, lambda n: CATEGORY.get(n))
+src_cat = dict(s.execute(
+    "SELECT cat(v.value), sum(o.end - o.start) FROM OSRT_API o JOIN StringIds v ON v.id = o.nameId "
+    "JOIN NVTX_EVENTS r ON o.start >= r.start AND o.end <= r.end AND r.text = 'request' "
+    "WHERE cat(v.value) IS NOT NULL GROUP BY 1").fetchall())
+src_n = s.execute("SELECT count(*) FROM OSRT_API o JOIN StringIds v ON v.id = o.nameId "
+                  "WHERE cat(v.value) IS NOT NULL").fetchone()[0]
+blk_db = os.path.join(T, "osrt.db")
+latprof("import", blk, "-o", blk_db, check=0)
+c = db(blk_db)
+check(q1(c, "SELECT count(*) FROM blocking_calls") == src_n == 41 and
+      q1(c, "SELECT value FROM meta WHERE key = 'import.blocking_calls'") == src_n,
+      f"OSRT blocking calls -> blocking_calls: {src_n} rows (open64 and the lock call are not)")
+check(q1(c, "SELECT group_concat(DISTINCT call) FROM (SELECT call FROM blocking_calls WHERE "
+            "category = 'other_block' ORDER BY call)") == "pread,pthread_join,read",
+      "nsys names under the interposer's call names (__pread64_chk -> pread)")
+check(q1(c, "SELECT count(*) FROM blocking_calls WHERE fd IS NOT NULL") == 0 and
+      q1(c, "SELECT group_concat(DISTINCT fd_kind) FROM (SELECT fd_kind FROM blocking_calls WHERE "
+            "call IN ('read', 'pread', 'fsync') ORDER BY 1)") == "unknown" and
+      q1(c, "SELECT group_concat(DISTINCT fd_kind) FROM blocking_calls WHERE call IN ('recv', "
+            "'sendmsg')") == "socket" and
+      q1(c, "SELECT count(*) FROM blocking_calls WHERE call IN ('nanosleep', 'poll', 'pthread_join') "
+            "AND fd_kind IS NOT NULL") == 0,
+      "no descriptor recorded: fd NULL, fd_kind 'unknown' unless the call is socket-only")
+p = latprof("report", blk_db, "--breakdown", "--format", "json", check=0)
+bd = json.loads(p.stdout)["request"]["categories"]
+got = {k: bd[k] for k in ("sleep", "file_io", "socket_io", "poll_wait", "other_block")}
+check(got == src_cat, f"breakdown categories of the requests equal SQL over OSRT_API: {got} vs {src_cat}")
+check(bd["lock_wait"] == 4000, "the lock call stays a lock wait (4 x 1000 ns)")
+p = latprof("report", blk_db, "--locks", "--format", "json", check=0)
+check(json.loads(p.stdout)["totals"]["classes"]["join"]["count"] == 4,
+      "pthread_join calls count as the 'join' wait class")
+
+# ---- per-device views: a 2-GPU export ------------------------------------------------------
+# The same kernels, copies and syncs on devices 0 and 1 (context d + 1; the
+# sync rows say deviceId 0 for both, as nsys writes them). Each view's rows
+# per device equal SQL over the export's own tables.
+check(json.loads(latprof("report", out, "--kernels", "--format", "json", check=0).stdout)["by_device"]
+      is False and "device" not in rows["k_gemm(float *)"], "one device: rows are not split")
+d_k, d_rt, d_mc, d_sy, corr = [], [], [], [], 0
+for dev in (0, 1):
+    for i in range(3 + dev):  # device 1 gets one more of each
+        t = 1000000 * (dev + 1) + i * 10000
+        for name, dur in (("k_gemm(float *)", 2000 + 100 * i + dev), ("k_relu(float *)", 500 + i)):
+            corr += 1
+            d_rt.append((t, t + 100, TID, corr, "cudaLaunchKernel"))
+            d_k.append((t + 300, t + 300 + dur, corr, name, dev))
+            t += 3000
+        corr += 1
+        d_rt.append((t, t + 200, TID, corr, "cudaMemcpyAsync"))
+        d_mc.append((t + 300, t + 1300 + 10 * i, corr, 4096 << dev, 1, dev))
+        corr += 1
+        d_rt.append((t + 1400, t + 3000 + dev, TID, corr, "cudaStreamSynchronize"))
+        d_sy.append((t + 1500, t + 2900 + dev, corr, 3, dev))
+        corr += 1
+        d_rt.append((t + 3100, t + 3150, TID, corr, "cudaGetDevice"))  # no GPU work
+two = os.path.join(T, "two.sqlite")
+nsysgen.make(two, kernels=d_k, runtime=d_rt, memcpys=d_mc, syncs=d_sy)
+two_db = os.path.join(T, "two.db")
+latprof("import", two, "-o", two_db, check=0)
+s = sqlite3.connect(two)
+# the device of a context, of a correlation id: from the export's GPU tables
+s.executescript(
+    "CREATE TEMP VIEW ctxdev AS SELECT DISTINCT contextId, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL;"
+    "CREATE TEMP VIEW corrdev AS SELECT correlationId, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL UNION "
+    "SELECT correlationId, deviceId FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION SELECT y.correlationId, "
+    "x.deviceId FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION y JOIN ctxdev x USING (contextId);")
+
+
+def view(v, key):
+    j = json.loads(latprof("report", two_db, v, "--format", "json", check=0).stdout)
+    check(j["by_device"] is True and j["devices"] == 2, f"{v}: two devices, rows by device")
+    return {(r[key], r["device"]): (r["count"], r["total_ns"], r["min_ns"], r["max_ns"]) for r in j["rows"]}
+
+
+STAT = "count(*), sum(end - start), min(end - start), max(end - start)"
+want = {(n, d): tuple(r) for n, d, *r in s.execute(
+    f"SELECT v.value, k.deviceId, {STAT} FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds v ON "
+    "v.id = k.demangledName GROUP BY 1, 2")}
+got = view("--kernels", "name")
+check(got == want and len(got) == 4, f"--kernels per name and device = SQL over the export: {got}")
+want = {(d, ): tuple(r) for d, *r in s.execute(
+    f"SELECT deviceId, {STAT} FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1")}
+got = {(d, ): v for (_, d), v in view("--memcpy", "copy_kind").items()}
+check(got == want and len(got) == 2, f"--memcpy per device = SQL over the export: {got}")
+want = {(d, ): tuple(r) for d, *r in s.execute(
+    f"SELECT x.deviceId, {STAT} FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION JOIN ctxdev x USING "
+    "(contextId) GROUP BY 1")}
+got = {(d, ): v for (_, d), v in view("--sync", "type").items()}
+check(got == want and len(got) == 2 and want[(1, )][0] == 4,
+      f"--sync per device (by context; the rows' deviceId is 0) = SQL over the export: {got}")
+want = {(n[:-len("_v3020")], d): tuple(r) for n, d, *r in s.execute(
+    f"SELECT v.value, c.deviceId, {STAT} FROM CUPTI_ACTIVITY_KIND_RUNTIME a JOIN StringIds v ON "
+    "v.id = a.nameId LEFT JOIN corrdev c USING (correlationId) GROUP BY 1, 2")}
+got = view("--cuda-api", "name")
+check(got == want and got[("cudaGetDevice", None)][0] == 7 and len(got) == 7,
+      f"--cuda-api per device (of the call's GPU work; none: null) = SQL over the export: {got}")
+p = latprof("report", two_db, "--kernels", check=0)
+check(" Dev  Name" in p.stdout and "one row per device of 2" in p.stdout, "text: a Dev column")
+p = latprof("report", two_db, "--cuda-api", "--format", "csv", check=0)
+lines = p.stdout.splitlines()
+check(lines[0].endswith(",name,device") and any(l.endswith("cudaGetDevice,") for l in lines),
+      "CSV: a device column, empty for calls without GPU work")
+page = os.path.join(T, "two.html")
+latprof("report", two_db, "--html", page, check=0)
+html = open(page).read()
+check(html.count("<th>device</th>") == 2 and "<td class=\"l\">k_relu(float *)</td><td>1</td><td>4</td>" in html,
+      "HTML: kernel and memcpy tables with a device column (k_relu on device 1: 4 launches)")
+
+# ---- allocation calls without CUDA_GPU_MEMORY_USAGE_EVENTS --------------------------------
+# nsys's runtime rows carry no size, address or device: no gpu_allocs row is
+# made up; the calls are counted and the header says what is missing.
+al_rt = RUNTIME + [(50000, 51000, TID, 20, "cudaMalloc"), (52000, 52500, TID, 21, "cudaMallocAsync"),
+                   (90000, 91000, TID, 22, "cudaFree"), (92000, 92100, TID, 23, "cudaFreeAsync")]
+al = os.path.join(T, "alloc.sqlite")
+nsysgen.make(al, kernels=KERNELS, runtime=al_rt)
+al_db = os.path.join(T, "alloc.db")
+latprof("import", al, "-o", al_db, check=0)
+c = db(al_db)
+want = sqlite3.connect(al).execute(
+    "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE "
+    "s.value GLOB 'cudaMalloc*' OR s.value GLOB 'cudaFree*'").fetchone()[0]
+check(q1(c, "SELECT count(*) FROM gpu_allocs") == 0 and want == 4 and
+      q1(c, "SELECT value FROM meta WHERE key = 'import.unsized_alloc_calls'") == want,
+      f"no memory-usage events: {want} allocation calls counted, no gpu_allocs row invented")
+p = latprof("report", al_db, "--cuda-api", check=0)
+check("GPU allocation sizes and addresses (no CUDA_GPU_MEMORY_USAGE_EVENTS: 4 allocation API calls"
+      in p.stdout.splitlines()[1], "the header says the sizes are not recorded in the source capture")
+check(q1(db(out), "SELECT value FROM meta WHERE key = 'import.unsized_alloc_calls'") == 0,
+      "with memory-usage events: nothing said missing")

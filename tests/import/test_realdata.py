@@ -77,12 +77,15 @@ def nsys_api_calls(src):
     return n
 
 
-def nsys_kernel_stats(src):
-    rows = src.execute("SELECT s.value, k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-                       "JOIN StringIds s ON s.id = k.demangledName ORDER BY 1, 2").fetchall()
+def nsys_kernel_stats(src, by_device):
+    """Per kernel name (and device, when the export has more than one, as
+    latprof's per-device views split them)."""
+    dev = "k.deviceId" if by_device else "NULL"
+    rows = src.execute(f"SELECT s.value, {dev}, k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                       "JOIN StringIds s ON s.id = k.demangledName ORDER BY 1, 2, 3").fetchall()
     out = {}
-    for name, d in rows:
-        out.setdefault(name, []).append(d)
+    for name, d_id, d in rows:
+        out.setdefault((name, d_id), []).append(d)
     stats = {}
     for name, v in out.items():
         n = len(v)
@@ -120,10 +123,14 @@ def check_nsys(path):
     check(q1(c, "SELECT count(*) FROM ranges") == nvtx and q1(c, "SELECT count(*) FROM marks") == marks,
           f"{name}: {nvtx} NVTX ranges and {marks} marks")
     # per kernel name: what nsys stats --report cuda_gpu_kern_sum prints
-    want = nsys_kernel_stats(src)
+    devs = q1(src, "SELECT count(DISTINCT deviceId) FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    want = nsys_kernel_stats(src, devs > 1)
     p = latprof("report", out, "--kernels", "--format", "json", "--top", "1000000", check=0)
-    rows = {r["name"]: r for r in json.loads(p.stdout)["rows"]}
-    check(set(rows) == set(want), f"{name}: --kernels lists the {len(want)} kernel names of the export")
+    j = json.loads(p.stdout)
+    rows = {(r["name"], r.get("device")): r for r in j["rows"]}
+    check(set(rows) == set(want) and j["by_device"] == (devs > 1),
+          f"{name}: --kernels lists the {len(want)} kernel names{' per device' if devs > 1 else ''} "
+          "of the export")
     for k, w in want.items():
         r = rows[k]
         if not (r["count"] == w["count"] and r["total_ns"] == w["total"] and r["min_ns"] == w["min"]
@@ -131,6 +138,26 @@ def check_nsys(path):
                 and abs(r["med_ns"] - w["med"]) <= 0.5):
             fail(f"{name}: kernel {k}: latprof {r} vs SQL over the export {w}")
     check(True, f"{name}: count, total, mean, min, max, median per kernel equal SQL over the export")
+    if has(src, "CUPTI_ACTIVITY_KIND_RUNTIME"):
+        allocs = 0 if has(src, "CUDA_GPU_MEMORY_USAGE_EVENTS") else q1(
+            src, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
+            "WHERE s.value GLOB 'cudaMalloc*' OR s.value GLOB 'cudaFree*' OR s.value GLOB 'cuMemAlloc*' "
+            "OR s.value GLOB 'cuMemFree*'")
+        check(int(meta["import.unsized_alloc_calls"]) == allocs,
+              f"{name}: {allocs} allocation calls without memory-usage events, counted")
+    if devs > 1 and has(src, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"):
+        # a sync's device is its context's (the rows' own deviceId is 0 throughout)
+        want = dict(((d, ), (n, t)) for d, n, t in src.execute(
+            "SELECT x.deviceId, count(*), sum(y.end - y.start) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION y "
+            "JOIN (SELECT DISTINCT globalPid, contextId, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL) x "
+            "USING (globalPid, contextId) GROUP BY 1"))
+        p = latprof("report", out, "--sync", "--format", "json", "--top", "1000000", check=0)
+        got = {}
+        for r in json.loads(p.stdout)["rows"]:
+            if r["type"] != "synchronous memcpy":
+                n, t = got.get((r["device"], ), (0, 0))
+                got[(r["device"], )] = (n + r["count"], t + r["total_ns"])
+        check(got == want, f"{name}: --sync per device (by context) = SQL over the export: {got}")
     if has(src, "CUPTI_ACTIVITY_KIND_RUNTIME"):
         orphans = q1(src, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE NOT EXISTS "
                           "(SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = "
