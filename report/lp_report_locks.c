@@ -332,7 +332,7 @@ void lp_locks_write_csv(FILE *f, const struct lp_lock_report *r)
 	fputs("rank,name,symbol,module,address,kind,class,pid,process,count,timeouts,total_ns,mean_"
 	      "ns,"
 	      "p50_ns,p99_ns,max_ns,share,top_site,top_site_count,top_waiter_tid,top_waiter_name,"
-	      "top_owner_tid,top_owner_name\r\n",
+	      "top_owner_tid,top_owner_name,folded,processes\r\n",
 	      f);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct lp_lock_row *l = &r->locks[i];
@@ -364,6 +364,11 @@ void lp_locks_write_csv(FILE *f, const struct lp_lock_report *r)
 		else
 			fputs(",,", f);
 		lp_csv_str(f, l->n_owners ? l->owners[0].name : NULL);
-		fputs("\r\n", f);
+		/* a folded row: how many per-thread semaphores, in how many
+		 * processes (its pid is 0 when more than one); empty otherwise */
+		if (l->folded)
+			fprintf(f, ",%lld,%lld\r\n", l->folded, l->n_processes);
+		else
+			fputs(",,\r\n", f);
 	}
 }

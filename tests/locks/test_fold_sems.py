@@ -6,6 +6,8 @@ heap_update, beside a mutex two threads share and a third per-thread
 semaphore at a site of its own. --locks must show the two sites as two
 folded rows with the waits' own counts and sums, keep the mutex and the
 lone semaphore as rows of their own, and lose no wait."""
+import csv
+import io
 import json
 import os
 import sqlite3
@@ -59,3 +61,9 @@ check(sum(l["count"] for l in rep["locks"]) == len(waits), "no wait lost or coun
 text = latprof("report", path, "--locks", check=0).stdout
 check("(2 per-thread semaphores, each waited on by one thread; 2 processes of backend)" in text
       and "2 procs" in text, "the text view says what the row is")
+# CSV: the same rows, with the fold's counts in its last two columns
+rows = list(csv.DictReader(io.StringIO(
+    latprof("report", path, "--locks", "--format", "csv", check=0).stdout)))
+got = [(r["name"], int(r["count"]), r["folded"], r["processes"], r["pid"]) for r in rows]
+check(got == [(n, k, str(f or ""), str(p or ""), str(pid)) for n, k, _, f, p, pid in want],
+      f"--locks CSV: folded and processes per row ({got})")
