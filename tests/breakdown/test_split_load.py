@@ -8,30 +8,16 @@ straddle the middle: every range name's count and total in `report
 SQL counts in the file. (Without the name mapping it fails.)"""
 import json
 import os
-import sqlite3
 import subprocess
 
-from lptest import LATPROF, SRC, check, tmpdir
+from lptest import LATPROF, check, schema_db, tmpdir
 
 d = tmpdir()
 db = os.path.join(d, "split.db")
 N_REQ = 300_000  # 1 request + 3 stages each: 1.2 M ranges
 
 
-def schema_version():
-    with open(os.path.join(SRC, "analyze", "lp_db.h")) as f:
-        for line in f:
-            if line.startswith("#define LP_SCHEMA_VERSION"):
-                return int(line.split()[2])
-    raise SystemExit("no LP_SCHEMA_VERSION")
-
-
-c = sqlite3.connect(db)
-c.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
-for f in ("core.sql", "nvtx.sql", "counters.sql", "cuda.sql"):
-    with open(os.path.join(SRC, "schemas", f)) as fh:
-        c.executescript(fh.read())
-c.execute(f"PRAGMA user_version = {schema_version()}")
+c = schema_db(db)
 c.execute("INSERT INTO processes(id, pid, ppid, start_ns, end_ns) VALUES (1, 42, 1, 0, ?)",
           (10**15,))
 c.executemany("INSERT INTO threads(id, process_id, tid, name) VALUES (?, 1, ?, ?)",

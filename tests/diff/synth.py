@@ -1,32 +1,15 @@
 """Synthetic latprof databases for the diff tests: the real schema
 (schemas/core.sql + nvtx.sql), PRAGMA user_version = LP_SCHEMA_VERSION read
 from analyze/lp_db.h, one "request" range per request holding stage ranges."""
-import os
-import re
-import sqlite3
-
-from lptest import SRC
+from lptest import schema_db, schema_version  # noqa: F401 (tests call synth.schema_version)
 
 STAGES = ("decode", "preprocess", "infer", "postprocess")
-
-
-def schema_version():
-    with open(os.path.join(SRC, "analyze", "lp_db.h")) as f:
-        return int(re.search(r"#define LP_SCHEMA_VERSION (\d+)", f.read()).group(1))
 
 
 def make_db(path, requests, version=None, with_ranges=True):
     """requests: list of dicts stage -> duration ns. Stages run back to back
     inside their request, 1 us apart."""
-    if os.path.exists(path):
-        os.unlink(path)
-    c = sqlite3.connect(path)
-    c.execute("PRAGMA journal_mode = OFF")
-    c.execute("PRAGMA synchronous = OFF")  # scratch files: no fsync
-    for name in ("core.sql", "nvtx.sql"):
-        with open(os.path.join(SRC, "schemas", name)) as f:
-            c.executescript(f.read())
-    c.execute(f"PRAGMA user_version = {schema_version() if version is None else version}")
+    c = schema_db(path, ("core.sql", "nvtx.sql"), version)
     c.execute("INSERT INTO meta VALUES ('tool', 'synth.py')")
     c.execute("INSERT INTO processes (id, pid, ppid, start_ns) VALUES (1, 100, 1, 0)")
     c.execute("INSERT INTO threads (id, process_id, tid, start_ns) VALUES (1, 1, 100, 0)")

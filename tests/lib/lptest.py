@@ -3,6 +3,7 @@ open the database, assert on recorded numbers. Tests exit 77 to skip
 (ctest SKIP_RETURN_CODE) and always say why."""
 import atexit
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -77,6 +78,27 @@ def record(db, *cmd, args=(), check_app=0, env=None):
     if check_app is not None and p.returncode != check_app:
         fail(f"latprof run exited {p.returncode}, expected {check_app}\n{p.stderr}")
     return p
+
+
+def schema_version():
+    """LP_SCHEMA_VERSION of analyze/lp_db.h: what the importer stamps."""
+    with open(os.path.join(SRC, "analyze", "lp_db.h")) as f:
+        return int(re.search(r"#define LP_SCHEMA_VERSION (\d+)", f.read()).group(1))
+
+
+def schema_db(path, schemas=("core.sql", "nvtx.sql", "counters.sql", "cuda.sql"), version=None):
+    """A new, empty database in the real schema (schemas/*.sql) with
+    user_version set as the importer does (or to version): the start of
+    every synthetic database. A scratch file: no journal, no fsync."""
+    if os.path.exists(path):
+        os.unlink(path)
+    c = sqlite3.connect(path)
+    c.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
+    for name in schemas:
+        with open(os.path.join(SRC, "schemas", name)) as f:
+            c.executescript(f.read())
+    c.execute(f"PRAGMA user_version = {schema_version() if version is None else version}")
+    return c
 
 
 def db(path):

@@ -10,31 +10,20 @@ is capped; see docs/reliability.md); the 20 M-range figure (0.46 MB in
 import os
 import re
 import resource
-import sqlite3
 import subprocess
 import time
 
-from lptest import LATPROF, SRC, check, skip, tmpdir
+from lptest import LATPROF, check, schema_db, tmpdir
 
 d = tmpdir()
 STAGES = [("decode", 2_100_000), ("infer", 6_400_000), ("post", 700_000)]
-
-
-def schema_version():
-    with open(os.path.join(SRC, "analyze", "lp_db.h")) as f:
-        return int(re.search(r"#define LP_SCHEMA_VERSION (\d+)", f.read()).group(1))
 
 
 def generate(path, nranges, nnames=len(STAGES)):
     """nranges ranges: requests of 1 + 3 stages; stage names cycle through
     nnames distinct names (the 3 real ones, then stage-N)."""
     per = 1 + len(STAGES)
-    c = sqlite3.connect(path)
-    c.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
-    for f in ("core.sql", "nvtx.sql", "counters.sql", "cuda.sql"):
-        with open(os.path.join(SRC, "schemas", f)) as fh:
-            c.executescript(fh.read())
-    c.execute(f"PRAGMA user_version = {schema_version()}")
+    c = schema_db(path)
     c.execute("INSERT INTO meta VALUES ('generator', 'tests/reliability/test_html_bound.py')")
     c.execute("INSERT INTO processes(id, pid, ppid, start_ns, end_ns) VALUES (1, 42, 1, ?, ?)",
               (999_000_000, 10**15))
