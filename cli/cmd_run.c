@@ -272,8 +272,7 @@ static int import_and_report(struct lp_run_opts *o, char *const *argv, double se
 			"latprof: %lld damaged chunk%s skipped: their records are not in the "
 			"database\n",
 			st.damaged_chunks, st.damaged_chunks == 1 ? "" : "s");
-	lp_run_summary_classes(o->output);
-	lp_run_summary_unrecorded(o->output);
+	lp_run_summary_notes(o->output);
 	fprintf(stderr, "latprof: wrote %s; see 'latprof report %s'\n", o->output, o->output);
 	return 0;
 }

@@ -60,9 +60,9 @@ int lp_run_check_env(void);
  * line per child that exec'd and wrote no log, one for threads without
  * counters. */
 const char *lp_run_unattachable(const char *prog);
-void lp_run_summary_unrecorded(const char *dbpath);
-/* The recorded lock waits by class, when any is not contention. */
-void lp_run_summary_classes(const char *dbpath);
+/* After import, from one read of the database: the lock waits by class
+ * when any is not contention, then what was not recorded (above). */
+void lp_run_summary_notes(const char *dbpath);
 
 /* Signals and job control (cli/run_signals.c): one signal, one delivery.
  * init before fork; child in the child before exec; parent after fork. */

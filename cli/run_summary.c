@@ -100,12 +100,9 @@ static int unrecorded_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-void lp_run_summary_unrecorded(const char *dbpath)
+static void unrecorded(sqlite3 *db, const char *dbpath)
 {
-	sqlite3 *db;
 	char err[512];
-	if (lp_db_open_ro(dbpath, &db, err, sizeof(err)))
-		return;
 	int n = 0;
 	/* An image that ended by exec and that no recorded image continues. */
 	lp_db_each(db,
@@ -134,7 +131,6 @@ void lp_run_summary_unrecorded(const char *dbpath)
 			"counters: their counter group could not be opened (out of file "
 			"descriptors: RLIMIT_NOFILE?) or they ended before the first read\n",
 			(long long)none, (long long)all);
-	sqlite3_close(db);
 }
 
 struct class_line {
@@ -158,25 +154,36 @@ static int class_row(sqlite3_stmt *st, void *ctx)
 
 /* The recorded waits by class (issue 15): a join or a GIL hand-over is a
  * wait, not contention, and the line says so when there are any. */
-void lp_run_summary_classes(const char *dbpath)
+static int classes(sqlite3 *db, const char *dbpath)
 {
-	sqlite3 *db;
 	char err[512];
 	struct class_line c = {.len = 0};
-	if (lp_db_open_ro(dbpath, &db, err, sizeof(err)))
-		return;
 	int rc =
 	    lp_db_each(db,
 		       "SELECT c.name, count(*), w.class FROM lock_waits w JOIN wait_classes c "
 		       "ON c.id = w.class GROUP BY w.class ORDER BY w.class",
 		       NULL, 0, class_row, &c, err, sizeof(err));
-	if (rc || lp_db_fault(db, err, sizeof(err)))
+	if (rc || lp_db_fault(db, err, sizeof(err))) {
 		fprintf(stderr, "latprof: cannot count the waits by class in %s: %s\n", dbpath,
 			err);
-	else if (c.other)
+		return -EIO;
+	}
+	if (c.other)
 		fprintf(stderr,
 			"latprof: lock waits by class: %s (only contention ranks as a contended "
 			"lock; 'latprof report --locks' shows each class)\n",
 			c.text);
+	return 0;
+}
+
+void lp_run_summary_notes(const char *dbpath)
+{
+	sqlite3 *db;
+	char err[512];
+	if (lp_db_open_ro(dbpath, &db, err, sizeof(err)))
+		return;
+	/* a read fault stays on the connection: said once, by the first */
+	if (classes(db, dbpath) == 0)
+		unrecorded(db, dbpath);
 	sqlite3_close(db);
 }
