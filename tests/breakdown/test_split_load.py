@@ -8,6 +8,9 @@ straddle the middle: every range name's count and total in `report
 SQL counts in the file. (Without the name mapping it fails.)"""
 import json
 import os
+import random
+import shutil
+import sqlite3
 import subprocess
 
 from lptest import LATPROF, check, schema_db, tmpdir
@@ -81,3 +84,23 @@ check(bd["request"]["stats"]["n"] == N_REQ,
 stages = {s["name"]: s["instances"] for s in bd["stages"] if not s.get("unattributed")}
 check(stages == kids, f"--breakdown: stage instances (parents resolved across the split)"
       f"\n{stages}\n{kids}")
+
+# A damaged page in the upper half is read by the second connection: exit 2
+# with one line that carries that connection's own error (the first
+# connection has none to give: its message would be "not an error").
+c = sqlite3.connect(db)
+page = c.execute("PRAGMA page_size").fetchone()[0]
+leaves = [r[0] for r in c.execute(
+    "SELECT pageno FROM dbstat WHERE name = 'ranges' AND pagetype = 'leaf' ORDER BY pageno")]
+c.close()
+bad = os.path.join(d, "damaged.db")
+shutil.copy(db, bad)
+with open(bad, "r+b") as f:
+    f.seek((leaves[len(leaves) * 3 // 4] - 1) * page + 100)
+    f.write(random.Random(7).randbytes(400))
+p = subprocess.run([LATPROF, "report", bad, "--breakdown", "--format", "json"],
+                   capture_output=True, text=True)
+lines = p.stderr.strip().splitlines()
+check(p.returncode == 2 and len(lines) == 1 and "not an error" not in lines[0] and not p.stdout,
+      f"a damaged page in the upper half: exit 2, one line with its error ({p.returncode}: "
+      f"{lines})")
