@@ -9,6 +9,7 @@ the charts."""
 import json
 import os
 import re
+import sqlite3
 import sys
 
 from lptest import check, latprof, realtime, record, sample, skip, tmpdir
@@ -25,20 +26,51 @@ RUNS, REQ = 4, 40
 COSTS = ["--decode-us", 300, "--pre-us", 200, "--infer-us", 1500, "--post-us", 200,
          "--locked-frac", 0.15, "--locked-stage", "infer", "--locked-us", 200]
 
-# Interleaved so load drift on a shared machine hits both sides alike.
-base, new = [], []
-for i in range(RUNS):
-    for side, extra, tag in ((base, [], "base"), (new, ["--slow-stage", "infer",
-                                                          "--slow-pct", 30], "new")):
-        db = os.path.join(d, f"{tag}{i}.db")
-        # real-time priority where allowed: the neighbours' load would hide the change
-        record(db, *realtime(), srv, "--requests", REQ, "--threads", 2, "--seed", i + 1, *COSTS,
-               *extra)
-        side.append(db)
-sides = ["--base", *base, "--new", *new]
 
+def infer_p50s(dbs):
+    """The infer stage's median per run, ms: how far the machine stretched
+    the programmed 1.5 ms (2 ms on the slow side)."""
+    out = []
+    for db in dbs:
+        c = sqlite3.connect(db)
+        v = sorted(r[0] for r in c.execute(
+            "SELECT r.end_ns - r.start_ns FROM ranges r JOIN strings s ON s.id = r.name_id "
+            "WHERE s.value = 'infer'"))
+        c.close()
+        out.append(round(v[len(v) // 2] / 1e6, 2) if v else None)
+    return out
+
+
+def record_sides(attempt):
+    """RUNS recordings per side, interleaved so load drift on a shared
+    machine hits both sides alike."""
+    base, new = [], []
+    for i in range(RUNS):
+        for side, extra, tag in ((base, [], "base"), (new, ["--slow-stage", "infer",
+                                                              "--slow-pct", 30], "new")):
+            db = os.path.join(d, f"{tag}{i}-{attempt}.db")
+            # real-time priority where allowed: the neighbours' load would hide the change
+            record(db, *realtime(), srv, "--requests", REQ, "--threads", 2, "--seed", i + 1,
+                   *COSTS, *extra)
+            side.append(db)
+    return ["--base", *base, "--new", *new], base, new
+
+
+# A run the machine stretched (hypervisor steal, even at real-time priority:
+# one CI run measured infer medians of 1.5-4.3 ms for a programmed 1.5 ms)
+# widens the interval between runs past the change; as nvtxlib's
+# record_stages does, one such recording is retried, its figures printed,
+# before the test fails.
 out = os.path.join(d, "diff.html")
-p = latprof("diff", *sides, "--format", "html", "-o", out)
+for attempt in range(2):
+    sides, base, new = record_sides(attempt)
+    if os.path.exists(out):  # the failed attempt's page
+        os.unlink(out)
+    p = latprof("diff", *sides, "--format", "html", "-o", out)
+    if p.returncode == 1:
+        break
+    print(f"note: attempt {attempt + 1}: diff exited {p.returncode}; infer p50 per run, ms: base "
+          f"{infer_p50s(base)}, new {infer_p50s(new)} (load {os.getloadavg()[0]:.1f})")
 check(p.returncode == 1, f"30% slower infer: diff --format html exits 1 (got {p.returncode}) "
       f"{p.stderr.strip()}")
 check(p.stdout == "", "with -o nothing goes to stdout")
