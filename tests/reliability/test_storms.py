@@ -6,7 +6,7 @@ waits grew tenfold; the summary still said "0 records dropped".
   names   200,000 requests, each a range with a name of its own, around 2 us
           of work: the app's CPU time at most 2x bare; every range keeps its
           name or the loss is counted and shown (forced with a 2 MiB log)
-  stacks  2 threads take one lock from 50,000 distinct call paths: the mean
+  stacks  2 threads take one lock from 60,000 distinct call paths: the mean
           wait latprof records stays within 20% of the app's own bare mean,
           and every wait has a stack of its own
 
@@ -84,7 +84,7 @@ else:
           f"({nameless} <= {lost})")
 
 # ---- stacks ----
-THREADS, PER = 2, 25000
+THREADS, PER = 2, 30000
 bare_means, lp_means, lp_app_means = [], [], []
 out = os.path.join(d, "stacks.db")
 for _ in range(2):
