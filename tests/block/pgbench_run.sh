@@ -3,8 +3,9 @@
 # root: the server runs as user postgres). Usage: D=DIR pgbench_run.sh SECONDS
 # Leaves DIR/pg.db, DIR/proc_cpu.txt: "<pid> <utime+stime ticks>" of each
 # backend that served pgbench, sampled every 0.1 s until it ended (a lower
-# bound), and DIR/pm_cpu.txt: the postmaster's cutime+cstime before and after
-# the run (its reaped children's CPU: exactly those backends, autovacuum off).
+# bound), DIR/pm_cpu.txt: the postmaster's cutime+cstime before and after
+# the run (its reaped children's CPU: exactly those backends, autovacuum off),
+# and DIR/steal.txt: the machine's steal ticks before and after.
 set -u
 D=${D:?}; PGBIN=$(ls -d /usr/lib/postgresql/*/bin | tail -1); LP=${LATPROF:?}
 rm -rf $D; mkdir -p $D; chown postgres $D
@@ -18,7 +19,10 @@ $R $PGBIN/pgbench -h $D -i -s 2 postgres > $D/init.out 2>&1
 sleep 0.5 # the init's backend is reaped
 PM=$(head -1 $D/data/postmaster.pid)
 pm_cpu() { awk '{print $16+$17}' /proc/$PM/stat; }
-BEFORE=$(pm_cpu)
+# The hypervisor's stolen time over the run (ticks, all CPUs, /proc/stat):
+# task-clock counts it as running, utime+stime do not.
+steal() { awk '/^cpu /{print $9; exit}' /proc/stat; }
+BEFORE=$(pm_cpu); STEAL_BEFORE=$(steal)
 $R $PGBIN/pgbench -h $D -c 4 -j 2 -T ${1:-8} postgres > $D/bench.out 2>&1 &
 BP=$!
 declare -A cpu
@@ -29,9 +33,16 @@ while kill -0 $BP 2>/dev/null; do
   sleep 0.1
 done
 for p in "${!cpu[@]}"; do echo "$p ${cpu[$p]}"; done > $D/proc_cpu.txt
-for i in $(seq 50); do pgrep -u postgres -f "postgres: postgres postgres" >/dev/null || break; sleep 0.1; done
-sleep 0.2
+# Until the postmaster has reaped each backend: an exited backend stays a
+# zombie, with its /proc entry, until then, and its CPU is in the
+# postmaster's cutime+cstime only after. (A loaded CI once read cutime with
+# one of four backends not yet reaped: 3.36 s against 4.52 s recorded.)
+for p in "${!cpu[@]}"; do
+  for i in $(seq 100); do [ -e /proc/$p ] || break; sleep 0.1; done
+done
+STEAL_AFTER=$(steal)
 echo "$BEFORE $(pm_cpu)" > $D/pm_cpu.txt
+echo "$STEAL_BEFORE $STEAL_AFTER" > $D/steal.txt
 # never leave a server behind: a fast stop, else kill it
 $R $PGBIN/pg_ctl -D $D/data stop -m fast -t 60 > /dev/null || kill -9 $PM
 wait $LPPID

@@ -29,6 +29,13 @@ if p.returncode != 0 or not os.path.exists(f"{w}/pg.db"):
 tick = os.sysconf("SC_CLK_TCK")
 proc = {int(a): int(b) / tick for a, b in (ln.split() for ln in open(f"{w}/proc_cpu.txt"))}
 before, after = (int(x) / tick for x in open(f"{w}/pm_cpu.txt").read().split())
+s0, s1 = (int(x) for x in open(f"{w}/steal.txt").read().split())
+# The hypervisor's stolen time: task-clock counts it as running, the
+# kernel's utime+stime do not. No thread can have had more stolen from it
+# than the whole machine over the run, so that is the most on-CPU may
+# exceed the kernel's figure by beyond the 10%.
+steal = (s1 - s0) / tick
+print(f"steal over the run: {steal:.3f} s (all CPUs)")
 check(len(proc) == 4, f"4 backends served pgbench ({sorted(proc)})")
 doc = subprocess.run([LATPROF, "report", f"{w}/pg.db", "--breakdown", "--format", "json"],
                      capture_output=True, text=True, check=True).stdout
@@ -40,11 +47,11 @@ for pid, cpu_s in sorted(proc.items()):
     c, life = t["categories"], t["time_ns"]
     on = c["on_cpu"] / 1e9
     total_on += on
-    # The kernel's own CPU inside a recorded call (copying WAL pages in
-    # write(), fdatasync's work) is that call's file or socket I/O, not
-    # on-CPU: per backend this measured 0.895-0.97 of /proc's utime+stime.
-    check(on >= 0.85 * cpu_s, f"backend {pid}: on-CPU {on:.3f} s, at least its last sampled "
-          f"/proc utime+stime {cpu_s:.3f} s (- 15%: kernel CPU inside recorded calls is I/O)")
+    # /proc's figure is the last sample before the backend ended (0.1 s
+    # apart, 10 ms ticks): 4 backends measured 0.99-1.06 of it.
+    check(0.9 * cpu_s <= on <= 1.1 * cpu_s + steal,
+          f"backend {pid}: on-CPU {on:.3f} s within 10% of /proc utime+stime {cpu_s:.3f} s "
+          f"(+ steal {steal:.3f} s)")
     waiting = c["socket_io"] + c["poll_wait"]
     check(c["socket_io"] > 0 and c["file_io"] > 0 and waiting > 0.3 * life,
           f"backend {pid}: waits on the client (socket I/O {c['socket_io'] / 1e6:.0f} ms + poll "
@@ -54,9 +61,9 @@ for pid, cpu_s in sorted(proc.items()):
           f"backend {pid}: mostly off the CPU, and never called cpu ({c['on_cpu'] / 1e6:.0f} ms "
           f"on-CPU)")
 kernel = after - before
-check(abs(total_on - kernel) <= 0.15 * kernel,
-      f"the backends' on-CPU {total_on:.3f} s within 15% of the kernel's {kernel:.3f} s "
-      "(postmaster cutime+cstime over the run; kernel CPU inside recorded calls is I/O)")
+check(0.9 * kernel <= total_on <= 1.1 * kernel + steal,
+      f"the backends' on-CPU {total_on:.3f} s within 10% of the kernel's {kernel:.3f} s "
+      f"(postmaster cutime+cstime over the run, every backend reaped; + steal {steal:.3f} s)")
 calls = {r[0] for r in db(f"{w}/pg.db").execute(
     "SELECT call || '/' || coalesce(fd_kind, '-') FROM blocking_calls")}
 check({"epoll_wait/-", "fdatasync/file"} <= calls or {"epoll_wait/-", "fsync/file"} <= calls,
