@@ -23,10 +23,12 @@
  *
  * Precision: a point is an lp_now() between two RDTSCs, placed at their
  * midpoint; a rate is only taken from points whose two brackets add up to
- * at most 1/LP_BLK_CAL_Q of the ticks between them, so it errs by at most
- * 1e-4 (5e-5 from the brackets' half-widths, the rest margin). A recorded
+ * at most 1/LP_BLK_CAL_Q of the ticks between them: their half-widths, all
+ * the error there is, are then at most 1e-4 of the span. A recorded
  * duration errs by at most 1e-4 of itself (0.2 us of a 2 ms sleep, less as
- * the run goes on); its end by half its point's bracket (some 30 ns).
+ * the run goes on), plus any change in NTP's slewing of CLOCK_MONOTONIC
+ * since the rate was measured; its end by half its point's bracket (some
+ * 30 ns).
  */
 #define _GNU_SOURCE
 #include "lp_blk_clock.h"
@@ -58,6 +60,7 @@ struct lp_blk_pt {
 static struct lp_blk_pt lp_blk_pt0; /* the constructor's, fixed */
 static uint64_t lp_blk_mult;	    /* ns per tick << 32 */
 static uint64_t lp_blk_span;	    /* ticks from pt0 the rate was measured over */
+static int lp_blk_cal_busy;	    /* a thread is calibrating */
 
 static void lp_blk_pt_take(struct lp_blk_pt *p)
 {
@@ -130,8 +133,8 @@ static int lp_blk_tsc_usable(void)
  * LP_BLK_CAL_NS later when a bracket was too wide (preempted inside it). */
 static void lp_blk_calibrate(uint64_t now)
 {
-	static int busy, usable = -1;
-	if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+	static int usable = -1;
+	if (__atomic_exchange_n(&lp_blk_cal_busy, 1, __ATOMIC_ACQUIRE))
 		return;
 	uint64_t next = UINT64_MAX;
 	if (usable < 0)
@@ -145,7 +148,14 @@ static void lp_blk_calibrate(uint64_t now)
 			next = now + LP_BLK_CAL_NS;
 	}
 	__atomic_store_n(&lp_blk_clk.cal_at, next, __ATOMIC_RELAXED);
-	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&lp_blk_cal_busy, 0, __ATOMIC_RELEASE);
+}
+
+void lp_blk_clk_after_fork_child(void)
+{
+	/* forked while another thread calibrated: that thread is not here to
+	 * finish, and every call past cal_at would try again in vain */
+	__atomic_store_n(&lp_blk_cal_busy, 0, __ATOMIC_RELAXED);
 }
 
 void lp_blk_clk_init(uint64_t thr_ns)

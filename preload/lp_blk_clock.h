@@ -54,6 +54,8 @@ static inline int lp_blk_clk_past(int tsc, uint64_t t0, uint64_t t1)
 
 /* From the constructor: the threshold and the first calibration point. */
 void lp_blk_clk_init(uint64_t thr_ns);
+/* In a forked child (pthread_atfork). */
+void lp_blk_clk_after_fork_child(void);
 /* For a call lp_blk_clk_past() flagged: its start and end in CLOCK_MONOTONIC
  * ns; 1 when it lasted at least the threshold (record it), else 0. Keeps
  * errno. */

@@ -151,6 +151,7 @@ static uint64_t lp_blk_sites[LP_BLK_SITES];
 static void lp_blk_atfork_child(void)
 {
 	memset(lp_blk_sites, 0, sizeof(lp_blk_sites));
+	lp_blk_clk_after_fork_child();
 }
 
 /* Threshold from the environment, before any hook records (constructor). */
