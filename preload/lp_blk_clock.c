@@ -35,7 +35,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -158,12 +157,11 @@ void lp_blk_clk_after_fork_child(void)
 	__atomic_store_n(&lp_blk_cal_busy, 0, __ATOMIC_RELAXED);
 }
 
-void lp_blk_clk_init(uint64_t thr_ns)
+void lp_blk_clk_init(uint64_t thr_ns, int tsc_ok)
 {
 	lp_blk_clk.thr_ns = thr_ns;
 #if defined(__x86_64__)
-	const char *v = getenv("LATPROF_BLOCK_CLOCK");
-	if (thr_ns == UINT64_MAX || (v && !strcmp(v, "monotonic")))
+	if (thr_ns == UINT64_MAX || !tsc_ok)
 		return;
 	lp_blk_pt_take(&lp_blk_pt0);
 	struct lp_blk_pt p; /* the narrower of two brackets: one may be preempted */

@@ -52,8 +52,9 @@ static inline int lp_blk_clk_past(int tsc, uint64_t t0, uint64_t t1)
 	       t1 >= __atomic_load_n(&lp_blk_clk.cal_at, __ATOMIC_RELAXED);
 }
 
-/* From the constructor: the threshold and the first calibration point. */
-void lp_blk_clk_init(uint64_t thr_ns);
+/* From the constructor: the threshold and, unless !tsc_ok
+ * (LATPROF_BLOCK_CLOCK=monotonic), the first calibration point. */
+void lp_blk_clk_init(uint64_t thr_ns, int tsc_ok);
 /* In a forked child (pthread_atfork). */
 void lp_blk_clk_after_fork_child(void);
 /* For a call lp_blk_clk_past() flagged: its start and end in CLOCK_MONOTONIC

@@ -168,7 +168,8 @@ void lp_block_init(void)
 		if (!*end)
 			thr = ns;
 	}
-	lp_blk_clk_init(thr);
+	v = getenv("LATPROF_BLOCK_CLOCK"); /* "monotonic": no TSC (tests) */
+	lp_blk_clk_init(thr, !v || strcmp(v, "monotonic"));
 }
 
 /*
