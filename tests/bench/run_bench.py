@@ -67,9 +67,10 @@ def bench_lock():
 def interleaved(args):
     """ns_per_op and best_ns_per_op of `args` bare and under `latprof run`,
     ROUNDS rounds alternating, so load on the machine hits both alike:
-    (bare means, latprof means, bare best batches, latprof best batches)."""
+    (bare means, latprof means, bare best batches, latprof best batches,
+    latprof's direct_best_ns_per_op where the program prints one)."""
     d = tempfile.mkdtemp(prefix="lpbench-")
-    bare, traced, bare_best, traced_best = [], [], [], []
+    bare, traced, bare_best, traced_best, direct = [], [], [], [], []
     for r in range(ROUNDS):
         o = kv(run(args).stdout)
         bare.append(float(o["ns_per_op"]))
@@ -78,8 +79,10 @@ def interleaved(args):
                     *args]).stdout)
         traced.append(float(o["ns_per_op"]))
         traced_best.append(float(o["best_ns_per_op"]))
+        if "direct_best_ns_per_op" in o:
+            direct.append(float(o["direct_best_ns_per_op"]))
     shutil.rmtree(d, ignore_errors=True)
-    return bare, traced, bare_best, traced_best
+    return bare, traced, bare_best, traced_best, direct
 
 
 def print_interleaved(what, iters, runs, fmt, target, ref=""):
@@ -87,7 +90,7 @@ def print_interleaved(what, iters, runs, fmt, target, ref=""):
     latprof's best batch / bare's best batch. The fastest batch of each run
     is the code's own cost; the mean carries whatever else the machine ran.
     Pairs are interleaved, so their ratios share the load of the moment."""
-    bare, traced, bare_best, traced_best = runs
+    bare, traced, bare_best, traced_best, direct = runs
     b, t = statistics.median(bare), statistics.median(traced)
     print(f"=== bench: {what} ===")
     print(f"iterations per run   {iters}, {ROUNDS} rounds interleaved")
@@ -100,6 +103,15 @@ def print_interleaved(what, iters, runs, fmt, target, ref=""):
           f"{', '.join(f'{x:.3f}' for x in pairs)})")
     print(f"ratio                {statistics.median(pairs):8.3f}x   (median of pairs' best "
           f"batches; target <= {target:.2f}x{ref})")
+    if direct:
+        # In one process, batches through the hooks against batches calling
+        # libc's own functions: the hooks' cost free of the machine's drift.
+        added = [x - y for x, y in zip(traced_best, direct)]
+        ratios = [x / y for x, y in zip(traced_best, direct)]
+        print(f"hooks in-process     +{statistics.median(added):.1f} ns/op, "
+              f"{statistics.median(ratios):.3f}x (under latprof, best batch through the hooks "
+              f"against best batch calling libc directly, interleaved in one process: "
+              f"{', '.join(f'+{x:.0f}' for x in added)})")
     print("=== end ===")
 
 
