@@ -111,7 +111,7 @@ def print_interleaved(what, iters, runs, fmt, target, ref=""):
         print(f"hooks in-process     +{statistics.median(added):.1f} ns/op, "
               f"{statistics.median(ratios):.3f}x (under latprof, best batch through the hooks "
               f"against best batch calling libc directly, interleaved in one process: "
-              f"{', '.join(f'+{x:.0f}' for x in added)})")
+              f"{', '.join(f'{x:+.0f}' for x in added)})")
     print("=== end ===")
 
 
