@@ -2,10 +2,11 @@
 /*
  * Blocking-call hooks: the sleep family, descriptor I/O, poll/select/epoll
  * waits, fsync, raw futex waits and pthread_join. Each hook reads the clock before and
- * after the real call; only a call that lasted at least the threshold
- * (LATPROF_BLOCK_THRESHOLD_NS, default 10 us) is written, with the kind of
- * its descriptor and the caller's stack. A shorter call costs one clock
- * read pair and nothing else.
+ * after the real call (lp_blk_clock.h: the TSC where it is invariant); only
+ * a call that lasted at least the threshold (LATPROF_BLOCK_THRESHOLD_NS,
+ * default 10 us) is written, with the kind of its descriptor and the
+ * caller's stack. A shorter call costs one clock read pair, a few loads
+ * and branches, and nothing else.
  *
  * Unlike the lock hooks, the guard is not held across the real call: these
  * are cancellation points, and a thread cancelled inside read() must not
@@ -35,13 +36,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "lp_blk_clock.h"
 #include "lp_core.h"
 
 #define LP_BLK_DEFAULT_NS 10000u
 #define LP_BLK_SITES 4096u /* call-site cache slots (lp_blk_site) */
-
-/* UINT64_MAX: recording off (--block-threshold off). Read once at start. */
-static uint64_t lp_blk_thr = LP_BLK_DEFAULT_NS;
 
 struct lp_blk_real {
 	int (*nanosleep)(const struct timespec *, struct timespec *);
@@ -152,23 +151,25 @@ static uint64_t lp_blk_sites[LP_BLK_SITES];
 static void lp_blk_atfork_child(void)
 {
 	memset(lp_blk_sites, 0, sizeof(lp_blk_sites));
+	lp_blk_clk_after_fork_child();
 }
 
 /* Threshold from the environment, before any hook records (constructor). */
 void lp_block_init(void)
 {
 	pthread_atfork(NULL, NULL, lp_blk_atfork_child);
+	uint64_t thr = LP_BLK_DEFAULT_NS; /* UINT64_MAX: off (--block-threshold off) */
 	const char *v = getenv("LATPROF_BLOCK_THRESHOLD_NS");
-	if (!v || !*v)
-		return;
-	if (!strcmp(v, "off")) {
-		lp_blk_thr = UINT64_MAX;
-		return;
-	}
 	char *end;
-	unsigned long long ns = strtoull(v, &end, 10);
-	if (!*end)
-		lp_blk_thr = ns;
+	if (v && !strcmp(v, "off"))
+		thr = UINT64_MAX;
+	else if (v && *v) {
+		unsigned long long ns = strtoull(v, &end, 10);
+		if (!*end)
+			thr = ns;
+	}
+	v = getenv("LATPROF_BLOCK_CLOCK"); /* "monotonic": no TSC (tests) */
+	lp_blk_clk_init(thr, !v || strcmp(v, "monotonic"));
 }
 
 /*
@@ -230,7 +231,7 @@ static long lp_blk_nosys(void)
 static inline int lp_blk_on(void)
 {
 	return __atomic_load_n(&lp_pre_on, __ATOMIC_ACQUIRE) && !lp_pre_guard &&
-	       lp_blk_thr != UINT64_MAX;
+	       __atomic_load_n(&lp_blk_clk.thr_ns, __ATOMIC_RELAXED) != UINT64_MAX;
 }
 
 /* The major numbers of the kernel's tty drivers (Documentation/admin-guide/
@@ -335,11 +336,17 @@ static uint64_t lp_blk_site(void *ra, uint64_t dur)
 	return stack;
 }
 
-__attribute__((noinline)) static void lp_blk_record(uint32_t call, int fd, uint64_t t0, uint64_t t1,
-						    long rc, void *ra)
+/* A call lp_blk_clk_past() flagged (t0, t1: lp_blk_clk_now(tsc)). */
+__attribute__((noinline, cold)) static void
+lp_blk_record(uint32_t call, int fd, int tsc, uint64_t t0, uint64_t t1, long rc, void *ra)
 {
 	int saved = errno;
 	lp_pre_guard = 1;
+	if (!lp_blk_clk_span(tsc, t0, t1, &t0, &t1)) {
+		lp_pre_guard = 0;
+		errno = saved;
+		return;
+	}
 	uint64_t site = lp_blk_site(ra, t1 - t0);
 	uint32_t kind = site & LP_BLK_SELF ? LP_BLK_FD_PERF : lp_blk_fd_kind(fd);
 	if (kind != LP_BLK_FD_PERF) {
@@ -360,28 +367,36 @@ __attribute__((noinline)) static void lp_blk_record(uint32_t call, int fd, uint6
 }
 
 /* After the real call: one clock read; a record only past the threshold. */
-static inline void lp_blk_done(uint32_t call, int fd, uint64_t t0, long rc, void *ra)
+static inline void lp_blk_done(uint32_t call, int fd, int tsc, uint64_t t0, long rc, void *ra)
 {
-	uint64_t t1 = lp_now();
-	if (__builtin_expect(t1 - t0 >= lp_blk_thr, 0))
-		lp_blk_record(call, fd, t0, t1, rc, ra);
+	uint64_t t1 = lp_blk_clk_now(tsc);
+	if (__builtin_expect(lp_blk_clk_past(tsc, t0, t1), 0))
+		lp_blk_record(call, fd, tsc, t0, t1, rc, ra);
 }
 
 /*
  * One hook: resolve, pass straight through when not recording, else time
- * the call. FALLBACK runs only inside our own dlsym.
+ * the call. FALLBACK runs only inside our own dlsym. The path of a call
+ * under the threshold is the whole cost on calls that do not block: three
+ * loads and branches, two TSC reads, the real call through its pointer, one
+ * compare (no frame pointer: the record's stack is unwound with CFI).
  */
 #define LP_BLK_HOOK(ret, name, field, call, fdexpr, params, args, fallback)                        \
-	LP_HOOK ret name params                                                                    \
+	LP_HOOK LP_HOT_NOFP ret name params                                                        \
 	{                                                                                          \
-		__typeof__(lp_br.field) fn = LP_BREAL(field);                                      \
-		if (__builtin_expect(!fn, 0))                                                      \
-			return (ret)(fallback);                                                    \
+		__typeof__(lp_br.field) fn = __atomic_load_n(&lp_br.field, __ATOMIC_RELAXED);      \
+		if (__builtin_expect(!fn, 0)) {                                                    \
+			lp_pre_resolve();                                                          \
+			fn = __atomic_load_n(&lp_br.field, __ATOMIC_RELAXED);                      \
+			if (!fn)                                                                   \
+				return (ret)(fallback);                                            \
+		}                                                                                  \
 		if (!lp_blk_on())                                                                  \
 			return fn args;                                                            \
-		uint64_t t0 = lp_now();                                                            \
+		int tsc = lp_blk_clk_tsc();                                                        \
+		uint64_t t0 = lp_blk_clk_now(tsc);                                                 \
 		ret rc = fn args;                                                                  \
-		lp_blk_done(call, fdexpr, t0, (long)rc, __builtin_return_address(0));              \
+		lp_blk_done(call, fdexpr, tsc, t0, (long)rc, __builtin_return_address(0));         \
 		return rc;                                                                         \
 	}
 
@@ -542,8 +557,9 @@ __attribute__((no_sanitize("address"))) LP_HOOK long syscall(long nr, ...)
 		return lp_blk_raw(nr, a, b, c, d, e, f);
 	if (nr != SYS_futex || !lp_blk_futex_wait(b) || !lp_blk_on())
 		return fn(nr, a, b, c, d, e, f);
-	uint64_t t0 = lp_now();
+	int tsc = lp_blk_clk_tsc();
+	uint64_t t0 = lp_blk_clk_now(tsc);
 	long rc = fn(nr, a, b, c, d, e, f);
-	lp_blk_done(LP_BLK_FUTEX, -1, t0, rc, __builtin_return_address(0));
+	lp_blk_done(LP_BLK_FUTEX, -1, tsc, t0, rc, __builtin_return_address(0));
 	return rc;
 }

@@ -1,10 +1,13 @@
 """latprof benchmarks; figures only, never a failure on a ratio.
 
   run_bench.py lock     uncontended lock+unlock: bare vs under `latprof run`,
-                        interleaved, 5 rounds, medians (target <= 1.10x)
+                        interleaved, 5 rounds (target <= 1.10x)
   run_bench.py block    blocking-call hooks: 64-byte pipe write()+read() (under
                         the threshold) and nanosleep(0) (recorded), bare vs
                         under `latprof run`, interleaved (targets <= 1.10x)
+                        Ratios of both: the median over the rounds of the
+                        best batch under latprof / the best batch bare (the
+                        means are printed too)
   run_bench.py import   `latprof import` of 1M synthetic lock waits written
                         through the recording core (targets >= 2M records/s
                         on one core, <= 64 DB bytes per lock wait), beside
@@ -62,50 +65,62 @@ def bench_lock():
 
 
 def interleaved(args):
-    """ns_per_op of `args` bare and under `latprof run`, ROUNDS rounds
-    alternating, so load on the machine hits both alike."""
+    """ns_per_op and best_ns_per_op of `args` bare and under `latprof run`,
+    ROUNDS rounds alternating, so load on the machine hits both alike:
+    (bare means, latprof means, bare best batches, latprof best batches,
+    latprof's direct_best_ns_per_op where the program prints one)."""
     d = tempfile.mkdtemp(prefix="lpbench-")
-    bare, traced = [], []
-    for r in range(ROUNDS):
-        bare.append(float(kv(run(args).stdout)["ns_per_op"]))
-        p = run([LATPROF, "run", "--force", "-o", os.path.join(d, "bench.db"), "--", *args])
-        traced.append(float(kv(p.stdout)["ns_per_op"]))
-    shutil.rmtree(d, ignore_errors=True)
-    return bare, traced
-
-
-def bench_lock_mode(mode, title):
-    iters = os.environ.get("LP_BENCH_LOCK_ITERS", "20000000")
-    d = tempfile.mkdtemp(prefix="lpbench-")
-    exe = os.path.join(BENCH, "bench_lock")
-    args = [exe, iters] + ([mode] if mode != "st" else [])
-    bare, traced, bare_best, traced_best = [], [], [], []
+    bare, traced, bare_best, traced_best, direct = [], [], [], [], []
     for r in range(ROUNDS):
         o = kv(run(args).stdout)
         bare.append(float(o["ns_per_op"]))
         bare_best.append(float(o["best_ns_per_op"]))
-        db = os.path.join(d, "lock.db")
-        o = kv(run([LATPROF, "run", "--force", "-o", db, "--", *args]).stdout)
+        o = kv(run([LATPROF, "run", "--force", "-o", os.path.join(d, "bench.db"), "--",
+                    *args]).stdout)
         traced.append(float(o["ns_per_op"]))
         traced_best.append(float(o["best_ns_per_op"]))
+        if "direct_best_ns_per_op" in o:
+            direct.append(float(o["direct_best_ns_per_op"]))
     shutil.rmtree(d, ignore_errors=True)
+    return bare, traced, bare_best, traced_best, direct
+
+
+def print_interleaved(what, iters, runs, fmt, target, ref=""):
+    """The means, then the ratio: the median over the interleaved pairs of
+    latprof's best batch / bare's best batch. The fastest batch of each run
+    is the code's own cost; the mean carries whatever else the machine ran.
+    Pairs are interleaved, so their ratios share the load of the moment."""
+    bare, traced, bare_best, traced_best, direct = runs
     b, t = statistics.median(bare), statistics.median(traced)
-    what = "pthread_spin_lock+unlock" if mode == "spin" else "pthread_mutex_lock+unlock"
-    print(f"=== bench: uncontended {what}, {title} ===")
+    print(f"=== bench: {what} ===")
     print(f"iterations per run   {iters}, {ROUNDS} rounds interleaved")
-    print(f"bare                 {b:8.2f} ns/op  (rounds: {', '.join(f'{x:.2f}' for x in bare)})")
-    print(f"latprof run          {t:8.2f} ns/op  (rounds: {', '.join(f'{x:.2f}' for x in traced)})")
+    print(f"bare                 {b:8.2f} ns/op  (rounds: {', '.join(fmt(x) for x in bare)})")
+    print(f"latprof run          {t:8.2f} ns/op  (rounds: {', '.join(fmt(x) for x in traced)})")
     print(f"ratio of means       {t / b:8.3f}x")
-    # The fastest batch of each run is the code's own cost; the mean carries
-    # whatever else the machine ran. Pairs are interleaved, so their ratios
-    # share the load of the moment.
     pairs = [x / y for x, y in zip(traced_best, bare_best)]
     print(f"best batch           bare {statistics.median(bare_best):.2f} ns/op, latprof "
           f"{statistics.median(traced_best):.2f} ns/op (pair ratios: "
-          f"{', '.join(f'{x:.2f}' for x in pairs)})")
+          f"{', '.join(f'{x:.3f}' for x in pairs)})")
     print(f"ratio                {statistics.median(pairs):8.3f}x   (median of pairs' best "
-          f"batches; target <= 1.10x; LTTng-UST ~23x, uftrace ~42x)")
+          f"batches; target <= {target:.2f}x{ref})")
+    if direct:
+        # In one process, batches through the hooks against batches calling
+        # libc's own functions: the hooks' cost free of the machine's drift.
+        added = [x - y for x, y in zip(traced_best, direct)]
+        ratios = [x / y for x, y in zip(traced_best, direct)]
+        print(f"hooks in-process     +{statistics.median(added):.1f} ns/op, "
+              f"{statistics.median(ratios):.3f}x (under latprof, best batch through the hooks "
+              f"against best batch calling libc directly, interleaved in one process: "
+              f"{', '.join(f'{x:+.0f}' for x in added)})")
     print("=== end ===")
+
+
+def bench_lock_mode(mode, title):
+    iters = os.environ.get("LP_BENCH_LOCK_ITERS", "20000000")
+    args = [os.path.join(BENCH, "bench_lock"), iters] + ([mode] if mode != "st" else [])
+    what = "pthread_spin_lock+unlock" if mode == "spin" else "pthread_mutex_lock+unlock"
+    print_interleaved(f"uncontended {what}, {title}", iters, interleaved(args),
+                      lambda x: f"{x:.2f}", 1.10, "; LTTng-UST ~23x, uftrace ~42x")
 
 
 def bench_block():
@@ -114,14 +129,8 @@ def bench_block():
              "64-byte write()+read() on a pipe (under the threshold: no record)"),
             ("nanosleep", os.environ.get("LP_BENCH_SLEEP_ITERS", "20000"),
              "nanosleep(0) (over the threshold: each call recorded)")):
-        bare, traced = interleaved([os.path.join(BENCH, "bench_block"), mode, iters])
-        b, t = statistics.median(bare), statistics.median(traced)
-        print(f"=== bench: {what} ===")
-        print(f"iterations per run   {iters}, {ROUNDS} rounds interleaved")
-        print(f"bare                 {b:10.2f} ns/op  (rounds: {', '.join(f'{x:.0f}' for x in bare)})")
-        print(f"latprof run          {t:10.2f} ns/op  (rounds: {', '.join(f'{x:.0f}' for x in traced)})")
-        print(f"ratio                {t / b:10.3f}x   (target <= 1.10x)")
-        print("=== end ===")
+        runs = interleaved([os.path.join(BENCH, "bench_block"), mode, iters])
+        print_interleaved(what, iters, runs, lambda x: f"{x:.0f}", 1.10)
 
 
 def bench_import():

@@ -11,6 +11,11 @@
  *           fails sets it (threshold 0 records every call)
  *   fork    the child reads a pipe a helper writes late: its own log has it
  *   cancel  a thread cancelled inside read() ends; later calls still record
+ *   clock FILE  sleeps of 3 ms, 10 x 2 ms and 100 ms, each between two
+ *           CLOCK_MONOTONIC reads of its own written to FILE ("before
+ *           after" ns), with pipe calls under the threshold between them:
+ *           the hooks' clock (TSC ticks after the first 2 ms) must place
+ *           each recorded sleep inside its bracket, on the core's clock
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -272,6 +277,42 @@ static void mode_cancel(void)
 	run(t_sleeps, NULL); /* recorded afterwards as before */
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One sleep of `us`, bracketed by our own clock reads, written to f. */
+static void bracketed_sleep(FILE *f, long us)
+{
+	struct timespec ts = {us / 1000000, us % 1000000 * 1000};
+	uint64_t before = mono_ns();
+	EXPECT(nanosleep(&ts, NULL) == 0);
+	uint64_t after = mono_ns();
+	fprintf(f, "%llu %llu\n", (unsigned long long)before, (unsigned long long)after);
+}
+
+static void mode_clock(const char *file)
+{
+	FILE *f = fopen(file, "w");
+	int p[2];
+	char c = 1;
+	EXPECT(f && pipe(p) == 0);
+	if (!f)
+		return;
+	name("clock");
+	bracketed_sleep(f, 3000); /* the hooks calibrate the TSC past 2 ms */
+	for (int i = 0; i < 10; i++) {
+		for (int k = 0; k < 100; k++) /* short calls: timed, not recorded */
+			EXPECT(write(p[1], &c, 1) == 1 && read(p[0], &c, 1) == 1);
+		bracketed_sleep(f, 2000);
+	}
+	bracketed_sleep(f, 100000);
+	fclose(f);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -283,7 +324,11 @@ int main(int argc, char **argv)
 		mode_fork();
 	else if (!strcmp(mode, "cancel"))
 		mode_cancel();
+	else if (!strcmp(mode, "clock") && argc > 2)
+		mode_clock(argv[2]);
 	else
-		return fprintf(stderr, "usage: lp_blockprog calls [FILE]|errno|fork|cancel\n"), 2;
+		return fprintf(stderr,
+			       "usage: lp_blockprog calls [FILE]|errno|fork|cancel|clock FILE\n"),
+		       2;
 	return fails ? 1 : 0;
 }

@@ -93,3 +93,40 @@ rs = rows(cancel)
 check(not [r for r in rs if r["thread"] == "cancelled"], "the cancelled read is not recorded")
 check(len([r for r in rs if r["thread"] == "sleeps"]) == 3,
       "after a cancellation inside a hook, later calls are recorded")
+
+# The hooks' clock (preload/lp_blk_clock.c: TSC ticks where the TSC is
+# invariant and the kernel's clocksource, else CLOCK_MONOTONIC, forced by
+# LATPROF_BLOCK_CLOCK=monotonic): each recorded sleep lies inside the
+# program's own CLOCK_MONOTONIC bracket of it and lasts at least what it
+# asked for, to 1 us + 1e-4 of its length (the precision the clock states).
+cpu = open("/proc/cpuinfo").read().split()
+with open("/sys/devices/system/clocksource/clocksource0/current_clocksource") as f:
+    tsc = "constant_tsc" in cpu and "nonstop_tsc" in cpu and f.read().strip() == "tsc"
+print(f"block_hooks: invariant TSC as clocksource: {tsc} (the default clock "
+      f"{'times calls in TSC ticks' if tsc else 'is CLOCK_MONOTONIC'})")
+ASKED = [3_000_000] + [2_000_000] * 10 + [100_000_000]
+for clock in ("default", "monotonic"):
+    out, path = f"{d}/clock-{clock}.txt", f"{d}/clock-{clock}.db"
+    record(path, PROG, "clock", out,
+           env={"LATPROF_BLOCK_CLOCK": clock} if clock == "monotonic" else None)
+    with open(out) as f:
+        brackets = [tuple(map(int, ln.split())) for ln in f]
+    recs = db(path).execute(
+        "SELECT b.start_ns AS start, b.dur_ns AS dur FROM blocking_calls b JOIN threads t ON "
+        "t.id = b.thread_id WHERE t.name = 'clock' AND b.call = 'nanosleep'").fetchall()
+    check(len(brackets) == len(ASKED) and len(recs) == len(ASKED),
+          f"{clock} clock: {len(ASKED)} sleeps bracketed and recorded ({len(brackets)}, "
+          f"{len(recs)})")
+    worst = 0
+    for (before, after), asked in zip(brackets, ASKED):
+        tol = 1000 + (after - before) // 10000
+        inside = [r for r in recs if r["start"] >= before - tol and
+                  r["start"] + r["dur"] <= after + tol and r["dur"] >= asked - tol]
+        check(len(inside) == 1, f"{clock} clock: the {asked / 1e6:g} ms sleep in "
+              f"[{before}, {after}] is recorded inside it, >= {asked} ns, to {tol} ns "
+              f"({[dict(r) for r in recs if r['start'] < after and r['start'] + r['dur'] > before]})")
+        if inside:
+            r = inside[0]
+            worst = max(worst, before - r["start"], r["start"] + r["dur"] - after, asked - r["dur"])
+    print(f"block_hooks: {clock} clock: {len(recs)} sleeps inside their brackets; the worst "
+          f"excursion past a bracket or under the asked time: {worst} ns")

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Timing blocking calls with the TSC. A hooked call that does not block
+ * costs its two clock reads and little else, so the clock is most of the
+ * hooks' cost: clock_gettime(CLOCK_MONOTONIC) through the vDSO costs about
+ * 35 ns on the VMs we measured (a fenced TSC read under a sequence lock,
+ * then scaling), a bare RDTSC about 20 ns. Where the TSC is invariant
+ * (constant rate, running in every C-state: CPUID 0x80000007 EDX bit 8) and
+ * the kernel keeps time with it (clocksource "tsc": it found the CPUs' TSCs
+ * synchronized), a call is timed in ticks. Only a call found over the
+ * threshold reads CLOCK_MONOTONIC, to place its end on the core's clock;
+ * its start is that end less its duration.
+ *
+ * Ticks become ns at a rate measured against CLOCK_MONOTONIC, without
+ * making any process wait for it (a short process would pay that wait for
+ * nothing): the constructor takes one (tsc, ns) point, and the first call
+ * flagged LP_BLK_CAL_NS later takes a second and switches the hooks to
+ * ticks. Until then they read CLOCK_MONOTONIC, as they do for good without
+ * an invariant TSC, off x86-64, or with LATPROF_BLOCK_CLOCK=monotonic.
+ * Every recorded call takes a point too, and re-estimates the rate over the
+ * whole run once the run has grown LP_BLK_REFINE times since the last
+ * estimate, so the rate only gets better.
+ *
+ * Precision: a point is an lp_now() between two RDTSCs, placed at their
+ * midpoint; a rate is only taken from points whose two brackets add up to
+ * at most 1/LP_BLK_CAL_Q of the ticks between them: their half-widths, all
+ * the error there is, are then at most 1e-4 of the span. A recorded
+ * duration errs by at most 1e-4 of itself (0.2 us of a 2 ms sleep, less as
+ * the run goes on), plus any change in NTP's slewing of CLOCK_MONOTONIC
+ * since the rate was measured; its end by half its point's bracket (some
+ * 30 ns).
+ */
+#define _GNU_SOURCE
+#include "lp_blk_clock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#include "lp_preload.h"
+
+#define LP_BLK_CAL_NS 2000000ull /* first calibration after 2 ms */
+#define LP_BLK_CAL_Q 5000u	 /* brackets <= 1/5000 of the span: rate error <= 1e-4 */
+#define LP_BLK_REFINE 16u
+
+struct lp_blk_clk lp_blk_clk = {0, 10000u, UINT64_MAX, UINT64_MAX};
+
+/* One (tsc, ns) point: tsc is the midpoint of the RDTSCs around lp_now(),
+ * w their distance in ticks. */
+struct lp_blk_pt {
+	uint64_t tsc, ns, w;
+};
+
+static struct lp_blk_pt lp_blk_pt0; /* the constructor's, fixed */
+static uint64_t lp_blk_mult;	    /* ns per tick << 32 */
+static uint64_t lp_blk_span;	    /* ticks from pt0 the rate was measured over */
+static int lp_blk_cal_busy;	    /* a thread is calibrating */
+
+static void lp_blk_pt_take(struct lp_blk_pt *p)
+{
+#if defined(__x86_64__)
+	uint64_t a = __rdtsc();
+	uint64_t ns = lp_now();
+	uint64_t b = __rdtsc();
+	p->tsc = a + (b - a) / 2;
+	p->ns = ns;
+	p->w = b - a;
+#else
+	memset(p, 0, sizeof(*p));
+#endif
+}
+
+static uint64_t lp_blk_ticks_ns(uint64_t ticks)
+{
+	uint64_t m = __atomic_load_n(&lp_blk_mult, __ATOMIC_RELAXED);
+	return (uint64_t)(((unsigned __int128)ticks * m) >> 32);
+}
+
+/* The rate from pt0 to p, when p is far enough and both brackets narrow
+ * enough; 1 when it was taken. */
+static int lp_blk_rate_from(const struct lp_blk_pt *p)
+{
+	uint64_t span = p->tsc - lp_blk_pt0.tsc;
+	if ((int64_t)span <= 0 || p->ns <= lp_blk_pt0.ns ||
+	    (unsigned __int128)(lp_blk_pt0.w + p->w) * LP_BLK_CAL_Q > span)
+		return 0;
+	uint64_t mult = (uint64_t)(((unsigned __int128)(p->ns - lp_blk_pt0.ns) << 32) / span);
+	if (!mult)
+		return 0;
+	unsigned __int128 thr = ((unsigned __int128)lp_blk_clk.thr_ns << 32) / mult;
+	__atomic_store_n(&lp_blk_mult, mult, __ATOMIC_RELAXED);
+	__atomic_store_n(&lp_blk_span, span, __ATOMIC_RELAXED);
+	__atomic_store_n(&lp_blk_clk.thr_ticks, thr > UINT64_MAX ? UINT64_MAX : (uint64_t)thr,
+			 __ATOMIC_RELAXED);
+	return 1;
+}
+
+#if defined(__x86_64__)
+/* The clocksource file holds "tsc\n" when the kernel keeps time with it. */
+static int lp_blk_tsc_is_clocksource(void)
+{
+	char buf[16] = {0};
+	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+		      O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1); /* the caller holds the guard */
+	close(fd);
+	return n > 0 && !strncmp(buf, "tsc\n", 4);
+}
+
+static int lp_blk_tsc_usable(void)
+{
+	unsigned a, b, c, d;
+	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
+		return 0;
+	return lp_blk_tsc_is_clocksource();
+}
+#else
+static int lp_blk_tsc_usable(void)
+{
+	return 0;
+}
+#endif
+
+/* Once, by the first thread past cal_at: switch to ticks, or retry
+ * LP_BLK_CAL_NS later when a bracket was too wide (preempted inside it). */
+static void lp_blk_calibrate(uint64_t now)
+{
+	static int usable = -1;
+	if (__atomic_exchange_n(&lp_blk_cal_busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	uint64_t next = UINT64_MAX;
+	if (usable < 0)
+		usable = lp_blk_tsc_usable();
+	if (usable) {
+		struct lp_blk_pt p;
+		lp_blk_pt_take(&p);
+		if (lp_blk_rate_from(&p))
+			__atomic_store_n(&lp_blk_clk.tsc, 1, __ATOMIC_RELEASE);
+		else
+			next = now + LP_BLK_CAL_NS;
+	}
+	__atomic_store_n(&lp_blk_clk.cal_at, next, __ATOMIC_RELAXED);
+	__atomic_store_n(&lp_blk_cal_busy, 0, __ATOMIC_RELEASE);
+}
+
+void lp_blk_clk_after_fork_child(void)
+{
+	/* forked while another thread calibrated: that thread is not here to
+	 * finish, and every call past cal_at would try again in vain */
+	__atomic_store_n(&lp_blk_cal_busy, 0, __ATOMIC_RELAXED);
+}
+
+void lp_blk_clk_init(uint64_t thr_ns, int tsc_ok)
+{
+	lp_blk_clk.thr_ns = thr_ns;
+#if defined(__x86_64__)
+	if (thr_ns == UINT64_MAX || !tsc_ok)
+		return;
+	lp_blk_pt_take(&lp_blk_pt0);
+	struct lp_blk_pt p; /* the narrower of two brackets: one may be preempted */
+	lp_blk_pt_take(&p);
+	if (p.w < lp_blk_pt0.w)
+		lp_blk_pt0 = p;
+	lp_blk_clk.cal_at = lp_blk_pt0.ns + LP_BLK_CAL_NS;
+#endif
+}
+
+int lp_blk_clk_span(int tsc, uint64_t t0, uint64_t t1, uint64_t *start, uint64_t *end)
+{
+	uint64_t thr = __atomic_load_n(&lp_blk_clk.thr_ns, __ATOMIC_RELAXED);
+	if (!tsc) {
+		if (t1 >= __atomic_load_n(&lp_blk_clk.cal_at, __ATOMIC_RELAXED)) {
+			int saved = errno;
+			lp_blk_calibrate(t1);
+			errno = saved;
+		}
+		*start = t0;
+		*end = t1;
+		return t1 - t0 >= thr;
+	}
+	/* Read on two CPUs whose TSCs disagree (which clocksource "tsc" rules
+	 * out, but the kernel may find so later): no duration to record. */
+	if ((int64_t)(t1 - t0) < 0)
+		return 0;
+	struct lp_blk_pt p;
+	lp_blk_pt_take(&p);
+	if (p.tsc - lp_blk_pt0.tsc >=
+	    LP_BLK_REFINE * __atomic_load_n(&lp_blk_span, __ATOMIC_RELAXED))
+		lp_blk_rate_from(&p);
+	uint64_t since = (int64_t)(p.tsc - t1) > 0 ? p.tsc - t1 : 0;
+	uint64_t dur = lp_blk_ticks_ns(t1 - t0);
+	*end = p.ns - lp_blk_ticks_ns(since);
+	*start = *end - dur;
+	return dur >= thr;
+}
