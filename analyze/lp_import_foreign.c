@@ -578,7 +578,6 @@ static int fx_nest(struct lp_fx *fx)
 /* syncType does not follow the API that waited (cudaStreamSynchronize reads
  * "stream wait" in some nsys versions): the call's name decides when known. */
 static const char lp_sync_by_name[] =
-    "CREATE INDEX lp_tmp_api_corr ON cuda_api(process_id, correlation_id);"
     "CREATE TEMP TABLE lp_sync_api AS SELECT y.id, CASE"
     " WHEN s.value GLOB 'cu*StreamSynchronize*' THEN 'stream_synchronize'"
     " WHEN s.value GLOB 'cu*EventSynchronize*' THEN 'event_synchronize'"
@@ -625,17 +624,23 @@ static int fx_bounds(struct lp_fx *fx)
 	return rc;
 }
 
+/* The CUDA source's indexes (analyze/lp_import_cuda.c, IF NOT EXISTS there):
+ * built here, once, for the passes below that look calls up by correlation
+ * id; the import's own index step then finds them made. */
+extern const struct lp_import_source lp_src_cuda;
+
 int lp_fx_finish(struct lp_fx *fx)
 {
 	int rc = fx_nest(fx);
 	rc = rc ? rc : fx_bounds(fx);
+	rc = rc ? rc : fx_exec(fx, lp_src_cuda.indexes);
 	rc = rc ? rc : fx_exec(fx, lp_sync_by_name);
 	if (rc == 0)
 		fx->syncs_by_name =
 		    lp_db_int(fx->imp->db, "SELECT count(*) FROM temp.lp_sync_api", 0);
 	if (rc == 0)
 		fx->unattributed = lp_db_int(fx->imp->db, lp_unattributed_sql, 0);
-	rc = rc ? rc : fx_exec(fx, "DROP INDEX lp_tmp_api_corr; DROP TABLE temp.lp_sync_api");
+	rc = rc ? rc : fx_exec(fx, "DROP TABLE temp.lp_sync_api");
 	/* A capture of a real service has 10^4 API calls and 10^3 copies: the
 	 * breakdown's sync-wait lookups (analyze/lp_cuda.c) need these to stay
 	 * linear (docs/schema.md, "Imported captures"). */
@@ -644,14 +649,17 @@ int lp_fx_finish(struct lp_fx *fx)
 			      "correlation_id); CREATE INDEX import_memcpys_sync ON "
 			      "memcpys(process_id, coalesce(runtime_correlation_id, "
 			      "correlation_id)) WHERE async = 0;");
+	/* Which processes have rows: one index probe per process and table,
+	 * where a UNION of the tables' process ids read every row. */
 	return rc ? rc
 		  : fx_exec(fx, "INSERT INTO cuda_capture(process_id, started, code, message, "
 				"records) SELECT p.id, 1, 0, 'imported', (SELECT count(*) FROM "
 				"cuda_api a WHERE a.process_id = p.id) FROM processes p WHERE "
-				"p.id IN (SELECT process_id FROM cuda_api UNION SELECT "
-				"process_id FROM kernels UNION SELECT process_id FROM memcpys "
-				"UNION SELECT process_id FROM memsets UNION SELECT process_id "
-				"FROM syncs)");
+				"EXISTS (SELECT 1 FROM cuda_api WHERE process_id = p.id) OR EXISTS "
+				"(SELECT 1 FROM kernels WHERE process_id = p.id) OR EXISTS (SELECT "
+				"1 FROM memcpys WHERE process_id = p.id) OR EXISTS (SELECT 1 FROM "
+				"memsets WHERE process_id = p.id) OR EXISTS (SELECT 1 FROM syncs "
+				"WHERE process_id = p.id)");
 }
 
 static int fx_meta_text(struct lp_fx *fx, const char *key, const char *v)

@@ -768,9 +768,10 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	if (rc == 0 && !lp_db_has_table(n->src, "CUDA_GPU_MEMORY_USAGE_EVENTS"))
 		n->unsized_allocs = lp_db_int(
 		    imp->db,
-		    "SELECT count(*) FROM cuda_api a JOIN strings s ON s.id = a.name_id WHERE "
-		    "s.value GLOB 'cudaMalloc*' OR s.value GLOB 'cudaFree*' OR s.value GLOB "
-		    "'cuMemAlloc*' OR s.value GLOB 'cuMemFree*'",
+		    /* the few names first, then one pass over the calls */
+		    "SELECT count(*) FROM cuda_api WHERE name_id IN (SELECT id FROM strings "
+		    "WHERE value GLOB 'cudaMalloc*' OR value GLOB 'cudaFree*' OR value GLOB "
+		    "'cuMemAlloc*' OR value GLOB 'cuMemFree*')",
 		    0);
 	rc = rc ? rc : LP_EACH("TARGET_INFO_GPU", lp_gpu_cols, NULL, nsys_gpu_row);
 	/* No TARGET_INFO_GPU (cut or older exports): the devices the work ran
