@@ -96,8 +96,10 @@ struct kineto {
 
 static enum lp_kcat kineto_cat(const char *cat)
 {
-	for (size_t i = 0; cat && i < sizeof(lp_kcats) / sizeof(lp_kcats[0]); i++)
-		if (!strcasecmp(cat, lp_kcats[i].cat))
+	/* every event asks: the first letter rules out most names */
+	int c0 = cat ? tolower((unsigned char)cat[0]) : 0;
+	for (size_t i = 0; c0 && i < sizeof(lp_kcats) / sizeof(lp_kcats[0]); i++)
+		if (lp_kcats[i].cat[0] == c0 && !strcasecmp(cat, lp_kcats[i].cat))
 			return lp_kcats[i].k;
 	return LP_K_OTHER;
 }
@@ -115,7 +117,7 @@ static int kid(const struct lp_jobj *o, const char *path, int64_t *v)
 	const struct lp_jfield *f = lp_jobj_get(o, path);
 	if (!f || f->type != LP_JNUM)
 		return 0;
-	*v = lp_jobj_int(o, path, 0);
+	*v = lp_jfield_int(f, 0);
 	return 1;
 }
 
@@ -369,7 +371,7 @@ static int kevent(struct kineto *k, const struct lp_jobj *o)
 		return 0;
 	}
 	struct lp_fx_op op;
-	const char *sync = kstr(o, "args.cuda_sync_kind");
+	const char *sync;
 	switch (c) {
 	case LP_K_KERNEL:
 	case LP_K_MEMCPY:
@@ -384,6 +386,7 @@ static int kevent(struct kineto *k, const struct lp_jobj *o)
 			return kmemcpy(k, o, &op);
 		if (c == LP_K_MEMSET)
 			return kmemset(k, o, &op);
+		sync = kstr(o, "args.cuda_sync_kind");
 		return lp_fx_sync(&k->fx, &op, ksync_type(sync ? sync : kstr(o, "name")),
 				  lp_jobj_int(o, "args.event", -1));
 	case LP_K_RUNTIME:

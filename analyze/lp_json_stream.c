@@ -26,24 +26,33 @@
 
 /* ---- flattened objects ---------------------------------------------------------- */
 
+/* FNV-1a of a lowercased path, one byte at a time as it is written. */
+#define LP_JHASH_SEED 2166136261u
+static uint32_t jhash_byte(uint32_t h, char c)
+{
+	return (h ^ (unsigned char)c) * 16777619u;
+}
+
 const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path)
 {
-	/* Paths are stored lowercased (jstore): lowercase the query once and
-	 * compare bytes, not case-folded strings, for every field. */
+	/* Paths are stored lowercased with their hash (jstore): lowercase and
+	 * hash the query once, then compare hashes, not strings, per field. */
 	char q[160];
 	size_t n = 0;
-	for (; path[n] && n < sizeof(q) - 1; n++)
+	uint32_t h = LP_JHASH_SEED;
+	for (; path[n] && n < sizeof(q) - 1; n++) {
 		q[n] = (char)tolower((unsigned char)path[n]);
+		h = jhash_byte(h, q[n]);
+	}
 	q[n] = 0;
 	for (int i = 0; i < o->n; i++)
-		if (o->f[i].path[0] == q[0] && !strcmp(o->f[i].path, q))
+		if (o->f[i].hash == h && !strcmp(o->f[i].path, q))
 			return &o->f[i];
 	return NULL;
 }
 
-int64_t lp_jobj_int(const struct lp_jobj *o, const char *path, int64_t dflt)
+int64_t lp_jfield_int(const struct lp_jfield *f, int64_t dflt)
 {
-	const struct lp_jfield *f = lp_jobj_get(o, path);
 	if (!f || (f->type != LP_JNUM && f->type != LP_JSTR) || !f->val[0])
 		return dflt;
 	char *end;
@@ -56,6 +65,11 @@ int64_t lp_jobj_int(const struct lp_jobj *o, const char *path, int64_t dflt)
 		return d > -9.2e18 && d < 9.2e18 ? (int64_t)d : dflt;
 	}
 	return (int64_t)v;
+}
+
+int64_t lp_jobj_int(const struct lp_jobj *o, const char *path, int64_t dflt)
+{
+	return lp_jfield_int(lp_jobj_get(o, path), dflt);
 }
 
 int lp_json_us_to_ns(const char *s, int64_t *ns)
@@ -103,6 +117,7 @@ int lp_json_us_to_ns(const char *s, int64_t *ns)
 struct jlevel {
 	int is_array;
 	long index;   /* arrays: next element's index */
+	size_t klen;  /* strlen(key) */
 	char key[64]; /* maps: the key whose value comes next */
 };
 
@@ -139,7 +154,7 @@ static int jpath(struct jparse *p, char *buf, size_t len)
 			buf[off++] = (char)('0' + l->index);
 			buf[off++] = ']';
 		} else {
-			size_t k = strlen(l->key);
+			size_t k = l->klen;
 			if (off + k + 2 > len)
 				return 0;
 			if (off)
@@ -175,13 +190,17 @@ static void jstore(struct jparse *p, enum lp_jtype type, const char *v, size_t l
 		o->truncated = 1;
 		return;
 	}
-	for (char *c = path; *c; c++)
+	uint32_t h = LP_JHASH_SEED;
+	size_t plen = 0;
+	for (char *c = path; *c; c++, plen++) {
 		*c = (char)tolower((unsigned char)*c);
-	const char *ps = jarena(o, path, strlen(path));
+		h = jhash_byte(h, *c);
+	}
+	const char *ps = jarena(o, path, plen);
 	const char *vs = ps ? jarena(o, v, len) : NULL;
 	if (!vs)
 		return;
-	o->f[o->n++] = (struct lp_jfield){ps, vs, type};
+	o->f[o->n++] = (struct lp_jfield){ps, vs, type, h};
 }
 
 /* After a value: arrays count it. */
@@ -234,6 +253,7 @@ static int jkey(void *ctx, const unsigned char *k, size_t len)
 		size_t n = len < sizeof(l->key) - 1 ? len : sizeof(l->key) - 1;
 		memcpy(l->key, k, n);
 		l->key[n] = 0;
+		l->klen = n;
 	}
 	return 1;
 }
