@@ -64,23 +64,23 @@ int lp_fx_begin(struct lp_fx *fx, struct lp_import *imp)
 	    {&fx->ins_kernel,
 	     "INSERT INTO kernels(" LP_COMMON ", name_id, mangled_id, grid_x, grid_y, grid_z, "
 	     "block_x, block_y, block_z, static_smem, dynamic_smem, registers, graph_id) VALUES "
-	     "(?,?,?,?,?,?,?,nullif(?8,0),nullif(?9,0),?,?,?,?,?,?,?,?,?,?)"},
+	     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_memcpy, "INSERT INTO memcpys(" LP_COMMON ", bytes, copy_kind, src_kind, "
 			      "dst_kind, async) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_memset, "INSERT INTO memsets(" LP_COMMON ", bytes, value, memory_kind, "
 			      "async) VALUES (?,?,?,?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_sync,
 	     "INSERT INTO syncs(process_id, type, context, stream, event, "
-	     "correlation_id, start_ns, end_ns) VALUES (?,?,?,?,nullif(?5,-1),?,?,?)"},
+	     "correlation_id, start_ns, end_ns) VALUES (?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_api, "INSERT INTO cuda_api(process_id, thread_id, domain, cbid, name_id, "
 			   "correlation_id, start_ns, end_ns, return_value) VALUES "
-			   "(?,?,?,?,nullif(?5,0),?,?,?,?)"},
+			   "(?,?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_range,
 	     "INSERT INTO ranges(process_id, domain_id, name_id, category, start_ns, end_ns, "
 	     "start_thread_id, end_thread_id, payload, color, flags) VALUES "
-	     "(?,?,nullif(?3,0),?,?,?,?,nullif(?8,0),nullif(?9,-1),nullif(?10,-1),?)"},
+	     "(?,?,?,?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_mark, "INSERT INTO marks(process_id, domain_id, name_id, category, ts_ns, "
-			    "thread_id) VALUES (?,?,nullif(?3,0),?,?,?)"},
+			    "thread_id) VALUES (?,?,?,?,?,?)"},
 	    {&fx->ins_domain, "INSERT INTO domains(process_id, name) VALUES (?,?)"},
 	    {&fx->ins_dev,
 	     "INSERT INTO gpu_devices(process_id, device, name, sm_count, cc_major, cc_minor, "
@@ -122,6 +122,7 @@ void lp_fx_end(struct lp_fx *fx)
 	lp_map_free(&fx->threads);
 	lp_map_free(&fx->domains);
 	lp_map_free(&fx->locks);
+	lp_map_free(&fx->api_keys);
 	free(fx->lo);
 	free(fx->hi);
 }
@@ -226,6 +227,36 @@ void lp_fx_seen(struct lp_fx *fx, int64_t proc, int64_t start, int64_t end)
 
 /* ---- rows -------------------------------------------------------------------- */
 
+/* NULL for a column's "none" value, bound from C: a nullif() in the
+ * INSERT was a SQL function call per row. */
+static void fx_bind_opt(sqlite3_stmt *st, int i, int64_t v, int64_t none)
+{
+	if (v == none)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, v);
+}
+
+/* (process, correlation id) as one map key; 0 when it does not fit. */
+static uint64_t fx_api_key(int64_t proc, int64_t corr)
+{
+	if (proc <= 0 || proc >= 1 << 16 || corr < 0 || corr >= 1LL << 47)
+		return 0;
+	return ((uint64_t)proc << 47 | (uint64_t)corr) + 1;
+}
+
+/* GPU work: is its launching call in the capture (count_unattributed)? */
+static void fx_attribute(struct lp_fx *fx, const struct lp_fx_op *o)
+{
+	uint64_t key = fx_api_key(o->proc, o->corr), v;
+	if (!fx->count_unattributed)
+		return;
+	if (!key)
+		fx->count_unattributed = 0; /* lp_fx_finish counts by SQL */
+	else if (!lp_map_get(&fx->api_keys, key, &v))
+		fx->unattributed++;
+}
+
 static void fx_bind_op(struct lp_fx *fx, sqlite3_stmt *st, const struct lp_fx_op *o)
 {
 	int64_t end = o->end >= o->start ? o->end : o->start;
@@ -244,9 +275,10 @@ int lp_fx_kernel(struct lp_fx *fx, const struct lp_fx_op *o, int64_t name_id, in
 		 int64_t dyn_smem, int64_t regs, int64_t graph_id)
 {
 	sqlite3_stmt *st = fx->ins_kernel;
+	fx_attribute(fx, o);
 	fx_bind_op(fx, st, o);
-	sqlite3_bind_int64(st, 8, name_id);
-	sqlite3_bind_int64(st, 9, mangled_id);
+	fx_bind_opt(st, 8, name_id, 0);
+	fx_bind_opt(st, 9, mangled_id, 0);
 	for (int i = 0; i < 3; i++) {
 		sqlite3_bind_int64(st, 10 + i, grid[i]);
 		sqlite3_bind_int64(st, 13 + i, block[i]);
@@ -263,6 +295,7 @@ int lp_fx_memcpy(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, cons
 		 const char *src, const char *dst, int async)
 {
 	sqlite3_stmt *st = fx->ins_memcpy;
+	fx_attribute(fx, o);
 	fx_bind_op(fx, st, o);
 	sqlite3_bind_int64(st, 8, bytes);
 	sqlite3_bind_text(st, 9, kind, -1, SQLITE_TRANSIENT);
@@ -277,6 +310,7 @@ int lp_fx_memset(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, int6
 		 const char *mem_kind, int async)
 {
 	sqlite3_stmt *st = fx->ins_memset;
+	fx_attribute(fx, o);
 	fx_bind_op(fx, st, o);
 	sqlite3_bind_int64(st, 8, bytes);
 	sqlite3_bind_int64(st, 9, value);
@@ -294,7 +328,7 @@ int lp_fx_sync(struct lp_fx *fx, const struct lp_fx_op *o, const char *type, int
 	sqlite3_bind_text(st, 2, type, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 3, o->context);
 	sqlite3_bind_int64(st, 4, o->stream);
-	sqlite3_bind_int64(st, 5, event);
+	fx_bind_opt(st, 5, event, -1);
 	sqlite3_bind_int64(st, 6, o->corr);
 	sqlite3_bind_int64(st, 7, o->start);
 	sqlite3_bind_int64(st, 8, end);
@@ -309,11 +343,18 @@ int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain
 	sqlite3_stmt *st = fx->ins_api;
 	if (end < start)
 		end = start;
+	if (fx->count_unattributed) {
+		uint64_t key = fx_api_key(proc, corr);
+		if (!key)
+			fx->count_unattributed = 0;
+		else if (lp_map_put(&fx->api_keys, key, 1))
+			return -ENOMEM;
+	}
 	sqlite3_bind_int64(st, 1, proc);
 	sqlite3_bind_int64(st, 2, thread);
 	sqlite3_bind_text(st, 3, domain, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, cbid);
-	sqlite3_bind_int64(st, 5, name_id);
+	fx_bind_opt(st, 5, name_id, 0);
 	sqlite3_bind_int64(st, 6, corr);
 	sqlite3_bind_int64(st, 7, start);
 	sqlite3_bind_int64(st, 8, end);
@@ -334,14 +375,14 @@ int lp_fx_range(struct lp_fx *fx, int64_t proc, int64_t domain, int64_t name_id,
 		flags |= LP_RANGEF_CROSS_THREAD;
 	sqlite3_bind_int64(st, 1, proc);
 	sqlite3_bind_int64(st, 2, domain);
-	sqlite3_bind_int64(st, 3, name_id);
+	fx_bind_opt(st, 3, name_id, 0);
 	sqlite3_bind_int64(st, 4, category);
 	sqlite3_bind_int64(st, 5, start);
 	sqlite3_bind_int64(st, 6, end);
 	sqlite3_bind_int64(st, 7, thread);
-	sqlite3_bind_int64(st, 8, end_thread ? end_thread : thread);
-	sqlite3_bind_int64(st, 9, payload);
-	sqlite3_bind_int64(st, 10, color);
+	fx_bind_opt(st, 8, end_thread ? end_thread : thread, 0);
+	fx_bind_opt(st, 9, payload, -1);
+	fx_bind_opt(st, 10, color, -1);
 	sqlite3_bind_int(st, 11, (int)flags);
 	lp_fx_seen(fx, proc, start, end);
 	fx->ranges++;
@@ -354,7 +395,7 @@ int lp_fx_mark(struct lp_fx *fx, int64_t proc, int64_t domain, int64_t name_id, 
 	sqlite3_stmt *st = fx->ins_mark;
 	sqlite3_bind_int64(st, 1, proc);
 	sqlite3_bind_int64(st, 2, domain);
-	sqlite3_bind_int64(st, 3, name_id);
+	fx_bind_opt(st, 3, name_id, 0);
 	sqlite3_bind_int64(st, 4, category);
 	sqlite3_bind_int64(st, 5, ts);
 	sqlite3_bind_int64(st, 6, thread);
@@ -638,7 +679,7 @@ int lp_fx_finish(struct lp_fx *fx)
 	if (rc == 0)
 		fx->syncs_by_name =
 		    lp_db_int(fx->imp->db, "SELECT count(*) FROM temp.lp_sync_api", 0);
-	if (rc == 0)
+	if (rc == 0 && !fx->count_unattributed)
 		fx->unattributed = lp_db_int(fx->imp->db, lp_unattributed_sql, 0);
 	rc = rc ? rc : fx_exec(fx, "DROP TABLE temp.lp_sync_api");
 	/* A capture of a real service has 10^4 API calls and 10^3 copies: the

@@ -36,6 +36,12 @@ struct lp_fx {
 	long long kernels, memcpys, memsets, syncs, api, ranges, marks, lock_waits, cond_waits,
 	    allocs, devices, blocking;
 	long long unattributed;	 /* GPU work whose launching call is not in the capture */
+	/* Set by an importer that writes every API call before any GPU work
+	 * (nsys): unattributed is then counted as rows come, through the set of
+	 * (process, correlation id) of the calls, not by a lookup per row at
+	 * the end. Cleared when an id does not fit the set's key. */
+	int count_unattributed;
+	struct lp_map api_keys;
 	long long syncs_by_name; /* syncs whose type the API name corrected */
 	/* what the source is (meta import.*) */
 	const char *source;   /* "nsys", "kineto" */

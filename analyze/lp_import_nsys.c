@@ -736,6 +736,9 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	rc = rc ? rc
 		: LP_EACH("TARGET_INFO_SESSION_START_TIME", session_cols, NULL, nsys_session_row);
 	n->prev_tid = n->prev_corr = -1;
+	/* Calls are read before GPU work (below): lp_fx counts the work without
+	 * its call as it comes. */
+	n->fx.count_unattributed = 1;
 	/* Only exports that list calls twice (eventClass 67 twins, schema 2.9)
 	 * pay for the sort that brings twins together. */
 	int twins = lp_db_has_table(n->src, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
@@ -836,6 +839,9 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 		return rc;
 	}
+	/* No allocator statistics (a global mutex per malloc): only effective
+	 * before SQLite initializes, which opening the export does. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	/* immutable: the export is only read, never locked or journaled. */
 	if (asprintf(&uri, "file:%s?immutable=1", path) < 0)
 		return -ENOMEM;
