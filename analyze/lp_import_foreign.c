@@ -69,9 +69,8 @@ int lp_fx_begin(struct lp_fx *fx, struct lp_import *imp)
 			      "dst_kind, async) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_memset, "INSERT INTO memsets(" LP_COMMON ", bytes, value, memory_kind, "
 			      "async) VALUES (?,?,?,?,?,?,?,?,?,?,?)"},
-	    {&fx->ins_sync,
-	     "INSERT INTO syncs(process_id, type, context, stream, event, "
-	     "correlation_id, start_ns, end_ns) VALUES (?,?,?,?,?,?,?,?)"},
+	    {&fx->ins_sync, "INSERT INTO syncs(process_id, type, context, stream, event, "
+			    "correlation_id, start_ns, end_ns) VALUES (?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_api, "INSERT INTO cuda_api(process_id, thread_id, domain, cbid, name_id, "
 			   "correlation_id, start_ns, end_ns, return_value) VALUES "
 			   "(?,?,?,?,?,?,?,?,?)"},

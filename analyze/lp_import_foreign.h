@@ -35,7 +35,7 @@ struct lp_fx {
 	/* rows written */
 	long long kernels, memcpys, memsets, syncs, api, ranges, marks, lock_waits, cond_waits,
 	    allocs, devices, blocking;
-	long long unattributed;	 /* GPU work whose launching call is not in the capture */
+	long long unattributed; /* GPU work whose launching call is not in the capture */
 	/* Set by an importer that writes every API call before any GPU work
 	 * (nsys): unattributed is then counted as rows come, through the set of
 	 * (process, correlation id) of the calls, not by a lookup per row at
