@@ -51,10 +51,8 @@ const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path)
 	return NULL;
 }
 
-int64_t lp_jfield_int(const struct lp_jfield *f, int64_t dflt)
+static int64_t jint_slow(const struct lp_jfield *f, int64_t dflt)
 {
-	if (!f || (f->type != LP_JNUM && f->type != LP_JSTR) || !f->val[0])
-		return dflt;
 	char *end;
 	errno = 0;
 	long long v = strtoll(f->val, &end, 10);
@@ -65,6 +63,22 @@ int64_t lp_jfield_int(const struct lp_jfield *f, int64_t dflt)
 		return d > -9.2e18 && d < 9.2e18 ? (int64_t)d : dflt;
 	}
 	return (int64_t)v;
+}
+
+int64_t lp_jfield_int(const struct lp_jfield *f, int64_t dflt)
+{
+	if (!f || (f->type != LP_JNUM && f->type != LP_JSTR) || !f->val[0])
+		return dflt;
+	/* The usual value, up to 18 plain digits, read here; anything else
+	 * (signs, spaces, fractions, exponents, overflow) by strtoll/strtod. */
+	const char *p = f->val + (f->val[0] == '-');
+	int64_t v = 0;
+	int nd = 0;
+	for (; *p >= '0' && *p <= '9' && nd < 18; p++, nd++)
+		v = v * 10 + (*p - '0');
+	if (nd && !*p)
+		return f->val[0] == '-' ? -v : v;
+	return jint_slow(f, dflt);
 }
 
 int64_t lp_jobj_int(const struct lp_jobj *o, const char *path, int64_t dflt)
