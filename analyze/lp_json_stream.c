@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #include "lp_json_stream.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
@@ -33,6 +32,13 @@ static uint32_t jhash_byte(uint32_t h, char c)
 	return (h ^ (unsigned char)c) * 16777619u;
 }
 
+/* tolower() of the C locale (latprof never calls setlocale), without a
+ * call to find the locale's table per byte. */
+static char jlower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
 const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path)
 {
 	/* Paths are stored lowercased with their hash (jstore): lowercase and
@@ -41,7 +47,7 @@ const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path)
 	size_t n = 0;
 	uint32_t h = LP_JHASH_SEED;
 	for (; path[n] && n < sizeof(q) - 1; n++) {
-		q[n] = (char)tolower((unsigned char)path[n]);
+		q[n] = jlower(path[n]);
 		h = jhash_byte(h, q[n]);
 	}
 	q[n] = 0;
@@ -207,7 +213,7 @@ static void jstore(struct jparse *p, enum lp_jtype type, const char *v, size_t l
 	uint32_t h = LP_JHASH_SEED;
 	size_t plen = 0;
 	for (char *c = path; *c; c++, plen++) {
-		*c = (char)tolower((unsigned char)*c);
+		*c = jlower(*c);
 		h = jhash_byte(h, *c);
 	}
 	const char *ps = jarena(o, path, plen);
