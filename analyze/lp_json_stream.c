@@ -39,22 +39,32 @@ static char jlower(char c)
 	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 }
 
-const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path)
+void lp_jkey_init(struct lp_jkey *k, const char *path)
 {
-	/* Paths are stored lowercased with their hash (jstore): lowercase and
-	 * hash the query once, then compare hashes, not strings, per field. */
-	char q[160];
 	size_t n = 0;
-	uint32_t h = LP_JHASH_SEED;
-	for (; path[n] && n < sizeof(q) - 1; n++) {
-		q[n] = jlower(path[n]);
-		h = jhash_byte(h, q[n]);
+	k->hash = LP_JHASH_SEED;
+	for (; path[n] && n < sizeof(k->path) - 1; n++) {
+		k->path[n] = jlower(path[n]);
+		k->hash = jhash_byte(k->hash, k->path[n]);
 	}
-	q[n] = 0;
+	k->path[n] = 0;
+}
+
+/* Paths are stored lowercased with their hash (jstore): compare hashes,
+ * not strings, per field. */
+const struct lp_jfield *lp_jobj_find(const struct lp_jobj *o, const struct lp_jkey *k)
+{
 	for (int i = 0; i < o->n; i++)
-		if (o->f[i].hash == h && !strcmp(o->f[i].path, q))
+		if (o->f[i].hash == k->hash && !strcmp(o->f[i].path, k->path))
 			return &o->f[i];
 	return NULL;
+}
+
+const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path)
+{
+	struct lp_jkey k;
+	lp_jkey_init(&k, path);
+	return lp_jobj_find(o, &k);
 }
 
 static int64_t jint_slow(const struct lp_jfield *f, int64_t dflt)
