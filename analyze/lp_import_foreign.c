@@ -256,6 +256,14 @@ static void fx_attribute(struct lp_fx *fx, const struct lp_fx_op *o)
 		fx->unattributed++;
 }
 
+/* Bounds of GPU work not yet owned go to slot 0, moved by lp_fx_adopt. */
+static void fx_seen_op(struct lp_fx *fx, const struct lp_fx_op *o, int64_t end)
+{
+	int64_t proc = o->proc == fx->provisional ? 0 : o->proc;
+	fx->unowned += o->proc == 0;
+	lp_fx_seen(fx, proc, o->start, end);
+}
+
 static void fx_bind_op(struct lp_fx *fx, sqlite3_stmt *st, const struct lp_fx_op *o)
 {
 	int64_t end = o->end >= o->start ? o->end : o->start;
@@ -266,7 +274,7 @@ static void fx_bind_op(struct lp_fx *fx, sqlite3_stmt *st, const struct lp_fx_op
 	sqlite3_bind_int64(st, 5, o->corr);
 	sqlite3_bind_int64(st, 6, o->start);
 	sqlite3_bind_int64(st, 7, end);
-	lp_fx_seen(fx, o->proc, o->start, end);
+	fx_seen_op(fx, o, end);
 }
 
 int lp_fx_kernel(struct lp_fx *fx, const struct lp_fx_op *o, int64_t name_id, int64_t mangled_id,
@@ -331,7 +339,7 @@ int lp_fx_sync(struct lp_fx *fx, const struct lp_fx_op *o, const char *type, int
 	sqlite3_bind_int64(st, 6, o->corr);
 	sqlite3_bind_int64(st, 7, o->start);
 	sqlite3_bind_int64(st, 8, end);
-	lp_fx_seen(fx, o->proc, o->start, end);
+	fx_seen_op(fx, o, end);
 	fx->syncs++;
 	return lp_import_step(fx->imp, st);
 }
@@ -511,11 +519,11 @@ static int fx_exec(struct lp_fx *fx, const char *sql)
 	return lp_db_exec(fx->imp->db, sql, fx->imp->err, fx->imp->errlen);
 }
 
-#define LP_ADOPT_ONE(t) "UPDATE " t " SET process_id = ?1 WHERE process_id = 0"
+#define LP_ADOPT_ONE(t) "UPDATE " t " SET process_id = ?1 WHERE process_id IN (0, ?2)"
 #define LP_ADOPT_BY_CORR(t)                                                                        \
 	"UPDATE " t " SET process_id = coalesce((SELECT a.process_id FROM cuda_api a WHERE "       \
 	"a.correlation_id = " t ".correlation_id AND " t ".correlation_id <> 0 LIMIT 1), ?1) "     \
-	"WHERE process_id = 0"
+	"WHERE process_id IN (0, ?2)"
 
 int lp_fx_adopt(struct lp_fx *fx, int64_t fallback)
 {
@@ -524,15 +532,19 @@ int lp_fx_adopt(struct lp_fx *fx, int64_t fallback)
 	static const char *const corr_sql[] = {
 	    LP_ADOPT_BY_CORR("kernels"), LP_ADOPT_BY_CORR("memcpys"), LP_ADOPT_BY_CORR("memsets"),
 	    LP_ADOPT_BY_CORR("syncs")};
-	/* One host process (the usual trace): no lookup. Else by correlation
-	 * id, through an index that exists only for this. */
+	/* One host process (the usual trace): no lookup, and when the rows
+	 * were written with its id (provisional) and none with 0, nothing to
+	 * rewrite. Else by correlation id, through an index that exists only
+	 * for this. */
 	int one = lp_db_int(fx->imp->db, "SELECT count(*) FROM processes", 0) <= 1;
+	int done = one && fx->provisional == fallback && !fx->unowned;
 	int rc = one ? 0 : fx_exec(fx, "CREATE INDEX lp_tmp_corr ON cuda_api(correlation_id)");
-	for (size_t i = 0; rc == 0 && i < 4; i++) {
+	for (size_t i = 0; rc == 0 && !done && i < 4; i++) {
 		sqlite3_stmt *st = lp_import_prepare(fx->imp, one ? one_sql[i] : corr_sql[i]);
 		if (!st)
 			return -EIO;
 		sqlite3_bind_int64(st, 1, fallback);
+		sqlite3_bind_int64(st, 2, fx->provisional);
 		rc = lp_import_step(fx->imp, st);
 		sqlite3_finalize(st);
 	}

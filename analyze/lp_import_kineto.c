@@ -204,7 +204,9 @@ static int kts(struct kineto *k, const struct lp_jobj *o, int64_t *start, int64_
 static void kop(struct kineto *k, const struct lp_jobj *o, int64_t pid, int64_t tid,
 		struct lp_fx_op *op)
 {
-	op->proc = 0; /* lp_fx_adopt: the process of the launching call */
+	/* lp_fx_adopt: the process of the launching call; written with the
+	 * first host process's id, which is right when it is the only one. */
+	op->proc = k->fx.provisional;
 	op->device = kint(k, o, KK_DEVICE, pid);
 	op->context = kint(k, o, KK_CONTEXT, 0);
 	op->stream = kint(k, o, KK_STREAM, tid);
@@ -274,6 +276,8 @@ static int kkernel(struct kineto *k, const struct lp_jobj *o, const struct lp_fx
 static int64_t kthread(struct kineto *k, int64_t pid, int64_t tid, int64_t *proc)
 {
 	*proc = lp_fx_process(&k->fx, pid, NULL);
+	if (!k->fx.provisional)
+		k->fx.provisional = *proc;
 	return *proc ? lp_fx_thread(&k->fx, *proc, pid, tid) : 0;
 }
 
