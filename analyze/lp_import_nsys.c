@@ -34,6 +34,7 @@ struct nsys {
 	struct lp_map gpu_procs;     /* processes.id -> 1: processes with GPU work */
 	struct lp_map osrt_kinds;    /* StringIds.id + 1 -> nsys_osrt_kind() */
 	int64_t prev_tid, prev_corr; /* API de-duplication (schema 2.9.1) */
+	int64_t last_gpid, last_gproc; /* nsys_op: the last globalPid's process */
 	long long api_duplicates, osrt_calls;
 	long long unsized_allocs; /* allocation calls without memory-usage events */
 	char not_recorded[512];
@@ -222,8 +223,17 @@ static int nsys_op(struct nsys *n, sqlite3_stmt *st, struct lp_fx_op *o)
 	o->context = sqlite3_column_int64(st, 3);
 	o->stream = sqlite3_column_int64(st, 4);
 	o->corr = sqlite3_column_int64(st, 5);
-	o->proc = nsys_proc(n, sqlite3_column_int64(st, 6));
-	return o->proc ? nsys_gpu_proc(n, o->proc) : -EIO;
+	/* GPU work comes in long runs of one process: look it up on a change */
+	int64_t g = sqlite3_column_int64(st, 6);
+	if (n->last_gproc && g == n->last_gpid) {
+		o->proc = n->last_gproc;
+		return 0;
+	}
+	o->proc = nsys_proc(n, g);
+	rc = o->proc ? nsys_gpu_proc(n, o->proc) : -EIO;
+	n->last_gpid = g;
+	n->last_gproc = rc ? 0 : o->proc;
+	return rc;
 }
 
 static const struct col lp_kernel_cols[] = {
