@@ -34,7 +34,8 @@ struct nsys {
 	struct lp_map gpu_procs;     /* processes.id -> 1: processes with GPU work */
 	struct lp_map osrt_kinds;    /* StringIds.id + 1 -> nsys_osrt_kind() */
 	int64_t prev_tid, prev_corr; /* API de-duplication (schema 2.9.1) */
-	int64_t last_gpid, last_gproc; /* nsys_op: the last globalPid's process */
+	int64_t last_gpid;	     /* nsys_op: the last globalPid */
+	int64_t last_gproc;	     /* and its processes.id */
 	long long api_duplicates, osrt_calls;
 	long long unsized_allocs; /* allocation calls without memory-usage events */
 	char not_recorded[512];
