@@ -250,9 +250,10 @@ static void fx_attribute(struct lp_fx *fx, const struct lp_fx_op *o)
 	uint64_t key = fx_api_key(o->proc, o->corr), v;
 	if (!fx->count_unattributed)
 		return;
-	if (!key)
+	if (!key) {
 		fx->count_unattributed = 0; /* lp_fx_finish counts by SQL */
-	else if (!lp_map_get(&fx->api_keys, key, &v))
+		lp_map_free(&fx->api_keys);
+	} else if (!lp_map_get(&fx->api_keys, key, &v))
 		fx->unattributed++;
 }
 
@@ -352,10 +353,14 @@ int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain
 		end = start;
 	if (fx->count_unattributed) {
 		uint64_t key = fx_api_key(proc, corr);
-		if (!key)
+		/* Memory stays bounded (32 MiB) on exports of any size: past
+		 * 1 M calls the count is left to lp_fx_finish's SQL. */
+		if (!key || fx->api_keys.len >= 1 << 20) {
 			fx->count_unattributed = 0;
-		else if (lp_map_put(&fx->api_keys, key, 1))
+			lp_map_free(&fx->api_keys);
+		} else if (lp_map_put(&fx->api_keys, key, 1)) {
 			return -ENOMEM;
+		}
 	}
 	sqlite3_bind_int64(st, 1, proc);
 	sqlite3_bind_int64(st, 2, thread);
