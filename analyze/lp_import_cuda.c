@@ -589,14 +589,16 @@ static void cuda_destroy(void *state)
 	free(s);
 }
 
+/* IF NOT EXISTS: a foreign import builds them before its last passes,
+ * which look rows up by correlation id (lp_fx_finish). */
 static const char lp_cuda_indexes[] =
-    "CREATE INDEX cuda_api_corr ON cuda_api(process_id, correlation_id);"
-    "CREATE INDEX cuda_api_start ON cuda_api(start_ns);"
-    "CREATE INDEX kernels_corr ON kernels(process_id, correlation_id);"
-    "CREATE INDEX kernels_start ON kernels(start_ns);"
-    "CREATE INDEX memcpys_corr ON memcpys(process_id, correlation_id);"
-    "CREATE INDEX memsets_corr ON memsets(process_id, correlation_id);"
-    "CREATE INDEX syncs_start ON syncs(start_ns);";
+    "CREATE INDEX IF NOT EXISTS cuda_api_corr ON cuda_api(process_id, correlation_id);"
+    "CREATE INDEX IF NOT EXISTS cuda_api_start ON cuda_api(start_ns);"
+    "CREATE INDEX IF NOT EXISTS kernels_corr ON kernels(process_id, correlation_id);"
+    "CREATE INDEX IF NOT EXISTS kernels_start ON kernels(start_ns);"
+    "CREATE INDEX IF NOT EXISTS memcpys_corr ON memcpys(process_id, correlation_id);"
+    "CREATE INDEX IF NOT EXISTS memsets_corr ON memsets(process_id, correlation_id);"
+    "CREATE INDEX IF NOT EXISTS syncs_start ON syncs(start_ns);";
 
 const struct lp_import_source lp_src_cuda = {
     .name = "cuda",

@@ -64,23 +64,22 @@ int lp_fx_begin(struct lp_fx *fx, struct lp_import *imp)
 	    {&fx->ins_kernel,
 	     "INSERT INTO kernels(" LP_COMMON ", name_id, mangled_id, grid_x, grid_y, grid_z, "
 	     "block_x, block_y, block_z, static_smem, dynamic_smem, registers, graph_id) VALUES "
-	     "(?,?,?,?,?,?,?,nullif(?8,0),nullif(?9,0),?,?,?,?,?,?,?,?,?,?)"},
+	     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_memcpy, "INSERT INTO memcpys(" LP_COMMON ", bytes, copy_kind, src_kind, "
 			      "dst_kind, async) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_memset, "INSERT INTO memsets(" LP_COMMON ", bytes, value, memory_kind, "
 			      "async) VALUES (?,?,?,?,?,?,?,?,?,?,?)"},
-	    {&fx->ins_sync,
-	     "INSERT INTO syncs(process_id, type, context, stream, event, "
-	     "correlation_id, start_ns, end_ns) VALUES (?,?,?,?,nullif(?5,-1),?,?,?)"},
+	    {&fx->ins_sync, "INSERT INTO syncs(process_id, type, context, stream, event, "
+			    "correlation_id, start_ns, end_ns) VALUES (?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_api, "INSERT INTO cuda_api(process_id, thread_id, domain, cbid, name_id, "
 			   "correlation_id, start_ns, end_ns, return_value) VALUES "
-			   "(?,?,?,?,nullif(?5,0),?,?,?,?)"},
+			   "(?,?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_range,
 	     "INSERT INTO ranges(process_id, domain_id, name_id, category, start_ns, end_ns, "
 	     "start_thread_id, end_thread_id, payload, color, flags) VALUES "
-	     "(?,?,nullif(?3,0),?,?,?,?,nullif(?8,0),nullif(?9,-1),nullif(?10,-1),?)"},
+	     "(?,?,?,?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_mark, "INSERT INTO marks(process_id, domain_id, name_id, category, ts_ns, "
-			    "thread_id) VALUES (?,?,nullif(?3,0),?,?,?)"},
+			    "thread_id) VALUES (?,?,?,?,?,?)"},
 	    {&fx->ins_domain, "INSERT INTO domains(process_id, name) VALUES (?,?)"},
 	    {&fx->ins_dev,
 	     "INSERT INTO gpu_devices(process_id, device, name, sm_count, cc_major, cc_minor, "
@@ -122,6 +121,7 @@ void lp_fx_end(struct lp_fx *fx)
 	lp_map_free(&fx->threads);
 	lp_map_free(&fx->domains);
 	lp_map_free(&fx->locks);
+	lp_map_free(&fx->api_keys);
 	free(fx->lo);
 	free(fx->hi);
 }
@@ -226,6 +226,45 @@ void lp_fx_seen(struct lp_fx *fx, int64_t proc, int64_t start, int64_t end)
 
 /* ---- rows -------------------------------------------------------------------- */
 
+/* NULL for a column's "none" value, bound from C: a nullif() in the
+ * INSERT was a SQL function call per row. */
+static void fx_bind_opt(sqlite3_stmt *st, int i, int64_t v, int64_t none)
+{
+	if (v == none)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, v);
+}
+
+/* (process, correlation id) as one map key; 0 when it does not fit. */
+static uint64_t fx_api_key(int64_t proc, int64_t corr)
+{
+	if (proc <= 0 || proc >= 1 << 16 || corr < 0 || corr >= 1LL << 47)
+		return 0;
+	return ((uint64_t)proc << 47 | (uint64_t)corr) + 1;
+}
+
+/* GPU work: is its launching call in the capture (count_unattributed)? */
+static void fx_attribute(struct lp_fx *fx, const struct lp_fx_op *o)
+{
+	uint64_t key = fx_api_key(o->proc, o->corr), v;
+	if (!fx->count_unattributed)
+		return;
+	if (!key) {
+		fx->count_unattributed = 0; /* lp_fx_finish counts by SQL */
+		lp_map_free(&fx->api_keys);
+	} else if (!lp_map_get(&fx->api_keys, key, &v))
+		fx->unattributed++;
+}
+
+/* Bounds of GPU work not yet owned go to slot 0, moved by lp_fx_adopt. */
+static void fx_seen_op(struct lp_fx *fx, const struct lp_fx_op *o, int64_t end)
+{
+	int64_t proc = o->proc == fx->provisional ? 0 : o->proc;
+	fx->unowned += o->proc == 0;
+	lp_fx_seen(fx, proc, o->start, end);
+}
+
 static void fx_bind_op(struct lp_fx *fx, sqlite3_stmt *st, const struct lp_fx_op *o)
 {
 	int64_t end = o->end >= o->start ? o->end : o->start;
@@ -236,7 +275,7 @@ static void fx_bind_op(struct lp_fx *fx, sqlite3_stmt *st, const struct lp_fx_op
 	sqlite3_bind_int64(st, 5, o->corr);
 	sqlite3_bind_int64(st, 6, o->start);
 	sqlite3_bind_int64(st, 7, end);
-	lp_fx_seen(fx, o->proc, o->start, end);
+	fx_seen_op(fx, o, end);
 }
 
 int lp_fx_kernel(struct lp_fx *fx, const struct lp_fx_op *o, int64_t name_id, int64_t mangled_id,
@@ -244,9 +283,10 @@ int lp_fx_kernel(struct lp_fx *fx, const struct lp_fx_op *o, int64_t name_id, in
 		 int64_t dyn_smem, int64_t regs, int64_t graph_id)
 {
 	sqlite3_stmt *st = fx->ins_kernel;
+	fx_attribute(fx, o);
 	fx_bind_op(fx, st, o);
-	sqlite3_bind_int64(st, 8, name_id);
-	sqlite3_bind_int64(st, 9, mangled_id);
+	fx_bind_opt(st, 8, name_id, 0);
+	fx_bind_opt(st, 9, mangled_id, 0);
 	for (int i = 0; i < 3; i++) {
 		sqlite3_bind_int64(st, 10 + i, grid[i]);
 		sqlite3_bind_int64(st, 13 + i, block[i]);
@@ -263,6 +303,7 @@ int lp_fx_memcpy(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, cons
 		 const char *src, const char *dst, int async)
 {
 	sqlite3_stmt *st = fx->ins_memcpy;
+	fx_attribute(fx, o);
 	fx_bind_op(fx, st, o);
 	sqlite3_bind_int64(st, 8, bytes);
 	sqlite3_bind_text(st, 9, kind, -1, SQLITE_TRANSIENT);
@@ -277,6 +318,7 @@ int lp_fx_memset(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, int6
 		 const char *mem_kind, int async)
 {
 	sqlite3_stmt *st = fx->ins_memset;
+	fx_attribute(fx, o);
 	fx_bind_op(fx, st, o);
 	sqlite3_bind_int64(st, 8, bytes);
 	sqlite3_bind_int64(st, 9, value);
@@ -294,11 +336,11 @@ int lp_fx_sync(struct lp_fx *fx, const struct lp_fx_op *o, const char *type, int
 	sqlite3_bind_text(st, 2, type, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 3, o->context);
 	sqlite3_bind_int64(st, 4, o->stream);
-	sqlite3_bind_int64(st, 5, event);
+	fx_bind_opt(st, 5, event, -1);
 	sqlite3_bind_int64(st, 6, o->corr);
 	sqlite3_bind_int64(st, 7, o->start);
 	sqlite3_bind_int64(st, 8, end);
-	lp_fx_seen(fx, o->proc, o->start, end);
+	fx_seen_op(fx, o, end);
 	fx->syncs++;
 	return lp_import_step(fx->imp, st);
 }
@@ -309,11 +351,22 @@ int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain
 	sqlite3_stmt *st = fx->ins_api;
 	if (end < start)
 		end = start;
+	if (fx->count_unattributed) {
+		uint64_t key = fx_api_key(proc, corr);
+		/* Memory stays bounded (32 MiB) on exports of any size: past
+		 * 1 M calls the count is left to lp_fx_finish's SQL. */
+		if (!key || fx->api_keys.len >= 1 << 20) {
+			fx->count_unattributed = 0;
+			lp_map_free(&fx->api_keys);
+		} else if (lp_map_put(&fx->api_keys, key, 1)) {
+			return -ENOMEM;
+		}
+	}
 	sqlite3_bind_int64(st, 1, proc);
 	sqlite3_bind_int64(st, 2, thread);
 	sqlite3_bind_text(st, 3, domain, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, cbid);
-	sqlite3_bind_int64(st, 5, name_id);
+	fx_bind_opt(st, 5, name_id, 0);
 	sqlite3_bind_int64(st, 6, corr);
 	sqlite3_bind_int64(st, 7, start);
 	sqlite3_bind_int64(st, 8, end);
@@ -334,14 +387,14 @@ int lp_fx_range(struct lp_fx *fx, int64_t proc, int64_t domain, int64_t name_id,
 		flags |= LP_RANGEF_CROSS_THREAD;
 	sqlite3_bind_int64(st, 1, proc);
 	sqlite3_bind_int64(st, 2, domain);
-	sqlite3_bind_int64(st, 3, name_id);
+	fx_bind_opt(st, 3, name_id, 0);
 	sqlite3_bind_int64(st, 4, category);
 	sqlite3_bind_int64(st, 5, start);
 	sqlite3_bind_int64(st, 6, end);
 	sqlite3_bind_int64(st, 7, thread);
-	sqlite3_bind_int64(st, 8, end_thread ? end_thread : thread);
-	sqlite3_bind_int64(st, 9, payload);
-	sqlite3_bind_int64(st, 10, color);
+	fx_bind_opt(st, 8, end_thread ? end_thread : thread, 0);
+	fx_bind_opt(st, 9, payload, -1);
+	fx_bind_opt(st, 10, color, -1);
 	sqlite3_bind_int(st, 11, (int)flags);
 	lp_fx_seen(fx, proc, start, end);
 	fx->ranges++;
@@ -354,7 +407,7 @@ int lp_fx_mark(struct lp_fx *fx, int64_t proc, int64_t domain, int64_t name_id, 
 	sqlite3_stmt *st = fx->ins_mark;
 	sqlite3_bind_int64(st, 1, proc);
 	sqlite3_bind_int64(st, 2, domain);
-	sqlite3_bind_int64(st, 3, name_id);
+	fx_bind_opt(st, 3, name_id, 0);
 	sqlite3_bind_int64(st, 4, category);
 	sqlite3_bind_int64(st, 5, ts);
 	sqlite3_bind_int64(st, 6, thread);
@@ -471,11 +524,11 @@ static int fx_exec(struct lp_fx *fx, const char *sql)
 	return lp_db_exec(fx->imp->db, sql, fx->imp->err, fx->imp->errlen);
 }
 
-#define LP_ADOPT_ONE(t) "UPDATE " t " SET process_id = ?1 WHERE process_id = 0"
+#define LP_ADOPT_ONE(t) "UPDATE " t " SET process_id = ?1 WHERE process_id IN (0, ?2)"
 #define LP_ADOPT_BY_CORR(t)                                                                        \
 	"UPDATE " t " SET process_id = coalesce((SELECT a.process_id FROM cuda_api a WHERE "       \
 	"a.correlation_id = " t ".correlation_id AND " t ".correlation_id <> 0 LIMIT 1), ?1) "     \
-	"WHERE process_id = 0"
+	"WHERE process_id IN (0, ?2)"
 
 int lp_fx_adopt(struct lp_fx *fx, int64_t fallback)
 {
@@ -484,15 +537,19 @@ int lp_fx_adopt(struct lp_fx *fx, int64_t fallback)
 	static const char *const corr_sql[] = {
 	    LP_ADOPT_BY_CORR("kernels"), LP_ADOPT_BY_CORR("memcpys"), LP_ADOPT_BY_CORR("memsets"),
 	    LP_ADOPT_BY_CORR("syncs")};
-	/* One host process (the usual trace): no lookup. Else by correlation
-	 * id, through an index that exists only for this. */
+	/* One host process (the usual trace): no lookup, and when the rows
+	 * were written with its id (provisional) and none with 0, nothing to
+	 * rewrite. Else by correlation id, through an index that exists only
+	 * for this. */
 	int one = lp_db_int(fx->imp->db, "SELECT count(*) FROM processes", 0) <= 1;
+	int done = one && fx->provisional == fallback && !fx->unowned;
 	int rc = one ? 0 : fx_exec(fx, "CREATE INDEX lp_tmp_corr ON cuda_api(correlation_id)");
-	for (size_t i = 0; rc == 0 && i < 4; i++) {
+	for (size_t i = 0; rc == 0 && !done && i < 4; i++) {
 		sqlite3_stmt *st = lp_import_prepare(fx->imp, one ? one_sql[i] : corr_sql[i]);
 		if (!st)
 			return -EIO;
 		sqlite3_bind_int64(st, 1, fallback);
+		sqlite3_bind_int64(st, 2, fx->provisional);
 		rc = lp_import_step(fx->imp, st);
 		sqlite3_finalize(st);
 	}
@@ -578,7 +635,6 @@ static int fx_nest(struct lp_fx *fx)
 /* syncType does not follow the API that waited (cudaStreamSynchronize reads
  * "stream wait" in some nsys versions): the call's name decides when known. */
 static const char lp_sync_by_name[] =
-    "CREATE INDEX lp_tmp_api_corr ON cuda_api(process_id, correlation_id);"
     "CREATE TEMP TABLE lp_sync_api AS SELECT y.id, CASE"
     " WHEN s.value GLOB 'cu*StreamSynchronize*' THEN 'stream_synchronize'"
     " WHEN s.value GLOB 'cu*EventSynchronize*' THEN 'event_synchronize'"
@@ -625,17 +681,23 @@ static int fx_bounds(struct lp_fx *fx)
 	return rc;
 }
 
+/* The CUDA source's indexes (analyze/lp_import_cuda.c, IF NOT EXISTS there):
+ * built here, once, for the passes below that look calls up by correlation
+ * id; the import's own index step then finds them made. */
+extern const struct lp_import_source lp_src_cuda;
+
 int lp_fx_finish(struct lp_fx *fx)
 {
 	int rc = fx_nest(fx);
 	rc = rc ? rc : fx_bounds(fx);
+	rc = rc ? rc : fx_exec(fx, lp_src_cuda.indexes);
 	rc = rc ? rc : fx_exec(fx, lp_sync_by_name);
 	if (rc == 0)
 		fx->syncs_by_name =
 		    lp_db_int(fx->imp->db, "SELECT count(*) FROM temp.lp_sync_api", 0);
-	if (rc == 0)
+	if (rc == 0 && !fx->count_unattributed)
 		fx->unattributed = lp_db_int(fx->imp->db, lp_unattributed_sql, 0);
-	rc = rc ? rc : fx_exec(fx, "DROP INDEX lp_tmp_api_corr; DROP TABLE temp.lp_sync_api");
+	rc = rc ? rc : fx_exec(fx, "DROP TABLE temp.lp_sync_api");
 	/* A capture of a real service has 10^4 API calls and 10^3 copies: the
 	 * breakdown's sync-wait lookups (analyze/lp_cuda.c) need these to stay
 	 * linear (docs/schema.md, "Imported captures"). */
@@ -644,14 +706,17 @@ int lp_fx_finish(struct lp_fx *fx)
 			      "correlation_id); CREATE INDEX import_memcpys_sync ON "
 			      "memcpys(process_id, coalesce(runtime_correlation_id, "
 			      "correlation_id)) WHERE async = 0;");
+	/* Which processes have rows: one index probe per process and table,
+	 * where a UNION of the tables' process ids read every row. */
 	return rc ? rc
 		  : fx_exec(fx, "INSERT INTO cuda_capture(process_id, started, code, message, "
 				"records) SELECT p.id, 1, 0, 'imported', (SELECT count(*) FROM "
 				"cuda_api a WHERE a.process_id = p.id) FROM processes p WHERE "
-				"p.id IN (SELECT process_id FROM cuda_api UNION SELECT "
-				"process_id FROM kernels UNION SELECT process_id FROM memcpys "
-				"UNION SELECT process_id FROM memsets UNION SELECT process_id "
-				"FROM syncs)");
+				"EXISTS (SELECT 1 FROM cuda_api WHERE process_id = p.id) OR EXISTS "
+				"(SELECT 1 FROM kernels WHERE process_id = p.id) OR EXISTS (SELECT "
+				"1 FROM memcpys WHERE process_id = p.id) OR EXISTS (SELECT 1 FROM "
+				"memsets WHERE process_id = p.id) OR EXISTS (SELECT 1 FROM syncs "
+				"WHERE process_id = p.id)");
 }
 
 static int fx_meta_text(struct lp_fx *fx, const char *key, const char *v)

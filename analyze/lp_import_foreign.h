@@ -16,7 +16,7 @@
 
 /* One GPU operation's common columns (schemas/cuda.sql). */
 struct lp_fx_op {
-	int64_t proc; /* processes.id; 0 = not known yet (lp_fx_adopt) */
+	int64_t proc; /* processes.id; 0 or lp_fx.provisional = not known yet (lp_fx_adopt) */
 	int64_t device, context, stream, corr;
 	int64_t start, end;
 };
@@ -35,7 +35,19 @@ struct lp_fx {
 	/* rows written */
 	long long kernels, memcpys, memsets, syncs, api, ranges, marks, lock_waits, cond_waits,
 	    allocs, devices, blocking;
-	long long unattributed;	 /* GPU work whose launching call is not in the capture */
+	long long unattributed; /* GPU work whose launching call is not in the capture */
+	/* Set by an importer that writes every API call before any GPU work
+	 * (nsys): unattributed is then counted as rows come, through the set of
+	 * (process, correlation id) of the calls, not by a lookup per row at
+	 * the end. Cleared when an id does not fit the set's key. */
+	int count_unattributed;
+	struct lp_map api_keys;
+	/* GPU work whose process is decided by lp_fx_adopt may be written with
+	 * this process id instead of 0 (Kineto: the first host process): when
+	 * it is the one process, no row needs rewriting. unowned counts the
+	 * rows written with 0. */
+	int64_t provisional;
+	long long unowned;
 	long long syncs_by_name; /* syncs whose type the API name corrected */
 	/* what the source is (meta import.*) */
 	const char *source;   /* "nsys", "kineto" */

@@ -67,6 +67,60 @@ static const struct {
     {"gpu_user_annotation", LP_K_GPU_USER},
 };
 
+/* The fields every event is asked for, prepared once (lp_jkey). */
+enum lp_kkey {
+	KK_PH,
+	KK_PID,
+	KK_TID,
+	KK_CAT,
+	KK_NAME,
+	KK_TS,
+	KK_DUR,
+	KK_ID,
+	KK_ARGS_NAME,
+	KK_DEVICE,
+	KK_CONTEXT,
+	KK_STREAM,
+	KK_CORR,
+	KK_BYTES,
+	KK_GRID,		/* 3: [0] [1] [2] */
+	KK_BLOCK = KK_GRID + 3, /* 3 */
+	KK_SMEM = KK_BLOCK + 3,
+	KK_REGS,
+	KK_CBID,
+	KK_SYNC_KIND,
+	KK_EVENT,
+	KK_N
+};
+
+static const char *const lp_kkey_paths[KK_N] = {
+    [KK_PH] = "ph",
+    [KK_PID] = "pid",
+    [KK_TID] = "tid",
+    [KK_CAT] = "cat",
+    [KK_NAME] = "name",
+    [KK_TS] = "ts",
+    [KK_DUR] = "dur",
+    [KK_ID] = "id",
+    [KK_ARGS_NAME] = "args.name",
+    [KK_DEVICE] = "args.device",
+    [KK_CONTEXT] = "args.context",
+    [KK_STREAM] = "args.stream",
+    [KK_CORR] = "args.correlation",
+    [KK_BYTES] = "args.bytes",
+    [KK_GRID] = "args.grid[0]",
+    [KK_GRID + 1] = "args.grid[1]",
+    [KK_GRID + 2] = "args.grid[2]",
+    [KK_BLOCK] = "args.block[0]",
+    [KK_BLOCK + 1] = "args.block[1]",
+    [KK_BLOCK + 2] = "args.block[2]",
+    [KK_SMEM] = "args.shared memory",
+    [KK_REGS] = "args.registers per thread",
+    [KK_CBID] = "args.cbid",
+    [KK_SYNC_KIND] = "args.cuda_sync_kind",
+    [KK_EVENT] = "args.event",
+};
+
 /* Names kept until the end: M events may come after the events they name. */
 struct kname {
 	int64_t pid, tid; /* tid < 0: a process name */
@@ -92,36 +146,50 @@ struct kineto {
 	char unit[16];
 	int gpu_corr; /* GPU events carry args.correlation: flows are not kept */
 	int rc;
+	struct lp_jkey keys[KK_N]; /* lp_kkey_paths */
 };
+
+static const struct lp_jfield *kfield(const struct kineto *k, const struct lp_jobj *o,
+				      enum lp_kkey key)
+{
+	return lp_jobj_find(o, &k->keys[key]);
+}
+
+static int64_t kint(const struct kineto *k, const struct lp_jobj *o, enum lp_kkey key, int64_t dflt)
+{
+	return lp_jfield_int(kfield(k, o, key), dflt);
+}
 
 static enum lp_kcat kineto_cat(const char *cat)
 {
-	for (size_t i = 0; cat && i < sizeof(lp_kcats) / sizeof(lp_kcats[0]); i++)
-		if (!strcasecmp(cat, lp_kcats[i].cat))
+	/* every event asks: the first letter rules out most names */
+	int c0 = cat ? tolower((unsigned char)cat[0]) : 0;
+	for (size_t i = 0; c0 && i < sizeof(lp_kcats) / sizeof(lp_kcats[0]); i++)
+		if (lp_kcats[i].cat[0] == c0 && !strcasecmp(cat, lp_kcats[i].cat))
 			return lp_kcats[i].k;
 	return LP_K_OTHER;
 }
 
-static const char *kstr(const struct lp_jobj *o, const char *path)
+static const char *kstr(const struct kineto *k, const struct lp_jobj *o, enum lp_kkey key)
 {
-	const struct lp_jfield *f = lp_jobj_get(o, path);
+	const struct lp_jfield *f = kfield(k, o, key);
 	return f && (f->type == LP_JSTR || f->type == LP_JNUM) ? f->val : NULL;
 }
 
 /* pid/tid: numbers for real processes and threads ("Spans", "Traces" are
  * the viewer's own rows). */
-static int kid(const struct lp_jobj *o, const char *path, int64_t *v)
+static int kid(const struct kineto *k, const struct lp_jobj *o, enum lp_kkey key, int64_t *v)
 {
-	const struct lp_jfield *f = lp_jobj_get(o, path);
+	const struct lp_jfield *f = kfield(k, o, key);
 	if (!f || f->type != LP_JNUM)
 		return 0;
-	*v = lp_jobj_int(o, path, 0);
+	*v = lp_jfield_int(f, 0);
 	return 1;
 }
 
 static int kts(struct kineto *k, const struct lp_jobj *o, int64_t *start, int64_t *end)
 {
-	const char *ts = kstr(o, "ts"), *dur = kstr(o, "dur");
+	const char *ts = kstr(k, o, KK_TS), *dur = kstr(k, o, KK_DUR);
 	int64_t d = 0;
 	if (!ts || lp_json_us_to_ns(ts, start) || (dur && lp_json_us_to_ns(dur, &d)))
 		return 0;
@@ -136,11 +204,13 @@ static int kts(struct kineto *k, const struct lp_jobj *o, int64_t *start, int64_
 static void kop(struct kineto *k, const struct lp_jobj *o, int64_t pid, int64_t tid,
 		struct lp_fx_op *op)
 {
-	op->proc = 0; /* lp_fx_adopt: the process of the launching call */
-	op->device = lp_jobj_int(o, "args.device", pid);
-	op->context = lp_jobj_int(o, "args.context", 0);
-	op->stream = lp_jobj_int(o, "args.stream", tid);
-	op->corr = lp_jobj_int(o, "args.correlation", 0);
+	/* lp_fx_adopt: the process of the launching call; written with the
+	 * first host process's id, which is right when it is the only one. */
+	op->proc = k->fx.provisional;
+	op->device = kint(k, o, KK_DEVICE, pid);
+	op->context = kint(k, o, KK_CONTEXT, 0);
+	op->stream = kint(k, o, KK_STREAM, tid);
+	op->corr = kint(k, o, KK_CORR, 0);
 	if (op->corr && !k->gpu_corr) {
 		k->gpu_corr = 1;
 		lp_db_exec(k->imp->db, "DELETE FROM temp.lp_flow", k->imp->err, k->imp->errlen);
@@ -150,7 +220,7 @@ static void kop(struct kineto *k, const struct lp_jobj *o, int64_t pid, int64_t 
 /* "Memcpy HtoD (Pageable -> Device)" -> HtoD, pageable, device */
 static int kmemcpy(struct kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
 {
-	const char *name = kstr(o, "name");
+	const char *name = kstr(k, o, KK_NAME);
 	char kind[16] = "unknown", src[32] = "unknown", dst[32] = "unknown";
 	if (name) {
 		sscanf(name, "Memcpy %15s (%31[^ ] -> %31[^)])", kind, src, dst);
@@ -159,17 +229,17 @@ static int kmemcpy(struct kineto *k, const struct lp_jobj *o, const struct lp_fx
 		for (char *c = dst; *c; c++)
 			*c = (char)tolower((unsigned char)*c);
 	}
-	return lp_fx_memcpy(&k->fx, op, lp_jobj_int(o, "args.bytes", 0), kind, src, dst, 1);
+	return lp_fx_memcpy(&k->fx, op, kint(k, o, KK_BYTES, 0), kind, src, dst, 1);
 }
 
 static int kmemset(struct kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
 {
-	const char *name = kstr(o, "name");
+	const char *name = kstr(k, o, KK_NAME);
 	char kind[32] = "unknown";
 	if (name && sscanf(name, "Memset (%31[^)])", kind) == 1)
 		for (char *c = kind; *c; c++)
 			*c = (char)tolower((unsigned char)*c);
-	return lp_fx_memset(&k->fx, op, lp_jobj_int(o, "args.bytes", 0), 0, kind, 1);
+	return lp_fx_memset(&k->fx, op, kint(k, o, KK_BYTES, 0), 0, kind, 1);
 }
 
 static const char *ksync_type(const char *s)
@@ -189,19 +259,16 @@ static const char *ksync_type(const char *s)
 
 static int kkernel(struct kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
 {
-	static const char *const gp[] = {"args.grid[0]", "args.grid[1]", "args.grid[2]"};
-	static const char *const bp[] = {"args.block[0]", "args.block[1]", "args.block[2]"};
 	int64_t grid[3], block[3];
 	for (int i = 0; i < 3; i++) {
-		grid[i] = lp_jobj_int(o, gp[i], 0);
-		block[i] = lp_jobj_int(o, bp[i], 0);
+		grid[i] = kint(k, o, KK_GRID + i, 0);
+		block[i] = kint(k, o, KK_BLOCK + i, 0);
 	}
-	const char *name = kstr(o, "name");
+	const char *name = kstr(k, o, KK_NAME);
 	int64_t nid = name ? lp_import_intern(k->imp, name, strlen(name)) : 0;
 	/* Kineto writes static + dynamic shared memory as one figure. */
-	return lp_fx_kernel(&k->fx, op, nid, 0, grid, block,
-			    lp_jobj_int(o, "args.shared memory", 0), 0,
-			    lp_jobj_int(o, "args.registers per thread", 0), 0);
+	return lp_fx_kernel(&k->fx, op, nid, 0, grid, block, kint(k, o, KK_SMEM, 0), 0,
+			    kint(k, o, KK_REGS, 0), 0);
 }
 
 /* ---- host events ------------------------------------------------------------------------- */
@@ -209,6 +276,8 @@ static int kkernel(struct kineto *k, const struct lp_jobj *o, const struct lp_fx
 static int64_t kthread(struct kineto *k, int64_t pid, int64_t tid, int64_t *proc)
 {
 	*proc = lp_fx_process(&k->fx, pid, NULL);
+	if (!k->fx.provisional)
+		k->fx.provisional = *proc;
 	return *proc ? lp_fx_thread(&k->fx, *proc, pid, tid) : 0;
 }
 
@@ -254,7 +323,7 @@ static int krange(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int
 	int64_t dom = thread ? kdomain(k, proc, c) : 0;
 	if (!dom)
 		return -EIO;
-	const char *name = kstr(o, "name");
+	const char *name = kstr(k, o, KK_NAME);
 	int64_t payload = -1;
 	size_t len = name ? strlen(name) : 0;
 	/* ProfilerStep#N on the host: one request name for every step, N as
@@ -272,13 +341,12 @@ static int kapi(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64
 		int64_t start, int64_t end)
 {
 	int64_t proc, thread = kthread(k, pid, tid, &proc);
-	const char *name = kstr(o, "name");
+	const char *name = kstr(k, o, KK_NAME);
 	if (!thread)
 		return -EIO;
 	int64_t nid = name ? lp_import_intern(k->imp, name, strlen(name)) : 0;
 	return lp_fx_api(&k->fx, proc, thread, c == LP_K_DRIVER ? "driver" : "runtime",
-			 lp_jobj_int(o, "args.cbid", 0), nid, lp_jobj_int(o, "args.correlation", 0),
-			 start, end, 0);
+			 kint(k, o, KK_CBID, 0), nid, kint(k, o, KK_CORR, 0), start, end, 0);
 }
 
 /* ---- metadata, flows ---------------------------------------------------------------------- */
@@ -302,7 +370,7 @@ static int kname_add(struct kineto *k, int64_t pid, int64_t tid, const char *nam
 
 static int kmeta(struct kineto *k, const struct lp_jobj *o, int64_t pid, int64_t tid)
 {
-	const char *what = kstr(o, "name"), *name = kstr(o, "args.name");
+	const char *what = kstr(k, o, KK_NAME), *name = kstr(k, o, KK_ARGS_NAME);
 	if (!what || !name)
 		return 0;
 	if (!strcmp(what, "process_name"))
@@ -315,7 +383,7 @@ static int kmeta(struct kineto *k, const struct lp_jobj *o, int64_t pid, int64_t
 static int kflow(struct kineto *k, const struct lp_jobj *o, const char *ph, int64_t pid,
 		 int64_t tid)
 {
-	const char *ts = kstr(o, "ts");
+	const char *ts = kstr(k, o, KK_TS);
 	int64_t t;
 	k->flows++;
 	/* Flows only link what args.correlation does not: once GPU events are
@@ -326,7 +394,7 @@ static int kflow(struct kineto *k, const struct lp_jobj *o, const char *ph, int6
 	sqlite3_bind_int64(k->ins_flow, 2, pid);
 	sqlite3_bind_int64(k->ins_flow, 3, tid);
 	sqlite3_bind_int64(k->ins_flow, 4, t);
-	sqlite3_bind_int64(k->ins_flow, 5, lp_jobj_int(o, "id", 0));
+	sqlite3_bind_int64(k->ins_flow, 5, kint(k, o, KK_ID, 0));
 	return lp_import_step(k->imp, k->ins_flow);
 }
 
@@ -338,7 +406,7 @@ static int kdevice(struct kineto *k, const struct lp_jobj *o)
 	if (!v)
 		return -ENOMEM;
 	k->devs = v;
-	const char *name = kstr(o, "name");
+	const char *name = kstr(k, o, KK_NAME);
 	v[k->ndevs++] = (struct kdev){
 	    lp_jobj_int(o, "id", (int64_t)k->ndevs), lp_jobj_int(o, "numSms", -1),
 	    lp_jobj_int(o, "computeMajor", -1),	     lp_jobj_int(o, "computeMinor", -1),
@@ -350,17 +418,17 @@ static int kdevice(struct kineto *k, const struct lp_jobj *o)
 
 static int kevent(struct kineto *k, const struct lp_jobj *o)
 {
-	const char *ph = kstr(o, "ph");
+	const char *ph = kstr(k, o, KK_PH);
 	int64_t pid, tid, start, end;
 	k->events++;
 	k->truncated += o->truncated;
-	if (!ph || !kid(o, "pid", &pid) || !kid(o, "tid", &tid)) {
+	if (!ph || !kid(k, o, KK_PID, &pid) || !kid(k, o, KK_TID, &tid)) {
 		k->skipped++;
 		return 0;
 	}
 	if (!strcmp(ph, "M"))
 		return kmeta(k, o, pid, tid);
-	const char *cat = kstr(o, "cat");
+	const char *cat = kstr(k, o, KK_CAT);
 	if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && cat && !strcasecmp(cat, "ac2g"))
 		return kflow(k, o, ph, pid, tid);
 	enum lp_kcat c = kineto_cat(cat);
@@ -369,7 +437,7 @@ static int kevent(struct kineto *k, const struct lp_jobj *o)
 		return 0;
 	}
 	struct lp_fx_op op;
-	const char *sync = kstr(o, "args.cuda_sync_kind");
+	const char *sync;
 	switch (c) {
 	case LP_K_KERNEL:
 	case LP_K_MEMCPY:
@@ -384,8 +452,9 @@ static int kevent(struct kineto *k, const struct lp_jobj *o)
 			return kmemcpy(k, o, &op);
 		if (c == LP_K_MEMSET)
 			return kmemset(k, o, &op);
-		return lp_fx_sync(&k->fx, &op, ksync_type(sync ? sync : kstr(o, "name")),
-				  lp_jobj_int(o, "args.event", -1));
+		sync = kstr(k, o, KK_SYNC_KIND);
+		return lp_fx_sync(&k->fx, &op, ksync_type(sync ? sync : kstr(k, o, KK_NAME)),
+				  kint(k, o, KK_EVENT, -1));
 	case LP_K_RUNTIME:
 	case LP_K_DRIVER:
 		return kapi(k, o, c, pid, tid, start, end);
@@ -506,6 +575,8 @@ static int kineto_fill(struct lp_import *imp, void *ctx)
 	struct kineto *k = ctx;
 	static const struct lp_jstream_ops ops = {kelement, ktop};
 	k->imp = imp;
+	for (int i = 0; i < KK_N; i++)
+		lp_jkey_init(&k->keys[i], lp_kkey_paths[i]);
 	int rc = lp_fx_begin(&k->fx, imp);
 	rc = rc ? rc
 		: lp_db_exec(imp->db, "CREATE TEMP TABLE lp_flow(ph, pid, tid, ts, id)", imp->err,

@@ -34,6 +34,8 @@ struct nsys {
 	struct lp_map gpu_procs;     /* processes.id -> 1: processes with GPU work */
 	struct lp_map osrt_kinds;    /* StringIds.id + 1 -> nsys_osrt_kind() */
 	int64_t prev_tid, prev_corr; /* API de-duplication (schema 2.9.1) */
+	int64_t last_gpid;	     /* nsys_op: the last globalPid */
+	int64_t last_gproc;	     /* and its processes.id */
 	long long api_duplicates, osrt_calls;
 	long long unsized_allocs; /* allocation calls without memory-usage events */
 	char not_recorded[512];
@@ -222,8 +224,17 @@ static int nsys_op(struct nsys *n, sqlite3_stmt *st, struct lp_fx_op *o)
 	o->context = sqlite3_column_int64(st, 3);
 	o->stream = sqlite3_column_int64(st, 4);
 	o->corr = sqlite3_column_int64(st, 5);
-	o->proc = nsys_proc(n, sqlite3_column_int64(st, 6));
-	return o->proc ? nsys_gpu_proc(n, o->proc) : -EIO;
+	/* GPU work comes in long runs of one process: look it up on a change */
+	int64_t g = sqlite3_column_int64(st, 6);
+	if (n->last_gproc && g == n->last_gpid) {
+		o->proc = n->last_gproc;
+		return 0;
+	}
+	o->proc = nsys_proc(n, g);
+	rc = o->proc ? nsys_gpu_proc(n, o->proc) : -EIO;
+	n->last_gpid = g;
+	n->last_gproc = rc ? 0 : o->proc;
+	return rc;
 }
 
 static const struct col lp_kernel_cols[] = {
@@ -736,6 +747,9 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	rc = rc ? rc
 		: LP_EACH("TARGET_INFO_SESSION_START_TIME", session_cols, NULL, nsys_session_row);
 	n->prev_tid = n->prev_corr = -1;
+	/* Calls are read before GPU work (below): lp_fx counts the work without
+	 * its call as it comes. */
+	n->fx.count_unattributed = 1;
 	/* Only exports that list calls twice (eventClass 67 twins, schema 2.9)
 	 * pay for the sort that brings twins together. */
 	int twins = lp_db_has_table(n->src, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
@@ -768,9 +782,10 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	if (rc == 0 && !lp_db_has_table(n->src, "CUDA_GPU_MEMORY_USAGE_EVENTS"))
 		n->unsized_allocs = lp_db_int(
 		    imp->db,
-		    "SELECT count(*) FROM cuda_api a JOIN strings s ON s.id = a.name_id WHERE "
-		    "s.value GLOB 'cudaMalloc*' OR s.value GLOB 'cudaFree*' OR s.value GLOB "
-		    "'cuMemAlloc*' OR s.value GLOB 'cuMemFree*'",
+		    /* the few names first, then one pass over the calls */
+		    "SELECT count(*) FROM cuda_api WHERE name_id IN (SELECT id FROM strings "
+		    "WHERE value GLOB 'cudaMalloc*' OR value GLOB 'cudaFree*' OR value GLOB "
+		    "'cuMemAlloc*' OR value GLOB 'cuMemFree*')",
 		    0);
 	rc = rc ? rc : LP_EACH("TARGET_INFO_GPU", lp_gpu_cols, NULL, nsys_gpu_row);
 	/* No TARGET_INFO_GPU (cut or older exports): the devices the work ran
@@ -835,6 +850,9 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 		return rc;
 	}
+	/* No allocator statistics (a global mutex per malloc): only effective
+	 * before SQLite initializes, which opening the export does. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	/* immutable: the export is only read, never locked or journaled. */
 	if (asprintf(&uri, "file:%s?immutable=1", path) < 0)
 		return -ENOMEM;

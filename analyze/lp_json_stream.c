@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #include "lp_json_stream.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
@@ -26,26 +25,50 @@
 
 /* ---- flattened objects ---------------------------------------------------------- */
 
-const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path)
+/* FNV-1a of a lowercased path, one byte at a time as it is written. */
+#define LP_JHASH_SEED 2166136261u
+static uint32_t jhash_byte(uint32_t h, char c)
 {
-	/* Paths are stored lowercased (jstore): lowercase the query once and
-	 * compare bytes, not case-folded strings, for every field. */
-	char q[160];
+	return (h ^ (unsigned char)c) * 16777619u;
+}
+
+/* tolower() of the C locale (latprof never calls setlocale), without a
+ * call to find the locale's table per byte. */
+static char jlower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+void lp_jkey_init(struct lp_jkey *k, const char *path)
+{
 	size_t n = 0;
-	for (; path[n] && n < sizeof(q) - 1; n++)
-		q[n] = (char)tolower((unsigned char)path[n]);
-	q[n] = 0;
+	k->hash = LP_JHASH_SEED;
+	for (; path[n] && n < sizeof(k->path) - 1; n++) {
+		k->path[n] = jlower(path[n]);
+		k->hash = jhash_byte(k->hash, k->path[n]);
+	}
+	k->path[n] = 0;
+}
+
+/* Paths are stored lowercased with their hash (jstore): compare hashes,
+ * not strings, per field. */
+const struct lp_jfield *lp_jobj_find(const struct lp_jobj *o, const struct lp_jkey *k)
+{
 	for (int i = 0; i < o->n; i++)
-		if (o->f[i].path[0] == q[0] && !strcmp(o->f[i].path, q))
+		if (o->f[i].hash == k->hash && !strcmp(o->f[i].path, k->path))
 			return &o->f[i];
 	return NULL;
 }
 
-int64_t lp_jobj_int(const struct lp_jobj *o, const char *path, int64_t dflt)
+const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path)
 {
-	const struct lp_jfield *f = lp_jobj_get(o, path);
-	if (!f || (f->type != LP_JNUM && f->type != LP_JSTR) || !f->val[0])
-		return dflt;
+	struct lp_jkey k;
+	lp_jkey_init(&k, path);
+	return lp_jobj_find(o, &k);
+}
+
+static int64_t jint_slow(const struct lp_jfield *f, int64_t dflt)
+{
 	char *end;
 	errno = 0;
 	long long v = strtoll(f->val, &end, 10);
@@ -56,6 +79,27 @@ int64_t lp_jobj_int(const struct lp_jobj *o, const char *path, int64_t dflt)
 		return d > -9.2e18 && d < 9.2e18 ? (int64_t)d : dflt;
 	}
 	return (int64_t)v;
+}
+
+int64_t lp_jfield_int(const struct lp_jfield *f, int64_t dflt)
+{
+	if (!f || (f->type != LP_JNUM && f->type != LP_JSTR) || !f->val[0])
+		return dflt;
+	/* The usual value, up to 18 plain digits, read here; anything else
+	 * (signs, spaces, fractions, exponents, overflow) by strtoll/strtod. */
+	const char *p = f->val + (f->val[0] == '-');
+	int64_t v = 0;
+	int nd = 0;
+	for (; *p >= '0' && *p <= '9' && nd < 18; p++, nd++)
+		v = v * 10 + (*p - '0');
+	if (nd && !*p)
+		return f->val[0] == '-' ? -v : v;
+	return jint_slow(f, dflt);
+}
+
+int64_t lp_jobj_int(const struct lp_jobj *o, const char *path, int64_t dflt)
+{
+	return lp_jfield_int(lp_jobj_get(o, path), dflt);
 }
 
 int lp_json_us_to_ns(const char *s, int64_t *ns)
@@ -103,6 +147,7 @@ int lp_json_us_to_ns(const char *s, int64_t *ns)
 struct jlevel {
 	int is_array;
 	long index;   /* arrays: next element's index */
+	size_t klen;  /* strlen(key) */
 	char key[64]; /* maps: the key whose value comes next */
 };
 
@@ -139,7 +184,7 @@ static int jpath(struct jparse *p, char *buf, size_t len)
 			buf[off++] = (char)('0' + l->index);
 			buf[off++] = ']';
 		} else {
-			size_t k = strlen(l->key);
+			size_t k = l->klen;
 			if (off + k + 2 > len)
 				return 0;
 			if (off)
@@ -175,13 +220,17 @@ static void jstore(struct jparse *p, enum lp_jtype type, const char *v, size_t l
 		o->truncated = 1;
 		return;
 	}
-	for (char *c = path; *c; c++)
-		*c = (char)tolower((unsigned char)*c);
-	const char *ps = jarena(o, path, strlen(path));
+	uint32_t h = LP_JHASH_SEED;
+	size_t plen = 0;
+	for (char *c = path; *c; c++, plen++) {
+		*c = jlower(*c);
+		h = jhash_byte(h, *c);
+	}
+	const char *ps = jarena(o, path, plen);
 	const char *vs = ps ? jarena(o, v, len) : NULL;
 	if (!vs)
 		return;
-	o->f[o->n++] = (struct lp_jfield){ps, vs, type};
+	o->f[o->n++] = (struct lp_jfield){ps, vs, type, h};
 }
 
 /* After a value: arrays count it. */
@@ -234,6 +283,7 @@ static int jkey(void *ctx, const unsigned char *k, size_t len)
 		size_t n = len < sizeof(l->key) - 1 ? len : sizeof(l->key) - 1;
 		memcpy(l->key, k, n);
 		l->key[n] = 0;
+		l->klen = n;
 	}
 	return 1;
 }

@@ -23,6 +23,7 @@ struct lp_jfield {
 	const char *path; /* in the arena */
 	const char *val;  /* number text, string, "true"/"false", "" for null */
 	enum lp_jtype type;
+	uint32_t hash; /* lp_jpath_hash(path): lookups compare it before the text */
 };
 
 struct lp_jobj {
@@ -36,8 +37,18 @@ struct lp_jobj {
 /* Field by path, compared without case (Kineto spelled "External id" and
  * "external id"; paths are kept lowercased); NULL when absent. */
 const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path);
+/* A path prepared once (lowercased, hashed) for the lookups of every
+ * event: lp_jobj_get does the same work per call. */
+struct lp_jkey {
+	uint32_t hash;
+	char path[160];
+};
+void lp_jkey_init(struct lp_jkey *k, const char *path);
+const struct lp_jfield *lp_jobj_find(const struct lp_jobj *o, const struct lp_jkey *k);
 /* Integer value of a numeric (or numeric string) field; dflt otherwise. */
 int64_t lp_jobj_int(const struct lp_jobj *o, const char *path, int64_t dflt);
+/* The same of a field already found (NULL: dflt). */
+int64_t lp_jfield_int(const struct lp_jfield *f, int64_t dflt);
 /* Decimal text of microseconds ("1712195495519689.25", "3e-3") -> integer
  * nanoseconds, exact for plain decimals. 0 on success, -EINVAL. */
 int lp_json_us_to_ns(const char *s, int64_t *ns);
