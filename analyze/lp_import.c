@@ -446,6 +446,9 @@ static int import_finish(struct lp_import *imp, int (*after)(struct lp_import *,
 		if (lp_import_sources[i]->indexes)
 			rc = lp_db_exec(imp->db, lp_import_sources[i]->indexes, imp->err,
 					imp->errlen);
+	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
+		if (lp_import_sources[i]->after_indexes)
+			rc = lp_import_sources[i]->after_indexes(imp);
 	if (rc == 0) {
 		char sql[64];
 		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", LP_SCHEMA_VERSION);
