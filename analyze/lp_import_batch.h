@@ -14,15 +14,15 @@
 struct lp_batch {
 	sqlite3_stmt *ins;     /* INSERT INTO table(cols) SELECT * FROM the batch */
 	uint32_t null_if_zero; /* bit c: a 0 in column c stores NULL */
-	int cols, n;
+	int n;
 	int64_t v[LP_BATCH_ROWS][LP_BATCH_MAX_COLS];
 };
 
-/* Readies b to insert into `table`'s `ncols` columns `cols` (SQL text, in
- * the order of each row's values), through a virtual table named `name`.
+/* Readies b for `insert`, an INSERT ... SELECT c0, c1, ... FROM `name`
+ * ORDER BY rowid (columns c0 to c7 hold each row's values, in order).
  * 0, or -EIO with imp->err filled. */
-int lp_batch_init(struct lp_import *imp, struct lp_batch *b, const char *name, const char *table,
-		  const char *cols, int ncols, uint32_t null_if_zero);
+int lp_batch_init(struct lp_import *imp, struct lp_batch *b, const char *name, const char *insert,
+		  uint32_t null_if_zero);
 
 /* The next row to fill; the caller flushes when lp_batch_full(). */
 static inline int64_t *lp_batch_row(struct lp_batch *b)

@@ -572,9 +572,11 @@ static int core_begin(struct lp_import *imp, void **state)
 	    !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end || !s->ins_lock ||
 	    !s->ins_cond || !s->upd_lock_name)
 		return -EIO;
-	return lp_batch_init(imp, &s->waits, "lp_wait_batch", "lock_waits",
-			     "lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, stack_id, flags",
-			     8, LP_WAIT_OPT);
+	return lp_batch_init(imp, &s->waits, "lp_wait_batch",
+			     "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, "
+			     "mode, stack_id, flags) SELECT c0, c1, c2, c3, c4, c5, c6, c7 "
+			     "FROM lp_wait_batch ORDER BY rowid",
+			     LP_WAIT_OPT);
 }
 
 static void core_destroy(void *state)
