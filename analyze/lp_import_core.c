@@ -19,12 +19,20 @@
 extern const char lp_schema_core_sql[];
 
 /*
- * Lock waits are most of a recording, so they go into the database
- * LP_BATCH_ROWS rows per INSERT through lp_import_batch.c, in log order;
- * the last partial batch is flushed at the end of each process. A 0 in an
- * optional column (owner, stack) stores NULL, as bind_opt.
+ * Lock and condition waits are most of a recording, so they go into the
+ * database LP_BATCH_ROWS rows per INSERT through lp_import_batch.c, in log
+ * order; the last partial batches are flushed at the end of each process.
+ * A 0 in an optional column (owner, mutex, stack) stores NULL, as bind_opt.
  */
 #define LP_WAIT_OPT ((1u << 2) | (1u << 6)) /* owner_tid, stack_id */
+#define LP_COND_OPT ((1u << 2) | (1u << 6)) /* mutex_lock_id, stack_id */
+
+static const char lp_wait_insert[] =
+    "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, stack_id, "
+    "flags) SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM lp_wait_batch ORDER BY rowid";
+static const char lp_cond_insert[] =
+    "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, timed, "
+    "stack_id, flags) SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM lp_cond_batch ORDER BY rowid";
 
 struct child_status {
 	uint32_t pid;
@@ -33,9 +41,8 @@ struct child_status {
 
 struct core_state {
 	sqlite3_stmt *ins_proc, *upd_start, *upd_exit, *upd_title, *upd_exec, *upd_thread_start,
-	    *upd_thread_name, *upd_thread_end, *ins_lock, *ins_cond, *upd_lock_name, *upd_proc_end,
-	    *ins_block;
-	struct lp_batch waits;
+	    *upd_thread_name, *upd_thread_end, *ins_lock, *upd_lock_name, *upd_proc_end, *ins_block;
+	struct lp_batch waits, conds;
 	struct lp_map locks; /* address -> locks.id, current process */
 	struct child_status *children;
 	size_t n_children, cap_children;
@@ -211,7 +218,8 @@ static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
 
 static int waits_flush(struct lp_import *imp)
 {
-	return lp_batch_flush(imp, &lp_core->waits);
+	int rc = lp_batch_flush(imp, &lp_core->waits);
+	return rc ? rc : lp_batch_flush(imp, &lp_core->conds);
 }
 
 static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
@@ -232,7 +240,7 @@ static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 	v[6] = lp_import_stack(imp, r->stack);
 	v[7] = (int)r->flags;
 	core_seen(r->end);
-	return lp_batch_full(&s->waits) ? waits_flush(imp) : 0;
+	return lp_batch_full(&s->waits) ? lp_batch_flush(imp, &s->waits) : 0;
 }
 
 static int core_cond_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
@@ -244,17 +252,17 @@ static int core_cond_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 		return -EIO;
 	if (r->end < r->start)
 		return 0;
-	sqlite3_stmt *st = s->ins_cond;
-	sqlite3_bind_int64(st, 1, thread);
-	sqlite3_bind_int64(st, 2, (int64_t)r->cond);
-	bind_opt(st, 3, r->mutex ? core_lock(imp, r->mutex, LP_LOCK_MUTEX) : 0);
-	sqlite3_bind_int64(st, 4, (int64_t)r->start);
-	sqlite3_bind_int64(st, 5, (int64_t)(r->end - r->start));
-	sqlite3_bind_int(st, 6, h->aux == LP_COND_TIMEDWAIT);
-	bind_opt(st, 7, lp_import_stack(imp, r->stack));
-	sqlite3_bind_int(st, 8, (int)r->flags);
+	int64_t *v = lp_batch_row(&s->conds);
+	v[0] = thread;
+	v[1] = (int64_t)r->cond;
+	v[2] = r->mutex ? core_lock(imp, r->mutex, LP_LOCK_MUTEX) : 0;
+	v[3] = (int64_t)r->start;
+	v[4] = (int64_t)(r->end - r->start);
+	v[5] = h->aux == LP_COND_TIMEDWAIT;
+	v[6] = lp_import_stack(imp, r->stack);
+	v[7] = (int)r->flags;
 	core_seen(r->end);
-	return lp_import_step(imp, st);
+	return lp_batch_full(&s->conds) ? lp_batch_flush(imp, &s->conds) : 0;
 }
 
 static const char *block_call_name(uint32_t call)
@@ -558,9 +566,6 @@ static int core_begin(struct lp_import *imp, void **state)
 	s->upd_thread_end = lp_import_prepare(imp, "UPDATE threads SET end_ns = ? WHERE id = ?");
 	s->ins_lock =
 	    lp_import_prepare(imp, "INSERT INTO locks(process_id, address, kind) VALUES (?,?,?)");
-	s->ins_cond = lp_import_prepare(
-	    imp, "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, "
-		 "timed, stack_id, flags) VALUES (?,?,?,?,?,?,?,?)");
 	s->upd_lock_name =
 	    lp_import_prepare(imp, "UPDATE locks SET name = ?, module = ? WHERE id = ?");
 	s->ins_block = lp_import_prepare(
@@ -568,15 +573,13 @@ static int core_begin(struct lp_import *imp, void **state)
 		 "fd_kind, result, stack_id) VALUES (?,?,?,?,?,?,?,?,?)");
 	if (!s->ins_block)
 		return -EIO;
-	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_title || !s->upd_exec || !s->upd_proc_end ||
-	    !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end || !s->ins_lock ||
-	    !s->ins_cond || !s->upd_lock_name)
+	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_title || !s->upd_exec ||
+	    !s->upd_proc_end || !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end ||
+	    !s->ins_lock || !s->upd_lock_name)
 		return -EIO;
-	return lp_batch_init(imp, &s->waits, "lp_wait_batch",
-			     "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, "
-			     "mode, stack_id, flags) SELECT c0, c1, c2, c3, c4, c5, c6, c7 "
-			     "FROM lp_wait_batch ORDER BY rowid",
-			     LP_WAIT_OPT);
+	int rc = lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, LP_WAIT_OPT);
+	return rc ? rc
+		  : lp_batch_init(imp, &s->conds, "lp_cond_batch", lp_cond_insert, LP_COND_OPT);
 }
 
 static void core_destroy(void *state)
@@ -584,13 +587,14 @@ static void core_destroy(void *state)
 	struct core_state *s = state;
 	if (!s)
 		return;
-	sqlite3_stmt *all[] = {
-	    s->ins_proc,	s->upd_start,	   s->upd_exit,	 s->upd_exec, s->upd_thread_start,
-	    s->upd_thread_name, s->upd_thread_end, s->ins_lock,	 s->ins_cond,
-	    s->upd_lock_name,	s->upd_proc_end,   s->ins_block, s->upd_title};
+	sqlite3_stmt *all[] = {s->ins_proc,	  s->upd_start,	       s->upd_exit,
+			       s->upd_exec,	  s->upd_thread_start, s->upd_thread_name,
+			       s->upd_thread_end, s->ins_lock,	       s->upd_lock_name,
+			       s->upd_proc_end,	  s->ins_block,	       s->upd_title};
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 		sqlite3_finalize(all[i]);
 	lp_batch_free(&s->waits);
+	lp_batch_free(&s->conds);
 	lp_map_free(&s->locks);
 	free(s->children);
 	free(s);
