@@ -442,10 +442,25 @@ static int import_finish(struct lp_import *imp, int (*after)(struct lp_import *,
 				    (int64_t)(lp_symtab_time_ns() - p->sym_ns0));
 	if (rc == 0)
 		rc = lp_db_exec(imp->db, "COMMIT", imp->err, imp->errlen);
+	/* CREATE INDEX sorts its keys in SQLite's external sorter, which with
+	 * temp_store=MEMORY mallocs every key, and with FILE packs them into
+	 * page-sized blocks up to cache_size before it spills to a temporary
+	 * file: 16% fewer instructions to index 1 M lock waits' start_ns. */
+	int64_t temp_store = lp_db_int(imp->db, "PRAGMA temp_store", 0);
+	if (rc == 0)
+		rc = lp_db_exec(imp->db, "PRAGMA temp_store=FILE", imp->err, imp->errlen);
 	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
 		if (lp_import_sources[i]->indexes)
 			rc = lp_db_exec(imp->db, lp_import_sources[i]->indexes, imp->err,
 					imp->errlen);
+	if (rc == 0) {
+		char sql[64];
+		snprintf(sql, sizeof(sql), "PRAGMA temp_store=%d", (int)temp_store);
+		rc = lp_db_exec(imp->db, sql, imp->err, imp->errlen);
+	}
+	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
+		if (lp_import_sources[i]->after_indexes)
+			rc = lp_import_sources[i]->after_indexes(imp);
 	if (rc == 0) {
 		char sql[64];
 		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", LP_SCHEMA_VERSION);

@@ -45,6 +45,8 @@ struct lp_import_source {
 	uint16_t first_type, last_type; /* record types routed to record() */
 	const char *schema;		/* SQL run when the database is created */
 	const char *indexes;		/* SQL run after every row is in */
+	/* After every source's indexes (work that decides what to run). */
+	int (*after_indexes)(struct lp_import *imp);
 	int (*begin)(struct lp_import *imp, void **state);
 	int (*record)(struct lp_import *imp, void *state, uint32_t tid,
 		      const struct lp_rec_header *h, const void *payload, size_t len);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "lp_db.h"
+#include "lp_import_batch.h"
 #include "lp_import_sources.h"
 #include "lp_logread.h"
 #include "lp_symbols.h"
@@ -18,21 +19,20 @@
 extern const char lp_schema_core_sql[];
 
 /*
- * Lock waits are most of a recording, so they go into the database 64 rows
- * per INSERT: SQLite's per-statement work (bind checks, VDBE start, halt,
- * reset) is then paid once per 64 rows instead of per row. Rows keep their
- * log order; the last partial batch is flushed at the end of each process.
- * A 0 in an optional column (owner, stack) stores NULL, as bind_opt.
+ * Lock and condition waits are most of a recording, so they go into the
+ * database LP_BATCH_ROWS rows per INSERT through lp_import_batch.c, in log
+ * order; the last partial batches are flushed at the end of each process.
+ * A 0 in an optional column (owner, mutex, stack) stores NULL, as bind_opt.
  */
-#define LP_WAIT_BATCH 64
-#define LP_WAIT_COLS 8
 #define LP_WAIT_OPT ((1u << 2) | (1u << 6)) /* owner_tid, stack_id */
+#define LP_COND_OPT ((1u << 2) | (1u << 6)) /* mutex_lock_id, stack_id */
 
-struct wait_batch {
-	sqlite3_stmt *full; /* LP_WAIT_BATCH rows */
-	int64_t v[LP_WAIT_BATCH][LP_WAIT_COLS];
-	int n;
-};
+static const char lp_wait_insert[] =
+    "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, stack_id, "
+    "flags) SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM lp_wait_batch ORDER BY rowid";
+static const char lp_cond_insert[] =
+    "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, timed, "
+    "stack_id, flags) SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM lp_cond_batch ORDER BY rowid";
 
 struct child_status {
 	uint32_t pid;
@@ -41,9 +41,8 @@ struct child_status {
 
 struct core_state {
 	sqlite3_stmt *ins_proc, *upd_start, *upd_exit, *upd_title, *upd_exec, *upd_thread_start,
-	    *upd_thread_name, *upd_thread_end, *ins_lock, *ins_wait, *ins_cond, *upd_lock_name,
-	    *upd_proc_end, *ins_block;
-	struct wait_batch waits;
+	    *upd_thread_name, *upd_thread_end, *ins_lock, *upd_lock_name, *upd_proc_end, *ins_block;
+	struct lp_batch waits, conds;
 	struct lp_map locks; /* address -> locks.id, current process */
 	struct child_status *children;
 	size_t n_children, cap_children;
@@ -217,33 +216,10 @@ static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
 		sqlite3_bind_null(st, i);
 }
 
-/* Rows [0, n) of the batch through st, which holds `rows` rows of values. */
-static int waits_bind_step(struct lp_import *imp, sqlite3_stmt *st, int first, int rows)
-{
-	const struct wait_batch *b = &lp_core->waits;
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c < LP_WAIT_COLS; c++) {
-			int64_t v = b->v[first + r][c];
-			int i = r * LP_WAIT_COLS + c + 1;
-			if (!v && (LP_WAIT_OPT & (1u << c)))
-				sqlite3_bind_null(st, i);
-			else
-				sqlite3_bind_int64(st, i, v);
-		}
-	return lp_import_step(imp, st);
-}
-
 static int waits_flush(struct lp_import *imp)
 {
-	struct wait_batch *b = &lp_core->waits;
-	int rc = 0;
-	if (b->n == LP_WAIT_BATCH)
-		rc = waits_bind_step(imp, b->full, 0, LP_WAIT_BATCH);
-	else
-		for (int r = 0; rc == 0 && r < b->n; r++)
-			rc = waits_bind_step(imp, lp_core->ins_wait, r, 1);
-	b->n = 0;
-	return rc;
+	int rc = lp_batch_flush(imp, &lp_core->waits);
+	return rc ? rc : lp_batch_flush(imp, &lp_core->conds);
 }
 
 static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
@@ -254,7 +230,7 @@ static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 	int64_t thread = lp_import_thread(imp, tid);
 	if (!lock || !thread || r->end < r->start)
 		return lock && thread ? 0 : -EIO;
-	int64_t *v = s->waits.v[s->waits.n++];
+	int64_t *v = lp_batch_row(&s->waits);
 	v[0] = lock;
 	v[1] = thread;
 	v[2] = r->owner;
@@ -264,7 +240,7 @@ static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 	v[6] = lp_import_stack(imp, r->stack);
 	v[7] = (int)r->flags;
 	core_seen(r->end);
-	return s->waits.n == LP_WAIT_BATCH ? waits_flush(imp) : 0;
+	return lp_batch_full(&s->waits) ? lp_batch_flush(imp, &s->waits) : 0;
 }
 
 static int core_cond_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
@@ -276,17 +252,17 @@ static int core_cond_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 		return -EIO;
 	if (r->end < r->start)
 		return 0;
-	sqlite3_stmt *st = s->ins_cond;
-	sqlite3_bind_int64(st, 1, thread);
-	sqlite3_bind_int64(st, 2, (int64_t)r->cond);
-	bind_opt(st, 3, r->mutex ? core_lock(imp, r->mutex, LP_LOCK_MUTEX) : 0);
-	sqlite3_bind_int64(st, 4, (int64_t)r->start);
-	sqlite3_bind_int64(st, 5, (int64_t)(r->end - r->start));
-	sqlite3_bind_int(st, 6, h->aux == LP_COND_TIMEDWAIT);
-	bind_opt(st, 7, lp_import_stack(imp, r->stack));
-	sqlite3_bind_int(st, 8, (int)r->flags);
+	int64_t *v = lp_batch_row(&s->conds);
+	v[0] = thread;
+	v[1] = (int64_t)r->cond;
+	v[2] = r->mutex ? core_lock(imp, r->mutex, LP_LOCK_MUTEX) : 0;
+	v[3] = (int64_t)r->start;
+	v[4] = (int64_t)(r->end - r->start);
+	v[5] = h->aux == LP_COND_TIMEDWAIT;
+	v[6] = lp_import_stack(imp, r->stack);
+	v[7] = (int)r->flags;
 	core_seen(r->end);
-	return lp_import_step(imp, st);
+	return lp_batch_full(&s->conds) ? lp_batch_flush(imp, &s->conds) : 0;
 }
 
 static const char *block_call_name(uint32_t call)
@@ -562,21 +538,6 @@ static int core_finish(struct lp_import *imp, void *state)
 	return rc;
 }
 
-#define LP_WAIT_INSERT                                                                             \
-	"INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, "           \
-	"stack_id, flags) VALUES "
-#define LP_WAIT_ROW "(?,?,?,?,?,?,?,?)"
-
-/* The LP_WAIT_BATCH-row INSERT: fixed text, every value a parameter. */
-static sqlite3_stmt *waits_prepare(struct lp_import *imp)
-{
-	char sql[sizeof(LP_WAIT_INSERT) + LP_WAIT_BATCH * sizeof(LP_WAIT_ROW ",")];
-	char *p = stpcpy(sql, LP_WAIT_INSERT);
-	for (int r = 0; r < LP_WAIT_BATCH; r++)
-		p = stpcpy(stpcpy(p, r ? "," : ""), LP_WAIT_ROW);
-	return lp_import_prepare(imp, sql);
-}
-
 static int core_begin(struct lp_import *imp, void **state)
 {
 	struct core_state *s = calloc(1, sizeof(*s));
@@ -605,11 +566,6 @@ static int core_begin(struct lp_import *imp, void **state)
 	s->upd_thread_end = lp_import_prepare(imp, "UPDATE threads SET end_ns = ? WHERE id = ?");
 	s->ins_lock =
 	    lp_import_prepare(imp, "INSERT INTO locks(process_id, address, kind) VALUES (?,?,?)");
-	s->ins_wait = lp_import_prepare(imp, LP_WAIT_INSERT LP_WAIT_ROW);
-	s->waits.full = waits_prepare(imp);
-	s->ins_cond = lp_import_prepare(
-	    imp, "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, "
-		 "timed, stack_id, flags) VALUES (?,?,?,?,?,?,?,?)");
 	s->upd_lock_name =
 	    lp_import_prepare(imp, "UPDATE locks SET name = ?, module = ? WHERE id = ?");
 	s->ins_block = lp_import_prepare(
@@ -617,11 +573,13 @@ static int core_begin(struct lp_import *imp, void **state)
 		 "fd_kind, result, stack_id) VALUES (?,?,?,?,?,?,?,?,?)");
 	if (!s->ins_block)
 		return -EIO;
-	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_title || !s->upd_exec || !s->upd_proc_end ||
-	    !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end || !s->ins_lock ||
-	    !s->ins_wait || !s->waits.full || !s->ins_cond || !s->upd_lock_name)
+	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_title || !s->upd_exec ||
+	    !s->upd_proc_end || !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end ||
+	    !s->ins_lock || !s->upd_lock_name)
 		return -EIO;
-	return 0;
+	int rc = lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, LP_WAIT_OPT);
+	return rc ? rc
+		  : lp_batch_init(imp, &s->conds, "lp_cond_batch", lp_cond_insert, LP_COND_OPT);
 }
 
 static void core_destroy(void *state)
@@ -629,12 +587,14 @@ static void core_destroy(void *state)
 	struct core_state *s = state;
 	if (!s)
 		return;
-	sqlite3_stmt *all[] = {
-	    s->ins_proc,	s->upd_start,	   s->upd_exit,	 s->upd_exec, s->upd_thread_start,
-	    s->upd_thread_name, s->upd_thread_end, s->ins_lock,	 s->ins_wait, s->ins_cond,
-	    s->upd_lock_name,	s->upd_proc_end,   s->waits.full, s->ins_block, s->upd_title};
+	sqlite3_stmt *all[] = {s->ins_proc,	  s->upd_start,	       s->upd_exit,
+			       s->upd_exec,	  s->upd_thread_start, s->upd_thread_name,
+			       s->upd_thread_end, s->ins_lock,	       s->upd_lock_name,
+			       s->upd_proc_end,	  s->ins_block,	       s->upd_title};
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 		sqlite3_finalize(all[i]);
+	lp_batch_free(&s->waits);
+	lp_batch_free(&s->conds);
 	lp_map_free(&s->locks);
 	free(s->children);
 	free(s);

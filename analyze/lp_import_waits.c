@@ -25,76 +25,116 @@
  * Everything else stays contention. Then, for each contention wait with a
  * known owner, the owner's innermost NVTX range open when the wait began
  * (lock_waits.owner_range_id): the stage the holder was in, which names
- * the critical section. The SQL runs as the source's "indexes" step, after
- * the core and NVTX indexes exist.
+ * the critical section. The SQL runs as the source's after_indexes step,
+ * after the core and NVTX indexes exist.
  */
 #include "lp_db.h"
 #include "lp_import.h"
 #include "lp_waits.h"
 
-static const char lp_waits_classify_sql[] =
+/*
+ * Each step runs only when its guard (a query of one integer) is non-zero,
+ * and only when it is could it change a row: every UPDATE below scans all
+ * of lock_waits (it has no index on lock_id or stack_id), and a run
+ * without a GIL, semaphores or NVTX ranges paid four such scans, a third
+ * of the import of 1 M lock waits (tests/bench run_bench.py import). A
+ * guard is never needed for the result, only to skip a step that finds
+ * nothing; each step drops its own temporary tables.
+ */
+struct classify_step {
+	const char *when; /* NULL: always */
+	const char *sql;
+};
+
+static const struct classify_step lp_waits_steps[] = {
     /* 1. gil */
-    "CREATE TEMP TABLE lp_gil_lock AS SELECT DISTINCT c.mutex_lock_id AS id FROM cond_waits c "
-    "JOIN locks l ON l.id = c.mutex_lock_id "
-    "WHERE l.name = '_PyRuntime' OR l.name LIKE '\\_PyRuntime+%' ESCAPE '\\';"
-    "CREATE TEMP TABLE lp_gil_stack AS SELECT s.id FROM stacks s JOIN frames f "
-    "ON f.id = s.top_frame WHERE f.function IN ('take_gil', 'drop_gil');"
-    "UPDATE cond_waits SET class = 1 WHERE mutex_lock_id IN (SELECT id FROM temp.lp_gil_lock) "
-    "OR stack_id IN (SELECT id FROM temp.lp_gil_stack);"
-    "UPDATE lock_waits SET class = 1 WHERE lock_id IN (SELECT id FROM temp.lp_gil_lock) "
-    "OR stack_id IN (SELECT id FROM temp.lp_gil_stack);"
+    {"SELECT EXISTS (SELECT 1 FROM locks WHERE name = '_PyRuntime' OR name LIKE "
+     "'\\_PyRuntime+%' ESCAPE '\\') OR EXISTS (SELECT 1 FROM frames WHERE function IN "
+     "('take_gil', 'drop_gil'))",
+     "CREATE TEMP TABLE lp_gil_lock AS SELECT DISTINCT c.mutex_lock_id AS id FROM cond_waits c "
+     "JOIN locks l ON l.id = c.mutex_lock_id "
+     "WHERE l.name = '_PyRuntime' OR l.name LIKE '\\_PyRuntime+%' ESCAPE '\\';"
+     "CREATE TEMP TABLE lp_gil_stack AS SELECT s.id FROM stacks s JOIN frames f "
+     "ON f.id = s.top_frame WHERE f.function IN ('take_gil', 'drop_gil');"
+     "UPDATE cond_waits SET class = 1 WHERE mutex_lock_id IN (SELECT id FROM temp.lp_gil_lock) "
+     "OR stack_id IN (SELECT id FROM temp.lp_gil_stack);"
+     "UPDATE lock_waits SET class = 1 WHERE lock_id IN (SELECT id FROM temp.lp_gil_lock) "
+     "OR stack_id IN (SELECT id FROM temp.lp_gil_stack);"
+     "DROP TABLE temp.lp_gil_lock; DROP TABLE temp.lp_gil_stack;"},
     /* 2. join, 3. signal: semaphores waited on once */
-    "CREATE TEMP TABLE lp_once AS SELECT min(w.id) AS id FROM lock_waits w "
-    "JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' WHERE w.class = 0 "
-    "GROUP BY w.lock_id HAVING count(*) = 1;"
-    "UPDATE lock_waits SET class = 4 WHERE id IN (SELECT id FROM temp.lp_once);"
-    "UPDATE lock_waits SET class = 3 WHERE id IN (SELECT w.id FROM temp.lp_once o "
-    "JOIN lock_waits w ON w.id = o.id JOIN threads me ON me.id = w.thread_id "
-    "WHERE EXISTS (SELECT 1 FROM threads t WHERE t.process_id = me.process_id "
-    "AND t.id != me.id AND t.start_ns <= w.start_ns AND t.end_ns >= w.start_ns "
-    "AND t.end_ns <= w.start_ns + w.dur_ns + 50000000));"
-    /* 4. idle */
-    "CREATE TEMP TABLE lp_req (thread_id INTEGER, start_ns INTEGER, end_ns INTEGER);"
-    "INSERT INTO temp.lp_req SELECT start_thread_id, start_ns, end_ns FROM ranges "
-    "WHERE depth = 0 AND name_id = (SELECT name_id FROM ranges WHERE depth = 0 "
-    "GROUP BY name_id ORDER BY count(*) DESC, name_id LIMIT 1);"
-    "CREATE INDEX temp.lp_req_at ON lp_req(thread_id, start_ns);"
-    "CREATE TEMP TABLE lp_worker AS SELECT t.id FROM threads t JOIN processes p "
-    "ON p.id = t.process_id WHERE t.process_id IN (SELECT DISTINCT x.process_id FROM "
-    "temp.lp_req r JOIN threads x ON x.id = r.thread_id) "
-    "AND (t.tid != p.pid OR t.id IN (SELECT thread_id FROM temp.lp_req));"
-    "UPDATE cond_waits SET class = 2 WHERE class = 4 AND thread_id IN "
-    "(SELECT id FROM temp.lp_worker) AND NOT COALESCE((SELECT r.end_ns > cond_waits.start_ns "
-    "FROM temp.lp_req r WHERE r.thread_id = cond_waits.thread_id AND r.start_ns < "
-    "cond_waits.start_ns + cond_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"
-    "UPDATE lock_waits SET class = 2 WHERE class IN (0, 4) AND thread_id IN "
-    "(SELECT id FROM temp.lp_worker) AND lock_id IN (SELECT id FROM locks WHERE kind = 'sem') "
-    "AND NOT COALESCE((SELECT r.end_ns > lock_waits.start_ns FROM temp.lp_req r WHERE "
-    "r.thread_id = lock_waits.thread_id AND r.start_ns < lock_waits.start_ns + "
-    "lock_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"
-    /* the holder's stage: the owner's innermost range open when the wait began */
-    "CREATE TEMP TABLE lp_rng (id INTEGER, th INTEGER, s INTEGER, e INTEGER);"
-    "INSERT INTO temp.lp_rng SELECT id, start_thread_id, start_ns, end_ns FROM ranges;"
-    "CREATE INDEX temp.lp_rng_at ON lp_rng(th, s);"
-    /* bounds the backward scan for an owner outside every range */
-    "CREATE TEMP TABLE lp_rmax AS SELECT coalesce(max(e - s), 0) AS d FROM temp.lp_rng;"
-    "UPDATE lock_waits SET owner_range_id = (SELECT r.id FROM temp.lp_rng r WHERE r.th = "
-    "(SELECT t.id FROM threads t JOIN locks l ON l.process_id = t.process_id WHERE "
-    "l.id = lock_waits.lock_id AND t.tid = lock_waits.owner_tid AND coalesce(t.start_ns, 0) "
-    "<= lock_waits.start_ns ORDER BY t.start_ns DESC LIMIT 1) AND r.s <= lock_waits.start_ns "
-    "AND r.s >= lock_waits.start_ns - (SELECT d FROM temp.lp_rmax) "
-    "AND r.e > lock_waits.start_ns ORDER BY r.s DESC LIMIT 1) "
-    "WHERE owner_tid IS NOT NULL AND class = 0 AND EXISTS (SELECT 1 FROM temp.lp_rng);"
-    "DROP TABLE temp.lp_rng; DROP TABLE temp.lp_rmax;"
-    "DROP TABLE temp.lp_gil_lock; DROP TABLE temp.lp_gil_stack; DROP TABLE temp.lp_once;"
-    "DROP TABLE temp.lp_req; DROP TABLE temp.lp_worker;";
+    {"SELECT EXISTS (SELECT 1 FROM locks WHERE kind = 'sem')",
+     "CREATE TEMP TABLE lp_once AS SELECT min(w.id) AS id FROM lock_waits w "
+     "JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' WHERE w.class = 0 "
+     "GROUP BY w.lock_id HAVING count(*) = 1;"
+     "UPDATE lock_waits SET class = 4 WHERE id IN (SELECT id FROM temp.lp_once);"
+     "UPDATE lock_waits SET class = 3 WHERE id IN (SELECT w.id FROM temp.lp_once o "
+     "JOIN lock_waits w ON w.id = o.id JOIN threads me ON me.id = w.thread_id "
+     "WHERE EXISTS (SELECT 1 FROM threads t WHERE t.process_id = me.process_id "
+     "AND t.id != me.id AND t.start_ns <= w.start_ns AND t.end_ns >= w.start_ns "
+     "AND t.end_ns <= w.start_ns + w.dur_ns + 50000000));"
+     "DROP TABLE temp.lp_once;"},
+    /* 4. idle: requests are outermost ranges, so none without them */
+    {"SELECT EXISTS (SELECT 1 FROM ranges WHERE depth = 0)",
+     "CREATE TEMP TABLE lp_req (thread_id INTEGER, start_ns INTEGER, end_ns INTEGER);"
+     "INSERT INTO temp.lp_req SELECT start_thread_id, start_ns, end_ns FROM ranges "
+     "WHERE depth = 0 AND name_id = (SELECT name_id FROM ranges WHERE depth = 0 "
+     "GROUP BY name_id ORDER BY count(*) DESC, name_id LIMIT 1);"
+     "CREATE INDEX temp.lp_req_at ON lp_req(thread_id, start_ns);"
+     "CREATE TEMP TABLE lp_worker AS SELECT t.id FROM threads t JOIN processes p "
+     "ON p.id = t.process_id WHERE t.process_id IN (SELECT DISTINCT x.process_id FROM "
+     "temp.lp_req r JOIN threads x ON x.id = r.thread_id) "
+     "AND (t.tid != p.pid OR t.id IN (SELECT thread_id FROM temp.lp_req));"
+     "UPDATE cond_waits SET class = 2 WHERE class = 4 AND thread_id IN "
+     "(SELECT id FROM temp.lp_worker) AND NOT COALESCE((SELECT r.end_ns > cond_waits.start_ns "
+     "FROM temp.lp_req r WHERE r.thread_id = cond_waits.thread_id AND r.start_ns < "
+     "cond_waits.start_ns + cond_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"},
+    {"SELECT EXISTS (SELECT 1 FROM ranges WHERE depth = 0) AND "
+     "EXISTS (SELECT 1 FROM locks WHERE kind = 'sem')",
+     "UPDATE lock_waits SET class = 2 WHERE class IN (0, 4) AND thread_id IN "
+     "(SELECT id FROM temp.lp_worker) AND lock_id IN (SELECT id FROM locks WHERE kind = 'sem') "
+     "AND NOT COALESCE((SELECT r.end_ns > lock_waits.start_ns FROM temp.lp_req r WHERE "
+     "r.thread_id = lock_waits.thread_id AND r.start_ns < lock_waits.start_ns + "
+     "lock_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"},
+    {"SELECT EXISTS (SELECT 1 FROM ranges WHERE depth = 0)",
+     "DROP TABLE temp.lp_req; DROP TABLE temp.lp_worker;"},
+    /* the holder's stage: the owner's innermost range open when the wait
+     * began; nothing to find without ranges */
+    {"SELECT EXISTS (SELECT 1 FROM ranges)",
+     "CREATE TEMP TABLE lp_rng (id INTEGER, th INTEGER, s INTEGER, e INTEGER);"
+     "INSERT INTO temp.lp_rng SELECT id, start_thread_id, start_ns, end_ns FROM ranges;"
+     "CREATE INDEX temp.lp_rng_at ON lp_rng(th, s);"
+     /* bounds the backward scan for an owner outside every range */
+     "CREATE TEMP TABLE lp_rmax AS SELECT coalesce(max(e - s), 0) AS d FROM temp.lp_rng;"
+     "UPDATE lock_waits SET owner_range_id = (SELECT r.id FROM temp.lp_rng r WHERE r.th = "
+     "(SELECT t.id FROM threads t JOIN locks l ON l.process_id = t.process_id WHERE "
+     "l.id = lock_waits.lock_id AND t.tid = lock_waits.owner_tid AND coalesce(t.start_ns, 0) "
+     "<= lock_waits.start_ns ORDER BY t.start_ns DESC LIMIT 1) AND r.s <= lock_waits.start_ns "
+     "AND r.s >= lock_waits.start_ns - (SELECT d FROM temp.lp_rmax) "
+     "AND r.e > lock_waits.start_ns ORDER BY r.s DESC LIMIT 1) "
+     "WHERE owner_tid IS NOT NULL AND class = 0;"
+     "DROP TABLE temp.lp_rng; DROP TABLE temp.lp_rmax;"},
+};
 
 int lp_waits_classify(sqlite3 *db, char *err, size_t errlen)
 {
-	return lp_db_exec(db, lp_waits_classify_sql, err, errlen);
+	for (size_t i = 0; i < sizeof(lp_waits_steps) / sizeof(lp_waits_steps[0]); i++) {
+		const struct classify_step *s = &lp_waits_steps[i];
+		int64_t run = 1;
+		int rc = s->when ? lp_db_get_int(db, s->when, NULL, 0, 0, &run, err, errlen) : 0;
+		if (rc == 0 && run)
+			rc = lp_db_exec(db, s->sql, err, errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int waits_after_indexes(struct lp_import *imp)
+{
+	return lp_waits_classify(imp->db, imp->err, imp->errlen);
 }
 
 const struct lp_import_source lp_src_waits = {
     .name = "waits",
-    .indexes = lp_waits_classify_sql,
+    .after_indexes = waits_after_indexes,
 };

@@ -5,3 +5,6 @@ lp_py_test(import_nsys_generated test_nsys_generated.py LABELS e2e)
 lp_py_test(import_kineto_generated test_kineto_generated.py LABELS e2e)
 # Wait class sync (issue 15): CUDA host syncs of imports, never contention.
 lp_py_test(import_sync_class test_sync_class.py LABELS e2e)
+# Lock waits inserted in batches through a virtual table (issue 18): rows,
+# order and NULLs as written.
+lp_py_test(import_batch_rows test_batch_rows.py LABELS e2e)
