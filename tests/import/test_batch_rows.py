@@ -5,7 +5,7 @@ bench_gen_log (4 threads x 1,250, so the last batch is partial) import as
 5,000 rows whose ids follow each thread's log order and whose values are
 the ones written: thread-relative wait k starts 2,000 ns after wait k-1 and
 lasts 500 + 10 * (k % 97) ns; its lock repeats every 16 waits and its
-stack every 64; no owner was written (NULL), every stack was."""
+stack every 64; no owner was written (NULL), every stack was (but for counted drops)."""
 import os
 import subprocess
 
@@ -43,7 +43,16 @@ check(bad_dur == 0, f"durations as written ({bad_dur} differ)")
 check(bad_lock == 0 and bad_stack == 0,
       f"locks repeat every 16 waits, stacks every 64 ({bad_lock}, {bad_stack} differ)")
 check(all(r["owner_tid"] is None for r in rows), "owner never written: NULL in every row")
-check(all(r["stack_id"] is not None for r in rows), "stack written: set in every row")
+# A stack interned by two threads at once: the loser waits a bounded spin
+# for the winner's id, then drops it, counted (lp_core.c lp_intern_find);
+# on a loaded machine that happens. Each such drop loses one of a thread's
+# 64 stacks, nothing else.
+lost = {(r["thread_id"], k % 64) for v in by_thread.values() for k, r in enumerate(v)
+        if r["stack_id"] is None}
+dropped = c.execute("SELECT sum(dropped_strings) FROM processes").fetchone()[0]
+check(len(lost) <= dropped,
+      f"stack written in every row but those of a counted dropped intern ({len(lost)} stacks "
+      f"missing, {dropped} drops counted)")
 check(all(r["mode"] == 0 and r["flags"] == 0 for r in rows), "mode and flags 0 as written")
 locks = {r["lock_id"] for r in rows}
 check(len(locks) == 16, f"16 distinct locks ({len(locks)})")
