@@ -322,10 +322,14 @@ static uint64_t lp_blk_site(void *ra, uint64_t dur)
 	uint64_t *slot = &lp_blk_sites[h & (LP_BLK_SITES - 1)];
 	uint64_t tag = (h >> 33) << 33; /* top 31 bits; bit 32 is LP_BLK_SELF */
 	uint64_t cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
-	if (cur && (cur & ~(LP_BLK_SELF | 0xffffffffull)) == tag &&
-	    ((cur & LP_BLK_SELF) || dur < LP_BLK_RESTACK_NS))
+	int known = cur && (cur & ~(LP_BLK_SELF | 0xffffffffull)) == tag;
+	if (known && ((cur & LP_BLK_SELF) || dur < LP_BLK_RESTACK_NS))
 		return cur & (LP_BLK_SELF | 0xffffffffull);
-	if (lp_blk_from_latprof(ra)) {
+	/* A known site is not latprof's (that returned above): a long call
+	 * there only needs its stack again. dladdr() scans the object's
+	 * symbols: with PostgreSQL's epoll_wait (most calls past 1 ms) it was
+	 * the top symbol of the backends' profile, 4.9% of their CPU. */
+	if (!known && lp_blk_from_latprof(ra)) {
 		__atomic_store_n(slot, tag | LP_BLK_SELF, __ATOMIC_RELAXED);
 		return LP_BLK_SELF;
 	}
