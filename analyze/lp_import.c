@@ -22,6 +22,7 @@
 #include <xxhash.h>
 
 #include "lp_db.h"
+#include "lp_import_proctab.h"
 #include "lp_import_sources.h"
 #include "lp_logread.h"
 #include "lp_symbols.h"
@@ -561,6 +562,8 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	char **paths = NULL;
 	size_t n = 0;
 	struct lp_log *logs = NULL;
+	struct lp_ptab ptab = {0};
+	struct lp_ptab_counts from_table = {0};
 	char tmp[PATH_MAX];
 	int rc;
 
@@ -574,7 +577,13 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	rc = output_check(out, opts && opts->force, err, errlen);
 	if (rc)
 		return rc;
-	rc = list_logs(dir, &paths, &n, err, errlen);
+	rc = lp_ptab_read(dir, &ptab, err, errlen);
+	if (rc == 0)
+		rc = list_logs(dir, &paths, &n, err, errlen);
+	if (rc == -ENOENT && ptab.n) { /* every process is in the table alone */
+		rc = 0;
+		err[0] = 0;
+	}
 	if (rc)
 		goto out_paths;
 	logs = calloc(n, sizeof(*logs));
@@ -604,10 +613,16 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		stats->dropped_strings += (long long)logs[i].hdr.dropped_strings;
 	}
 	if (rc == 0)
+		rc = lp_ptab_import(&imp, &ptab, logs, n, &from_table);
+	if (rc == 0) {
+		lp_core_add_table_counts(from_table.lost, from_table.unclosed,
+					 from_table.first_realtime_ns);
+		stats->dropped_records += from_table.lost;
 		rc = import_finish(&imp, NULL, NULL);
+	}
 	import_teardown(&imp);
 	if (rc == 0) {
-		stats->processes = (int)n;
+		stats->processes = (int)n + from_table.processes;
 		stats->records = (long long)priv.records;
 		stats->unknown_records = (long long)imp.unknown_records;
 		stats->threads = lp_db_count(imp.db, "threads");
@@ -627,5 +642,6 @@ out_paths:
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
+	lp_ptab_free(&ptab);
 	return rc;
 }
