@@ -606,14 +606,21 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	}
 	if (rc == 0 && opts && opts->run_cmdline)
 		rc = lp_import_meta(&imp, "run.cmdline", opts->run_cmdline, 0);
+	if (rc == 0)
+		rc = lp_ptab_begin(&imp, &ptab, logs, n);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		rc = import_log(&imp, &logs[i]);
+		rc = lp_ptab_import_before(&imp, &ptab, &logs[i]);
+		if (rc == 0)
+			rc = import_log(&imp, &logs[i]);
 		stats->damaged_chunks += (long long)logs[i].damaged_chunks;
 		stats->dropped_records += (long long)logs[i].hdr.dropped_records;
 		stats->dropped_strings += (long long)logs[i].hdr.dropped_strings;
 	}
 	if (rc == 0)
-		rc = lp_ptab_import(&imp, &ptab, logs, n, &from_table);
+		rc = lp_ptab_import_before(&imp, &ptab, NULL);
+	if (rc == 0)
+		rc = lp_ptab_end(&imp, &ptab);
+	from_table = ptab.counts;
 	if (rc == 0) {
 		lp_core_add_table_counts(from_table.lost, from_table.unclosed,
 					 from_table.first_realtime_ns);

@@ -193,6 +193,9 @@ void lp_ptab_free(struct lp_ptab *t)
 		free(t->v[i].exec_path);
 	}
 	free(t->v);
+	free(t->order);
+	sqlite3_finalize(t->ins);
+	sqlite3_finalize(t->thr);
 	lp_map_free(&t->by_key);
 	memset(t, 0, sizeof(*t));
 }
@@ -260,29 +263,64 @@ static int ptab_insert(struct lp_import *imp, sqlite3_stmt *ins, sqlite3_stmt *t
 	return lp_import_step(imp, thr);
 }
 
-int lp_ptab_import(struct lp_import *imp, const struct lp_ptab *t, const struct lp_log *logs,
-		   size_t nlogs, struct lp_ptab_counts *out)
+/* Processes keep the order the logs' names gave them before the table
+ * existed (p<pid>-<n>.lplog sorted by name): the pid as text, then start. */
+static int ptab_cmp_key(uint32_t apid, uint64_t astart, uint32_t bpid, uint64_t bstart)
+{
+	char a[16], b[16];
+	snprintf(a, sizeof(a), "%u", apid);
+	snprintf(b, sizeof(b), "%u", bpid);
+	int c = strcmp(a, b);
+	return c ? c : astart < bstart ? -1 : astart > bstart;
+}
+
+static const struct lp_ptab *ptab_sorting;
+
+static int ptab_cmp(const void *x, const void *y)
+{
+	const struct lp_ptab_image *a = &ptab_sorting->v[*(const size_t *)x];
+	const struct lp_ptab_image *b = &ptab_sorting->v[*(const size_t *)y];
+	return ptab_cmp_key(a->pid, a->start_ns, b->pid, b->start_ns);
+}
+
+int lp_ptab_begin(struct lp_import *imp, struct lp_ptab *t, const struct lp_log *logs, size_t nlogs)
 {
 	struct lp_map with_log = {0};
 	int rc = 0;
-	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; rc == 0 && i < nlogs; i++)
 		rc = lp_map_put(&with_log, ptab_key(logs[i].hdr.pid, logs[i].hdr.start_ns), 1);
-	sqlite3_stmt *ins = lp_import_prepare(
+	t->order = rc ? NULL : malloc((t->n + 1) * sizeof(*t->order));
+	for (size_t i = 0; t->order && i < t->n; i++) {
+		uint64_t one;
+		if (!lp_map_get(&with_log, ptab_key(t->v[i].pid, t->v[i].start_ns), &one))
+			t->order[t->n_order++] = i; /* else its log says it all */
+	}
+	lp_map_free(&with_log);
+	if (!t->order)
+		return -ENOMEM;
+	ptab_sorting = t;
+	qsort(t->order, t->n_order, sizeof(*t->order), ptab_cmp);
+	t->ins = lp_import_prepare(
 	    imp, "INSERT INTO processes(pid, ppid, start_ns, log_closed, dropped_records, end_ns, "
 		 "cmdline, exe, title, exit_status, exit_signal, exit_how, exec_path) "
 		 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-	sqlite3_stmt *thr = lp_import_prepare(
+	t->thr = lp_import_prepare(
 	    imp, "INSERT INTO threads(process_id, tid, parent_tid, name, start_ns) "
 		 "VALUES (?,?,?,?,?)");
-	if (rc == 0 && (!ins || !thr))
-		rc = -EIO;
-	for (size_t i = 0; rc == 0 && i < t->n; i++) {
-		const struct lp_ptab_image *im = &t->v[i];
-		uint64_t one;
-		if (lp_map_get(&with_log, ptab_key(im->pid, im->start_ns), &one))
-			continue; /* its log says it all */
-		rc = ptab_insert(imp, ins, thr, im);
+	return t->ins && t->thr ? 0 : -EIO;
+}
+
+int lp_ptab_import_before(struct lp_import *imp, struct lp_ptab *t, const struct lp_log *next)
+{
+	struct lp_ptab_counts *out = &t->counts;
+	int rc = 0;
+	while (rc == 0 && t->next < t->n_order) {
+		const struct lp_ptab_image *im = &t->v[t->order[t->next]];
+		if (next &&
+		    ptab_cmp_key(im->pid, im->start_ns, next->hdr.pid, next->hdr.start_ns) > 0)
+			break;
+		rc = ptab_insert(imp, t->ins, t->thr, im);
+		t->next++;
 		out->processes++;
 		out->lost += (long long)im->lost;
 		out->unclosed += !im->how && !im->exec_path;
@@ -290,10 +328,13 @@ int lp_ptab_import(struct lp_import *imp, const struct lp_ptab *t, const struct 
 		    (!out->first_realtime_ns || im->realtime_ns < out->first_realtime_ns))
 			out->first_realtime_ns = im->realtime_ns;
 	}
-	sqlite3_finalize(ins);
-	sqlite3_finalize(thr);
-	lp_map_free(&with_log);
-	if (rc == 0)
-		rc = lp_import_meta(imp, "import.ptab_damaged", NULL, t->damaged);
 	return rc;
+}
+
+int lp_ptab_end(struct lp_import *imp, struct lp_ptab *t)
+{
+	sqlite3_finalize(t->ins);
+	sqlite3_finalize(t->thr);
+	t->ins = t->thr = NULL;
+	return lp_import_meta(imp, "import.ptab_damaged", NULL, t->damaged);
 }

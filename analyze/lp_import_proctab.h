@@ -24,13 +24,6 @@ struct lp_ptab_image {
 	uint64_t lost; /* records the image could not write */
 };
 
-struct lp_ptab {
-	struct lp_ptab_image *v;
-	size_t n, cap;
-	struct lp_map by_key; /* (pid, start_ns) -> index */
-	long long damaged;    /* stretches of the file that were not records */
-};
-
 struct lp_ptab_counts {
 	int processes;		    /* rows added */
 	long long lost;		    /* their lost records */
@@ -38,11 +31,27 @@ struct lp_ptab_counts {
 	uint64_t first_realtime_ns; /* earliest wall-clock start of them, 0 none */
 };
 
+struct lp_ptab {
+	struct lp_ptab_image *v;
+	size_t n, cap;
+	struct lp_map by_key; /* (pid, start_ns) -> index */
+	long long damaged;    /* stretches of the file that were not records */
+	/* lp_ptab_begin .. lp_ptab_end: the images without a log, in order */
+	size_t *order, n_order, next;
+	sqlite3_stmt *ins, *thr;
+	struct lp_ptab_counts counts;
+};
+
 /* Read DIR/procs.lptab (none: an empty table). 0 or -errno with err. */
 int lp_ptab_read(const char *dir, struct lp_ptab *t, char *err, size_t errlen);
 void lp_ptab_free(struct lp_ptab *t);
-/* Rows for the images that have no log among logs[0..nlogs). */
-int lp_ptab_import(struct lp_import *imp, const struct lp_ptab *t, const struct lp_log *logs,
-		   size_t nlogs, struct lp_ptab_counts *out);
+/* The importer interleaves the images without a log with the logs (sorted
+ * by name), so processes keep their old order: lp_ptab_begin once with
+ * every log, lp_ptab_import_before(log) before each log is imported,
+ * lp_ptab_import_before(NULL) for the rest, then lp_ptab_end (meta). */
+int lp_ptab_begin(struct lp_import *imp, struct lp_ptab *t, const struct lp_log *logs,
+		  size_t nlogs);
+int lp_ptab_import_before(struct lp_import *imp, struct lp_ptab *t, const struct lp_log *next);
+int lp_ptab_end(struct lp_import *imp, struct lp_ptab *t);
 
 #endif
