@@ -79,6 +79,8 @@ struct lp_intern_slot {
 	uint32_t pad;
 };
 
+/* The fields a forked child writes come first, in a page or two; the big
+ * arrays after them: each page of this the child touches is a page fault. */
 static struct lp_state {
 	int active;   /* recording in this process: the image is in the table */
 	int log_open; /* its log exists (lp_log_lazy): records go there */
@@ -86,7 +88,7 @@ static struct lp_state {
 	uint32_t opener; /* tid of the thread creating the log, 0 none */
 	int fd;
 	struct lp_log_header *hdr; /* its own mapping, page-rounded */
-	char *segs[LP_SEGS];	   /* chunk data of each segment, NULL until mapped */
+	uint32_t segs_hi;	   /* segments below this may be mapped */
 	int seg_lock;		   /* mapping a segment; the fallback growth below */
 	uint64_t file_size;	   /* only for the no-fallocate fallback (seg_lock) */
 	size_t page;
@@ -94,14 +96,11 @@ static struct lp_state {
 	uint32_t max_chunks;
 	dev_t dev;
 	ino_t ino;
-	char path[PATH_MAX];
-	char dir[PATH_MAX];
 	int exited;
 	uint32_t next_id;
 	uint64_t next_seq;
 	int free_lock;
 	uint32_t n_free;
-	struct lp_chunk_header *free_chunks[LP_FREE_CHUNKS];
 	pthread_key_t key;
 	int key_ok;
 	uint32_t log_mb; /* read once at init: the app may change the env later */
@@ -112,6 +111,10 @@ static struct lp_state {
 	char comm[16];
 	uint32_t cmdline_len;
 	char cmdline[4096];
+	char path[PATH_MAX];
+	char dir[PATH_MAX];
+	char *segs[LP_SEGS]; /* chunk data of each segment, NULL until mapped */
+	struct lp_chunk_header *free_chunks[LP_FREE_CHUNKS];
 } g = {.fd = -1};
 
 /* Bumped in the child after fork so stale per-thread state is noticed. */
@@ -241,6 +244,8 @@ static struct lp_chunk_header *lp_chunk_addr(uint32_t idx)
 			if (p != MAP_FAILED) {
 				b = (char *)p + delta;
 				__atomic_store_n(&g.segs[s], b, __ATOMIC_RELEASE);
+				if (g.segs_hi <= s)
+					g.segs_hi = s + 1;
 			}
 		}
 		lp_spin_unlock(&g.seg_lock);
@@ -811,7 +816,7 @@ static uint32_t lp_max_chunks(void)
 /* Unmap the header and every segment (after fork: the parent's). */
 static void lp_unmap_all(void)
 {
-	for (uint32_t s = 0, first = 0; s < LP_SEGS && first < g.max_chunks; s++) {
+	for (uint32_t s = 0, first = 0; s < g.segs_hi && first < g.max_chunks; s++) {
 		uint32_t f, len;
 		lp_seg_of(first, &f, &len);
 		if (g.segs[s]) {
@@ -823,6 +828,7 @@ static void lp_unmap_all(void)
 		}
 		first += len;
 	}
+	g.segs_hi = 0;
 	if (g.hdr)
 		munmap(g.hdr, LP_LOG_HEADER_SIZE);
 	g.hdr = NULL;

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -92,37 +93,44 @@ static int lp_ptab_fd(uint64_t *size)
 	return lp_pt.fd;
 }
 
+/* One writev(): one write to the file, as atomic against other appenders
+ * as a write() of the whole. No record-sized buffer on the stack: a forked
+ * child would fault in fresh stack pages for it. */
 int lp_ptab_put(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts, const void *fixed,
 		size_t flen, const void *text, size_t tlen)
 {
-	_Alignas(8) char buf[sizeof(struct lp_ptab_rec) + 64 + LP_PTAB_MAX_TEXT + 8];
-	struct lp_ptab_rec *r = (struct lp_ptab_rec *)buf;
+	static const char zeros[8];
+	struct lp_ptab_rec r;
 	if (tlen > LP_PTAB_MAX_TEXT)
 		tlen = LP_PTAB_MAX_TEXT;
 	if (flen > 64)
 		return -EINVAL;
-	size_t size = (sizeof(*r) + flen + tlen + 7) & ~(size_t)7;
+	size_t size = (sizeof(r) + flen + tlen + 7) & ~(size_t)7;
+	size_t pad = size - sizeof(r) - flen - tlen;
 	int saved = errno;
-	memset(r, 0, sizeof(*r));
-	r->magic = LP_PTAB_MAGIC;
-	r->type = type;
-	r->size = (uint16_t)size;
-	r->pid = pid;
-	r->start_ns = start_ns;
-	r->ts = ts;
-	r->len = (uint32_t)tlen;
-	r->lost = (uint32_t)(lp_pt.lost > UINT32_MAX ? UINT32_MAX : lp_pt.lost);
-	memcpy(buf + sizeof(*r), fixed, flen);
-	memcpy(buf + sizeof(*r) + flen, text, tlen);
-	memset(buf + sizeof(*r) + flen + tlen, 0, size - sizeof(*r) - flen - tlen);
-	r->check = XXH32(buf, size, 0);
+	memset(&r, 0, sizeof(r));
+	r.magic = LP_PTAB_MAGIC;
+	r.type = type;
+	r.size = (uint16_t)size;
+	r.pid = pid;
+	r.start_ns = start_ns;
+	r.ts = ts;
+	r.len = (uint32_t)tlen;
+	r.lost = (uint32_t)(lp_pt.lost > UINT32_MAX ? UINT32_MAX : lp_pt.lost);
+	struct iovec iov[4] = {{&r, sizeof(r)}, {(void *)fixed, flen}, {(void *)text, tlen},
+			       {(void *)zeros, pad}};
+	XXH32_state_t h;
+	XXH32_reset(&h, 0);
+	for (int i = 0; i < 4; i++)
+		XXH32_update(&h, iov[i].iov_base, iov[i].iov_len);
+	r.check = XXH32_digest(&h);
 	uint64_t cur = 0;
 	int fd = lp_ptab_fd(&cur);
 	ssize_t w = -1;
 	if (fd >= 0 &&
 	    (lp_pt.fsize == UINT64_MAX || cur + size + LP_PTAB_FSIZE_MARGIN <= lp_pt.fsize)) {
 		do
-			w = write(fd, buf, size);
+			w = writev(fd, iov, 4);
 		while (w < 0 && errno == EINTR);
 	}
 	int rc = w == (ssize_t)size ? 0 : -EIO;
