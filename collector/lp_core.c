@@ -675,10 +675,39 @@ void lp_core_record_modules(void)
 	errno = saved;
 }
 
+/* The argv area [lp_arg_lo, lp_arg_hi), as the kernel's arg_start and
+ * arg_end name it, from the arguments glibc hands every ELF constructor;
+ * NULL when the strings were not laid out contiguously. */
+static const char *lp_arg_lo, *lp_arg_hi;
+
+__attribute__((constructor)) static void lp_core_args(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	if (argc <= 0 || !argv || !argv[0])
+		return;
+	const char *end = argv[0];
+	for (int i = 0; i < argc; i++) {
+		if (!argv[i] || argv[i] != end)
+			return;
+		end += strlen(argv[i]) + 1;
+	}
+	lp_arg_lo = argv[0];
+	lp_arg_hi = end;
+}
+
 /* This process's argv area as the kernel shows it (NUL-separated, cut at
- * len); 0 bytes when it cannot be read. */
+ * len); 0 bytes when it cannot be read. Read from memory when we know the
+ * area and it still ends in a NUL (else the kernel would read on into the
+ * environment, as setproctitle-style titles need): /proc/self/cmdline
+ * costs an open, a read and a close, twice in every process. */
 static ssize_t lp_read_cmdline(char *buf, size_t len)
 {
+	if (lp_arg_lo && lp_arg_hi[-1] == 0) {
+		size_t n = (size_t)(lp_arg_hi - lp_arg_lo);
+		n = n < len ? n : len;
+		memcpy(buf, lp_arg_lo, n);
+		return (ssize_t)n;
+	}
 	ssize_t n = 0;
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
