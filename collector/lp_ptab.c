@@ -116,7 +116,8 @@ int lp_ptab_put(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts, con
 	r.start_ns = start_ns;
 	r.ts = ts;
 	r.len = (uint32_t)tlen;
-	r.lost = (uint32_t)(lp_pt.lost > UINT32_MAX ? UINT32_MAX : lp_pt.lost);
+	uint64_t lost = __atomic_load_n(&lp_pt.lost, __ATOMIC_RELAXED);
+	r.lost = (uint32_t)(lost > UINT32_MAX ? UINT32_MAX : lost);
 	struct iovec iov[4] = {{&r, sizeof(r)}, {(void *)fixed, flen}, {(void *)text, tlen},
 			       {(void *)zeros, pad}};
 	XXH32_state_t h;
@@ -135,7 +136,7 @@ int lp_ptab_put(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts, con
 	}
 	int rc = w == (ssize_t)size ? 0 : -EIO;
 	if (rc)
-		lp_pt.lost++;
+		__atomic_fetch_add(&lp_pt.lost, 1, __ATOMIC_RELAXED);
 	errno = saved;
 	return rc;
 }
