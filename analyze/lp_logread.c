@@ -233,8 +233,8 @@ int lp_log_dir_count(const char *dir)
 		size_t len = strlen(e->d_name);
 		if (len > 6 && strcmp(e->d_name + len - 6, ".lplog") == 0)
 			n++;
-		else if (strcmp(e->d_name, LP_PTAB_NAME) == 0 && fstatat(dirfd(d), e->d_name, &st, 0) == 0 &&
-			 st.st_size > 0)
+		else if (strcmp(e->d_name, LP_PTAB_NAME) == 0 &&
+			 fstatat(dirfd(d), e->d_name, &st, 0) == 0 && st.st_size > 0)
 			n++; /* processes that recorded nothing but their lives */
 	}
 	closedir(d);

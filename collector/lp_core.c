@@ -136,7 +136,7 @@ static void lp_drop(enum lp_drop_kind k)
 		lp_ptab_lose(1); /* no log (yet): the table's exit record says so */
 		return;
 	}
-	uint64_t *c = k == LP_DROP_CHUNK	? &h->dropped_chunks
+	uint64_t *c = k == LP_DROP_CHUNK    ? &h->dropped_chunks
 		      : k == LP_DROP_STRING ? &h->dropped_strings
 					    : &h->dropped_records;
 	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
@@ -947,8 +947,8 @@ static void lp_image_capture(uint32_t parent_tid)
  * only thread. 0 when the process records. */
 static int lp_image_start(void)
 {
-	struct lp_ptab_start st = {.realtime_ns = g.start_rt, .ppid = g.ppid,
-				   .parent_tid = g.parent_tid};
+	struct lp_ptab_start st = {
+	    .realtime_ns = g.start_rt, .ppid = g.ppid, .parent_tid = g.parent_tid};
 	memcpy(st.comm, g.comm, sizeof(st.comm));
 	__atomic_store_n(&g.active, 1, __ATOMIC_RELEASE);
 	if (lp_ptab_put(LP_PTAB_START, g.pid, g.start_ns, g.start_ns, &st, sizeof(st), g.cmdline,

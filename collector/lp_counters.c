@@ -240,9 +240,9 @@ static void lp_cnt_fd_register(int fd)
 		if (__atomic_compare_exchange_n(&lp_cnt_fdreg[i], &free_slot, fd + 1, 0,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
 			int hi = __atomic_load_n(&lp_cnt_fdreg_hi, __ATOMIC_RELAXED);
-			while (hi <= i && !__atomic_compare_exchange_n(&lp_cnt_fdreg_hi, &hi, i + 1, 0,
-								       __ATOMIC_RELAXED,
-								       __ATOMIC_RELAXED))
+			while (hi <= i &&
+			       !__atomic_compare_exchange_n(&lp_cnt_fdreg_hi, &hi, i + 1, 0,
+							    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 				;
 			return;
 		}

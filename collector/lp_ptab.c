@@ -118,8 +118,8 @@ int lp_ptab_put(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts, con
 	r.len = (uint32_t)tlen;
 	uint64_t lost = __atomic_load_n(&lp_pt.lost, __ATOMIC_RELAXED);
 	r.lost = (uint32_t)(lost > UINT32_MAX ? UINT32_MAX : lost);
-	struct iovec iov[4] = {{&r, sizeof(r)}, {(void *)fixed, flen}, {(void *)text, tlen},
-			       {(void *)zeros, pad}};
+	struct iovec iov[4] = {
+	    {&r, sizeof(r)}, {(void *)fixed, flen}, {(void *)text, tlen}, {(void *)zeros, pad}};
 	XXH32_state_t h;
 	XXH32_reset(&h, 0);
 	for (int i = 0; i < 4; i++)
