@@ -341,7 +341,8 @@ static int list_logs(const char *dir, char ***out, size_t *n, char *err, size_t 
 		len++;
 	}
 	closedir(d);
-	qsort(v, len, sizeof(*v), name_cmp);
+	if (len) /* qsort(NULL, 0): undefined; a run may have no log, only its table */
+		qsort(v, len, sizeof(*v), name_cmp);
 	*out = v;
 	*n = len;
 	if (!len) {
