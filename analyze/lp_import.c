@@ -22,6 +22,7 @@
 #include <xxhash.h>
 
 #include "lp_db.h"
+#include "lp_import_proctab.h"
 #include "lp_import_sources.h"
 #include "lp_logread.h"
 #include "lp_symbols.h"
@@ -340,7 +341,8 @@ static int list_logs(const char *dir, char ***out, size_t *n, char *err, size_t 
 		len++;
 	}
 	closedir(d);
-	qsort(v, len, sizeof(*v), name_cmp);
+	if (len) /* qsort(NULL, 0): undefined; a run may have no log, only its table */
+		qsort(v, len, sizeof(*v), name_cmp);
 	*out = v;
 	*n = len;
 	if (!len) {
@@ -576,6 +578,8 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	char **paths = NULL;
 	size_t n = 0;
 	struct lp_log *logs = NULL;
+	struct lp_ptab ptab = {0};
+	struct lp_ptab_counts from_table = {0};
 	char tmp[PATH_MAX];
 	int rc;
 
@@ -589,7 +593,13 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	rc = output_check(out, opts && opts->force, err, errlen);
 	if (rc)
 		return rc;
-	rc = list_logs(dir, &paths, &n, err, errlen);
+	rc = lp_ptab_read(dir, &ptab, err, errlen);
+	if (rc == 0)
+		rc = list_logs(dir, &paths, &n, err, errlen);
+	if (rc == -ENOENT && ptab.n) { /* every process is in the table alone */
+		rc = 0;
+		err[0] = 0;
+	}
 	if (rc)
 		goto out_paths;
 	logs = calloc(n, sizeof(*logs));
@@ -612,17 +622,30 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	}
 	if (rc == 0 && opts && opts->run_cmdline)
 		rc = lp_import_meta(&imp, "run.cmdline", opts->run_cmdline, 0);
+	if (rc == 0)
+		rc = lp_ptab_begin(&imp, &ptab, logs, n);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		rc = import_log(&imp, &logs[i]);
+		rc = lp_ptab_import_before(&imp, &ptab, &logs[i]);
+		if (rc == 0)
+			rc = import_log(&imp, &logs[i]);
 		stats->damaged_chunks += (long long)logs[i].damaged_chunks;
 		stats->dropped_records += (long long)logs[i].hdr.dropped_records;
 		stats->dropped_strings += (long long)logs[i].hdr.dropped_strings;
 	}
 	if (rc == 0)
+		rc = lp_ptab_import_before(&imp, &ptab, NULL);
+	if (rc == 0)
+		rc = lp_ptab_end(&imp, &ptab);
+	from_table = ptab.counts;
+	if (rc == 0) {
+		lp_core_add_table_counts(from_table.lost, from_table.unclosed,
+					 from_table.first_realtime_ns);
+		stats->dropped_records += from_table.lost;
 		rc = import_finish(&imp, NULL, NULL);
+	}
 	import_teardown(&imp);
 	if (rc == 0) {
-		stats->processes = (int)n;
+		stats->processes = (int)n + from_table.processes;
 		stats->records = (long long)priv.records;
 		stats->unknown_records = (long long)imp.unknown_records;
 		stats->threads = lp_db_count(imp.db, "threads");
@@ -642,5 +665,6 @@ out_paths:
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
+	lp_ptab_free(&ptab);
 	return rc;
 }

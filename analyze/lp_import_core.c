@@ -93,7 +93,7 @@ int lp_core_begin_process(struct lp_import *imp, const struct lp_log *log)
 
 /* argv is NUL-separated; a malloc'd space-separated copy for display
  * (trailing NULs and spaces, a rewritten title's padding, dropped). */
-static char *core_argv_str(const void *p, size_t n)
+char *lp_import_argv_str(const void *p, size_t n)
 {
 	char *cmd = malloc(n + 1);
 	if (!cmd)
@@ -112,7 +112,7 @@ static int core_proc_start(struct lp_import *imp, const struct lp_rec_header *h,
 			   const struct lp_rec_proc_start *r, size_t len)
 {
 	size_t n = h->aux <= len - sizeof(*r) ? h->aux : len - sizeof(*r);
-	char *cmd = core_argv_str(r + 1, n);
+	char *cmd = lp_import_argv_str(r + 1, n);
 	if (!cmd)
 		return -ENOMEM;
 	sqlite3_stmt *st = lp_core->upd_start;
@@ -132,7 +132,7 @@ static int core_proc_title(struct lp_import *imp, const struct lp_rec_header *h,
 	size_t n = h->aux <= len - sizeof(*r) ? h->aux : len - sizeof(*r);
 	if (!n)
 		return 0;
-	char *title = core_argv_str(r + 1, n);
+	char *title = lp_import_argv_str(r + 1, n);
 	if (!title)
 		return -ENOMEM;
 	sqlite3_stmt *st = lp_core->upd_title;
@@ -415,6 +415,15 @@ static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 			return lp_import_thread(imp, tid) ? 0 : -EIO;
 		return 0;
 	}
+}
+
+void lp_core_add_table_counts(long long dropped_records, int unclosed, uint64_t realtime_ns)
+{
+	struct core_state *s = lp_core;
+	s->dropped_records += dropped_records;
+	s->unclosed += unclosed;
+	if (realtime_ns && (!s->first_realtime_ns || realtime_ns < s->first_realtime_ns))
+		s->first_realtime_ns = realtime_ns;
 }
 
 /* Name each lock of this process after the variable that holds it. */

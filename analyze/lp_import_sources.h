@@ -15,6 +15,13 @@ int lp_core_begin_process(struct lp_import *imp, const struct lp_log *log);
 int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
 		  const void *payload, size_t len);
 
+/* argv (NUL-separated, n bytes) as a malloc'd space-separated string. */
+char *lp_import_argv_str(const void *p, size_t n);
+/* Processes imported from the run's process table (no log of their own):
+ * their lost records, how many never said how they ended, and the
+ * earliest wall-clock start among them (0: unknown). */
+void lp_core_add_table_counts(long long dropped_records, int unclosed, uint64_t realtime_ns);
+
 /* Adds the wait statuses `latprof run` collected as subreaper (a text file
  * of "pid status" lines); a missing file is fine. */
 int lp_import_core_reaped(const char *path);

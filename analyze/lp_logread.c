@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lp_ptab_format.h"
+
 static int log_fail(char *err, size_t errlen, const char *path, const char *why)
 {
 	snprintf(err, errlen, "%s: %s", path, why);
@@ -226,10 +228,14 @@ int lp_log_dir_count(const char *dir)
 		return -errno;
 	int n = 0;
 	struct dirent *e;
+	struct stat st;
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 		if (len > 6 && strcmp(e->d_name + len - 6, ".lplog") == 0)
 			n++;
+		else if (strcmp(e->d_name, LP_PTAB_NAME) == 0 &&
+			 fstatat(dirfd(d), e->d_name, &st, 0) == 0 && st.st_size > 0)
+			n++; /* processes that recorded nothing but their lives */
 	}
 	closedir(d);
 	return n;

@@ -42,7 +42,8 @@ typedef int (*lp_log_fn)(void *ctx, uint32_t tid, const struct lp_rec_header *h,
 			 const void *payload, size_t len);
 int lp_log_foreach(const struct lp_log *log, lp_log_fn fn, void *ctx);
 
-/* Checks a directory holds logs: returns the number of *.lplog files. */
+/* Checks a directory holds a recording: returns the number of *.lplog
+ * files, plus one for a non-empty process table (procs.lptab). */
 int lp_log_dir_count(const char *dir);
 
 #endif

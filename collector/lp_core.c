@@ -31,7 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -41,6 +43,8 @@
  * well-tested 64-bit hash whose collisions we can afford to ignore. */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+
+#include "lp_ptab.h"
 
 #define LP_DEFAULT_CHUNK (64u * 1024u)
 #define LP_DEFAULT_LOG_MB 1024u
@@ -75,11 +79,16 @@ struct lp_intern_slot {
 	uint32_t pad;
 };
 
+/* The fields a forked child writes come first, in a page or two; the big
+ * arrays after them: each page of this the child touches is a page fault. */
 static struct lp_state {
-	int active;
+	int active;   /* recording in this process: the image is in the table */
+	int log_open; /* its log exists (lp_log_lazy): records go there */
+	int open_failed;
+	uint32_t opener; /* tid of the thread creating the log, 0 none */
 	int fd;
 	struct lp_log_header *hdr; /* its own mapping, page-rounded */
-	char *segs[LP_SEGS];	   /* chunk data of each segment, NULL until mapped */
+	uint32_t segs_hi;	   /* segments below this may be mapped */
 	int seg_lock;		   /* mapping a segment; the fallback growth below */
 	uint64_t file_size;	   /* only for the no-fallocate fallback (seg_lock) */
 	size_t page;
@@ -87,17 +96,25 @@ static struct lp_state {
 	uint32_t max_chunks;
 	dev_t dev;
 	ino_t ino;
-	char path[PATH_MAX];
-	char dir[PATH_MAX];
 	int exited;
 	uint32_t next_id;
 	uint64_t next_seq;
 	int free_lock;
 	uint32_t n_free;
-	struct lp_chunk_header *free_chunks[LP_FREE_CHUNKS];
 	pthread_key_t key;
 	int key_ok;
 	uint32_t log_mb; /* read once at init: the app may change the env later */
+	void (*on_open)(void);
+	/* This image, as the table and a later log header both name it. */
+	uint64_t start_ns, start_rt;
+	uint32_t pid, ppid, parent_tid;
+	char comm[16];
+	uint32_t cmdline_len;
+	char cmdline[4096];
+	char path[PATH_MAX];
+	char dir[PATH_MAX];
+	char *segs[LP_SEGS]; /* chunk data of each segment, NULL until mapped */
+	struct lp_chunk_header *free_chunks[LP_FREE_CHUNKS];
 } g = {.fd = -1};
 
 /* Bumped in the child after fork so stale per-thread state is noticed. */
@@ -110,10 +127,19 @@ static __thread struct lp_thread lp_self __attribute__((tls_model("initial-exec"
 
 static int lp_open_log(void);
 
-static void lp_drop(uint64_t *counter)
+enum lp_drop_kind { LP_DROP_RECORD, LP_DROP_CHUNK, LP_DROP_STRING };
+
+static void lp_drop(enum lp_drop_kind k)
 {
-	if (g.hdr)
-		__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+	struct lp_log_header *h = g.hdr;
+	if (!h) {
+		lp_ptab_lose(1); /* no log (yet): the table's exit record says so */
+		return;
+	}
+	uint64_t *c = k == LP_DROP_CHUNK    ? &h->dropped_chunks
+		      : k == LP_DROP_STRING ? &h->dropped_strings
+					    : &h->dropped_records;
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
 }
 
 uint32_t lp_tid(void)
@@ -218,6 +244,8 @@ static struct lp_chunk_header *lp_chunk_addr(uint32_t idx)
 			if (p != MAP_FAILED) {
 				b = (char *)p + delta;
 				__atomic_store_n(&g.segs[s], b, __ATOMIC_RELEASE);
+				if (g.segs_hi <= s)
+					g.segs_hi = s + 1;
 			}
 		}
 		lp_spin_unlock(&g.seg_lock);
@@ -278,13 +306,13 @@ static struct lp_chunk_header *lp_chunk_new(void)
 
 	uint32_t idx = __atomic_fetch_add(&g.hdr->n_chunks, 1, __ATOMIC_RELAXED);
 	if (idx >= g.max_chunks) {
-		lp_drop(&g.hdr->dropped_chunks);
+		lp_drop(LP_DROP_CHUNK);
 		return NULL;
 	}
 	off_t off = (off_t)LP_LOG_HEADER_SIZE + (off_t)idx * g.chunk_size;
 	c = lp_chunk_addr(idx);
 	if (!c || lp_reserve(c, off) != 0) {
-		lp_drop(&g.hdr->dropped_chunks);
+		lp_drop(LP_DROP_CHUNK);
 		return NULL;
 	}
 	c->index = idx;
@@ -311,7 +339,7 @@ static void lp_thread_exit(void *arg)
 {
 	(void)arg;
 	struct lp_thread *t = &lp_self;
-	if (!lp_core_active() || t->gen != lp_gen)
+	if (!__atomic_load_n(&g.log_open, __ATOMIC_ACQUIRE) || t->gen != lp_gen)
 		return;
 	struct lp_rec_thread_end *r = lp_rec_begin(LP_REC_THREAD_END, 0, sizeof(*r));
 	if (r) {
@@ -355,14 +383,55 @@ static int lp_thread_refill(struct lp_thread *t, uint32_t need)
 	return 0;
 }
 
-void *lp_rec_begin(uint16_t type, uint32_t aux, size_t payload)
+/*
+ * The image's first record creates its log (lp_open_log): until then the
+ * process is only in the run's process table, which is what makes a process
+ * that records nothing cheap. One thread creates it while the others wait
+ * (a create takes ~0.2 ms on ext4); a signal handler that interrupts the
+ * creating thread and records gets no log: the record is dropped and
+ * counted. A failed creation (disk full) is not retried: every later record
+ * is counted as lost in the table's exit record. Returns 0 once a log exists.
+ */
+static __attribute__((noinline)) int lp_log_lazy(void)
 {
 	if (!lp_core_active())
+		return -1;
+	int saved = errno;
+	uint32_t me = lp_tid();
+	int rc = -1;
+	for (;;) {
+		if (__atomic_load_n(&g.log_open, __ATOMIC_ACQUIRE)) {
+			rc = 0;
+			break;
+		}
+		if (__atomic_load_n(&g.open_failed, __ATOMIC_ACQUIRE))
+			break;
+		uint32_t owner = 0;
+		if (__atomic_compare_exchange_n(&g.opener, &owner, me, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			if (!g.log_open && !g.open_failed && lp_open_log() != 0)
+				__atomic_store_n(&g.open_failed, 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&g.opener, 0, __ATOMIC_RELEASE);
+			continue;
+		}
+		if (owner == me)
+			break; /* a signal handler inside our own creation */
+		sched_yield();
+	}
+	if (rc)
+		lp_ptab_lose(1);
+	errno = saved;
+	return rc;
+}
+
+void *lp_rec_begin(uint16_t type, uint32_t aux, size_t payload)
+{
+	if (!__atomic_load_n(&g.log_open, __ATOMIC_ACQUIRE) && lp_log_lazy())
 		return NULL;
 	struct lp_thread *t = &lp_self;
 	lp_tid();
 	if (t->busy) { /* a signal handler interrupted a record */
-		lp_drop(&g.hdr->dropped_records);
+		lp_drop(LP_DROP_RECORD);
 		return NULL;
 	}
 	t->busy = 1;
@@ -384,7 +453,7 @@ void *lp_rec_begin(uint16_t type, uint32_t aux, size_t payload)
 	t->pending = (uint32_t)need;
 	return h + 1;
 drop:
-	lp_drop(&g.hdr->dropped_records);
+	lp_drop(LP_DROP_RECORD);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->busy = 0;
 	return NULL;
@@ -410,7 +479,7 @@ static uint32_t lp_define(uint16_t type, uint32_t aux, const void *a, size_t ale
 	uint32_t id = __atomic_add_fetch(&g.next_id, 1, __ATOMIC_RELAXED);
 	uint32_t *rec = lp_rec_begin(type, aux, 8 + alen);
 	if (!rec) {
-		lp_drop(&g.hdr->dropped_strings);
+		lp_drop(LP_DROP_STRING);
 		return id;
 	}
 	rec[0] = id;
@@ -504,7 +573,7 @@ static uint32_t lp_intern(uint64_t h, uint16_t type, uint32_t aux, const void *a
 	struct lp_intern_slot *slot;
 	uint32_t id = lp_intern_find(h ? h : 1, &slot);
 	if (id == UINT32_MAX) {
-		lp_drop(&g.hdr->dropped_strings);
+		lp_drop(LP_DROP_STRING);
 		return 0;
 	}
 	if (id)
@@ -592,9 +661,11 @@ static int lp_module_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* Only into an existing log: a log records the modules when it is created,
+ * so a library loaded and unloaded before then needs no record. */
 void lp_core_record_modules(void)
 {
-	if (!lp_core_active())
+	if (!__atomic_load_n(&g.log_open, __ATOMIC_ACQUIRE))
 		return;
 	int saved = errno;
 	char exe[PATH_MAX];
@@ -604,10 +675,39 @@ void lp_core_record_modules(void)
 	errno = saved;
 }
 
+/* The argv area [lp_arg_lo, lp_arg_hi), as the kernel's arg_start and
+ * arg_end name it, from the arguments glibc hands every ELF constructor;
+ * NULL when the strings were not laid out contiguously. */
+static const char *lp_arg_lo, *lp_arg_hi;
+
+__attribute__((constructor)) static void lp_core_args(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	if (argc <= 0 || !argv || !argv[0])
+		return;
+	const char *end = argv[0];
+	for (int i = 0; i < argc; i++) {
+		if (!argv[i] || argv[i] != end)
+			return;
+		end += strlen(argv[i]) + 1;
+	}
+	lp_arg_lo = argv[0];
+	lp_arg_hi = end;
+}
+
 /* This process's argv area as the kernel shows it (NUL-separated, cut at
- * len); 0 bytes when it cannot be read. */
+ * len); 0 bytes when it cannot be read. Read from memory when we know the
+ * area and it still ends in a NUL (else the kernel would read on into the
+ * environment, as setproctitle-style titles need): /proc/self/cmdline
+ * costs an open, a read and a close, twice in every process. */
 static ssize_t lp_read_cmdline(char *buf, size_t len)
 {
+	if (lp_arg_lo && lp_arg_hi[-1] == 0) {
+		size_t n = (size_t)(lp_arg_hi - lp_arg_lo);
+		n = n < len ? n : len;
+		memcpy(buf, lp_arg_lo, n);
+		return (ssize_t)n;
+	}
 	ssize_t n = 0;
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -617,19 +717,46 @@ static ssize_t lp_read_cmdline(char *buf, size_t len)
 	return n < 0 ? 0 : n;
 }
 
+/* The image's start as captured when it began (lp_image_capture): a log
+ * created later still says when and as what the process started. */
 static void lp_record_proc_start(void)
 {
-	char args[4096];
-	ssize_t n = lp_read_cmdline(args, sizeof(args));
+	size_t n = g.cmdline_len;
 	struct lp_rec_proc_start *r = lp_rec_begin(LP_REC_PROC_START, (uint32_t)n, sizeof(*r) + n);
 	if (!r)
 		return;
-	r->ts = g.hdr->start_ns;
-	r->pid = g.hdr->pid;
-	r->ppid = g.hdr->ppid;
-	r->realtime_ns = g.hdr->start_realtime_ns;
-	memcpy(r + 1, args, (size_t)n);
+	r->ts = g.start_ns;
+	r->pid = g.pid;
+	r->ppid = g.ppid;
+	r->realtime_ns = g.start_rt;
+	memcpy(r + 1, g.cmdline, n);
 	lp_rec_commit();
+}
+
+/* The main thread as it was at the image's start; its counters, if the
+ * interposer asked for them (lp_core_on_log_open), open now. */
+static void lp_record_main_thread(void)
+{
+	struct lp_rec_thread_start *r = lp_rec_begin(LP_REC_THREAD_START, 0, sizeof(*r));
+	if (r) {
+		r->ts = g.start_ns;
+		r->tid = g.pid;
+		r->parent_tid = g.parent_tid;
+		lp_rec_commit();
+	}
+	size_t len = strnlen(g.comm, sizeof(g.comm));
+	if (len) {
+		uint32_t id = lp_intern_string(g.comm, len);
+		struct lp_rec_thread_name *n = lp_rec_begin(LP_REC_THREAD_NAME, 0, sizeof(*n));
+		if (n) {
+			n->ts = g.start_ns;
+			n->tid = g.pid;
+			n->name = id;
+			lp_rec_commit();
+		}
+	}
+	if (g.on_open)
+		g.on_open();
 }
 
 static uint32_t lp_env_u32(const char *name, uint32_t def, uint32_t lo, uint32_t hi)
@@ -686,7 +813,6 @@ static int lp_publish_file(uint32_t pid)
 
 static void lp_fill_header(struct lp_log_header *h, uint32_t pid)
 {
-	struct timespec rt;
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, LP_LOG_MAGIC, 8);
 	h->version = LP_LOG_VERSION;
@@ -696,10 +822,9 @@ static void lp_fill_header(struct lp_log_header *h, uint32_t pid)
 	h->max_chunks = g.max_chunks;
 	h->clock_kind = LP_CLOCK_MONOTONIC_NS;
 	h->pid = pid;
-	h->ppid = (uint32_t)getppid();
-	h->start_ns = lp_now();
-	clock_gettime(CLOCK_REALTIME, &rt);
-	h->start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	h->ppid = g.ppid;
+	h->start_ns = g.start_ns; /* the image's start: the table's key for it */
+	h->start_realtime_ns = g.start_rt;
 }
 
 /* Chunks the log may hold: LATPROF_LOG_MB, capped at RLIMIT_FSIZE (never
@@ -720,7 +845,7 @@ static uint32_t lp_max_chunks(void)
 /* Unmap the header and every segment (after fork: the parent's). */
 static void lp_unmap_all(void)
 {
-	for (uint32_t s = 0, first = 0; s < LP_SEGS && first < g.max_chunks; s++) {
+	for (uint32_t s = 0, first = 0; s < g.segs_hi && first < g.max_chunks; s++) {
 		uint32_t f, len;
 		lp_seg_of(first, &f, &len);
 		if (g.segs[s]) {
@@ -732,12 +857,13 @@ static void lp_unmap_all(void)
 		}
 		first += len;
 	}
+	g.segs_hi = 0;
 	if (g.hdr)
 		munmap(g.hdr, LP_LOG_HEADER_SIZE);
 	g.hdr = NULL;
 }
 
-/* Caller holds lp_init_lock (or is the only thread, after fork). The file
+/* Caller owns g.opener (lp_log_lazy). The file
  * starts as the header alone, written with pwrite: writing it through the
  * mapping would fault in a page of a sparse file, and readahead would
  * zero-fill its neighbours in every process (most of a process's start
@@ -782,9 +908,10 @@ static int lp_open_log(void)
 		errno = -rc;
 		goto fail_errno;
 	}
-	__atomic_store_n(&g.active, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&g.log_open, 1, __ATOMIC_RELEASE);
 	lp_record_proc_start();
 	lp_core_record_modules();
+	lp_record_main_thread();
 	return 0;
 fail_einval:
 	errno = EINVAL;
@@ -792,6 +919,44 @@ fail_errno:
 	rc = -errno;
 	close(fd);
 	unlink(g.path);
+	return rc;
+}
+
+/* Who this image is: captured once at its start (exec'd image: at init;
+ * forked child: in the fork handler), written to the table now and to the
+ * log if one is created later. */
+static void lp_image_capture(uint32_t parent_tid)
+{
+	struct timespec rt;
+	g.pid = (uint32_t)getpid();
+	g.ppid = (uint32_t)getppid();
+	g.parent_tid = parent_tid;
+	g.start_ns = lp_now();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	g.start_rt = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	memset(g.comm, 0, sizeof(g.comm));
+	/* The raw syscall: prctl() is the interposer's own hook. */
+	syscall(SYS_prctl, PR_GET_NAME, (unsigned long)g.comm, 0ul, 0ul, 0ul);
+	ssize_t n = lp_read_cmdline(g.cmdline, sizeof(g.cmdline));
+	g.cmdline_len = (uint32_t)n;
+}
+
+/* Put the image in the process table; without a table (it could not be
+ * opened or written) create the log now, as before the table existed, so
+ * that the process is never missing. Caller holds lp_init_lock or is the
+ * only thread. 0 when the process records. */
+static int lp_image_start(void)
+{
+	struct lp_ptab_start st = {
+	    .realtime_ns = g.start_rt, .ppid = g.ppid, .parent_tid = g.parent_tid};
+	memcpy(st.comm, g.comm, sizeof(st.comm));
+	__atomic_store_n(&g.active, 1, __ATOMIC_RELEASE);
+	if (lp_ptab_put(LP_PTAB_START, g.pid, g.start_ns, g.start_ns, &st, sizeof(st), g.cmdline,
+			g.cmdline_len) == 0)
+		return 0;
+	int rc = lp_log_lazy();
+	if (rc)
+		__atomic_store_n(&g.active, 0, __ATOMIC_RELEASE);
 	return rc;
 }
 
@@ -817,7 +982,9 @@ int lp_core_init(void)
 	strcpy(g.dir, dir);
 	g.log_mb = lp_env_u32("LATPROF_LOG_MB", LP_DEFAULT_LOG_MB, 1, LP_MAX_LOG_MB);
 	g.key_ok = pthread_key_create(&g.key, lp_thread_exit) == 0;
-	rc = lp_open_log();
+	lp_image_capture(0);
+	lp_ptab_open(g.dir); /* a failure: lp_image_start creates the log */
+	rc = lp_image_start();
 	if (rc == 0)
 		pthread_atfork(NULL, NULL, lp_atfork_child);
 out:
@@ -826,15 +993,26 @@ out:
 	return rc;
 }
 
+void lp_core_on_log_open(void (*fn)(void))
+{
+	g.on_open = fn;
+}
+
 void lp_core_after_fork_child(void)
 {
 	if (!lp_core_active())
 		return;
 	int saved = errno;
+	/* The forking thread's tid, still in our copy of its TLS. */
+	uint32_t parent_tid = lp_self.gen == lp_gen ? lp_self.tid : 0;
 	__atomic_store_n(&g.active, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&g.log_open, 0, __ATOMIC_RELEASE);
+	g.open_failed = 0;
+	g.opener = 0;
 	lp_gen++;
-	/* The parent's mapping and fd are the parent's: drop them, start a log
-	 * of our own. Only this thread exists, so no locking. */
+	/* The parent's mapping and fd are the parent's: drop them; the child
+	 * creates a log of its own when it first records. Only this thread
+	 * exists, so no locking. */
 	lp_unmap_all();
 	if (g.fd >= 0)
 		close(g.fd);
@@ -858,7 +1036,9 @@ void lp_core_after_fork_child(void)
 	lp_self.busy = 0;
 	lp_self.backoff = 0;
 	lp_tid();
-	lp_open_log();
+	lp_ptab_fork_child();
+	lp_image_capture(parent_tid);
+	lp_image_start();
 	errno = saved;
 }
 
@@ -867,6 +1047,10 @@ void lp_core_before_exec(const char *path)
 	if (!lp_core_active())
 		return;
 	size_t len = path ? strnlen(path, PATH_MAX) : 0;
+	if (!__atomic_load_n(&g.log_open, __ATOMIC_ACQUIRE)) {
+		lp_ptab_put(LP_PTAB_EXEC, g.pid, g.start_ns, lp_now(), NULL, 0, path, len);
+		return;
+	}
 	struct lp_rec_exec *r = lp_rec_begin(LP_REC_EXEC, (uint32_t)len, sizeof(*r) + len);
 	if (r) {
 		r->ts = lp_now();
@@ -876,14 +1060,28 @@ void lp_core_before_exec(const char *path)
 	}
 }
 
+/* The title as it is now: servers rewrite their argv area (postgres:
+ * "postgres: user db [local] idle"), and that is the name users know their
+ * processes by. Exit is not a hot path. */
+static void lp_exit_to_table(int status, unsigned how)
+{
+	char title[512];
+	int saved = errno;
+	ssize_t n = lp_read_cmdline(title, sizeof(title));
+	struct lp_ptab_exit e = {.status = status, .how = how};
+	lp_ptab_put(LP_PTAB_EXIT, g.pid, g.start_ns, lp_now(), &e, sizeof(e), title, (size_t)n);
+	errno = saved;
+}
+
 void lp_core_exit(int status, unsigned how)
 {
 	if (!lp_core_active() || __atomic_exchange_n(&g.exited, 1, __ATOMIC_ACQ_REL))
 		return;
+	if (!__atomic_load_n(&g.log_open, __ATOMIC_ACQUIRE)) {
+		lp_exit_to_table(status, how);
+		return;
+	}
 	lp_core_record_modules(); /* catches libraries dlopen'd since start */
-	/* The process title as it is now: servers rewrite their argv area
-	 * (postgres: "postgres: user db [local] idle"), and that is the name
-	 * users know their processes by. Exit is not a hot path. */
 	int saved = errno;
 	char title[512];
 	ssize_t n = lp_read_cmdline(title, sizeof(title));

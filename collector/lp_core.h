@@ -10,6 +10,8 @@
  *    record was dropped (and counted); the caller just carries on.
  *  - Nothing here changes errno.
  *  - Everything is a no-op until lp_core_init() succeeded (LATPROF_DIR set).
+ *  - A process that never records has no log, only its lines in the run's
+ *    process table: lp_rec_begin() creates the log the first time.
  */
 #ifndef LP_CORE_H
 #define LP_CORE_H
@@ -22,15 +24,22 @@
 
 #define LP_EXPORT __attribute__((visibility("default")))
 
-/* Open this process's log (idempotent; thread-safe). Returns 0 or -errno. */
+/* Start recording this process (idempotent; thread-safe): it is entered
+ * in the run's process table (lp_ptab_format.h); its own log is created by
+ * its first record. Returns 0 or -errno. */
 LP_EXPORT int lp_core_init(void);
-/* True once the log is open in this process. */
+/* True once this process records (lp_core_init succeeded), log or not. */
 LP_EXPORT int lp_core_active(void);
-/* Call in the child right after fork(): the child gets a log of its own. */
+/* Call in the child right after fork(): the child is entered in the table
+ * and gets a log of its own at its first record. */
 LP_EXPORT void lp_core_after_fork_child(void);
-/* Write the exit record and mark the log closed. Safe to call twice. */
+/* fn runs on the thread that creates the log, right after the log's start
+ * records (the interposer opens that thread's counters there). */
+LP_EXPORT void lp_core_on_log_open(void (*fn)(void));
+/* Write the exit record (to the log, or to the table when there is none)
+ * and mark the log closed. Safe to call twice. */
 LP_EXPORT void lp_core_exit(int status, unsigned how);
-/* Before exec*(): record it; the new image opens a fresh log. */
+/* Before exec*(): record it (log or table); the new image starts afresh. */
 LP_EXPORT void lp_core_before_exec(const char *path);
 /* This run's log directory (LATPROF_DIR as read at start-up), or NULL
  * while no log is open. For files shared by the run's processes. */

@@ -81,6 +81,9 @@ static struct {
 /* Bumped in a forked child: every thread state of the parent is stale. */
 static uint32_t lp_cnt_gen = 1;
 static int lp_cnt_fdreg[LP_CNT_FDREG]; /* fd + 1, 0 = free slot */
+/* Slots below this were ever used: a forked child scans only those, not
+ * 16 KiB of pages the parent never touched (a page fault each). */
+static int lp_cnt_fdreg_hi;
 
 struct lp_cnt_thread {
 	uint64_t next; /* no read before this ts; 0 = not set up, LP_CNT_NEVER = off */
@@ -235,8 +238,14 @@ static void lp_cnt_fd_register(int fd)
 	for (int i = 0; i < LP_CNT_FDREG; i++) {
 		int free_slot = 0;
 		if (__atomic_compare_exchange_n(&lp_cnt_fdreg[i], &free_slot, fd + 1, 0,
-						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			int hi = __atomic_load_n(&lp_cnt_fdreg_hi, __ATOMIC_RELAXED);
+			while (hi <= i &&
+			       !__atomic_compare_exchange_n(&lp_cnt_fdreg_hi, &hi, i + 1, 0,
+							    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				;
 			return;
+		}
 	}
 }
 
@@ -255,11 +264,12 @@ static void lp_cnt_fd_close(int fd)
  * threads: close them all; threads of the child reopen on first use. */
 static void lp_cnt_atfork_child(void)
 {
-	for (int i = 0; i < LP_CNT_FDREG; i++)
+	for (int i = 0; i < lp_cnt_fdreg_hi; i++)
 		if (lp_cnt_fdreg[i]) {
 			close(lp_cnt_fdreg[i] - 1);
 			lp_cnt_fdreg[i] = 0;
 		}
+	lp_cnt_fdreg_hi = 0;
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	memcpy(&lp_cnt.lock, &fresh, sizeof(fresh));
 	lp_cnt_nlive = 0; /* the parent's threads are not ours */

@@ -20,10 +20,12 @@
  * then nothing (one TLS compare). Opens the group on the thread's first
  * call if nothing opened it before. Cost of a read: one read() syscall. */
 LP_EXPORT void lp_counters_boundary(uint64_t ts);
-/* Open this thread's counter group: called at thread start by preload and
- * by the NVTX source before a thread's first time stamp, so that opening
- * (tens of us, the process-wide set-up on the first thread) never lands
- * inside a range. Cheap when already open. */
+/* Open this thread's counter group: called at thread start by preload, for
+ * the main thread when the process creates its log (its first record) or
+ * its first thread, and by the NVTX source before a thread's first time
+ * stamp, so that opening (tens of us, the process-wide set-up on the first
+ * thread) never lands inside a range. A process that records nothing never
+ * opens one. Cheap when already open. */
 LP_EXPORT void lp_counters_thread_start(void);
 /* Record the thread's totals and close its group. Runs by itself from a
  * pthread key destructor (and at process exit for the exiting thread);

@@ -225,29 +225,16 @@ void lp_pre_thread_start(uint32_t parent)
 	lp_counters_thread_start();
 }
 
-static void lp_main_thread_start(void)
+/* The core created this process's log (its first record): the main
+ * thread's start and name are in it, and the thread that records now gets
+ * its counters. A process that never records never loads the counters'
+ * set-up, nor opens a perf_event. */
+static void lp_pre_log_opened(void)
 {
-	uint32_t tid = lp_tid();
-	lp_pre_tid_put(pthread_self(), tid);
-	struct lp_rec_thread_start *r = lp_rec_begin(LP_REC_THREAD_START, 0, sizeof(*r));
-	if (r) {
-		r->ts = lp_now();
-		r->tid = tid;
-		r->parent_tid = 0;
-		lp_rec_commit();
-	}
-	char name[64];
-	ssize_t n = -1;
-	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, name, sizeof(name) - 1);
-		close(fd);
-	}
-	if (n > 0) {
-		name[n] = 0;
-		lp_pre_thread_name(tid, name);
-	}
+	int guard = lp_pre_guard;
+	lp_pre_guard = 1;
 	lp_counters_thread_start();
+	lp_pre_guard = guard;
 }
 
 __attribute__((constructor)) static void lp_pre_init(void)
@@ -257,12 +244,13 @@ __attribute__((constructor)) static void lp_pre_init(void)
 	lp_pre_resolve();
 	lp_env_capture();
 	lp_block_init();
+	lp_core_on_log_open(lp_pre_log_opened); /* before a record can create the log */
 	int ok = lp_core_init() == 0;
 	if (ok) {
 		uint64_t adds = 0;
 		dl_iterate_phdr(lp_adds_cb, &adds);
 		__atomic_store_n(&lp_mod_adds, adds, __ATOMIC_RELAXED);
-		lp_main_thread_start();
+		lp_pre_tid_put(pthread_self(), lp_tid());
 		__atomic_store_n(&lp_pre_on, 1, __ATOMIC_RELEASE);
 	}
 	lp_pre_guard = 0;

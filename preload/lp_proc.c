@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lp_core.h"
+#include "lp_counters.h"
 
 /* ---- threads ---------------------------------------------------------- */
 
@@ -47,6 +48,11 @@ LP_HOOK int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn
 	if (!lp_pre_recording())
 		return lp_real.create(th, attr, fn, arg);
 	lp_core_warm_unwinder(); /* before the first thread that can contend */
+	/* A thread that creates threads records (their starts): its counters
+	 * must count from now, as the new thread's will from its start. */
+	lp_pre_guard = 1;
+	lp_counters_thread_start();
+	lp_pre_guard = 0;
 	int saved = errno;
 	struct lp_start *s = malloc(sizeof(*s));
 	errno = saved;
@@ -115,8 +121,8 @@ LP_HOOK int prctl(int option, ...)
 
 /* ---- fork ------------------------------------------------------------- */
 
-/* The core's atfork handler has already given the child a log of its own;
- * name the child's only thread there. */
+/* The core's atfork handler has already entered the child in the process
+ * table; its log, with its only thread's start, comes at its first record. */
 static pid_t lp_fork(void)
 {
 	if (!LP_REAL(fork)) {
@@ -125,15 +131,10 @@ static pid_t lp_fork(void)
 	}
 	if (!lp_pre_recording())
 		return lp_real.fork();
-	uint32_t parent = lp_tid();
+	lp_tid(); /* cached: the child's table entry names this thread its parent */
 	pid_t pid = lp_real.fork();
-	if (pid == 0 && lp_pre_recording()) {
-		int saved = errno;
-		lp_pre_guard = 1;
-		lp_pre_thread_start(parent);
-		lp_pre_guard = 0;
-		errno = saved;
-	}
+	if (pid == 0 && lp_pre_recording())
+		lp_pre_tid_put(pthread_self(), lp_tid());
 	return pid;
 }
 

@@ -14,6 +14,11 @@
  *   leaf OUT        start one thread, report, exit
  *   threads N       N short-lived threads, 10 alive at a time
  *   stress N        4 threads x N lock/unlock of one global mutex
+ *   forkloop OUT N  fork N children one after the other, each waited for:
+ *                   child i exits at once with status i % 50, child 1
+ *                   kills itself with SIGKILL, child N/2 first makes two
+ *                   threads contend for a mutex 5 times (2 ms holds); OUT
+ *                   gets "parent=P" then "pid=C status=S locker=L" each
  *
  * Process modes make every process start one extra thread, then append
  * "pid=P ppid=Q threads=T mark=M" to OUT (M = 1 when LP_MARK=kept): the
@@ -60,6 +65,51 @@ static void report(const char *out)
 		perror(out);
 	if (fd >= 0)
 		close(fd);
+}
+
+static pthread_mutex_t loop_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *loop_contender(void *arg)
+{
+	for (int i = 0; i < 5; i++) {
+		pthread_mutex_lock(&loop_lock);
+		usleep(2000);
+		pthread_mutex_unlock(&loop_lock);
+		usleep(100);
+	}
+	return arg;
+}
+
+static int mode_forkloop(const char *out, int n)
+{
+	FILE *f = fopen(out, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "parent=%d\n", (int)getpid());
+	for (int i = 0; i < n; i++) {
+		fflush(f);
+		pid_t p = fork();
+		if (p < 0)
+			return 1;
+		if (p == 0) {
+			if (i == 1)
+				kill(getpid(), SIGKILL);
+			if (i == n / 2) {
+				pthread_t t[2];
+				for (int k = 0; k < 2; k++)
+					pthread_create(&t[k], NULL, loop_contender, NULL);
+				for (int k = 0; k < 2; k++)
+					pthread_join(t[k], NULL);
+			}
+			_exit(i % 50);
+		}
+		int st;
+		if (waitpid(p, &st, 0) != p)
+			return 1;
+		fprintf(f, "pid=%d status=%d locker=%d\n", (int)p,
+			WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st), i == n / 2);
+	}
+	return fclose(f) ? 1 : 0;
 }
 
 static int wait_child(pid_t p)
@@ -225,6 +275,8 @@ int main(int argc, char **argv)
 		return mode_threads(atol(a));
 	if (!strcmp(m, "stress"))
 		return mode_stress(atol(a));
+	if (!strcmp(m, "forkloop") && argc == 4)
+		return mode_forkloop(a, atoi(argv[3]));
 	fprintf(stderr, "lp_core_proc: unknown mode %s\n", m);
 	return 2;
 }

@@ -522,6 +522,10 @@ static int mode_alloc(long mb)
 	}
 	p[0] = 1;
 	p[size - 1] = 1;
+	/* A blocking call latprof records: the process's log is created now,
+	 * with the 800 MB in the address space (a process that records
+	 * nothing has no log, only its line in the run's process table). */
+	usleep(2000);
 	printf("alloc %ld MB ok\n", mb);
 	free(p);
 	return 0;

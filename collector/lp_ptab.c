@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process table writer (lp_ptab.h, lp_ptab_format.h): one O_APPEND
+ * descriptor per process, inherited by forked children, reopened by each
+ * exec'd image (an open of an existing file allocates no inode: that was
+ * the point). Each record is one write(), so records of concurrent
+ * processes never interleave.
+ *
+ * Like the log descriptor the table's is high-numbered and close-on-exec,
+ * and the app may close it and reuse the number: every write first checks
+ * with fstat() that the descriptor still names our file, and reopens it by
+ * path if not; the app's own file is never written. A file size limit
+ * (RLIMIT_FSIZE) is respected with a margin, so a write never raises
+ * SIGXFSZ in the app.
+ */
+#define _GNU_SOURCE
+#include "lp_ptab.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#define LP_PTAB_FD_MIN 512
+#define LP_PTAB_FSIZE_MARGIN (64u * 1024u) /* room left for other processes' records */
+
+static struct {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	uint64_t fsize; /* RLIMIT_FSIZE at open, UINT64_MAX: none */
+	uint64_t lost;	/* this image's records that were not written */
+	char path[PATH_MAX];
+} lp_pt = {.fd = -1};
+
+static int lp_ptab_reopen(void)
+{
+	int fd = open(lp_pt.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, LP_PTAB_FD_MIN);
+	if (hi >= 0) {
+		close(fd);
+		fd = hi;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	lp_pt.fd = fd; /* an old number belongs to the app now: never close it */
+	lp_pt.dev = st.st_dev;
+	lp_pt.ino = st.st_ino;
+	return 0;
+}
+
+int lp_ptab_open(const char *dir)
+{
+	int saved = errno;
+	int n = snprintf(lp_pt.path, sizeof(lp_pt.path), "%s/%s", dir, LP_PTAB_NAME);
+	if (n < 0 || (size_t)n >= sizeof(lp_pt.path))
+		return -ENAMETOOLONG;
+	struct rlimit rl;
+	lp_pt.fsize = UINT64_MAX;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		lp_pt.fsize = rl.rlim_cur;
+	int rc = lp_ptab_reopen();
+	errno = saved;
+	return rc;
+}
+
+/* The descriptor if it still names the table (size in *size), else a
+ * reopened one; -1 when neither. */
+static int lp_ptab_fd(uint64_t *size)
+{
+	struct stat st;
+	if (lp_pt.fd >= 0 && fstat(lp_pt.fd, &st) == 0 && st.st_dev == lp_pt.dev &&
+	    st.st_ino == lp_pt.ino) {
+		*size = (uint64_t)st.st_size;
+		return lp_pt.fd;
+	}
+	if (!lp_pt.path[0] || lp_ptab_reopen() || fstat(lp_pt.fd, &st) != 0)
+		return -1;
+	*size = (uint64_t)st.st_size;
+	return lp_pt.fd;
+}
+
+/* One writev(): one write to the file, as atomic against other appenders
+ * as a write() of the whole. No record-sized buffer on the stack: a forked
+ * child would fault in fresh stack pages for it. */
+int lp_ptab_put(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts, const void *fixed,
+		size_t flen, const void *text, size_t tlen)
+{
+	static const char zeros[8];
+	struct lp_ptab_rec r;
+	if (tlen > LP_PTAB_MAX_TEXT)
+		tlen = LP_PTAB_MAX_TEXT;
+	if (flen > 64)
+		return -EINVAL;
+	size_t size = (sizeof(r) + flen + tlen + 7) & ~(size_t)7;
+	size_t pad = size - sizeof(r) - flen - tlen;
+	int saved = errno;
+	memset(&r, 0, sizeof(r));
+	r.magic = LP_PTAB_MAGIC;
+	r.type = type;
+	r.size = (uint16_t)size;
+	r.pid = pid;
+	r.start_ns = start_ns;
+	r.ts = ts;
+	r.len = (uint32_t)tlen;
+	uint64_t lost = __atomic_load_n(&lp_pt.lost, __ATOMIC_RELAXED);
+	r.lost = (uint32_t)(lost > UINT32_MAX ? UINT32_MAX : lost);
+	struct iovec iov[4] = {
+	    {&r, sizeof(r)}, {(void *)fixed, flen}, {(void *)text, tlen}, {(void *)zeros, pad}};
+	XXH32_state_t h;
+	XXH32_reset(&h, 0);
+	for (int i = 0; i < 4; i++)
+		XXH32_update(&h, iov[i].iov_base, iov[i].iov_len);
+	r.check = XXH32_digest(&h);
+	uint64_t cur = 0;
+	int fd = lp_ptab_fd(&cur);
+	ssize_t w = -1;
+	if (fd >= 0 &&
+	    (lp_pt.fsize == UINT64_MAX || cur + size + LP_PTAB_FSIZE_MARGIN <= lp_pt.fsize)) {
+		/* The raw syscall: writev() would reach the interposer's own
+		 * blocking-call hook, through a sanitizer's interceptor that hides
+		 * that the call is ours, and a slow write would be recorded as
+		 * the app's (and create the log it saves). */
+		do
+			w = syscall(SYS_writev, fd, iov, 4);
+		while (w < 0 && errno == EINTR);
+	}
+	int rc = w == (ssize_t)size ? 0 : -EIO;
+	if (rc)
+		__atomic_fetch_add(&lp_pt.lost, 1, __ATOMIC_RELAXED);
+	errno = saved;
+	return rc;
+}
+
+void lp_ptab_lose(uint64_t n)
+{
+	__atomic_fetch_add(&lp_pt.lost, n, __ATOMIC_RELAXED);
+}
+
+void lp_ptab_fork_child(void)
+{
+	lp_pt.lost = 0;
+}
