@@ -813,6 +813,7 @@ static int thread_row(sqlite3_stmt *st, void *ctx)
 		return -ENOMEM;
 	struct lp_bd_thread *t = &out->threads[out->nthreads++];
 	memset(t, 0, sizeof(*t));
+	t->cpu_ns = -1; /* until bd_split_threads finds its task-clock */
 	t->thread_id = sqlite3_column_int64(st, 0);
 	t->tid = sqlite3_column_int64(st, 1);
 	const char *name = (const char *)sqlite3_column_text(st, 2);
@@ -908,9 +909,9 @@ static int bd_split_threads(sqlite3 *db, struct lp_breakdown *out, int p, char *
 	for (size_t i = 0; i < out->nthreads && !rc; i++) {
 		struct lp_bd_thread *t = &out->threads[i];
 		uint64_t task;
-		split_rest(t->cat_ns, p,
-			   lp_map_get(&tt.task, (uint64_t)t->thread_id, &task) ? (double)task
-									       : NAN);
+		int known = lp_map_get(&tt.task, (uint64_t)t->thread_id, &task);
+		t->cpu_ns = known ? (int64_t)task : -1;
+		split_rest(t->cat_ns, p, known ? (double)task : NAN);
 		for (int k = p; k < p + LP_BD_NREST; k++)
 			out->run_cat_ns[k] += t->cat_ns[k];
 	}

@@ -122,6 +122,10 @@ struct lp_bd_thread {
 	int64_t thread_id, tid;
 	char *name;
 	int64_t total_ns;
+	/* Its task-clock over its life (thread_counters), -1 when not counted:
+	 * the kernel's CPU inside recorded calls too, which cat_ns[] gives to
+	 * the calls. What /proc/PID/task/TID/stat's utime+stime measure. */
+	int64_t cpu_ns;
 	int64_t cat_ns[LP_BD_MAXCAT];
 };
 

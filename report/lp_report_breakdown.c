@@ -521,7 +521,12 @@ static void json_threads(FILE *f, const struct lp_breakdown *b)
 		fprintf(f, "%s\n    {\"thread_id\": %" PRId64 ", \"tid\": %" PRId64 ", \"name\": ",
 			i ? "," : "", t->thread_id, t->tid);
 		lp_json_str(f, t->name);
-		fprintf(f, ", \"time_ns\": %" PRId64 ", \"categories\": ", t->total_ns);
+		fprintf(f, ", \"time_ns\": %" PRId64, t->total_ns);
+		if (t->cpu_ns >= 0)
+			fprintf(f, ", \"cpu_ns\": %" PRId64, t->cpu_ns);
+		else
+			fputs(", \"cpu_ns\": null", f);
+		fputs(", \"categories\": ", f);
 		json_cats(f, b, t->cat_ns);
 		fputc('}', f);
 	}
