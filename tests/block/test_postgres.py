@@ -45,13 +45,21 @@ for pid, cpu_s in sorted(proc.items()):
     t = threads.get(pid)
     check(t is not None, f"backend {pid} recorded")
     c, life = t["categories"], t["time_ns"]
-    on = c["on_cpu"] / 1e9
-    total_on += on
+    on, cpu = c["on_cpu"] / 1e9, (t["cpu_ns"] or 0) / 1e9
+    total_on += cpu
+    # The thread's task-clock (cpu_ns) is what /proc's utime+stime count;
     # /proc's figure is the last sample before the backend ended (0.1 s
-    # apart, 10 ms ticks): 4 backends measured 0.99-1.06 of it.
-    check(0.9 * cpu_s <= on <= 1.1 * cpu_s + steal,
-          f"backend {pid}: on-CPU {on:.3f} s within 10% of /proc utime+stime {cpu_s:.3f} s "
-          f"(+ steal {steal:.3f} s)")
+    # apart, 10 ms ticks): 4 backends measured 0.98-1.06 of it.
+    check(0.9 * cpu_s <= cpu <= 1.1 * cpu_s + steal,
+          f"backend {pid}: on-CPU {cpu:.3f} s (task-clock) within 10% of /proc utime+stime "
+          f"{cpu_s:.3f} s (+ steal {steal:.3f} s)")
+    # The on_cpu category is that CPU outside recorded calls; the kernel's
+    # CPU inside them (copying WAL pages in write(), a send() waking
+    # pgbench) is those calls' I/O time: 0.88-0.95 of it outside in CI.
+    io = (c["file_io"] + c["socket_io"]) / 1e9
+    check(on <= cpu * 1.001 and on + io >= 0.9 * cpu_s,
+          f"backend {pid}: on-CPU outside recorded calls {on:.3f} s, at most its task-clock, "
+          f"and with its file and socket I/O ({io:.3f} s) at least 90% of /proc's {cpu_s:.3f} s")
     waiting = c["socket_io"] + c["poll_wait"]
     check(c["socket_io"] > 0 and c["file_io"] > 0 and waiting > 0.3 * life,
           f"backend {pid}: waits on the client (socket I/O {c['socket_io'] / 1e6:.0f} ms + poll "
@@ -62,7 +70,8 @@ for pid, cpu_s in sorted(proc.items()):
           f"on-CPU)")
 kernel = after - before
 check(0.9 * kernel <= total_on <= 1.1 * kernel + steal,
-      f"the backends' on-CPU {total_on:.3f} s within 10% of the kernel's {kernel:.3f} s "
+      f"the backends' on-CPU (task-clock) {total_on:.3f} s within 10% of the kernel's "
+      f"{kernel:.3f} s "
       f"(postmaster cutime+cstime over the run, every backend reaped; + steal {steal:.3f} s)")
 calls = {r[0] for r in db(f"{w}/pg.db").execute(
     "SELECT call || '/' || coalesce(fd_kind, '-') FROM blocking_calls")}
