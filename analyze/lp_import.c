@@ -652,6 +652,9 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		stats->lock_waits = lp_db_count(imp.db, "lock_waits");
 	}
 out_db:
+	/* Before the close: an unfinalized statement makes sqlite3_close()
+	 * fail, and the connection leaked (fuzz_import, a damaged log). */
+	lp_ptab_release(&ptab);
 	sqlite3_close(imp.db);
 	if (rc == 0)
 		rc = publish(tmp, out, opts && opts->force, err, errlen);

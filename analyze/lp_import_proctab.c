@@ -194,8 +194,7 @@ void lp_ptab_free(struct lp_ptab *t)
 	}
 	free(t->v);
 	free(t->order);
-	sqlite3_finalize(t->ins);
-	sqlite3_finalize(t->thr);
+	lp_ptab_release(t);
 	lp_map_free(&t->by_key);
 	memset(t, 0, sizeof(*t));
 }
@@ -331,10 +330,15 @@ int lp_ptab_import_before(struct lp_import *imp, struct lp_ptab *t, const struct
 	return rc;
 }
 
-int lp_ptab_end(struct lp_import *imp, struct lp_ptab *t)
+void lp_ptab_release(struct lp_ptab *t)
 {
 	sqlite3_finalize(t->ins);
 	sqlite3_finalize(t->thr);
 	t->ins = t->thr = NULL;
+}
+
+int lp_ptab_end(struct lp_import *imp, struct lp_ptab *t)
+{
+	lp_ptab_release(t);
 	return lp_import_meta(imp, "import.ptab_damaged", NULL, t->damaged);
 }

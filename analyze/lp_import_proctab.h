@@ -53,5 +53,8 @@ int lp_ptab_begin(struct lp_import *imp, struct lp_ptab *t, const struct lp_log 
 		  size_t nlogs);
 int lp_ptab_import_before(struct lp_import *imp, struct lp_ptab *t, const struct lp_log *next);
 int lp_ptab_end(struct lp_import *imp, struct lp_ptab *t);
+/* Finalizes the table's statements (lp_ptab_end does; an error path calls it
+ * before closing the database, which an open statement would keep open). */
+void lp_ptab_release(struct lp_ptab *t);
 
 #endif
