@@ -441,8 +441,8 @@ static __attribute__((noinline)) int lp_log_lazy(void)
 			break; /* a signal handler inside our own creation */
 		sched_yield();
 	}
-	if (rc) /* the table's count, and the log's if one is made later */
-		lp_drop(LP_DROP_RECORD);
+	if (rc)
+		lp_ptab_lose(1);
 	errno = saved;
 	return rc;
 }
