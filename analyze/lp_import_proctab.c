@@ -25,6 +25,7 @@
 #include <xxhash.h>
 
 #include "lp_import_sources.h"
+#include "lp_util.h"
 #include "lp_logread.h"
 #include "lp_ptab_format.h"
 #include "lp_util.h"
@@ -45,14 +46,8 @@ static struct lp_ptab_image *ptab_image(struct lp_ptab *t, uint32_t pid, uint64_
 	for (size_t i = 0; i < t->n; i++) /* a key collision: rare */
 		if (t->v[i].pid == pid && t->v[i].start_ns == start_ns)
 			return &t->v[i];
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		void *v = realloc(t->v, cap * sizeof(*t->v));
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (LP_GROW(t->v, t->n, t->cap))
+		return NULL;
 	struct lp_ptab_image *im = &t->v[t->n];
 	memset(im, 0, sizeof(*im));
 	im->pid = pid;
