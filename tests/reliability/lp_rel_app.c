@@ -240,7 +240,12 @@ static void on_alarm(int sig)
 	int saved = errno;
 	pthread_mutex_lock(&rel_handler_lock); /* not async-signal-safe; apps do it */
 	rel_handled++;
-	spin_us(30);
+	/* Longer than the timer's 200 us period: the next SIGALRM finds this
+	 * thread still in the handler (the signal is blocked here), goes to
+	 * another thread, and that handler waits for the lock. With a shorter
+	 * spin, handlers overlapped only when one was preempted, so a quiet
+	 * machine could record no wait inside a handler at all. */
+	spin_us(250);
 	pthread_mutex_unlock(&rel_handler_lock);
 	errno = saved;
 }
