@@ -265,6 +265,13 @@ static void fx_seen_op(struct lp_fx *fx, const struct lp_fx_op *o, int64_t end)
 	lp_fx_seen(fx, proc, o->start, end);
 }
 
+void lp_fx_op_seen(struct lp_fx *fx, const struct lp_fx_op *o, int attribute)
+{
+	if (attribute)
+		fx_attribute(fx, o);
+	fx_seen_op(fx, o, o->end >= o->start ? o->end : o->start);
+}
+
 static void fx_bind_op(struct lp_fx *fx, sqlite3_stmt *st, const struct lp_fx_op *o)
 {
 	int64_t end = o->end >= o->start ? o->end : o->start;
@@ -345,12 +352,8 @@ int lp_fx_sync(struct lp_fx *fx, const struct lp_fx_op *o, const char *type, int
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain, int64_t cbid,
-	      int64_t name_id, int64_t corr, int64_t start, int64_t end, int64_t ret)
+int lp_fx_api_seen(struct lp_fx *fx, int64_t proc, int64_t corr, int64_t start, int64_t end)
 {
-	sqlite3_stmt *st = fx->ins_api;
-	if (end < start)
-		end = start;
 	if (fx->count_unattributed) {
 		uint64_t key = fx_api_key(proc, corr);
 		/* Memory stays bounded (32 MiB) on exports of any size: past
@@ -362,6 +365,20 @@ int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain
 			return -ENOMEM;
 		}
 	}
+	lp_fx_seen(fx, proc, start, end);
+	fx->api++;
+	return 0;
+}
+
+int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain, int64_t cbid,
+	      int64_t name_id, int64_t corr, int64_t start, int64_t end, int64_t ret)
+{
+	sqlite3_stmt *st = fx->ins_api;
+	if (end < start)
+		end = start;
+	int rc = lp_fx_api_seen(fx, proc, corr, start, end);
+	if (rc)
+		return rc;
 	sqlite3_bind_int64(st, 1, proc);
 	sqlite3_bind_int64(st, 2, thread);
 	sqlite3_bind_text(st, 3, domain, -1, SQLITE_STATIC);
@@ -371,8 +388,6 @@ int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain
 	sqlite3_bind_int64(st, 7, start);
 	sqlite3_bind_int64(st, 8, end);
 	sqlite3_bind_int64(st, 9, ret);
-	lp_fx_seen(fx, proc, start, end);
-	fx->api++;
 	return lp_import_step(fx->imp, st);
 }
 

@@ -84,6 +84,11 @@ int lp_fx_memset(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, int6
 int lp_fx_sync(struct lp_fx *fx, const struct lp_fx_op *o, const char *type, int64_t event);
 int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain, int64_t cbid,
 	      int64_t name_id, int64_t corr, int64_t start, int64_t end, int64_t ret);
+/* The bookkeeping of lp_fx_api and of the GPU rows without their insert, for
+ * an importer that moves the rows itself (nsys: INSERT ... SELECT): bounds,
+ * counts and (attribute) whether the work's launching call was seen. */
+int lp_fx_api_seen(struct lp_fx *fx, int64_t proc, int64_t corr, int64_t start, int64_t end);
+void lp_fx_op_seen(struct lp_fx *fx, const struct lp_fx_op *o, int attribute);
 /* flags: LP_RANGEF_* (lp_nvtx_db.h); payload < 0 = none. */
 int lp_fx_range(struct lp_fx *fx, int64_t proc, int64_t domain, int64_t name_id, int64_t category,
 		int64_t start, int64_t end, int64_t thread, int64_t end_thread, int64_t payload,
