@@ -39,9 +39,13 @@ struct lp_fx {
 	/* Set by an importer that writes every API call before any GPU work
 	 * (nsys): unattributed is then counted as rows come, through the set of
 	 * (process, correlation id) of the calls, not by a lookup per row at
-	 * the end. Cleared when an id does not fit the set's key. */
+	 * the end. Cleared when an id does not fit the set. */
 	int count_unattributed;
-	struct lp_map api_keys;
+	struct lp_fx_bits {
+		uint64_t *w;
+		size_t n;
+	} * api_bits; /* per processes.id, the calls' correlation ids */
+	size_t napi_bits, api_bytes;
 	/* GPU work whose process is decided by lp_fx_adopt may be written with
 	 * this process id instead of 0 (Kineto: the first host process): when
 	 * it is the one process, no row needs rewriting. unowned counts the
