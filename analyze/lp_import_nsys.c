@@ -295,8 +295,10 @@ static void nsys_op_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 	assert(argc == 8 && what >= 0 && what < 4);
 	if (rc == 0)
 		rc = nsys_op_proc(n, sqlite3_value_int64(v[6]), &o.proc);
-	if (rc)
-		return nsys_fn_fail(c, n, rc);
+	if (rc) {
+		nsys_fn_fail(c, n, rc);
+		return;
+	}
 	o.start = sqlite3_value_int64(v[0]);
 	o.end = sqlite3_value_int64(v[1]);
 	o.corr = sqlite3_value_int64(v[5]);
@@ -314,8 +316,10 @@ static void nsys_api_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 	struct nsys *n = sqlite3_user_data(c);
 	int rc = nsys_vints(n, v, 5);
 	assert(argc == 5);
-	if (rc)
-		return nsys_fn_fail(c, n, rc);
+	if (rc) {
+		nsys_fn_fail(c, n, rc);
+		return;
+	}
 	int64_t g = sqlite3_value_int64(v[2]), corr = sqlite3_value_int64(v[3]);
 	/* Schema 2.9 lists each call twice under one correlation id (eventClass
 	 * 0 with the versioned name, 67 without): rows come ordered by
@@ -329,15 +333,19 @@ static void nsys_api_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 	n->prev_corr = corr;
 	int64_t proc = nsys_proc(n, g);
 	int64_t thread = proc ? nsys_thread(n, proc, g) : 0;
-	if (!thread)
-		return nsys_fn_fail(c, n, -EIO);
+	if (!thread) {
+		nsys_fn_fail(c, n, -EIO);
+		return;
+	}
 	int64_t start = sqlite3_value_int64(v[0]), end = sqlite3_value_int64(v[1]);
 	n->row[0] = proc;
 	n->row[1] = thread;
 	n->row[2] = nsys_sid(n, sqlite3_value_int64(v[4]), LP_NAME_API);
 	rc = lp_fx_api_seen(&n->fx, proc, corr, start, end >= start ? end : start);
-	if (rc)
-		return nsys_fn_fail(c, n, rc);
+	if (rc) {
+		nsys_fn_fail(c, n, rc);
+		return;
+	}
 	sqlite3_result_int(c, 1);
 }
 
