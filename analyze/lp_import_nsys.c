@@ -60,16 +60,20 @@ struct col {
 /* nsys_move reads the column as sqlite3_column_int64 would: NULL is 0 */
 #define LP_COL_INT 2
 
+/* 0 when table has no column col, 2 when it is declared NOT NULL, else 1. */
 static int nsys_has_col(struct nsys *n, const char *table, const char *col)
 {
 	sqlite3_stmt *st;
 	int has = 0;
-	if (sqlite3_prepare_v2(n->src, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1,
-			       &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(n->src,
+			       "SELECT 1 + (\"notnull\" <> 0) FROM pragma_table_info(?1) WHERE "
+			       "name = ?2",
+			       -1, &st, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, col, -1, SQLITE_STATIC);
-	has = lp_db_step_row(st);
+	if (lp_db_step_row(st))
+		has = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
 	return has;
 }
@@ -90,7 +94,9 @@ static int nsys_select(struct nsys *n, const char *schema, const char *table,
 				 n->path, table, cols[i].name);
 			return -EINVAL;
 		}
-		int i64 = schema && (cols[i].flags & LP_COL_INT);
+		/* NOT NULL: nsys declares its integer columns so (a value of
+		 * another type, a damaged export, is then copied as it is) */
+		int i64 = schema && (cols[i].flags & LP_COL_INT) && has != 2;
 		off += (size_t)snprintf(sql + off, len - off, "%s%s%s%s%s%s", i ? ", " : "",
 					i64 ? "ifnull(CAST(" : "", has ? "\"" : "NULL",
 					has ? cols[i].name : "", has ? "\"" : "",
@@ -414,7 +420,9 @@ static int nsys_functions(struct nsys *n)
  * transaction; the import's own is ended and begun again), or detached. */
 static int nsys_attach(struct nsys *n, int on)
 {
-	char *sql = on ? sqlite3_mprintf("COMMIT; ATTACH %Q AS nsys_src; BEGIN", n->uri)
+	char *sql = on ? sqlite3_mprintf("COMMIT; ATTACH %Q AS nsys_src; PRAGMA nsys_src.mmap_size "
+					 "= 1099511627776; BEGIN",
+					 n->uri)
 		       : sqlite3_mprintf("COMMIT; DETACH nsys_src; BEGIN");
 	int rc = sql ? lp_db_exec(n->imp->db, sql, n->imp->err, n->imp->errlen) : -ENOMEM;
 	sqlite3_free(sql);
