@@ -420,9 +420,7 @@ static int nsys_functions(struct nsys *n)
  * transaction; the import's own is ended and begun again), or detached. */
 static int nsys_attach(struct nsys *n, int on)
 {
-	char *sql = on ? sqlite3_mprintf("COMMIT; ATTACH %Q AS nsys_src; PRAGMA nsys_src.mmap_size "
-					 "= 1099511627776; BEGIN",
-					 n->uri)
+	char *sql = on ? sqlite3_mprintf("COMMIT; ATTACH %Q AS nsys_src; BEGIN", n->uri)
 		       : sqlite3_mprintf("COMMIT; DETACH nsys_src; BEGIN");
 	int rc = sql ? lp_db_exec(n->imp->db, sql, n->imp->err, n->imp->errlen) : -ENOMEM;
 	sqlite3_free(sql);
