@@ -35,6 +35,8 @@ struct nsys {
 	struct lp_map dom_names;     /* (pid << 32 | domainId) + 1 -> domains.id */
 	struct lp_map gpu_procs;     /* processes.id -> 1: processes with GPU work */
 	struct lp_map osrt_kinds;    /* StringIds.id + 1 -> nsys_osrt_kind() */
+	struct lp_map alloc_names;   /* StringIds.id + 1 -> nsys_alloc_call() */
+	long long alloc_calls;	     /* allocation API calls */
 	int64_t prev_tid, prev_corr; /* API de-duplication (schema 2.9.1) */
 	int64_t last_gpid;	     /* nsys_op: the last globalPid */
 	int64_t last_gproc;	     /* and its processes.id */
@@ -200,6 +202,32 @@ static int64_t nsys_string(struct nsys *n, sqlite3_stmt *row, int col, int how)
 		   : nsys_sid(n, sqlite3_column_int64(row, col), how);
 }
 
+/* StringIds[sid] (malloc'd) or NULL. */
+static char *nsys_src_string(struct nsys *n, int64_t sid)
+{
+	sqlite3_bind_int64(n->get_string, 1, sid);
+	char *s = lp_db_step_row(n->get_string) ? lp_db_col_strdup(n->get_string, 0) : NULL;
+	sqlite3_reset(n->get_string);
+	return s;
+}
+
+/* An allocation API call (cudaMalloc*, cudaFree*, cuMemAlloc*, cuMemFree*) by
+ * its StringIds id: counted where the export has no memory-usage events. */
+static int nsys_alloc_call(struct nsys *n, int64_t sid)
+{
+	static const char *const prefix[] = {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree"};
+	uint64_t v;
+	if (lp_map_get(&n->alloc_names, (uint64_t)sid + 1, &v))
+		return (int)v;
+	char *s = nsys_src_string(n, sid);
+	v = 0;
+	for (size_t i = 0; s && !v && i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		v = !strncmp(s, prefix[i], strlen(prefix[i]));
+	free(s);
+	lp_map_put(&n->alloc_names, (uint64_t)sid + 1, v);
+	return (int)v;
+}
+
 /* ---- processes and threads ------------------------------------------------------ */
 
 static int64_t nsys_proc(struct nsys *n, int64_t global)
@@ -347,6 +375,7 @@ static void nsys_api_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 	n->row[0] = proc;
 	n->row[1] = thread;
 	n->row[2] = nsys_sid(n, sqlite3_value_int64(v[4]), LP_NAME_API);
+	n->alloc_calls += nsys_alloc_call(n, sqlite3_value_int64(v[4]));
 	rc = lp_fx_api_seen(&n->fx, proc, corr, start, end >= start ? end : start);
 	if (rc) {
 		nsys_fn_fail(c, n, rc);
@@ -736,15 +765,6 @@ static int nsys_osrt_kind(const char *s)
 	return 0;
 }
 
-/* The function name of StringIds[sid] (malloc'd) or NULL. */
-static char *nsys_src_string(struct nsys *n, int64_t sid)
-{
-	sqlite3_bind_int64(n->get_string, 1, sid);
-	char *s = lp_db_step_row(n->get_string) ? lp_db_col_strdup(n->get_string, 0) : NULL;
-	sqlite3_reset(n->get_string);
-	return s;
-}
-
 static int nsys_osrt_call(struct nsys *n, sqlite3_stmt *st, uint64_t kind, int64_t sid)
 {
 	int64_t g = sqlite3_column_int64(st, 2);
@@ -961,13 +981,7 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	 * its API call: size, address and device are not in the capture, so no
 	 * gpu_allocs row is made up; the calls stay in cuda_api, and are counted. */
 	if (rc == 0 && !lp_db_has_table(n->src, "CUDA_GPU_MEMORY_USAGE_EVENTS"))
-		n->unsized_allocs = lp_db_int(
-		    imp->db,
-		    /* the few names first, then one pass over the calls */
-		    "SELECT count(*) FROM cuda_api WHERE name_id IN (SELECT id FROM strings "
-		    "WHERE value GLOB 'cudaMalloc*' OR value GLOB 'cudaFree*' OR value GLOB "
-		    "'cuMemAlloc*' OR value GLOB 'cuMemFree*')",
-		    0);
+		n->unsized_allocs = n->alloc_calls;
 	rc = rc ? rc : LP_EACH("TARGET_INFO_GPU", lp_gpu_cols, NULL, nsys_gpu_row);
 	/* No TARGET_INFO_GPU (cut or older exports): the devices the work ran
 	 * on, their properties not recorded (NULL). */
@@ -1082,6 +1096,7 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 	lp_map_free(&n.dom_names);
 	lp_map_free(&n.gpu_procs);
 	lp_map_free(&n.osrt_kinds);
+	lp_map_free(&n.alloc_names);
 	sqlite3_close(n.src);
 	return rc;
 }
