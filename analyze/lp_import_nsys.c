@@ -12,10 +12,13 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lp_db.h"
 #include "lp_import_foreign.h"
@@ -24,6 +27,15 @@
 #define LP_NSYS_MAXCOL 24
 
 struct col;
+
+/* The input's SHA-256 (meta import.sha256), hashed on a thread of its own
+ * while the rows move. */
+struct nsys_hash {
+	pthread_t thread;
+	int started, rc;
+	const char *path;
+	char *hex;
+};
 
 struct nsys {
 	sqlite3 *src;
@@ -49,6 +61,7 @@ struct nsys {
 	int fn_rc;		/* a SQL function's failure (imp->err says why) */
 	int64_t row[3];		/* nsys_api's process, thread and name, for nsys_v */
 	long long *count[4];	/* rows moved by nsys_op, per LP_OP_* */
+	struct nsys_hash hash;
 };
 
 /* ---- reading tables by column name -------------------------------------------- */
@@ -1008,9 +1021,37 @@ static void nsys_end(struct lp_import *imp, void *ctx)
 	lp_fx_end(&((struct nsys *)ctx)->fx);
 }
 
+static void *nsys_hash_run(void *arg)
+{
+	struct nsys_hash *h = arg;
+	h->rc = lp_fx_sha256_file(h->path, h->hex);
+	return NULL;
+}
+
+static void nsys_hash_begin(struct nsys_hash *h)
+{
+	h->started = pthread_create(&h->thread, NULL, nsys_hash_run, h) == 0;
+	if (!h->started)
+		nsys_hash_run(h);
+}
+
+/* 0 once the hash is in h->hex, or -errno. */
+static int nsys_hash_end(struct nsys_hash *h)
+{
+	if (h->started)
+		pthread_join(h->thread, NULL);
+	h->started = 0;
+	return h->rc;
+}
+
 static int nsys_meta(struct lp_import *imp, void *ctx)
 {
 	struct nsys *n = ctx;
+	int hashed = nsys_hash_end(&n->hash);
+	if (hashed) {
+		snprintf(imp->err, imp->errlen, "cannot read %s: %s", n->path, strerror(-hashed));
+		return hashed;
+	}
 	if (n->unsized_allocs) {
 		snprintf(n->not_recorded, sizeof(n->not_recorded),
 			 "%s, GPU allocation sizes and addresses (no CUDA_GPU_MEMORY_USAGE_EVENTS: "
@@ -1059,10 +1100,16 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 	char *base = strdup(path);
 	snprintf(n.fx.file, sizeof(n.fx.file), "%s", base ? basename(base) : path);
 	free(base);
-	if ((rc = lp_fx_sha256_file(path, n.fx.sha256))) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 		return rc;
 	}
+	close(fd);
+	n.hash.path = path;
+	n.hash.hex = n.fx.sha256;
+	nsys_hash_begin(&n.hash);
 	/* No allocator statistics (a global mutex per malloc): only effective
 	 * before SQLite initializes, which opening the export does. */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
@@ -1070,8 +1117,10 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 	 * without URIs (SQLite initialized before), by its plain name. */
 	int uris = sqlite3_config(SQLITE_CONFIG_URI, 1) == SQLITE_OK;
 	/* immutable: the export is only read, never locked or journaled. */
-	if (!(uri = nsys_uri(path)))
+	if (!(uri = nsys_uri(path))) {
+		nsys_hash_end(&n.hash);
 		return -ENOMEM;
+	}
 	n.uri = uris ? uri : (char *)path;
 	if (sqlite3_open_v2(uri, &n.src,
 			    SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
@@ -1089,6 +1138,7 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 	} else {
 		rc = lp_import_foreign(out, opts, &ops, &n, err, errlen);
 	}
+	nsys_hash_end(&n.hash);
 	free(uri);
 	sqlite3_finalize(n.get_string);
 	sqlite3_finalize(n.get_pname);
