@@ -48,6 +48,9 @@ struct nsys {
 	struct lp_map gpu_procs;     /* processes.id -> 1: processes with GPU work */
 	struct lp_map osrt_kinds;    /* StringIds.id + 1 -> nsys_osrt_kind() */
 	struct lp_map alloc_names;   /* StringIds.id + 1 -> nsys_alloc_call() */
+	struct lp_map devices;	     /* (processes.id << 32 | device) + 1 of GPU work */
+	uint64_t last_device;	     /* the last key put there */
+	int devices_unfit;	     /* a pair that does not fit the key */
 	long long alloc_calls;	     /* allocation API calls */
 	int64_t prev_tid, prev_corr; /* API de-duplication (schema 2.9.1) */
 	int64_t last_gpid;	     /* nsys_op: the last globalPid */
@@ -331,6 +334,62 @@ static int nsys_op_proc(struct nsys *n, int64_t g, int64_t *proc)
 	return rc;
 }
 
+/* The (process, device) pairs of kernels, copies and memsets, for an export
+ * without TARGET_INFO_GPU (nsys_devices): kept as the rows move, where a
+ * scan of every row for them came after. */
+static int nsys_device_seen(struct nsys *n, int64_t proc, int64_t device)
+{
+	if (proc < 0 || proc >= INT32_MAX || device < 0 || device > UINT32_MAX) {
+		n->devices_unfit = 1;
+		return 0;
+	}
+	uint64_t key = ((uint64_t)proc << 32 | (uint64_t)device) + 1;
+	if (key == n->last_device)
+		return 0;
+	n->last_device = key;
+	return lp_map_put(&n->devices, key, 1) ? -ENOMEM : 0;
+}
+
+static int nsys_key_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* No TARGET_INFO_GPU (cut or older exports): the devices the work ran on,
+ * by process and device, their properties not recorded (NULL). */
+static int nsys_devices(struct nsys *n)
+{
+	struct lp_import *imp = n->imp;
+	if (n->devices_unfit)
+		return lp_db_exec(imp->db,
+				  "INSERT INTO gpu_devices(process_id, device) SELECT DISTINCT "
+				  "process_id, device FROM (SELECT process_id, device FROM kernels "
+				  "UNION SELECT process_id, device FROM memcpys UNION SELECT "
+				  "process_id, device FROM memsets)",
+				  imp->err, imp->errlen);
+	uint64_t *keys = malloc((n->devices.len + 1) * sizeof(*keys));
+	sqlite3_stmt *st =
+	    lp_import_prepare(imp, "INSERT INTO gpu_devices(process_id, device) VALUES (?, ?)");
+	size_t nkeys = 0;
+	int rc = !keys ? -ENOMEM : !st ? -EIO : 0;
+	for (size_t i = 0; rc == 0 && i < n->devices.cap; i++)
+		if (n->devices.keys[i])
+			keys[nkeys++] = n->devices.keys[i] - 1;
+	if (rc == 0)
+		qsort(keys, nkeys, sizeof(*keys), nsys_key_cmp);
+	for (size_t i = 0; rc == 0 && i < nkeys; i++) {
+		sqlite3_bind_int64(st, 1, (int64_t)(keys[i] >> 32));
+		sqlite3_bind_int64(st, 2, (int64_t)(keys[i] & 0xffffffff));
+		rc = lp_import_step(imp, st);
+	}
+	if (rc == -ENOMEM)
+		snprintf(imp->err, imp->errlen, "out of memory importing %s", n->path);
+	sqlite3_finalize(st);
+	free(keys);
+	return rc;
+}
+
 /* nsys_op(start, end, deviceId, contextId, streamId, correlationId,
  * globalPid, LP_OP_*) -> processes.id of one GPU operation. */
 static void nsys_op_fn(sqlite3_context *c, int argc, sqlite3_value **v)
@@ -349,6 +408,10 @@ static void nsys_op_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 	o.start = sqlite3_value_int64(v[0]);
 	o.end = sqlite3_value_int64(v[1]);
 	o.corr = sqlite3_value_int64(v[5]);
+	if (what != LP_OP_SYNC && nsys_device_seen(n, o.proc, sqlite3_value_int64(v[2]))) {
+		nsys_fn_fail(c, n, -ENOMEM);
+		return;
+	}
 	/* syncs are not launched work: no attribution */
 	lp_fx_op_seen(&n->fx, &o, what != LP_OP_SYNC);
 	(*n->count[what])++;
@@ -996,15 +1059,8 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	if (rc == 0 && !lp_db_has_table(n->src, "CUDA_GPU_MEMORY_USAGE_EVENTS"))
 		n->unsized_allocs = n->alloc_calls;
 	rc = rc ? rc : LP_EACH("TARGET_INFO_GPU", lp_gpu_cols, NULL, nsys_gpu_row);
-	/* No TARGET_INFO_GPU (cut or older exports): the devices the work ran
-	 * on, their properties not recorded (NULL). */
 	if (rc == 0 && !n->fx.devices)
-		rc = lp_db_exec(imp->db,
-				"INSERT INTO gpu_devices(process_id, device) SELECT DISTINCT "
-				"process_id, device FROM (SELECT process_id, device FROM kernels "
-				"UNION SELECT process_id, device FROM memcpys UNION SELECT "
-				"process_id, device FROM memsets)",
-				imp->err, imp->errlen);
+		rc = nsys_devices(n);
 	rc = rc ? rc : LP_EACH("ThreadNames", lp_tname_cols, NULL, nsys_tname_row);
 	if (rc == 0 && !n->fx.procs.len) {
 		snprintf(imp->err, imp->errlen,
@@ -1147,6 +1203,7 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 	lp_map_free(&n.gpu_procs);
 	lp_map_free(&n.osrt_kinds);
 	lp_map_free(&n.alloc_names);
+	lp_map_free(&n.devices);
 	sqlite3_close(n.src);
 	return rc;
 }
