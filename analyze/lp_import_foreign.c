@@ -695,7 +695,10 @@ static int fx_nest(struct lp_fx *fx)
 }
 
 /* syncType does not follow the API that waited (cudaStreamSynchronize reads
- * "stream wait" in some nsys versions): the call's name decides when known. */
+ * "stream wait" in some nsys versions): the call's name decides when known.
+ * CROSS JOIN: each sync looks its call up through cuda_api_corr; without
+ * statistics yet, the planner scanned every call instead (10^6 of them for
+ * no sync at all). */
 static const char lp_sync_by_name[] =
     "CREATE TEMP TABLE lp_sync_api AS SELECT y.id, CASE"
     " WHEN s.value GLOB 'cu*StreamSynchronize*' THEN 'stream_synchronize'"
@@ -703,7 +706,7 @@ static const char lp_sync_by_name[] =
     " WHEN s.value GLOB 'cu*StreamWaitEvent*' THEN 'stream_wait_event'"
     " WHEN s.value GLOB 'cudaDeviceSynchronize*' OR s.value GLOB 'cudaThreadSynchronize*'"
     "   OR s.value GLOB 'cuCtxSynchronize*' THEN 'context_synchronize' END AS t"
-    " FROM syncs y JOIN cuda_api a ON a.process_id = y.process_id AND a.correlation_id ="
+    " FROM syncs y CROSS JOIN cuda_api a ON a.process_id = y.process_id AND a.correlation_id ="
     " y.correlation_id JOIN strings s ON s.id = a.name_id WHERE y.correlation_id <> 0;"
     "DELETE FROM temp.lp_sync_api WHERE t IS NULL OR t = (SELECT type FROM syncs WHERE"
     " syncs.id = lp_sync_api.id);"
