@@ -108,6 +108,8 @@ int lp_fx_begin(struct lp_fx *fx, struct lp_import *imp)
 	return rc;
 }
 
+static void fx_bits_drop(struct lp_fx *fx);
+
 void lp_fx_end(struct lp_fx *fx)
 {
 	sqlite3_stmt *v[] = {fx->ins_proc,   fx->ins_thread, fx->ins_kernel, fx->ins_memcpy,
@@ -121,7 +123,7 @@ void lp_fx_end(struct lp_fx *fx)
 	lp_map_free(&fx->threads);
 	lp_map_free(&fx->domains);
 	lp_map_free(&fx->locks);
-	lp_map_free(&fx->api_keys);
+	fx_bits_drop(fx);
 	free(fx->lo);
 	free(fx->hi);
 }
@@ -236,24 +238,78 @@ static void fx_bind_opt(sqlite3_stmt *st, int i, int64_t v, int64_t none)
 		sqlite3_bind_int64(st, i, v);
 }
 
-/* (process, correlation id) as one map key; 0 when it does not fit. */
-static uint64_t fx_api_key(int64_t proc, int64_t corr)
+/* The calls' correlation ids, a bitmap per process: CUPTI counts them from
+ * 1 in each process, so they are small and dense, and a bitmap's lookups stay
+ * in the cache where a hash set of 10^6 keys missed it on every row. Memory
+ * stays bounded (32 MiB) on exports of any size: past it, or for an id that
+ * does not fit, the count is left to lp_fx_finish's SQL. */
+#define LP_FX_BITS_MAX ((size_t)32 << 20)
+
+static void fx_bits_drop(struct lp_fx *fx)
 {
-	if (proc <= 0 || proc >= 1 << 16 || corr < 0 || corr >= 1LL << 47)
-		return 0;
-	return ((uint64_t)proc << 47 | (uint64_t)corr) + 1;
+	for (size_t i = 0; i < fx->napi_bits; i++)
+		free(fx->api_bits[i].w);
+	free(fx->api_bits);
+	fx->api_bits = NULL;
+	fx->napi_bits = fx->api_bytes = 0;
+	fx->count_unattributed = 0;
+}
+
+static int fx_bits_fit(int64_t proc, int64_t corr)
+{
+	return proc > 0 && proc < 1 << 16 && corr >= 0 && (uint64_t)corr / 8 < LP_FX_BITS_MAX;
+}
+
+static void fx_bits_add(struct lp_fx *fx, int64_t proc, int64_t corr)
+{
+	size_t word = (size_t)corr / 64;
+	if (!fx_bits_fit(proc, corr)) {
+		fx_bits_drop(fx);
+		return;
+	}
+	if ((size_t)proc >= fx->napi_bits) {
+		size_t n = (size_t)proc * 2 + 1;
+		void *v = realloc(fx->api_bits, n * sizeof(*fx->api_bits));
+		if (!v) {
+			fx_bits_drop(fx);
+			return;
+		}
+		fx->api_bits = v;
+		memset(fx->api_bits + fx->napi_bits, 0,
+		       (n - fx->napi_bits) * sizeof(*fx->api_bits));
+		fx->napi_bits = n;
+	}
+	struct lp_fx_bits *b = &fx->api_bits[proc];
+	if (word >= b->n) {
+		size_t n = word * 2 + 64;
+		void *v = fx->api_bytes + (n - b->n) * 8 <= LP_FX_BITS_MAX
+			      ? realloc(b->w, n * sizeof(*b->w))
+			      : NULL;
+		if (!v) {
+			fx_bits_drop(fx);
+			return;
+		}
+		b->w = v;
+		memset(b->w + b->n, 0, (n - b->n) * sizeof(*b->w));
+		fx->api_bytes += (n - b->n) * 8;
+		b->n = n;
+	}
+	b->w[word] |= 1ull << (corr % 64);
 }
 
 /* GPU work: is its launching call in the capture (count_unattributed)? */
 static void fx_attribute(struct lp_fx *fx, const struct lp_fx_op *o)
 {
-	uint64_t key = fx_api_key(o->proc, o->corr), v;
 	if (!fx->count_unattributed)
 		return;
-	if (!key) {
-		fx->count_unattributed = 0; /* lp_fx_finish counts by SQL */
-		lp_map_free(&fx->api_keys);
-	} else if (!lp_map_get(&fx->api_keys, key, &v))
+	if (!fx_bits_fit(o->proc, o->corr)) {
+		fx_bits_drop(fx); /* lp_fx_finish counts by SQL */
+		return;
+	}
+	size_t word = (size_t)o->corr / 64;
+	const struct lp_fx_bits *b =
+	    (size_t)o->proc < fx->napi_bits ? &fx->api_bits[o->proc] : NULL;
+	if (!b || word >= b->n || !(b->w[word] >> (o->corr % 64) & 1))
 		fx->unattributed++;
 }
 
@@ -263,6 +319,13 @@ static void fx_seen_op(struct lp_fx *fx, const struct lp_fx_op *o, int64_t end)
 	int64_t proc = o->proc == fx->provisional ? 0 : o->proc;
 	fx->unowned += o->proc == 0;
 	lp_fx_seen(fx, proc, o->start, end);
+}
+
+void lp_fx_op_seen(struct lp_fx *fx, const struct lp_fx_op *o, int attribute)
+{
+	if (attribute)
+		fx_attribute(fx, o);
+	fx_seen_op(fx, o, o->end >= o->start ? o->end : o->start);
 }
 
 static void fx_bind_op(struct lp_fx *fx, sqlite3_stmt *st, const struct lp_fx_op *o)
@@ -345,23 +408,24 @@ int lp_fx_sync(struct lp_fx *fx, const struct lp_fx_op *o, const char *type, int
 	return lp_import_step(fx->imp, st);
 }
 
+int lp_fx_api_seen(struct lp_fx *fx, int64_t proc, int64_t corr, int64_t start, int64_t end)
+{
+	if (fx->count_unattributed)
+		fx_bits_add(fx, proc, corr);
+	lp_fx_seen(fx, proc, start, end);
+	fx->api++;
+	return 0;
+}
+
 int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain, int64_t cbid,
 	      int64_t name_id, int64_t corr, int64_t start, int64_t end, int64_t ret)
 {
 	sqlite3_stmt *st = fx->ins_api;
 	if (end < start)
 		end = start;
-	if (fx->count_unattributed) {
-		uint64_t key = fx_api_key(proc, corr);
-		/* Memory stays bounded (32 MiB) on exports of any size: past
-		 * 1 M calls the count is left to lp_fx_finish's SQL. */
-		if (!key || fx->api_keys.len >= 1 << 20) {
-			fx->count_unattributed = 0;
-			lp_map_free(&fx->api_keys);
-		} else if (lp_map_put(&fx->api_keys, key, 1)) {
-			return -ENOMEM;
-		}
-	}
+	int rc = lp_fx_api_seen(fx, proc, corr, start, end);
+	if (rc)
+		return rc;
 	sqlite3_bind_int64(st, 1, proc);
 	sqlite3_bind_int64(st, 2, thread);
 	sqlite3_bind_text(st, 3, domain, -1, SQLITE_STATIC);
@@ -371,8 +435,6 @@ int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain
 	sqlite3_bind_int64(st, 7, start);
 	sqlite3_bind_int64(st, 8, end);
 	sqlite3_bind_int64(st, 9, ret);
-	lp_fx_seen(fx, proc, start, end);
-	fx->api++;
 	return lp_import_step(fx->imp, st);
 }
 
@@ -633,7 +695,10 @@ static int fx_nest(struct lp_fx *fx)
 }
 
 /* syncType does not follow the API that waited (cudaStreamSynchronize reads
- * "stream wait" in some nsys versions): the call's name decides when known. */
+ * "stream wait" in some nsys versions): the call's name decides when known.
+ * CROSS JOIN: each sync looks its call up through cuda_api_corr; without
+ * statistics yet, the planner scanned every call instead (10^6 of them for
+ * no sync at all). */
 static const char lp_sync_by_name[] =
     "CREATE TEMP TABLE lp_sync_api AS SELECT y.id, CASE"
     " WHEN s.value GLOB 'cu*StreamSynchronize*' THEN 'stream_synchronize'"
@@ -641,7 +706,7 @@ static const char lp_sync_by_name[] =
     " WHEN s.value GLOB 'cu*StreamWaitEvent*' THEN 'stream_wait_event'"
     " WHEN s.value GLOB 'cudaDeviceSynchronize*' OR s.value GLOB 'cudaThreadSynchronize*'"
     "   OR s.value GLOB 'cuCtxSynchronize*' THEN 'context_synchronize' END AS t"
-    " FROM syncs y JOIN cuda_api a ON a.process_id = y.process_id AND a.correlation_id ="
+    " FROM syncs y CROSS JOIN cuda_api a ON a.process_id = y.process_id AND a.correlation_id ="
     " y.correlation_id JOIN strings s ON s.id = a.name_id WHERE y.correlation_id <> 0;"
     "DELETE FROM temp.lp_sync_api WHERE t IS NULL OR t = (SELECT type FROM syncs WHERE"
     " syncs.id = lp_sync_api.id);"

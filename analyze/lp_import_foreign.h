@@ -39,9 +39,13 @@ struct lp_fx {
 	/* Set by an importer that writes every API call before any GPU work
 	 * (nsys): unattributed is then counted as rows come, through the set of
 	 * (process, correlation id) of the calls, not by a lookup per row at
-	 * the end. Cleared when an id does not fit the set's key. */
+	 * the end. Cleared when an id does not fit the set. */
 	int count_unattributed;
-	struct lp_map api_keys;
+	struct lp_fx_bits {
+		uint64_t *w;
+		size_t n;
+	} * api_bits; /* per processes.id, the calls' correlation ids */
+	size_t napi_bits, api_bytes;
 	/* GPU work whose process is decided by lp_fx_adopt may be written with
 	 * this process id instead of 0 (Kineto: the first host process): when
 	 * it is the one process, no row needs rewriting. unowned counts the
@@ -84,6 +88,11 @@ int lp_fx_memset(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, int6
 int lp_fx_sync(struct lp_fx *fx, const struct lp_fx_op *o, const char *type, int64_t event);
 int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain, int64_t cbid,
 	      int64_t name_id, int64_t corr, int64_t start, int64_t end, int64_t ret);
+/* The bookkeeping of lp_fx_api and of the GPU rows without their insert, for
+ * an importer that moves the rows itself (nsys: INSERT ... SELECT): bounds,
+ * counts and (attribute) whether the work's launching call was seen. */
+int lp_fx_api_seen(struct lp_fx *fx, int64_t proc, int64_t corr, int64_t start, int64_t end);
+void lp_fx_op_seen(struct lp_fx *fx, const struct lp_fx_op *o, int attribute);
 /* flags: LP_RANGEF_* (lp_nvtx_db.h); payload < 0 = none. */
 int lp_fx_range(struct lp_fx *fx, int64_t proc, int64_t domain, int64_t name_id, int64_t category,
 		int64_t start, int64_t end, int64_t thread, int64_t end_thread, int64_t payload,

@@ -12,16 +12,30 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lp_db.h"
 #include "lp_import_foreign.h"
 #include "lp_nvtx_db.h"
 
 #define LP_NSYS_MAXCOL 24
+
+struct col;
+
+/* The input's SHA-256 (meta import.sha256), hashed on a thread of its own
+ * while the rows move. */
+struct nsys_hash {
+	pthread_t thread;
+	int started, rc;
+	const char *path;
+	char *hex;
+};
 
 struct nsys {
 	sqlite3 *src;
@@ -33,15 +47,24 @@ struct nsys {
 	struct lp_map dom_names;     /* (pid << 32 | domainId) + 1 -> domains.id */
 	struct lp_map gpu_procs;     /* processes.id -> 1: processes with GPU work */
 	struct lp_map osrt_kinds;    /* StringIds.id + 1 -> nsys_osrt_kind() */
+	struct lp_map alloc_names;   /* StringIds.id + 1 -> nsys_alloc_call() */
+	struct lp_map devices;	     /* (processes.id << 32 | device) + 1 of GPU work */
+	uint64_t last_device;	     /* the last key put there */
+	int devices_unfit;	     /* a pair that does not fit the key */
+	long long alloc_calls;	     /* allocation API calls */
 	int64_t prev_tid, prev_corr; /* API de-duplication (schema 2.9.1) */
 	int64_t last_gpid;	     /* nsys_op: the last globalPid */
 	int64_t last_gproc;	     /* and its processes.id */
 	long long api_duplicates, osrt_calls;
 	long long unsized_allocs; /* allocation calls without memory-usage events */
 	char not_recorded[512];
-	const char *table; /* the table being read, for errors */
-	int ncols;
-	const char *const *cols;
+	const char *table;	/* the table being read, for errors */
+	const struct col *cols; /* and its columns, in the order the SQL functions get them */
+	char *uri;		/* the export, for ATTACH */
+	int fn_rc;		/* a SQL function's failure (imp->err says why) */
+	int64_t row[3];		/* nsys_api's process, thread and name, for nsys_v */
+	long long *count[4];	/* rows moved by nsys_op, per LP_OP_* */
+	struct nsys_hash hash;
 };
 
 /* ---- reading tables by column name -------------------------------------------- */
@@ -49,44 +72,61 @@ struct nsys {
 /* A column wanted from a table; required ones missing are an error. */
 struct col {
 	const char *name;
-	int required;
+	int flags; /* 1 required, LP_COL_INT */
 };
 
+/* nsys_move reads the column as sqlite3_column_int64 would: NULL is 0 */
+#define LP_COL_INT 2
+
+/* 0 when table has no column col, 2 when it is declared NOT NULL, else 1. */
 static int nsys_has_col(struct nsys *n, const char *table, const char *col)
 {
 	sqlite3_stmt *st;
 	int has = 0;
-	if (sqlite3_prepare_v2(n->src, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1,
-			       &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(n->src,
+			       "SELECT 1 + (\"notnull\" <> 0) FROM pragma_table_info(?1) WHERE "
+			       "name = ?2",
+			       -1, &st, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, col, -1, SQLITE_STATIC);
-	has = lp_db_step_row(st);
+	if (lp_db_step_row(st))
+		has = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
 	return has;
 }
 
-/* "SELECT a, b, NULL, ... FROM table [tail]" over the columns the table has. */
-static int nsys_select(struct nsys *n, const char *table, const struct col *cols, int ncols,
-		       const char *tail, char *sql, size_t len)
+/* "SELECT a, b, NULL, ... FROM table [tail]" over the columns the table has;
+ * with a schema, "SELECT a AS c0, ... FROM schema.table": the columns of
+ * an INSERT ... SELECT (nsys_move) by their position in cols. */
+static int nsys_select(struct nsys *n, const char *schema, const char *table,
+		       const struct col *cols, int ncols, const char *tail, char *sql, size_t len)
 {
 	size_t off = (size_t)snprintf(sql, len, "SELECT ");
 	for (int i = 0; i < ncols; i++) {
 		int has = nsys_has_col(n, table, cols[i].name);
-		if (!has && cols[i].required) {
+		if (!has && (cols[i].flags & 1)) {
 			snprintf(n->imp->err, n->imp->errlen,
 				 "%s: table %s has no column %s, which latprof needs to import "
 				 "it (export schema changed?)",
 				 n->path, table, cols[i].name);
 			return -EINVAL;
 		}
-		off +=
-		    (size_t)snprintf(sql + off, len - off, "%s%s%s%s", i ? ", " : "",
-				     has ? "\"" : "NULL", has ? cols[i].name : "", has ? "\"" : "");
+		/* NOT NULL: nsys declares its integer columns so (a value of
+		 * another type, a damaged export, is then copied as it is) */
+		int i64 = schema && (cols[i].flags & LP_COL_INT) && has != 2;
+		off += (size_t)snprintf(sql + off, len - off, "%s%s%s%s%s%s", i ? ", " : "",
+					i64 ? "ifnull(CAST(" : "", has ? "\"" : "NULL",
+					has ? cols[i].name : "", has ? "\"" : "",
+					i64 ? " AS INTEGER), 0)" : "");
+		if (schema && off < len)
+			off += (size_t)snprintf(sql + off, len - off, " AS c%d", i);
 		if (off >= len)
 			return -ENAMETOOLONG;
 	}
-	snprintf(sql + off, len - off, " FROM \"%s\" %s", table, tail ? tail : "");
+	if ((size_t)snprintf(sql + off, len - off, " FROM %s%s\"%s\" %s", schema ? schema : "",
+			     schema ? "." : "", table, tail ? tail : "") >= len - off)
+		return -ENAMETOOLONG;
 	return 0;
 }
 
@@ -113,7 +153,7 @@ static int nsys_each(struct nsys *n, const char *table, const struct col *cols, 
 	char sql[2048];
 	if (!lp_db_has_table(n->src, table))
 		return 0;
-	int rc = nsys_select(n, table, cols, ncols, tail, sql, sizeof(sql));
+	int rc = nsys_select(n, NULL, table, cols, ncols, tail, sql, sizeof(sql));
 	if (rc)
 		return rc;
 	n->table = table;
@@ -156,12 +196,9 @@ static int64_t nsys_text(struct nsys *n, const char *s, int how)
 	return lp_import_intern(n->imp, s, nsys_trim(s, how));
 }
 
-/* strings.id of StringIds[id]; 0 when NULL or unknown. */
-static int64_t nsys_string(struct nsys *n, sqlite3_stmt *row, int col, int how)
+/* strings.id of StringIds[sid]; 0 when unknown. */
+static int64_t nsys_sid(struct nsys *n, int64_t sid, int how)
 {
-	if (sqlite3_column_type(row, col) == SQLITE_NULL)
-		return 0;
-	int64_t sid = sqlite3_column_int64(row, col);
 	uint64_t key = ((uint64_t)sid << 2 | (uint64_t)how) + 1, id = 0;
 	if (lp_map_get(&n->strs, key, &id))
 		return (int64_t)id;
@@ -172,6 +209,39 @@ static int64_t nsys_string(struct nsys *n, sqlite3_stmt *row, int col, int how)
 	sqlite3_reset(n->get_string);
 	lp_map_put(&n->strs, key, id);
 	return (int64_t)id;
+}
+
+static int64_t nsys_string(struct nsys *n, sqlite3_stmt *row, int col, int how)
+{
+	return sqlite3_column_type(row, col) == SQLITE_NULL
+		   ? 0
+		   : nsys_sid(n, sqlite3_column_int64(row, col), how);
+}
+
+/* StringIds[sid] (malloc'd) or NULL. */
+static char *nsys_src_string(struct nsys *n, int64_t sid)
+{
+	sqlite3_bind_int64(n->get_string, 1, sid);
+	char *s = lp_db_step_row(n->get_string) ? lp_db_col_strdup(n->get_string, 0) : NULL;
+	sqlite3_reset(n->get_string);
+	return s;
+}
+
+/* An allocation API call (cudaMalloc*, cudaFree*, cuMemAlloc*, cuMemFree*) by
+ * its StringIds id: counted where the export has no memory-usage events. */
+static int nsys_alloc_call(struct nsys *n, int64_t sid)
+{
+	static const char *const prefix[] = {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree"};
+	uint64_t v;
+	if (lp_map_get(&n->alloc_names, (uint64_t)sid + 1, &v))
+		return (int)v;
+	char *s = nsys_src_string(n, sid);
+	v = 0;
+	for (size_t i = 0; s && !v && i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		v = !strncmp(s, prefix[i], strlen(prefix[i]));
+	free(s);
+	lp_map_put(&n->alloc_names, (uint64_t)sid + 1, v);
+	return (int)v;
 }
 
 /* ---- processes and threads ------------------------------------------------------ */
@@ -204,7 +274,42 @@ static int nsys_gpu_proc(struct nsys *n, int64_t proc)
 	return lp_map_put(&n->gpu_procs, (uint64_t)proc, 1) ? -ENOMEM : 0;
 }
 
-/* ---- GPU activity ----------------------------------------------------------------- */
+/* ---- moving rows inside SQLite ---------------------------------------------------------- */
+
+/* The big tables (API calls, kernels, copies, syncs) move with one INSERT ...
+ * SELECT each over the export ATTACHed to the output, instead of each row
+ * stepping out to C and being bound into an insert: a row is then one pass
+ * of the VDBE, not two statements' worth of calls. What only C knows
+ * (processes, threads and names by the export's ids, the API
+ * de-duplication, bounds, attribution, type checks) is done by the SQL
+ * functions below, called once per row in the order the rows are read: the
+ * INSERT has no ORDER BY (SQLite would call them before sorting); a sorted
+ * source is a MATERIALIZED CTE, read back in its order. So processes,
+ * threads and strings get the ids they got row by row. */
+
+static void nsys_fn_fail(sqlite3_context *c, struct nsys *n, int rc)
+{
+	if (rc == -ENOMEM)
+		snprintf(n->imp->err, n->imp->errlen, "out of memory importing %s", n->path);
+	n->fn_rc = rc;
+	sqlite3_result_error(c, n->imp->err, -1);
+}
+
+/* Required time and id columns must hold integers: a table of another type
+ * is a damaged or foreign export, not zeros. Argument i is column i. */
+static int nsys_vints(struct nsys *n, sqlite3_value **v, int ncheck)
+{
+	for (int i = 0; i < ncheck; i++)
+		if (sqlite3_value_type(v[i]) != SQLITE_INTEGER) {
+			snprintf(n->imp->err, n->imp->errlen,
+				 "%s: table %s, column %s holds %s where the export schema has an "
+				 "integer",
+				 n->path, n->table, n->cols[i].name,
+				 sqlite3_value_type(v[i]) == SQLITE_NULL ? "NULL" : "another type");
+			return -EINVAL;
+		}
+	return 0;
+}
 
 #define LP_OP_COLS                                                                                 \
 	{"start", 1}, {"end", 1}, {"deviceId", 1}, {"contextId", 1}, {"streamId", 1},              \
@@ -213,157 +318,324 @@ static int nsys_gpu_proc(struct nsys *n, int64_t proc)
 		"globalPid", 1                                                                     \
 	}
 
-static int nsys_op(struct nsys *n, sqlite3_stmt *st, struct lp_fx_op *o)
+enum { LP_OP_KERNEL, LP_OP_MEMCPY, LP_OP_MEMSET, LP_OP_SYNC };
+
+/* GPU work comes in long runs of one process: look it up on a change. */
+static int nsys_op_proc(struct nsys *n, int64_t g, int64_t *proc)
 {
-	int rc = nsys_ints(n, st, 7);
-	if (rc)
-		return rc;
-	o->start = sqlite3_column_int64(st, 0);
-	o->end = sqlite3_column_int64(st, 1);
-	o->device = sqlite3_column_int64(st, 2);
-	o->context = sqlite3_column_int64(st, 3);
-	o->stream = sqlite3_column_int64(st, 4);
-	o->corr = sqlite3_column_int64(st, 5);
-	/* GPU work comes in long runs of one process: look it up on a change */
-	int64_t g = sqlite3_column_int64(st, 6);
 	if (n->last_gproc && g == n->last_gpid) {
-		o->proc = n->last_gproc;
+		*proc = n->last_gproc;
 		return 0;
 	}
-	o->proc = nsys_proc(n, g);
-	rc = o->proc ? nsys_gpu_proc(n, o->proc) : -EIO;
+	*proc = nsys_proc(n, g);
+	int rc = *proc ? nsys_gpu_proc(n, *proc) : -EIO;
 	n->last_gpid = g;
-	n->last_gproc = rc ? 0 : o->proc;
+	n->last_gproc = rc ? 0 : *proc;
 	return rc;
 }
 
-static const struct col lp_kernel_cols[] = {
-    LP_OP_COLS,
-    {"demangledName", 1},
-    {"mangledName", 0},
-    {"gridX", 0},
-    {"gridY", 0},
-    {"gridZ", 0},
-    {"blockX", 0},
-    {"blockY", 0},
-    {"blockZ", 0},
-    {"staticSharedMemory", 0},
-    {"dynamicSharedMemory", 0},
-    {"registersPerThread", 0},
-    {"graphId", 0},
-};
-
-static int nsys_kernel_row(sqlite3_stmt *st, void *ctx)
+/* The (process, device) pairs of kernels, copies and memsets, for an export
+ * without TARGET_INFO_GPU (nsys_devices): kept as the rows move, where a
+ * scan of every row for them came after. */
+static int nsys_device_seen(struct nsys *n, int64_t proc, int64_t device)
 {
-	struct nsys *n = ctx;
-	struct lp_fx_op o;
-	int rc = nsys_op(n, st, &o);
-	if (rc)
-		return rc;
-	int64_t grid[3], block[3];
-	for (int i = 0; i < 3; i++) {
-		grid[i] = sqlite3_column_int64(st, 9 + i);
-		block[i] = sqlite3_column_int64(st, 12 + i);
+	if (proc < 0 || proc >= INT32_MAX || device < 0 || device > UINT32_MAX) {
+		n->devices_unfit = 1;
+		return 0;
 	}
-	return lp_fx_kernel(&n->fx, &o, nsys_string(n, st, 7, LP_NAME_AS_IS),
-			    nsys_string(n, st, 8, LP_NAME_AS_IS), grid, block,
-			    sqlite3_column_int64(st, 15), sqlite3_column_int64(st, 16),
-			    sqlite3_column_int64(st, 17), sqlite3_column_int64(st, 18));
+	uint64_t key = ((uint64_t)proc << 32 | (uint64_t)device) + 1;
+	if (key == n->last_device)
+		return 0;
+	n->last_device = key;
+	return lp_map_put(&n->devices, key, 1) ? -ENOMEM : 0;
 }
 
-static const struct col lp_memcpy_cols[] = {
-    LP_OP_COLS, {"bytes", 1}, {"copyKind", 1}, {"srcKind", 0}, {"dstKind", 0}};
-
-static int nsys_memcpy_row(sqlite3_stmt *st, void *ctx)
+static int nsys_key_cmp(const void *a, const void *b)
 {
-	struct nsys *n = ctx;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* No TARGET_INFO_GPU (cut or older exports): the devices the work ran on,
+ * by process and device, their properties not recorded (NULL). */
+static int nsys_devices(struct nsys *n)
+{
+	struct lp_import *imp = n->imp;
+	if (n->devices_unfit)
+		return lp_db_exec(imp->db,
+				  "INSERT INTO gpu_devices(process_id, device) SELECT DISTINCT "
+				  "process_id, device FROM (SELECT process_id, device FROM kernels "
+				  "UNION SELECT process_id, device FROM memcpys UNION SELECT "
+				  "process_id, device FROM memsets)",
+				  imp->err, imp->errlen);
+	uint64_t *keys = malloc((n->devices.len + 1) * sizeof(*keys));
+	sqlite3_stmt *st =
+	    lp_import_prepare(imp, "INSERT INTO gpu_devices(process_id, device) VALUES (?, ?)");
+	size_t nkeys = 0;
+	int rc = !keys ? -ENOMEM : !st ? -EIO : 0;
+	for (size_t i = 0; rc == 0 && i < n->devices.cap; i++)
+		if (n->devices.keys[i])
+			keys[nkeys++] = n->devices.keys[i] - 1;
+	if (rc == 0)
+		qsort(keys, nkeys, sizeof(*keys), nsys_key_cmp);
+	for (size_t i = 0; rc == 0 && i < nkeys; i++) {
+		sqlite3_bind_int64(st, 1, (int64_t)(keys[i] >> 32));
+		sqlite3_bind_int64(st, 2, (int64_t)(keys[i] & 0xffffffff));
+		rc = lp_import_step(imp, st);
+	}
+	if (rc == -ENOMEM)
+		snprintf(imp->err, imp->errlen, "out of memory importing %s", n->path);
+	sqlite3_finalize(st);
+	free(keys);
+	return rc;
+}
+
+/* nsys_op(start, end, deviceId, contextId, streamId, correlationId,
+ * globalPid, LP_OP_*) -> processes.id of one GPU operation. */
+static void nsys_op_fn(sqlite3_context *c, int argc, sqlite3_value **v)
+{
+	struct nsys *n = sqlite3_user_data(c);
 	struct lp_fx_op o;
-	int rc = nsys_op(n, st, &o);
-	if (rc)
-		return rc;
-	/* nsys does not say which API issued a copy; CUPTI's async flag is not
-	 * exported, so the runtime call's name decides (lp_nsys_async_fix). */
-	return lp_fx_memcpy(
-	    &n->fx, &o, sqlite3_column_int64(st, 7), lp_fx_copy_kind(sqlite3_column_int64(st, 8)),
-	    sqlite3_column_type(st, 9) == SQLITE_NULL ? "unknown"
-						      : lp_fx_mem_kind(sqlite3_column_int64(st, 9)),
-	    sqlite3_column_type(st, 10) == SQLITE_NULL
-		? "unknown"
-		: lp_fx_mem_kind(sqlite3_column_int64(st, 10)),
-	    1);
+	int what = sqlite3_value_int(v[7]);
+	int rc = nsys_vints(n, v, 7);
+	assert(argc == 8 && what >= 0 && what < 4);
+	if (rc == 0)
+		rc = nsys_op_proc(n, sqlite3_value_int64(v[6]), &o.proc);
+	if (rc) {
+		nsys_fn_fail(c, n, rc);
+		return;
+	}
+	o.start = sqlite3_value_int64(v[0]);
+	o.end = sqlite3_value_int64(v[1]);
+	o.corr = sqlite3_value_int64(v[5]);
+	if (what != LP_OP_SYNC && nsys_device_seen(n, o.proc, sqlite3_value_int64(v[2]))) {
+		nsys_fn_fail(c, n, -ENOMEM);
+		return;
+	}
+	/* syncs are not launched work: no attribution */
+	lp_fx_op_seen(&n->fx, &o, what != LP_OP_SYNC);
+	(*n->count[what])++;
+	sqlite3_result_int64(c, o.proc);
 }
 
-static const struct col lp_memset_cols[] = {LP_OP_COLS, {"bytes", 1}, {"value", 0}, {"memKind", 0}};
-
-static int nsys_memset_row(sqlite3_stmt *st, void *ctx)
+/* nsys_api(start, end, globalTid, correlationId, nameId): 1 when the call
+ * is imported, 0 for schema 2.9's twin; nsys_v(0..2) then give its
+ * process, thread and name. */
+static void nsys_api_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 {
-	struct nsys *n = ctx;
-	struct lp_fx_op o;
-	int rc = nsys_op(n, st, &o);
-	if (rc)
-		return rc;
-	return lp_fx_memset(&n->fx, &o, sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8),
-			    sqlite3_column_type(st, 9) == SQLITE_NULL
-				? "unknown"
-				: lp_fx_mem_kind(sqlite3_column_int64(st, 9)),
-			    1);
-}
-
-static const struct col lp_sync_cols[] = {LP_OP_COLS, {"syncType", 1}, {"eventId", 0}};
-
-static int nsys_sync_row(sqlite3_stmt *st, void *ctx)
-{
-	struct nsys *n = ctx;
-	struct lp_fx_op o;
-	int rc = nsys_op(n, st, &o);
-	if (rc)
-		return rc;
-	int64_t ev = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 8);
-	return lp_fx_sync(&n->fx, &o, lp_fx_sync_type(sqlite3_column_int64(st, 7)), ev);
-}
-
-/* ---- API calls ---------------------------------------------------------------------- */
-
-static const struct col lp_api_cols[] = {
-    {"start", 1},  {"end", 1},	      {"globalTid", 1},	  {"correlationId", 1},
-    {"nameId", 1}, {"eventClass", 0}, {"returnValue", 0},
-};
-
-static int nsys_api(struct nsys *n, sqlite3_stmt *st, int driver_table)
-{
-	int rc = nsys_ints(n, st, 5);
-	if (rc)
-		return rc;
-	int64_t g = sqlite3_column_int64(st, 2), corr = sqlite3_column_int64(st, 3);
+	struct nsys *n = sqlite3_user_data(c);
+	int rc = nsys_vints(n, v, 5);
+	assert(argc == 5);
+	if (rc) {
+		nsys_fn_fail(c, n, rc);
+		return;
+	}
+	int64_t g = sqlite3_value_int64(v[2]), corr = sqlite3_value_int64(v[3]);
 	/* Schema 2.9 lists each call twice under one correlation id (eventClass
 	 * 0 with the versioned name, 67 without): rows come ordered by
 	 * (globalTid, correlationId, eventClass), the first one counts. */
 	if (corr && g == n->prev_tid && corr == n->prev_corr) {
 		n->api_duplicates++;
-		return 0;
+		sqlite3_result_int(c, 0);
+		return;
 	}
 	n->prev_tid = g;
 	n->prev_corr = corr;
 	int64_t proc = nsys_proc(n, g);
 	int64_t thread = proc ? nsys_thread(n, proc, g) : 0;
-	if (!thread)
-		return -EIO;
-	int64_t name = nsys_string(n, st, 4, LP_NAME_API);
-	int driver = driver_table || sqlite3_column_int64(st, 5) == 1;
-	return lp_fx_api(&n->fx, proc, thread, driver ? "driver" : "runtime", 0, name, corr,
-			 sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-			 sqlite3_column_int64(st, 6));
+	if (!thread) {
+		nsys_fn_fail(c, n, -EIO);
+		return;
+	}
+	int64_t start = sqlite3_value_int64(v[0]), end = sqlite3_value_int64(v[1]);
+	n->row[0] = proc;
+	n->row[1] = thread;
+	n->row[2] = nsys_sid(n, sqlite3_value_int64(v[4]), LP_NAME_API);
+	n->alloc_calls += nsys_alloc_call(n, sqlite3_value_int64(v[4]));
+	rc = lp_fx_api_seen(&n->fx, proc, corr, start, end >= start ? end : start);
+	if (rc) {
+		nsys_fn_fail(c, n, rc);
+		return;
+	}
+	sqlite3_result_int(c, 1);
 }
 
-static int nsys_runtime_row(sqlite3_stmt *st, void *ctx)
+/* nsys_v(i): nsys_api's row[i], NULL for 0 (no name). */
+static void nsys_v_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 {
-	return nsys_api(ctx, st, 0);
+	struct nsys *n = sqlite3_user_data(c);
+	int i = sqlite3_value_int(v[0]);
+	assert(argc == 1 && i >= 0 && i < 3);
+	if (n->row[i])
+		sqlite3_result_int64(c, n->row[i]);
+	else
+		sqlite3_result_null(c);
 }
 
-static int nsys_driver_row(sqlite3_stmt *st, void *ctx)
+/* nsys_str(StringIds.id, LP_NAME_*) -> strings.id, NULL for NULL or unknown. */
+static void nsys_str_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 {
-	return nsys_api(ctx, st, 1);
+	struct nsys *n = sqlite3_user_data(c);
+	assert(argc == 2);
+	int64_t id = sqlite3_value_type(v[0]) == SQLITE_NULL
+			 ? 0
+			 : nsys_sid(n, sqlite3_value_int64(v[0]), sqlite3_value_int(v[1]));
+	if (id)
+		sqlite3_result_int64(c, id);
+	else
+		sqlite3_result_null(c);
 }
+
+/* nsys_kind(value, 0 copy kind | 1 memory kind | 2 sync type) -> its name. */
+static void nsys_kind_fn(sqlite3_context *c, int argc, sqlite3_value **v)
+{
+	int64_t x = sqlite3_value_int64(v[0]);
+	int which = sqlite3_value_int(v[1]);
+	assert(argc == 2);
+	const char *s = which == 0   ? lp_fx_copy_kind(x)
+			: which == 1 ? lp_fx_mem_kind(x)
+				     : lp_fx_sync_type(x);
+	sqlite3_result_text(c, s, -1, SQLITE_STATIC);
+}
+
+static int nsys_functions(struct nsys *n)
+{
+	static const struct {
+		const char *name;
+		int nargs;
+		void (*fn)(sqlite3_context *, int, sqlite3_value **);
+	} f[] = {{"nsys_op", 8, nsys_op_fn},
+		 {"nsys_api", 5, nsys_api_fn},
+		 {"nsys_v", 1, nsys_v_fn},
+		 {"nsys_str", 2, nsys_str_fn},
+		 {"nsys_kind", 2, nsys_kind_fn}};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		/* not SQLITE_DETERMINISTIC: called for every row, in order */
+		if (sqlite3_create_function(n->imp->db, f[i].name, f[i].nargs,
+					    SQLITE_UTF8 | SQLITE_DIRECTONLY, n, f[i].fn, NULL,
+					    NULL) != SQLITE_OK) {
+			snprintf(n->imp->err, n->imp->errlen, "internal error: %s",
+				 sqlite3_errmsg(n->imp->db));
+			return -EIO;
+		}
+	return 0;
+}
+
+/* The export as schema nsys_src of the output (ATTACH is refused inside a
+ * transaction; the import's own is ended and begun again), or detached. */
+static int nsys_attach(struct nsys *n, int on)
+{
+	char *sql = on ? sqlite3_mprintf("COMMIT; ATTACH %Q AS nsys_src; BEGIN", n->uri)
+		       : sqlite3_mprintf("COMMIT; DETACH nsys_src; BEGIN");
+	int rc = sql ? lp_db_exec(n->imp->db, sql, n->imp->err, n->imp->errlen) : -ENOMEM;
+	sqlite3_free(sql);
+	return rc;
+}
+
+/* "WITH s AS (SELECT col AS c0, ... FROM nsys_src.table [ORDER BY order])
+ * insert", insert reading c0... from s. */
+static int nsys_move(struct nsys *n, const char *table, const struct col *cols, int ncols,
+		     const char *order, const char *insert)
+{
+	char src[2048];
+	if (!lp_db_has_table(n->src, table))
+		return 0;
+	int rc = nsys_select(n, "nsys_src", table, cols, ncols, NULL, src, sizeof(src));
+	if (rc)
+		return rc;
+	char *sql = sqlite3_mprintf("WITH s AS %s(%s%s%s) %s", order ? "MATERIALIZED " : "", src,
+				    order ? " ORDER BY " : "", order ? order : "", insert);
+	if (!sql)
+		return -ENOMEM;
+	n->table = table;
+	n->cols = cols;
+	n->fn_rc = 0;
+	char err[512];
+	rc = lp_db_exec(n->imp->db, sql, err, sizeof(err));
+	sqlite3_free(sql);
+	if (rc && n->fn_rc)
+		return n->fn_rc; /* imp->err set by the function */
+	if (rc)
+		snprintf(n->imp->err, n->imp->errlen, "%s: reading %s: %s", n->path, table, err);
+	return rc;
+}
+
+/* ---- GPU activity ----------------------------------------------------------------- */
+
+#define LP_END "CASE WHEN c1 >= c0 THEN c1 ELSE c0 END"
+
+static const struct col lp_kernel_cols[] = {
+    LP_OP_COLS,
+    {"demangledName", 1},
+    {"mangledName", 0},
+    {"gridX", LP_COL_INT},
+    {"gridY", LP_COL_INT},
+    {"gridZ", LP_COL_INT},
+    {"blockX", LP_COL_INT},
+    {"blockY", LP_COL_INT},
+    {"blockZ", LP_COL_INT},
+    {"staticSharedMemory", LP_COL_INT},
+    {"dynamicSharedMemory", LP_COL_INT},
+    {"registersPerThread", LP_COL_INT},
+    {"graphId", LP_COL_INT},
+};
+
+/* The mangled name is interned first, as the row-by-row import did (its
+ * arguments evaluated right to left), so that strings keep their ids. */
+static const char lp_kernel_sql[] =
+    "INSERT INTO kernels(process_id, device, context, stream, correlation_id, start_ns, end_ns, "
+    "mangled_id, name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, static_smem, "
+    "dynamic_smem, registers, graph_id) "
+    "SELECT nsys_op(c0, c1, c2, c3, c4, c5, c6, 0), c2, c3, c4, c5, c0, " LP_END ", "
+    "nsys_str(c8, 0), nsys_str(c7, 0), c9, c10, c11, c12, c13, c14, c15, c16, c17, c18 FROM s";
+
+/* nsys does not say which API issued a copy; CUPTI's async flag is not
+ * exported, so the runtime call's name decides (lp_fx_finish). */
+static const struct col lp_memcpy_cols[] = {
+    LP_OP_COLS, {"bytes", 1 | LP_COL_INT}, {"copyKind", 1}, {"srcKind", 0}, {"dstKind", 0}};
+
+static const char lp_memcpy_sql[] =
+    "INSERT INTO memcpys(process_id, device, context, stream, correlation_id, start_ns, end_ns, "
+    "bytes, copy_kind, src_kind, dst_kind, async) "
+    "SELECT nsys_op(c0, c1, c2, c3, c4, c5, c6, 1), c2, c3, c4, c5, c0, " LP_END ", "
+    "c7, nsys_kind(c8, 0), nsys_kind(c9, 1), nsys_kind(c10, 1), 1 FROM s";
+
+static const struct col lp_memset_cols[] = {
+    LP_OP_COLS, {"bytes", 1 | LP_COL_INT}, {"value", LP_COL_INT}, {"memKind", 0}};
+
+static const char lp_memset_sql[] =
+    "INSERT INTO memsets(process_id, device, context, stream, correlation_id, start_ns, end_ns, "
+    "bytes, value, memory_kind, async) "
+    "SELECT nsys_op(c0, c1, c2, c3, c4, c5, c6, 2), c2, c3, c4, c5, c0, " LP_END ", "
+    "c7, c8, nsys_kind(c9, 1), 1 FROM s";
+
+/* An eventId of -1 (or none) is no event. */
+static const struct col lp_sync_cols[] = {LP_OP_COLS, {"syncType", 1}, {"eventId", 0}};
+
+static const char lp_sync_sql[] =
+    "INSERT INTO syncs(process_id, type, context, stream, event, correlation_id, start_ns, "
+    "end_ns) "
+    "SELECT nsys_op(c0, c1, c2, c3, c4, c5, c6, 3), nsys_kind(c7, 2), c3, c4, "
+    "nullif(CAST(c8 AS INTEGER), -1), c5, c0, " LP_END " FROM s";
+
+/* ---- API calls ---------------------------------------------------------------------- */
+
+static const struct col lp_api_cols[] = {
+    {"start", 1},
+    {"end", 1},
+    {"globalTid", 1},
+    {"correlationId", 1},
+    {"nameId", 1},
+    {"eventClass", 0},
+    {"returnValue", LP_COL_INT},
+};
+
+/* domain: the SQL of the call's domain */
+#define LP_API_SQL(domain)                                                                         \
+	"INSERT INTO cuda_api(process_id, thread_id, domain, cbid, name_id, correlation_id, "      \
+	"start_ns, end_ns, return_value) "                                                         \
+	"SELECT nsys_v(0), nsys_v(1), " domain ", 0, nsys_v(2), c3, c0, " LP_END ", c6 "           \
+	"FROM s WHERE nsys_api(c0, c1, c2, c3, c4)"
 
 /* ---- NVTX ----------------------------------------------------------------------------- */
 
@@ -569,16 +841,6 @@ static int nsys_osrt_kind(const char *s)
 	return 0;
 }
 
-/* The function name of StringIds[sid] (malloc'd) or NULL. */
-static char *nsys_src_string(struct nsys *n, int64_t sid)
-{
-	sqlite3_bind_int64(n->get_string, 1, sid);
-	char *s =
-	    lp_db_step_row(n->get_string) ? lp_db_col_strdup(n->get_string, 0) : NULL;
-	sqlite3_reset(n->get_string);
-	return s;
-}
-
 static int nsys_osrt_call(struct nsys *n, sqlite3_stmt *st, uint64_t kind, int64_t sid)
 {
 	int64_t g = sqlite3_column_int64(st, 2);
@@ -679,8 +941,7 @@ static int nsys_tname_row(sqlite3_stmt *st, void *ctx)
 	if (!lp_map_get(&n->fx.threads, key, &id))
 		return 0; /* a thread of the machine that did nothing we import */
 	sqlite3_bind_int64(n->get_string, 1, sqlite3_column_int64(st, 0));
-	char *name =
-	    lp_db_step_row(n->get_string) ? lp_db_col_strdup(n->get_string, 0) : NULL;
+	char *name = lp_db_step_row(n->get_string) ? lp_db_col_strdup(n->get_string, 0) : NULL;
 	sqlite3_reset(n->get_string);
 	int rc = name ? lp_fx_thread_name(&n->fx, (int64_t)id, name) : 0;
 	free(name);
@@ -717,10 +978,14 @@ static int nsys_session_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
+extern const struct lp_import_source lp_src_cuda;
+
 /* ---- driver --------------------------------------------------------------------------- */
 
 #define LP_EACH(tab, cols, tail, fn)                                                               \
 	nsys_each(n, tab, cols, (int)(sizeof(cols) / sizeof(cols[0])), tail, fn)
+#define LP_MOVE(tab, cols, order, sql)                                                             \
+	nsys_move(n, tab, cols, (int)(sizeof(cols) / sizeof(cols[0])), order, sql)
 
 static int nsys_fill(struct lp_import *imp, void *ctx)
 {
@@ -758,19 +1023,31 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 			      "SELECT count(*) FROM (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME "
 			      "WHERE eventClass NOT IN (0, 1) LIMIT 1)",
 			      1) > 0;
+	n->count[LP_OP_KERNEL] = &n->fx.kernels;
+	n->count[LP_OP_MEMCPY] = &n->fx.memcpys;
+	n->count[LP_OP_MEMSET] = &n->fx.memsets;
+	n->count[LP_OP_SYNC] = &n->fx.syncs;
+	rc = rc ? rc : nsys_functions(n);
+	rc = rc ? rc : nsys_attach(n, 1);
+	/* The CUDA source's indexes (lp_fx_finish makes them if not made),
+	 * before the rows: an export's rows come by start time and mostly by
+	 * correlation id, so each key lands at the end of its index, where
+	 * building them after sorts every key. */
+	rc = rc ? rc : lp_db_exec(imp->db, lp_src_cuda.indexes, imp->err, imp->errlen);
 	rc = rc ? rc
-		: LP_EACH("CUPTI_ACTIVITY_KIND_RUNTIME", lp_api_cols,
-			  twins ? "ORDER BY globalTid, correlationId, eventClass, start" : NULL,
-			  nsys_runtime_row);
+		: LP_MOVE("CUPTI_ACTIVITY_KIND_RUNTIME", lp_api_cols,
+			  twins ? "globalTid, correlationId, eventClass, start" : NULL,
+			  LP_API_SQL("CASE WHEN c5 = 1 THEN 'driver' ELSE 'runtime' END"));
 	n->prev_tid = n->prev_corr = -1;
-	if (rc == 0 && lp_db_has_table(n->src, "CUPTI_ACTIVITY_KIND_DRIVER"))
-		rc = LP_EACH("CUPTI_ACTIVITY_KIND_DRIVER", lp_api_cols,
-			     "ORDER BY globalTid, correlationId, start", nsys_driver_row);
-	rc = rc ? rc : LP_EACH("CUPTI_ACTIVITY_KIND_KERNEL", lp_kernel_cols, NULL, nsys_kernel_row);
-	rc = rc ? rc : LP_EACH("CUPTI_ACTIVITY_KIND_MEMCPY", lp_memcpy_cols, NULL, nsys_memcpy_row);
-	rc = rc ? rc : LP_EACH("CUPTI_ACTIVITY_KIND_MEMSET", lp_memset_cols, NULL, nsys_memset_row);
 	rc = rc ? rc
-		: LP_EACH("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", lp_sync_cols, NULL, nsys_sync_row);
+		: LP_MOVE("CUPTI_ACTIVITY_KIND_DRIVER", lp_api_cols,
+			  "globalTid, correlationId, start", LP_API_SQL("'driver'"));
+	rc = rc ? rc : LP_MOVE("CUPTI_ACTIVITY_KIND_KERNEL", lp_kernel_cols, NULL, lp_kernel_sql);
+	rc = rc ? rc : LP_MOVE("CUPTI_ACTIVITY_KIND_MEMCPY", lp_memcpy_cols, NULL, lp_memcpy_sql);
+	rc = rc ? rc : LP_MOVE("CUPTI_ACTIVITY_KIND_MEMSET", lp_memset_cols, NULL, lp_memset_sql);
+	rc = rc ? rc
+		: LP_MOVE("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", lp_sync_cols, NULL, lp_sync_sql);
+	rc = rc ? rc : nsys_attach(n, 0);
 	rc =
 	    rc ? rc : LP_EACH("NVTX_EVENTS", lp_nvtx_cols, "WHERE eventType = 75", nsys_domain_row);
 	rc = rc ? rc : LP_EACH("NVTX_EVENTS", lp_nvtx_cols, "WHERE eventType <> 75", nsys_nvtx_row);
@@ -780,23 +1057,10 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	 * its API call: size, address and device are not in the capture, so no
 	 * gpu_allocs row is made up; the calls stay in cuda_api, and are counted. */
 	if (rc == 0 && !lp_db_has_table(n->src, "CUDA_GPU_MEMORY_USAGE_EVENTS"))
-		n->unsized_allocs = lp_db_int(
-		    imp->db,
-		    /* the few names first, then one pass over the calls */
-		    "SELECT count(*) FROM cuda_api WHERE name_id IN (SELECT id FROM strings "
-		    "WHERE value GLOB 'cudaMalloc*' OR value GLOB 'cudaFree*' OR value GLOB "
-		    "'cuMemAlloc*' OR value GLOB 'cuMemFree*')",
-		    0);
+		n->unsized_allocs = n->alloc_calls;
 	rc = rc ? rc : LP_EACH("TARGET_INFO_GPU", lp_gpu_cols, NULL, nsys_gpu_row);
-	/* No TARGET_INFO_GPU (cut or older exports): the devices the work ran
-	 * on, their properties not recorded (NULL). */
 	if (rc == 0 && !n->fx.devices)
-		rc = lp_db_exec(imp->db,
-				"INSERT INTO gpu_devices(process_id, device) SELECT DISTINCT "
-				"process_id, device FROM (SELECT process_id, device FROM kernels "
-				"UNION SELECT process_id, device FROM memcpys UNION SELECT "
-				"process_id, device FROM memsets)",
-				imp->err, imp->errlen);
+		rc = nsys_devices(n);
 	rc = rc ? rc : LP_EACH("ThreadNames", lp_tname_cols, NULL, nsys_tname_row);
 	if (rc == 0 && !n->fx.procs.len) {
 		snprintf(imp->err, imp->errlen,
@@ -813,9 +1077,37 @@ static void nsys_end(struct lp_import *imp, void *ctx)
 	lp_fx_end(&((struct nsys *)ctx)->fx);
 }
 
+static void *nsys_hash_run(void *arg)
+{
+	struct nsys_hash *h = arg;
+	h->rc = lp_fx_sha256_file(h->path, h->hex);
+	return NULL;
+}
+
+static void nsys_hash_begin(struct nsys_hash *h)
+{
+	h->started = pthread_create(&h->thread, NULL, nsys_hash_run, h) == 0;
+	if (!h->started)
+		nsys_hash_run(h);
+}
+
+/* 0 once the hash is in h->hex, or -errno. */
+static int nsys_hash_end(struct nsys_hash *h)
+{
+	if (h->started)
+		pthread_join(h->thread, NULL);
+	h->started = 0;
+	return h->rc;
+}
+
 static int nsys_meta(struct lp_import *imp, void *ctx)
 {
 	struct nsys *n = ctx;
+	int hashed = nsys_hash_end(&n->hash);
+	if (hashed) {
+		snprintf(imp->err, imp->errlen, "cannot read %s: %s", n->path, strerror(-hashed));
+		return hashed;
+	}
 	if (n->unsized_allocs) {
 		snprintf(n->not_recorded, sizeof(n->not_recorded),
 			 "%s, GPU allocation sizes and addresses (no CUDA_GPU_MEMORY_USAGE_EVENTS: "
@@ -828,6 +1120,24 @@ static int nsys_meta(struct lp_import *imp, void *ctx)
 	rc = rc ? rc : lp_import_meta(imp, "import.api_duplicates", NULL, n->api_duplicates);
 	rc = rc ? rc : lp_import_meta(imp, "import.osrt_calls", NULL, n->osrt_calls);
 	return rc ? rc : lp_import_meta(imp, "import.blocking_calls", NULL, n->fx.blocking);
+}
+
+/* "file:PATH?immutable=1", with the characters a URI gives a meaning
+ * escaped (a '?' or '#' in the path would end it). */
+static char *nsys_uri(const char *path)
+{
+	size_t len = strlen(path);
+	char *uri = malloc(len * 3 + sizeof("file:?immutable=1")), *o = uri;
+	if (!uri)
+		return NULL;
+	o += sprintf(o, "file:");
+	for (const char *p = path; *p; p++)
+		if (*p == '%' || *p == '?' || *p == '#')
+			o += sprintf(o, "%%%02X", (unsigned char)*p);
+		else
+			*o++ = *p;
+	strcpy(o, "?immutable=1");
+	return uri;
 }
 
 int lp_import_nsys(const char *path, const char *out, const struct lp_import_opts *opts, char *err,
@@ -846,16 +1156,28 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 	char *base = strdup(path);
 	snprintf(n.fx.file, sizeof(n.fx.file), "%s", base ? basename(base) : path);
 	free(base);
-	if ((rc = lp_fx_sha256_file(path, n.fx.sha256))) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 		return rc;
 	}
+	close(fd);
+	n.hash.path = path;
+	n.hash.hex = n.fx.sha256;
+	nsys_hash_begin(&n.hash);
 	/* No allocator statistics (a global mutex per malloc): only effective
 	 * before SQLite initializes, which opening the export does. */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	/* The output connection ATTACHes the export by this URI (nsys_attach);
+	 * without URIs (SQLite initialized before), by its plain name. */
+	int uris = sqlite3_config(SQLITE_CONFIG_URI, 1) == SQLITE_OK;
 	/* immutable: the export is only read, never locked or journaled. */
-	if (asprintf(&uri, "file:%s?immutable=1", path) < 0)
+	if (!(uri = nsys_uri(path))) {
+		nsys_hash_end(&n.hash);
 		return -ENOMEM;
+	}
+	n.uri = uris ? uri : (char *)path;
 	if (sqlite3_open_v2(uri, &n.src,
 			    SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK ||
@@ -872,6 +1194,7 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 	} else {
 		rc = lp_import_foreign(out, opts, &ops, &n, err, errlen);
 	}
+	nsys_hash_end(&n.hash);
 	free(uri);
 	sqlite3_finalize(n.get_string);
 	sqlite3_finalize(n.get_pname);
@@ -879,6 +1202,8 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 	lp_map_free(&n.dom_names);
 	lp_map_free(&n.gpu_procs);
 	lp_map_free(&n.osrt_kinds);
+	lp_map_free(&n.alloc_names);
+	lp_map_free(&n.devices);
 	sqlite3_close(n.src);
 	return rc;
 }
