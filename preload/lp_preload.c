@@ -87,6 +87,7 @@ void lp_pre_resolve(void)
 	LP_SYM(setname, "pthread_setname_np");
 	LP_SYM(prctl, "prctl");
 	LP_SYM(fork, "fork");
+	LP_SYM(vfork, "vfork");
 	LP_SYM(execve, "execve");
 	LP_SYM(execv, "execv");
 	LP_SYM(execvp, "execvp");

@@ -49,6 +49,7 @@ struct lp_real {
 	int (*setname)(pthread_t, const char *);
 	int (*prctl)(int, ...);
 	pid_t (*fork)(void);
+	pid_t (*vfork)(void);
 	int (*execve)(const char *, char *const[], char *const[]);
 	int (*execv)(const char *, char *const[]);
 	int (*execvp)(const char *, char *const[]);
