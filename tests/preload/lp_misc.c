@@ -5,6 +5,10 @@
  *   name     a thread named from the main thread (THREAD_NAME with its tid)
  *   killed   child killed by SIGKILL, reaped with waitid (CHILD_STATUS 9)
  *   vfork    vfork + _exit(5) in the child; exits with the child's status
+ *   vforkexec  a vfork child whose execve fails (_exit(9)), then one that
+ *            execs sh -c 'exit 7' with an envp that lacks latprof's
+ *            variables; then the parent names its thread "after-vfork";
+ *            exits with the second child's status
  *   system   system("exit 6"): exits with the shell's status
  *   sem      sem_wait contended, errno kept across a successful wait
  *   dlopen   dlopen("libm.so.6") by bare name; prints 1 on success
@@ -83,6 +87,27 @@ int main(int argc, char **argv)
 		int st;
 		if (waitpid(pid, &st, 0) != pid)
 			return 3;
+		return WEXITSTATUS(st);
+	} else if (!strcmp(mode, "vforkexec")) {
+		static char *const argv_bad[] = {"nonexistent", NULL};
+		static char *const argv_sh[] = {"sh", "-c", "exit 7", NULL};
+		static char *const envp[] = {"LP_MARK=kept", NULL};
+		int st;
+		pid_t pid = vfork();
+		if (pid == 0) {
+			execve("/nonexistent/lp_misc", argv_bad, envp);
+			_exit(9);
+		}
+		if (waitpid(pid, &st, 0) != pid || WEXITSTATUS(st) != 9)
+			return 3;
+		pid = vfork();
+		if (pid == 0) {
+			execve("/bin/sh", argv_sh, envp);
+			_exit(4);
+		}
+		if (waitpid(pid, &st, 0) != pid)
+			return 3;
+		pthread_setname_np(pthread_self(), "after-vfork");
 		return WEXITSTATUS(st);
 	} else if (!strcmp(mode, "system")) {
 		int st = system("exit 6");
