@@ -1069,8 +1069,9 @@ void lp_core_after_fork_child(void)
 			lp_levels[k] = NULL;
 			lp_level_used[k] = 0;
 		}
-	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-	memcpy(&lp_init_lock, &fresh, sizeof(fresh));
+	static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	if (memcmp(&lp_init_lock, &fresh, sizeof(fresh))) /* a write is a COW fault */
+		memcpy(&lp_init_lock, &fresh, sizeof(fresh));
 	lp_self.chunk = NULL;
 	lp_self.busy = 0;
 	lp_self.backoff = 0;

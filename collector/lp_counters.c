@@ -264,17 +264,27 @@ static void lp_cnt_fd_close(int fd)
  * threads: close them all; threads of the child reopen on first use. */
 static void lp_cnt_atfork_child(void)
 {
+	/* Each variable is written only when the parent changed it: a page
+	 * written here is a copy-on-write fault in every child, and a parent
+	 * that never counted (a pre-forking server's master) changed none. */
 	for (int i = 0; i < lp_cnt_fdreg_hi; i++)
 		if (lp_cnt_fdreg[i]) {
 			close(lp_cnt_fdreg[i] - 1);
 			lp_cnt_fdreg[i] = 0;
 		}
-	lp_cnt_fdreg_hi = 0;
-	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-	memcpy(&lp_cnt.lock, &fresh, sizeof(fresh));
-	lp_cnt_nlive = 0; /* the parent's threads are not ours */
-	lp_cnt_gen++;
-	lp_cnt_self.next = 0; /* the forking thread, the child's only one: reopen */
+	if (lp_cnt_fdreg_hi)
+		lp_cnt_fdreg_hi = 0;
+	static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	if (memcmp(&lp_cnt.lock, &fresh, sizeof(fresh)))
+		memcpy(&lp_cnt.lock, &fresh, sizeof(fresh));
+	/* A new generation only when this one set something up (the config
+	 * record, a thread's counters) that the child must redo. */
+	if (lp_cnt.config_gen == lp_cnt_gen || lp_cnt_self.gen == lp_cnt_gen || lp_cnt_nlive)
+		lp_cnt_gen++;
+	if (lp_cnt_nlive)
+		lp_cnt_nlive = 0; /* the parent's threads are not ours */
+	if (lp_cnt_self.next)
+		lp_cnt_self.next = 0; /* the forking thread, the child's only one: reopen */
 }
 
 /* ---- process-wide set-up ---- */

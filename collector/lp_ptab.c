@@ -193,5 +193,6 @@ void lp_ptab_lose(uint64_t n)
 
 void lp_ptab_fork_child(void)
 {
-	lp_pt.lost = 0;
+	if (lp_pt.lost) /* no write (a copy-on-write fault) when already 0 */
+		lp_pt.lost = 0;
 }

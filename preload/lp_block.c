@@ -148,6 +148,17 @@ void lp_block_resolve(void)
 static uint64_t lp_blk_sites_static[LP_BLK_SITES];
 static uint64_t *lp_blk_sites = lp_blk_sites_static;
 static int lp_blk_sites_mapped;
+/* Set before the first slot is written: a forked child of a process that
+ * never filled the cache skips the madvise (a syscall and a TLB flush in
+ * every child of a pre-forking server that only forks). */
+static int lp_blk_sites_dirty;
+
+static void lp_blk_site_store(uint64_t *slot, uint64_t v)
+{
+	if (!__atomic_load_n(&lp_blk_sites_dirty, __ATOMIC_RELAXED))
+		__atomic_store_n(&lp_blk_sites_dirty, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(slot, v, __ATOMIC_RELEASE);
+}
 
 /* Stack ids are interned per process: a forked child starts over, and so
  * must the call-site cache that holds them. The cache is a mapping of its
@@ -157,8 +168,11 @@ static void lp_blk_atfork_child(void)
 {
 	size_t size = LP_BLK_SITES * sizeof(*lp_blk_sites);
 	int saved = errno;
-	if (!lp_blk_sites_mapped || madvise(lp_blk_sites, size, MADV_DONTNEED) != 0)
-		memset(lp_blk_sites, 0, size);
+	if (__atomic_load_n(&lp_blk_sites_dirty, __ATOMIC_RELAXED)) {
+		if (!lp_blk_sites_mapped || madvise(lp_blk_sites, size, MADV_DONTNEED) != 0)
+			memset(lp_blk_sites, 0, size);
+		lp_blk_sites_dirty = 0;
+	}
 	errno = saved;
 	lp_blk_clk_after_fork_child();
 }
@@ -345,13 +359,13 @@ static uint64_t lp_blk_site(void *ra, uint64_t dur)
 	 * symbols: with PostgreSQL's epoll_wait (most calls past 1 ms) it was
 	 * the top symbol of the backends' profile, 4.9% of their CPU. */
 	if (!known && lp_blk_from_latprof(ra)) {
-		__atomic_store_n(slot, tag | LP_BLK_SELF, __ATOMIC_RELAXED);
+		lp_blk_site_store(slot, tag | LP_BLK_SELF);
 		return LP_BLK_SELF;
 	}
 	lp_pre_modules_refresh();
 	uint32_t stack = lp_pre_stack(ra);
 	if (stack)
-		__atomic_store_n(slot, tag | stack, __ATOMIC_RELAXED);
+		lp_blk_site_store(slot, tag | stack);
 	return stack;
 }
 
