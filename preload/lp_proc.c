@@ -170,8 +170,11 @@ static __thread struct lp_vfork_save lp_vfs __attribute__((tls_model("initial-ex
  * fork instead (not resolved, or called again inside a vfork child). */
 __attribute__((used)) void *lp_vfork_pre(void *ra)
 {
+	if (lp_core_in_vfork())
+		return NULL;
+	lp_pre_resolve(); /* once: the child must not be the one to dlsym */
 	void *fn = (void *)LP_REAL(vfork);
-	if (!fn || lp_core_in_vfork())
+	if (!fn)
 		return NULL;
 	lp_vfs.ra = ra;
 	lp_vfs.guard = lp_pre_guard;
@@ -422,7 +425,7 @@ LP_HOOK int execv(const char *path, char *const argv[])
 	lp_exec_note(path);
 	char *const *envp = environ;
 	LP_ENV_FIX(envp);
-	if (envp != environ && lp_real.execve)
+	if (envp != environ && LP_REAL(execve))
 		return lp_real.execve(path, argv, envp);
 	return lp_real.execv(path, argv);
 }
@@ -433,7 +436,7 @@ LP_HOOK int execvp(const char *file, char *const argv[])
 	lp_exec_note(file);
 	char *const *envp = environ;
 	LP_ENV_FIX(envp);
-	if (envp != environ && lp_real.execvpe)
+	if (envp != environ && LP_REAL(execvpe))
 		return lp_real.execvpe(file, argv, envp);
 	return lp_real.execvp(file, argv);
 }
