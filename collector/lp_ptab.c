@@ -39,6 +39,8 @@ static struct {
 	ino_t ino;
 	uint64_t fsize; /* RLIMIT_FSIZE at open, UINT64_MAX: none */
 	uint64_t lost;	/* this image's records that were not written */
+	int fresh;	/* just opened and checked: the next write needs no fstat */
+	uint64_t fresh_size;
 	char path[PATH_MAX];
 } lp_pt = {.fd = -1};
 
@@ -60,15 +62,22 @@ static int lp_ptab_reopen(void)
 	lp_pt.fd = fd; /* an old number belongs to the app now: never close it */
 	lp_pt.dev = st.st_dev;
 	lp_pt.ino = st.st_ino;
+	lp_pt.fresh_size = (uint64_t)st.st_size;
+	__atomic_store_n(&lp_pt.fresh, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
 int lp_ptab_open(const char *dir)
 {
 	int saved = errno;
-	int n = snprintf(lp_pt.path, sizeof(lp_pt.path), "%s/%s", dir, LP_PTAB_NAME);
-	if (n < 0 || (size_t)n >= sizeof(lp_pt.path))
+	/* Not snprintf: its code is three pages no short process otherwise
+	 * faults in (a shell's /bin/true). */
+	static const char name[] = "/" LP_PTAB_NAME;
+	size_t dl = strlen(dir);
+	if (dl + sizeof(name) > sizeof(lp_pt.path))
 		return -ENAMETOOLONG;
+	memcpy(lp_pt.path, dir, dl);
+	memcpy(lp_pt.path + dl, name, sizeof(name));
 	struct rlimit rl;
 	lp_pt.fsize = UINT64_MAX;
 	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
@@ -83,14 +92,23 @@ int lp_ptab_open(const char *dir)
 static int lp_ptab_fd(uint64_t *size)
 {
 	struct stat st;
+	/* Opened and checked by this image a moment ago (at its start, with no
+	 * app code in between): the exec'd image's first record skips a
+	 * second fstat. Loaded first: a forked child must not write here. */
+	if (__atomic_load_n(&lp_pt.fresh, __ATOMIC_ACQUIRE) &&
+	    __atomic_exchange_n(&lp_pt.fresh, 0, __ATOMIC_ACQ_REL)) {
+		*size = lp_pt.fresh_size;
+		return lp_pt.fd;
+	}
 	if (lp_pt.fd >= 0 && fstat(lp_pt.fd, &st) == 0 && st.st_dev == lp_pt.dev &&
 	    st.st_ino == lp_pt.ino) {
 		*size = (uint64_t)st.st_size;
 		return lp_pt.fd;
 	}
-	if (!lp_pt.path[0] || lp_ptab_reopen() || fstat(lp_pt.fd, &st) != 0)
+	if (!lp_pt.path[0] || lp_ptab_reopen())
 		return -1;
-	*size = (uint64_t)st.st_size;
+	__atomic_store_n(&lp_pt.fresh, 0, __ATOMIC_RELEASE);
+	*size = lp_pt.fresh_size;
 	return lp_pt.fd;
 }
 

@@ -312,7 +312,6 @@ __attribute__((constructor)) static void lp_pre_init(void)
 		uint64_t adds = 0;
 		dl_iterate_phdr(lp_adds_cb, &adds);
 		__atomic_store_n(&lp_mod_adds, adds, __ATOMIC_RELAXED);
-		lp_pre_tid_put(pthread_self(), lp_tid());
 		__atomic_store_n(&lp_pre_on, 1, __ATOMIC_RELEASE);
 	}
 	lp_pre_guard = 0;

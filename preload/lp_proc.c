@@ -26,6 +26,10 @@ struct lp_start {
 	uint32_t parent;
 };
 
+/* The tid this thread put in lp_pre_tid_put's table (a forked child's
+ * thread has a new tid under the same pthread_t). */
+static __thread uint32_t lp_tid_put __attribute__((tls_model("initial-exec")));
+
 static void *lp_thread_main(void *p)
 {
 	struct lp_start s = *(struct lp_start *)p;
@@ -47,6 +51,15 @@ LP_HOOK int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn
 		return EAGAIN;
 	if (!lp_pre_recording())
 		return lp_real.create(th, attr, fn, arg);
+	/* The creating thread's pthread_t -> tid, for a thread that names it
+	 * (pthread_setname_np): put here, not at start-up, since only a thread
+	 * it creates can, and a process with one thread (most exec'd images,
+	 * most forked children) never writes the table's pages. */
+	uint32_t self = lp_tid();
+	if (lp_tid_put != self) {
+		lp_pre_tid_put(pthread_self(), self);
+		lp_tid_put = self;
+	}
 	lp_core_warm_unwinder(); /* before the first thread that can contend */
 	/* A thread that creates threads records (their starts): its counters
 	 * must count from now, as the new thread's will from its start. */
@@ -132,10 +145,7 @@ static pid_t lp_fork(void)
 	if (!lp_pre_recording())
 		return lp_real.fork();
 	lp_tid(); /* cached: the child's table entry names this thread its parent */
-	pid_t pid = lp_real.fork();
-	if (pid == 0 && lp_pre_recording())
-		lp_pre_tid_put(pthread_self(), lp_tid());
-	return pid;
+	return lp_real.fork();
 }
 
 LP_HOOK pid_t fork(void)
