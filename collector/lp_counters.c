@@ -444,9 +444,12 @@ static void lp_cnt_probe(void)
 }
 
 static struct {
+	void *handle;
 	int (*initialize)(void);
 	int (*encode)(const char *, int, pfm_os_t, void *);
 	const char *(*strerror)(int);
+	void (*terminate)(void);
+	int ok; /* pfm_initialize() succeeded: pfm_terminate() before dlclose */
 } lp_pfm;
 
 static const char *lp_pfm_strerror(int code)
@@ -461,14 +464,32 @@ static int lp_pfm_initialize(void)
 	void *h = dlopen(LATPROF_LIBPFM_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		return PFM_ERR_NOTSUPP;
+	lp_pfm.handle = h;
 	*(void **)&lp_pfm.initialize = dlsym(h, "pfm_initialize");
 	*(void **)&lp_pfm.encode = dlsym(h, "pfm_get_os_event_encoding");
 	*(void **)&lp_pfm.strerror = dlsym(h, "pfm_strerror");
+	*(void **)&lp_pfm.terminate = dlsym(h, "pfm_terminate");
 	if (!lp_pfm.initialize || !lp_pfm.encode || !lp_pfm.strerror) {
 		lp_pfm.strerror = NULL;
 		return PFM_ERR_NOTSUPP;
 	}
-	return lp_pfm.initialize();
+	int rc = lp_pfm.initialize();
+	lp_pfm.ok = rc == PFM_SUCCESS;
+	return rc;
+}
+
+/* The encodings are made (and their error texts copied): unload libpfm4.
+ * Its relocated data (~1 MiB of private pages) stayed mapped in the run's
+ * first process, and every fork of that process copied its page tables
+ * (copy_page_range: +20 us per fork of a fork loop, most of its overhead). */
+static void lp_pfm_unload(void)
+{
+	if (!lp_pfm.handle)
+		return;
+	if (lp_pfm.terminate && lp_pfm.ok)
+		lp_pfm.terminate();
+	dlclose(lp_pfm.handle);
+	memset(&lp_pfm, 0, sizeof(lp_pfm));
 }
 
 static void lp_cnt_encode(void)
@@ -496,6 +517,7 @@ static void lp_cnt_encode(void)
 				 e->name, lp_pfm_strerror(r));
 		}
 	}
+	lp_pfm_unload();
 }
 #endif
 
