@@ -88,6 +88,16 @@ check(len(kids) == 2 and len(failed) == 1 and len(execd) == 1 and execd[0][5] ==
       f"vforkexec: 2 vfork children (exit 9; exec of /bin/sh, recorded, exit 7): {procs}")
 check(q1(c, "SELECT count(*) FROM threads WHERE name = 'after-vfork'") == 1,
       "vforkexec: the app records again after its vfork children (its thread's name)")
+# 50 vfork + exec of /bin/true from a thread whose siblings record lock waits
+# meanwhile (their TLS is their own; the vforking thread's is shared).
+c, _ = run("lp_misc", "vforkloop", what="every vfork child exec'd /bin/true and exited 0 (else 3)")
+n, execd, trues = c.execute(
+    "SELECT count(*), sum(exec_path = '/bin/true'), sum(exec_from IS NOT NULL AND exit_status = 0) "
+    "FROM processes").fetchone()
+check(n == 101 and execd == 50 and trues == 50,
+      f"vforkloop: the app, 50 vfork children that exec'd /bin/true, 50 of it: {n}, {execd}, {trues}")
+check(q1(c, "SELECT count(*) FROM threads") >= 4 + 100,
+      "vforkloop: the app's 4 threads and each child's are recorded")
 run("lp_misc", "system", status=6, what="the shell's exit 6 is the app's status")
 _, p = run("lp_misc", "dlopen")
 check(p.stdout.strip() == "1", "dlopen: libm.so.6 opens by bare name under the interposer")
