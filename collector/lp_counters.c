@@ -260,6 +260,19 @@ static void lp_cnt_fd_close(int fd)
 	close(fd);
 }
 
+/* Close lo..hi, all of them ours: one close_range(2) (a thread's group is
+ * opened in a row, 5 descriptors for the default set), else one by one. */
+static void lp_cnt_close_run(int lo, int hi)
+{
+	if (lo < 0)
+		return;
+	int saved = errno;
+	if (hi == lo || syscall(SYS_close_range, (unsigned)lo, (unsigned)hi, 0u) != 0)
+		for (int fd = lo; fd <= hi; fd++)
+			close(fd);
+	errno = saved;
+}
+
 /* The child inherits the parent's counter fds, which count the parent's
  * threads: close them all; threads of the child reopen on first use. */
 static void lp_cnt_atfork_child(void)
@@ -267,11 +280,19 @@ static void lp_cnt_atfork_child(void)
 	/* Each variable is written only when the parent changed it: a page
 	 * written here is a copy-on-write fault in every child, and a parent
 	 * that never counted (a pre-forking server's master) changed none. */
+	int lo = -1, hi = -1; /* a run of consecutive fds, closed in one call */
 	for (int i = 0; i < lp_cnt_fdreg_hi; i++)
 		if (lp_cnt_fdreg[i]) {
-			close(lp_cnt_fdreg[i] - 1);
+			int fd = lp_cnt_fdreg[i] - 1;
 			lp_cnt_fdreg[i] = 0;
+			if (lo >= 0 && fd == hi + 1) {
+				hi = fd;
+				continue;
+			}
+			lp_cnt_close_run(lo, hi);
+			lo = hi = fd;
 		}
+	lp_cnt_close_run(lo, hi);
 	if (lp_cnt_fdreg_hi)
 		lp_cnt_fdreg_hi = 0;
 	static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
