@@ -68,7 +68,12 @@ static void exec_app(const struct lp_run_opts *o, char **argv)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setenv("LATPROF_DIR", o->logdir, 1);
-	char *preload = xasprintf("%s/liblatprof_preload.so", lp_cli_libdir());
+	/* The core named before the interposer that needs it: the loader then
+	 * finds it loaded by its soname instead of searching the interposer's
+	 * RUNPATH, where glibc tries ~20 hwcaps subdirectories (tls/haswell/
+	 * x86_64 ...), an openat and a stat each, in every exec'd image. */
+	char *preload = xasprintf("%s/liblatprof_core.so:%s/liblatprof_preload.so", lp_cli_libdir(),
+				  lp_cli_libdir());
 	/* glibc's LD_PRELOAD takes spaces or colons; ours goes first. */
 	setenv_prepend("LD_PRELOAD", preload, ':');
 	lp_run_env_sources(o);

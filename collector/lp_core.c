@@ -125,6 +125,16 @@ static uint32_t lp_level_used[LP_INTERN_LEVELS]; /* slots claimed in each */
 
 static __thread struct lp_thread lp_self __attribute__((tls_model("initial-exec")));
 
+/* The vfork child this thread's memory now runs (pid 0: none). TLS the
+ * child shares with its waiting parent thread: only the child writes it
+ * (at its start) and the parent clears it once resumed. */
+struct lp_vfork {
+	uint32_t pid;
+	int ended; /* its exit is in the table */
+	uint64_t start_ns;
+};
+static __thread struct lp_vfork lp_vf __attribute__((tls_model("initial-exec")));
+
 static int lp_open_log(void);
 
 enum lp_drop_kind { LP_DROP_RECORD, LP_DROP_CHUNK, LP_DROP_STRING };
@@ -1059,8 +1069,9 @@ void lp_core_after_fork_child(void)
 			lp_levels[k] = NULL;
 			lp_level_used[k] = 0;
 		}
-	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-	memcpy(&lp_init_lock, &fresh, sizeof(fresh));
+	static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	if (memcmp(&lp_init_lock, &fresh, sizeof(fresh))) /* a write is a COW fault */
+		memcpy(&lp_init_lock, &fresh, sizeof(fresh));
 	lp_self.chunk = NULL;
 	lp_self.busy = 0;
 	lp_self.backoff = 0;
@@ -1072,11 +1083,50 @@ void lp_core_after_fork_child(void)
 	errno = saved;
 }
 
+/* The child's start as the table's START record, built on this stack
+ * from what the parent captured (its comm and command line, which the
+ * child has until it execs). No log, no lock, nothing of the parent's
+ * written: the table's descriptor is the child's own copy. */
+void lp_core_vfork_child(uint32_t parent_tid)
+{
+	if (!lp_core_active())
+		return;
+	int saved = errno;
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	struct lp_ptab_start st = {.realtime_ns =
+				       (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
+				   .ppid = g.pid,
+				   .parent_tid = parent_tid};
+	memcpy(st.comm, g.comm, sizeof(st.comm));
+	lp_vf.pid = (uint32_t)syscall(SYS_getpid);
+	lp_vf.ended = 0;
+	lp_vf.start_ns = lp_now();
+	lp_ptab_put_child(LP_PTAB_START, lp_vf.pid, lp_vf.start_ns, lp_vf.start_ns, &st, sizeof(st),
+			  g.cmdline, g.cmdline_len);
+	errno = saved;
+}
+
+void lp_core_vfork_parent(void)
+{
+	lp_vf.pid = 0;
+}
+
+int lp_core_in_vfork(void)
+{
+	return lp_vf.pid != 0;
+}
+
 void lp_core_before_exec(const char *path)
 {
 	if (!lp_core_active())
 		return;
 	size_t len = path ? strnlen(path, PATH_MAX) : 0;
+	if (lp_vf.pid) {
+		lp_ptab_put_child(LP_PTAB_EXEC, lp_vf.pid, lp_vf.start_ns, lp_now(), NULL, 0, path,
+				  len);
+		return;
+	}
 	if (!__atomic_load_n(&g.log_open, __ATOMIC_ACQUIRE)) {
 		lp_ptab_put(LP_PTAB_EXEC, g.pid, g.start_ns, lp_now(), NULL, 0, path, len);
 		return;
@@ -1099,13 +1149,29 @@ static void lp_exit_to_table(int status, unsigned how)
 	int saved = errno;
 	ssize_t n = lp_read_cmdline(title, sizeof(title));
 	struct lp_ptab_exit e = {.status = status, .how = how};
-	lp_ptab_put(LP_PTAB_EXIT, g.pid, g.start_ns, lp_now(), &e, sizeof(e), title, (size_t)n);
+	if (lp_vf.pid)
+		lp_ptab_put_child(LP_PTAB_EXIT, lp_vf.pid, lp_vf.start_ns, lp_now(), &e, sizeof(e),
+				  title, (size_t)n);
+	else
+		lp_ptab_put(LP_PTAB_EXIT, g.pid, g.start_ns, lp_now(), &e, sizeof(e), title,
+			    (size_t)n);
 	errno = saved;
 }
 
 void lp_core_exit(int status, unsigned how)
 {
-	if (!lp_core_active() || __atomic_exchange_n(&g.exited, 1, __ATOMIC_ACQ_REL))
+	if (!lp_core_active())
+		return;
+	/* A vfork child's exit (exit() runs our destructor too): its own
+	 * record, once; the parent's g.exited and log are not its to touch. */
+	if (lp_vf.pid) {
+		if (!lp_vf.ended) {
+			lp_vf.ended = 1;
+			lp_exit_to_table(status, how);
+		}
+		return;
+	}
+	if (__atomic_exchange_n(&g.exited, 1, __ATOMIC_ACQ_REL))
 		return;
 	if (!__atomic_load_n(&g.log_open, __ATOMIC_ACQUIRE)) {
 		lp_exit_to_table(status, how);

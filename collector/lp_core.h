@@ -33,6 +33,17 @@ LP_EXPORT int lp_core_active(void);
 /* Call in the child right after fork(): the child is entered in the table
  * and gets a log of its own at its first record. */
 LP_EXPORT void lp_core_after_fork_child(void);
+/* vfork: the child shares the parent's memory, this thread's TLS
+ * included, until it execs or exits, and the parent's thread waits. In the
+ * child (after vfork returned 0): enter it in the table under its own pid,
+ * writing nothing the parent's memory keeps but this thread's vfork slot;
+ * its exec and exit then go to the table as its own, never to the parent's
+ * log. In the parent once resumed: clear the slot. parent_tid is the
+ * vforking thread's lp_tid(), taken before the vfork. */
+LP_EXPORT void lp_core_vfork_child(uint32_t parent_tid);
+LP_EXPORT void lp_core_vfork_parent(void);
+/* True in a vfork child, before its exec or exit. */
+LP_EXPORT int lp_core_in_vfork(void);
 /* fn runs on the thread that creates the log, right after the log's start
  * records (the interposer opens that thread's counters there). */
 LP_EXPORT void lp_core_on_log_open(void (*fn)(void));

@@ -260,21 +260,52 @@ static void lp_cnt_fd_close(int fd)
 	close(fd);
 }
 
+/* Close lo..hi, all of them ours: one close_range(2) (a thread's group is
+ * opened in a row, 5 descriptors for the default set), else one by one. */
+static void lp_cnt_close_run(int lo, int hi)
+{
+	if (lo < 0)
+		return;
+	int saved = errno;
+	if (hi == lo || syscall(SYS_close_range, (unsigned)lo, (unsigned)hi, 0u) != 0)
+		for (int fd = lo; fd <= hi; fd++)
+			close(fd);
+	errno = saved;
+}
+
 /* The child inherits the parent's counter fds, which count the parent's
  * threads: close them all; threads of the child reopen on first use. */
 static void lp_cnt_atfork_child(void)
 {
+	/* Each variable is written only when the parent changed it: a page
+	 * written here is a copy-on-write fault in every child, and a parent
+	 * that never counted (a pre-forking server's master) changed none. */
+	int lo = -1, hi = -1; /* a run of consecutive fds, closed in one call */
 	for (int i = 0; i < lp_cnt_fdreg_hi; i++)
 		if (lp_cnt_fdreg[i]) {
-			close(lp_cnt_fdreg[i] - 1);
+			int fd = lp_cnt_fdreg[i] - 1;
 			lp_cnt_fdreg[i] = 0;
+			if (lo >= 0 && fd == hi + 1) {
+				hi = fd;
+				continue;
+			}
+			lp_cnt_close_run(lo, hi);
+			lo = hi = fd;
 		}
-	lp_cnt_fdreg_hi = 0;
-	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-	memcpy(&lp_cnt.lock, &fresh, sizeof(fresh));
-	lp_cnt_nlive = 0; /* the parent's threads are not ours */
-	lp_cnt_gen++;
-	lp_cnt_self.next = 0; /* the forking thread, the child's only one: reopen */
+	lp_cnt_close_run(lo, hi);
+	if (lp_cnt_fdreg_hi)
+		lp_cnt_fdreg_hi = 0;
+	static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	if (memcmp(&lp_cnt.lock, &fresh, sizeof(fresh)))
+		memcpy(&lp_cnt.lock, &fresh, sizeof(fresh));
+	/* A new generation only when this one set something up (the config
+	 * record, a thread's counters) that the child must redo. */
+	if (lp_cnt.config_gen == lp_cnt_gen || lp_cnt_self.gen == lp_cnt_gen || lp_cnt_nlive)
+		lp_cnt_gen++;
+	if (lp_cnt_nlive)
+		lp_cnt_nlive = 0; /* the parent's threads are not ours */
+	if (lp_cnt_self.next)
+		lp_cnt_self.next = 0; /* the forking thread, the child's only one: reopen */
 }
 
 /* ---- process-wide set-up ---- */
@@ -434,9 +465,12 @@ static void lp_cnt_probe(void)
 }
 
 static struct {
+	void *handle;
 	int (*initialize)(void);
 	int (*encode)(const char *, int, pfm_os_t, void *);
 	const char *(*strerror)(int);
+	void (*terminate)(void);
+	int ok; /* pfm_initialize() succeeded: pfm_terminate() before dlclose */
 } lp_pfm;
 
 static const char *lp_pfm_strerror(int code)
@@ -451,14 +485,32 @@ static int lp_pfm_initialize(void)
 	void *h = dlopen(LATPROF_LIBPFM_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		return PFM_ERR_NOTSUPP;
+	lp_pfm.handle = h;
 	*(void **)&lp_pfm.initialize = dlsym(h, "pfm_initialize");
 	*(void **)&lp_pfm.encode = dlsym(h, "pfm_get_os_event_encoding");
 	*(void **)&lp_pfm.strerror = dlsym(h, "pfm_strerror");
+	*(void **)&lp_pfm.terminate = dlsym(h, "pfm_terminate");
 	if (!lp_pfm.initialize || !lp_pfm.encode || !lp_pfm.strerror) {
 		lp_pfm.strerror = NULL;
 		return PFM_ERR_NOTSUPP;
 	}
-	return lp_pfm.initialize();
+	int rc = lp_pfm.initialize();
+	lp_pfm.ok = rc == PFM_SUCCESS;
+	return rc;
+}
+
+/* The encodings are made (and their error texts copied): unload libpfm4.
+ * Its relocated data (~1 MiB of private pages) stayed mapped in the run's
+ * first process, and every fork of that process copied its page tables
+ * (copy_page_range: +20 us per fork of a fork loop, most of its overhead). */
+static void lp_pfm_unload(void)
+{
+	if (!lp_pfm.handle)
+		return;
+	if (lp_pfm.terminate && lp_pfm.ok)
+		lp_pfm.terminate();
+	dlclose(lp_pfm.handle);
+	memset(&lp_pfm, 0, sizeof(lp_pfm));
 }
 
 static void lp_cnt_encode(void)
@@ -486,6 +538,7 @@ static void lp_cnt_encode(void)
 				 e->name, lp_pfm_strerror(r));
 		}
 	}
+	lp_pfm_unload();
 }
 #endif
 

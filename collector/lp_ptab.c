@@ -39,6 +39,8 @@ static struct {
 	ino_t ino;
 	uint64_t fsize; /* RLIMIT_FSIZE at open, UINT64_MAX: none */
 	uint64_t lost;	/* this image's records that were not written */
+	int fresh;	/* just opened and checked: the next write needs no fstat */
+	uint64_t fresh_size;
 	char path[PATH_MAX];
 } lp_pt = {.fd = -1};
 
@@ -60,15 +62,22 @@ static int lp_ptab_reopen(void)
 	lp_pt.fd = fd; /* an old number belongs to the app now: never close it */
 	lp_pt.dev = st.st_dev;
 	lp_pt.ino = st.st_ino;
+	lp_pt.fresh_size = (uint64_t)st.st_size;
+	__atomic_store_n(&lp_pt.fresh, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
 int lp_ptab_open(const char *dir)
 {
 	int saved = errno;
-	int n = snprintf(lp_pt.path, sizeof(lp_pt.path), "%s/%s", dir, LP_PTAB_NAME);
-	if (n < 0 || (size_t)n >= sizeof(lp_pt.path))
+	/* Not snprintf: its code is three pages no short process otherwise
+	 * faults in (a shell's /bin/true). */
+	static const char name[] = "/" LP_PTAB_NAME;
+	size_t dl = strlen(dir);
+	if (dl + sizeof(name) > sizeof(lp_pt.path))
 		return -ENAMETOOLONG;
+	memcpy(lp_pt.path, dir, dl);
+	memcpy(lp_pt.path + dl, name, sizeof(name));
 	struct rlimit rl;
 	lp_pt.fsize = UINT64_MAX;
 	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
@@ -83,22 +92,56 @@ int lp_ptab_open(const char *dir)
 static int lp_ptab_fd(uint64_t *size)
 {
 	struct stat st;
+	/* Opened and checked by this image a moment ago (at its start, with no
+	 * app code in between): the exec'd image's first record skips a
+	 * second fstat. Loaded first: a forked child must not write here. */
+	if (__atomic_load_n(&lp_pt.fresh, __ATOMIC_ACQUIRE) &&
+	    __atomic_exchange_n(&lp_pt.fresh, 0, __ATOMIC_ACQ_REL)) {
+		*size = lp_pt.fresh_size;
+		return lp_pt.fd;
+	}
 	if (lp_pt.fd >= 0 && fstat(lp_pt.fd, &st) == 0 && st.st_dev == lp_pt.dev &&
 	    st.st_ino == lp_pt.ino) {
 		*size = (uint64_t)st.st_size;
 		return lp_pt.fd;
 	}
-	if (!lp_pt.path[0] || lp_ptab_reopen() || fstat(lp_pt.fd, &st) != 0)
+	if (!lp_pt.path[0] || lp_ptab_reopen())
 		return -1;
-	*size = (uint64_t)st.st_size;
+	__atomic_store_n(&lp_pt.fresh, 0, __ATOMIC_RELEASE);
+	*size = lp_pt.fresh_size;
 	return lp_pt.fd;
+}
+
+/* The descriptor for a vfork child, which must not change lp_pt (its
+ * parent's memory): the inherited one if it still names the table, else a
+ * fresh one the caller closes (*own set). */
+static int lp_ptab_child_fd(uint64_t *size, int *own)
+{
+	struct stat st;
+	*own = 0;
+	if (lp_pt.fd >= 0 && fstat(lp_pt.fd, &st) == 0 && st.st_dev == lp_pt.dev &&
+	    st.st_ino == lp_pt.ino) {
+		*size = (uint64_t)st.st_size;
+		return lp_pt.fd;
+	}
+	int fd =
+	    lp_pt.path[0] ? open(lp_pt.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW) : -1;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	*own = 1;
+	*size = (uint64_t)st.st_size;
+	return fd;
 }
 
 /* One writev(): one write to the file, as atomic against other appenders
  * as a write() of the whole. No record-sized buffer on the stack: a forked
  * child would fault in fresh stack pages for it. */
-int lp_ptab_put(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts, const void *fixed,
-		size_t flen, const void *text, size_t tlen)
+static int lp_ptab_write(int child, uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts,
+			 const void *fixed, size_t flen, const void *text, size_t tlen)
 {
 	static const char zeros[8];
 	struct lp_ptab_rec r;
@@ -117,7 +160,7 @@ int lp_ptab_put(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts, con
 	r.start_ns = start_ns;
 	r.ts = ts;
 	r.len = (uint32_t)tlen;
-	uint64_t lost = __atomic_load_n(&lp_pt.lost, __ATOMIC_RELAXED);
+	uint64_t lost = child ? 0 : __atomic_load_n(&lp_pt.lost, __ATOMIC_RELAXED);
 	r.lost = (uint32_t)(lost > UINT32_MAX ? UINT32_MAX : lost);
 	struct iovec iov[4] = {
 	    {&r, sizeof(r)}, {(void *)fixed, flen}, {(void *)text, tlen}, {(void *)zeros, pad}};
@@ -127,7 +170,8 @@ int lp_ptab_put(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts, con
 		XXH32_update(&h, iov[i].iov_base, iov[i].iov_len);
 	r.check = XXH32_digest(&h);
 	uint64_t cur = 0;
-	int fd = lp_ptab_fd(&cur);
+	int own = 0;
+	int fd = child ? lp_ptab_child_fd(&cur, &own) : lp_ptab_fd(&cur);
 	ssize_t w = -1;
 	if (fd >= 0 &&
 	    (lp_pt.fsize == UINT64_MAX || cur + size + LP_PTAB_FSIZE_MARGIN <= lp_pt.fsize)) {
@@ -139,11 +183,25 @@ int lp_ptab_put(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts, con
 			w = syscall(SYS_writev, fd, iov, 4);
 		while (w < 0 && errno == EINTR);
 	}
+	if (own)
+		close(fd);
 	int rc = w == (ssize_t)size ? 0 : -EIO;
 	if (rc)
 		__atomic_fetch_add(&lp_pt.lost, 1, __ATOMIC_RELAXED);
 	errno = saved;
 	return rc;
+}
+
+int lp_ptab_put(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts, const void *fixed,
+		size_t flen, const void *text, size_t tlen)
+{
+	return lp_ptab_write(0, type, pid, start_ns, ts, fixed, flen, text, tlen);
+}
+
+int lp_ptab_put_child(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts,
+		      const void *fixed, size_t flen, const void *text, size_t tlen)
+{
+	return lp_ptab_write(1, type, pid, start_ns, ts, fixed, flen, text, tlen);
 }
 
 void lp_ptab_lose(uint64_t n)
@@ -153,5 +211,6 @@ void lp_ptab_lose(uint64_t n)
 
 void lp_ptab_fork_child(void)
 {
-	lp_pt.lost = 0;
+	if (lp_pt.lost) /* no write (a copy-on-write fault) when already 0 */
+		lp_pt.lost = 0;
 }

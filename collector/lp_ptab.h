@@ -19,6 +19,11 @@ int lp_ptab_open(const char *dir);
  * reported in the `lost` field of this image's next record. Keeps errno. */
 int lp_ptab_put(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts, const void *fixed,
 		size_t flen, const void *text, size_t tlen);
+/* The same for a vfork child (lp_core_vfork_child), whose memory is its
+ * parent's: its records say 0 lost, a failure is counted in the parent's
+ * next record, and a descriptor it lost is reopened without keeping it. */
+int lp_ptab_put_child(uint16_t type, uint32_t pid, uint64_t start_ns, uint64_t ts,
+		      const void *fixed, size_t flen, const void *text, size_t tlen);
 /* Count n records of this image lost elsewhere (dropped without a log). */
 void lp_ptab_lose(uint64_t n);
 /* In a forked child: the inherited descriptor stays, the count restarts. */

@@ -154,7 +154,8 @@ void lp_blk_clk_after_fork_child(void)
 {
 	/* forked while another thread calibrated: that thread is not here to
 	 * finish, and every call past cal_at would try again in vain */
-	__atomic_store_n(&lp_blk_cal_busy, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&lp_blk_cal_busy, __ATOMIC_RELAXED))
+		__atomic_store_n(&lp_blk_cal_busy, 0, __ATOMIC_RELAXED);
 }
 
 void lp_blk_clk_init(uint64_t thr_ns, int tsc_ok)

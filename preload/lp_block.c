@@ -90,64 +90,92 @@ struct lp_blk_real {
 
 static struct lp_blk_real lp_br;
 
-#define LP_BSYM(f, name) lp_blk_sym((void **)&lp_br.f, name)
+#define LP_BSYM(f, name)                                                                           \
+	{                                                                                          \
+		(void **)&lp_br.f, name, NULL                                                      \
+	}
 
-static void lp_blk_sym(void **slot, const char *name)
-{
-	void *p = dlsym(RTLD_NEXT, name);
-	if (p)
-		__atomic_store_n(slot, p, __ATOMIC_RELAXED);
-}
+/* Resolved at their first use, like lp_real's (lp_preload.c). */
+static const struct lp_sym lp_blk_syms[] = {
+    LP_BSYM(syscall, "syscall"),
+    LP_BSYM(read, "read"),
+    LP_BSYM(write, "write"),
+    LP_BSYM(nanosleep, "nanosleep"),
+    LP_BSYM(clock_nanosleep, "clock_nanosleep"),
+    LP_BSYM(usleep, "usleep"),
+    LP_BSYM(sleep, "sleep"),
+    LP_BSYM(read_chk, "__read_chk"),
+    LP_BSYM(pread, "pread"),
+    LP_BSYM(pwrite, "pwrite"),
+    LP_BSYM(pread64, "pread64"),
+    LP_BSYM(pwrite64, "pwrite64"),
+    LP_BSYM(pread_chk, "__pread_chk"),
+    LP_BSYM(pread64_chk, "__pread64_chk"),
+    LP_BSYM(readv, "readv"),
+    LP_BSYM(writev, "writev"),
+    LP_BSYM(recv, "recv"),
+    LP_BSYM(recv_chk, "__recv_chk"),
+    LP_BSYM(send, "send"),
+    LP_BSYM(recvfrom, "recvfrom"),
+    LP_BSYM(recvfrom_chk, "__recvfrom_chk"),
+    LP_BSYM(sendto, "sendto"),
+    LP_BSYM(recvmsg, "recvmsg"),
+    LP_BSYM(sendmsg, "sendmsg"),
+    LP_BSYM(accept, "accept"),
+    LP_BSYM(accept4, "accept4"),
+    LP_BSYM(connect, "connect"),
+    LP_BSYM(sendfile, "sendfile"),
+    LP_BSYM(sendfile64, "sendfile64"),
+    LP_BSYM(poll, "poll"),
+    LP_BSYM(poll_chk, "__poll_chk"),
+    LP_BSYM(ppoll, "ppoll"),
+    LP_BSYM(select, "select"),
+    LP_BSYM(pselect, "pselect"),
+    LP_BSYM(epoll_wait, "epoll_wait"),
+    LP_BSYM(epoll_pwait, "epoll_pwait"),
+    LP_BSYM(fsync, "fsync"),
+    LP_BSYM(fdatasync, "fdatasync"),
+    LP_BSYM(join, "pthread_join"),
+    LP_BSYM(timedjoin, "pthread_timedjoin_np"),
+    LP_BSYM(clockjoin, "pthread_clockjoin_np"),
+};
+#define LP_BLK_NSYMS (sizeof(lp_blk_syms) / sizeof(lp_blk_syms[0]))
 
-/* Called by lp_pre_resolve(), which guards against reentry from dlsym. */
+/* Called by lp_pre_resolve*(), which guard against reentry from dlsym. */
 void lp_block_resolve(void)
 {
-	LP_BSYM(syscall, "syscall");
-	LP_BSYM(read, "read");
-	LP_BSYM(write, "write");
-	LP_BSYM(nanosleep, "nanosleep");
-	LP_BSYM(clock_nanosleep, "clock_nanosleep");
-	LP_BSYM(usleep, "usleep");
-	LP_BSYM(sleep, "sleep");
-	LP_BSYM(read_chk, "__read_chk");
-	LP_BSYM(pread, "pread");
-	LP_BSYM(pwrite, "pwrite");
-	LP_BSYM(pread64, "pread64");
-	LP_BSYM(pwrite64, "pwrite64");
-	LP_BSYM(pread_chk, "__pread_chk");
-	LP_BSYM(pread64_chk, "__pread64_chk");
-	LP_BSYM(readv, "readv");
-	LP_BSYM(writev, "writev");
-	LP_BSYM(recv, "recv");
-	LP_BSYM(recv_chk, "__recv_chk");
-	LP_BSYM(send, "send");
-	LP_BSYM(recvfrom, "recvfrom");
-	LP_BSYM(recvfrom_chk, "__recvfrom_chk");
-	LP_BSYM(sendto, "sendto");
-	LP_BSYM(recvmsg, "recvmsg");
-	LP_BSYM(sendmsg, "sendmsg");
-	LP_BSYM(accept, "accept");
-	LP_BSYM(accept4, "accept4");
-	LP_BSYM(connect, "connect");
-	LP_BSYM(sendfile, "sendfile");
-	LP_BSYM(sendfile64, "sendfile64");
-	LP_BSYM(poll, "poll");
-	LP_BSYM(poll_chk, "__poll_chk");
-	LP_BSYM(ppoll, "ppoll");
-	LP_BSYM(select, "select");
-	LP_BSYM(pselect, "pselect");
-	LP_BSYM(epoll_wait, "epoll_wait");
-	LP_BSYM(epoll_pwait, "epoll_pwait");
-	LP_BSYM(fsync, "fsync");
-	LP_BSYM(fdatasync, "fdatasync");
-	LP_BSYM(join, "pthread_join");
-	LP_BSYM(timedjoin, "pthread_timedjoin_np");
-	LP_BSYM(clockjoin, "pthread_clockjoin_np");
+	for (size_t i = 0; i < LP_BLK_NSYMS; i++)
+		if (!__atomic_load_n(lp_blk_syms[i].slot, __ATOMIC_RELAXED))
+			lp_sym_resolve_in(&lp_blk_syms[i], 1, lp_blk_syms[i].slot);
+}
+
+void lp_block_resolve_slot(void **slot)
+{
+	lp_sym_resolve_in(lp_blk_syms, LP_BLK_NSYMS, slot);
+}
+
+/* What a signal handler most often calls (write to a self-pipe, read):
+ * resolved at start-up, never first inside a handler. */
+void lp_block_resolve_eager(void)
+{
+	lp_pre_resolve_slot((void **)&lp_br.write);
+	lp_pre_resolve_slot((void **)&lp_br.read);
 }
 
 static uint64_t lp_blk_sites_static[LP_BLK_SITES];
 static uint64_t *lp_blk_sites = lp_blk_sites_static;
 static int lp_blk_sites_mapped;
+/* Set before the first slot is written: a forked child of a process that
+ * never filled the cache skips the madvise (a syscall and a TLB flush in
+ * every child of a pre-forking server that only forks). */
+static int lp_blk_sites_dirty;
+
+static void lp_blk_site_store(uint64_t *slot, uint64_t v)
+{
+	if (!__atomic_load_n(&lp_blk_sites_dirty, __ATOMIC_RELAXED))
+		__atomic_store_n(&lp_blk_sites_dirty, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(slot, v, __ATOMIC_RELEASE);
+}
 
 /* Stack ids are interned per process: a forked child starts over, and so
  * must the call-site cache that holds them. The cache is a mapping of its
@@ -157,8 +185,11 @@ static void lp_blk_atfork_child(void)
 {
 	size_t size = LP_BLK_SITES * sizeof(*lp_blk_sites);
 	int saved = errno;
-	if (!lp_blk_sites_mapped || madvise(lp_blk_sites, size, MADV_DONTNEED) != 0)
-		memset(lp_blk_sites, 0, size);
+	if (__atomic_load_n(&lp_blk_sites_dirty, __ATOMIC_RELAXED)) {
+		if (!lp_blk_sites_mapped || madvise(lp_blk_sites, size, MADV_DONTNEED) != 0)
+			memset(lp_blk_sites, 0, size);
+		lp_blk_sites_dirty = 0;
+	}
 	errno = saved;
 	lp_blk_clk_after_fork_child();
 }
@@ -241,7 +272,8 @@ static long lp_blk_nosys(void)
 #define LP_BREAL(f)                                                                                \
 	(__atomic_load_n(&lp_br.f, __ATOMIC_RELAXED)                                               \
 	     ? __atomic_load_n(&lp_br.f, __ATOMIC_RELAXED)                                         \
-	     : (lp_pre_resolve(), __atomic_load_n(&lp_br.f, __ATOMIC_RELAXED)))
+	     : (lp_pre_resolve_slot((void **)&lp_br.f),                                            \
+		__atomic_load_n(&lp_br.f, __ATOMIC_RELAXED)))
 
 static inline int lp_blk_on(void)
 {
@@ -345,13 +377,13 @@ static uint64_t lp_blk_site(void *ra, uint64_t dur)
 	 * symbols: with PostgreSQL's epoll_wait (most calls past 1 ms) it was
 	 * the top symbol of the backends' profile, 4.9% of their CPU. */
 	if (!known && lp_blk_from_latprof(ra)) {
-		__atomic_store_n(slot, tag | LP_BLK_SELF, __ATOMIC_RELAXED);
+		lp_blk_site_store(slot, tag | LP_BLK_SELF);
 		return LP_BLK_SELF;
 	}
 	lp_pre_modules_refresh();
 	uint32_t stack = lp_pre_stack(ra);
 	if (stack)
-		__atomic_store_n(slot, tag | stack, __ATOMIC_RELAXED);
+		lp_blk_site_store(slot, tag | stack);
 	return stack;
 }
 
@@ -405,7 +437,7 @@ static inline void lp_blk_done(uint32_t call, int fd, int tsc, uint64_t t0, long
 	{                                                                                          \
 		__typeof__(lp_br.field) fn = __atomic_load_n(&lp_br.field, __ATOMIC_RELAXED);      \
 		if (__builtin_expect(!fn, 0)) {                                                    \
-			lp_pre_resolve();                                                          \
+			lp_pre_resolve_slot((void **)&lp_br.field);                                \
 			fn = __atomic_load_n(&lp_br.field, __ATOMIC_RELAXED);                      \
 			if (!fn)                                                                   \
 				return (ret)(fallback);                                            \

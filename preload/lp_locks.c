@@ -108,7 +108,8 @@ static __thread uint32_t lp_lock_tid __attribute__((tls_model("initial-exec")));
 
 static void lp_locks_forked(void)
 {
-	lp_lock_tid = 0;
+	if (lp_lock_tid) /* no write, no copy-on-write fault, when unset */
+		lp_lock_tid = 0;
 }
 
 __attribute__((constructor)) static void lp_locks_init(void)

@@ -29,6 +29,7 @@ __thread int lp_pre_guard __attribute__((tls_model("initial-exec")));
  * an app allocator, our lock hooks. */
 static __thread int lp_resolving __attribute__((tls_model("initial-exec")));
 static uint64_t lp_mod_adds;
+static int lp_resolved_all; /* lp_pre_resolve() done: every slot tried */
 
 struct lp_tid_slot {
 	unsigned long key; /* pthread_t */
@@ -36,77 +37,137 @@ struct lp_tid_slot {
 };
 static struct lp_tid_slot lp_tids[LP_TID_SLOTS];
 
-static void lp_sym(void **slot, const char *name)
-{
-	void *p = dlsym(RTLD_NEXT, name);
-	if (p)
-		__atomic_store_n(slot, p, __ATOMIC_RELAXED);
-}
+#define LP_SYM(f, name)                                                                            \
+	{                                                                                          \
+		(void **)&lp_real.f, name, NULL                                                    \
+	}
+#define LP_VSYM(f, name, ver)                                                                      \
+	{                                                                                          \
+		(void **)&lp_real.f, name, ver                                                     \
+	}
 
-static void lp_vsym(void **slot, const char *name, const char *ver)
+/* Every real function the hooks call, resolved one at a time at its first
+ * use (LP_REAL): dlsym'ing all of them at start-up was most of the
+ * interposer's own start cost in every exec'd image (a shell's /bin/true
+ * calls one of them, exit). */
+static const struct lp_sym lp_syms[] = {
+    LP_SYM(mutex_lock, "pthread_mutex_lock"),
+    LP_SYM(mutex_timedlock, "pthread_mutex_timedlock"),
+    LP_SYM(mutex_clocklock, "pthread_mutex_clocklock"),
+    LP_SYM(rw_rdlock, "pthread_rwlock_rdlock"),
+    LP_SYM(rw_wrlock, "pthread_rwlock_wrlock"),
+    LP_SYM(rw_timedrdlock, "pthread_rwlock_timedrdlock"),
+    LP_SYM(rw_timedwrlock, "pthread_rwlock_timedwrlock"),
+    LP_SYM(rw_clockrdlock, "pthread_rwlock_clockrdlock"),
+    LP_SYM(rw_clockwrlock, "pthread_rwlock_clockwrlock"),
+    LP_SYM(spin_lock, "pthread_spin_lock"),
+    LP_SYM(sem_wait, "sem_wait"),
+    LP_SYM(sem_timedwait, "sem_timedwait"),
+    LP_SYM(sem_clockwait, "sem_clockwait"),
+#if defined(__x86_64__)
+    /* Our definitions are the GLIBC_2.3.2 ones (lp_preload.map); the
+     * unversioned lookup could hand back the old 2.2.5 ABI. */
+    LP_VSYM(cond_wait, "pthread_cond_wait", "GLIBC_2.3.2"),
+    LP_VSYM(cond_timedwait, "pthread_cond_timedwait", "GLIBC_2.3.2"),
+#else
+    LP_SYM(cond_wait, "pthread_cond_wait"),
+    LP_SYM(cond_timedwait, "pthread_cond_timedwait"),
+#endif
+    LP_SYM(cond_clockwait, "pthread_cond_clockwait"),
+    LP_SYM(create, "pthread_create"),
+    LP_SYM(setname, "pthread_setname_np"),
+    LP_SYM(prctl, "prctl"),
+    LP_SYM(fork, "fork"),
+    LP_SYM(vfork, "vfork"),
+    LP_SYM(execve, "execve"),
+    LP_SYM(execv, "execv"),
+    LP_SYM(execvp, "execvp"),
+    LP_SYM(execvpe, "execvpe"),
+    LP_SYM(fexecve, "fexecve"),
+    LP_SYM(posix_spawn, "posix_spawn"),
+    LP_SYM(posix_spawnp, "posix_spawnp"),
+    LP_SYM(exit, "exit"),
+    LP_SYM(uexit, "_exit"),
+    LP_SYM(uExit, "_Exit"),
+    LP_SYM(wait, "wait"),
+    LP_SYM(waitpid, "waitpid"),
+    LP_SYM(wait3, "wait3"),
+    LP_SYM(wait4, "wait4"),
+    LP_SYM(waitid, "waitid"),
+    LP_SYM(dlopen, "dlopen"),
+    LP_SYM(dlclose, "dlclose"),
+};
+#define LP_NSYMS (sizeof(lp_syms) / sizeof(lp_syms[0]))
+
+/* Resolved at start-up all the same: what a signal handler may call first
+ * (dlsym is not async-signal-safe) and what a child between vfork and exec
+ * calls. lp_block.c's own list says the same of its functions. */
+static void **const lp_syms_eager[] = {
+    (void **)&lp_real.uexit,   (void **)&lp_real.uExit,	 (void **)&lp_real.wait,
+    (void **)&lp_real.waitpid, (void **)&lp_real.wait3,	 (void **)&lp_real.wait4,
+    (void **)&lp_real.waitid,  (void **)&lp_real.execve,
+};
+
+static void lp_sym_resolve(const struct lp_sym *s)
 {
-	void *p = dlvsym(RTLD_NEXT, name, ver);
+	void *p = s->ver ? dlvsym(RTLD_NEXT, s->name, s->ver) : NULL;
 	if (!p)
-		p = dlsym(RTLD_NEXT, name);
+		p = dlsym(RTLD_NEXT, s->name);
 	if (p)
-		__atomic_store_n(slot, p, __ATOMIC_RELAXED);
+		__atomic_store_n(s->slot, p, __ATOMIC_RELAXED);
 }
 
-#define LP_SYM(f, name) lp_sym((void **)&lp_real.f, name)
+/* The entry of tab[n] that fills slot, resolved; 1 if slot is in tab. */
+int lp_sym_resolve_in(const struct lp_sym *tab, size_t n, void **slot)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tab[i].slot == slot) {
+			lp_sym_resolve(&tab[i]);
+			return 1;
+		}
+	return 0;
+}
 
-void lp_pre_resolve(void)
+void lp_pre_resolve_slot(void **slot)
 {
 	if (lp_resolving)
 		return;
 	int saved = errno;
 	lp_resolving = 1;
-	LP_SYM(mutex_lock, "pthread_mutex_lock");
-	LP_SYM(mutex_timedlock, "pthread_mutex_timedlock");
-	LP_SYM(mutex_clocklock, "pthread_mutex_clocklock");
-	LP_SYM(rw_rdlock, "pthread_rwlock_rdlock");
-	LP_SYM(rw_wrlock, "pthread_rwlock_wrlock");
-	LP_SYM(rw_timedrdlock, "pthread_rwlock_timedrdlock");
-	LP_SYM(rw_timedwrlock, "pthread_rwlock_timedwrlock");
-	LP_SYM(rw_clockrdlock, "pthread_rwlock_clockrdlock");
-	LP_SYM(rw_clockwrlock, "pthread_rwlock_clockwrlock");
-	LP_SYM(spin_lock, "pthread_spin_lock");
-	LP_SYM(sem_wait, "sem_wait");
-	LP_SYM(sem_timedwait, "sem_timedwait");
-	LP_SYM(sem_clockwait, "sem_clockwait");
-#if defined(__x86_64__)
-	/* Our definitions are the GLIBC_2.3.2 ones (lp_preload.map); the
-	 * unversioned lookup could hand back the old 2.2.5 ABI. */
-	lp_vsym((void **)&lp_real.cond_wait, "pthread_cond_wait", "GLIBC_2.3.2");
-	lp_vsym((void **)&lp_real.cond_timedwait, "pthread_cond_timedwait", "GLIBC_2.3.2");
-#else
-	LP_SYM(cond_wait, "pthread_cond_wait");
-	LP_SYM(cond_timedwait, "pthread_cond_timedwait");
-#endif
-	LP_SYM(cond_clockwait, "pthread_cond_clockwait");
-	LP_SYM(create, "pthread_create");
-	LP_SYM(setname, "pthread_setname_np");
-	LP_SYM(prctl, "prctl");
-	LP_SYM(fork, "fork");
-	LP_SYM(execve, "execve");
-	LP_SYM(execv, "execv");
-	LP_SYM(execvp, "execvp");
-	LP_SYM(execvpe, "execvpe");
-	LP_SYM(fexecve, "fexecve");
-	LP_SYM(posix_spawn, "posix_spawn");
-	LP_SYM(posix_spawnp, "posix_spawnp");
-	LP_SYM(exit, "exit");
-	LP_SYM(uexit, "_exit");
-	LP_SYM(uExit, "_Exit");
-	LP_SYM(wait, "wait");
-	LP_SYM(waitpid, "waitpid");
-	LP_SYM(wait3, "wait3");
-	LP_SYM(wait4, "wait4");
-	LP_SYM(waitid, "waitid");
-	LP_SYM(dlopen, "dlopen");
-	LP_SYM(dlclose, "dlclose");
-	lp_block_resolve();
+	if (!lp_sym_resolve_in(lp_syms, LP_NSYMS, slot))
+		lp_block_resolve_slot(slot);
 	lp_resolving = 0;
 	errno = saved;
+}
+
+void lp_pre_resolve(void)
+{
+	if (lp_resolving || __atomic_load_n(&lp_resolved_all, __ATOMIC_ACQUIRE))
+		return;
+	int saved = errno;
+	lp_resolving = 1;
+	for (size_t i = 0; i < LP_NSYMS; i++)
+		if (!__atomic_load_n(lp_syms[i].slot, __ATOMIC_RELAXED))
+			lp_sym_resolve(&lp_syms[i]);
+	lp_block_resolve();
+	lp_resolving = 0;
+	__atomic_store_n(&lp_resolved_all, 1, __ATOMIC_RELEASE);
+	errno = saved;
+}
+
+/* Before a fork: the child must not be the one to call dlsym, since
+ * another thread of ours may hold the dynamic linker's lock at the fork,
+ * and it would never be released in the child. */
+static void lp_pre_atfork_prepare(void)
+{
+	lp_pre_resolve();
+}
+
+static void lp_pre_resolve_eager(void)
+{
+	for (size_t i = 0; i < sizeof(lp_syms_eager) / sizeof(lp_syms_eager[0]); i++)
+		lp_pre_resolve_slot(lp_syms_eager[i]);
+	lp_block_resolve_eager();
 }
 
 static unsigned lp_tid_hash(unsigned long key)
@@ -241,7 +302,8 @@ __attribute__((constructor)) static void lp_pre_init(void)
 {
 	int saved = errno;
 	lp_pre_guard = 1; /* lp_core_init takes a mutex: no hook recording */
-	lp_pre_resolve();
+	lp_pre_resolve_eager();
+	pthread_atfork(lp_pre_atfork_prepare, NULL, NULL);
 	lp_env_capture();
 	lp_block_init();
 	lp_core_on_log_open(lp_pre_log_opened); /* before a record can create the log */
@@ -250,7 +312,6 @@ __attribute__((constructor)) static void lp_pre_init(void)
 		uint64_t adds = 0;
 		dl_iterate_phdr(lp_adds_cb, &adds);
 		__atomic_store_n(&lp_mod_adds, adds, __ATOMIC_RELAXED);
-		lp_pre_tid_put(pthread_self(), lp_tid());
 		__atomic_store_n(&lp_pre_on, 1, __ATOMIC_RELEASE);
 	}
 	lp_pre_guard = 0;

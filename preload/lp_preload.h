@@ -12,6 +12,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -49,6 +50,7 @@ struct lp_real {
 	int (*setname)(pthread_t, const char *);
 	int (*prctl)(int, ...);
 	pid_t (*fork)(void);
+	pid_t (*vfork)(void);
 	int (*execve)(const char *, char *const[], char *const[]);
 	int (*execv)(const char *, char *const[]);
 	int (*execvp)(const char *, char *const[]);
@@ -77,17 +79,33 @@ extern __thread int lp_pre_guard __attribute__((tls_model("initial-exec")));
 /* At start-up: keep latprof's variables for exec'd children (lp_proc.c). */
 void lp_env_capture(void);
 
-/* The real function, resolving all of them on first use. NULL only while
- * this very thread is inside dlsym (it may call back into a hook). */
+/* The real function, resolved at its first use. NULL only while this very
+ * thread is inside dlsym (it may call back into a hook). */
 #define LP_REAL(f)                                                                                 \
 	(__atomic_load_n(&lp_real.f, __ATOMIC_RELAXED)                                             \
 	     ? __atomic_load_n(&lp_real.f, __ATOMIC_RELAXED)                                       \
-	     : (lp_pre_resolve(), lp_real.f))
+	     : (lp_pre_resolve_slot((void **)&lp_real.f),                                          \
+		__atomic_load_n(&lp_real.f, __ATOMIC_RELAXED)))
 
+/* A real function: its slot, its name, the symbol version or NULL. */
+struct lp_sym {
+	void **slot;
+	const char *name;
+	const char *ver;
+};
+/* Resolve the one real function whose pointer lives at slot (lp_real's or
+ * lp_block.c's), unless this thread is inside our own dlsym. Keeps errno. */
+void lp_pre_resolve_slot(void **slot);
+/* Resolve every real function not resolved yet (before a fork or vfork:
+ * the child must not call dlsym). */
 void lp_pre_resolve(void);
-/* Blocking-call hooks (lp_block.c): their real functions, resolved by
- * lp_pre_resolve(); the threshold, read once by the constructor. */
+int lp_sym_resolve_in(const struct lp_sym *tab, size_t n, void **slot);
+/* Blocking-call hooks (lp_block.c): their real functions (all, the one at
+ * slot, or those resolved at start-up); the threshold, read once by the
+ * constructor. */
 void lp_block_resolve(void);
+void lp_block_resolve_slot(void **slot);
+void lp_block_resolve_eager(void);
 void lp_block_init(void);
 /* True when a hook should record: set up, and not nested in a hook. */
 static inline int lp_pre_recording(void)

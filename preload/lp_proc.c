@@ -26,6 +26,10 @@ struct lp_start {
 	uint32_t parent;
 };
 
+/* The tid this thread put in lp_pre_tid_put's table (a forked child's
+ * thread has a new tid under the same pthread_t). */
+static __thread uint32_t lp_tid_put __attribute__((tls_model("initial-exec")));
+
 static void *lp_thread_main(void *p)
 {
 	struct lp_start s = *(struct lp_start *)p;
@@ -47,6 +51,15 @@ LP_HOOK int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn
 		return EAGAIN;
 	if (!lp_pre_recording())
 		return lp_real.create(th, attr, fn, arg);
+	/* The creating thread's pthread_t -> tid, for a thread that names it
+	 * (pthread_setname_np): put here, not at start-up, since only a thread
+	 * it creates can, and a process with one thread (most exec'd images,
+	 * most forked children) never writes the table's pages. */
+	uint32_t self = lp_tid();
+	if (lp_tid_put != self) {
+		lp_pre_tid_put(pthread_self(), self);
+		lp_tid_put = self;
+	}
 	lp_core_warm_unwinder(); /* before the first thread that can contend */
 	/* A thread that creates threads records (their starts): its counters
 	 * must count from now, as the new thread's will from its start. */
@@ -132,10 +145,7 @@ static pid_t lp_fork(void)
 	if (!lp_pre_recording())
 		return lp_real.fork();
 	lp_tid(); /* cached: the child's table entry names this thread its parent */
-	pid_t pid = lp_real.fork();
-	if (pid == 0 && lp_pre_recording())
-		lp_pre_tid_put(pthread_self(), lp_tid());
-	return pid;
+	return lp_real.fork();
 }
 
 LP_HOOK pid_t fork(void)
@@ -143,12 +153,104 @@ LP_HOOK pid_t fork(void)
 	return lp_fork();
 }
 
-/* A vfork child would share (and scribble on) our memory, log state
- * included: make it a real fork, as other tracers do. */
+/*
+ * vfork: a shell (dash) runs each command through it, and turning it into a
+ * real fork made every command copy and tear down the shell's address
+ * space (half of a shell loop's cost under latprof). So it stays a vfork:
+ * the child shares our memory, this thread's TLS included, until it execs
+ * or exits, while this thread waits. In the child the hooks record nothing
+ * (lp_pre_guard) but its start, exec and exit, which go to the process
+ * table under its own pid (lp_core_vfork_child) and write nothing of ours
+ * but this thread's vfork slots; the parent, resumed, restores them.
+ *
+ * The real vfork returns twice into the same frame, so it is called from a
+ * trampoline with no frame of its own (as ASan's interceptor does): the
+ * app's return address waits in TLS, which the child does not write, while
+ * both processes return through the real vfork's own return address.
+ */
+struct lp_vfork_save {
+	void *ra;
+	int guard;
+	int rec;
+	uint32_t tid;
+};
+static __thread struct lp_vfork_save lp_vfs __attribute__((tls_model("initial-exec")));
+
+/* The real vfork, with the app's return address kept; NULL: take a real
+ * fork instead (not resolved, or called again inside a vfork child). */
+__attribute__((used)) void *lp_vfork_pre(void *ra)
+{
+	if (lp_core_in_vfork())
+		return NULL;
+	lp_pre_resolve(); /* once: the child must not be the one to dlsym */
+	void *fn = (void *)LP_REAL(vfork);
+	if (!fn)
+		return NULL;
+	lp_vfs.ra = ra;
+	lp_vfs.guard = lp_pre_guard;
+	lp_vfs.rec = lp_pre_recording();
+	if (lp_vfs.rec)
+		lp_vfs.tid = lp_tid(); /* the child's table entry names it */
+	return fn;
+}
+
+/* After it, in both processes (pid 0: the child); the app's return address. */
+__attribute__((used)) void *lp_vfork_post(long pid)
+{
+	int saved = errno;
+	if (pid == 0) {
+		if (lp_vfs.rec) {
+			lp_pre_guard = 1;
+			lp_core_vfork_child(lp_vfs.tid);
+		}
+	} else {
+		lp_core_vfork_parent();
+		lp_pre_guard = lp_vfs.guard;
+	}
+	errno = saved;
+	return lp_vfs.ra;
+}
+
+__attribute__((used)) pid_t lp_vfork_as_fork(void)
+{
+	return lp_fork();
+}
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	"vfork:\n"
+	".cfi_startproc\n"
+	"	movq (%rsp), %rdi\n"
+	"	subq $8, %rsp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	call lp_vfork_pre\n"
+	"	addq $8, %rsp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	testq %rax, %rax\n"
+	"	jz lp_vfork_as_fork\n"
+	"	popq %rdi\n" /* the return address is in lp_vfs now */
+	".cfi_adjust_cfa_offset -8\n"
+	".cfi_undefined rip\n"
+	"	call *%rax\n"
+	"	pushq %rax\n"
+	"	subq $8, %rsp\n"
+	"	movq %rax, %rdi\n"
+	"	call lp_vfork_post\n"
+	"	addq $8, %rsp\n"
+	"	movq %rax, %rcx\n"
+	"	popq %rax\n"
+	"	jmp *%rcx\n"
+	".cfi_endproc\n"
+	".size vfork, .-vfork\n");
+#else
+/* Elsewhere a real fork: no trampoline written for this architecture. */
 LP_HOOK pid_t vfork(void)
 {
 	return lp_fork();
 }
+#endif
 
 /* ---- the environment of exec'd children -------------------------------- */
 
@@ -232,7 +334,7 @@ static int lp_env_preload_lost(char *const envp[], long at)
 /* Entries the fixed environment needs (0: leave envp as it is). */
 static size_t lp_env_need(char *const envp[])
 {
-	if (!lp_pre_recording() || !lp_env_kept[0])
+	if ((!lp_pre_recording() && !lp_core_in_vfork()) || !lp_env_kept[0])
 		return 0;
 	int fix = 0;
 	for (size_t i = 0; i < LP_ENV_N && !fix; i++) {
@@ -299,6 +401,10 @@ static char *const *lp_env_fix(char *const envp[], char **out, size_t cap, char 
 
 static void lp_exec_note(const char *path)
 {
+	if (lp_core_in_vfork()) { /* guarded already; to the table */
+		lp_core_before_exec(path);
+		return;
+	}
 	if (!lp_pre_recording())
 		return;
 	lp_pre_guard = 1;
@@ -329,7 +435,7 @@ LP_HOOK int execv(const char *path, char *const argv[])
 	lp_exec_note(path);
 	char *const *envp = environ;
 	LP_ENV_FIX(envp);
-	if (envp != environ && lp_real.execve)
+	if (envp != environ && LP_REAL(execve))
 		return lp_real.execve(path, argv, envp);
 	return lp_real.execv(path, argv);
 }
@@ -340,7 +446,7 @@ LP_HOOK int execvp(const char *file, char *const argv[])
 	lp_exec_note(file);
 	char *const *envp = environ;
 	LP_ENV_FIX(envp);
-	if (envp != environ && lp_real.execvpe)
+	if (envp != environ && LP_REAL(execvpe))
 		return lp_real.execvpe(file, argv, envp);
 	return lp_real.execvp(file, argv);
 }
@@ -376,7 +482,7 @@ LP_HOOK int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_ac
 LP_HOOK int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	LP_NOSYS_IF_NULL(fexecve);
-	if (lp_pre_recording()) {
+	if (lp_pre_recording() || lp_core_in_vfork()) {
 		/* "/proc/self/fd/<fd>" built by hand: no printf in a hook. */
 		char link[32] = "/proc/self/fd/", digits[12], path[4096];
 		int n = 0, len = 14;
@@ -439,6 +545,10 @@ LP_HOOK int execle(const char *path, const char *arg0, ...)
 
 static void lp_exit_note(int status, unsigned how)
 {
+	if (lp_core_in_vfork()) {
+		lp_core_exit(status, how);
+		return;
+	}
 	if (!lp_pre_recording())
 		return;
 	lp_pre_guard = 1;

@@ -6,9 +6,12 @@
            filesystem is printed (the issue measured ext4)       (target <= 2x)
   python   python3 -c pass through a shim (two bash scripts)     (target <= 1.5x)
 
-Each line gives the app's own time under latprof (the `in N s` of its
-summary line: fork to exit of the app, what a user of the app waits for)
-and the whole `latprof run` (that plus import and report).
+Each line gives the app's own time, bare and under latprof: wall and CPU
+(user + system of the app and its descendants), as bash's `time` around
+the app measures them to the millisecond in both runs (the summary line's
+`in N s` has 10 ms steps, a tenth of a spawn loop); CPU time is the steadier
+figure on a loaded machine. Then the whole `latprof run` (with import and
+report).
 """
 import os
 import re
@@ -40,23 +43,48 @@ def fstype(path):
     return p.stdout.strip() or "?"
 
 
+# The app under bash's `time`: wall, user and system seconds (ms steps) of
+# the app and everything it started, the same wrapper bare and recorded.
+TIMED = ["bash", "-c", 'TIMEFORMAT="lpbench-time %3R %3U %3S"; time "$@"', "lpbench"]
+
+
+def app_times(p):
+    m = re.search(r"lpbench-time ([0-9.]+) ([0-9.]+) ([0-9.]+)", p.stderr)
+    if not m:
+        print(f"bench: no time line in\n{p.stderr}")
+        sys.exit(1)
+    return float(m.group(1)), float(m.group(2)) + float(m.group(3))
+
+
+def fmt(xs):
+    return ", ".join(f"{x:.3f}" for x in xs)
+
+
 def compare(title, cmd, target, tmp):
     env = {**os.environ, "TMPDIR": tmp}
     db = os.path.join(tmp, "b.db")
-    bare, app, whole = [], [], []
+    bare, bare_cpu, app, app_cpu, whole = [], [], [], [], []
     for _ in range(ROUNDS):
-        bare.append(timed(cmd, env)[0])
-        wall, p = timed([LATPROF, "run", "--force", "-o", db, "--", *cmd], env)
-        m = re.search(r" in ([0-9.]+) s ", p.stderr)
-        app.append(float(m.group(1)) if m else wall)
+        w, c = app_times(timed([*TIMED, *cmd], env)[1])
+        bare.append(w)
+        bare_cpu.append(c)
+        wall, p = timed([LATPROF, "run", "--force", "-o", db, "--", *TIMED, *cmd], env)
+        w, c = app_times(p)
+        app.append(w)
+        app_cpu.append(c)
         whole.append(wall)
-    b, a, w = statistics.median(bare), statistics.median(app), statistics.median(whole)
+    med = statistics.median
+    b, a, w = med(bare), med(app), med(whole)
+    bc, ac = med(bare_cpu), med(app_cpu)
     print(f"=== bench: {title} ===")
     print(f"TMPDIR               {tmp} ({fstype(tmp)}), {ROUNDS} rounds interleaved")
-    print(f"bare                 {b:8.3f} s   (rounds: {', '.join(f'{x:.3f}' for x in bare)})")
-    print(f"app under latprof    {a:8.3f} s   (rounds: {', '.join(f'{x:.3f}' for x in app)})")
+    print(f"bare                 {b:8.3f} s   (rounds: {fmt(bare)})")
+    print(f"app under latprof    {a:8.3f} s   (rounds: {fmt(app)})")
+    print(f"bare CPU             {bc:8.3f} s   (rounds: {fmt(bare_cpu)})")
+    print(f"app CPU under latprof {ac:7.3f} s   (rounds: {fmt(app_cpu)})")
     print(f"whole latprof run    {w:8.3f} s   (with import and report)")
-    print(f"ratio                {a / b:8.2f}x  app, {w / b:.2f}x whole (target <= {target}x)")
+    print(f"ratio                {a / b:8.2f}x  app, {ac / bc:.2f}x app CPU, {w / b:.2f}x whole "
+          f"(target <= {target}x)")
     print("=== end ===")
 
 

@@ -5,6 +5,12 @@
  *   name     a thread named from the main thread (THREAD_NAME with its tid)
  *   killed   child killed by SIGKILL, reaped with waitid (CHILD_STATUS 9)
  *   vfork    vfork + _exit(5) in the child; exits with the child's status
+ *   vforkexec  a vfork child whose execve fails (_exit(9)), then one that
+ *            execs sh -c 'exit 7' with an envp that lacks latprof's
+ *            variables; then the parent names its thread "after-vfork";
+ *            exits with the second child's status
+ *   vforkloop  3 threads take one mutex in a loop while the main thread
+ *            runs 50 vfork + execv("/bin/true"); exits 3 if a child failed
  *   system   system("exit 6"): exits with the shell's status
  *   sem      sem_wait contended, errno kept across a successful wait
  *   dlopen   dlopen("libm.so.6") by bare name; prints 1 on success
@@ -34,6 +40,32 @@ static void *lp_producer(void *arg)
 	pthread_cond_signal(&lp_cv);
 	pthread_mutex_unlock(&lp_mu);
 	return arg;
+}
+
+static volatile int lp_stop;
+
+static void *lp_locker(void *arg)
+{
+	while (!lp_stop) {
+		pthread_mutex_lock(&lp_mu);
+		for (volatile int i = 0; i < 2000; i++)
+			;
+		pthread_mutex_unlock(&lp_mu);
+	}
+	return arg;
+}
+
+/* vfork + execv in a frame of its own (no variable of the loop's for the
+ * child to clobber); 0 when the child exec'd and exited 0. */
+__attribute__((noinline)) static int lp_vfork_true(char *const argv[])
+{
+	pid_t pid = vfork();
+	if (pid == 0) {
+		execv("/bin/true", argv);
+		_exit(9);
+	}
+	int st;
+	return waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
 }
 
 static void *lp_sleeper(void *arg)
@@ -84,6 +116,39 @@ int main(int argc, char **argv)
 		if (waitpid(pid, &st, 0) != pid)
 			return 3;
 		return WEXITSTATUS(st);
+	} else if (!strcmp(mode, "vforkexec")) {
+		static char *const argv_bad[] = {"nonexistent", NULL};
+		static char *const argv_sh[] = {"sh", "-c", "exit 7", NULL};
+		static char *const envp[] = {"LP_MARK=kept", NULL};
+		int st;
+		pid_t pid = vfork();
+		if (pid == 0) {
+			execve("/nonexistent/lp_misc", argv_bad, envp);
+			_exit(9);
+		}
+		if (waitpid(pid, &st, 0) != pid || WEXITSTATUS(st) != 9)
+			return 3;
+		pid = vfork();
+		if (pid == 0) {
+			execve("/bin/sh", argv_sh, envp);
+			_exit(4);
+		}
+		if (waitpid(pid, &st, 0) != pid)
+			return 3;
+		pthread_setname_np(pthread_self(), "after-vfork");
+		return WEXITSTATUS(st);
+	} else if (!strcmp(mode, "vforkloop")) {
+		static char *const argv_true[] = {"true", NULL};
+		pthread_t lk[3];
+		int bad = 0;
+		for (int i = 0; i < 3; i++)
+			pthread_create(&lk[i], NULL, lp_locker, NULL);
+		for (int i = 0; i < 50; i++)
+			bad += lp_vfork_true(argv_true);
+		lp_stop = 1;
+		for (int i = 0; i < 3; i++)
+			pthread_join(lk[i], NULL);
+		return bad ? 3 : 0;
 	} else if (!strcmp(mode, "system")) {
 		int st = system("exit 6");
 		return WIFEXITED(st) ? WEXITSTATUS(st) : 3;

@@ -62,7 +62,42 @@ check(mx >= 10_000_000, f"sem: the semaphore wait recorded ({mx / 1e6:.1f} ms), 
 # (preload/, the importer), left to its own issue.
 # Children that end unusually: statuses pass through.
 run("lp_misc", "killed", what="waitid saw the child's SIGKILL (else 3)")
-run("lp_misc", "vfork", status=5, what="the child's _exit(5) is the app's status")
+c, _ = run("lp_misc", "vfork", status=5, what="the child's _exit(5) is the app's status")
+# The vfork child (which shares the app's memory) is a process of its own in
+# the table, with its parent and _exit status; the app's own exit is its own.
+rows = [tuple(r) for r in c.execute(
+    "SELECT p.pid, p.ppid, p.exit_status, q.pid FROM processes p "
+    "LEFT JOIN processes q ON q.id = p.parent_id ORDER BY p.start_ns")]
+check(len(rows) == 2 and rows[1][1] == rows[0][0] and rows[1][3] == rows[0][0]
+      and rows[1][2] == 5 and rows[0][2] == 5 and rows[1][0] != rows[0][0],
+      f"vfork: the child recorded as its own process, parent and status 5: {rows}")
+# A vfork child whose exec fails, then one that execs sh with an environment
+# lacking latprof's variables (the hook adds them back in the child): both
+# children, the exec'd sh with its status; the app records after them.
+c, _ = run("lp_misc", "vforkexec", status=7, what="the exec'd sh's exit 7 is the app's status")
+procs = [tuple(r) for r in c.execute(
+    "SELECT id, pid, ppid, exec_from, exe, exit_status, exec_path FROM processes "
+    "ORDER BY start_ns")]
+app = procs[0]
+kids = [p for p in procs[1:] if p[2] == app[1] and p[3] is None]
+failed = [p for p in kids if p[5] == 9]
+execd = [p for p in procs if p[3] is not None]
+check(len(kids) == 2 and len(failed) == 1 and len(execd) == 1 and execd[0][5] == 7
+      and execd[0][1] in (k[1] for k in kids)
+      and any(k[6] == "/bin/sh" and k[0] == execd[0][3] for k in kids),
+      f"vforkexec: 2 vfork children (exit 9; exec of /bin/sh, recorded, exit 7): {procs}")
+check(q1(c, "SELECT count(*) FROM threads WHERE name = 'after-vfork'") == 1,
+      "vforkexec: the app records again after its vfork children (its thread's name)")
+# 50 vfork + exec of /bin/true from a thread whose siblings record lock waits
+# meanwhile (their TLS is their own; the vforking thread's is shared).
+c, _ = run("lp_misc", "vforkloop", what="every vfork child exec'd /bin/true and exited 0 (else 3)")
+n, execd, trues = c.execute(
+    "SELECT count(*), sum(exec_path = '/bin/true'), sum(exec_from IS NOT NULL AND exit_status = 0) "
+    "FROM processes").fetchone()
+check(n == 101 and execd == 50 and trues == 50,
+      f"vforkloop: the app, 50 vfork children that exec'd /bin/true, 50 of it: {n}, {execd}, {trues}")
+check(q1(c, "SELECT count(*) FROM threads") >= 4 + 100,
+      "vforkloop: the app's 4 threads and each child's are recorded")
 run("lp_misc", "system", status=6, what="the shell's exit 6 is the app's status")
 _, p = run("lp_misc", "dlopen")
 check(p.stdout.strip() == "1", "dlopen: libm.so.6 opens by bare name under the interposer")
