@@ -26,13 +26,16 @@ extern const char lp_schema_core_sql[];
  */
 #define LP_WAIT_OPT ((1u << 2) | (1u << 6)) /* owner_tid, stack_id */
 #define LP_COND_OPT ((1u << 2) | (1u << 6)) /* mutex_lock_id, stack_id */
+/* Often 0 in a whole batch: owner_tid, mode, flags; timed, flags. */
+#define LP_WAIT_SPARSE ((1u << 2) | (1u << 5) | (1u << 7))
+#define LP_COND_SPARSE ((1u << 5) | (1u << 7))
 
 static const char lp_wait_insert[] =
     "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, stack_id, "
-    "flags) SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM lp_wait_batch ORDER BY rowid";
+    "flags) SELECT ";
 static const char lp_cond_insert[] =
     "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, timed, "
-    "stack_id, flags) SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM lp_cond_batch ORDER BY rowid";
+    "stack_id, flags) SELECT ";
 
 struct child_status {
 	uint32_t pid;
@@ -586,9 +589,11 @@ static int core_begin(struct lp_import *imp, void **state)
 	    !s->upd_proc_end || !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end ||
 	    !s->ins_lock || !s->upd_lock_name)
 		return -EIO;
-	int rc = lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, LP_WAIT_OPT);
+	int rc = lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, 8, LP_WAIT_OPT,
+			       LP_WAIT_SPARSE);
 	return rc ? rc
-		  : lp_batch_init(imp, &s->conds, "lp_cond_batch", lp_cond_insert, LP_COND_OPT);
+		  : lp_batch_init(imp, &s->conds, "lp_cond_batch", lp_cond_insert, 8, LP_COND_OPT,
+				  LP_COND_SPARSE);
 }
 
 static void core_destroy(void *state)
