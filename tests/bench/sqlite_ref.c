@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (ref_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
 			 "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536; "
-			 "PRAGMA temp_store=MEMORY; BEGIN;") ||
+			 "PRAGMA temp_store=MEMORY; PRAGMA secure_delete=OFF; BEGIN;") ||
 	    ref_exec(db, wide ? ref_wide_sql : ref_narrow_sql) || !(st = ref_insert(db, wide)))
 		return 1;
 	double t0 = ref_cpu();
