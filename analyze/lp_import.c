@@ -385,13 +385,17 @@ int lp_import_output_check(const char *out, int force, char *err, size_t errlen)
 	return output_check(out, force, err, errlen);
 }
 
+/* secure_delete, on in Debian's SQLite, zeroes the space a cell leaves
+ * when b-tree pages are rebalanced or rewritten: 47 of 6,037 instructions
+ * per lock wait (callgrind). Nothing the importer overwrites needs wiping:
+ * the file is new, and every value it replaces is its own. */
 static int import_setup(struct lp_import *imp)
 {
 	struct lp_import_priv *p = imp->priv;
 	int rc = lp_db_exec(imp->db,
 			    "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
 			    "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536; "
-			    "PRAGMA temp_store=MEMORY; BEGIN;",
+			    "PRAGMA temp_store=MEMORY; PRAGMA secure_delete=OFF; BEGIN;",
 			    imp->err, imp->errlen);
 	for (int i = 0; rc == 0 && lp_import_sources[i]; i++) {
 		const struct lp_import_source *s = lp_import_sources[i];

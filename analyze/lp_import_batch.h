@@ -12,17 +12,23 @@
 #define LP_BATCH_MAX_COLS 8
 
 struct lp_batch {
-	sqlite3_stmt *ins;     /* INSERT INTO table(cols) SELECT * FROM the batch */
+	const char *name; /* the virtual table */
+	const char *head; /* "INSERT INTO table(cols) SELECT " */
+	int ncols;
 	uint32_t null_if_zero; /* bit c: a 0 in column c stores NULL */
+	uint32_t sparse;       /* bit c: column c is often 0 in a whole batch */
+	/* By the sparse columns that are 0 in every row of a batch: the
+	 * INSERT that takes them as constants (prepared when first needed). */
+	sqlite3_stmt *ins[1u << LP_BATCH_MAX_COLS];
 	int n;
 	int64_t v[LP_BATCH_ROWS][LP_BATCH_MAX_COLS];
 };
 
-/* Readies b for `insert`, an INSERT ... SELECT c0, c1, ... FROM `name`
- * ORDER BY rowid (columns c0 to c7 hold each row's values, in order).
- * 0, or -EIO with imp->err filled. */
-int lp_batch_init(struct lp_import *imp, struct lp_batch *b, const char *name, const char *insert,
-		  uint32_t null_if_zero);
+/* Readies b to insert rows of ncols values through `head`, "INSERT INTO
+ * t(col0, col1, ...) SELECT " (the batch's columns follow, in order).
+ * name and head must outlive b. 0, or -EIO with imp->err filled. */
+int lp_batch_init(struct lp_import *imp, struct lp_batch *b, const char *name, const char *head,
+		  int ncols, uint32_t null_if_zero, uint32_t sparse);
 
 /* The next row to fill; the caller flushes when lp_batch_full(). */
 static inline int64_t *lp_batch_row(struct lp_batch *b)

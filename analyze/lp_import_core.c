@@ -23,16 +23,34 @@ extern const char lp_schema_core_sql[];
  * database LP_BATCH_ROWS rows per INSERT through lp_import_batch.c, in log
  * order; the last partial batches are flushed at the end of each process.
  * A 0 in an optional column (owner, mutex, stack) stores NULL, as bind_opt.
+ *
+ * Where an imported lock wait goes (callgrind, the import bench's 1 M
+ * waits, instructions per wait; 5,765 in all): reading and decoding the
+ * log, threads, locks and stacks looked up, 300; SQLite's INSERT, 2,970
+ * (the b-tree insert 890 of it, the rest its per-row program: a column
+ * fetched per value, INTEGER affinity applied twice, the generated end_ns,
+ * NOT NULL checks, the record); the start_ns index after the load, 2,460
+ * (its sort 1,010). SQLite's own bulk insert of the same rows with bound
+ * values costs as much (tests/bench/sqlite_ref.c), so the row decides the
+ * rate: the same schema without column types, NOT NULL and end_ns took 650
+ * instructions off the INSERT, and rows of start_ns and dur_ns alone go in
+ * 1.6-1.8x faster. Built during the load from rows put in start_ns order
+ * first, the index cost 600 fewer instructions but more time (best of 9:
+ * 0.83 s against 0.73 s): outside CREATE INDEX, SQLite rebalances an
+ * index's last three pages at every split, copying them whole.
  */
 #define LP_WAIT_OPT ((1u << 2) | (1u << 6)) /* owner_tid, stack_id */
 #define LP_COND_OPT ((1u << 2) | (1u << 6)) /* mutex_lock_id, stack_id */
+/* Often 0 in a whole batch: owner_tid, mode, flags; timed, flags. */
+#define LP_WAIT_SPARSE ((1u << 2) | (1u << 5) | (1u << 7))
+#define LP_COND_SPARSE ((1u << 5) | (1u << 7))
 
 static const char lp_wait_insert[] =
     "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, stack_id, "
-    "flags) SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM lp_wait_batch ORDER BY rowid";
+    "flags) SELECT ";
 static const char lp_cond_insert[] =
     "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, timed, "
-    "stack_id, flags) SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM lp_cond_batch ORDER BY rowid";
+    "stack_id, flags) SELECT ";
 
 struct child_status {
 	uint32_t pid;
@@ -586,9 +604,11 @@ static int core_begin(struct lp_import *imp, void **state)
 	    !s->upd_proc_end || !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end ||
 	    !s->ins_lock || !s->upd_lock_name)
 		return -EIO;
-	int rc = lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, LP_WAIT_OPT);
+	int rc = lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, 8, LP_WAIT_OPT,
+			       LP_WAIT_SPARSE);
 	return rc ? rc
-		  : lp_batch_init(imp, &s->conds, "lp_cond_batch", lp_cond_insert, LP_COND_OPT);
+		  : lp_batch_init(imp, &s->conds, "lp_cond_batch", lp_cond_insert, 8, LP_COND_OPT,
+				  LP_COND_SPARSE);
 }
 
 static void core_destroy(void *state)

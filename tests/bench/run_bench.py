@@ -11,7 +11,10 @@
   run_bench.py import   `latprof import` of 1M synthetic lock waits written
                         through the recording core (targets >= 2M records/s
                         on one core, <= 64 DB bytes per lock wait), beside
-                        SQLite's own bulk insert of the same rows
+                        SQLite's own bulk insert of the same rows, and of
+                        2-value rows (start_ns, dur_ns) into a table of
+                        those alone: what the machine allows a row that
+                        narrow (tests/bench/sqlite_ref.c)
   run_bench.py diff     `latprof diff` of two 1 M-request, 4-stage databases made
                         in SQL (gen_diff_db.py): wall and CPU, median of
                         LP_BENCH_ROUNDS (target <= 2 s wall); with
@@ -133,6 +136,16 @@ def bench_block():
         print_interleaved(what, iters, runs, lambda x: f"{x:.0f}", 1.10)
 
 
+def child_cpu(cmd):
+    """User+system CPU seconds of running cmd (from the children's rusage,
+    so that the importer and SQLite's reference count alike: process
+    start and exit included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run(cmd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def bench_import():
     n = int(os.environ.get("LP_BENCH_IMPORT_WAITS", "1000000"))
     d = tempfile.mkdtemp(prefix="lpbench-")
@@ -140,24 +153,23 @@ def bench_import():
     os.mkdir(logs)
     run([os.path.join(BENCH, "bench_gen_log"), logs, str(n)])
     log_bytes = sum(os.stat(os.path.join(logs, f)).st_blocks * 512 for f in os.listdir(logs))
-    walls, cpus, refs, size, waits = [], [], [], 0, 0
+    walls, cpus, refs, narrow, size, waits = [], [], [], [], 0, 0
     for r in range(ROUNDS):
-        # SQLite's own ceiling, interleaved with the imports (same load).
-        refs.append(float(kv(run([os.path.join(BENCH, "bench_sqlite_ref"),
-                                  os.path.join(d, "ref.db"), str(n)]).stdout)["cpu_s"]))
+        # SQLite's own ceilings, interleaved with the imports (same load).
+        for shape, into in (("lock_waits", refs), ("narrow", narrow)):
+            into.append(child_cpu([os.path.join(BENCH, "bench_sqlite_ref"),
+                                   os.path.join(d, "ref.db"), str(n), shape]))
         db = os.path.join(d, "import.db")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
-        run([LATPROF, "import", "--force", logs, "-o", db])
+        cpus.append(child_cpu([LATPROF, "import", "--force", logs, "-o", db]))
         walls.append(time.monotonic() - t0)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
         size = os.path.getsize(db)
         out = subprocess.run(["sqlite3", db, "SELECT count(*) FROM lock_waits"],
                              capture_output=True, text=True)
         waits = int(out.stdout.strip() or 0) if out.returncode == 0 else n
     shutil.rmtree(d, ignore_errors=True)
     w, c, ref = statistics.median(walls), statistics.median(cpus), statistics.median(refs)
+    nar = statistics.median(narrow)
     print("=== bench: latprof import ===")
     print(f"lock waits           {waits} (generated {n}, 4 threads, {log_bytes / 2**20:.1f} MiB of log)")
     print(f"wall                 {w:8.3f} s median of {ROUNDS}  -> {waits / w / 1e6:.2f} M records/s")
@@ -165,8 +177,11 @@ def bench_import():
     print(f"database             {size} bytes -> {size / max(waits, 1):.1f} bytes per lock wait "
           f"(target <= 64)")
     print(f"SQLite alone         {ref:8.3f} s median           -> {n / ref / 1e6:.2f} M rows/s "
-          f"(bulk insert of {n} lock_waits-shaped rows + its index, same pragmas; "
+          f"(bulk insert of {n} lock_waits-shaped rows + its index, same pragmas, user+sys; "
           f"latprof import at {ref / c:.2f}x of it)")
+    print(f"SQLite, 2-value row  {nar:8.3f} s median           -> {n / nar / 1e6:.2f} M rows/s "
+          f"(the same, rows of start_ns and dur_ns only: lock_waits' row costs "
+          f"{ref / nar:.2f}x as much)")
     print("target               >= 2.00 M records/s on one core")
     print("=== end ===")
 

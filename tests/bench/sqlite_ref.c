@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The ceiling for `latprof import`: SQLite's own bulk insert of N rows
- * shaped like lock_waits (same columns, importer's pragmas, one
- * transaction, 64-row INSERTs of bound values, the same start_ns index built
- * after the load), with nothing else to do. The runner (run_bench.py
- * import) prints the importer's rate next to this one, measured in the same
- * run, since absolute rates follow the machine's load.
- *   bench_sqlite_ref DB [N]   prints: rows=N insert_s=X index_s=Y cpu_s=Z
+ * shaped like lock_waits (same columns, importer's pragmas and connection
+ * flags, one transaction, 64-row INSERTs of bound values, the same
+ * start_ns index built after the load), with nothing else to do. Shape
+ * "narrow" inserts rows of two values (start_ns, dur_ns) into a table of
+ * only those, the same way and with the same index: what the same machine
+ * reaches with a row that is little more than its key. The runner
+ * (run_bench.py import) prints the importer's rate next to both, measured
+ * in the same run, since absolute rates follow the machine's load.
+ *   bench_sqlite_ref DB [N [lock_waits|narrow]]
+ *   prints: rows=N shape=S insert_s=X index_s=Y cpu_s=Z
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -16,7 +20,16 @@
 #include <unistd.h>
 
 #define REF_BATCH 64
-#define REF_ROW "(?,?,?,?,?,?,?,?)"
+
+/* The importer's lock_waits table (schemas/core.sql), and a narrow one. */
+static const char ref_wide_sql[] =
+    "CREATE TABLE lock_waits (id INTEGER PRIMARY KEY, lock_id INTEGER NOT NULL, "
+    "thread_id INTEGER NOT NULL, owner_tid INTEGER, start_ns INTEGER NOT NULL, "
+    "dur_ns INTEGER NOT NULL, end_ns INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL, "
+    "mode INTEGER NOT NULL DEFAULT 0, stack_id INTEGER, flags INTEGER NOT NULL DEFAULT 0, "
+    "class INTEGER NOT NULL DEFAULT 0, owner_range_id INTEGER)";
+static const char ref_narrow_sql[] = "CREATE TABLE lock_waits (id INTEGER PRIMARY KEY, "
+				     "start_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL)";
 
 static double ref_cpu(void)
 {
@@ -35,42 +48,58 @@ static int ref_exec(sqlite3 *db, const char *sql)
 	return -1;
 }
 
+/* INSERT INTO lock_waits(cols) VALUES (?, ...), ... : REF_BATCH rows. */
+static sqlite3_stmt *ref_insert(sqlite3 *db, int wide)
+{
+	static const char wide_row[] = "(?,?,?,?,?,?,?,?)", narrow_row[] = "(?,?)";
+	const char *row = wide ? wide_row : narrow_row;
+	char sql[128 + REF_BATCH * sizeof(wide_row)];
+	char *p = stpcpy(sql, wide ? "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, "
+				     "start_ns, dur_ns, mode, stack_id, flags) VALUES "
+				   : "INSERT INTO lock_waits(start_ns, dur_ns) VALUES ");
+	for (int r = 0; r < REF_BATCH; r++)
+		p = stpcpy(stpcpy(p, r ? "," : ""), row);
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+		fprintf(stderr, "bench_sqlite_ref: %s\n", sqlite3_errmsg(db));
+	return st;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 2 ? atol(argv[2]) : 1000000;
+	const char *shape = argc > 3 ? argv[3] : "lock_waits";
+	int wide = strcmp(shape, "narrow") != 0;
 	sqlite3 *db;
 	sqlite3_stmt *st;
-	if (argc < 2 || n <= 0) {
-		fprintf(stderr, "usage: bench_sqlite_ref DB [N]\n");
+	if (argc < 2 || n <= 0 || (wide && strcmp(shape, "lock_waits"))) {
+		fprintf(stderr, "usage: bench_sqlite_ref DB [N [lock_waits|narrow]]\n");
 		return 2;
 	}
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	unlink(argv[1]);
-	if (sqlite3_open(argv[1], &db) != SQLITE_OK)
+	/* As the importer opens its database (analyze/lp_import.c tmp_db). */
+	if (sqlite3_open_v2(argv[1], &db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK)
 		return 1;
-	if (ref_exec(db,
-		     "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
-		     "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536; "
-		     "PRAGMA temp_store=MEMORY; BEGIN;"
-		     "CREATE TABLE lock_waits (id INTEGER PRIMARY KEY, lock_id INTEGER NOT NULL, "
-		     "thread_id INTEGER NOT NULL, owner_tid INTEGER, start_ns INTEGER NOT NULL, "
-		     "dur_ns INTEGER NOT NULL, end_ns INTEGER GENERATED ALWAYS AS "
-		     "(start_ns + dur_ns) VIRTUAL, mode INTEGER NOT NULL DEFAULT 0, "
-		     "stack_id INTEGER, flags INTEGER NOT NULL DEFAULT 0)"))
-		return 1;
-	char sql[128 + REF_BATCH * sizeof(REF_ROW ",")];
-	char *p = stpcpy(sql, "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, "
-			      "dur_ns, mode, stack_id, flags) VALUES ");
-	for (int r = 0; r < REF_BATCH; r++)
-		p = stpcpy(stpcpy(p, r ? "," : ""), REF_ROW);
-	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+	if (ref_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+			 "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536; "
+			 "PRAGMA temp_store=MEMORY; PRAGMA secure_delete=OFF; BEGIN;") ||
+	    ref_exec(db, wide ? ref_wide_sql : ref_narrow_sql) || !(st = ref_insert(db, wide)))
 		return 1;
 	double t0 = ref_cpu();
 	long long ts[4] = {0};
 	for (long done = 0; done < n; done += REF_BATCH) {
 		for (int r = 0; r < REF_BATCH; r++) {
-			int b = r * 8, th = r & 3; /* 4 threads, each in time order */
+			int th = r & 3; /* 4 threads, each in time order */
 			ts[th] += 1000 + (done + r) % 997;
+			if (!wide) {
+				sqlite3_bind_int64(st, r * 2 + 1, ts[th]);
+				sqlite3_bind_int64(st, r * 2 + 2, 500 + r);
+				continue;
+			}
+			int b = r * 8;
 			sqlite3_bind_int64(st, b + 1, 1 + th);
 			sqlite3_bind_int64(st, b + 2, 2 + th);
 			sqlite3_bind_int64(st, b + 3, 1000 + th);
@@ -88,11 +117,13 @@ int main(int argc, char **argv)
 	if (ref_exec(db, "COMMIT"))
 		return 1;
 	double t1 = ref_cpu();
-	if (ref_exec(db, "CREATE INDEX lock_waits_start ON lock_waits(start_ns)"))
+	/* The importer's index step: temp_store=FILE while it sorts. */
+	if (ref_exec(db, "PRAGMA temp_store=FILE; "
+			 "CREATE INDEX lock_waits_start ON lock_waits(start_ns)"))
 		return 1;
 	double t2 = ref_cpu();
 	sqlite3_close(db);
-	printf("rows=%ld insert_s=%.3f index_s=%.3f cpu_s=%.3f\n",
-	       (n + REF_BATCH - 1) / REF_BATCH * REF_BATCH, t1 - t0, t2 - t1, t2);
+	printf("rows=%ld shape=%s insert_s=%.3f index_s=%.3f cpu_s=%.3f\n",
+	       (n + REF_BATCH - 1) / REF_BATCH * REF_BATCH, shape, t1 - t0, t2 - t1, t2);
 	return 0;
 }

@@ -25,6 +25,8 @@ SQL_ALLOW = {
     ("analyze/lp_diff.c", "has_column"): "table name: a constant at every call site",
     ("analyze/lp_diff.c", "load_kernels"): "column expressions chosen from constants",
     ("analyze/lp_locks.c", "wait_totals"): "table name: lock_waits or cond_waits",
+    ("analyze/lp_import_batch.c", "batch_insert_for"):
+        "virtual table name and INSERT head: constants of lp_import_core.c; columns c0-c7, 0, NULL",
     ("analyze/lp_import_nsys.c", "nsys_select"):
         "nsys table and column names and ORDER BY/WHERE tails: constants of lp_import_nsys.c",
 }
