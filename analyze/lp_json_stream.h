@@ -16,6 +16,7 @@
 
 #define LP_JOBJ_MAXF 96
 #define LP_JOBJ_ARENA 65536
+#define LP_JOBJ_SLOTS 128 /* a power of two above LP_JOBJ_MAXF */
 
 enum lp_jtype { LP_JNULL, LP_JBOOL, LP_JNUM, LP_JSTR };
 
@@ -31,6 +32,7 @@ struct lp_jobj {
 	int n;
 	int truncated; /* fields or text dropped: the arena or table was full */
 	size_t used;
+	uint8_t slot[LP_JOBJ_SLOTS]; /* hash-indexed: field index + 1, 0 = free */
 	char arena[LP_JOBJ_ARENA];
 };
 
