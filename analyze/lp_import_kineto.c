@@ -143,6 +143,11 @@ struct kineto {
 	size_t ndevs;
 	int64_t min_ts, base_ns;
 	long long events, skipped, flows, truncated;
+	/* Counted as rows are written, for kfinish: rows whose correlation id
+	 * is 0 (flows may give them one), API calls per processes.id. */
+	long long no_corr;
+	long long *api_calls;
+	size_t napi_calls;
 	char unit[16];
 	int gpu_corr; /* GPU events carry args.correlation: flows are not kept */
 	int rc;
@@ -337,6 +342,22 @@ static int krange(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int
 	return lp_fx_range(&k->fx, proc, dom, nid, 0, start, end, thread, thread, payload, -1, 0);
 }
 
+/* One more API call of process proc (processes.id, small and dense). */
+static int kapi_count(struct kineto *k, int64_t proc)
+{
+	if ((size_t)proc >= k->napi_calls) {
+		size_t n = (size_t)proc * 2 + 8;
+		long long *v = realloc(k->api_calls, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + k->napi_calls, 0, (n - k->napi_calls) * sizeof(*v));
+		k->api_calls = v;
+		k->napi_calls = n;
+	}
+	k->api_calls[proc]++;
+	return 0;
+}
+
 static int kapi(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64_t pid, int64_t tid,
 		int64_t start, int64_t end)
 {
@@ -345,8 +366,12 @@ static int kapi(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64
 	if (!thread)
 		return -EIO;
 	int64_t nid = name ? lp_import_intern(k->imp, name, strlen(name)) : 0;
-	return lp_fx_api(&k->fx, proc, thread, c == LP_K_DRIVER ? "driver" : "runtime",
-			 kint(k, o, KK_CBID, 0), nid, kint(k, o, KK_CORR, 0), start, end, 0);
+	int64_t corr = kint(k, o, KK_CORR, 0);
+	k->no_corr += corr == 0;
+	int rc = kapi_count(k, proc);
+	return rc ? rc
+		  : lp_fx_api(&k->fx, proc, thread, c == LP_K_DRIVER ? "driver" : "runtime",
+			      kint(k, o, KK_CBID, 0), nid, corr, start, end, 0);
 }
 
 /* ---- metadata, flows ---------------------------------------------------------------------- */
@@ -444,6 +469,7 @@ static int kevent(struct kineto *k, const struct lp_jobj *o)
 	case LP_K_MEMSET:
 	case LP_K_SYNC:
 		kop(k, o, pid, tid, &op);
+		k->no_corr += op.corr == 0;
 		op.start = start;
 		op.end = end;
 		if (c == LP_K_KERNEL)
@@ -528,26 +554,22 @@ static int knames(struct kineto *k)
 }
 
 /* The host process GPU work without a launching call belongs to: the one
- * with the most API calls. */
+ * with the most API calls, the last made of equals (what SQLite's GROUP BY
+ * ... ORDER BY count(*) DESC LIMIT 1 over cuda_api returned, without the
+ * sort of every call); with no calls, the first. */
 static int64_t kmain_proc(struct kineto *k)
 {
-	int64_t p = lp_db_int(k->imp->db,
-			      "SELECT process_id FROM cuda_api GROUP BY 1 ORDER BY count(*) DESC "
-			      "LIMIT 1",
-			      0);
+	int64_t p = 0;
+	for (size_t i = 1; i < k->napi_calls; i++)
+		if (k->api_calls[i] && (!p || k->api_calls[i] >= k->api_calls[p]))
+			p = (int64_t)i;
 	return p ? p : lp_db_int(k->imp->db, "SELECT min(id) FROM processes", 0);
 }
 
 static int kfinish(struct kineto *k)
 {
 	int rc = 0;
-	if (lp_db_int(k->imp->db,
-		      "SELECT (SELECT count(*) FROM kernels WHERE correlation_id = 0) + (SELECT "
-		      "count(*) FROM memcpys WHERE correlation_id = 0) + (SELECT count(*) FROM "
-		      "memsets WHERE correlation_id = 0) + (SELECT count(*) FROM syncs WHERE "
-		      "correlation_id = 0) + (SELECT count(*) FROM cuda_api WHERE correlation_id "
-		      "= 0)",
-		      0))
+	if (k->no_corr)
 		rc = lp_db_exec(k->imp->db, lp_kflows_sql, k->imp->err, k->imp->errlen);
 	int64_t main_proc = rc ? 0 : kmain_proc(k);
 	if (rc == 0 && !main_proc) {
@@ -653,5 +675,6 @@ int lp_import_kineto(const char *path, const char *out, const struct lp_import_o
 	for (size_t i = 0; i < k.ndevs; i++)
 		free(k.devs[i].name);
 	free(k.devs);
+	free(k.api_calls);
 	return rc;
 }
