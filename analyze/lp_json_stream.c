@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "lp_json_stream.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
@@ -252,14 +253,25 @@ static const char *jarena(struct lp_jobj *o, const char *s, size_t len)
 	return d;
 }
 
-/* The field's slot in the lookup table (lp_jobj_find): the first free one
- * from its hash on, so that of two equal paths the first is found first. */
-static void jindex(struct lp_jobj *o, uint32_t hash, int field)
+void lp_jobj_clear(struct lp_jobj *o)
 {
+	o->n = 0;
+	o->used = 0;
+	o->truncated = 0;
+	memset(o->slot, 0, sizeof(o->slot));
+}
+
+/* The field gets the first free slot of the lookup table (lp_jobj_find)
+ * from its hash on, so that of two equal paths the first is found first. */
+void lp_jobj_add(struct lp_jobj *o, const char *path, const char *val, enum lp_jtype type,
+		 uint32_t hash)
+{
+	assert(o->n < LP_JOBJ_MAXF);
 	unsigned i = hash & (LP_JOBJ_SLOTS - 1);
 	while (o->slot[i])
 		i = (i + 1) & (LP_JOBJ_SLOTS - 1);
-	o->slot[i] = (uint8_t)(field + 1);
+	o->slot[i] = (uint8_t)(o->n + 1);
+	o->f[o->n++] = (struct lp_jfield){path, val, type, hash};
 }
 
 static void jstore(struct jparse *p, enum lp_jtype type, const char *v, size_t len)
@@ -276,10 +288,8 @@ static void jstore(struct jparse *p, enum lp_jtype type, const char *v, size_t l
 	}
 	const char *ps = jarena(o, p->path, s.off);
 	const char *vs = ps ? jarena(o, v, len) : NULL;
-	if (!vs)
-		return;
-	jindex(o, s.hash, o->n);
-	o->f[o->n++] = (struct lp_jfield){ps, vs, type, s.hash};
+	if (vs)
+		lp_jobj_add(o, ps, vs, type, s.hash);
 }
 
 /* After a value: arrays count it, and an array in an element names its
@@ -369,10 +379,7 @@ static void jmaybe_element(struct jparse *p)
 		return;
 	}
 	p->elem_depth = p->depth;
-	p->obj.n = 0;
-	p->obj.used = 0;
-	p->obj.truncated = 0;
-	memset(p->obj.slot, 0, sizeof(p->obj.slot));
+	lp_jobj_clear(&p->obj);
 }
 
 static int jopen(struct jparse *p, int is_array)
@@ -549,8 +556,8 @@ static int jinflate(struct jreader *r, z_stream *z, unsigned char *out, size_t o
 	}
 }
 
-int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ctx, char *sha256_hex,
-		    uint64_t *in_bytes, char *err, size_t errlen)
+int lp_jstream_read_serial(const char *path, const struct lp_jstream_ops *ops, void *ctx,
+			   char *sha256_hex, uint64_t *in_bytes, char *err, size_t errlen)
 {
 	enum { LP_CHUNK = 1 << 16 };
 	struct jreader r;

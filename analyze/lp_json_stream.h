@@ -36,6 +36,12 @@ struct lp_jobj {
 	char arena[LP_JOBJ_ARENA];
 };
 
+/* Empties o; adds a field (path lowercased, hash = its lp_jkey hash) whose
+ * strings stay where they are: the parser's arena, or a reader's buffer. */
+void lp_jobj_clear(struct lp_jobj *o);
+void lp_jobj_add(struct lp_jobj *o, const char *path, const char *val, enum lp_jtype type,
+		 uint32_t hash);
+
 /* Field by path, compared without case (Kineto spelled "External id" and
  * "external id"; paths are kept lowercased); NULL when absent. */
 const struct lp_jfield *lp_jobj_get(const struct lp_jobj *o, const char *path);
@@ -67,9 +73,18 @@ struct lp_jstream_ops {
  * return stops the read and is returned as is; -errno for I/O. sha256_hex
  * (65 bytes) receives the hash of the file as read. in_bytes: JSON bytes
  * parsed (after inflating).
+ *
+ * Two threads (lp_json_pipe.c): one reads, inflates, hashes and parses,
+ * the calling one runs the callbacks, in the order and with the results
+ * of one thread; the callbacks are never called from the other thread.
+ * Where no thread can be made, it reads as lp_jstream_read_serial does.
  */
 int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ctx, char *sha256_hex,
 		    uint64_t *in_bytes, char *err, size_t errlen);
+
+/* The same in the calling thread alone. */
+int lp_jstream_read_serial(const char *path, const struct lp_jstream_ops *ops, void *ctx,
+			   char *sha256_hex, uint64_t *in_bytes, char *err, size_t errlen);
 
 /* The same over a buffer already in memory (fuzzing, tests); no hash. */
 int lp_jstream_read_mem(const uint8_t *data, size_t len, const struct lp_jstream_ops *ops,
