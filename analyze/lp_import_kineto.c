@@ -674,7 +674,7 @@ static int kfinish(struct kineto *k)
 static int kineto_fill(struct lp_import *imp, void *ctx)
 {
 	struct kineto *k = ctx;
-	static const struct lp_jstream_ops ops = {kelement, ktop};
+	static const struct lp_jstream_ops ops = {.element = kelement, .top = ktop};
 	k->imp = imp;
 	for (int i = 0; i < KK_N; i++)
 		lp_jkey_init(&k->keys[i], lp_kkey_paths[i]);

@@ -576,7 +576,10 @@ int lp_jstream_read_serial(const char *path, const struct lp_jstream_ops *ops, v
 		goto out;
 	sha256_init(&sha);
 	while (rc == 0 && (n = read(fd, in, LP_CHUNK)) > 0) {
-		sha256_update(&sha, (size_t)n, in);
+		if (ops->raw && (rc = ops->raw(ctx, in, (size_t)n)))
+			break;
+		if (!ops->raw)
+			sha256_update(&sha, (size_t)n, in);
 		if (gz < 0) {
 			gz = n >= 2 && in[0] == 0x1f && in[1] == 0x8b;
 			if (gz && inflateInit2(&z, 15 + 16) != Z_OK) {
@@ -606,7 +609,7 @@ int lp_jstream_read_serial(const char *path, const struct lp_jstream_ops *ops, v
 		rc = jend(&r);
 	if (in_bytes)
 		*in_bytes = r.fed;
-	if (sha256_hex) {
+	if (sha256_hex && !ops->raw) {
 		uint8_t d[SHA256_DIGEST_SIZE];
 		sha256_digest(&sha, sizeof(d), d);
 		for (int i = 0; i < 32; i++)

@@ -65,6 +65,10 @@ struct lp_jstream_ops {
 	/* which: 0 = traceEvents element, 1 = deviceProperties element */
 	int (*element)(void *ctx, int which, const struct lp_jobj *o);
 	int (*top)(void *ctx, const char *key, const char *val, enum lp_jtype type);
+	/* Optional: each piece of the file as read, before the elements in it;
+	 * where set, the reader leaves the SHA-256 to it (sha256_hex is not
+	 * written). */
+	int (*raw)(void *ctx, const uint8_t *buf, size_t len);
 };
 
 /*

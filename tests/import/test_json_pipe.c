@@ -74,7 +74,7 @@ static int on_top(void *ctx, const char *key, const char *val, enum lp_jtype typ
 	return 0;
 }
 
-static const struct lp_jstream_ops ops = {on_element, on_top};
+static const struct lp_jstream_ops ops = {.element = on_element, .top = on_top};
 
 /* NEV events of 200 B to 800 B (names of varying length), so that records
  * end at every offset of a batch; top-level values before and after. */
