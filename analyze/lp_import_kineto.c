@@ -121,6 +121,71 @@ static const char *const lp_kkey_paths[KK_N] = {
     [KK_EVENT] = "args.event",
 };
 
+/* GPU work without its launching call in the trace (lp_fx.unattributed),
+ * tallied by correlation id as rows come instead of by a lookup per row at
+ * the end: which ids API calls have (a bit each), how many kernels, copies
+ * and memsets have each id. Ids index the arrays, so memory follows the
+ * largest id; past LP_KTALLY_MAX (or for an id below 1, which the flows may
+ * rewrite) the tally stops and lp_fx_finish counts by SQL. */
+#define LP_KTALLY_MAX (1 << 23) /* 16 MiB of counts */
+
+struct ktally {
+	uint64_t *api; /* bit per id */
+	uint16_t *ops; /* per id, saturating: then off */
+	size_t cap;    /* ids covered */
+	int off;
+};
+
+static int ktally_room(struct ktally *t, int64_t corr)
+{
+	if (t->off || corr < 1 || corr >= LP_KTALLY_MAX) {
+		t->off = 1;
+		return 0;
+	}
+	if ((size_t)corr < t->cap)
+		return 1;
+	size_t cap = t->cap ? t->cap : 1 << 16;
+	while (cap <= (size_t)corr)
+		cap *= 2;
+	uint64_t *api = realloc(t->api, cap / 8);
+	if (api)
+		t->api = api;
+	uint16_t *ops = api ? realloc(t->ops, cap * sizeof(*ops)) : NULL;
+	if (!ops) {
+		t->off = 1; /* the SQL count needs no memory */
+		return 0;
+	}
+	t->ops = ops;
+	memset((char *)api + t->cap / 8, 0, (cap - t->cap) / 8);
+	memset(ops + t->cap, 0, (cap - t->cap) * sizeof(*ops));
+	t->cap = cap;
+	return 1;
+}
+
+static void ktally_api(struct ktally *t, int64_t corr)
+{
+	if (ktally_room(t, corr))
+		t->api[corr / 64] |= 1ull << (corr % 64);
+}
+
+static void ktally_op(struct ktally *t, int64_t corr)
+{
+	if (ktally_room(t, corr) && ++t->ops[corr] == UINT16_MAX)
+		t->off = 1;
+}
+
+/* -1: not tallied. */
+static long long ktally_unattributed(const struct ktally *t)
+{
+	long long n = 0;
+	if (t->off)
+		return -1;
+	for (size_t c = 0; c < t->cap; c++)
+		if (t->ops[c] && !(t->api[c / 64] >> (c % 64) & 1))
+			n += t->ops[c];
+	return n;
+}
+
 /* Names kept until the end: M events may come after the events they name. */
 struct kname {
 	int64_t pid, tid; /* tid < 0: a process name */
@@ -143,6 +208,12 @@ struct kineto {
 	size_t ndevs;
 	int64_t min_ts, base_ns;
 	long long events, skipped, flows, truncated;
+	/* Counted as rows are written, for kfinish: rows whose correlation id
+	 * is 0 (flows may give them one), API calls per processes.id. */
+	long long no_corr;
+	long long *api_calls;
+	size_t napi_calls;
+	struct ktally tally;
 	char unit[16];
 	int gpu_corr; /* GPU events carry args.correlation: flows are not kept */
 	int rc;
@@ -337,6 +408,22 @@ static int krange(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int
 	return lp_fx_range(&k->fx, proc, dom, nid, 0, start, end, thread, thread, payload, -1, 0);
 }
 
+/* One more API call of process proc (processes.id, small and dense). */
+static int kapi_count(struct kineto *k, int64_t proc)
+{
+	if ((size_t)proc >= k->napi_calls) {
+		size_t n = (size_t)proc * 2 + 8;
+		long long *v = realloc(k->api_calls, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + k->napi_calls, 0, (n - k->napi_calls) * sizeof(*v));
+		k->api_calls = v;
+		k->napi_calls = n;
+	}
+	k->api_calls[proc]++;
+	return 0;
+}
+
 static int kapi(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64_t pid, int64_t tid,
 		int64_t start, int64_t end)
 {
@@ -345,8 +432,13 @@ static int kapi(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64
 	if (!thread)
 		return -EIO;
 	int64_t nid = name ? lp_import_intern(k->imp, name, strlen(name)) : 0;
-	return lp_fx_api(&k->fx, proc, thread, c == LP_K_DRIVER ? "driver" : "runtime",
-			 kint(k, o, KK_CBID, 0), nid, kint(k, o, KK_CORR, 0), start, end, 0);
+	int64_t corr = kint(k, o, KK_CORR, 0);
+	k->no_corr += corr == 0;
+	ktally_api(&k->tally, corr);
+	int rc = kapi_count(k, proc);
+	return rc ? rc
+		  : lp_fx_api(&k->fx, proc, thread, c == LP_K_DRIVER ? "driver" : "runtime",
+			      kint(k, o, KK_CBID, 0), nid, corr, start, end, 0);
 }
 
 /* ---- metadata, flows ---------------------------------------------------------------------- */
@@ -444,6 +536,9 @@ static int kevent(struct kineto *k, const struct lp_jobj *o)
 	case LP_K_MEMSET:
 	case LP_K_SYNC:
 		kop(k, o, pid, tid, &op);
+		k->no_corr += op.corr == 0;
+		if (c != LP_K_SYNC)
+			ktally_op(&k->tally, op.corr);
 		op.start = start;
 		op.end = end;
 		if (c == LP_K_KERNEL)
@@ -528,26 +623,22 @@ static int knames(struct kineto *k)
 }
 
 /* The host process GPU work without a launching call belongs to: the one
- * with the most API calls. */
+ * with the most API calls, the last made of equals (what SQLite's GROUP BY
+ * ... ORDER BY count(*) DESC LIMIT 1 over cuda_api returned, without the
+ * sort of every call); with no calls, the first. */
 static int64_t kmain_proc(struct kineto *k)
 {
-	int64_t p = lp_db_int(k->imp->db,
-			      "SELECT process_id FROM cuda_api GROUP BY 1 ORDER BY count(*) DESC "
-			      "LIMIT 1",
-			      0);
+	int64_t p = 0;
+	for (size_t i = 1; i < k->napi_calls; i++)
+		if (k->api_calls[i] && (!p || k->api_calls[i] >= k->api_calls[p]))
+			p = (int64_t)i;
 	return p ? p : lp_db_int(k->imp->db, "SELECT min(id) FROM processes", 0);
 }
 
 static int kfinish(struct kineto *k)
 {
 	int rc = 0;
-	if (lp_db_int(k->imp->db,
-		      "SELECT (SELECT count(*) FROM kernels WHERE correlation_id = 0) + (SELECT "
-		      "count(*) FROM memcpys WHERE correlation_id = 0) + (SELECT count(*) FROM "
-		      "memsets WHERE correlation_id = 0) + (SELECT count(*) FROM syncs WHERE "
-		      "correlation_id = 0) + (SELECT count(*) FROM cuda_api WHERE correlation_id "
-		      "= 0)",
-		      0))
+	if (k->no_corr)
 		rc = lp_db_exec(k->imp->db, lp_kflows_sql, k->imp->err, k->imp->errlen);
 	int64_t main_proc = rc ? 0 : kmain_proc(k);
 	if (rc == 0 && !main_proc) {
@@ -567,13 +658,23 @@ static int kfinish(struct kineto *k)
 		rc = lp_fx_device(&k->fx, main_proc, k->devs[i].id, k->devs[i].name, k->devs[i].sms,
 				  k->devs[i].major, k->devs[i].minor, k->devs[i].mem, -1, -1);
 	rc = rc ? rc : knames(k);
+	/* Tallied (ktally): lp_fx_finish then takes the count as one an
+	 * importer kept while writing (lp_fx.count_unattributed). Flows give
+	 * rows other ids at the end: then SQL counts. Every GPU row is now
+	 * with the process of the API call of its id, or main_proc when none
+	 * has it: unattributed exactly when no call has its id. */
+	long long unattributed = k->no_corr ? -1 : ktally_unattributed(&k->tally);
+	if (unattributed >= 0) {
+		k->fx.unattributed = unattributed;
+		k->fx.count_unattributed = 1;
+	}
 	return rc ? rc : lp_fx_finish(&k->fx);
 }
 
 static int kineto_fill(struct lp_import *imp, void *ctx)
 {
 	struct kineto *k = ctx;
-	static const struct lp_jstream_ops ops = {kelement, ktop};
+	static const struct lp_jstream_ops ops = {.element = kelement, .top = ktop};
 	k->imp = imp;
 	for (int i = 0; i < KK_N; i++)
 		lp_jkey_init(&k->keys[i], lp_kkey_paths[i]);
@@ -653,5 +754,8 @@ int lp_import_kineto(const char *path, const char *out, const struct lp_import_o
 	for (size_t i = 0; i < k.ndevs; i++)
 		free(k.devs[i].name);
 	free(k.devs);
+	free(k.api_calls);
+	free(k.tally.api);
+	free(k.tally.ops);
 	return rc;
 }

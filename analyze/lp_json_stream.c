@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "lp_json_stream.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
@@ -50,13 +51,16 @@ void lp_jkey_init(struct lp_jkey *k, const char *path)
 	k->path[n] = 0;
 }
 
-/* Paths are stored lowercased with their hash (jstore): compare hashes,
- * not strings, per field. */
+/* Paths are stored lowercased with their hash, and indexed by it (jstore):
+ * a lookup probes the slots from its hash, not every field. */
 const struct lp_jfield *lp_jobj_find(const struct lp_jobj *o, const struct lp_jkey *k)
 {
-	for (int i = 0; i < o->n; i++)
-		if (o->f[i].hash == k->hash && !strcmp(o->f[i].path, k->path))
-			return &o->f[i];
+	for (unsigned i = k->hash & (LP_JOBJ_SLOTS - 1); o->slot[i];
+	     i = (i + 1) & (LP_JOBJ_SLOTS - 1)) {
+		const struct lp_jfield *f = &o->f[o->slot[i] - 1];
+		if (f->hash == k->hash && !strcmp(f->path, k->path))
+			return f;
+	}
 	return NULL;
 }
 
@@ -144,11 +148,25 @@ int lp_json_us_to_ns(const char *s, int64_t *ns)
 
 /* ---- parser state ------------------------------------------------------------------ */
 
+/* A value's path inside its element ("args.grid[1]", lowercased) is built
+ * as the parser descends, not per value: each level inside the element
+ * keeps where its component ends in jparse.path and the path's hash up to
+ * there, set when the level's key (maps) or index (arrays) changes. A value
+ * then costs one copy of the path, and no pass over it. */
+#define LP_JPATH_MAX 160
+
+struct jstate {
+	uint32_t hash; /* FNV-1a of path[0, off) */
+	uint16_t off;
+	uint8_t ok; /* 0: too deep or long to keep (tensor shapes, call stacks) */
+};
+
 struct jlevel {
 	int is_array;
-	long index;   /* arrays: next element's index */
-	size_t klen;  /* strlen(key) */
-	char key[64]; /* maps: the key whose value comes next */
+	long index;	  /* arrays: next element's index */
+	size_t klen;	  /* strlen(key) */
+	char key[64];	  /* depth 1 (top-level keys): the key whose value comes next */
+	struct jstate st; /* inside an element: the path up to this level's component */
 };
 
 struct jparse {
@@ -159,6 +177,7 @@ struct jparse {
 	int elem_depth; /* depth of the element being collected, 0 = none */
 	int which;	/* 0 traceEvents, 1 deviceProperties */
 	int rc;		/* a callback's error */
+	char path[LP_JPATH_MAX];
 	struct lp_jobj obj;
 };
 
@@ -167,34 +186,58 @@ static struct jlevel *jtop(struct jparse *p)
 	return p->depth > 0 && p->depth <= LP_JMAXDEPTH ? &p->lv[p->depth - 1] : NULL;
 }
 
-/* Path of the value about to be stored, relative to the element; 0 when
- * it is too deep to keep (tensor shapes, call stacks). */
-static int jpath(struct jparse *p, char *buf, size_t len)
+/* Levels elem_depth .. elem_depth + 2 name values; deeper ones are dropped. */
+static int jin_path(const struct jparse *p, int depth)
 {
-	size_t off = 0;
-	if (p->depth - p->elem_depth > 2 || p->depth > LP_JMAXDEPTH)
-		return 0;
-	/* memcpy, not snprintf: this runs for every value of every event */
-	for (int d = p->elem_depth; d <= p->depth; d++) {
-		struct jlevel *l = &p->lv[d - 1];
-		if (l->is_array) {
-			if (l->index >= 3 || off + 4 > len) /* grid, block; not shapes */
-				return 0;
-			buf[off++] = '[';
-			buf[off++] = (char)('0' + l->index);
-			buf[off++] = ']';
-		} else {
-			size_t k = l->klen;
-			if (off + k + 2 > len)
-				return 0;
-			if (off)
-				buf[off++] = '.';
-			memcpy(buf + off, l->key, k);
-			off += k;
+	return p->elem_depth && depth >= p->elem_depth && depth - p->elem_depth <= 2;
+}
+
+/* The state before level depth's component: the parent's, or the empty
+ * path for the element itself. */
+static struct jstate jparent_state(const struct jparse *p, int depth)
+{
+	if (depth == p->elem_depth)
+		return (struct jstate){LP_JHASH_SEED, 0, 1};
+	return p->lv[depth - 2].st;
+}
+
+/* Appends "[index]" (arrays) or ".key" (maps; no dot first) to the parent's
+ * path: the layout and limits the lookups' keys are written in. */
+static void jcomponent(struct jparse *p, int depth, const char *key, size_t klen)
+{
+	struct jlevel *l = &p->lv[depth - 1];
+	struct jstate s = jparent_state(p, depth);
+	size_t off = s.off;
+	char *buf = p->path;
+	if (!s.ok) {
+		l->st = s;
+		return;
+	}
+	if (l->is_array) {
+		if (l->index >= 3 || off + 4 > LP_JPATH_MAX) { /* grid, block; not shapes */
+			l->st.ok = 0;
+			return;
+		}
+		buf[off++] = '[';
+		buf[off++] = (char)('0' + l->index);
+		buf[off++] = ']';
+		s.hash = jhash_byte(jhash_byte(jhash_byte(s.hash, '['), buf[off - 2]), ']');
+	} else {
+		if (off + klen + 2 > LP_JPATH_MAX) {
+			l->st.ok = 0;
+			return;
+		}
+		if (off) {
+			buf[off++] = '.';
+			s.hash = jhash_byte(s.hash, '.');
+		}
+		for (size_t i = 0; i < klen; i++) {
+			buf[off++] = jlower(key[i]);
+			s.hash = jhash_byte(s.hash, buf[off - 1]);
 		}
 	}
-	buf[off] = 0;
-	return 1;
+	s.off = (uint16_t)off;
+	l->st = s;
 }
 
 static const char *jarena(struct lp_jobj *o, const char *s, size_t len)
@@ -210,35 +253,55 @@ static const char *jarena(struct lp_jobj *o, const char *s, size_t len)
 	return d;
 }
 
+void lp_jobj_clear(struct lp_jobj *o)
+{
+	o->n = 0;
+	o->used = 0;
+	o->truncated = 0;
+	memset(o->slot, 0, sizeof(o->slot));
+}
+
+/* The field gets the first free slot of the lookup table (lp_jobj_find)
+ * from its hash on, so that of two equal paths the first is found first. */
+void lp_jobj_add(struct lp_jobj *o, const char *path, const char *val, enum lp_jtype type,
+		 uint32_t hash)
+{
+	assert(o->n < LP_JOBJ_MAXF);
+	unsigned i = hash & (LP_JOBJ_SLOTS - 1);
+	while (o->slot[i])
+		i = (i + 1) & (LP_JOBJ_SLOTS - 1);
+	o->slot[i] = (uint8_t)(o->n + 1);
+	o->f[o->n++] = (struct lp_jfield){path, val, type, hash};
+}
+
 static void jstore(struct jparse *p, enum lp_jtype type, const char *v, size_t len)
 {
-	char path[160];
 	struct lp_jobj *o = &p->obj;
-	if (!jpath(p, path, sizeof(path)))
+	if (!jin_path(p, p->depth))
+		return;
+	struct jstate s = p->lv[p->depth - 1].st;
+	if (!s.ok)
 		return;
 	if (o->n == LP_JOBJ_MAXF) {
 		o->truncated = 1;
 		return;
 	}
-	uint32_t h = LP_JHASH_SEED;
-	size_t plen = 0;
-	for (char *c = path; *c; c++, plen++) {
-		*c = jlower(*c);
-		h = jhash_byte(h, *c);
-	}
-	const char *ps = jarena(o, path, plen);
+	const char *ps = jarena(o, p->path, s.off);
 	const char *vs = ps ? jarena(o, v, len) : NULL;
-	if (!vs)
-		return;
-	o->f[o->n++] = (struct lp_jfield){ps, vs, type, h};
+	if (vs)
+		lp_jobj_add(o, ps, vs, type, s.hash);
 }
 
-/* After a value: arrays count it. */
+/* After a value: arrays count it, and an array in an element names its
+ * next value. */
 static void jnext(struct jparse *p)
 {
 	struct jlevel *l = jtop(p);
-	if (l && l->is_array)
+	if (l && l->is_array) {
 		l->index++;
+		if (jin_path(p, p->depth))
+			jcomponent(p, p->depth, NULL, 0);
+	}
 }
 
 static int jscalar(struct jparse *p, enum lp_jtype type, const char *v, size_t len)
@@ -278,9 +341,15 @@ static int jstring(void *ctx, const unsigned char *s, size_t len)
 
 static int jkey(void *ctx, const unsigned char *k, size_t len)
 {
-	struct jlevel *l = jtop(ctx);
-	if (l) {
-		size_t n = len < sizeof(l->key) - 1 ? len : sizeof(l->key) - 1;
+	struct jparse *p = ctx;
+	struct jlevel *l = jtop(p);
+	if (!l)
+		return 1;
+	/* keys are kept to 63 bytes, in paths as at the top */
+	size_t n = len < sizeof(l->key) - 1 ? len : sizeof(l->key) - 1;
+	if (jin_path(p, p->depth)) {
+		jcomponent(p, p->depth, (const char *)k, n);
+	} else if (p->depth == 1) {
 		memcpy(l->key, k, n);
 		l->key[n] = 0;
 		l->klen = n;
@@ -310,9 +379,7 @@ static void jmaybe_element(struct jparse *p)
 		return;
 	}
 	p->elem_depth = p->depth;
-	p->obj.n = 0;
-	p->obj.used = 0;
-	p->obj.truncated = 0;
+	lp_jobj_clear(&p->obj);
 }
 
 static int jopen(struct jparse *p, int is_array)
@@ -322,6 +389,8 @@ static int jopen(struct jparse *p, int is_array)
 		p->lv[p->depth - 1] = (struct jlevel){.is_array = is_array};
 		if (!is_array)
 			jmaybe_element(p);
+		else if (jin_path(p, p->depth))
+			jcomponent(p, p->depth, NULL, 0);
 	}
 	return 1;
 }
@@ -487,8 +556,8 @@ static int jinflate(struct jreader *r, z_stream *z, unsigned char *out, size_t o
 	}
 }
 
-int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ctx, char *sha256_hex,
-		    uint64_t *in_bytes, char *err, size_t errlen)
+int lp_jstream_read_serial(const char *path, const struct lp_jstream_ops *ops, void *ctx,
+			   char *sha256_hex, uint64_t *in_bytes, char *err, size_t errlen)
 {
 	enum { LP_CHUNK = 1 << 16 };
 	struct jreader r;
@@ -507,7 +576,10 @@ int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ct
 		goto out;
 	sha256_init(&sha);
 	while (rc == 0 && (n = read(fd, in, LP_CHUNK)) > 0) {
-		sha256_update(&sha, (size_t)n, in);
+		if (ops->raw && (rc = ops->raw(ctx, in, (size_t)n)))
+			break;
+		if (!ops->raw)
+			sha256_update(&sha, (size_t)n, in);
 		if (gz < 0) {
 			gz = n >= 2 && in[0] == 0x1f && in[1] == 0x8b;
 			if (gz && inflateInit2(&z, 15 + 16) != Z_OK) {
@@ -537,7 +609,7 @@ int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ct
 		rc = jend(&r);
 	if (in_bytes)
 		*in_bytes = r.fed;
-	if (sha256_hex) {
+	if (sha256_hex && !ops->raw) {
 		uint8_t d[SHA256_DIGEST_SIZE];
 		sha256_digest(&sha, sizeof(d), d);
 		for (int i = 0; i < 32; i++)

@@ -16,6 +16,7 @@
 
 #define LP_JOBJ_MAXF 96
 #define LP_JOBJ_ARENA 65536
+#define LP_JOBJ_SLOTS 128 /* a power of two above LP_JOBJ_MAXF */
 
 enum lp_jtype { LP_JNULL, LP_JBOOL, LP_JNUM, LP_JSTR };
 
@@ -31,8 +32,15 @@ struct lp_jobj {
 	int n;
 	int truncated; /* fields or text dropped: the arena or table was full */
 	size_t used;
+	uint8_t slot[LP_JOBJ_SLOTS]; /* hash-indexed: field index + 1, 0 = free */
 	char arena[LP_JOBJ_ARENA];
 };
+
+/* Empties o; adds a field (path lowercased, hash = its lp_jkey hash) whose
+ * strings stay where they are: the parser's arena, or a reader's buffer. */
+void lp_jobj_clear(struct lp_jobj *o);
+void lp_jobj_add(struct lp_jobj *o, const char *path, const char *val, enum lp_jtype type,
+		 uint32_t hash);
 
 /* Field by path, compared without case (Kineto spelled "External id" and
  * "external id"; paths are kept lowercased); NULL when absent. */
@@ -57,6 +65,10 @@ struct lp_jstream_ops {
 	/* which: 0 = traceEvents element, 1 = deviceProperties element */
 	int (*element)(void *ctx, int which, const struct lp_jobj *o);
 	int (*top)(void *ctx, const char *key, const char *val, enum lp_jtype type);
+	/* Optional: each piece of the file as read, before the elements in it;
+	 * where set, the reader leaves the SHA-256 to it (sha256_hex is not
+	 * written). */
+	int (*raw)(void *ctx, const uint8_t *buf, size_t len);
 };
 
 /*
@@ -65,9 +77,18 @@ struct lp_jstream_ops {
  * return stops the read and is returned as is; -errno for I/O. sha256_hex
  * (65 bytes) receives the hash of the file as read. in_bytes: JSON bytes
  * parsed (after inflating).
+ *
+ * Two threads (lp_json_pipe.c): one reads, inflates, hashes and parses,
+ * the calling one runs the callbacks, in the order and with the results
+ * of one thread; the callbacks are never called from the other thread.
+ * Where no thread can be made, it reads as lp_jstream_read_serial does.
  */
 int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ctx, char *sha256_hex,
 		    uint64_t *in_bytes, char *err, size_t errlen);
+
+/* The same in the calling thread alone. */
+int lp_jstream_read_serial(const char *path, const struct lp_jstream_ops *ops, void *ctx,
+			   char *sha256_hex, uint64_t *in_bytes, char *err, size_t errlen);
 
 /* The same over a buffer already in memory (fuzzing, tests); no hash. */
 int lp_jstream_read_mem(const uint8_t *data, size_t len, const struct lp_jstream_ops *ops,

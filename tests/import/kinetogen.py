@@ -26,7 +26,8 @@ class Trace:
         self.unit = unit
         self.ev = []
         self.corr = 100
-        self.expect = dict(kernels=[], memcpys=0, memsets=0, syncs=[], runtime=0, steps=0, ops=0)
+        self.expect = dict(kernels=[], memcpys=0, memsets=0, syncs=[], runtime=0, steps=0, ops=0,
+                           unattributed=0)
 
     def x(self, cat, name, start, dur, pid=PID, tid=TID, args=None):
         # ts/dur as raw JSON numbers with three decimals (json.dumps would
@@ -69,6 +70,17 @@ class Trace:
             self.expect["syncs"].append(name)
         self.ev.append(("s", "ac2g", c, PID, TID, self.base + start, 0, {}))
         self.ev.append(("f", "ac2g", c, 0, 7, self.base + kstart, 0, {}))
+
+    def orphan(self, name, kstart, kdur, with_corr=True):
+        """A kernel whose launching call is not in the trace: a correlation id
+        no call has (or, in flows-only traces, no id and no flow)."""
+        self.corr += 1
+        gargs = {"device": 0, "context": 1, "stream": 7, "grid": [1, 1, 1], "block": [32, 1, 1]}
+        if with_corr:
+            gargs["correlation"] = self.corr
+        self.x(self.c["kernel"], name, kstart, kdur, pid=0, tid=7, args=gargs)
+        self.expect["kernels"].append((name, kdur))
+        self.expect["unattributed"] += 1
 
     def render_event(self, e):
         ph, cat, name, pid, tid, ts, dur, args = e

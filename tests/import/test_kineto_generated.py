@@ -82,6 +82,19 @@ tz = kinetogen.training("current", steps=9)
 cz, outz = imported(tz, "zipped.pt.trace.json.gz")
 common(cz, outz, tz, "gzip")
 
+# GPU work whose launching call is outside the trace: counted, whether ids
+# are tallied as rows come (correlation ids) or looked up at the end (flows)
+for flavour, corr in (("current", True), ("2021", False)):
+    tu = kinetogen.training(flavour, steps=4, with_corr=corr)
+    for i in range(3):
+        tu.orphan(f"lost_{i}", 5_000_000 + i * 10_000, 1_000, with_corr=corr)
+    cu, _ = imported(tu, f"orphans-{flavour}.json")
+    check(q1(cu, "SELECT count(*) FROM kernels") == len(tu.expect["kernels"]) and
+          q1(cu, "SELECT value FROM meta WHERE key = 'import.unattributed_gpu_ops'") ==
+          tu.expect["unattributed"] == 3,
+          f"{flavour}: 3 kernels without their launching call counted as unattributed, of "
+          f"{len(tu.expect['kernels'])}")
+
 # diff of two imported traces: steps and kernels by name
 p = latprof("diff", out, outz)
 check(p.returncode in (0, 1) and "gemm_kernel(float*)" in p.stdout,
