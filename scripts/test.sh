@@ -24,14 +24,15 @@ JOBS=${LP_TEST_JOBS:-$(nproc)}
 #    libraries, the whole unit+e2e suite but the trials (docs/reliability.md). Tests that
 #    cannot run instrumented skip (77) or leave out timing checks, and say so.
 #    tests/real stays in the default tier: its verdicts depend on timing.
-#  - tsan: the recording core and importer under 8 threads, linked directly
+#  - tsan: the recording core and importer under 8 threads, linked directly,
+#    and the Kineto reader's two threads (analyze/lp_json_pipe.c)
 #    (a TSan runtime cannot be preloaded into an uninstrumented app).
 #  - fuzz: each libFuzzer target for LP_FUZZ_SECONDS; crashes are kept in
 #    build-fuzz/tests/fuzz/ (add them to tests/fuzz/<target>/ as regressions).
 LP_TIERS=(
 	"default;$B;;-LE bench|gpu"
 	"asan;build-asan;-DLATPROF_SANITIZE=address,undefined;-LE bench|gpu|fuzz|trials|real"
-	"tsan;build-tsan;-DLATPROF_SANITIZE=thread;-L tsan;rel_core_stress"
+	"tsan;build-tsan;-DLATPROF_SANITIZE=thread;-L tsan;rel_core_stress import_json_pipe"
 	"fuzz;build-fuzz;-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DLATPROF_FUZZ=ON;-L fuzz;fuzz_import fuzz_expect fuzz_cupti fuzz_kineto"
 )
 
