@@ -194,7 +194,8 @@ static sqlite3_stmt *batch_insert_for(struct lp_import *imp, struct lp_batch *b,
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " FROM %s ORDER BY rowid",
 					b->name);
 	if (len >= sizeof(sql)) {
-		snprintf(imp->err, imp->errlen, "internal error: statement for %s too long", b->name);
+		snprintf(imp->err, imp->errlen, "internal error: statement for %s too long",
+			 b->name);
 		return NULL;
 	}
 	return b->ins[zero] = lp_import_prepare(imp, sql);
