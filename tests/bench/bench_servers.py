@@ -77,7 +77,45 @@ def order(i):
 
 # ---- memcached -------------------------------------------------------------
 
+def proc_cpu(pid, reaped=False):
+    """utime+stime of pid in seconds, from /proc/PID/stat (None once gone);
+    reaped: cutime+cstime instead, the CPU of its children it has waited for."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    i = 13 if reaped else 11
+    return (int(fields[i]) + int(fields[i + 1])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return len(f.read().split())
+    except OSError:
+        return -1
+
+
+def server_pid(srv, name):
+    """The server's own pid: srv's, or under latprof run its child's."""
+    for _ in range(100):
+        try:
+            with open(f"/proc/{srv.pid}/comm") as f:
+                if f.read().strip() == name:
+                    return srv.pid
+            with open(f"/proc/{srv.pid}/task/{srv.pid}/children") as f:
+                kids = f.read().split()
+        except OSError:
+            return None
+        if kids:
+            return int(kids[0])
+        time.sleep(0.02)
+    return None
+
+
 def memcached_run(d, traced):
+    """(ops/s, the server's CPU seconds per million ops)"""
     port = free_port()
     cmd = ["memcached", "-p", str(port), "-U", "0", "-t", "2", "-l", "127.0.0.1"]
     if os.geteuid() == 0:
@@ -89,12 +127,20 @@ def memcached_run(d, traced):
         if not wait_port(port, srv):
             print(f"bench: memcached did not start: {srv.stderr.read().decode()[-500:]}")
             sys.exit(1)
+        pid = server_pid(srv, "memcached")
+        cpu0 = proc_cpu(pid) if pid else None
+        t0 = time.monotonic()
         out = subprocess.run(["memcaslap", "-s", f"127.0.0.1:{port}", "-T", "2", "-c", "32",
                               "-t", f"{SECONDS}s"], capture_output=True, text=True).stdout
+        wall = time.monotonic() - t0
+        cpu1 = proc_cpu(pid) if pid else None
         tps = [float(l.split("TPS:")[1].split()[0]) for l in out.splitlines() if "TPS:" in l]
     finally:
         stop(srv, signal.SIGTERM)
-    return tps[-1] if tps else 0.0
+    ops = tps[-1] if tps else 0.0
+    # memcaslap's TPS is over its run: ops = TPS x the run's wall time.
+    per_m = (cpu1 - cpu0) / (ops * wall) * 1e6 if cpu0 is not None and cpu1 and ops else 0.0
+    return ops, per_m
 
 
 def bench_memcached():
@@ -102,14 +148,22 @@ def bench_memcached():
         print("bench memcached: skipped (apt-get install memcached libmemcached-tools)")
         return
     d = tempfile.mkdtemp(prefix="lpbench-")
-    bare, traced = [], []
+    bare, traced, bare_cpu, traced_cpu = [], [], [], []
     for i in range(PAIRS):
         for t in order(i):
-            (traced if t else bare).append(memcached_run(d, t))
+            ops, cpu = memcached_run(d, t)
+            (traced if t else bare).append(ops)
+            (traced_cpu if t else bare_cpu).append(cpu)
     shutil.rmtree(d, ignore_errors=True)
     print(f"=== bench: memcached under memcaslap (2 threads, 32 connections, {SECONDS} s "
           f"a run, 127.0.0.1) ===")
     summary("memcached", "ops/s", bare, traced)
+    # A second source for the overhead: the server's own CPU time per
+    # operation (/proc utime+stime), which the client's share of the two
+    # cores and the host's load move less than the throughput.
+    if all(bare_cpu) and all(traced_cpu):
+        summary("server CPU", "ms per 1M ops", [x * 1e3 for x in bare_cpu],
+                [x * 1e3 for x in traced_cpu], what="CPU per op")
     print("target               throughput >= 0.95x bare (median of the pairs)")
     print("=== end ===")
 
@@ -145,14 +199,29 @@ def pg_run(d, port, traced, drop):
             if subprocess.run(ready, preexec_fn=drop).returncode == 0:
                 break
             time.sleep(0.05)
+        # The backends' CPU: they exit with pgbench's connections, and the
+        # postmaster's cutime+cstime has it once it has reaped them all.
+        pm = server_pid(srv, "postgres")
+        kids = children(pm) if pm else -1
+        cpu0 = proc_cpu(pm, reaped=True) if pm else None
+        t0 = time.monotonic()
         out = subprocess.run([os.path.join(PG_BIN, "pgbench"), "-h", d, "-p", str(port), "-c",
                               "4", "-T", str(SECONDS), "postgres"], capture_output=True,
                              text=True, preexec_fn=drop).stdout
+        wall = time.monotonic() - t0
+        for _ in range(250):
+            if not pm or children(pm) <= kids:
+                break
+            time.sleep(0.02)
+        cpu1 = proc_cpu(pm, reaped=True) if pm and children(pm) <= kids else None
         tps = [float(l.split("=")[1].split()[0]) for l in out.splitlines()
                if l.startswith("tps")]
+        txs = [int(l.split(":")[1].split()[0]) for l in out.splitlines()
+               if l.startswith("number of transactions actually processed")]
     finally:
         down = stop(srv, signal.SIGINT)
-    return (tps[0] if tps else 0.0), down
+    per_tx = (cpu1 - cpu0) / txs[0] if cpu0 is not None and cpu1 and txs and txs[0] else 0.0
+    return (tps[0] if tps else 0.0), down, per_tx
 
 
 def bench_postgres():
@@ -174,16 +243,20 @@ def bench_postgres():
     subprocess.run([os.path.join(PG_BIN, "pgbench"), "-h", d, "-p", str(port), "-i", "-s",
                     "1", "postgres"], capture_output=True, preexec_fn=drop)
     stop(pg, signal.SIGINT)
-    tb, tt, db, dt = [], [], [], []
+    tb, tt, db, dt, cb, ct = [], [], [], [], [], []
     for i in range(PAIRS):
         for t in order(i):
-            tps, down = pg_run(d, port, t, drop)
+            tps, down, per_tx = pg_run(d, port, t, drop)
             (tt if t else tb).append(tps)
             (dt if t else db).append(down)
+            (ct if t else cb).append(per_tx)
     shutil.rmtree(d, ignore_errors=True)
     print(f"=== bench: PostgreSQL under pgbench (4 clients, {SECONDS} s a run, unix socket), "
           f"fast shutdown ===")
     summary("pgbench", "tps", tb, tt)
+    if all(cb) and all(ct):  # as for memcached: the server's own CPU per unit of work
+        summary("backends' CPU", "us per tx", [x * 1e6 for x in cb], [x * 1e6 for x in ct],
+                what="CPU per tx")
     print(f"{'shutdown (SIGINT)':<20} bare {statistics.median(db):.3f} s, latprof "
           f"{statistics.median(dt):.3f} s (import included) -> "
           f"{statistics.median(dt) - statistics.median(db):+.3f} s "
