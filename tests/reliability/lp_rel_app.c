@@ -240,12 +240,14 @@ static void on_alarm(int sig)
 	int saved = errno;
 	pthread_mutex_lock(&rel_handler_lock); /* not async-signal-safe; apps do it */
 	rel_handled++;
-	/* Longer than the timer's 200 us period: the next SIGALRM finds this
-	 * thread still in the handler (the signal is blocked here), goes to
-	 * another thread, and that handler waits for the lock. With a shorter
-	 * spin, handlers overlapped only when one was preempted, so a quiet
-	 * machine could record no wait inside a handler at all. */
-	spin_us(250);
+	/* 60% of the timer's 200 us period: a SIGALRM delivered late by 80 us
+	 * or more finds another handler holding the lock, so handlers wait for
+	 * it often (with 30 us, only when one was preempted: a run could record
+	 * no wait inside a handler at all). Not more than the period: handlers
+	 * would then need the lock faster than they release it, pile up on all
+	 * four threads, and the app's 1.5 s ran for 6 to 16 s with waits of
+	 * over 10 s. */
+	spin_us(120);
 	pthread_mutex_unlock(&rel_handler_lock);
 	errno = saved;
 }
