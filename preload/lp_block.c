@@ -90,10 +90,7 @@ struct lp_blk_real {
 
 static struct lp_blk_real lp_br;
 
-#define LP_BSYM(f, name)                                                                           \
-	{                                                                                          \
-		(void **)&lp_br.f, name, NULL                                                      \
-	}
+#define LP_BSYM(f, name) LP_SYM_AT(lp_br.f, name, NULL)
 
 /* Resolved at their first use, like lp_real's (lp_preload.c). */
 static const struct lp_sym lp_blk_syms[] = {
@@ -144,9 +141,7 @@ static const struct lp_sym lp_blk_syms[] = {
 /* Called by lp_pre_resolve*(), which guard against reentry from dlsym. */
 void lp_block_resolve(void)
 {
-	for (size_t i = 0; i < LP_BLK_NSYMS; i++)
-		if (!__atomic_load_n(lp_blk_syms[i].slot, __ATOMIC_RELAXED))
-			lp_sym_resolve_in(&lp_blk_syms[i], 1, lp_blk_syms[i].slot);
+	lp_sym_resolve_all(lp_blk_syms, LP_BLK_NSYMS);
 }
 
 void lp_block_resolve_slot(void **slot)

@@ -37,14 +37,8 @@ struct lp_tid_slot {
 };
 static struct lp_tid_slot lp_tids[LP_TID_SLOTS];
 
-#define LP_SYM(f, name)                                                                            \
-	{                                                                                          \
-		(void **)&lp_real.f, name, NULL                                                    \
-	}
-#define LP_VSYM(f, name, ver)                                                                      \
-	{                                                                                          \
-		(void **)&lp_real.f, name, ver                                                     \
-	}
+#define LP_SYM(f, name) LP_SYM_AT(lp_real.f, name, NULL)
+#define LP_VSYM(f, name, ver) LP_SYM_AT(lp_real.f, name, ver)
 
 /* Every real function the hooks call, resolved one at a time at its first
  * use (LP_REAL): dlsym'ing all of them at start-up was most of the
@@ -128,6 +122,13 @@ int lp_sym_resolve_in(const struct lp_sym *tab, size_t n, void **slot)
 	return 0;
 }
 
+void lp_sym_resolve_all(const struct lp_sym *tab, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!__atomic_load_n(tab[i].slot, __ATOMIC_RELAXED))
+			lp_sym_resolve(&tab[i]);
+}
+
 void lp_pre_resolve_slot(void **slot)
 {
 	if (lp_resolving)
@@ -146,9 +147,7 @@ void lp_pre_resolve(void)
 		return;
 	int saved = errno;
 	lp_resolving = 1;
-	for (size_t i = 0; i < LP_NSYMS; i++)
-		if (!__atomic_load_n(lp_syms[i].slot, __ATOMIC_RELAXED))
-			lp_sym_resolve(&lp_syms[i]);
+	lp_sym_resolve_all(lp_syms, LP_NSYMS);
 	lp_block_resolve();
 	lp_resolving = 0;
 	__atomic_store_n(&lp_resolved_all, 1, __ATOMIC_RELEASE);

@@ -99,7 +99,14 @@ void lp_pre_resolve_slot(void **slot);
 /* Resolve every real function not resolved yet (before a fork or vfork:
  * the child must not call dlsym). */
 void lp_pre_resolve(void);
+/* A table entry: the slot that holds the real function, its name, version. */
+#define LP_SYM_AT(slot_, name_, ver_)                                                              \
+	{                                                                                          \
+		(void **)&(slot_), name_, ver_                                                     \
+	}
 int lp_sym_resolve_in(const struct lp_sym *tab, size_t n, void **slot);
+/* Every entry of tab[n] not resolved yet. */
+void lp_sym_resolve_all(const struct lp_sym *tab, size_t n);
 /* Blocking-call hooks (lp_block.c): their real functions (all, the one at
  * slot, or those resolved at start-up); the threshold, read once by the
  * constructor. */
