@@ -21,7 +21,7 @@
  * whole run once the run has grown LP_BLK_REFINE times since the last
  * estimate, so the rate only gets better.
  *
- * Precision: a point is an lp_now() between two RDTSCs, placed at their
+ * Precision (lp_tsc.h): a point is an lp_now() between two RDTSCs, at their
  * midpoint; a rate is only taken from points whose two brackets add up to
  * at most 1/LP_BLK_CAL_Q of the ticks between them: their half-widths, all
  * the error there is, are then at most 1e-4 of the span. A recorded
@@ -43,6 +43,7 @@
 #endif
 
 #include "lp_preload.h"
+#include "lp_tsc.h"
 
 #define LP_BLK_CAL_NS 2000000ull /* first calibration after 2 ms */
 #define LP_BLK_CAL_Q 5000u	 /* brackets <= 1/5000 of the span: rate error <= 1e-4 */
@@ -50,46 +51,22 @@
 
 struct lp_blk_clk lp_blk_clk = {0, 10000u, UINT64_MAX, UINT64_MAX};
 
-/* One (tsc, ns) point: tsc is the midpoint of the RDTSCs around lp_now(),
- * w their distance in ticks. */
-struct lp_blk_pt {
-	uint64_t tsc, ns, w;
-};
-
-static struct lp_blk_pt lp_blk_pt0; /* the constructor's, fixed */
+static struct lp_tsc_pt lp_blk_pt0; /* the constructor's, fixed */
 static uint64_t lp_blk_mult;	    /* ns per tick << 32 */
 static uint64_t lp_blk_span;	    /* ticks from pt0 the rate was measured over */
 static int lp_blk_cal_busy;	    /* a thread is calibrating */
 
-static void lp_blk_pt_take(struct lp_blk_pt *p)
-{
-#if defined(__x86_64__)
-	uint64_t a = __rdtsc();
-	uint64_t ns = lp_now();
-	uint64_t b = __rdtsc();
-	p->tsc = a + (b - a) / 2;
-	p->ns = ns;
-	p->w = b - a;
-#else
-	memset(p, 0, sizeof(*p));
-#endif
-}
-
 static uint64_t lp_blk_ticks_ns(uint64_t ticks)
 {
-	uint64_t m = __atomic_load_n(&lp_blk_mult, __ATOMIC_RELAXED);
-	return (uint64_t)(((unsigned __int128)ticks * m) >> 32);
+	return lp_tsc_ticks_ns(ticks, __atomic_load_n(&lp_blk_mult, __ATOMIC_RELAXED));
 }
 
 /* The rate from pt0 to p, when p is far enough and both brackets narrow
  * enough; 1 when it was taken. */
-static int lp_blk_rate_from(const struct lp_blk_pt *p)
+static int lp_blk_rate_from(const struct lp_tsc_pt *p)
 {
 	uint64_t span = p->tsc - lp_blk_pt0.tsc;
-	if ((int64_t)span <= 0 || p->ns <= lp_blk_pt0.ns ||
-	    (unsigned __int128)(lp_blk_pt0.w + p->w) * LP_BLK_CAL_Q > span)
-		return 0;
-	uint64_t mult = (uint64_t)(((unsigned __int128)(p->ns - lp_blk_pt0.ns) << 32) / span);
+	uint64_t mult = lp_tsc_rate(&lp_blk_pt0, p, LP_BLK_CAL_Q);
 	if (!mult)
 		return 0;
 	unsigned __int128 thr = ((unsigned __int128)lp_blk_clk.thr_ns << 32) / mult;
@@ -139,8 +116,8 @@ static void lp_blk_calibrate(uint64_t now)
 	if (usable < 0)
 		usable = lp_blk_tsc_usable();
 	if (usable) {
-		struct lp_blk_pt p;
-		lp_blk_pt_take(&p);
+		struct lp_tsc_pt p;
+		lp_tsc_pt_take(&p);
 		if (lp_blk_rate_from(&p))
 			__atomic_store_n(&lp_blk_clk.tsc, 1, __ATOMIC_RELEASE);
 		else
@@ -164,11 +141,7 @@ void lp_blk_clk_init(uint64_t thr_ns, int tsc_ok)
 #if defined(__x86_64__)
 	if (thr_ns == UINT64_MAX || !tsc_ok)
 		return;
-	lp_blk_pt_take(&lp_blk_pt0);
-	struct lp_blk_pt p; /* the narrower of two brackets: one may be preempted */
-	lp_blk_pt_take(&p);
-	if (p.w < lp_blk_pt0.w)
-		lp_blk_pt0 = p;
+	lp_tsc_pt_best(&lp_blk_pt0, 2, 0); /* the narrower of two: one may be preempted */
 	lp_blk_clk.cal_at = lp_blk_pt0.ns + LP_BLK_CAL_NS;
 #endif
 }
@@ -190,8 +163,8 @@ int lp_blk_clk_span(int tsc, uint64_t t0, uint64_t t1, uint64_t *start, uint64_t
 	 * out, but the kernel may find so later): no duration to record. */
 	if ((int64_t)(t1 - t0) < 0)
 		return 0;
-	struct lp_blk_pt p;
-	lp_blk_pt_take(&p);
+	struct lp_tsc_pt p;
+	lp_tsc_pt_take(&p);
 	if (p.tsc - lp_blk_pt0.tsc >=
 	    LP_BLK_REFINE * __atomic_load_n(&lp_blk_span, __ATOMIC_RELAXED))
 		lp_blk_rate_from(&p);

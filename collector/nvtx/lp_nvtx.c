@@ -28,6 +28,7 @@
 #include "lp_core.h"
 #include "lp_counters.h"
 #include "lp_log_nvtx.h"
+#include "lp_tsc.h"
 
 #define LP_NC_SLOTS 64
 #define LP_NC_MAX 47 /* longest message the cache keeps a copy of */
@@ -185,31 +186,33 @@ static inline uint32_t lp_dom(nvtxDomainHandle_t d)
  * clock_gettime costs about twice RDTSC here, and a push+pop takes two
  * stamps out of a 60 ns budget (DESIGN.md). Where the TSC is invariant and
  * is the kernel's clocksource, stamps are TSC ticks converted to
- * CLOCK_MONOTONIC ns against a per-thread (tsc, ns) pair re-taken every
- * LP_TSC_REBASE_NS, so the log holds the one clock of every other source
- * and the error stays under (rebase interval x rate error). The rate is
- * re-estimated over the whole run at each re-base, so it only gets better.
+ * CLOCK_MONOTONIC ns against a per-thread base point (lp_tsc.h) re-taken
+ * every LP_TSC_REBASE_NS, so the log holds the one clock of every other
+ * source (CUPTI is given lp_now(): a kernel launched right after a push
+ * must not be stamped before it).
+ *
+ * Error of a stamp: its base point's half-width (a base is the narrowest of
+ * a few points and no wider than lp_tsc_good, some 70 ns: else the stamp
+ * is lp_now()) plus the rate's error over at most LP_TSC_REBASE_NS. The
+ * rate is used only once known to 1/LP_TSC_Q (20 ns over a window), which
+ * takes a few ms of run: until then stamps are lp_now(). A rate measured
+ * over 200 us from two unbracketed reads (as here before) erred by 3e-4
+ * and more, some 300 ns by the end of a window, and put a launch stamped
+ * 400 ns after its push before the push.
  */
 #define LP_TSC_REBASE_NS 1000000ull
-#define LP_TSC_CAL_NS 200000ull
+#define LP_TSC_CAL_NS 2000000ull /* first rate attempt, then retries */
+#define LP_TSC_Q 50000u		 /* rate error <= 2e-5 */
+#define LP_TSC_REFINE 16u	 /* re-measure once the run is 16x longer */
 
-static int lp_use_tsc;
-static uint64_t lp_tsc0, lp_ns0;
-static uint64_t lp_tsc_mult;   /* ns per tick << 32 */
+static int lp_use_tsc;		/* TSC invariant and the clocksource (set once) */
+static struct lp_tsc_pt lp_pt0; /* taken at start-up, fixed */
+static uint64_t lp_tsc_good;	/* a base point this narrow will do */
+static uint64_t lp_tsc_mult;	/* ns per tick << 32; 0 until known to 1/Q */
+static uint64_t lp_tsc_span;	/* ticks from lp_pt0 the rate was measured over */
 static uint64_t lp_tsc_window; /* ticks in LP_TSC_REBASE_NS */
-
-#if defined(__x86_64__)
-#include <x86intrin.h>
-static inline uint64_t lp_rdtsc(void)
-{
-	return __rdtsc();
-}
-#else
-static inline uint64_t lp_rdtsc(void)
-{
-	return 0;
-}
-#endif
+static uint64_t lp_tsc_cal_at; /* lp_now() of the next rate attempt */
+static int lp_tsc_cal_busy;    /* a thread is measuring the first rate */
 
 static int lp_file_has(const char *path, const char *const *words, int n)
 {
@@ -237,29 +240,19 @@ static void lp_tsc_init(void)
 	if (!lp_file_has("/proc/cpuinfo", flags, 2) ||
 	    !lp_file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs, 1))
 		return;
-	lp_ns0 = lp_now();
-	lp_tsc0 = lp_rdtsc();
-	uint64_t ns, tsc;
-	do { /* a short first estimate; re-bases refine it */
-		ns = lp_now();
-		tsc = lp_rdtsc();
-	} while (ns - lp_ns0 < LP_TSC_CAL_NS);
-	if (tsc <= lp_tsc0)
-		return;
-	lp_tsc_mult = (uint64_t)(((unsigned __int128)(ns - lp_ns0) << 32) / (tsc - lp_tsc0));
-	if (!lp_tsc_mult)
-		return;
-	lp_tsc_window = (uint64_t)(((unsigned __int128)LP_TSC_REBASE_NS << 32) / lp_tsc_mult);
+	lp_tsc_pt_best(&lp_pt0, 3, 0);
+	lp_tsc_good = 2 * lp_pt0.w;
+	lp_tsc_cal_at = lp_pt0.ns + LP_TSC_CAL_NS;
 	lp_use_tsc = 1;
 #endif
 }
 
 /* A re-base snaps to the true clock, which may be a little behind the
- * extrapolated stamps before it (the rate estimate errs by parts in 1e4):
- * clamp, so a pop is never stamped before its push on the same thread.
- * Strictly after the last stamp (two boundaries are >= 10 ns apart anyway):
- * equal stamps would pair two boundaries with one counter sample, leaving
- * the ranges between them without a delta. */
+ * extrapolated stamps before it: clamp, so a pop is never stamped before
+ * its push on the same thread. Strictly after the last stamp (two
+ * boundaries are >= 10 ns apart anyway): equal stamps would pair two
+ * boundaries with one counter sample, leaving the ranges between them
+ * without a delta. */
 static inline uint64_t lp_ts_mono(struct lp_nvtx_tls *t, uint64_t ns)
 {
 	if (ns <= t->last)
@@ -268,17 +261,48 @@ static inline uint64_t lp_ts_mono(struct lp_nvtx_tls *t, uint64_t ns)
 	return ns;
 }
 
-static __attribute__((noinline)) uint64_t lp_ts_rebase(struct lp_nvtx_tls *t, uint64_t tsc)
+/* The rate from lp_pt0 to p, if p is good enough for it; the first one
+ * also sets the window and, published last, switches stamps to the TSC. */
+static void lp_tsc_rate_offer(const struct lp_tsc_pt *p)
+{
+	uint64_t m = lp_tsc_rate(&lp_pt0, p, LP_TSC_Q);
+	if (!m)
+		return;
+	if (!__atomic_load_n(&lp_tsc_mult, __ATOMIC_RELAXED))
+		lp_tsc_window = (uint64_t)(((unsigned __int128)LP_TSC_REBASE_NS << 32) / m);
+	__atomic_store_n(&lp_tsc_span, p->tsc - lp_pt0.tsc, __ATOMIC_RELAXED);
+	__atomic_store_n(&lp_tsc_mult, m, __ATOMIC_RELEASE);
+}
+
+/* Stamps before the rate is known: the true clock, and now and then (one
+ * thread at a time) an attempt at the rate. */
+static __attribute__((noinline)) uint64_t lp_ts_uncalibrated(struct lp_nvtx_tls *t)
 {
 	uint64_t ns = lp_now();
-	tsc = lp_rdtsc();
-	t->tsc_base = tsc;
-	t->ns_base = ns;
-	if (tsc > lp_tsc0 && ns - lp_ns0 > 16 * LP_TSC_CAL_NS) {
-		uint64_t m = (uint64_t)(((unsigned __int128)(ns - lp_ns0) << 32) / (tsc - lp_tsc0));
-		__atomic_store_n(&lp_tsc_mult, m, __ATOMIC_RELAXED);
+	if (ns >= __atomic_load_n(&lp_tsc_cal_at, __ATOMIC_RELAXED) &&
+	    !__atomic_exchange_n(&lp_tsc_cal_busy, 1, __ATOMIC_ACQUIRE)) {
+		struct lp_tsc_pt p;
+		lp_tsc_pt_best(&p, 3, lp_tsc_good);
+		lp_tsc_rate_offer(&p);
+		__atomic_store_n(&lp_tsc_cal_at, ns + LP_TSC_CAL_NS, __ATOMIC_RELAXED);
+		__atomic_store_n(&lp_tsc_cal_busy, 0, __ATOMIC_RELEASE);
 	}
 	return lp_ts_mono(t, ns);
+}
+
+static __attribute__((noinline)) uint64_t lp_ts_rebase(struct lp_nvtx_tls *t)
+{
+	struct lp_tsc_pt p;
+	lp_tsc_pt_best(&p, 4, lp_tsc_good);
+	if (p.w > lp_tsc_good) /* preempted at every try: the next stamp tries again */
+		return lp_ts_mono(t, lp_now());
+	t->tsc_base = p.tsc;
+	t->ns_base = p.ns;
+	if (2 * p.w < __atomic_load_n(&lp_tsc_good, __ATOMIC_RELAXED)) /* pt0 was slow */
+		__atomic_store_n(&lp_tsc_good, 2 * p.w, __ATOMIC_RELAXED);
+	if (p.tsc - lp_pt0.tsc >= LP_TSC_REFINE * __atomic_load_n(&lp_tsc_span, __ATOMIC_RELAXED))
+		lp_tsc_rate_offer(&p);
+	return lp_ts_mono(t, p.ns);
 }
 
 /* CLOCK_MONOTONIC ns, from the TSC where that is safe. */
@@ -289,12 +313,13 @@ static inline uint64_t lp_ts(void)
 	struct lp_nvtx_tls *t = lp_tls();
 	if (__builtin_expect(t == &lp_tls_fallback, 0))
 		return lp_now();
-	uint64_t tsc = lp_rdtsc();
-	uint64_t d = tsc - t->tsc_base;
+	uint64_t m = __atomic_load_n(&lp_tsc_mult, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!m, 0))
+		return lp_ts_uncalibrated(t);
+	uint64_t d = lp_tsc_read() - t->tsc_base;
 	if (__builtin_expect(d >= lp_tsc_window, 0)) /* also: first use, or TSC behind */
-		return lp_ts_rebase(t, tsc);
-	uint64_t m = __atomic_load_n(&lp_tsc_mult, __ATOMIC_RELAXED);
-	return lp_ts_mono(t, t->ns_base + (uint64_t)(((unsigned __int128)d * m) >> 32));
+		return lp_ts_rebase(t);
+	return lp_ts_mono(t, t->ns_base + lp_tsc_ticks_ns(d, m));
 }
 
 /* ---- attributes of the *Ex calls ------------------------------------- */
@@ -682,6 +707,8 @@ static nvtxStringHandle_t lp_register_w(nvtxDomainHandle_t d, const wchar_t *s)
  * Runs after the core's own handler (registered later), so the log exists. */
 static void lp_nvtx_atfork_child(void)
 {
+	/* forked while another thread measured the rate: it will not finish here */
+	__atomic_store_n(&lp_tsc_cal_busy, 0, __ATOMIC_RELAXED);
 	if (lp_tp)
 		memset(lp_tp->nc, 0, sizeof(lp_tp->nc));
 	for (struct lp_nvtx_obj *o = lp_objs; o; o = o->next) {

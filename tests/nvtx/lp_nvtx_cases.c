@@ -10,6 +10,9 @@
  *   rate THREADS N     N push/pop pairs per thread as fast as possible
  *   reqs THREADS N     N requests per thread, each with 4 stage ranges and
  *                      no work: a big database for import/report benchmarks
+ *   clock N FILE       N ranges "tick", each push and pop between two
+ *                      clock_gettime reads written to FILE ("a b c d" ns):
+ *                      the program's own clock against the stamps
  * Each mode prints what it did as key=value so the test compares the
  * database with the program's own account.
  */
@@ -236,6 +239,38 @@ static int rate(int threads, long n, int reqs)
 	return 0;
 }
 
+static void spin_ns(uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+	while (now_ns() < end)
+		;
+}
+
+/* Work of 0-18 us between push and pop, a 50 us sleep every 10th range (a
+ * thread that sleeps comes back to a stale clock base), for ~0.4 s: long
+ * enough that most stamps come from the TSC, not lp_now(). */
+static int clock_check(long n, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return 2;
+	for (long i = 0; i < n; i++) {
+		uint64_t a = now_ns();
+		nvtxRangePushA("tick");
+		uint64_t b = now_ns();
+		spin_ns((uint64_t)(i % 7) * 3000);
+		uint64_t c = now_ns();
+		nvtxRangePop();
+		uint64_t d = now_ns();
+		fprintf(f, "%llu %llu %llu %llu\n", (unsigned long long)a, (unsigned long long)b,
+			(unsigned long long)c, (unsigned long long)d);
+		if (i % 10 == 9)
+			usleep(50);
+	}
+	printf("ranges=%ld\n", n);
+	return fclose(f) ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -253,7 +288,9 @@ int main(int argc, char **argv)
 		return rate(atoi(argv[2]), atol(argv[3]), 0);
 	if (!strcmp(m, "reqs") && argc == 4)
 		return rate(atoi(argv[2]), atol(argv[3]), 1);
+	if (!strcmp(m, "clock") && argc == 4)
+		return clock_check(atol(argv[2]), argv[3]);
 	fprintf(stderr, "usage: lp_nvtx_cases nest D R | xthread N | unbalanced K | open | "
-			"domains | rate THREADS N | reqs THREADS N\n");
+			"domains | rate THREADS N | reqs THREADS N | clock N FILE\n");
 	return 2;
 }

@@ -1,6 +1,8 @@
 """NVTX capture edge cases (issue 3): start/end across threads, push/pop
 nested 10 deep, unbalanced pops, ranges open at exit, domains, registered
-strings, categories, payload kinds, and 100k+ ranges per second."""
+strings, categories, payload kinds, 100k+ ranges per second, and
+stamps checked against the program's own clock."""
+import os
 import sys
 
 import lptest
@@ -107,9 +109,35 @@ def rate(exe):
     check(per == {f"rate-{c}": 100000 for c in "abcd"}, "rate: names interned right")
 
 
+def clock(exe):
+    """Second source for the stamps: every push and pop lies between the
+    program's own clock_gettime(CLOCK_MONOTONIC) reads around the call.
+    Where the TSC is the clocksource most stamps are TSC ticks converted
+    (lp_nvtx.c "clock"); a rate from a 200 us calibration put thousands of
+    20,000 ranges' stamps outside, by up to 322 ns, which moved a GPU
+    launch made right after a push out of its request (cuda_collector)."""
+    with open("/sys/devices/system/clocksource/clocksource0/current_clocksource") as f:
+        print(f"clock: clocksource {f.read().strip()}")
+    d = lptest.tmpdir()
+    own = os.path.join(d, "own.txt")
+    conn, _ = record(exe, "clock", 20000, own)
+    with open(own) as f:
+        reads = [tuple(map(int, line.split())) for line in f]
+    rows = conn.execute("SELECT start_ns, end_ns FROM ranges ORDER BY start_ns").fetchall()
+    check(len(rows) == len(reads) == 20000, f"clock: 20000 ranges ({len(rows)}, {len(reads)} read)")
+    out, worst = 0, 0
+    for (a, b, c, e), (start, end) in zip(reads, rows):
+        for lo, hi, x in ((a, b, start), (c, e, end)):
+            if not lo <= x <= hi:
+                out += 1
+                worst = max(worst, lo - x, x - hi)
+    check(out == 0, f"clock: every push and pop inside the program's own reads around it "
+                    f"({out} of 40000 outside, by up to {worst} ns)")
+
+
 def main():
     exe = need(cases_bin())
-    for t in (nest, xthread, unbalanced, open_at_exit, domains, rate):
+    for t in (nest, xthread, unbalanced, open_at_exit, domains, rate, clock):
         t(exe)
 
 
