@@ -108,8 +108,6 @@ int lp_fx_begin(struct lp_fx *fx, struct lp_import *imp)
 	return rc;
 }
 
-static void fx_bits_drop(struct lp_fx *fx);
-
 void lp_fx_end(struct lp_fx *fx)
 {
 	sqlite3_stmt *v[] = {fx->ins_proc,   fx->ins_thread, fx->ins_kernel, fx->ins_memcpy,
@@ -123,7 +121,7 @@ void lp_fx_end(struct lp_fx *fx)
 	lp_map_free(&fx->threads);
 	lp_map_free(&fx->domains);
 	lp_map_free(&fx->locks);
-	fx_bits_drop(fx);
+	lp_corrtally_free(&fx->tally);
 	free(fx->lo);
 	free(fx->hi);
 }
@@ -238,79 +236,18 @@ static void fx_bind_opt(sqlite3_stmt *st, int i, int64_t v, int64_t none)
 		sqlite3_bind_int64(st, i, v);
 }
 
-/* The calls' correlation ids, a bitmap per process: CUPTI counts them from
- * 1 in each process, so they are small and dense, and a bitmap's lookups stay
- * in the cache where a hash set of 10^6 keys missed it on every row. Memory
- * stays bounded (32 MiB) on exports of any size: past it, or for an id that
- * does not fit, the count is left to lp_fx_finish's SQL. */
-#define LP_FX_BITS_MAX ((size_t)32 << 20)
-
-static void fx_bits_drop(struct lp_fx *fx)
+/* The tally's key for rows of process proc: a process not known yet (0)
+ * turns a per-process tally off (-1), lp_fx_finish then counts by SQL. */
+static int64_t fx_tally_key(const struct lp_fx *fx, int64_t proc)
 {
-	for (size_t i = 0; i < fx->napi_bits; i++)
-		free(fx->api_bits[i].w);
-	free(fx->api_bits);
-	fx->api_bits = NULL;
-	fx->napi_bits = fx->api_bytes = 0;
-	fx->count_unattributed = 0;
-}
-
-static int fx_bits_fit(int64_t proc, int64_t corr)
-{
-	return proc > 0 && proc < 1 << 16 && corr >= 0 && (uint64_t)corr / 8 < LP_FX_BITS_MAX;
-}
-
-static void fx_bits_add(struct lp_fx *fx, int64_t proc, int64_t corr)
-{
-	size_t word = (size_t)corr / 64;
-	if (!fx_bits_fit(proc, corr)) {
-		fx_bits_drop(fx);
-		return;
-	}
-	if ((size_t)proc >= fx->napi_bits) {
-		size_t n = (size_t)proc * 2 + 1;
-		void *v = realloc(fx->api_bits, n * sizeof(*fx->api_bits));
-		if (!v) {
-			fx_bits_drop(fx);
-			return;
-		}
-		fx->api_bits = v;
-		memset(fx->api_bits + fx->napi_bits, 0,
-		       (n - fx->napi_bits) * sizeof(*fx->api_bits));
-		fx->napi_bits = n;
-	}
-	struct lp_fx_bits *b = &fx->api_bits[proc];
-	if (word >= b->n) {
-		size_t n = word * 2 + 64;
-		void *v = fx->api_bytes + (n - b->n) * 8 <= LP_FX_BITS_MAX
-			      ? realloc(b->w, n * sizeof(*b->w))
-			      : NULL;
-		if (!v) {
-			fx_bits_drop(fx);
-			return;
-		}
-		b->w = v;
-		memset(b->w + b->n, 0, (n - b->n) * sizeof(*b->w));
-		fx->api_bytes += (n - b->n) * 8;
-		b->n = n;
-	}
-	b->w[word] |= 1ull << (corr % 64);
+	return !fx->tally_per_process ? 0 : proc > 0 ? proc : -1;
 }
 
 /* GPU work: is its launching call in the capture (count_unattributed)? */
 static void fx_attribute(struct lp_fx *fx, const struct lp_fx_op *o)
 {
-	if (!fx->count_unattributed)
-		return;
-	if (!fx_bits_fit(o->proc, o->corr)) {
-		fx_bits_drop(fx); /* lp_fx_finish counts by SQL */
-		return;
-	}
-	size_t word = (size_t)o->corr / 64;
-	const struct lp_fx_bits *b =
-	    (size_t)o->proc < fx->napi_bits ? &fx->api_bits[o->proc] : NULL;
-	if (!b || word >= b->n || !(b->w[word] >> (o->corr % 64) & 1))
-		fx->unattributed++;
+	if (fx->count_unattributed)
+		lp_corrtally_work(&fx->tally, fx_tally_key(fx, o->proc), o->corr);
 }
 
 /* Bounds of GPU work not yet owned go to slot 0, moved by lp_fx_adopt. */
@@ -411,7 +348,7 @@ int lp_fx_sync(struct lp_fx *fx, const struct lp_fx_op *o, const char *type, int
 int lp_fx_api_seen(struct lp_fx *fx, int64_t proc, int64_t corr, int64_t start, int64_t end)
 {
 	if (fx->count_unattributed)
-		fx_bits_add(fx, proc, corr);
+		lp_corrtally_call(&fx->tally, fx_tally_key(fx, proc), corr);
 	lp_fx_seen(fx, proc, start, end);
 	fx->api++;
 	return 0;
@@ -760,8 +697,11 @@ int lp_fx_finish(struct lp_fx *fx)
 	if (rc == 0)
 		fx->syncs_by_name =
 		    lp_db_int(fx->imp->db, "SELECT count(*) FROM temp.lp_sync_api", 0);
-	if (rc == 0 && !fx->count_unattributed)
-		fx->unattributed = lp_db_int(fx->imp->db, lp_unattributed_sql, 0);
+	if (rc == 0) {
+		fx->unattributed = fx->count_unattributed ? lp_corrtally_unmatched(&fx->tally) : -1;
+		if (fx->unattributed < 0)
+			fx->unattributed = lp_db_int(fx->imp->db, lp_unattributed_sql, 0);
+	}
 	rc = rc ? rc : fx_exec(fx, "DROP TABLE temp.lp_sync_api");
 	/* A capture of a real service has 10^4 API calls and 10^3 copies: the
 	 * breakdown's sync-wait lookups (analyze/lp_cuda.c) need these to stay

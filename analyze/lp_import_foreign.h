@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "lp_corrtally.h"
 #include "lp_import.h"
 #include "lp_map.h"
 
@@ -36,16 +37,14 @@ struct lp_fx {
 	long long kernels, memcpys, memsets, syncs, api, ranges, marks, lock_waits, cond_waits,
 	    allocs, devices, blocking;
 	long long unattributed; /* GPU work whose launching call is not in the capture */
-	/* Set by an importer that writes every API call before any GPU work
-	 * (nsys): unattributed is then counted as rows come, through the set of
-	 * (process, correlation id) of the calls, not by a lookup per row at
-	 * the end. Cleared when an id does not fit the set. */
-	int count_unattributed;
-	struct lp_fx_bits {
-		uint64_t *w;
-		size_t n;
-	} * api_bits; /* per processes.id, the calls' correlation ids */
-	size_t napi_bits, api_bytes;
+	/* Set by an importer whose correlation ids are final as rows are
+	 * written (nsys; Kineto unless flows rewrite them): unattributed is
+	 * then tallied as rows come (lp_corrtally.h), not looked up per row by
+	 * SQL at the end, which lp_fx_finish does when the tally turned itself
+	 * off. tally_per_process: ids count from 1 in each process (nsys, by
+	 * processes.id); else one set of ids for the capture (Kineto). */
+	int count_unattributed, tally_per_process;
+	struct lp_corrtally tally;
 	/* GPU work whose process is decided by lp_fx_adopt may be written with
 	 * this process id instead of 0 (Kineto: the first host process): when
 	 * it is the one process, no row needs rewriting. unowned counts the

@@ -121,71 +121,6 @@ static const char *const lp_kkey_paths[KK_N] = {
     [KK_EVENT] = "args.event",
 };
 
-/* GPU work without its launching call in the trace (lp_fx.unattributed),
- * tallied by correlation id as rows come instead of by a lookup per row at
- * the end: which ids API calls have (a bit each), how many kernels, copies
- * and memsets have each id. Ids index the arrays, so memory follows the
- * largest id; past LP_KTALLY_MAX (or for an id below 1, which the flows may
- * rewrite) the tally stops and lp_fx_finish counts by SQL. */
-#define LP_KTALLY_MAX (1 << 23) /* 16 MiB of counts */
-
-struct ktally {
-	uint64_t *api; /* bit per id */
-	uint16_t *ops; /* per id, saturating: then off */
-	size_t cap;    /* ids covered */
-	int off;
-};
-
-static int ktally_room(struct ktally *t, int64_t corr)
-{
-	if (t->off || corr < 1 || corr >= LP_KTALLY_MAX) {
-		t->off = 1;
-		return 0;
-	}
-	if ((size_t)corr < t->cap)
-		return 1;
-	size_t cap = t->cap ? t->cap : 1 << 16;
-	while (cap <= (size_t)corr)
-		cap *= 2;
-	uint64_t *api = realloc(t->api, cap / 8);
-	if (api)
-		t->api = api;
-	uint16_t *ops = api ? realloc(t->ops, cap * sizeof(*ops)) : NULL;
-	if (!ops) {
-		t->off = 1; /* the SQL count needs no memory */
-		return 0;
-	}
-	t->ops = ops;
-	memset((char *)api + t->cap / 8, 0, (cap - t->cap) / 8);
-	memset(ops + t->cap, 0, (cap - t->cap) * sizeof(*ops));
-	t->cap = cap;
-	return 1;
-}
-
-static void ktally_api(struct ktally *t, int64_t corr)
-{
-	if (ktally_room(t, corr))
-		t->api[corr / 64] |= 1ull << (corr % 64);
-}
-
-static void ktally_op(struct ktally *t, int64_t corr)
-{
-	if (ktally_room(t, corr) && ++t->ops[corr] == UINT16_MAX)
-		t->off = 1;
-}
-
-/* -1: not tallied. */
-static long long ktally_unattributed(const struct ktally *t)
-{
-	long long n = 0;
-	if (t->off)
-		return -1;
-	for (size_t c = 0; c < t->cap; c++)
-		if (t->ops[c] && !(t->api[c / 64] >> (c % 64) & 1))
-			n += t->ops[c];
-	return n;
-}
-
 /* Names kept until the end: M events may come after the events they name. */
 struct kname {
 	int64_t pid, tid; /* tid < 0: a process name */
@@ -213,7 +148,6 @@ struct kineto {
 	long long no_corr;
 	long long *api_calls;
 	size_t napi_calls;
-	struct ktally tally;
 	char unit[16];
 	int gpu_corr; /* GPU events carry args.correlation: flows are not kept */
 	int rc;
@@ -434,7 +368,6 @@ static int kapi(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64
 	int64_t nid = name ? lp_import_intern(k->imp, name, strlen(name)) : 0;
 	int64_t corr = kint(k, o, KK_CORR, 0);
 	k->no_corr += corr == 0;
-	ktally_api(&k->tally, corr);
 	int rc = kapi_count(k, proc);
 	return rc ? rc
 		  : lp_fx_api(&k->fx, proc, thread, c == LP_K_DRIVER ? "driver" : "runtime",
@@ -537,8 +470,6 @@ static int kevent(struct kineto *k, const struct lp_jobj *o)
 	case LP_K_SYNC:
 		kop(k, o, pid, tid, &op);
 		k->no_corr += op.corr == 0;
-		if (c != LP_K_SYNC)
-			ktally_op(&k->tally, op.corr);
 		op.start = start;
 		op.end = end;
 		if (c == LP_K_KERNEL)
@@ -658,16 +589,12 @@ static int kfinish(struct kineto *k)
 		rc = lp_fx_device(&k->fx, main_proc, k->devs[i].id, k->devs[i].name, k->devs[i].sms,
 				  k->devs[i].major, k->devs[i].minor, k->devs[i].mem, -1, -1);
 	rc = rc ? rc : knames(k);
-	/* Tallied (ktally): lp_fx_finish then takes the count as one an
-	 * importer kept while writing (lp_fx.count_unattributed). Flows give
-	 * rows other ids at the end: then SQL counts. Every GPU row is now
+	/* Flows gave rows other ids at the end: the tally of the ids they came
+	 * with is void, and lp_fx_finish counts by SQL. Every GPU row is now
 	 * with the process of the API call of its id, or main_proc when none
 	 * has it: unattributed exactly when no call has its id. */
-	long long unattributed = k->no_corr ? -1 : ktally_unattributed(&k->tally);
-	if (unattributed >= 0) {
-		k->fx.unattributed = unattributed;
-		k->fx.count_unattributed = 1;
-	}
+	if (k->no_corr)
+		lp_corrtally_free(&k->fx.tally);
 	return rc ? rc : lp_fx_finish(&k->fx);
 }
 
@@ -679,6 +606,9 @@ static int kineto_fill(struct lp_import *imp, void *ctx)
 	for (int i = 0; i < KK_N; i++)
 		lp_jkey_init(&k->keys[i], lp_kkey_paths[i]);
 	int rc = lp_fx_begin(&k->fx, imp);
+	/* A trace may list work before its call: the tally takes either order;
+	 * one set of ids for the whole trace (kfinish). */
+	k->fx.count_unattributed = 1;
 	rc = rc ? rc
 		: lp_db_exec(imp->db, "CREATE TEMP TABLE lp_flow(ph, pid, tid, ts, id)", imp->err,
 			     imp->errlen);
@@ -755,7 +685,5 @@ int lp_import_kineto(const char *path, const char *out, const struct lp_import_o
 		free(k.devs[i].name);
 	free(k.devs);
 	free(k.api_calls);
-	free(k.tally.api);
-	free(k.tally.ops);
 	return rc;
 }

@@ -1012,9 +1012,10 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	rc = rc ? rc
 		: LP_EACH("TARGET_INFO_SESSION_START_TIME", session_cols, NULL, nsys_session_row);
 	n->prev_tid = n->prev_corr = -1;
-	/* Calls are read before GPU work (below): lp_fx counts the work without
-	 * its call as it comes. */
+	/* lp_fx tallies the work without its call as rows come; CUPTI counts
+	 * correlation ids from 1 in each process. */
 	n->fx.count_unattributed = 1;
+	n->fx.tally_per_process = 1;
 	/* Only exports that list calls twice (eventClass 67 twins, schema 2.9)
 	 * pay for the sort that brings twins together. */
 	int twins = lp_db_has_table(n->src, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
