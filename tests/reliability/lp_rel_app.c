@@ -27,6 +27,10 @@
  *                     timed (lock calls after a failed trylock)
  *   alloc MB          malloc MB megabytes (address space: `ulimit -v` is
  *                     what limits it), touch its ends, exit 0; 1 if it failed
+ *   sigcreate         a SIGALRM every 20 us whose handler interns a new
+ *                     string through the recording core, armed just before
+ *                     the first record, so signals land on the thread that
+ *                     creates the log; prints "handler_interns N" after 5 ms
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -280,6 +284,39 @@ static int mode_sighandler(long ms)
 		pthread_join(t[i], NULL);
 	printf("handled %ld signals\n", rel_handled);
 	return rel_handled > 0 ? 0 : 1;
+}
+
+static volatile long rel_handler_interns;
+static intern_fn rel_sig_intern;
+
+/* A new string each time: one definition record, or one counted drop. */
+static void on_alarm_intern(int sig)
+{
+	int saved = errno;
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "sig %ld", rel_handler_interns);
+	rel_sig_intern(buf, (size_t)len);
+	rel_handler_interns++;
+	errno = saved;
+	(void)sig;
+}
+
+static int mode_sigcreate(void)
+{
+	rel_sig_intern = (intern_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "lp_intern_string");
+	if (!rel_sig_intern)
+		return fprintf(stderr, "lp_rel_app: not under latprof\n"), 3;
+	struct sigaction sa = {.sa_handler = on_alarm_intern, .sa_flags = SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = {{0, 20}, {0, 20}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	rel_sig_intern("first record", 12); /* creates the log, signals arriving */
+	spin_us(5000);
+	struct itimerval off = {0};
+	setitimer(ITIMER_REAL, &off, NULL);
+	printf("handler_interns %ld\n", rel_handler_interns);
+	return 0;
 }
 
 static int mode_dlopen(const char *lib, int n)
@@ -566,6 +603,8 @@ int main(int argc, char **argv)
 		return mode_stacks(atoi(argv[2]), atol(argv[3]));
 	if (!strcmp(m, "alloc") && argc == 3)
 		return mode_alloc(atol(argv[2]));
+	if (!strcmp(m, "sigcreate"))
+		return mode_sigcreate();
 	if (!strcmp(m, "envchange"))
 		return mode_envchange();
 	if (!strcmp(m, "hello")) {
