@@ -45,6 +45,7 @@
 #include <xxhash.h>
 
 #include "lp_ptab.h"
+#include "lp_raw.h"
 
 #define LP_DEFAULT_CHUNK (64u * 1024u)
 #define LP_DEFAULT_LOG_MB 1024u
@@ -937,7 +938,7 @@ static int lp_open_log(void)
 	 * to the interposer's hook from an address that is not latprof's, and
 	 * its record, refused while this thread creates the log, would count
 	 * as the app's drop (lp_log_lazy). */
-	if (syscall(SYS_pwrite64, fd, &hdr, sizeof(hdr), (off_t)0) != (long)sizeof(hdr))
+	if (LP_RAW(SYS_pwrite64, fd, &hdr, sizeof(hdr), 0, 0, 0) != (long)sizeof(hdr))
 		goto fail_errno; /* ENOSPC already: this process goes unrecorded */
 	void *p = mmap(NULL, LP_LOG_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)

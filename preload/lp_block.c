@@ -39,6 +39,7 @@
 
 #include "lp_blk_clock.h"
 #include "lp_core.h"
+#include "lp_raw.h"
 
 #define LP_BLK_DEFAULT_NS 10000u
 #define LP_BLK_SITES 4096u /* call-site cache slots (lp_blk_site) */
@@ -212,49 +213,6 @@ void lp_block_init(void)
 	v = getenv("LATPROF_BLOCK_CLOCK"); /* "monotonic": no TSC (tests) */
 	lp_blk_clk_init(thr, !v || strcmp(v, "monotonic"));
 }
-
-/*
- * A raw system call, for the moment our own dlsym is still resolving the
- * real function (an app allocator it calls may read a file): not a
- * cancellation point, but correct. Other architectures say ENOSYS there.
- */
-static long lp_blk_raw(long nr, long a, long b, long c, long d, long e, long f)
-{
-#if defined(__x86_64__)
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-#elif defined(__aarch64__)
-	register long x8 __asm__("x8") = nr;
-	register long x0 __asm__("x0") = a;
-	register long x1 __asm__("x1") = b;
-	register long x2 __asm__("x2") = c;
-	register long x3 __asm__("x3") = d;
-	register long x4 __asm__("x4") = e;
-	register long x5 __asm__("x5") = f;
-	__asm__ volatile("svc 0"
-			 : "+r"(x0)
-			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
-			 : "memory");
-	long ret = x0;
-#else
-	(void)nr, (void)a, (void)b, (void)c, (void)d, (void)e, (void)f;
-	long ret = -ENOSYS;
-#endif
-	if (ret < 0 && ret > -4096) {
-		errno = (int)-ret;
-		return -1;
-	}
-	return ret;
-}
-
-#define LP_RAW(nr, a, b, c, d, e, f)                                                               \
-	lp_blk_raw(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 
 static long lp_blk_nosys(void)
 {
@@ -600,7 +558,7 @@ __attribute__((no_sanitize("address"))) LP_HOOK long syscall(long nr, ...)
 	va_end(ap);
 	long (*fn)(long, ...) = LP_BREAL(syscall);
 	if (__builtin_expect(!fn, 0))
-		return lp_blk_raw(nr, a, b, c, d, e, f);
+		return lp_raw_syscall(nr, a, b, c, d, e, f);
 	if (nr != SYS_futex || !lp_blk_futex_wait(b) || !lp_blk_on())
 		return fn(nr, a, b, c, d, e, f);
 	int tsc = lp_blk_clk_tsc();
