@@ -282,7 +282,7 @@ static __attribute__((noinline)) uint64_t lp_ts_uncalibrated(struct lp_nvtx_tls 
 	if (ns >= __atomic_load_n(&lp_tsc_cal_at, __ATOMIC_RELAXED) &&
 	    !__atomic_exchange_n(&lp_tsc_cal_busy, 1, __ATOMIC_ACQUIRE)) {
 		struct lp_tsc_pt p;
-		lp_tsc_pt_best(&p, 3, lp_tsc_good);
+		lp_tsc_pt_best(&p, 3, __atomic_load_n(&lp_tsc_good, __ATOMIC_RELAXED));
 		lp_tsc_rate_offer(&p);
 		__atomic_store_n(&lp_tsc_cal_at, ns + LP_TSC_CAL_NS, __ATOMIC_RELAXED);
 		__atomic_store_n(&lp_tsc_cal_busy, 0, __ATOMIC_RELEASE);
@@ -292,13 +292,14 @@ static __attribute__((noinline)) uint64_t lp_ts_uncalibrated(struct lp_nvtx_tls 
 
 static __attribute__((noinline)) uint64_t lp_ts_rebase(struct lp_nvtx_tls *t)
 {
+	uint64_t good = __atomic_load_n(&lp_tsc_good, __ATOMIC_RELAXED);
 	struct lp_tsc_pt p;
-	lp_tsc_pt_best(&p, 4, lp_tsc_good);
-	if (p.w > lp_tsc_good) /* preempted at every try: the next stamp tries again */
+	lp_tsc_pt_best(&p, 4, good);
+	if (p.w > good) /* preempted at every try: the next stamp tries again */
 		return lp_ts_mono(t, lp_now());
 	t->tsc_base = p.tsc;
 	t->ns_base = p.ns;
-	if (2 * p.w < __atomic_load_n(&lp_tsc_good, __ATOMIC_RELAXED)) /* pt0 was slow */
+	if (2 * p.w < good) /* lp_pt0 was taken at a slow moment */
 		__atomic_store_n(&lp_tsc_good, 2 * p.w, __ATOMIC_RELAXED);
 	if (p.tsc - lp_pt0.tsc >= LP_TSC_REFINE * __atomic_load_n(&lp_tsc_span, __ATOMIC_RELAXED))
 		lp_tsc_rate_offer(&p);
