@@ -43,7 +43,6 @@
 #endif
 
 #include "lp_preload.h"
-#include "lp_tsc.h"
 
 #define LP_BLK_CAL_NS 2000000ull /* first calibration after 2 ms */
 #define LP_BLK_CAL_Q 5000u	 /* brackets <= 1/5000 of the span: rate error <= 1e-4 */

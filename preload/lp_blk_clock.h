@@ -12,10 +12,7 @@
 #include <stdint.h>
 
 #include "lp_core.h"
-
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
+#include "lp_tsc.h"
 
 struct lp_blk_clk {
 	int tsc;	    /* 1: hooks time calls in TSC ticks (set once) */
@@ -32,13 +29,11 @@ static inline int lp_blk_clk_tsc(void)
 	return __atomic_load_n(&lp_blk_clk.tsc, __ATOMIC_ACQUIRE);
 }
 
+/* tsc is never set off x86-64 (lp_blk_clk_init). */
 static inline uint64_t lp_blk_clk_now(int tsc)
 {
-#if defined(__x86_64__)
 	if (__builtin_expect(tsc, 1))
-		return __rdtsc();
-#endif
-	(void)tsc;
+		return lp_tsc_read();
 	return lp_now();
 }
 
