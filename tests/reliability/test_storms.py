@@ -7,8 +7,9 @@ waits grew tenfold; the summary still said "0 records dropped".
           of work: the app's CPU time at most 2x bare; every range keeps its
           name or the loss is counted and shown (forced with a 2 MiB log)
   stacks  2 threads take one lock from 60,000 distinct call paths: the mean
-          wait latprof records stays within 20% of the app's own bare mean,
-          and every wait has a stack of its own
+          wait latprof records stays within 20% of the app's own bare mean
+          (the median over 3 interleaved pairs of runs), and every wait has
+          a stack of its own
 
 Times are CPU time (names) or sleep-driven (stacks), so that a loaded
 machine moves both sides alike."""
@@ -17,7 +18,7 @@ import re
 import statistics
 import subprocess
 
-from lptest import LATPROF, check, q1, sanitizer, tmpdir
+from lptest import LATPROF, check, q1, realtime, sanitizer, tmpdir
 from rellib import app, bare, meta, open_db, relbin, run
 
 d = tmpdir()
@@ -87,11 +88,19 @@ else:
 THREADS, PER = 2, 30000
 bare_means, lp_means, lp_app_means = [], [], []
 out = os.path.join(d, "stacks.db")
-for _ in range(2):
-    b = bare(app(), "stacks", THREADS, PER)
+# Pairs, bare then recorded: each ratio compares runs made under the same
+# load. A sleep's overshoot follows the machine's load (1.6x on a loaded CI
+# runner, for both the app's own timing and the record), so one disturbed
+# run moved a mean of two by 45%; the median of three pairs' ratios does not.
+# At real-time priority where the kernel allows it (lptest.realtime), as the
+# diff trials: the sleeps then end on time whatever the neighbours do.
+RT = realtime()
+for _ in range(3):
+    b = bare(*RT, app(), "stacks", THREADS, PER)
     check(b.returncode == 0, f"stacks: bare run exits 0 ({b.stderr})")
     bare_means.append(float(kv(b.stdout)["mean_wait_us"]))
-    p = run(out, app(), "stacks", THREADS, PER, args=("--force",), env={"LATPROF_LOG_MB": "256"})
+    p = run(out, *RT, app(), "stacks", THREADS, PER, args=("--force",),
+            env={"LATPROF_LOG_MB": "256"})
     check(p.returncode == 0, f"stacks: exit 0 under latprof ({p.returncode})\n{p.stderr}")
     lp_app_means.append(float(kv(p.stdout)["mean_wait_us"]))
     c = open_db(out)
@@ -101,10 +110,13 @@ stacks = q1(c, "SELECT count(DISTINCT stack_id) FROM lock_waits WHERE stack_id I
 lost = int(meta(c, "dropped_strings"))
 app_waits = int(kv(p.stdout)["waits"])
 mb, ml = statistics.median(bare_means), statistics.median(lp_means)
+ratio = statistics.median(r / b for b, r in zip(bare_means, lp_means))
 print(f"FIGURE storms[stacks]: {THREADS * PER} call paths; {waits} waits recorded "
       f"(the app timed {app_waits}), {stacks} distinct stacks, {lost} lost; mean wait "
-      f"{mb:.1f} us bare, {ml:.1f} us recorded ({ml / mb:.2f}x; the app's own under latprof "
-      f"{statistics.median(lp_app_means):.1f} us)")
+      f"{mb:.1f} us bare, {ml:.1f} us recorded, median ratio of the pairs {ratio:.2f}x "
+      f"(pairs: {', '.join(f'{b:.1f}/{r:.1f}' for b, r in zip(bare_means, lp_means))}; "
+      f"the app's own under latprof {statistics.median(lp_app_means):.1f} us; "
+      f"{'at real-time priority' if RT else 'normal priority: chrt -r unavailable'})")
 # The app counts a wait when its trylock failed; the lock may be free again
 # by the time latprof's own trylock runs: then there is no wait to record.
 check(waits >= 0.99 * app_waits and stacks == waits and lost == 0,
@@ -114,5 +126,5 @@ if sanitizer():  # tests/README.md: instrumented code keeps the counts, not the 
     print(f"SKIP-PART: stacks: mean wait against bare not timed in a {sanitizer()} build "
           f"({ml:.1f} vs {mb:.1f} us)")
 else:
-    check(abs(ml / mb - 1) <= 0.2, f"stacks: recorded mean wait within 20% of bare "
-          f"({ml:.1f} vs {mb:.1f} us)")
+    check(abs(ratio - 1) <= 0.2, f"stacks: recorded mean wait within 20% of bare, median of "
+          f"3 pairs ({ratio:.2f}x; {ml:.1f} vs {mb:.1f} us)")
