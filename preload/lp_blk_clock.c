@@ -5,9 +5,8 @@
  * hooks' cost: clock_gettime(CLOCK_MONOTONIC) through the vDSO costs about
  * 35 ns on the VMs we measured (a fenced TSC read under a sequence lock,
  * then scaling), a bare RDTSC about 20 ns. Where the TSC is invariant
- * (constant rate, running in every C-state: CPUID 0x80000007 EDX bit 8) and
- * the kernel keeps time with it (clocksource "tsc": it found the CPUs' TSCs
- * synchronized), a call is timed in ticks. Only a call found over the
+ * (constant rate, running in every C-state) and the kernel keeps time with
+ * it (lp_tsc_usable), a call is timed in ticks. Only a call found over the
  * threshold reads CLOCK_MONOTONIC, to place its end on the core's clock;
  * its start is that end less its duration.
  *
@@ -34,13 +33,6 @@
 #include "lp_blk_clock.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <string.h>
-#include <unistd.h>
-
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 
 #include "lp_preload.h"
 
@@ -50,59 +42,27 @@
 
 struct lp_blk_clk lp_blk_clk = {0, 10000u, UINT64_MAX, UINT64_MAX};
 
-static struct lp_tsc_pt lp_blk_pt0; /* the constructor's, fixed */
-static uint64_t lp_blk_mult;	    /* ns per tick << 32 */
-static uint64_t lp_blk_span;	    /* ticks from pt0 the rate was measured over */
-static int lp_blk_cal_busy;	    /* a thread is calibrating */
+static struct lp_tsc_cal lp_blk_cal; /* pt0 the constructor's */
+static int lp_blk_cal_busy;	     /* a thread is calibrating */
 
 static uint64_t lp_blk_ticks_ns(uint64_t ticks)
 {
-	return lp_tsc_ticks_ns(ticks, __atomic_load_n(&lp_blk_mult, __ATOMIC_RELAXED));
+	return lp_tsc_ticks_ns(ticks, __atomic_load_n(&lp_blk_cal.mult, __ATOMIC_RELAXED));
 }
 
-/* The rate from pt0 to p, when p is far enough and both brackets narrow
- * enough; 1 when it was taken. */
+/* The rate from pt0 to p, when one is due and p is far enough and both
+ * brackets narrow enough; 1 when it was taken. */
 static int lp_blk_rate_from(const struct lp_tsc_pt *p)
 {
-	uint64_t span = p->tsc - lp_blk_pt0.tsc;
-	uint64_t mult = lp_tsc_rate(&lp_blk_pt0, p, LP_BLK_CAL_Q);
+	uint64_t mult = lp_tsc_cal_offer(&lp_blk_cal, p, LP_BLK_CAL_Q, LP_BLK_REFINE);
 	if (!mult)
 		return 0;
 	unsigned __int128 thr = ((unsigned __int128)lp_blk_clk.thr_ns << 32) / mult;
-	__atomic_store_n(&lp_blk_mult, mult, __ATOMIC_RELAXED);
-	__atomic_store_n(&lp_blk_span, span, __ATOMIC_RELAXED);
 	__atomic_store_n(&lp_blk_clk.thr_ticks, thr > UINT64_MAX ? UINT64_MAX : (uint64_t)thr,
 			 __ATOMIC_RELAXED);
+	lp_tsc_cal_publish(&lp_blk_cal, p, mult);
 	return 1;
 }
-
-#if defined(__x86_64__)
-/* The clocksource file holds "tsc\n" when the kernel keeps time with it. */
-static int lp_blk_tsc_is_clocksource(void)
-{
-	char buf[16] = {0};
-	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-		      O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1); /* the caller holds the guard */
-	close(fd);
-	return n > 0 && !strncmp(buf, "tsc\n", 4);
-}
-
-static int lp_blk_tsc_usable(void)
-{
-	unsigned a, b, c, d;
-	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
-		return 0;
-	return lp_blk_tsc_is_clocksource();
-}
-#else
-static int lp_blk_tsc_usable(void)
-{
-	return 0;
-}
-#endif
 
 /* Once, by the first thread past cal_at: switch to ticks, or retry
  * LP_BLK_CAL_NS later when a bracket was too wide (preempted inside it). */
@@ -113,7 +73,7 @@ static void lp_blk_calibrate(uint64_t now)
 		return;
 	uint64_t next = UINT64_MAX;
 	if (usable < 0)
-		usable = lp_blk_tsc_usable();
+		usable = lp_tsc_usable();
 	if (usable) {
 		struct lp_tsc_pt p;
 		lp_tsc_pt_take(&p);
@@ -140,8 +100,8 @@ void lp_blk_clk_init(uint64_t thr_ns, int tsc_ok)
 #if defined(__x86_64__)
 	if (thr_ns == UINT64_MAX || !tsc_ok)
 		return;
-	lp_tsc_pt_best(&lp_blk_pt0, 2, 0); /* the narrower of two: one may be preempted */
-	lp_blk_clk.cal_at = lp_blk_pt0.ns + LP_BLK_CAL_NS;
+	lp_tsc_pt_best(&lp_blk_cal.pt0, 2, 0); /* the narrower of two: one may be preempted */
+	lp_blk_clk.cal_at = lp_blk_cal.pt0.ns + LP_BLK_CAL_NS;
 #endif
 }
 
@@ -164,9 +124,7 @@ int lp_blk_clk_span(int tsc, uint64_t t0, uint64_t t1, uint64_t *start, uint64_t
 		return 0;
 	struct lp_tsc_pt p;
 	lp_tsc_pt_take(&p);
-	if (p.tsc - lp_blk_pt0.tsc >=
-	    LP_BLK_REFINE * __atomic_load_n(&lp_blk_span, __ATOMIC_RELAXED))
-		lp_blk_rate_from(&p);
+	lp_blk_rate_from(&p); /* when the run has grown LP_BLK_REFINE times */
 	uint64_t since = (int64_t)(p.tsc - t1) > 0 ? p.tsc - t1 : 0;
 	uint64_t dur = lp_blk_ticks_ns(t1 - t0);
 	*end = p.ns - lp_blk_ticks_ns(since);

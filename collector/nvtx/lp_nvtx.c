@@ -205,44 +205,22 @@ static inline uint32_t lp_dom(nvtxDomainHandle_t d)
 #define LP_TSC_Q 50000u		 /* rate error <= 2e-5 */
 #define LP_TSC_REFINE 16u	 /* re-measure once the run is 16x longer */
 
-static int lp_use_tsc;		/* TSC invariant and the clocksource (set once) */
-static struct lp_tsc_pt lp_pt0; /* taken at start-up, fixed */
-static uint64_t lp_tsc_good;	/* a base point this narrow will do */
-static uint64_t lp_tsc_mult;	/* ns per tick << 32; 0 until known to 1/Q */
-static uint64_t lp_tsc_span;	/* ticks from lp_pt0 the rate was measured over */
+static int lp_use_tsc;		 /* lp_tsc_usable() (set once) */
+static struct lp_tsc_cal lp_cal; /* pt0 taken at start-up; mult 0 until known to 1/Q */
+static uint64_t lp_tsc_good;	 /* a base point this narrow will do */
 static uint64_t lp_tsc_window; /* ticks in LP_TSC_REBASE_NS */
 static uint64_t lp_tsc_cal_at; /* lp_now() of the next rate attempt */
 static int lp_tsc_cal_busy;    /* a thread is measuring the first rate */
 
-static int lp_file_has(const char *path, const char *const *words, int n)
-{
-	char buf[8192];
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	size_t len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = 0;
-	for (int i = 0; i < n; i++)
-		if (!strstr(buf, words[i]))
-			return 0;
-	return 1;
-}
-
 static void lp_tsc_init(void)
 {
 #if defined(__x86_64__)
-	static const char *const flags[] = {" constant_tsc", " nonstop_tsc"};
-	static const char *const cs[] = {"tsc"};
 	const char *env = getenv("LATPROF_NVTX_CLOCK");
-	if (env && !strcmp(env, "monotonic"))
+	if ((env && !strcmp(env, "monotonic")) || !lp_tsc_usable())
 		return;
-	if (!lp_file_has("/proc/cpuinfo", flags, 2) ||
-	    !lp_file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs, 1))
-		return;
-	lp_tsc_pt_best(&lp_pt0, 3, 0);
-	lp_tsc_good = 2 * lp_pt0.w;
-	lp_tsc_cal_at = lp_pt0.ns + LP_TSC_CAL_NS;
+	lp_tsc_pt_best(&lp_cal.pt0, 3, 0);
+	lp_tsc_good = 2 * lp_cal.pt0.w;
+	lp_tsc_cal_at = lp_cal.pt0.ns + LP_TSC_CAL_NS;
 	lp_use_tsc = 1;
 #endif
 }
@@ -261,17 +239,17 @@ static inline uint64_t lp_ts_mono(struct lp_nvtx_tls *t, uint64_t ns)
 	return ns;
 }
 
-/* The rate from lp_pt0 to p, if p is good enough for it; the first one
- * also sets the window and, published last, switches stamps to the TSC. */
+/* The rate from pt0 to p, if one is due and p is good enough for it; the
+ * first one also sets the window and, published last, switches stamps to
+ * the TSC. */
 static void lp_tsc_rate_offer(const struct lp_tsc_pt *p)
 {
-	uint64_t m = lp_tsc_rate(&lp_pt0, p, LP_TSC_Q);
+	uint64_t m = lp_tsc_cal_offer(&lp_cal, p, LP_TSC_Q, LP_TSC_REFINE);
 	if (!m)
 		return;
-	if (!__atomic_load_n(&lp_tsc_mult, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&lp_cal.mult, __ATOMIC_RELAXED))
 		lp_tsc_window = (uint64_t)(((unsigned __int128)LP_TSC_REBASE_NS << 32) / m);
-	__atomic_store_n(&lp_tsc_span, p->tsc - lp_pt0.tsc, __ATOMIC_RELAXED);
-	__atomic_store_n(&lp_tsc_mult, m, __ATOMIC_RELEASE);
+	lp_tsc_cal_publish(&lp_cal, p, m);
 }
 
 /* Stamps before the rate is known: the true clock, and now and then (one
@@ -299,10 +277,9 @@ static __attribute__((noinline)) uint64_t lp_ts_rebase(struct lp_nvtx_tls *t)
 		return lp_ts_mono(t, lp_now());
 	t->tsc_base = p.tsc;
 	t->ns_base = p.ns;
-	if (2 * p.w < good) /* lp_pt0 was taken at a slow moment */
+	if (2 * p.w < good) /* pt0 was taken at a slow moment */
 		__atomic_store_n(&lp_tsc_good, 2 * p.w, __ATOMIC_RELAXED);
-	if (p.tsc - lp_pt0.tsc >= LP_TSC_REFINE * __atomic_load_n(&lp_tsc_span, __ATOMIC_RELAXED))
-		lp_tsc_rate_offer(&p);
+	lp_tsc_rate_offer(&p); /* when the run has grown LP_TSC_REFINE times */
 	return lp_ts_mono(t, p.ns);
 }
 
@@ -314,7 +291,7 @@ static inline uint64_t lp_ts(void)
 	struct lp_nvtx_tls *t = lp_tls();
 	if (__builtin_expect(t == &lp_tls_fallback, 0))
 		return lp_now();
-	uint64_t m = __atomic_load_n(&lp_tsc_mult, __ATOMIC_ACQUIRE);
+	uint64_t m = __atomic_load_n(&lp_cal.mult, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!m, 0))
 		return lp_ts_uncalibrated(t);
 	uint64_t d = lp_tsc_read() - t->tsc_base;

@@ -5,11 +5,15 @@
  * convert back at that rate. This machine: a point's width bounds where its
  * ns lies (between the two RDTSCs), the best of several points is no wider
  * than any one, and a rate measured over 20 ms converts a 5 ms span of
- * ticks to within 1e-3 of CLOCK_MONOTONIC (skipped off x86-64). */
+ * ticks to within 1e-3 of CLOCK_MONOTONIC (skipped off x86-64); the TSC is
+ * judged usable exactly when the kernel shows it invariant and keeps time
+ * with it. A calibration's second rate waits until the run is `refine`
+ * times longer. */
 #include "lp_tsc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lp_check.h"
 
@@ -32,6 +36,53 @@ static void synthetic(void)
 	CHECK(lp_tsc_rate(&b, &a, 10) == 0, "points out of order: no rate");
 	struct lp_tsc_pt c = pt(21000000, 500000, 1);
 	CHECK(lp_tsc_rate(&a, &c, 10) == 0, "time that did not move: no rate");
+}
+
+/* A clock's calibration: the first rate whenever p is good enough, later
+ * ones only once the run has grown `refine` times, published with its span. */
+static void calibration(void)
+{
+	struct lp_tsc_cal c = {pt(1000000, 500000, 100), 0, 0};
+	struct lp_tsc_pt near = pt(1001000, 500500, 100), p = pt(21000000, 10500000, 100);
+	CHECK(lp_tsc_cal_offer(&c, &near, 50000, 16) == 0, "a point too near pt0: no rate");
+	uint64_t m = lp_tsc_cal_offer(&c, &p, 50000, 16);
+	CHECK(m == (1ull << 31) && c.mult == 0, "the first rate offered, nothing stored yet");
+	lp_tsc_cal_publish(&c, &p, m);
+	CHECK(c.mult == m && c.span == 20000000, "published: rate and its span of 20 M ticks");
+	struct lp_tsc_pt early = pt(1000000 + 16 * 20000000 - 2, 160500000, 100);
+	struct lp_tsc_pt due = pt(1000000 + 16 * 20000000, 160500001, 100);
+	CHECK(lp_tsc_cal_offer(&c, &early, 50000, 16) == 0,
+	      "no new rate before the run is 16x the last span");
+	CHECK(lp_tsc_cal_offer(&c, &due, 50000, 16) != 0, "a new rate once it is");
+}
+
+/* The TSC's use against the kernel's own view of it: the flags it shows in
+ * /proc/cpuinfo (set from the same CPUID bit) and the clocksource file. */
+static void usable_agrees_with_kernel(void)
+{
+	char *line = NULL, cs[32] = {0};
+	size_t cap = 0;
+	int constant = 0, nonstop = 0;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	while (f && getline(&line, &cap, f) > 0) {
+		if (strncmp(line, "flags", 5))
+			continue;
+		constant = strstr(line, " constant_tsc") != NULL;
+		nonstop = strstr(line, " nonstop_tsc") != NULL;
+		break;
+	}
+	if (f)
+		fclose(f);
+	free(line);
+	f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+	if (f && !fgets(cs, sizeof(cs), f))
+		cs[0] = 0;
+	if (f)
+		fclose(f);
+	int kernel = constant && nonstop && !strcmp(cs, "tsc\n");
+	CHECK(lp_tsc_usable() == kernel,
+	      "lp_tsc_usable() %d, kernel: constant_tsc %d, nonstop_tsc %d, clocksource %.*s",
+	      lp_tsc_usable(), constant, nonstop, (int)strcspn(cs, "\n"), cs);
 }
 
 static void this_machine(void)
@@ -83,6 +134,8 @@ static void this_machine(void)
 int main(void)
 {
 	synthetic();
+	calibration();
+	usable_agrees_with_kernel();
 	this_machine();
 	return lp_check_done();
 }
