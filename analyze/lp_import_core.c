@@ -533,7 +533,14 @@ static int core_finish(struct lp_import *imp, void *state)
 	struct core_state *s = state;
 	char buf[256];
 	struct utsname u;
-	int rc = core_apply_children(imp, s);
+	/* Each statement below finds a process by pid and start: without an
+	 * index, a scan of the table per process. The import of 2,000 forked
+	 * children took 0.90 s, 97% of it here; with the index, 0.04 s in all.
+	 * Readers that look a pid up use it too. */
+	int rc = lp_db_exec(imp->db,
+			    "CREATE INDEX IF NOT EXISTS processes_pid ON processes(pid, start_ns)",
+			    imp->err, imp->errlen);
+	rc = rc ? rc : core_apply_children(imp, s);
 	if (rc)
 		return rc;
 	rc = lp_db_exec(imp->db,

@@ -51,4 +51,14 @@ for mode, nproc in EXPECT.items():
         pre = c.execute("SELECT * FROM processes WHERE id = (SELECT exec_from FROM processes "
                         "WHERE exec_from IS NOT NULL)").fetchone()
         check(pre["exit_how"] == "exec", f"{mode}: pre-exec image ends with exec ({pre['exit_how']})")
+
+# The import links each process to its parent and pre-exec image by pid and
+# start: through an index, not a scan of the table per process (2,000 forked
+# children took 0.9 s to import that way, 0.04 s with it).
+plan = " ".join(r[3] for r in c.execute(
+    "EXPLAIN QUERY PLAN UPDATE processes SET parent_id = (SELECT p.id FROM processes p WHERE "
+    "p.pid = processes.ppid AND p.start_ns <= processes.start_ns ORDER BY p.start_ns DESC "
+    "LIMIT 1)"))
+check("USING COVERING INDEX processes_pid" in plan or "USING INDEX processes_pid" in plan,
+      f"the parent lookup uses the processes_pid index ({plan})")
 shutil.rmtree(d, ignore_errors=True)  # kept on failure: fail() exits first
