@@ -503,6 +503,7 @@ static int publish(const char *tmp, const char *out, int force, char *err, size_
 	}
 	if (!force)
 		unlink(tmp);
+	lp_db_check_trust(out); /* every table was created in one transaction */
 	return 0;
 }
 
@@ -626,6 +627,10 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	}
 	if (rc == 0 && opts && opts->run_cmdline)
 		rc = lp_import_meta(&imp, "run.cmdline", opts->run_cmdline, 0);
+	if (rc == 0 && opts && opts->run_cpus_allowed > 0)
+		rc = lp_import_meta(&imp, "run.cpus_allowed", NULL, opts->run_cpus_allowed);
+	if (rc == 0 && opts && opts->host_cpus_online > 0)
+		rc = lp_import_meta(&imp, "host.cpus_online", NULL, opts->host_cpus_online);
 	if (rc == 0)
 		rc = lp_ptab_begin(&imp, &ptab, logs, n);
 	for (size_t i = 0; rc == 0 && i < n; i++) {

@@ -71,6 +71,10 @@ int lp_import_step(struct lp_import *imp, sqlite3_stmt *st);
 struct lp_import_opts {
 	int force;		 /* replace an existing output file */
 	const char *run_cmdline; /* shown in meta, may be NULL */
+	/* For `latprof run`'s meta (docs/schema.md), 0 when not known: the
+	 * cores the app was started with, and the machine's online CPUs. */
+	int run_cpus_allowed;
+	long host_cpus_online;
 };
 
 struct lp_import_stats {

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,6 +251,12 @@ static int import_and_report(struct lp_run_opts *o, char *const *argv, double se
 		snprintf(cmdline + l, sizeof(cmdline) - l, "%s%s", i ? " " : "", argv[i]);
 	}
 	io.run_cmdline = cmdline;
+	/* The cores the app was started with (its affinity: latprof's own, as
+	 * `taskset -c 0 latprof run` sets it), for the cpu-starved rule. */
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		io.run_cpus_allowed = CPU_COUNT(&set);
+	io.host_cpus_online = sysconf(_SC_NPROCESSORS_ONLN);
 	int rc = lp_import_dir(o->logdir, o->output, &io, &st, err, sizeof(err));
 	if (rc) {
 		lp_cli_error("import failed: %s", err);

@@ -2,7 +2,6 @@
 /* Per-source options of `latprof run`. */
 #define _GNU_SOURCE
 #include <ctype.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,31 +126,8 @@ void lp_run_env_sources(const struct lp_run_opts *o)
 	lp_run_cuda_env(o);
 }
 
-/* The cores the app was started with (its affinity: latprof's own, as
- * `taskset -c 0 latprof run` sets it), for the cpu-starved rule. */
-static void run_note_cpus(const struct lp_run_opts *o)
-{
-	cpu_set_t set;
-	sqlite3 *db;
-	if (sched_getaffinity(0, sizeof(set), &set) != 0 ||
-	    sqlite3_open_v2(o->output, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
-		return;
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db,
-			       "INSERT OR REPLACE INTO meta(key, value) VALUES "
-			       "('run.cpus_allowed', ?1), ('host.cpus_online', ?2)",
-			       -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int(st, 1, CPU_COUNT(&set));
-		sqlite3_bind_int64(st, 2, sysconf(_SC_NPROCESSORS_ONLN));
-		sqlite3_step(st);
-		sqlite3_finalize(st);
-	}
-	sqlite3_close(db);
-}
-
 int lp_run_check_sources(const struct lp_run_opts *o)
 {
-	run_note_cpus(o);
 	run_counters_note(o);
 	return lp_run_cuda_check(o);
 }
