@@ -106,23 +106,28 @@ static struct lp_state {
 	int key_ok;
 	uint32_t log_mb; /* read once at init: the app may change the env later */
 	void (*on_open)(void);
+	/* The intern table's levels: copy-on-write views of the parent's in a
+	 * forked child, which unmaps them. */
+	struct lp_intern_slot *levels[LP_INTERN_LEVELS];
+	uint32_t level_used[LP_INTERN_LEVELS]; /* slots claimed in each */
 	/* This image, as the table and a later log header both name it. */
 	uint64_t start_ns, start_rt;
 	uint32_t pid, ppid, parent_tid;
 	char comm[16];
 	uint32_t cmdline_len;
+	/* Chunk data of each segment, NULL until mapped. A process maps the
+	 * first few (8 segments hold 255 chunks): those share the first page
+	 * with the fields above. */
+	char *segs[LP_SEGS];
 	char cmdline[4096];
 	char path[PATH_MAX];
 	char dir[PATH_MAX];
-	char *segs[LP_SEGS]; /* chunk data of each segment, NULL until mapped */
 	struct lp_chunk_header *free_chunks[LP_FREE_CHUNKS];
 } g = {.fd = -1};
 
 /* Bumped in the child after fork so stale per-thread state is noticed. */
 static uint32_t lp_gen = 1;
 static pthread_mutex_t lp_init_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct lp_intern_slot *lp_levels[LP_INTERN_LEVELS];
-static uint32_t lp_level_used[LP_INTERN_LEVELS]; /* slots claimed in each */
 
 static __thread struct lp_thread lp_self __attribute__((tls_model("initial-exec")));
 
@@ -184,7 +189,7 @@ uint32_t lp_tid(void)
 	struct lp_thread *t = &lp_self;
 	if (t->gen != lp_gen || !t->tid) {
 		int saved = errno;
-		t->tid = (uint32_t)syscall(SYS_gettid);
+		t->tid = (uint32_t)LP_RAW(SYS_gettid, 0, 0, 0, 0, 0, 0);
 		t->gen = lp_gen;
 		t->chunk = NULL;
 		t->busy = 0;
@@ -534,7 +539,7 @@ static uint32_t lp_define(uint16_t type, uint32_t aux, const void *a, size_t ale
  * child drops its copy-on-write view with one munmap. */
 static struct lp_intern_slot *lp_level(uint32_t k)
 {
-	struct lp_intern_slot *t = __atomic_load_n(&lp_levels[k], __ATOMIC_ACQUIRE);
+	struct lp_intern_slot *t = __atomic_load_n(&g.levels[k], __ATOMIC_ACQUIRE);
 	if (t)
 		return t;
 	size_t size = sizeof(*t) << (LP_INTERN_L0_BITS + LP_INTERN_GROWTH * k);
@@ -546,7 +551,7 @@ static struct lp_intern_slot *lp_level(uint32_t k)
 	if (size >= (2u << 20)) /* random probes: one TLB entry per 2 MiB */
 		madvise(p, size, MADV_HUGEPAGE);
 	errno = saved;
-	if (!__atomic_compare_exchange_n(&lp_levels[k], &t, p, 0, __ATOMIC_ACQ_REL,
+	if (!__atomic_compare_exchange_n(&g.levels[k], &t, p, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
 		munmap(p, size);
 		return t;
@@ -571,7 +576,7 @@ static uint32_t lp_intern_find(uint64_t h, struct lp_intern_slot **out)
 			return 0;
 		uint32_t bits = LP_INTERN_L0_BITS + LP_INTERN_GROWTH * k;
 		uint32_t mask = (1u << bits) - 1;
-		int open = __atomic_load_n(&lp_level_used[k], __ATOMIC_RELAXED) < (mask + 1) / 2;
+		int open = __atomic_load_n(&g.level_used[k], __ATOMIC_RELAXED) < (mask + 1) / 2;
 		uint32_t i = (uint32_t)(h >> 24) & mask;
 		for (uint32_t probe = 0; probe < LP_INTERN_PROBES; probe++, i = (i + 1) & mask) {
 			struct lp_intern_slot *s = &t[i];
@@ -583,7 +588,7 @@ static uint32_t lp_intern_find(uint64_t h, struct lp_intern_slot **out)
 				if (__atomic_compare_exchange_n(&s->hash, &zero, h, 0,
 								__ATOMIC_ACQ_REL,
 								__ATOMIC_ACQUIRE)) {
-					__atomic_fetch_add(&lp_level_used[k], 1, __ATOMIC_RELAXED);
+					__atomic_fetch_add(&g.level_used[k], 1, __ATOMIC_RELAXED);
 					*out = s;
 					return 0;
 				}
@@ -899,14 +904,14 @@ static void lp_unmap_all(void)
 			off_t at;
 			size_t delta, size;
 			lp_seg_span(first, len, &at, &delta, &size);
-			munmap(g.segs[s] - delta, size);
+			LP_RAW(SYS_munmap, g.segs[s] - delta, size, 0, 0, 0, 0);
 			g.segs[s] = NULL;
 		}
 		first += len;
 	}
 	g.segs_hi = 0;
 	if (g.hdr)
-		munmap(g.hdr, LP_LOG_HEADER_SIZE);
+		LP_RAW(SYS_munmap, g.hdr, LP_LOG_HEADER_SIZE, 0, 0, 0, 0);
 	g.hdr = NULL;
 }
 
@@ -980,15 +985,16 @@ fail_errno:
 static void lp_image_capture(uint32_t parent_tid)
 {
 	struct timespec rt;
-	g.pid = (uint32_t)getpid();
-	g.ppid = (uint32_t)getppid();
+	/* Raw: in a forked child each page of libc text first run faults. */
+	g.pid = (uint32_t)LP_RAW(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	g.ppid = (uint32_t)LP_RAW(SYS_getppid, 0, 0, 0, 0, 0, 0);
 	g.parent_tid = parent_tid;
 	g.start_ns = lp_now();
 	clock_gettime(CLOCK_REALTIME, &rt);
 	g.start_rt = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
 	memset(g.comm, 0, sizeof(g.comm));
 	/* The raw syscall: prctl() is the interposer's own hook. */
-	syscall(SYS_prctl, PR_GET_NAME, (unsigned long)g.comm, 0ul, 0ul, 0ul);
+	LP_RAW(SYS_prctl, PR_GET_NAME, g.comm, 0, 0, 0, 0);
 	ssize_t n = lp_read_cmdline(g.cmdline, sizeof(g.cmdline));
 	g.cmdline_len = (uint32_t)n;
 }
@@ -1066,8 +1072,8 @@ void lp_core_after_fork_child(void)
 	 * creates a log of its own when it first records. Only this thread
 	 * exists, so no locking. */
 	lp_unmap_all();
-	if (g.fd >= 0)
-		close(g.fd);
+	if (g.fd >= 0) /* raw, as lp_cnt_close_run: no libc text to fault in */
+		LP_RAW(SYS_close, g.fd, 0, 0, 0, 0, 0);
 	g.fd = -1;
 	g.free_lock = 0;
 	g.seg_lock = 0;
@@ -1076,11 +1082,13 @@ void lp_core_after_fork_child(void)
 	/* The intern levels are copy-on-write views of the parent's: unmap,
 	 * never clear them (clearing would copy every page the parent used). */
 	for (uint32_t k = 0; k < LP_INTERN_LEVELS; k++)
-		if (lp_levels[k]) {
-			munmap(lp_levels[k], sizeof(struct lp_intern_slot)
-						 << (LP_INTERN_L0_BITS + LP_INTERN_GROWTH * k));
-			lp_levels[k] = NULL;
-			lp_level_used[k] = 0;
+		if (g.levels[k]) {
+			LP_RAW(SYS_munmap, g.levels[k],
+			       sizeof(struct lp_intern_slot)
+				   << (LP_INTERN_L0_BITS + LP_INTERN_GROWTH * k),
+			       0, 0, 0, 0);
+			g.levels[k] = NULL;
+			g.level_used[k] = 0;
 		}
 	static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	if (memcmp(&lp_init_lock, &fresh, sizeof(fresh))) /* a write is a COW fault */
@@ -1090,7 +1098,9 @@ void lp_core_after_fork_child(void)
 	lp_self.backoff = 0;
 	lp_tid();
 	lp_ptab_fork_child();
-	memset(lp_pre_log_drops, 0, sizeof(lp_pre_log_drops)); /* the parent's */
+	for (int k = 0; k < 3; k++) /* the parent's; a write is a COW fault */
+		if (lp_pre_log_drops[k])
+			lp_pre_log_drops[k] = 0;
 	lp_image_capture(parent_tid);
 	lp_image_start();
 	errno = saved;
@@ -1112,7 +1122,7 @@ void lp_core_vfork_child(uint32_t parent_tid)
 				   .ppid = g.pid,
 				   .parent_tid = parent_tid};
 	memcpy(st.comm, g.comm, sizeof(st.comm));
-	lp_vf.pid = (uint32_t)syscall(SYS_getpid);
+	lp_vf.pid = (uint32_t)LP_RAW(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	lp_vf.ended = 0;
 	lp_vf.start_ns = lp_now();
 	lp_ptab_put_child(LP_PTAB_START, lp_vf.pid, lp_vf.start_ns, lp_vf.start_ns, &st, sizeof(st),

@@ -30,6 +30,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "lp_raw.h"
+
 #define LP_PTAB_FD_MIN 512
 #define LP_PTAB_FSIZE_MARGIN (64u * 1024u) /* room left for other processes' records */
 
@@ -43,6 +45,16 @@ static struct {
 	uint64_t fresh_size;
 	char path[PATH_MAX];
 } lp_pt = {.fd = -1};
+
+/* Raw (lp_raw.h), as the writes: every process, forked children included,
+ * checks its descriptor before each record, and a forked child faults in
+ * each page of libc text it first runs (fork copies no page-table entries
+ * of file mappings). The kernel's struct stat is glibc's on x86-64 and
+ * AArch64. */
+static int lp_ptab_fstat(int fd, struct stat *st)
+{
+	return LP_RAW(SYS_fstat, fd, st, 0, 0, 0, 0) == 0 ? 0 : -1;
+}
 
 static int lp_ptab_reopen(void)
 {
@@ -100,7 +112,7 @@ static int lp_ptab_fd(uint64_t *size)
 		*size = lp_pt.fresh_size;
 		return lp_pt.fd;
 	}
-	if (lp_pt.fd >= 0 && fstat(lp_pt.fd, &st) == 0 && st.st_dev == lp_pt.dev &&
+	if (lp_pt.fd >= 0 && lp_ptab_fstat(lp_pt.fd, &st) == 0 && st.st_dev == lp_pt.dev &&
 	    st.st_ino == lp_pt.ino) {
 		*size = (uint64_t)st.st_size;
 		return lp_pt.fd;
@@ -119,7 +131,7 @@ static int lp_ptab_child_fd(uint64_t *size, int *own)
 {
 	struct stat st;
 	*own = 0;
-	if (lp_pt.fd >= 0 && fstat(lp_pt.fd, &st) == 0 && st.st_dev == lp_pt.dev &&
+	if (lp_pt.fd >= 0 && lp_ptab_fstat(lp_pt.fd, &st) == 0 && st.st_dev == lp_pt.dev &&
 	    st.st_ino == lp_pt.ino) {
 		*size = (uint64_t)st.st_size;
 		return lp_pt.fd;
@@ -180,7 +192,7 @@ static int lp_ptab_write(int child, uint16_t type, uint32_t pid, uint64_t start_
 		 * that the call is ours, and a slow write would be recorded as
 		 * the app's (and create the log it saves). */
 		do
-			w = syscall(SYS_writev, fd, iov, 4);
+			w = LP_RAW(SYS_writev, fd, iov, 4, 0, 0, 0);
 		while (w < 0 && errno == EINTR);
 	}
 	if (own)
