@@ -267,7 +267,7 @@ static void lp_cnt_fd_close(int fd)
  * Raw calls: in a forked child, each libc function's text the child first
  * touches is a page fault of its own (fork copies no page-table entries of
  * file mappings), and syscall() would also go through the interposer's
- * hook: 3 of the 15 faults latprof added to each forked child. */
+ * hook: 3 of the 14 faults latprof added to each forked child. */
 static void lp_cnt_close_run(int lo, int hi)
 {
 	if (lo < 0)
