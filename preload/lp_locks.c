@@ -74,7 +74,7 @@ static int lp_mutex_call(pthread_mutex_t *m, enum lp_op op, clockid_t clk,
 __attribute__((noinline)) static int lp_mutex_slow(pthread_mutex_t *m, enum lp_op op, clockid_t clk,
 						   const struct timespec *ts, void *ra)
 {
-	if (!lp_pre_recording())
+	if (!lp_pre_recording() || lp_pre_own_pc(ra))
 		return lp_mutex_call(m, op, clk, ts);
 	int saved = errno;
 	lp_pre_guard = 1;
@@ -200,7 +200,7 @@ static int lp_rw_call(pthread_rwlock_t *l, int wr, enum lp_op op, clockid_t clk,
 __attribute__((noinline)) static int lp_rw_slow(pthread_rwlock_t *l, int wr, enum lp_op op,
 						clockid_t clk, const struct timespec *ts, void *ra)
 {
-	if (!lp_pre_recording())
+	if (!lp_pre_recording() || lp_pre_own_pc(ra))
 		return lp_rw_call(l, wr, op, clk, ts);
 	int saved = errno;
 	lp_pre_guard = 1;
@@ -286,7 +286,7 @@ static int lp_spin_call(pthread_spinlock_t *l)
 
 __attribute__((noinline)) static int lp_spin_slow(pthread_spinlock_t *l, void *ra)
 {
-	if (!lp_pre_recording())
+	if (!lp_pre_recording() || lp_pre_own_pc(ra))
 		return lp_spin_call(l);
 	int saved = errno;
 	lp_pre_guard = 1;
@@ -338,7 +338,7 @@ __attribute__((noinline)) static int lp_sem_slow(sem_t *s, enum lp_op op, clocki
 						 const struct timespec *ts, int saved, void *ra)
 {
 	errno = saved;
-	if (!lp_pre_recording())
+	if (!lp_pre_recording() || lp_pre_own_pc(ra))
 		return lp_sem_call(s, op, clk, ts);
 	lp_pre_guard = 1;
 	uint32_t stack = lp_lock_stack(ra);
@@ -412,7 +412,7 @@ __attribute__((noinline)) static int lp_cond_slow(pthread_cond_t *c, pthread_mut
 						  enum lp_op op, clockid_t clk,
 						  const struct timespec *ts, void *ra)
 {
-	if (!lp_pre_recording())
+	if (!lp_pre_recording() || lp_pre_own_pc(ra))
 		return lp_cond_call(c, m, op, clk, ts);
 	int saved = errno;
 	lp_pre_guard = 1;

@@ -25,6 +25,10 @@
  *                     the machine is; the gap hands the lock over);
  *                     prints the app's own count and mean of the waits it
  *                     timed (lock calls after a failed trylock)
+ *   exits ROUNDS N    ROUNDS times N threads that each sleep 20 us (a call
+ *                     latprof records, so each thread's counters open) and
+ *                     leave a barrier together, exiting at once; the app
+ *                     itself takes no lock; prints "exits <threads>"
  *   alloc MB          malloc MB megabytes (address space: `ulimit -v` is
  *                     what limits it), touch its ends, exit 0; 1 if it failed
  *   sigcreate         a SIGALRM every 20 us whose handler interns a new
@@ -556,6 +560,36 @@ static int mode_stacks(int threads, long n)
 	return 0;
 }
 
+/* ---- exits: threads leaving together ---- */
+
+static pthread_barrier_t exit_barrier;
+
+static void *exit_thread(void *arg)
+{
+	struct timespec nap = {0, 20000};
+	nanosleep(&nap, NULL);
+	pthread_barrier_wait(&exit_barrier);
+	return arg;
+}
+
+static int mode_exits(int rounds, int n)
+{
+	pthread_t t[64];
+	if (n < 1 || n > 64)
+		return 2;
+	for (int r = 0; r < rounds; r++) {
+		pthread_barrier_init(&exit_barrier, NULL, (unsigned)n);
+		for (int i = 0; i < n; i++)
+			if (pthread_create(&t[i], NULL, exit_thread, NULL))
+				die("pthread_create");
+		for (int i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+		pthread_barrier_destroy(&exit_barrier);
+	}
+	printf("exits %d\n", rounds * n);
+	return 0;
+}
+
 static int mode_alloc(long mb)
 {
 	size_t size = (size_t)mb << 20;
@@ -601,6 +635,8 @@ int main(int argc, char **argv)
 		return mode_once(argv[2]);
 	if (!strcmp(m, "stacks") && argc == 4)
 		return mode_stacks(atoi(argv[2]), atol(argv[3]));
+	if (!strcmp(m, "exits") && argc == 4)
+		return mode_exits(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(m, "alloc") && argc == 3)
 		return mode_alloc(atol(argv[2]));
 	if (!strcmp(m, "sigcreate"))
