@@ -105,17 +105,23 @@ static void *contend_together(void *arg)
 	return contend((void *)(intptr_t)rel_start_n);
 }
 
-static void contend_threads(int threads, long n)
+/* THREADS (at most 64) threads of fn, which waits on rel_start; joined. */
+static void run_together(int threads, void *(*fn)(void *))
 {
-	pthread_t t[16];
-	rel_start_n = n;
+	pthread_t t[64];
 	pthread_barrier_init(&rel_start, NULL, (unsigned)threads);
 	for (int i = 0; i < threads; i++)
-		if (pthread_create(&t[i], NULL, contend_together, NULL))
+		if (pthread_create(&t[i], NULL, fn, NULL))
 			die("pthread_create");
 	for (int i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
 	pthread_barrier_destroy(&rel_start);
+}
+
+static void contend_threads(int threads, long n)
+{
+	rel_start_n = n;
+	run_together(threads, contend_together);
 }
 
 /* ---- events: an exact count of committed records ------------------------ */
@@ -562,30 +568,20 @@ static int mode_stacks(int threads, long n)
 
 /* ---- exits: threads leaving together ---- */
 
-static pthread_barrier_t exit_barrier;
-
 static void *exit_thread(void *arg)
 {
 	struct timespec nap = {0, 20000};
 	nanosleep(&nap, NULL);
-	pthread_barrier_wait(&exit_barrier);
+	pthread_barrier_wait(&rel_start);
 	return arg;
 }
 
 static int mode_exits(int rounds, int n)
 {
-	pthread_t t[64];
 	if (n < 1 || n > 64)
 		return 2;
-	for (int r = 0; r < rounds; r++) {
-		pthread_barrier_init(&exit_barrier, NULL, (unsigned)n);
-		for (int i = 0; i < n; i++)
-			if (pthread_create(&t[i], NULL, exit_thread, NULL))
-				die("pthread_create");
-		for (int i = 0; i < n; i++)
-			pthread_join(t[i], NULL);
-		pthread_barrier_destroy(&exit_barrier);
-	}
+	for (int r = 0; r < rounds; r++)
+		run_together(n, exit_thread);
 	printf("exits %d\n", rounds * n);
 	return 0;
 }
