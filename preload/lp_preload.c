@@ -211,35 +211,13 @@ uint32_t lp_pre_tid_get(pthread_t th)
 	return 0;
 }
 
-#define LP_OWN_MODULES 8
-
 int lp_pre_own_pc(const void *pc)
 {
-	/* Map starts of latprof's modules seen so far: a slot is written once
-	 * (0 -> start), so readers need no lock. */
-	static void *own[LP_OWN_MODULES];
 	struct dl_find_object o;
-	if (_dl_find_object((void *)pc, &o) != 0)
+	if (_dl_find_object((void *)pc, &o) != 0 || !o.dlfo_link_map)
 		return 0;
-	for (int i = 0; i < LP_OWN_MODULES; i++) {
-		void *start = __atomic_load_n(&own[i], __ATOMIC_ACQUIRE);
-		if (!start)
-			break;
-		if (start == o.dlfo_map_start)
-			return 1;
-	}
-	const char *name = o.dlfo_link_map ? o.dlfo_link_map->l_name : NULL;
-	const char *base = name ? strrchr(name, '/') : NULL;
-	if (!base || strncmp(base + 1, "liblatprof_", 11))
-		return 0;
-	for (int i = 0; i < LP_OWN_MODULES; i++) {
-		void *none = NULL;
-		if (__atomic_compare_exchange_n(&own[i], &none, o.dlfo_map_start, 0,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
-		    none == o.dlfo_map_start)
-			break;
-	}
-	return 1;
+	const char *base = strrchr(o.dlfo_link_map->l_name, '/');
+	return base && !strncmp(base + 1, "liblatprof_", 11);
 }
 
 /* Find the app's return address in our own backtrace and keep what lies

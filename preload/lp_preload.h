@@ -122,7 +122,8 @@ static inline int lp_pre_recording(void)
 /* True when pc lies in latprof's own code (a liblatprof_*.so): the locks
  * that code takes (the counters' registry at thread exit, init locks) are
  * latprof's, not the app's, and a hook does not record them. For the lock
- * hooks' contended paths only: a lock-free lookup, then a name check. */
+ * hooks' contended paths only: a lock-free lookup (_dl_find_object), then
+ * the module's file name. */
 int lp_pre_own_pc(const void *pc);
 /* Stack from the app's call site `ra` outwards, interned; 0 if none. */
 uint32_t lp_pre_stack(void *ra);
