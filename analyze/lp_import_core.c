@@ -315,6 +315,11 @@ static const char *block_call_name(uint32_t call)
 	    [LP_BLK_FDATASYNC] = "fdatasync",
 	    [LP_BLK_FUTEX] = "futex",
 	    [LP_BLK_PTHREAD_JOIN] = "pthread_join",
+	    [LP_BLK_WAIT] = "wait",
+	    [LP_BLK_WAITPID] = "waitpid",
+	    [LP_BLK_WAIT3] = "wait3",
+	    [LP_BLK_WAIT4] = "wait4",
+	    [LP_BLK_WAITID] = "waitid",
 	};
 	return call <= LP_BLK_CALL_MAX ? names[call] : NULL;
 }
@@ -363,6 +368,7 @@ static int core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_h
 		sqlite3_bind_null(st, 7);
 	sqlite3_bind_int64(st, 8, r->result);
 	bind_opt(st, 9, lp_import_stack(imp, r->stack));
+	sqlite3_bind_int64(st, 10, r->flags & LP_WAITF_UNFINISHED);
 	core_seen(r->end);
 	return lp_import_step(imp, st);
 }
@@ -604,7 +610,7 @@ static int core_begin(struct lp_import *imp, void **state)
 	    lp_import_prepare(imp, "UPDATE locks SET name = ?, module = ? WHERE id = ?");
 	s->ins_block = lp_import_prepare(
 	    imp, "INSERT INTO blocking_calls(thread_id, start_ns, dur_ns, call, category, fd, "
-		 "fd_kind, result, stack_id) VALUES (?,?,?,?,?,?,?,?,?)");
+		 "fd_kind, result, stack_id, flags) VALUES (?,?,?,?,?,?,?,?,?,?)");
 	if (!s->ins_block)
 		return -EIO;
 	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_title || !s->upd_exec ||

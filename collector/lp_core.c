@@ -517,6 +517,40 @@ void lp_rec_commit(void)
 	t->busy = 0;
 }
 
+/*
+ * Three records in one reservation, so that no chunk refill can come
+ * between them: a CTX naming `tid`, the record, and a CTX naming this
+ * thread again for whatever it writes next. The reader splits stretches at
+ * CTX records anywhere in a chunk (analyze/lp_logread.c) and orders them by
+ * seq, so the record joins tid's records after all it wrote itself.
+ */
+void *lp_rec_begin_for(uint32_t tid, uint16_t type, uint32_t aux, size_t payload)
+{
+	uint32_t self = lp_tid();
+	if (tid == self)
+		return lp_rec_begin(type, aux, payload);
+	size_t rec = (sizeof(struct lp_rec_header) + payload + LP_REC_ALIGN - 1) & ~(size_t)7;
+	if (rec > UINT16_MAX)
+		return NULL;
+	struct lp_rec_header *h = lp_rec_begin(LP_REC_CTX, tid, 8 + rec + 16);
+	if (!h)
+		return NULL;
+	h--; /* lp_rec_begin returned the payload after the header */
+	h->size = 16;
+	((struct lp_rec_ctx *)(h + 1))->seq = __atomic_add_fetch(&g.next_seq, 1, __ATOMIC_RELAXED);
+	struct lp_rec_header *r = (struct lp_rec_header *)((char *)h + 16);
+	r->type = type;
+	r->size = (uint16_t)rec;
+	r->aux = aux;
+	struct lp_rec_header *back = (struct lp_rec_header *)((char *)r + rec);
+	back->type = LP_REC_CTX;
+	back->size = 16;
+	back->aux = self;
+	((struct lp_rec_ctx *)(back + 1))->seq =
+	    __atomic_add_fetch(&g.next_seq, 1, __ATOMIC_RELAXED);
+	return r + 1;
+}
+
 /* Write a definition record for a new id; 0 when it could not be stored
  * (counted: the records that name it will have no name). */
 static uint32_t lp_define(uint16_t type, uint32_t aux, const void *a, size_t alen)

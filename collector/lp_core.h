@@ -67,6 +67,10 @@ LP_EXPORT void lp_core_record_modules(void);
  */
 LP_EXPORT void *lp_rec_begin(uint16_t type, uint32_t aux, size_t payload);
 LP_EXPORT void lp_rec_commit(void);
+/* lp_rec_begin() for a record that belongs to thread `tid`, written by the
+ * calling thread (at exit, a wait still in progress on another thread).
+ * Commit with lp_rec_commit() as usual. */
+LP_EXPORT void *lp_rec_begin_for(uint32_t tid, uint16_t type, uint32_t aux, size_t payload);
 
 /* Intern a string/stack for this process: returns its id (> 0), writing
  * its definition record the first time; 0 if it could not be recorded. */

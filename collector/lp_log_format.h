@@ -183,6 +183,10 @@ enum lp_lock_kind {
 /* lp_rec_lock_wait.flags */
 #define LP_WAITF_TIMEDOUT 0x1u /* the timed form gave up */
 #define LP_WAITF_FAILED 0x2u   /* returned an error other than timeout */
+/* Still waiting when the process exited: end is the exit, written by the
+ * exiting thread for this one (preload/lp_inflight.c). Also in
+ * lp_rec_block.flags. */
+#define LP_WAITF_UNFINISHED 0x4u
 
 struct lp_rec_lock_wait {
 	uint64_t lock;	/* address of the lock object */
@@ -249,6 +253,11 @@ enum lp_block_call {
 	LP_BLK_FDATASYNC = 41,
 	LP_BLK_FUTEX = 50,
 	LP_BLK_PTHREAD_JOIN = 51,
+	LP_BLK_WAIT = 52, /* waiting for a child process */
+	LP_BLK_WAITPID = 53,
+	LP_BLK_WAIT3 = 54,
+	LP_BLK_WAIT4 = 55,
+	LP_BLK_WAITID = 56,
 	LP_BLK_CALL_MAX = 63,
 };
 
@@ -271,7 +280,7 @@ struct lp_rec_block {
 	int32_t fd;	  /* descriptor (out_fd for sendfile), -1 when none */
 	uint32_t stack;	  /* stack id, 0 if none */
 	uint32_t fd_kind; /* lp_fd_kind */
-	uint32_t pad;
+	uint32_t flags;	  /* LP_WAITF_UNFINISHED, else 0 */
 };
 
 #endif

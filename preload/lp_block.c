@@ -39,6 +39,7 @@
 
 #include "lp_blk_clock.h"
 #include "lp_core.h"
+#include "lp_inflight.h"
 #include "lp_raw.h"
 
 #define LP_BLK_DEFAULT_NS 10000u
@@ -342,8 +343,10 @@ static uint64_t lp_blk_site(void *ra, uint64_t dur)
 
 /* A call lp_blk_clk_past() flagged (t0, t1: lp_blk_clk_now(tsc)). */
 __attribute__((noinline, cold)) static void
-lp_blk_record(uint32_t call, int fd, int tsc, uint64_t t0, uint64_t t1, long rc, void *ra)
+lp_blk_record(uint32_t call, int fd, int tsc, uint64_t t0, uint64_t t1, long rc, void *ra, int mine)
 {
+	if (lp_inf_end(mine))
+		return; /* the exit sweep wrote it */
 	int saved = errno;
 	lp_pre_guard = 1;
 	if (!lp_blk_clk_span(tsc, t0, t1, &t0, &t1)) {
@@ -362,7 +365,7 @@ lp_blk_record(uint32_t call, int fd, int tsc, uint64_t t0, uint64_t t1, long rc,
 			r->fd = fd;
 			r->stack = (uint32_t)site;
 			r->fd_kind = kind;
-			r->pad = 0;
+			r->flags = 0;
 			lp_rec_commit();
 		}
 	}
@@ -371,11 +374,78 @@ lp_blk_record(uint32_t call, int fd, int tsc, uint64_t t0, uint64_t t1, long rc,
 }
 
 /* After the real call: one clock read; a record only past the threshold. */
-static inline void lp_blk_done(uint32_t call, int fd, int tsc, uint64_t t0, long rc, void *ra)
+static inline void lp_blk_done(uint32_t call, int fd, int tsc, uint64_t t0, long rc, void *ra,
+			       int mine)
 {
 	uint64_t t1 = lp_blk_clk_now(tsc);
 	if (__builtin_expect(lp_blk_clk_past(tsc, t0, t1), 0))
-		lp_blk_record(call, fd, tsc, t0, t1, rc, ra);
+		lp_blk_record(call, fd, tsc, t0, t1, rc, ra, mine);
+	else
+		lp_inf_clear(mine);
+}
+
+/* Before the real call: the clock, and the thread's wait slot filled for
+ * the exit sweep (lp_inflight.h). */
+#define LP_BLK_BEGIN(call, fd, ra)                                                                 \
+	int tsc = lp_blk_clk_tsc();                                                                \
+	uint64_t t0 = lp_blk_clk_now(tsc);                                                         \
+	int mine = lp_inf_begin((uint32_t)LP_REC_BLOCK << 8 | (call), (uint64_t)(int64_t)(fd), 0,  \
+				(ra), 0, (uint32_t)tsc, t0)
+
+/* A call the exit sweep found in progress (lp_inflight.c): written like
+ * lp_blk_record's, its end the exit, when it had lasted the threshold by
+ * then. Its stack is the one its site's cache holds, else the site alone:
+ * the sweep runs on another thread, whose stack is not this call's. */
+void lp_blk_unfinished(const struct lp_inflight *w, uint64_t t0)
+{
+	int tsc = (int)w->tsc;
+	uint64_t start, end;
+	if (!lp_blk_clk_span(tsc, t0, lp_blk_clk_now(tsc), &start, &end))
+		return;
+	void *ra = (void *)(uintptr_t)w->ra;
+	uint64_t h = lp_blk_site_hash(ra);
+	uint64_t cur = __atomic_load_n(&lp_blk_sites[h & (LP_BLK_SITES - 1)], __ATOMIC_RELAXED);
+	uint64_t stack;
+	if (cur && (cur & ~(LP_BLK_SELF | 0xffffffffull)) == (h >> 33) << 33)
+		stack = cur & (LP_BLK_SELF | 0xffffffffull);
+	else if (lp_blk_from_latprof(ra))
+		stack = LP_BLK_SELF;
+	else {
+		uint64_t pc = w->ra;
+		stack = lp_intern_stack(&pc, 1);
+	}
+	int fd = (int)(int64_t)w->obj;
+	uint32_t kind = stack & LP_BLK_SELF ? LP_BLK_FD_PERF : lp_blk_fd_kind(fd);
+	if (kind == LP_BLK_FD_PERF)
+		return;
+	struct lp_rec_block *r = lp_rec_begin_for(w->tid, LP_REC_BLOCK, w->what & 0xff, sizeof(*r));
+	if (!r)
+		return;
+	r->start = start;
+	r->end = end;
+	r->result = 0; /* none: it had not returned */
+	r->fd = fd;
+	r->stack = (uint32_t)stack;
+	r->fd_kind = kind;
+	r->flags = LP_WAITF_UNFINISHED;
+	lp_rec_commit();
+}
+
+void lp_blk_span_begin(struct lp_blk_span *s, uint32_t call, void *ra)
+{
+	s->on = lp_blk_on();
+	if (!s->on)
+		return;
+	LP_BLK_BEGIN(call, -1, ra);
+	s->tsc = tsc;
+	s->t0 = t0;
+	s->mine = mine;
+}
+
+void lp_blk_span_end(const struct lp_blk_span *s, uint32_t call, long rc, void *ra)
+{
+	if (s->on)
+		lp_blk_done(call, -1, s->tsc, s->t0, rc, ra, s->mine);
 }
 
 /*
@@ -397,10 +467,10 @@ static inline void lp_blk_done(uint32_t call, int fd, int tsc, uint64_t t0, long
 		}                                                                                  \
 		if (!lp_blk_on())                                                                  \
 			return fn args;                                                            \
-		int tsc = lp_blk_clk_tsc();                                                        \
-		uint64_t t0 = lp_blk_clk_now(tsc);                                                 \
+		void *ra = __builtin_return_address(0);                                            \
+		LP_BLK_BEGIN(call, fdexpr, ra);                                                    \
 		ret rc = fn args;                                                                  \
-		lp_blk_done(call, fdexpr, tsc, t0, (long)rc, __builtin_return_address(0));         \
+		lp_blk_done(call, fdexpr, tsc, t0, (long)rc, ra, mine);                            \
 		return rc;                                                                         \
 	}
 
@@ -561,9 +631,9 @@ __attribute__((no_sanitize("address"))) LP_HOOK long syscall(long nr, ...)
 		return lp_raw_syscall(nr, a, b, c, d, e, f);
 	if (nr != SYS_futex || !lp_blk_futex_wait(b) || !lp_blk_on())
 		return fn(nr, a, b, c, d, e, f);
-	int tsc = lp_blk_clk_tsc();
-	uint64_t t0 = lp_blk_clk_now(tsc);
+	void *ra = __builtin_return_address(0);
+	LP_BLK_BEGIN(LP_BLK_FUTEX, -1, ra);
 	long rc = fn(nr, a, b, c, d, e, f);
-	lp_blk_done(LP_BLK_FUTEX, -1, tsc, t0, rc, __builtin_return_address(0));
+	lp_blk_done(LP_BLK_FUTEX, -1, tsc, t0, rc, ra, mine);
 	return rc;
 }

@@ -12,6 +12,7 @@
 #include <sys/single_threaded.h>
 
 #include "lp_core.h"
+#include "lp_inflight.h"
 
 enum lp_op { LP_OP_PLAIN, LP_OP_TIMED, LP_OP_CLOCK };
 
@@ -29,10 +30,20 @@ __attribute__((noinline)) static uint32_t lp_lock_stack(void *ra)
 	return lp_pre_stack(ra);
 }
 
+/* The wait slot for the exit sweep (lp_inflight.h), filled before the
+ * real call: 1 when this call owns it. */
+static int lp_lock_begin(uint32_t kind, const void *lock, void *ra, uint32_t stack, uint64_t t0)
+{
+	return lp_inf_begin((uint32_t)LP_REC_LOCK_WAIT << 8 | kind, (uint64_t)(uintptr_t)lock, 0,
+			    ra, stack, 0, t0);
+}
+
 __attribute__((noinline)) static void lp_lock_record(uint32_t kind, const void *lock, uint64_t t0,
 						     uint64_t t1, uint32_t owner, uint32_t flags,
-						     uint32_t stack)
+						     uint32_t stack, int mine)
 {
+	if (lp_inf_end(mine))
+		return; /* the exit sweep wrote it */
 	struct lp_rec_lock_wait *r = lp_rec_begin(LP_REC_LOCK_WAIT, kind, sizeof(*r));
 	if (!r)
 		return;
@@ -81,9 +92,10 @@ __attribute__((noinline)) static int lp_mutex_slow(pthread_mutex_t *m, enum lp_o
 	uint32_t owner = (uint32_t)__atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
 	uint32_t stack = lp_lock_stack(ra);
 	uint64_t t0 = lp_now();
+	int mine = lp_lock_begin(LP_LOCK_MUTEX, m, ra, stack, t0);
 	int rc = lp_mutex_call(m, op, clk, ts);
 	uint64_t t1 = lp_now();
-	lp_lock_record(LP_LOCK_MUTEX, m, t0, t1, owner, lp_flags(rc), stack);
+	lp_lock_record(LP_LOCK_MUTEX, m, t0, t1, owner, lp_flags(rc), stack, mine);
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;
@@ -206,11 +218,12 @@ __attribute__((noinline)) static int lp_rw_slow(pthread_rwlock_t *l, int wr, enu
 	lp_pre_guard = 1;
 	uint32_t owner = (uint32_t)__atomic_load_n(&l->__data.__cur_writer, __ATOMIC_RELAXED);
 	uint32_t stack = lp_lock_stack(ra);
+	uint32_t kind = wr ? LP_LOCK_RWLOCK_WR : LP_LOCK_RWLOCK_RD;
 	uint64_t t0 = lp_now();
+	int mine = lp_lock_begin(kind, l, ra, stack, t0);
 	int rc = lp_rw_call(l, wr, op, clk, ts);
 	uint64_t t1 = lp_now();
-	lp_lock_record(wr ? LP_LOCK_RWLOCK_WR : LP_LOCK_RWLOCK_RD, l, t0, t1, owner, lp_flags(rc),
-		       stack);
+	lp_lock_record(kind, l, t0, t1, owner, lp_flags(rc), stack, mine);
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;
@@ -291,11 +304,13 @@ __attribute__((noinline)) static int lp_spin_slow(pthread_spinlock_t *l, void *r
 	int saved = errno;
 	lp_pre_guard = 1;
 	uint32_t stack = lp_lock_stack(ra);
+	/* pthread_spinlock_t is a volatile int: pass the address only. */
+	const void *lock = (const void *)(uintptr_t)l;
 	uint64_t t0 = lp_now();
+	int mine = lp_lock_begin(LP_LOCK_SPIN, lock, ra, stack, t0);
 	int rc = lp_spin_call(l);
 	uint64_t t1 = lp_now();
-	/* pthread_spinlock_t is a volatile int: pass the address only. */
-	lp_lock_record(LP_LOCK_SPIN, (const void *)(uintptr_t)l, t0, t1, 0, lp_flags(rc), stack);
+	lp_lock_record(LP_LOCK_SPIN, lock, t0, t1, 0, lp_flags(rc), stack, mine);
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;
@@ -344,11 +359,12 @@ __attribute__((noinline)) static int lp_sem_slow(sem_t *s, enum lp_op op, clocki
 	uint32_t stack = lp_lock_stack(ra);
 	errno = saved;
 	uint64_t t0 = lp_now();
+	int mine = lp_lock_begin(LP_LOCK_SEM, s, ra, stack, t0);
 	int rc = lp_sem_call(s, op, clk, ts);
 	uint64_t t1 = lp_now();
 	int err = errno;
 	uint32_t flags = rc == 0 ? 0 : err == ETIMEDOUT ? LP_WAITF_TIMEDOUT : LP_WAITF_FAILED;
-	lp_lock_record(LP_LOCK_SEM, s, t0, t1, 0, flags, stack);
+	lp_lock_record(LP_LOCK_SEM, s, t0, t1, 0, flags, stack, mine);
 	lp_pre_guard = 0;
 	errno = err;
 	return rc;
@@ -416,13 +432,20 @@ __attribute__((noinline)) static int lp_cond_slow(pthread_cond_t *c, pthread_mut
 		return lp_cond_call(c, m, op, clk, ts);
 	int saved = errno;
 	lp_pre_guard = 1;
+	uint32_t kind = op == LP_OP_PLAIN ? LP_COND_WAIT : LP_COND_TIMEDWAIT;
 	uint64_t t0 = lp_now();
+	int mine = lp_inf_begin((uint32_t)LP_REC_COND_WAIT << 8 | kind, (uint64_t)(uintptr_t)c,
+				(uint64_t)(uintptr_t)m, ra, 0, 0, t0);
 	int rc = lp_cond_call(c, m, op, clk, ts);
 	uint64_t t1 = lp_now();
+	if (lp_inf_end(mine)) { /* the exit sweep wrote it */
+		lp_pre_guard = 0;
+		errno = saved;
+		return rc;
+	}
 	lp_pre_modules_refresh();
 	uint32_t stack = lp_pre_stack(ra);
-	struct lp_rec_cond_wait *r = lp_rec_begin(
-	    LP_REC_COND_WAIT, op == LP_OP_PLAIN ? LP_COND_WAIT : LP_COND_TIMEDWAIT, sizeof(*r));
+	struct lp_rec_cond_wait *r = lp_rec_begin(LP_REC_COND_WAIT, kind, sizeof(*r));
 	if (r) {
 		r->cond = (uint64_t)(uintptr_t)c;
 		r->mutex = (uint64_t)(uintptr_t)m;

@@ -114,6 +114,14 @@ void lp_block_resolve(void);
 void lp_block_resolve_slot(void **slot);
 void lp_block_resolve_eager(void);
 void lp_block_init(void);
+/* A hook of another file timed as a blocking call (the wait family,
+ * lp_proc.c): begin before the real call, end after it, same `call`. */
+struct lp_blk_span {
+	int on, tsc, mine;
+	uint64_t t0;
+};
+void lp_blk_span_begin(struct lp_blk_span *s, uint32_t call, void *ra);
+void lp_blk_span_end(const struct lp_blk_span *s, uint32_t call, long rc, void *ra);
 /* True when a hook should record: set up, and not nested in a hook. */
 static inline int lp_pre_recording(void)
 {

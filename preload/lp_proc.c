@@ -17,6 +17,7 @@
 
 #include "lp_core.h"
 #include "lp_counters.h"
+#include "lp_inflight.h"
 
 /* ---- threads ---------------------------------------------------------- */
 
@@ -552,6 +553,7 @@ static void lp_exit_note(int status, unsigned how)
 	if (!lp_pre_recording())
 		return;
 	lp_pre_guard = 1;
+	lp_inf_sweep();
 	lp_core_exit(status, how);
 	lp_pre_guard = 0;
 }
@@ -628,7 +630,11 @@ LP_HOOK pid_t wait(int *status)
 {
 	int st = 0;
 	LP_NOSYS_IF_NULL(wait);
+	struct lp_blk_span sp;
+	void *ra = __builtin_return_address(0);
+	lp_blk_span_begin(&sp, LP_BLK_WAIT, ra);
 	pid_t pid = lp_real.wait(&st);
+	lp_blk_span_end(&sp, LP_BLK_WAIT, pid, ra);
 	if (status && pid > 0)
 		*status = st;
 	lp_child_status(pid, st);
@@ -639,7 +645,11 @@ LP_HOOK pid_t waitpid(pid_t p, int *status, int options)
 {
 	int st = 0;
 	LP_NOSYS_IF_NULL(waitpid);
+	struct lp_blk_span sp;
+	void *ra = __builtin_return_address(0);
+	lp_blk_span_begin(&sp, LP_BLK_WAITPID, ra);
 	pid_t pid = lp_real.waitpid(p, &st, options);
+	lp_blk_span_end(&sp, LP_BLK_WAITPID, pid, ra);
 	if (status && pid > 0)
 		*status = st;
 	lp_child_status(pid, st);
@@ -650,7 +660,11 @@ LP_HOOK pid_t wait3(int *status, int options, struct rusage *ru)
 {
 	int st = 0;
 	LP_NOSYS_IF_NULL(wait3);
+	struct lp_blk_span sp;
+	void *ra = __builtin_return_address(0);
+	lp_blk_span_begin(&sp, LP_BLK_WAIT3, ra);
 	pid_t pid = lp_real.wait3(&st, options, ru);
+	lp_blk_span_end(&sp, LP_BLK_WAIT3, pid, ra);
 	if (status && pid > 0)
 		*status = st;
 	lp_child_status(pid, st);
@@ -661,7 +675,11 @@ LP_HOOK pid_t wait4(pid_t p, int *status, int options, struct rusage *ru)
 {
 	int st = 0;
 	LP_NOSYS_IF_NULL(wait4);
+	struct lp_blk_span sp;
+	void *ra = __builtin_return_address(0);
+	lp_blk_span_begin(&sp, LP_BLK_WAIT4, ra);
 	pid_t pid = lp_real.wait4(p, &st, options, ru);
+	lp_blk_span_end(&sp, LP_BLK_WAIT4, pid, ra);
 	if (status && pid > 0)
 		*status = st;
 	lp_child_status(pid, st);
@@ -676,7 +694,11 @@ LP_HOOK int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
 		memset(&local, 0, sizeof(local));
 		info = &local;
 	}
+	struct lp_blk_span sp;
+	void *ra = __builtin_return_address(0);
+	lp_blk_span_begin(&sp, LP_BLK_WAITID, ra);
 	int rc = lp_real.waitid(type, id, info, options);
+	lp_blk_span_end(&sp, LP_BLK_WAITID, rc, ra);
 	if (rc != 0 || (options & WNOWAIT) || info->si_pid == 0)
 		return rc;
 	int st;

@@ -95,7 +95,8 @@ CREATE TABLE lock_waits (
   end_ns    INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL,
   mode      INTEGER NOT NULL DEFAULT 0, -- 0 exclusive, 1 shared (rwlock read)
   stack_id  INTEGER REFERENCES stacks(id),
-  flags     INTEGER NOT NULL DEFAULT 0, -- 1 timed out, 2 failed
+  flags     INTEGER NOT NULL DEFAULT 0, -- 1 timed out, 2 failed, 4 unfinished: still waiting at
+                                  -- the process's exit, which is its end
   class     INTEGER NOT NULL DEFAULT 0 REFERENCES wait_classes(id), -- set after import
   owner_range_id INTEGER          -- ranges.id: the owner's innermost open NVTX range then
 );
@@ -110,7 +111,7 @@ CREATE TABLE cond_waits (
   end_ns    INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL,
   timed     INTEGER NOT NULL DEFAULT 0,
   stack_id  INTEGER REFERENCES stacks(id),
-  flags     INTEGER NOT NULL DEFAULT 0,
+  flags     INTEGER NOT NULL DEFAULT 0, -- as lock_waits.flags
   class     INTEGER NOT NULL DEFAULT 4 REFERENCES wait_classes(id) -- set after import
 );
 
@@ -123,12 +124,14 @@ CREATE TABLE blocking_calls (
   start_ns  INTEGER NOT NULL,
   dur_ns    INTEGER NOT NULL,
   end_ns    INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL,
-  call      TEXT NOT NULL,      -- nanosleep, read, recv, poll, fsync, futex, pthread_join, ...
+  call      TEXT NOT NULL,      -- nanosleep, read, recv, poll, fsync, futex, pthread_join, waitpid, ...
   category  TEXT NOT NULL,      -- sleep, file_io, socket_io, poll_wait, other_block
   fd        INTEGER,            -- NULL when the call has no descriptor
   fd_kind   TEXT,               -- file, socket, pipe, eventfd, tty, other, unknown
-  result    INTEGER NOT NULL,   -- return value, or -errno when it failed
-  stack_id  INTEGER REFERENCES stacks(id)
+  result    INTEGER NOT NULL,   -- return value, or -errno when it failed; 0 when unfinished
+  stack_id  INTEGER REFERENCES stacks(id),
+  flags     INTEGER NOT NULL DEFAULT 0 -- 4 unfinished: still in the call at the process's exit,
+                                       -- which is its end (as lock_waits.flags)
 );
 
 -- What a recorded wait was waiting for (analyze/lp_import_waits.c decides,

@@ -16,12 +16,19 @@
  *           after" ns), with pipe calls under the threshold between them:
  *           the hooks' clock (TSC ticks after the first 2 ms) must place
  *           each recorded sleep inside its bracket, on the core's clock
+ *   exitwait FILE  threads still waiting when the process exits: one in
+ *           pthread_cond_wait, one in read() on a pipe, one on a mutex
+ *           main holds, one in waitpid() on a child; one more whose
+ *           condition wait returns before exit. Each writes "NAME ns"
+ *           (CLOCK_MONOTONIC just before it blocks) to FILE; main then
+ *           writes "exit ns" and exits while they wait
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -29,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -313,6 +321,91 @@ static void mode_clock(const char *file)
 	fclose(f);
 }
 
+/* ---- exitwait ---------------------------------------------------------- */
+
+static pthread_mutex_t ew_m = PTHREAD_MUTEX_INITIALIZER, ew_held = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ew_never = PTHREAD_COND_INITIALIZER, ew_soon = PTHREAD_COND_INITIALIZER;
+static int ew_pipe[2], ew_blocked, ew_soon_done;
+static uint64_t ew_at[4];
+static const char *const ew_names[4] = {"condidle", "pipeidle", "lockidle", "waitidle"};
+
+/* The time just before thread i blocks, for main to write. */
+static void ew_about_to_block(int i)
+{
+	name(ew_names[i]);
+	ew_at[i] = mono_ns();
+	__atomic_add_fetch(&ew_blocked, 1, __ATOMIC_RELEASE);
+}
+
+static void *ew_thread(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	char c;
+	pid_t child;
+	switch (i) {
+	case 0:
+		pthread_mutex_lock(&ew_m);
+		ew_about_to_block(i);
+		for (;;)
+			pthread_cond_wait(&ew_never, &ew_m);
+	case 1:
+		ew_about_to_block(i);
+		EXPECT(read(ew_pipe[0], &c, 1) == 1);
+		break;
+	case 2:
+		ew_about_to_block(i);
+		pthread_mutex_lock(&ew_held);
+		break;
+	default:
+		child = fork();
+		if (child == 0) { /* dies with the thread that forked it */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				pause();
+		}
+		ew_about_to_block(i);
+		waitpid(child, NULL, 0);
+	}
+	return NULL;
+}
+
+static void *ew_returns(void *arg)
+{
+	(void)arg;
+	name("condreturns");
+	pthread_mutex_lock(&ew_m);
+	while (!ew_soon_done)
+		pthread_cond_wait(&ew_soon, &ew_m);
+	pthread_mutex_unlock(&ew_m);
+	return NULL;
+}
+
+static void mode_exitwait(const char *path)
+{
+	pthread_t th;
+	FILE *f = fopen(path, "w");
+	EXPECT(f && pipe(ew_pipe) == 0);
+	if (!f)
+		return;
+	pthread_mutex_lock(&ew_held);
+	pthread_create(&th, NULL, ew_returns, NULL);
+	for (int i = 0; i < 4; i++)
+		pthread_create(&th, NULL, ew_thread, (void *)(intptr_t)i);
+	while (__atomic_load_n(&ew_blocked, __ATOMIC_ACQUIRE) < 4)
+		pause_us(1000);
+	pause_us(100000);
+	pthread_mutex_lock(&ew_m);
+	ew_soon_done = 1;
+	pthread_cond_signal(&ew_soon);
+	pthread_mutex_unlock(&ew_m);
+	pause_us(200000);
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "%s %llu\n", ew_names[i], (unsigned long long)ew_at[i]);
+	fprintf(f, "exit %llu\n", (unsigned long long)mono_ns());
+	fclose(f);
+	exit(fails ? 1 : 0); /* with four threads still waiting */
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -326,9 +419,11 @@ int main(int argc, char **argv)
 		mode_cancel();
 	else if (!strcmp(mode, "clock") && argc > 2)
 		mode_clock(argv[2]);
+	else if (!strcmp(mode, "exitwait") && argc > 2)
+		mode_exitwait(argv[2]);
 	else
-		return fprintf(stderr,
-			       "usage: lp_blockprog calls [FILE]|errno|fork|cancel|clock FILE\n"),
+		return fprintf(stderr, "usage: lp_blockprog calls [FILE]|errno|fork|cancel|clock "
+				       "FILE|exitwait FILE\n"),
 		       2;
 	return fails ? 1 : 0;
 }

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Waits in progress, for the exit sweep (lp_inflight.c).
+ *
+ * A hook writes a wait when the wait returns. A thread still blocked when
+ * the process exits (an idle worker in pthread_cond_wait, a server's
+ * thread in epoll_wait, a logger asleep, a shell in wait4) never returns:
+ * without the sweep its last wait is never written, and the breakdown
+ * counts that time as on-CPU or preempted, the opposite of the truth
+ * (xz -T2: a worker idle for the last 5 of 14 s showed "preempted 37%"
+ * while the kernel's schedstat said 0.02 s on a run queue).
+ *
+ * So each hook that may block fills its thread's slot before the real
+ * call and empties it after; at exit the exiting thread writes every slot
+ * still full as a wait that ended at the exit, flagged
+ * LP_WAITF_UNFINISHED, on behalf of its thread (lp_rec_begin_for).
+ *
+ * Costs on the hooks' path: a compare to see the thread registered, one
+ * load, five stores before the call, one store after it. Registration (a
+ * slot in a fixed table) happens at a thread's first hooked wait, so a
+ * process that never waits never touches the table.
+ */
+#ifndef LP_INFLIGHT_H
+#define LP_INFLIGHT_H
+
+#include <stdint.h>
+
+#define LP_INF_TAKEN 1ull /* start once the exit sweep took the wait */
+
+struct lp_inflight {
+	uint64_t start; /* 0: not waiting; else the wait's start in its clock */
+	uint64_t obj;	/* the lock or condition; a blocking call's descriptor */
+	uint64_t obj2;	/* a condition's mutex */
+	uint64_t ra;	/* the hook's return address: the wait's site */
+	uint32_t what;	/* record type << 8 | aux (lock kind, condition kind, call) */
+	uint32_t stack; /* a lock wait's stack, taken before it blocks; else 0 */
+	uint32_t tsc;	/* a blocking call's start is in TSC ticks */
+	uint32_t gen;	/* == lp_inf_gen: registered in this process */
+	uint32_t tid;
+	int32_t idx; /* its entry in the table, -1 when the table was full */
+};
+
+extern __thread struct lp_inflight lp_inf __attribute__((tls_model("initial-exec")));
+extern uint32_t lp_inf_gen;
+
+void lp_inf_register(void);
+
+/*
+ * Before the real call. 1 when this call owns the slot; 0 when an outer
+ * wait of the same thread holds it (a signal handler's call made inside a
+ * blocked call), which keeps it.
+ */
+static inline int lp_inf_begin(uint32_t what, uint64_t obj, uint64_t obj2, void *ra, uint32_t stack,
+			       uint32_t tsc, uint64_t start)
+{
+	struct lp_inflight *s = &lp_inf;
+	if (__builtin_expect(s->gen != __atomic_load_n(&lp_inf_gen, __ATOMIC_RELAXED), 0))
+		lp_inf_register();
+	if (s->start)
+		return 0;
+	s->obj = obj;
+	s->obj2 = obj2;
+	s->ra = (uint64_t)(uintptr_t)ra;
+	s->what = what;
+	s->stack = stack;
+	s->tsc = tsc;
+	/* last, so that a sweep that sees the start sees the fields */
+	__atomic_store_n(&s->start, start > LP_INF_TAKEN ? start : LP_INF_TAKEN + 1,
+			 __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* After a call that is not written: empty the slot. */
+static inline void lp_inf_clear(int mine)
+{
+	if (mine)
+		__atomic_store_n(&lp_inf.start, 0, __ATOMIC_RELEASE);
+}
+
+/* After a call about to be written: empty the slot; 1 when the exit sweep
+ * wrote this wait already (the thread returned while the process exited),
+ * so the caller must not write it again. */
+static inline int lp_inf_end(int mine)
+{
+	return mine && __atomic_exchange_n(&lp_inf.start, 0, __ATOMIC_ACQ_REL) == LP_INF_TAKEN;
+}
+
+/* At exit, on the exiting thread (guard set): write every wait still in
+ * progress, this thread's own included (exit() called from a signal
+ * handler that interrupted a wait). Once per process. */
+void lp_inf_sweep(void);
+/* The sweep's writer for a blocking call (lp_block.c): its clock, its
+ * threshold, its descriptor's kind. */
+void lp_blk_unfinished(const struct lp_inflight *w, uint64_t start);
+
+#endif
