@@ -112,6 +112,7 @@ static struct lp_finding *lp_fnd_new(struct lp_fnd_ctx *c, const struct lp_rule 
 	struct lp_finding *f = &o->v[o->n++];
 	memset(f, 0, sizeof(*f));
 	f->rule = r;
+	f->title = !c->has_req && r->title_whole_run ? r->title_whole_run : r->title;
 	f->value = value;
 	f->threshold = threshold;
 	f->scope_ns = c->has_req ? c->req_ns : c->thread_ns;
@@ -1907,7 +1908,7 @@ const struct lp_rule lp_rules[] = {
      "Give each worker its own instance of the state the lock guards (one model per thread), "
      "split the lock so readers and unrelated fields do not queue together, or move the "
      "shared update behind a batching queue with one owner thread.",
-     rule_lock},
+     rule_lock, "A lock serializes the threads"},
     {"gil-contention", "Python threads queue on the GIL",
      "GIL wait (CPython take_gil) inside requests / request time (thread time without "
      "requests)",
@@ -1915,7 +1916,7 @@ const struct lp_rule lp_rules[] = {
      "Move the CPU work to code that releases the GIL (NumPy, a C extension, onnxruntime), "
      "serve with processes or several server workers instead of threads, or use a "
      "free-threaded CPython build (3.13t).",
-     rule_gil},
+     rule_gil, NULL},
     {"spinning-pool", "A thread pool spins beside the requests",
      "CPU of the busiest thread of the serving process that runs no request, while requests "
      "are in flight / CPU of a request thread (task-clock)",
@@ -1923,27 +1924,27 @@ const struct lp_rule lp_rules[] = {
      "Size the intra-op pool to the cores left to it (onnxruntime intra_op_num_threads, "
      "OMP_NUM_THREADS, torch.set_num_threads) and disable spinning (onnxruntime "
      "session.intra_op.allow_spinning=0, OMP_WAIT_POLICY=passive).",
-     rule_spin},
+     rule_spin, NULL},
     {"queue-wait", "Requests queue before work starts",
      "condition-variable and semaphore wait inside requests but outside every stage / request "
      "time",
      "share", LP_CMP_GE, 0.05,
      "Add workers (or GPU streams) until the queue drains, or cap concurrency at the door so "
      "requests are refused or shed early instead of waiting inside the server.",
-     rule_queue},
+     rule_queue, NULL},
     {"tail-outlier", "The p99 tail is far from the median",
      "p99 / p50 of request latency; the stage and category that grow in the tail", "ratio",
      LP_CMP_GE, 3.0,
      "Look at the stage and category named in the evidence: that is where the slow requests "
      "spend their extra time; fix that, not the median path.",
-     rule_tail},
+     rule_tail, NULL},
     {"cold-start", "The first requests are much slower",
      "slowest leading request of a thread / median request (leading requests slower than the "
      "threshold count as cold)",
      "ratio", LP_CMP_GE, 3.0,
      "Warm up before serving: run a few dummy requests at start-up so lazy initialization, "
      "JIT compilation, module loading and first-touch page faults happen before traffic.",
-     rule_cold},
+     rule_cold, NULL},
     {"cpu-interference", "Requests lose the CPU",
      "context switches per request not explained by recorded lock/condition waits or blocking "
      "calls, plus CPU "
@@ -1951,7 +1952,7 @@ const struct lp_rule lp_rules[] = {
      "count", LP_CMP_GE, 2.0,
      "Pin serving threads to dedicated cores (taskset -c, cgroups cpusets), run no more busy "
      "threads than cores, and keep background jobs off those cores.",
-     rule_cpu},
+     rule_cpu, NULL},
     {"blocking-io-in-request", "Requests block on file or socket I/O",
      "time in blocking file and socket calls (read, write, recv, send, fsync, ... of at least "
      "the recording threshold) inside requests / request time",
@@ -1959,63 +1960,63 @@ const struct lp_rule lp_rules[] = {
      "Take the I/O off the request path: log through a queue a background thread drains, "
      "load models and configuration once at start-up, cache name lookups, and batch or "
      "pipeline calls to other services instead of waiting on each.",
-     rule_block_io},
+     rule_block_io, NULL},
     {"sleep-in-request", "Requests sleep",
      "time in nanosleep/clock_nanosleep/usleep/sleep inside requests / request time", "share",
      LP_CMP_GE, 0.05,
      "Wait for the event itself (a condition variable, a future, poll on the descriptor) "
      "instead of sleeping and retrying; for SQLite's busy handler, use WAL mode and short "
      "write transactions so writers do not collide.",
-     rule_sleep},
+     rule_sleep, NULL},
     {"cpu-starved", "Requests wait for a CPU",
      "preempted time (request time not in a recorded wait, minus task-clock) / request time",
      "share", LP_CMP_GE, 0.10,
      "Run no more busy threads than the cores the process may use (size thread pools to the "
      "affinity mask), pin serving threads to cores of their own, and keep background work "
      "off those cores.",
-     rule_starved},
+     rule_starved, NULL},
     {"sync-memcpy", "Synchronous copies on the request path",
      "host time blocked in synchronous cudaMemcpy (host-to-device copies <= 64 KB excluded, "
      "as nsys does) / request time",
      "share", LP_CMP_GE, 0.01,
      "Use cudaMemcpyAsync from pinned memory on a non-default stream and synchronize once, "
      "when the result is needed.",
-     rule_sync_memcpy},
+     rule_sync_memcpy, NULL},
     {"pageable-memcpy", "Async copies from pageable memory",
      "cudaMemcpyAsync calls whose host side is pageable (they are silently synchronous and "
      "staged)",
      "count", LP_CMP_GE, 1.0,
      "Allocate the host buffers with cudaHostAlloc / cudaMallocHost, or pin existing ones "
      "with cudaHostRegister, so the copies run asynchronously by DMA.",
-     rule_pageable},
+     rule_pageable, NULL},
     {"excessive-sync", "Too many host-device synchronizations",
      "cudaDeviceSynchronize / StreamSynchronize / EventSynchronize calls per request", "count",
      LP_CMP_GE, 3.0,
      "Synchronize once per request, when the host needs the result; order GPU work with "
      "streams and events (cudaStreamWaitEvent) instead of blocking the host.",
-     rule_sync},
+     rule_sync, NULL},
     {"gpu-idle", "The GPU idles inside requests",
      "GPU idle share of the median request that launched GPU work", "share", LP_CMP_GE, 0.5,
      "Batch requests so each launch does more work, capture the launch sequence in a CUDA "
      "graph, and move CPU pre/post-processing off the launching thread.",
-     rule_gpu_idle},
+     rule_gpu_idle, NULL},
     {"small-kernels", "Many kernels shorter than their launch",
      "kernels per request whose GPU time is shorter than the API call that launched them", "count",
      LP_CMP_GE, 10.0,
      "Fuse the small kernels (torch.compile, TensorRT, hand fusion) or replay them as a CUDA "
      "graph, which launches the whole sequence with one call.",
-     rule_small_kernels},
+     rule_small_kernels, NULL},
     {"no-overlap", "Copies and kernels never overlap",
      "GPU time where copies and kernels run together / the shorter of copy and kernel time",
      "share", LP_CMP_LT, 0.05,
      "Double-buffer: copy batch n+1 on one stream while batch n computes on another, with "
      "pinned buffers and events between the streams.",
-     rule_overlap},
+     rule_overlap, NULL},
     {"alloc-in-path", "GPU memory allocated inside requests",
      "cudaMalloc/cudaFree/cudaHostAlloc calls inside requests", "count", LP_CMP_GE, 1.0,
      "Allocate at start-up and reuse, or use a memory pool (cudaMallocAsync with a pool, "
      "the framework's caching allocator).",
-     rule_alloc},
+     rule_alloc, NULL},
 };
 const size_t lp_nrules = ARRAY_SIZE(lp_rules);
 

@@ -48,6 +48,9 @@ struct lp_rule {
 	 * how many, 0 when quiet (the measured value noted), -ENODATA with the
 	 * missing input noted, -errno on errors. */
 	int (*eval)(struct lp_fnd_ctx *c, const struct lp_rule *r, double threshold);
+	/* The title of a finding over a run without requests (the whole
+	 * run's thread time), when `title` speaks of requests; NULL: title. */
+	const char *title_whole_run;
 };
 
 extern const struct lp_rule lp_rules[];
@@ -81,6 +84,7 @@ struct lp_fnd_example {
 
 struct lp_finding {
 	const struct lp_rule *rule;
+	const char *title; /* static: the rule's title for this run's scope */
 	enum lp_fnd_sev severity;
 	double value, threshold; /* in rule->unit */
 	char *subject;		 /* what it is about (the lock's name), or NULL */

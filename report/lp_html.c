@@ -163,7 +163,7 @@ static void w_findings(FILE *f, const struct lp_findings *fd)
 	for (size_t i = 0; i < fd->n; i++) {
 		const struct lp_finding *x = &fd->v[i];
 		fprintf(f, "<div class=\"fnd s%d\"><b>", (int)x->severity);
-		lp_html_str(f, x->rule->title);
+		lp_html_str(f, x->title);
 		fputs("</b>", f);
 		if (x->subject) {
 			fputs(": ", f);

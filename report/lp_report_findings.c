@@ -51,8 +51,8 @@ static void text_one(FILE *f, const struct lp_findings *r, size_t i, int brief)
 {
 	const struct lp_finding *x = &r->v[i];
 	char a[64], b[64], c[64];
-	fprintf(f, "%zu. [%s] %s: %s%s%s\n", i + 1, lp_sev_name[x->severity], x->rule->id,
-		x->rule->title, x->subject ? " -- " : "", x->subject ? x->subject : "");
+	fprintf(f, "%zu. [%s] %s: %s%s%s\n", i + 1, lp_sev_name[x->severity], x->rule->id, x->title,
+		x->subject ? " -- " : "", x->subject ? x->subject : "");
 	fprintf(f, "   %s\n", x->summary ? x->summary : "");
 	fprintf(f, "   estimated saving %s (%.1f%% of %s), out of %s of %s\n",
 		lp_evidence_ns((double)x->saving_ns, a, sizeof(a)), 100 * x->share,
@@ -151,7 +151,7 @@ static void json_finding(FILE *f, const struct lp_finding *x)
 	fputs("{\"id\": ", f);
 	lp_json_str(f, x->rule->id);
 	fputs(", \"title\": ", f);
-	lp_json_str(f, x->rule->title);
+	lp_json_str(f, x->title);
 	fprintf(f, ", \"severity\": \"%s\", \"subject\": ", lp_sev_name[x->severity]);
 	if (x->subject)
 		lp_json_str(f, x->subject);
@@ -282,7 +282,7 @@ static void csv_finding(FILE *f, size_t rank, const struct lp_finding *x)
 	fprintf(f, "%zu,found,", rank);
 	lp_csv_str(f, x->rule->id);
 	fprintf(f, ",%s,", lp_sev_name[x->severity]);
-	lp_csv_str(f, x->rule->title);
+	lp_csv_str(f, x->title);
 	fputc(',', f);
 	lp_csv_str(f, x->subject);
 	fputc(',', f);

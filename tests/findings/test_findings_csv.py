@@ -119,6 +119,8 @@ check(lock["subject"] == "model_lock" and int(lock["saving_ns"]) == wait_ns > 0
       and "waits=%d" % waits in lock["evidence"].split("; "),
       f"lock-contention row: model_lock, saving {lock['saving_ns']} ns = its {waits} waits in the db")
 check(q1(conn, "SELECT count(*) FROM lock_waits") > 0, "the run recorded lock waits")
+check(lock["title"] == "A lock serializes the threads",
+      f"without requests the title does not speak of requests: {lock['title']!r}")
 check(any(r["state"] == "not_evaluated" and "GPU" in r["why"] for r in rows),
       "GPU rules: not_evaluated rows with the reason")
 
@@ -134,3 +136,6 @@ rows = csv_rows(infer_db)
 compare(infer_db, doc, rows)
 check(any(r["state"] == "quiet" and r["value"] != "" for r in rows),
       "quiet rules come with the value they measured")
+check(all(r["title"] == "A lock serializes requests" for r in rows
+          if r["id"] == "lock-contention" and r["state"] == "found"),
+      "with requests, lock-contention's title is the rule's own")
