@@ -320,6 +320,11 @@ static const char *block_call_name(uint32_t call)
 	    [LP_BLK_WAIT3] = "wait3",
 	    [LP_BLK_WAIT4] = "wait4",
 	    [LP_BLK_WAITID] = "waitid",
+	    [LP_BLK_PAUSE] = "pause",
+	    [LP_BLK_SIGSUSPEND] = "sigsuspend",
+	    [LP_BLK_SIGWAIT] = "sigwait",
+	    [LP_BLK_SIGWAITINFO] = "sigwaitinfo",
+	    [LP_BLK_SIGTIMEDWAIT] = "sigtimedwait",
 	};
 	return call <= LP_BLK_CALL_MAX ? names[call] : NULL;
 }

@@ -258,6 +258,11 @@ enum lp_block_call {
 	LP_BLK_WAIT3 = 54,
 	LP_BLK_WAIT4 = 55,
 	LP_BLK_WAITID = 56,
+	LP_BLK_PAUSE = 57, /* waiting for a signal */
+	LP_BLK_SIGSUSPEND = 58,
+	LP_BLK_SIGWAIT = 59,
+	LP_BLK_SIGWAITINFO = 60,
+	LP_BLK_SIGTIMEDWAIT = 61,
 	LP_BLK_CALL_MAX = 63,
 };
 

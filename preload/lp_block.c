@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,11 @@ struct lp_blk_real {
 	int (*join)(pthread_t, void **);
 	int (*timedjoin)(pthread_t, void **, const struct timespec *);
 	int (*clockjoin)(pthread_t, void **, clockid_t, const struct timespec *);
+	int (*pause)(void);
+	int (*sigsuspend)(const sigset_t *);
+	int (*sigwait)(const sigset_t *, int *);
+	int (*sigwaitinfo)(const sigset_t *, siginfo_t *);
+	int (*sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
 };
 
 static struct lp_blk_real lp_br;
@@ -137,6 +143,11 @@ static const struct lp_sym lp_blk_syms[] = {
     LP_BSYM(join, "pthread_join"),
     LP_BSYM(timedjoin, "pthread_timedjoin_np"),
     LP_BSYM(clockjoin, "pthread_clockjoin_np"),
+    LP_BSYM(pause, "pause"),
+    LP_BSYM(sigsuspend, "sigsuspend"),
+    LP_BSYM(sigwait, "sigwait"),
+    LP_BSYM(sigwaitinfo, "sigwaitinfo"),
+    LP_BSYM(sigtimedwait, "sigtimedwait"),
 };
 #define LP_BLK_NSYMS (sizeof(lp_blk_syms) / sizeof(lp_blk_syms[0]))
 
@@ -594,6 +605,20 @@ LP_BLK_HOOK(int, pthread_timedjoin_np, timedjoin, LP_BLK_PTHREAD_JOIN, -1,
 LP_BLK_HOOK(int, pthread_clockjoin_np, clockjoin, LP_BLK_PTHREAD_JOIN, -1,
 	    (pthread_t th, void **res, clockid_t clk, const struct timespec *at),
 	    (th, res, clk, at), ENOSYS)
+
+/* ---- waiting for a signal: a server's signal thread, a shell's pause -- */
+
+LP_BLK_HOOK(int, pause, pause, LP_BLK_PAUSE, -1, (void), (), lp_blk_nosys())
+LP_BLK_HOOK(int, sigsuspend, sigsuspend, LP_BLK_SIGSUSPEND, -1, (const sigset_t *set), (set),
+	    lp_blk_nosys())
+/* sigwait returns the error number; it never sets errno. */
+LP_BLK_HOOK(int, sigwait, sigwait, LP_BLK_SIGWAIT, -1, (const sigset_t *set, int *sig), (set, sig),
+	    ENOSYS)
+LP_BLK_HOOK(int, sigwaitinfo, sigwaitinfo, LP_BLK_SIGWAITINFO, -1,
+	    (const sigset_t *set, siginfo_t *info), (set, info), lp_blk_nosys())
+LP_BLK_HOOK(int, sigtimedwait, sigtimedwait, LP_BLK_SIGTIMEDWAIT, -1,
+	    (const sigset_t *set, siginfo_t *info, const struct timespec *ts), (set, info, ts),
+	    lp_blk_nosys())
 
 /* ---- syscall(SYS_futex, ...): libraries that bypass pthread ----------- */
 

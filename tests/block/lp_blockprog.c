@@ -6,7 +6,8 @@
  * keep (return values, errno, cancellation) itself and exits 1 on a
  * mismatch. Modes:
  *   calls   the families: sleeps, pipe/socket/eventfd/file I/O, accept,
- *           poll/ppoll/select/pselect/epoll, fsync, syscall(SYS_futex)
+ *           poll/ppoll/select/pselect/epoll, fsync, syscall(SYS_futex),
+ *           sigwait/sigwaitinfo/sigtimedwait/sigsuspend
  *   errno   a recorded call that succeeds leaves errno alone; one that
  *           fails sets it (threshold 0 records every call)
  *   fork    the child reads a pipe a helper writes late: its own log has it
@@ -213,6 +214,63 @@ static void run(void *(*fn)(void *), void *arg)
 	pthread_join(th, NULL);
 }
 
+/* A helper that sends sig to thread th after the delay. */
+struct late_sig {
+	pthread_t th;
+	int sig;
+};
+
+static void *late_kill(void *arg)
+{
+	struct late_sig ls = *(struct late_sig *)arg;
+	free(arg);
+	pause_us(DELAY_US);
+	pthread_kill(ls.th, ls.sig);
+	return NULL;
+}
+
+static void signal_later(int sig)
+{
+	pthread_t th;
+	struct late_sig *ls = malloc(sizeof(*ls));
+	ls->th = pthread_self();
+	ls->sig = sig;
+	pthread_create(&th, NULL, late_kill, ls);
+	pthread_detach(th);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void *t_signals(void *arg)
+{
+	(void)arg;
+	name("signals");
+	sigset_t usr1, none;
+	int sig;
+	siginfo_t si;
+	struct timespec ts = {5, 0};
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigemptyset(&none);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+	signal_later(SIGUSR1);
+	EXPECT(sigwait(&usr1, &sig) == 0 && sig == SIGUSR1);
+	signal_later(SIGUSR1);
+	EXPECT(sigwaitinfo(&usr1, &si) == SIGUSR1);
+	signal_later(SIGUSR1);
+	EXPECT(sigtimedwait(&usr1, &si, &ts) == SIGUSR1);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	signal_later(SIGUSR1); /* sigsuspend unblocks it atomically: no lost wake-up */
+	EXPECT(sigsuspend(&none) == -1 && errno == EINTR);
+	return NULL;
+}
+
 static void mode_calls(const char *file)
 {
 	run(t_sleeps, NULL);
@@ -221,6 +279,7 @@ static void mode_calls(const char *file)
 	run(t_socket, NULL);
 	run(t_file, (void *)file);
 	run(t_futex, NULL);
+	run(t_signals, NULL);
 }
 
 static void mode_errno(void)

@@ -43,6 +43,10 @@ one(rs, "socket", "accept", "socket", "socket_io",
     [r["result"] for r in rs if r["call"] == "accept"][0])
 check(all(r["result"] >= 0 for r in rs if r["call"] == "accept"), "accept returned a descriptor")
 one(rs, "futex", "futex", None, "other_block", -110)  # -ETIMEDOUT
+one(rs, "signals", "sigwait", None, "other_block", 0)
+for call in ("sigwaitinfo", "sigtimedwait"):
+    one(rs, "signals", call, None, "other_block", 10)  # SIGUSR1
+one(rs, "signals", "sigsuspend", None, "other_block", -4)  # -EINTR
 check(any(r["call"] == "fsync" and r["fd_kind"] == "file" and r["category"] == "file_io"
           for r in rs), "fsync on a file is file I/O")
 check(all(r["dur_ns"] >= 10000 for r in rs), "default threshold: nothing under 10 us")
