@@ -296,6 +296,7 @@ static const char *block_call_name(uint32_t call)
 	    [LP_BLK_PWRITE] = "pwrite",
 	    [LP_BLK_READV] = "readv",
 	    [LP_BLK_WRITEV] = "writev",
+	    [LP_BLK_FFLUSH] = "fflush",
 	    [LP_BLK_RECV] = "recv",
 	    [LP_BLK_SEND] = "send",
 	    [LP_BLK_RECVFROM] = "recvfrom",

@@ -234,6 +234,7 @@ enum lp_block_call {
 	LP_BLK_PWRITE = 13,
 	LP_BLK_READV = 14,
 	LP_BLK_WRITEV = 15,
+	LP_BLK_FFLUSH = 16, /* stdio's explicit flush: I/O on the stream's descriptor */
 	LP_BLK_RECV = 20,
 	LP_BLK_SEND = 21,
 	LP_BLK_RECVFROM = 22,

@@ -89,6 +89,7 @@ struct lp_blk_real {
 	int (*join)(pthread_t, void **);
 	int (*timedjoin)(pthread_t, void **, const struct timespec *);
 	int (*clockjoin)(pthread_t, void **, clockid_t, const struct timespec *);
+	int (*fflush)(FILE *);
 	int (*pause)(void);
 	int (*sigsuspend)(const sigset_t *);
 	int (*sigwait)(const sigset_t *, int *);
@@ -143,6 +144,7 @@ static const struct lp_sym lp_blk_syms[] = {
     LP_BSYM(join, "pthread_join"),
     LP_BSYM(timedjoin, "pthread_timedjoin_np"),
     LP_BSYM(clockjoin, "pthread_clockjoin_np"),
+    LP_BSYM(fflush, "fflush"),
     LP_BSYM(pause, "pause"),
     LP_BSYM(sigsuspend, "sigsuspend"),
     LP_BSYM(sigwait, "sigwait"),
@@ -531,6 +533,14 @@ LP_BLK_HOOK(int, fsync, fsync, LP_BLK_FSYNC, fd, (int fd), (fd),
 	    LP_RAW(SYS_fsync, fd, 0, 0, 0, 0, 0))
 LP_BLK_HOOK(int, fdatasync, fdatasync, LP_BLK_FDATASYNC, fd, (int fd), (fd),
 	    LP_RAW(SYS_fdatasync, fd, 0, 0, 0, 0, 0))
+
+/* An explicit stdio flush writes the stream's buffer: a logger that
+ * flushes every line blocks there when the disk or the reader is slow.
+ * (Writes stdio makes on its own, when a buffer fills, go through glibc's
+ * internal write and are not seen.) _fileno is the public FILE field that
+ * fileno() returns, read without fileno()'s errno on a memory stream. */
+LP_BLK_HOOK(int, fflush, fflush, LP_BLK_FFLUSH, fp ? fp->_fileno : -1, (FILE * fp), (fp),
+	    fflush_unlocked(fp))
 
 /* ---- sockets ---------------------------------------------------------- */
 

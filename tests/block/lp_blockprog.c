@@ -7,7 +7,7 @@
  * mismatch. Modes:
  *   calls   the families: sleeps, pipe/socket/eventfd/file I/O, accept,
  *           poll/ppoll/select/pselect/epoll, fsync, syscall(SYS_futex),
- *           sigwait/sigwaitinfo/sigtimedwait/sigsuspend
+ *           sigwait/sigwaitinfo/sigtimedwait/sigsuspend, fflush
  *   errno   a recorded call that succeeds leaves errno alone; one that
  *           fails sets it (threshold 0 records every call)
  *   fork    the child reads a pipe a helper writes late: its own log has it
@@ -195,6 +195,40 @@ static void *t_file(void *arg)
 	return NULL;
 }
 
+/* A helper that drains a pipe after the delay. */
+static void *late_drain(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	static char sink[1 << 17];
+	pause_us(DELAY_US);
+	while (read(fd, sink, sizeof(sink)) == (ssize_t)sizeof(sink))
+		;
+	return NULL;
+}
+
+/* fflush into a full pipe: blocks until the helper drains it. */
+static void *t_stdio(void *arg)
+{
+	(void)arg;
+	name("stdio");
+	int p[2];
+	static char full[1 << 16], line[100]; /* under st_blksize: buffered, not written through */
+	EXPECT(pipe(p) == 0 && fcntl(p[0], F_SETFL, O_NONBLOCK) == 0);
+	EXPECT(write(p[1], full, sizeof(full)) == sizeof(full)); /* a pipe holds 64 KiB */
+	FILE *f = fdopen(p[1], "w");
+	EXPECT(f && setvbuf(f, NULL, _IOFBF, 1 << 14) == 0);
+	if (!f)
+		return NULL;
+	EXPECT(fwrite(line, 1, sizeof(line), f) == sizeof(line));
+	pthread_t th;
+	pthread_create(&th, NULL, late_drain, (void *)(intptr_t)p[0]);
+	EXPECT(fflush(f) == 0);
+	pthread_join(th, NULL);
+	fclose(f);
+	close(p[0]);
+	return NULL;
+}
+
 static void *t_futex(void *arg)
 {
 	(void)arg;
@@ -280,6 +314,7 @@ static void mode_calls(const char *file)
 	run(t_file, (void *)file);
 	run(t_futex, NULL);
 	run(t_signals, NULL);
+	run(t_stdio, NULL);
 }
 
 static void mode_errno(void)

@@ -47,6 +47,7 @@ one(rs, "signals", "sigwait", None, "other_block", 0)
 for call in ("sigwaitinfo", "sigtimedwait"):
     one(rs, "signals", call, None, "other_block", 10)  # SIGUSR1
 one(rs, "signals", "sigsuspend", None, "other_block", -4)  # -EINTR
+one(rs, "stdio", "fflush", "pipe", "other_block", 0)
 check(any(r["call"] == "fsync" and r["fd_kind"] == "file" and r["category"] == "file_io"
           for r in rs), "fsync on a file is file I/O")
 check(all(r["dur_ns"] >= 10000 for r in rs), "default threshold: nothing under 10 us")
