@@ -329,16 +329,27 @@ static uint64_t lp_blk_site_hash(void *ra)
 	return h ^ (h >> 29);
 }
 
+/* What the cache holds for the site `ra`: its stack id or LP_BLK_SELF, 0
+ * when the site is not in it; *slot and *tag are where and how to store
+ * it. */
+static uint64_t lp_blk_site_cached(void *ra, uint64_t **slot, uint64_t *tag)
+{
+	uint64_t h = lp_blk_site_hash(ra);
+	*slot = &lp_blk_sites[h & (LP_BLK_SITES - 1)];
+	*tag = (h >> 33) << 33; /* top 31 bits; bit 32 is LP_BLK_SELF */
+	uint64_t cur = __atomic_load_n(*slot, __ATOMIC_RELAXED);
+	if (!cur || (cur & ~(LP_BLK_SELF | 0xffffffffull)) != *tag)
+		return 0;
+	return cur & (LP_BLK_SELF | 0xffffffffull);
+}
+
 /* Stack id for a record at `ra`, LP_BLK_SELF for latprof's own calls. */
 static uint64_t lp_blk_site(void *ra, uint64_t dur)
 {
-	uint64_t h = lp_blk_site_hash(ra);
-	uint64_t *slot = &lp_blk_sites[h & (LP_BLK_SITES - 1)];
-	uint64_t tag = (h >> 33) << 33; /* top 31 bits; bit 32 is LP_BLK_SELF */
-	uint64_t cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
-	int known = cur && (cur & ~(LP_BLK_SELF | 0xffffffffull)) == tag;
-	if (known && ((cur & LP_BLK_SELF) || dur < LP_BLK_RESTACK_NS))
-		return cur & (LP_BLK_SELF | 0xffffffffull);
+	uint64_t *slot, tag;
+	uint64_t known = lp_blk_site_cached(ra, &slot, &tag);
+	if (known && ((known & LP_BLK_SELF) || dur < LP_BLK_RESTACK_NS))
+		return known;
 	/* A known site is not latprof's (that returned above): a long call
 	 * there only needs its stack again. dladdr() scans the object's
 	 * symbols: with PostgreSQL's epoll_wait (most calls past 1 ms) it was
@@ -416,17 +427,10 @@ void lp_blk_unfinished(const struct lp_inflight *w, uint64_t t0)
 	if (!lp_blk_clk_span(tsc, t0, lp_blk_clk_now(tsc), &start, &end))
 		return;
 	void *ra = (void *)(uintptr_t)w->ra;
-	uint64_t h = lp_blk_site_hash(ra);
-	uint64_t cur = __atomic_load_n(&lp_blk_sites[h & (LP_BLK_SITES - 1)], __ATOMIC_RELAXED);
-	uint64_t stack;
-	if (cur && (cur & ~(LP_BLK_SELF | 0xffffffffull)) == (h >> 33) << 33)
-		stack = cur & (LP_BLK_SELF | 0xffffffffull);
-	else if (lp_blk_from_latprof(ra))
-		stack = LP_BLK_SELF;
-	else {
-		uint64_t pc = w->ra;
-		stack = lp_intern_stack(&pc, 1);
-	}
+	uint64_t *slot, tag;
+	uint64_t stack = lp_blk_site_cached(ra, &slot, &tag);
+	if (!stack)
+		stack = lp_blk_from_latprof(ra) ? LP_BLK_SELF : lp_pre_site_stack(ra);
 	int fd = (int)(int64_t)w->obj;
 	uint32_t kind = stack & LP_BLK_SELF ? LP_BLK_FD_PERF : lp_blk_fd_kind(fd);
 	if (kind == LP_BLK_FD_PERF)

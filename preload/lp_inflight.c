@@ -121,38 +121,6 @@ void lp_inf_register(void)
 	errno = saved;
 }
 
-/* Lock and condition waits: their start is lp_now(). */
-static void lp_inf_write_wait(const struct lp_inflight *w, uint64_t start, uint64_t now,
-			      uint32_t stack)
-{
-	uint32_t type = w->what >> 8, aux = w->what & 0xff;
-	if (type == LP_REC_LOCK_WAIT) {
-		struct lp_rec_lock_wait *r =
-		    lp_rec_begin_for(w->tid, LP_REC_LOCK_WAIT, aux, sizeof(*r));
-		if (!r)
-			return;
-		r->lock = w->obj;
-		r->start = start;
-		r->end = now > start ? now : start;
-		r->stack = stack;
-		r->owner = 0;
-		r->flags = LP_WAITF_UNFINISHED;
-		r->pad = 0;
-	} else {
-		struct lp_rec_cond_wait *r =
-		    lp_rec_begin_for(w->tid, LP_REC_COND_WAIT, aux, sizeof(*r));
-		if (!r)
-			return;
-		r->cond = w->obj;
-		r->mutex = w->obj2;
-		r->start = start;
-		r->end = now > start ? now : start;
-		r->stack = stack;
-		r->flags = LP_WAITF_UNFINISHED;
-	}
-	lp_rec_commit();
-}
-
 /* One slot: taken from its thread by compare-and-swap on the start read
  * first, which also proves the fields copied in between are that wait's
  * (the thread rewrites them only after emptying the slot). */
@@ -165,16 +133,19 @@ static void lp_inf_take(struct lp_inflight *s, uint64_t now)
 	if (!__atomic_compare_exchange_n(&s->start, &start, LP_INF_TAKEN, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return;
-	uint32_t type = w.what >> 8;
+	uint32_t type = w.what >> 8, aux = w.what & 0xff;
 	if (type == LP_REC_BLOCK) {
 		lp_blk_unfinished(&w, start);
 		return;
 	}
-	/* A condition wait's stack is taken after it returns: here only its
-	 * site is known. */
-	uint64_t pc = w.ra;
-	uint32_t stack = w.stack ? w.stack : lp_intern_stack(&pc, 1);
-	lp_inf_write_wait(&w, start, now, stack);
+	/* Lock and condition waits start at an lp_now(). A condition wait's
+	 * stack is taken after it returns: here only its site is known. */
+	uint64_t end = now > start ? now : start;
+	uint32_t stack = w.stack ? w.stack : lp_pre_site_stack((void *)(uintptr_t)w.ra);
+	if (type == LP_REC_LOCK_WAIT)
+		lp_lock_write(w.tid, aux, w.obj, start, end, 0, LP_WAITF_UNFINISHED, stack);
+	else
+		lp_cond_write(w.tid, aux, w.obj, w.obj2, start, end, stack, LP_WAITF_UNFINISHED);
 }
 
 void lp_inf_sweep(void)

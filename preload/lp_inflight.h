@@ -92,5 +92,11 @@ void lp_inf_sweep(void);
 /* The sweep's writer for a blocking call (lp_block.c): its clock, its
  * threshold, its descriptor's kind. */
 void lp_blk_unfinished(const struct lp_inflight *w, uint64_t start);
+/* One LOCK_WAIT or COND_WAIT record for thread tid (lp_locks.c): the
+ * hooks' own (their thread) and the sweep's (the waiting thread). */
+void lp_lock_write(uint32_t tid, uint32_t kind, uint64_t lock, uint64_t t0, uint64_t t1,
+		   uint32_t owner, uint32_t flags, uint32_t stack);
+void lp_cond_write(uint32_t tid, uint32_t kind, uint64_t cond, uint64_t mutex, uint64_t t0,
+		   uint64_t t1, uint32_t stack, uint32_t flags);
 
 #endif

@@ -38,16 +38,13 @@ static int lp_lock_begin(uint32_t kind, const void *lock, void *ra, uint32_t sta
 			    ra, stack, 0, t0);
 }
 
-__attribute__((noinline)) static void lp_lock_record(uint32_t kind, const void *lock, uint64_t t0,
-						     uint64_t t1, uint32_t owner, uint32_t flags,
-						     uint32_t stack, int mine)
+void lp_lock_write(uint32_t tid, uint32_t kind, uint64_t lock, uint64_t t0, uint64_t t1,
+		   uint32_t owner, uint32_t flags, uint32_t stack)
 {
-	if (lp_inf_end(mine))
-		return; /* the exit sweep wrote it */
-	struct lp_rec_lock_wait *r = lp_rec_begin(LP_REC_LOCK_WAIT, kind, sizeof(*r));
+	struct lp_rec_lock_wait *r = lp_rec_begin_for(tid, LP_REC_LOCK_WAIT, kind, sizeof(*r));
 	if (!r)
 		return;
-	r->lock = (uint64_t)(uintptr_t)lock;
+	r->lock = lock;
 	r->start = t0;
 	r->end = t1;
 	r->stack = stack;
@@ -55,6 +52,30 @@ __attribute__((noinline)) static void lp_lock_record(uint32_t kind, const void *
 	r->flags = flags;
 	r->pad = 0;
 	lp_rec_commit();
+}
+
+void lp_cond_write(uint32_t tid, uint32_t kind, uint64_t cond, uint64_t mutex, uint64_t t0,
+		   uint64_t t1, uint32_t stack, uint32_t flags)
+{
+	struct lp_rec_cond_wait *r = lp_rec_begin_for(tid, LP_REC_COND_WAIT, kind, sizeof(*r));
+	if (!r)
+		return;
+	r->cond = cond;
+	r->mutex = mutex;
+	r->start = t0;
+	r->end = t1;
+	r->stack = stack;
+	r->flags = flags;
+	lp_rec_commit();
+}
+
+__attribute__((noinline)) static void lp_lock_record(uint32_t kind, const void *lock, uint64_t t0,
+						     uint64_t t1, uint32_t owner, uint32_t flags,
+						     uint32_t stack, int mine)
+{
+	if (lp_inf_end(mine))
+		return; /* the exit sweep wrote it */
+	lp_lock_write(lp_tid(), kind, (uint64_t)(uintptr_t)lock, t0, t1, owner, flags, stack);
 }
 
 /* ---- mutexes ---------------------------------------------------------- */
@@ -445,16 +466,8 @@ __attribute__((noinline)) static int lp_cond_slow(pthread_cond_t *c, pthread_mut
 	}
 	lp_pre_modules_refresh();
 	uint32_t stack = lp_pre_stack(ra);
-	struct lp_rec_cond_wait *r = lp_rec_begin(LP_REC_COND_WAIT, kind, sizeof(*r));
-	if (r) {
-		r->cond = (uint64_t)(uintptr_t)c;
-		r->mutex = (uint64_t)(uintptr_t)m;
-		r->start = t0;
-		r->end = t1;
-		r->stack = stack;
-		r->flags = lp_flags(rc);
-		lp_rec_commit();
-	}
+	lp_cond_write(lp_tid(), kind, (uint64_t)(uintptr_t)c, (uint64_t)(uintptr_t)m, t0, t1, stack,
+		      lp_flags(rc));
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;

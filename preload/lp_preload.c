@@ -220,6 +220,12 @@ int lp_pre_own_pc(const void *pc)
 	return base && !strncmp(base + 1, "liblatprof_", 11);
 }
 
+uint32_t lp_pre_site_stack(void *ra)
+{
+	uint64_t pc = (uint64_t)(uintptr_t)ra;
+	return lp_intern_stack(&pc, 1);
+}
+
 /* Find the app's return address in our own backtrace and keep what lies
  * beyond it: exact whatever the compiler inlined or tail-called. */
 uint32_t lp_pre_stack(void *ra)
@@ -233,10 +239,8 @@ uint32_t lp_pre_stack(void *ra)
 	int i = 0;
 	while (i < n && buf[i] != ra)
 		i++;
-	if (i == n) { /* unwinder lost our frames: keep the app's call site */
-		pcs[0] = (uint64_t)(uintptr_t)ra;
-		return lp_intern_stack(pcs, 1);
-	}
+	if (i == n) /* unwinder lost our frames: keep the app's call site */
+		return lp_pre_site_stack(ra);
 	unsigned k = 0;
 	for (; i < n; i++)
 		pcs[k++] = (uint64_t)(uintptr_t)buf[i];

@@ -135,6 +135,10 @@ static inline int lp_pre_recording(void)
 int lp_pre_own_pc(const void *pc);
 /* Stack from the app's call site `ra` outwards, interned; 0 if none. */
 uint32_t lp_pre_stack(void *ra);
+/* The call site alone as a stack, interned: where the caller's stack
+ * cannot be unwound (the unwinder lost it; another thread's call, written
+ * by the exit sweep). */
+uint32_t lp_pre_site_stack(void *ra);
 /* Record module maps again if a library was loaded since we last looked. */
 void lp_pre_modules_refresh(void);
 /* THREAD_START (+ THREAD_NAME from the kernel's comm) for this thread. */
