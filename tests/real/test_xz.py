@@ -5,7 +5,9 @@ breakdown is checked against the kernel's own accounting of the same run,
 /proc/PID/task/TID/schedstat (time on a CPU, time waiting on a run queue),
 sampled until the threads vanish: latprof's preempted time may not exceed the
 kernel's run-queue wait (plus 10% of the thread's time), and its on-CPU time
-must be within 10% of the thread's time of the kernel's. Before waits still
+must be within 10% of the thread's time of the kernel's, plus the
+hypervisor's steal time meanwhile, which task-clock counts and schedstat
+does not. Before waits still
 in progress at exit were written, the idle worker read 'preempted 37%' where
 the kernel said 0.02 s of 14.5 s."""
 import json
@@ -22,8 +24,27 @@ data, run = os.path.join(d, "in.txt"), os.path.join(d, "xz.db")
 with open(data, "wb") as f:  # text that compresses slowly: 12 MiB of hex
     f.write(os.urandom(6 << 20).hex().encode())
 
+
+
+def steal_ns():
+    """The hypervisor's steal time over all CPUs (/proc/stat, clock ticks).
+    task-clock, latprof's on-CPU figure, counts stolen time as running;
+    schedstat's run time does not (docs/schema.md): in one CI run a busy
+    worker read 7.53 s on-CPU against the kernel's 6.37 s, its preempted
+    time equal to the kernel's run-queue wait (0.11 s)."""
+    with open("/proc/stat") as f:
+        v = f.readline().split()
+    return int(v[8]) * 1e9 / os.sysconf("SC_CLK_TCK") if len(v) > 8 else 0
+
+
+try:  # the sampler must not starve beside xz's two busy workers
+    os.setpriority(os.PRIO_PROCESS, 0, -10)
+except OSError:
+    pass
 cmd = [LATPROF, "run", "-o", run, "--", "xz", "-T2", "-1", "--block-size=4MiB", "-k", "-c", data]
-p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+s0 = steal_ns()
+p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                     preexec_fn=lambda: os.setpriority(os.PRIO_PROCESS, 0, 0))
 
 
 def app_pid():
@@ -48,6 +69,7 @@ while p.poll() is None:
         except OSError:
             pass  # a thread or the process ended between the listing and the read
     time.sleep(0.02)
+stolen = steal_ns() - s0
 err = p.stderr.read()
 if p.returncode != 0:
     fail(f"latprof run xz exited {p.returncode}\n{err}")
@@ -62,9 +84,9 @@ for t in threads:
     check(cats["preempted"] <= queue_ns + 0.1 * wall,
           f"tid {t['tid']}: preempted {cats['preempted'] / 1e9:.2f} s, the kernel's run-queue "
           f"wait {queue_ns / 1e9:.2f} s of {wall / 1e9:.2f} s ({cats})")
-    check(abs(cats["on_cpu"] - run_ns) <= 0.1 * wall,
+    check(abs(cats["on_cpu"] - run_ns) <= 0.1 * wall + stolen,
           f"tid {t['tid']}: on-CPU {cats['on_cpu'] / 1e9:.2f} s, the kernel's {run_ns / 1e9:.2f} s "
-          f"of {wall / 1e9:.2f} s")
+          f"of {wall / 1e9:.2f} s (steal meanwhile {stolen / 1e9:.2f} s)")
 workers = [t for t in threads if t["tid"] != pid]  # the main thread's tid is the pid
 idle = min(workers, key=lambda t: sched[t["tid"]][0])  # the worker with one block
 check(idle["categories"]["cond_wait"] >= 0.15 * idle["time_ns"],
