@@ -10,6 +10,9 @@
 #include "lp_cli.h"
 #include "lp_cmd_run.h"
 #include "lp_db.h"
+#include "lp_rseq.h"
+
+LP_RSEQ_DEFINE;
 
 /* --counters LIST: comma-separated perf/libpfm4 event names, 'default',
  * 'hw', or 'none' alone. Names are checked by libpfm4 in the app, which
@@ -123,6 +126,12 @@ void lp_run_env_sources(const struct lp_run_opts *o)
 	setenv("LATPROF_COUNTERS", o->counters ? o->counters : "default", 1);
 	if (o->block_ns[0])
 		setenv("LATPROF_BLOCK_THRESHOLD_NS", o->block_ns, 1);
+	/* Whether the interposer may tell a call that stayed on the CPU by its
+	 * rseq area, without a second clock read (lp_rseq.h): once per run,
+	 * on a 1 ms sleep here, not in every process the app starts. A value
+	 * the user set ("off") stands. */
+	if (!getenv("LATPROF_BLOCK_SWITCH"))
+		setenv("LATPROF_BLOCK_SWITCH", lp_rseq_probe() ? "rseq" : "off", 1);
 	lp_run_cuda_env(o);
 }
 

@@ -35,12 +35,14 @@
 #include <errno.h>
 
 #include "lp_preload.h"
+#include "lp_rseq.h"
 
 #define LP_BLK_CAL_NS 2000000ull /* first calibration after 2 ms */
 #define LP_BLK_CAL_Q 5000u	 /* brackets <= 1/5000 of the span: rate error <= 1e-4 */
 #define LP_BLK_REFINE 16u
 
 struct lp_blk_clk lp_blk_clk = {0, 10000u, UINT64_MAX, UINT64_MAX};
+LP_RSEQ_DEFINE;
 
 static struct lp_tsc_cal lp_blk_cal; /* pt0 the constructor's */
 static int lp_blk_cal_busy;	     /* a thread is calibrating */

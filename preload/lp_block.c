@@ -4,9 +4,12 @@
  * waits, fsync, raw futex waits and pthread_join. Each hook reads the clock before and
  * after the real call (lp_blk_clock.h: the TSC where it is invariant); only
  * a call that lasted at least the threshold (LATPROF_BLOCK_THRESHOLD_NS,
- * default 10 us) is written, with the kind of its descriptor and the
- * caller's stack. A shorter call costs one clock read pair, a few loads
- * and branches, and nothing else.
+ * default 10 us) and left the CPU meanwhile (lp_rseq.h: a call that ran
+ * on its CPU throughout is on-CPU time, not a wait) is written, with the
+ * kind of its descriptor and the caller's stack. A call that stayed on
+ * the CPU costs one clock read, a store and a load in the thread's rseq
+ * area, a few loads and branches, and nothing else (without rseq: a clock
+ * read pair).
  *
  * Unlike the lock hooks, the guard is not held across the real call: these
  * are cancellation points, and a thread cancelled inside read() must not
@@ -42,6 +45,7 @@
 #include "lp_core.h"
 #include "lp_inflight.h"
 #include "lp_raw.h"
+#include "lp_rseq.h"
 
 #define LP_BLK_DEFAULT_NS 10000u
 #define LP_BLK_SITES 4096u /* call-site cache slots (lp_blk_site) */
@@ -226,6 +230,12 @@ void lp_block_init(void)
 	}
 	v = getenv("LATPROF_BLOCK_CLOCK"); /* "monotonic": no TSC (tests) */
 	lp_blk_clk_init(thr, !v || strcmp(v, "monotonic"));
+	/* "rseq": latprof run found that this kernel clears an armed rseq
+	 * area on a switch (lp_rseq_probe): calls that stay on the CPU are not
+	 * waits. "off" or unset, or threshold 0 (every call): all are timed. */
+	v = getenv("LATPROF_BLOCK_SWITCH");
+	if (thr != UINT64_MAX && thr && v && !strcmp(v, "rseq"))
+		lp_rseq_init();
 }
 
 static long lp_blk_nosys(void)
@@ -365,15 +375,17 @@ static uint64_t lp_blk_site(void *ra, uint64_t dur)
 	return stack;
 }
 
-/* A call lp_blk_clk_past() flagged (t0, t1: lp_blk_clk_now(tsc)). */
-__attribute__((noinline, cold)) static void
-lp_blk_record(uint32_t call, int fd, int tsc, uint64_t t0, uint64_t t1, long rc, void *ra, int mine)
+/* A call lp_blk_clk_past() flagged (t0, t1: lp_blk_clk_now(tsc)); stayed:
+ * it never left the CPU (timed only to calibrate). */
+__attribute__((noinline, cold)) static void lp_blk_record(uint32_t call, int fd, int tsc,
+							  uint64_t t0, uint64_t t1, long rc,
+							  void *ra, int mine, int stayed)
 {
 	if (lp_inf_end(mine))
 		return; /* the exit sweep wrote it */
 	int saved = errno;
 	lp_pre_guard = 1;
-	if (!lp_blk_clk_span(tsc, t0, t1, &t0, &t1)) {
+	if (!lp_blk_clk_span(tsc, t0, t1, &t0, &t1) || stayed) {
 		lp_pre_guard = 0;
 		errno = saved;
 		return;
@@ -399,22 +411,32 @@ lp_blk_record(uint32_t call, int fd, int tsc, uint64_t t0, uint64_t t1, long rc,
 
 /* After the real call: one clock read; a record only past the threshold. */
 static inline void lp_blk_done(uint32_t call, int fd, int tsc, uint64_t t0, long rc, void *ra,
-			       int mine)
+			       int mine, int armed)
 {
+	/* A call that never left the CPU is not a wait: in TSC mode it needs
+	 * no second clock read; in CLOCK_MONOTONIC mode that read may still be
+	 * due to calibrate the TSC (lp_blk_clk_span), but records nothing. */
+	int stayed = armed && lp_rseq_stayed();
+	if (stayed && __builtin_expect(tsc, 1)) {
+		lp_inf_clear(mine);
+		return;
+	}
 	uint64_t t1 = lp_blk_clk_now(tsc);
 	if (__builtin_expect(lp_blk_clk_past(tsc, t0, t1), 0))
-		lp_blk_record(call, fd, tsc, t0, t1, rc, ra, mine);
+		lp_blk_record(call, fd, tsc, t0, t1, rc, ra, mine, stayed);
 	else
 		lp_inf_clear(mine);
 }
 
-/* Before the real call: the clock, and the thread's wait slot filled for
- * the exit sweep (lp_inflight.h). */
+/* Before the real call: the clock, the thread's wait slot filled for the
+ * exit sweep (lp_inflight.h), and the rseq area armed to tell whether the
+ * call left the CPU (lp_rseq.h). */
 #define LP_BLK_BEGIN(call, fd, ra)                                                                 \
 	int tsc = lp_blk_clk_tsc();                                                                \
 	uint64_t t0 = lp_blk_clk_now(tsc);                                                         \
 	int mine = lp_inf_begin((uint32_t)LP_REC_BLOCK << 8 | (call), (uint64_t)(int64_t)(fd), 0,  \
-				(ra), 0, (uint32_t)tsc, t0)
+				(ra), 0, (uint32_t)tsc, t0);                                       \
+	int armed = lp_rseq_arm()
 
 /* A call the exit sweep found in progress (lp_inflight.c): written like
  * lp_blk_record's, its end the exit, when it had lasted the threshold by
@@ -457,20 +479,22 @@ void lp_blk_span_begin(struct lp_blk_span *s, uint32_t call, void *ra)
 	s->tsc = tsc;
 	s->t0 = t0;
 	s->mine = mine;
+	s->armed = armed;
 }
 
 void lp_blk_span_end(const struct lp_blk_span *s, uint32_t call, long rc, void *ra)
 {
 	if (s->on)
-		lp_blk_done(call, -1, s->tsc, s->t0, rc, ra, s->mine);
+		lp_blk_done(call, -1, s->tsc, s->t0, rc, ra, s->mine, s->armed);
 }
 
 /*
  * One hook: resolve, pass straight through when not recording, else time
  * the call. FALLBACK runs only inside our own dlsym. The path of a call
- * under the threshold is the whole cost on calls that do not block: three
- * loads and branches, two TSC reads, the real call through its pointer, one
- * compare (no frame pointer: the record's stack is unwound with CFI).
+ * that stays on the CPU is the whole cost on calls that do not block: a
+ * few loads and branches, one TSC read, the rseq store, the real call
+ * through its pointer, the rseq load and store (no frame pointer: the
+ * record's stack is unwound with CFI).
  */
 #define LP_BLK_HOOK(ret, name, field, call, fdexpr, params, args, fallback)                        \
 	LP_HOOK LP_HOT_NOFP ret name params                                                        \
@@ -487,7 +511,7 @@ void lp_blk_span_end(const struct lp_blk_span *s, uint32_t call, long rc, void *
 		void *ra = __builtin_return_address(0);                                            \
 		LP_BLK_BEGIN(call, fdexpr, ra);                                                    \
 		ret rc = fn args;                                                                  \
-		lp_blk_done(call, fdexpr, tsc, t0, (long)rc, ra, mine);                            \
+		lp_blk_done(call, fdexpr, tsc, t0, (long)rc, ra, mine, armed);                     \
 		return rc;                                                                         \
 	}
 
@@ -673,6 +697,6 @@ __attribute__((no_sanitize("address"))) LP_HOOK long syscall(long nr, ...)
 	void *ra = __builtin_return_address(0);
 	LP_BLK_BEGIN(LP_BLK_FUTEX, -1, ra);
 	long rc = fn(nr, a, b, c, d, e, f);
-	lp_blk_done(LP_BLK_FUTEX, -1, tsc, t0, rc, ra, mine);
+	lp_blk_done(LP_BLK_FUTEX, -1, tsc, t0, rc, ra, mine, armed);
 	return rc;
 }

@@ -117,7 +117,7 @@ void lp_block_init(void);
 /* A hook of another file timed as a blocking call (the wait family,
  * lp_proc.c): begin before the real call, end after it, same `call`. */
 struct lp_blk_span {
-	int on, tsc, mine;
+	int on, tsc, mine, armed;
 	uint64_t t0;
 };
 void lp_blk_span_begin(struct lp_blk_span *s, uint32_t call, void *ra);

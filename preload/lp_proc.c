@@ -266,12 +266,20 @@ LP_HOOK pid_t vfork(void)
  * storage: the hooks neither read the environment later nor allocate.
  */
 static const char *const lp_env_names[] = {
-    "LATPROF_DIR",	     "LD_PRELOAD",
-    "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH",
-    "LATPROF_COUNTERS",	     "LATPROF_COUNTERS_INTERVAL_NS",
-    "LATPROF_LOG_MB",	     "LATPROF_CUDA_BUFFER_MB",
-    "LATPROF_CUDA_FLUSH_MS", "LATPROF_CUPTI",
-    "LATPROF_NVTX_CLOCK",    "ASAN_OPTIONS",
+    "LATPROF_DIR",
+    "LD_PRELOAD",
+    "NVTX_INJECTION64_PATH",
+    "CUDA_INJECTION64_PATH",
+    "LATPROF_COUNTERS",
+    "LATPROF_COUNTERS_INTERVAL_NS",
+    "LATPROF_LOG_MB",
+    "LATPROF_CUDA_BUFFER_MB",
+    "LATPROF_CUDA_FLUSH_MS",
+    "LATPROF_CUPTI",
+    "LATPROF_NVTX_CLOCK",
+    "ASAN_OPTIONS",
+    "LATPROF_BLOCK_THRESHOLD_NS",
+    "LATPROF_BLOCK_SWITCH",
 };
 #define LP_ENV_N (sizeof(lp_env_names) / sizeof(lp_env_names[0]))
 #define LP_ENV_PRELOAD 1       /* index of LD_PRELOAD */

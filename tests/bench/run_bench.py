@@ -71,11 +71,12 @@ def bench_lock():
         bench_lock_mode(mode, title)
 
 
-def interleaved(args):
-    """ns_per_op and best_ns_per_op of `args` bare and under `latprof run`,
-    ROUNDS rounds alternating, so load on the machine hits both alike:
-    (bare means, latprof means, bare best batches, latprof best batches,
-    latprof's direct_best_ns_per_op where the program prints one)."""
+def interleaved(args, env=None):
+    """ns_per_op and best_ns_per_op of `args` bare and under `latprof run`
+    (with `env` added), ROUNDS rounds alternating, so load on the machine
+    hits both alike: (bare means, latprof means, bare best batches, latprof
+    best batches, latprof's direct_best_ns_per_op where the program prints
+    one)."""
     d = tempfile.mkdtemp(prefix="lpbench-")
     bare, traced, bare_best, traced_best, direct = [], [], [], [], []
     for r in range(ROUNDS):
@@ -83,7 +84,7 @@ def interleaved(args):
         bare.append(float(o["ns_per_op"]))
         bare_best.append(float(o["best_ns_per_op"]))
         o = kv(run([LATPROF, "run", "--force", "-o", os.path.join(d, "bench.db"), "--",
-                    *args]).stdout)
+                    *args], env=env).stdout)
         traced.append(float(o["ns_per_op"]))
         traced_best.append(float(o["best_ns_per_op"]))
         if "direct_best_ns_per_op" in o:
@@ -138,6 +139,14 @@ def bench_block():
              "nanosleep(0) (over the threshold: each call recorded)")):
         runs = interleaved([os.path.join(BENCH, "bench_block"), mode, iters])
         print_interleaved(what, iters, runs, lambda x: f"{x:.0f}", 1.10)
+    # The same pipe loop timed as without the rseq check (lp_rseq.h): a
+    # second clock read on every call.
+    iters = os.environ.get("LP_BENCH_PIPE_ITERS", "1000000")
+    runs = interleaved([os.path.join(BENCH, "bench_block"), "pipe", iters],
+                       env={"LATPROF_BLOCK_SWITCH": "off"})
+    print_interleaved("64-byte write()+read() on a pipe, LATPROF_BLOCK_SWITCH=off (two clock "
+                      "reads per call, the cost before rseq)", iters, runs, lambda x: f"{x:.0f}",
+                      1.10)
 
 
 def child_cpu(cmd):

@@ -23,6 +23,10 @@
  *           condition wait returns before exit. Each writes "NAME ns"
  *           (CLOCK_MONOTONIC just before it blocks) to FILE; main then
  *           writes "exit ns" and exits while they wait
+ *   zero FILE  20 reads of 4 MB from /dev/zero (each some 100 us in the
+ *           kernel, on the CPU: no sleep), in thread "zeroread", which
+ *           writes to FILE the context switches the kernel counted for
+ *           it across them ("switches N", /proc/thread-self/status)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -500,6 +504,44 @@ static void mode_exitwait(const char *path)
 	exit(fails ? 1 : 0); /* with four threads still waiting */
 }
 
+/* ---- zero -------------------------------------------------------------- */
+
+/* voluntary + nonvoluntary context switches of the calling thread */
+static long thread_switches(void)
+{
+	FILE *f = fopen("/proc/thread-self/status", "r");
+	char line[256];
+	long n = 0, v;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+			n += v;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void mode_zero(const char *path)
+{
+	enum { SIZE = 4 << 20, READS = 20 };
+	FILE *out = fopen(path, "w");
+	char *buf = malloc(SIZE);
+	int fd = open("/dev/zero", O_RDONLY);
+	EXPECT(out && buf && fd >= 0);
+	if (!out || !buf || fd < 0)
+		return;
+	name("zeroread");
+	memset(buf, 1, SIZE); /* its pages faulted in before the window */
+	long before = thread_switches();
+	for (int i = 0; i < READS; i++)
+		EXPECT(read(fd, buf, SIZE) == SIZE);
+	long after = thread_switches();
+	fprintf(out, "switches %ld\n", after - before);
+	fclose(out);
+	close(fd);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -515,9 +557,11 @@ int main(int argc, char **argv)
 		mode_clock(argv[2]);
 	else if (!strcmp(mode, "exitwait") && argc > 2)
 		mode_exitwait(argv[2]);
+	else if (!strcmp(mode, "zero") && argc > 2)
+		mode_zero(argv[2]);
 	else
 		return fprintf(stderr, "usage: lp_blockprog calls [FILE]|errno|fork|cancel|clock "
-				       "FILE|exitwait FILE\n"),
+				       "FILE|exitwait FILE|zero FILE\n"),
 		       2;
 	return fails ? 1 : 0;
 }

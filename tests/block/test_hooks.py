@@ -135,3 +135,38 @@ for clock in ("default", "monotonic"):
             worst = max(worst, before - r["start"], r["start"] + r["dur"] - after, asked - r["dur"])
     print(f"block_hooks: {clock} clock: {len(recs)} sleeps inside their brackets; the worst "
           f"excursion past a bracket or under the asked time: {worst} ns")
+
+# A call that never left the CPU is not a wait, however long (preload/
+# lp_block.c, collector/lp_rseq.h): 20 reads of 4 MB from /dev/zero are
+# kernel work on the CPU. latprof run's probe found whether this kernel
+# clears an armed rseq area on a switch; with it, the reads recorded are at
+# most the context switches the kernel counted for the thread across them
+# (/proc/thread-self/status, the second source); without (off), every read
+# over 10 us is recorded, as a wait it was not.
+try:
+    import ctypes
+    rseq = ctypes.c_uint.in_dll(ctypes.CDLL(None), "__rseq_size").value > 0
+except (OSError, ValueError):
+    rseq = False
+probe = record(f"{d}/env.db", "sh", "-c", "echo $LATPROF_BLOCK_SWITCH").stdout.strip()
+check(probe == ("rseq" if rseq else "off"),
+      f"latprof run's probe: LATPROF_BLOCK_SWITCH={probe} (glibc registered rseq: {rseq})")
+for mode in ("rseq", "off") if rseq else ("off",):
+    out, path = f"{d}/zero-{mode}.txt", f"{d}/zero-{mode}.db"
+    record(path, PROG, "zero", out, env={"LATPROF_BLOCK_SWITCH": mode})
+    with open(out) as f:
+        switches = int(f.read().split()[1])
+    n = db(path).execute(
+        "SELECT count(*) FROM blocking_calls b JOIN threads t ON t.id = b.thread_id "
+        "WHERE t.name = 'zeroread' AND b.call = 'read'").fetchone()[0]
+    print(f"block_hooks: LATPROF_BLOCK_SWITCH={mode}: {n} of 20 on-CPU reads of /dev/zero "
+          f"recorded; the kernel counted {switches} context switches across them")
+    if mode == "rseq":
+        # The kernel may clear the area on other returns to user space too
+        # (task work such as the scheduler's mm_cid compaction, every 100 ms
+        # of a task's run): such a call is timed as without rseq. 20 reads
+        # take some 10 ms: one such read at most.
+        check(n <= switches + 1, f"rseq: no read recorded that did not leave the CPU ({n} "
+              f"recorded, {switches} switches)")
+    else:
+        check(n == 20, f"off: each read over the threshold is recorded ({n} of 20)")
