@@ -20,6 +20,10 @@ static pthread_mutex_t *heap_lock;
 static pthread_mutex_t own_locks[LP_THREADS];
 static int iters = 400, contend = 1;
 static volatile unsigned long sink;
+/* Each phase starts in all threads at once: on a loaded machine a thread
+ * created late found the others through with a phase, and a lock only one
+ * thread still took saw one wait (the heap lock in a CI run). */
+static pthread_barrier_t phase;
 
 static void lp_work(int n)
 {
@@ -48,6 +52,7 @@ static void *lp_worker(void *arg)
 	char name[16];
 	snprintf(name, sizeof(name), "worker-%d", idx);
 	pthread_setname_np(pthread_self(), name);
+	pthread_barrier_wait(&phase);
 	for (int i = 0; i < iters; i++) {
 		pthread_mutex_t *m = contend ? &model_lock : &own_locks[idx];
 		pthread_mutex_lock(m);
@@ -58,6 +63,7 @@ static void *lp_worker(void *arg)
 		lp_work(500);
 	}
 	/* Second phase: a heap lock, taken from one call site only. */
+	pthread_barrier_wait(&phase);
 	for (int i = 0; contend && i < iters / 2; i++) {
 		lp_heap_update();
 		lp_work(500);
@@ -73,6 +79,7 @@ int main(int argc, char **argv)
 		iters = atoi(argv[2]);
 	heap_lock = malloc(sizeof(*heap_lock));
 	pthread_mutex_init(heap_lock, NULL);
+	pthread_barrier_init(&phase, NULL, LP_THREADS);
 	for (int i = 0; i < LP_THREADS; i++)
 		pthread_mutex_init(&own_locks[i], NULL);
 	pthread_t t[LP_THREADS];
@@ -82,5 +89,6 @@ int main(int argc, char **argv)
 		pthread_join(t[i], NULL);
 	printf("iterations %d\n", iters);
 	free(heap_lock);
+	pthread_barrier_destroy(&phase);
 	return 0;
 }
