@@ -314,6 +314,10 @@ static const char *block_call_name(uint32_t call)
 	    [LP_BLK_EPOLL_PWAIT] = "epoll_pwait",
 	    [LP_BLK_FSYNC] = "fsync",
 	    [LP_BLK_FDATASYNC] = "fdatasync",
+	    [LP_BLK_GETADDRINFO] = "getaddrinfo",
+	    [LP_BLK_GETNAMEINFO] = "getnameinfo",
+	    [LP_BLK_GETHOSTBYNAME] = "gethostbyname",
+	    [LP_BLK_GETHOSTBYADDR] = "gethostbyaddr",
 	    [LP_BLK_FUTEX] = "futex",
 	    [LP_BLK_PTHREAD_JOIN] = "pthread_join",
 	    [LP_BLK_WAIT] = "wait",
@@ -340,6 +344,8 @@ static const char *block_category(uint32_t call, uint32_t fd_kind)
 		return "poll_wait";
 	if (call == LP_BLK_FSYNC || call == LP_BLK_FDATASYNC)
 		return "file_io";
+	if (call >= LP_BLK_GETADDRINFO && call <= LP_BLK_GETHOSTBYADDR)
+		return "socket_io"; /* a name lookup waits on its DNS server */
 	if (call >= LP_BLK_FUTEX)
 		return "other_block";
 	return fd_kind == LP_FD_FILE	 ? "file_io"

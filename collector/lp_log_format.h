@@ -252,6 +252,10 @@ enum lp_block_call {
 	LP_BLK_EPOLL_PWAIT = 35,
 	LP_BLK_FSYNC = 40,
 	LP_BLK_FDATASYNC = 41,
+	LP_BLK_GETADDRINFO = 44, /* name lookups (DNS): socket I/O */
+	LP_BLK_GETNAMEINFO = 45,
+	LP_BLK_GETHOSTBYNAME = 46, /* also gethostbyname2 and the _r forms */
+	LP_BLK_GETHOSTBYADDR = 47, /* also gethostbyaddr_r */
 	LP_BLK_FUTEX = 50,
 	LP_BLK_PTHREAD_JOIN = 51,
 	LP_BLK_WAIT = 52, /* waiting for a child process */

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -99,6 +100,18 @@ struct lp_blk_real {
 	int (*sigwait)(const sigset_t *, int *);
 	int (*sigwaitinfo)(const sigset_t *, siginfo_t *);
 	int (*sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
+	int (*getaddrinfo)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
+	int (*getnameinfo)(const struct sockaddr *, socklen_t, char *, socklen_t, char *, socklen_t,
+			   int);
+	struct hostent *(*gethostbyname)(const char *);
+	struct hostent *(*gethostbyname2)(const char *, int);
+	struct hostent *(*gethostbyaddr)(const void *, socklen_t, int);
+	int (*gethostbyname_r)(const char *, struct hostent *, char *, size_t, struct hostent **,
+			       int *);
+	int (*gethostbyname2_r)(const char *, int, struct hostent *, char *, size_t,
+				struct hostent **, int *);
+	int (*gethostbyaddr_r)(const void *, socklen_t, int, struct hostent *, char *, size_t,
+			       struct hostent **, int *);
 };
 
 static struct lp_blk_real lp_br;
@@ -154,6 +167,14 @@ static const struct lp_sym lp_blk_syms[] = {
     LP_BSYM(sigwait, "sigwait"),
     LP_BSYM(sigwaitinfo, "sigwaitinfo"),
     LP_BSYM(sigtimedwait, "sigtimedwait"),
+    LP_BSYM(getaddrinfo, "getaddrinfo"),
+    LP_BSYM(getnameinfo, "getnameinfo"),
+    LP_BSYM(gethostbyname, "gethostbyname"),
+    LP_BSYM(gethostbyname2, "gethostbyname2"),
+    LP_BSYM(gethostbyaddr, "gethostbyaddr"),
+    LP_BSYM(gethostbyname_r, "gethostbyname_r"),
+    LP_BSYM(gethostbyname2_r, "gethostbyname2_r"),
+    LP_BSYM(gethostbyaddr_r, "gethostbyaddr_r"),
 };
 #define LP_BLK_NSYMS (sizeof(lp_blk_syms) / sizeof(lp_blk_syms[0]))
 
@@ -657,6 +678,71 @@ LP_BLK_HOOK(int, sigwaitinfo, sigwaitinfo, LP_BLK_SIGWAITINFO, -1,
 LP_BLK_HOOK(int, sigtimedwait, sigtimedwait, LP_BLK_SIGTIMEDWAIT, -1,
 	    (const sigset_t *set, siginfo_t *info, const struct timespec *ts), (set, info, ts),
 	    lp_blk_nosys())
+
+/* ---- name lookups: a DNS query inside a request is a wait on the network */
+
+/* glibc's resolver waits in its own internal poll/sendto/recvfrom, which no
+ * hook sees, so the lookup is timed as one call (socket I/O). An NSS module
+ * outside libc (mdns4_minimal talks to avahi over a Unix socket) calls the
+ * public functions: the guard keeps their hooks out while the lookup runs,
+ * so one lookup is one record. A lookup is a cancellation point: cancelled
+ * inside it, the thread drops the guard on its way out. */
+static void lp_blk_unguard(void *arg)
+{
+	(void)arg;
+	lp_pre_guard = 0;
+}
+
+#define LP_BLK_LOOKUP(ret, name, call, params, args, result, fallback)                             \
+	LP_HOOK ret name params                                                                    \
+	{                                                                                          \
+		__typeof__(lp_br.name) fn = LP_BREAL(name);                                        \
+		if (__builtin_expect(!fn, 0))                                                      \
+			return fallback;                                                           \
+		if (!lp_blk_on())                                                                  \
+			return fn args;                                                            \
+		void *ra = __builtin_return_address(0);                                            \
+		struct lp_blk_span sp;                                                             \
+		ret rc;                                                                            \
+		lp_blk_span_begin(&sp, call, ra);                                                  \
+		lp_pre_guard = 1;                                                                  \
+		pthread_cleanup_push(lp_blk_unguard, NULL);                                        \
+		rc = fn args;                                                                      \
+		pthread_cleanup_pop(0);                                                            \
+		lp_pre_guard = 0;                                                                  \
+		lp_blk_span_end(&sp, call, (long)(result), ra);                                    \
+		return rc;                                                                         \
+	}
+
+/* result: the EAI_ code (0: found) */
+LP_BLK_LOOKUP(int, getaddrinfo, LP_BLK_GETADDRINFO,
+	      (const char *node, const char *service, const struct addrinfo *hints,
+	       struct addrinfo **res),
+	      (node, service, hints, res), rc, EAI_SYSTEM)
+LP_BLK_LOOKUP(int, getnameinfo, LP_BLK_GETNAMEINFO,
+	      (const struct sockaddr *sa, socklen_t salen, char *host, socklen_t hostlen,
+	       char *serv, socklen_t servlen, int flags),
+	      (sa, salen, host, hostlen, serv, servlen, flags), rc, EAI_SYSTEM)
+/* result: 1 found, 0 not (h_errno says why) */
+LP_BLK_LOOKUP(struct hostent *, gethostbyname, LP_BLK_GETHOSTBYNAME, (const char *name), (name),
+	      rc != NULL, NULL)
+LP_BLK_LOOKUP(struct hostent *, gethostbyname2, LP_BLK_GETHOSTBYNAME, (const char *name, int af),
+	      (name, af), rc != NULL, NULL)
+LP_BLK_LOOKUP(struct hostent *, gethostbyaddr, LP_BLK_GETHOSTBYADDR,
+	      (const void *addr, socklen_t len, int type), (addr, len, type), rc != NULL, NULL)
+/* result: the error number returned (0: the call worked; *res says if found) */
+LP_BLK_LOOKUP(int, gethostbyname_r, LP_BLK_GETHOSTBYNAME,
+	      (const char *name, struct hostent *ret, char *buf, size_t buflen,
+	       struct hostent **res, int *herr),
+	      (name, ret, buf, buflen, res, herr), rc, ENOSYS)
+LP_BLK_LOOKUP(int, gethostbyname2_r, LP_BLK_GETHOSTBYNAME,
+	      (const char *name, int af, struct hostent *ret, char *buf, size_t buflen,
+	       struct hostent **res, int *herr),
+	      (name, af, ret, buf, buflen, res, herr), rc, ENOSYS)
+LP_BLK_LOOKUP(int, gethostbyaddr_r, LP_BLK_GETHOSTBYADDR,
+	      (const void *addr, socklen_t len, int type, struct hostent *ret, char *buf,
+	       size_t buflen, struct hostent **res, int *herr),
+	      (addr, len, type, ret, buf, buflen, res, herr), rc, ENOSYS)
 
 /* ---- syscall(SYS_futex, ...): libraries that bypass pthread ----------- */
 

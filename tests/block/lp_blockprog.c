@@ -23,6 +23,11 @@
  *           condition wait returns before exit. Each writes "NAME ns"
  *           (CLOCK_MONOTONIC just before it blocks) to FILE; main then
  *           writes "exit ns" and exits while they wait
+ *   lookup FILE  name lookups of "slow.lp-test" (getaddrinfo, AF_INET) and
+ *           "slow2.lp-test" (gethostbyname) in thread "lookup", each
+ *           between two CLOCK_MONOTONIC reads written to FILE ("call before
+ *           after found"); the test's DNS server answers them late; then
+ *           a 3 ms sleep
  *   zero FILE  20 reads of 4 MB from /dev/zero (each some 100 us in the
  *           kernel, on the CPU: no sleep), in thread "zeroread", which
  *           writes to FILE the context switches the kernel counted for
@@ -32,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
@@ -504,6 +510,32 @@ static void mode_exitwait(const char *path)
 	exit(fails ? 1 : 0); /* with four threads still waiting */
 }
 
+/* ---- lookup ------------------------------------------------------------ */
+
+static void mode_lookup(const char *path)
+{
+	FILE *out = fopen(path, "w");
+	EXPECT(out != NULL);
+	if (!out)
+		return;
+	name("lookup");
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+	uint64_t before = mono_ns();
+	int rc = getaddrinfo("slow.lp-test", "80", &hints, &res);
+	uint64_t after = mono_ns();
+	fprintf(out, "getaddrinfo %llu %llu %d\n", (unsigned long long)before,
+		(unsigned long long)after, rc == 0);
+	if (res)
+		freeaddrinfo(res);
+	before = mono_ns();
+	struct hostent *h = gethostbyname("slow2.lp-test");
+	after = mono_ns();
+	fprintf(out, "gethostbyname %llu %llu %d\n", (unsigned long long)before,
+		(unsigned long long)after, h != NULL);
+	fclose(out);
+	pause_us(3000); /* recorded: the lookups left their hooks' guard down */
+}
+
 /* ---- zero -------------------------------------------------------------- */
 
 /* voluntary + nonvoluntary context switches of the calling thread */
@@ -559,9 +591,11 @@ int main(int argc, char **argv)
 		mode_exitwait(argv[2]);
 	else if (!strcmp(mode, "zero") && argc > 2)
 		mode_zero(argv[2]);
+	else if (!strcmp(mode, "lookup") && argc > 2)
+		mode_lookup(argv[2]);
 	else
 		return fprintf(stderr, "usage: lp_blockprog calls [FILE]|errno|fork|cancel|clock "
-				       "FILE|exitwait FILE|zero FILE\n"),
+				       "FILE|exitwait FILE|zero FILE|lookup FILE\n"),
 		       2;
 	return fails ? 1 : 0;
 }
