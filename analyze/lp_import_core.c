@@ -330,6 +330,9 @@ static const char *block_call_name(uint32_t call)
 	    [LP_BLK_SIGWAIT] = "sigwait",
 	    [LP_BLK_SIGWAITINFO] = "sigwaitinfo",
 	    [LP_BLK_SIGTIMEDWAIT] = "sigtimedwait",
+	    [LP_BLK_FLOCK] = "flock",
+	    [LP_BLK_FCNTL] = "fcntl",
+	    [LP_BLK_LOCKF] = "lockf",
 	};
 	return call <= LP_BLK_CALL_MAX ? names[call] : NULL;
 }

@@ -268,7 +268,10 @@ enum lp_block_call {
 	LP_BLK_SIGWAIT = 59,
 	LP_BLK_SIGWAITINFO = 60,
 	LP_BLK_SIGTIMEDWAIT = 61,
-	LP_BLK_CALL_MAX = 63,
+	LP_BLK_FLOCK = 62, /* waiting for a file lock */
+	LP_BLK_FCNTL = 63, /* F_SETLKW, F_OFD_SETLKW */
+	LP_BLK_LOCKF = 64, /* F_LOCK */
+	LP_BLK_CALL_MAX = 127,
 };
 
 /* What the call's descriptor was, from fstat() after the call. */

@@ -22,6 +22,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <netdb.h>
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/sendfile.h>
@@ -100,6 +102,11 @@ struct lp_blk_real {
 	int (*sigwait)(const sigset_t *, int *);
 	int (*sigwaitinfo)(const sigset_t *, siginfo_t *);
 	int (*sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
+	int (*flock)(int, int);
+	int (*fcntl)(int, int, ...);
+	int (*fcntl64)(int, int, ...);
+	int (*lockf)(int, int, off_t);
+	int (*lockf64)(int, int, off_t);
 	int (*getaddrinfo)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
 	int (*getnameinfo)(const struct sockaddr *, socklen_t, char *, socklen_t, char *, socklen_t,
 			   int);
@@ -167,6 +174,11 @@ static const struct lp_sym lp_blk_syms[] = {
     LP_BSYM(sigwait, "sigwait"),
     LP_BSYM(sigwaitinfo, "sigwaitinfo"),
     LP_BSYM(sigtimedwait, "sigtimedwait"),
+    LP_BSYM(flock, "flock"),
+    LP_BSYM(fcntl, "fcntl"),
+    LP_BSYM(fcntl64, "fcntl64"),
+    LP_BSYM(lockf, "lockf"),
+    LP_BSYM(lockf64, "lockf64"),
     LP_BSYM(getaddrinfo, "getaddrinfo"),
     LP_BSYM(getnameinfo, "getnameinfo"),
     LP_BSYM(gethostbyname, "gethostbyname"),
@@ -582,6 +594,79 @@ LP_BLK_HOOK(int, fsync, fsync, LP_BLK_FSYNC, fd, (int fd), (fd),
 	    LP_RAW(SYS_fsync, fd, 0, 0, 0, 0, 0))
 LP_BLK_HOOK(int, fdatasync, fdatasync, LP_BLK_FDATASYNC, fd, (int fd), (fd),
 	    LP_RAW(SYS_fdatasync, fd, 0, 0, 0, 0, 0))
+
+/* ---- file locks: a request waiting for another process's lock --------- */
+
+/* PHP's session files, a job queue's lock file, SQLite in another process:
+ * flock, fcntl's waiting lock commands and lockf wait until another process
+ * (or open file description) lets go. Only the calls that may wait are
+ * timed: flock without LOCK_NB, fcntl F_SETLKW and F_OFD_SETLKW, lockf
+ * F_LOCK; other fcntl commands (F_GETFL, F_SETFD, ... called often) pass
+ * straight through. glibc's lockf locks through its internal fcntl, which
+ * no hook sees, so it has a hook of its own. */
+/* EXPR (an int-valued call of the real function) timed as CALL on FD. */
+#define LP_BLK_TIMED(call, fd, expr)                                                               \
+	({                                                                                         \
+		void *ra_ = __builtin_return_address(0);                                           \
+		LP_BLK_BEGIN(call, fd, ra_);                                                       \
+		int rc_ = (expr);                                                                  \
+		lp_blk_done(call, fd, tsc, t0, rc_, ra_, mine, armed);                             \
+		rc_;                                                                               \
+	})
+
+static inline int lp_blk_flock_waits(int op)
+{
+	return (op & (LOCK_SH | LOCK_EX)) && !(op & LOCK_NB);
+}
+
+LP_HOOK int flock(int fd, int op)
+{
+	int (*fn)(int, int) = LP_BREAL(flock);
+	if (__builtin_expect(!fn, 0))
+		return (int)LP_RAW(SYS_flock, fd, op, 0, 0, 0, 0);
+	if (!lp_blk_flock_waits(op) || !lp_blk_on())
+		return fn(fd, op);
+	return LP_BLK_TIMED(LP_BLK_FLOCK, fd, fn(fd, op));
+}
+
+static inline int lp_blk_fcntl_waits(int cmd)
+{
+	return cmd == F_SETLKW || cmd == F_OFD_SETLKW;
+}
+
+/* The third argument is an int or a pointer as cmd says: passed on as a
+ * pointer-sized word, as glibc's own fcntl reads it. */
+#define LP_BLK_FCNTL(name)                                                                         \
+	LP_HOOK int name(int fd, int cmd, ...)                                                     \
+	{                                                                                          \
+		va_list ap;                                                                        \
+		va_start(ap, cmd);                                                                 \
+		void *arg = va_arg(ap, void *);                                                    \
+		va_end(ap);                                                                        \
+		int (*fn)(int, int, ...) = LP_BREAL(name);                                         \
+		if (__builtin_expect(!fn, 0))                                                      \
+			return (int)LP_RAW(SYS_fcntl, fd, cmd, arg, 0, 0, 0);                      \
+		if (!lp_blk_fcntl_waits(cmd) || !lp_blk_on())                                      \
+			return fn(fd, cmd, arg);                                                   \
+		return LP_BLK_TIMED(LP_BLK_FCNTL, fd, fn(fd, cmd, arg));                           \
+	}
+LP_BLK_FCNTL(fcntl)
+LP_BLK_FCNTL(fcntl64)
+
+#define LP_BLK_LOCKF(name)                                                                         \
+	LP_HOOK int name(int fd, int cmd, off_t len)                                               \
+	{                                                                                          \
+		int (*fn)(int, int, off_t) = LP_BREAL(name);                                       \
+		if (__builtin_expect(!fn, 0)) {                                                    \
+			errno = ENOSYS;                                                            \
+			return -1;                                                                 \
+		}                                                                                  \
+		if (cmd != F_LOCK || !lp_blk_on())                                                 \
+			return fn(fd, cmd, len);                                                   \
+		return LP_BLK_TIMED(LP_BLK_LOCKF, fd, fn(fd, cmd, len));                           \
+	}
+LP_BLK_LOCKF(lockf)
+LP_BLK_LOCKF(lockf64)
 
 /* An explicit stdio flush writes the stream's buffer: a logger that
  * flushes every line blocks there when the disk or the reader is slow.

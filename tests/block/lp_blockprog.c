@@ -28,6 +28,9 @@
  *           between two CLOCK_MONOTONIC reads written to FILE ("call before
  *           after found"); the test's DNS server answers them late; then
  *           a 3 ms sleep
+ *   filelock FILE  a forked child holds an flock and two fcntl record locks
+ *           on FILE and lets go of one every 30 ms; thread "filelock" waits
+ *           for each in turn: flock(LOCK_EX), fcntl(F_SETLKW), lockf(F_LOCK)
  *   zero FILE  20 reads of 4 MB from /dev/zero (each some 100 us in the
  *           kernel, on the CPU: no sleep), in thread "zeroread", which
  *           writes to FILE the context switches the kernel counted for
@@ -47,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/select.h>
@@ -510,6 +514,54 @@ static void mode_exitwait(const char *path)
 	exit(fails ? 1 : 0); /* with four threads still waiting */
 }
 
+/* ---- filelock ---------------------------------------------------------- */
+
+/* long enough that the parent is surely waiting when a lock is let go,
+ * even on a loaded machine */
+#define HOLD_US 30000
+
+/* The child: locks everything, says so, then lets go of one lock per
+ * HOLD_US (the last, bytes 2-3, when it exits). */
+static void filelock_holder(const char *path, int told)
+{
+	int fd = open(path, O_RDWR);
+	struct flock range = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 2};
+	if (fd < 0 || flock(fd, LOCK_EX) || fcntl(fd, F_SETLK, &range))
+		_exit(1);
+	range.l_start = 2;
+	if (fcntl(fd, F_SETLK, &range) || write(told, "x", 1) != 1)
+		_exit(1);
+	pause_us(HOLD_US);
+	flock(fd, LOCK_UN);
+	pause_us(HOLD_US);
+	range.l_start = 0;
+	range.l_type = F_UNLCK;
+	fcntl(fd, F_SETLK, &range);
+	pause_us(HOLD_US);
+	_exit(0);
+}
+
+static void mode_filelock(const char *path)
+{
+	int told[2], status = -1;
+	char c;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	EXPECT(fd >= 0 && pipe(told) == 0 && write(fd, "0123", 4) == 4);
+	pid_t child = fork();
+	if (child == 0)
+		filelock_holder(path, told[1]);
+	EXPECT(child > 0 && read(told[0], &c, 1) == 1);
+	name("filelock");
+	int fd2 = open(path, O_RDWR); /* another open file description: flock conflicts */
+	EXPECT(fd2 >= 0 && flock(fd2, LOCK_EX) == 0);
+	struct flock range = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 2};
+	EXPECT(fcntl(fd, F_SETLKW, &range) == 0);
+	EXPECT(lseek(fd, 2, SEEK_SET) == 2 && lockf(fd, F_LOCK, 2) == 0);
+	EXPECT(waitpid(child, &status, 0) == child && status == 0);
+	close(fd2);
+	close(fd);
+}
+
 /* ---- lookup ------------------------------------------------------------ */
 
 static void mode_lookup(const char *path)
@@ -593,9 +645,11 @@ int main(int argc, char **argv)
 		mode_zero(argv[2]);
 	else if (!strcmp(mode, "lookup") && argc > 2)
 		mode_lookup(argv[2]);
+	else if (!strcmp(mode, "filelock") && argc > 2)
+		mode_filelock(argv[2]);
 	else
 		return fprintf(stderr, "usage: lp_blockprog calls [FILE]|errno|fork|cancel|clock "
-				       "FILE|exitwait FILE|zero FILE|lookup FILE\n"),
+				       "FILE|exitwait FILE|zero FILE|lookup FILE|filelock FILE\n"),
 		       2;
 	return fails ? 1 : 0;
 }

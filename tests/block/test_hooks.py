@@ -170,3 +170,19 @@ for mode in ("rseq", "off") if rseq else ("off",):
               f"recorded, {switches} switches)")
     else:
         check(n == 20, f"off: each read over the threshold is recorded ({n} of 20)")
+
+# Waiting for another process's file lock (a PHP session file, a job
+# queue's lock file): flock, fcntl(F_SETLKW) and lockf(F_LOCK), each held
+# 30 ms more by a forked child. Each wait is one other_block call on a file;
+# the child's own non-waiting lock calls pass through unrecorded.
+path = f"{d}/filelock.db"
+record(path, PROG, "filelock", f"{d}/locked.dat")
+rs = [r for r in rows(path) if r["thread"] == "filelock"]
+for call in ("flock", "fcntl", "lockf"):
+    got = [r for r in rs if r["call"] == call]
+    check(len(got) == 1 and got[0]["category"] == "other_block" and got[0]["fd_kind"] == "file"
+          and got[0]["result"] == 0 and got[0]["dur_ns"] >= 1e6,
+          f"filelock: {call} waited for the child's lock: one other_block call on a file, "
+          f">= 1 ms ({[dict(r) for r in got]})")
+check(not [r for r in rows(path) if r["call"] in ("flock", "fcntl", "lockf") and
+           r["thread"] != "filelock"], "the child's own lock calls, which never wait, are not recorded")
