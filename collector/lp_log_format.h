@@ -219,8 +219,9 @@ struct lp_rec_child_status {
 };
 
 /*
- * A blocking call (sleep, fd I/O, poll, fsync, futex wait) that lasted at
- * least the threshold (LATPROF_BLOCK_THRESHOLD_NS). The ids are stable:
+ * A blocking call (sleep, fd I/O, poll, fsync, futex wait, name lookup,
+ * file lock, ...) that lasted at least the threshold
+ * (LATPROF_BLOCK_THRESHOLD_NS) and left the CPU. The ids are stable:
  * the importer turns them into names and categories.
  */
 enum lp_block_call {

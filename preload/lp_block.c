@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Blocking-call hooks: the sleep family, descriptor I/O, poll/select/epoll
- * waits, fsync, raw futex waits and pthread_join. Each hook reads the clock before and
- * after the real call (lp_blk_clock.h: the TSC where it is invariant); only
+ * waits, fsync, raw futex waits, pthread_join, waits for a child or a
+ * signal, name lookups and file locks. Each hook reads the clock before
+ * the real call (lp_blk_clock.h: the TSC where it is invariant), and after
+ * it when the call left the CPU; only
  * a call that lasted at least the threshold (LATPROF_BLOCK_THRESHOLD_NS,
  * default 10 us) and left the CPU meanwhile (lp_rseq.h: a call that ran
  * on its CPU throughout is on-CPU time, not a wait) is written, with the
