@@ -473,6 +473,17 @@ static inline void lp_blk_done(uint32_t call, int fd, int tsc, uint64_t t0, long
 				(ra), 0, (uint32_t)tsc, t0);                                       \
 	int armed = lp_rseq_arm()
 
+/* EXPR, the call of the real function, timed as CALL on FD; its value.
+ * Only in a hook's own body: the site is the hook's return address. */
+#define LP_BLK_TIMED(call, fd, expr)                                                               \
+	({                                                                                         \
+		void *ra_ = __builtin_return_address(0);                                           \
+		LP_BLK_BEGIN(call, fd, ra_);                                                       \
+		__typeof__(expr) rc_ = (expr);                                                     \
+		lp_blk_done(call, fd, tsc, t0, (long)rc_, ra_, mine, armed);                       \
+		rc_;                                                                               \
+	})
+
 /* A call the exit sweep found in progress (lp_inflight.c): written like
  * lp_blk_record's, its end the exit, when it had lasted the threshold by
  * then. Its stack is the one its site's cache holds, else the site alone:
@@ -543,11 +554,7 @@ void lp_blk_span_end(const struct lp_blk_span *s, uint32_t call, long rc, void *
 		}                                                                                  \
 		if (!lp_blk_on())                                                                  \
 			return fn args;                                                            \
-		void *ra = __builtin_return_address(0);                                            \
-		LP_BLK_BEGIN(call, fdexpr, ra);                                                    \
-		ret rc = fn args;                                                                  \
-		lp_blk_done(call, fdexpr, tsc, t0, (long)rc, ra, mine, armed);                     \
-		return rc;                                                                         \
+		return LP_BLK_TIMED(call, fdexpr, fn args);                                        \
 	}
 
 /* ---- sleeping --------------------------------------------------------- */
@@ -606,16 +613,6 @@ LP_BLK_HOOK(int, fdatasync, fdatasync, LP_BLK_FDATASYNC, fd, (int fd), (fd),
  * F_LOCK; other fcntl commands (F_GETFL, F_SETFD, ... called often) pass
  * straight through. glibc's lockf locks through its internal fcntl, which
  * no hook sees, so it has a hook of its own. */
-/* EXPR (an int-valued call of the real function) timed as CALL on FD. */
-#define LP_BLK_TIMED(call, fd, expr)                                                               \
-	({                                                                                         \
-		void *ra_ = __builtin_return_address(0);                                           \
-		LP_BLK_BEGIN(call, fd, ra_);                                                       \
-		int rc_ = (expr);                                                                  \
-		lp_blk_done(call, fd, tsc, t0, rc_, ra_, mine, armed);                             \
-		rc_;                                                                               \
-	})
-
 static inline int lp_blk_flock_waits(int op)
 {
 	return (op & (LOCK_SH | LOCK_EX)) && !(op & LOCK_NB);
@@ -867,9 +864,5 @@ __attribute__((no_sanitize("address"))) LP_HOOK long syscall(long nr, ...)
 		return lp_raw_syscall(nr, a, b, c, d, e, f);
 	if (nr != SYS_futex || !lp_blk_futex_wait(b) || !lp_blk_on())
 		return fn(nr, a, b, c, d, e, f);
-	void *ra = __builtin_return_address(0);
-	LP_BLK_BEGIN(LP_BLK_FUTEX, -1, ra);
-	long rc = fn(nr, a, b, c, d, e, f);
-	lp_blk_done(LP_BLK_FUTEX, -1, tsc, t0, rc, ra, mine, armed);
-	return rc;
+	return LP_BLK_TIMED(LP_BLK_FUTEX, -1, fn(nr, a, b, c, d, e, f));
 }
