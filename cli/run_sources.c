@@ -128,9 +128,10 @@ void lp_run_env_sources(const struct lp_run_opts *o)
 		setenv("LATPROF_BLOCK_THRESHOLD_NS", o->block_ns, 1);
 	/* Whether the interposer may tell a call that stayed on the CPU by its
 	 * rseq area, without a second clock read (lp_rseq.h): once per run,
-	 * on a 1 ms sleep here, not in every process the app starts. A value
-	 * the user set ("off") stands. */
-	if (!getenv("LATPROF_BLOCK_SWITCH"))
+	 * on a 1 ms sleep here, not in every process the app starts; not at
+	 * all when blocking calls are off. A value the user set ("off")
+	 * stands. */
+	if (!getenv("LATPROF_BLOCK_SWITCH") && strcmp(o->block_ns, "off"))
 		setenv("LATPROF_BLOCK_SWITCH", lp_rseq_probe() ? "rseq" : "off", 1);
 	lp_run_cuda_env(o);
 }

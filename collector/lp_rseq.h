@@ -59,16 +59,14 @@ struct lp_rseq {
 #include <linux/rseq.h>
 #include <time.h>
 
-#define LP_RSEQ_SIG 0x53053053u
-
 extern struct lp_rseq lp_rseq __attribute__((visibility("hidden")));
 extern struct rseq_cs lp_rseq_desc __attribute__((visibility("hidden")));
 extern const char lp_rseq_cs_start[] __attribute__((visibility("hidden")));
 extern const char lp_rseq_cs_abort[] __attribute__((visibility("hidden")));
 
 /* The descriptor's range (one nop, never executed) and abort address (a
- * ud2 after the signature: the kernel never jumps there, as no thread runs
- * inside the range). */
+ * ud2 after glibc's RSEQ_SIG: the kernel never jumps there, as no thread
+ * runs inside the range). */
 #define LP_RSEQ_DEFINE                                                                             \
 	__asm__(".pushsection .text.lp_rseq,\"ax\",@progbits\n"                                    \
 		".p2align 4\n"                                                                     \
