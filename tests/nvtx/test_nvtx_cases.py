@@ -115,7 +115,12 @@ def clock(exe):
     Where the TSC is the clocksource most stamps are TSC ticks converted
     (lp_nvtx.c "clock"); a rate from a 200 us calibration put thousands of
     20,000 ranges' stamps outside, by up to 322 ns, which moved a GPU
-    launch made right after a push out of its request (cuda_collector)."""
+    launch made right after a push out of its request (cuda_collector).
+    A converted stamp errs by up to its base point's half-width plus the
+    rate's error over a window (lp_nvtx.c, some 55 ns at worst), which the
+    few tens of ns between the program's read and the stamp usually hide:
+    on a VM whose RDTSC is slow, 1 to 8 of 40,000 stamps fell outside by
+    1 to 5 ns. So: at most 0.1% outside, by at most 25 ns."""
     with open("/sys/devices/system/clocksource/clocksource0/current_clocksource") as f:
         print(f"clock: clocksource {f.read().strip()}")
     d = lptest.tmpdir()
@@ -131,8 +136,9 @@ def clock(exe):
             if not lo <= x <= hi:
                 out += 1
                 worst = max(worst, lo - x, x - hi)
-    check(out == 0, f"clock: every push and pop inside the program's own reads around it "
-                    f"({out} of 40000 outside, by up to {worst} ns)")
+    check(out <= 40 and worst <= 25,
+          f"clock: every push and pop inside the program's own reads around it, or within "
+          f"25 ns of them ({out} of 40000 outside, by up to {worst} ns)")
 
 
 def main():
