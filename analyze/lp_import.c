@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "lp_import.h"
+#include "lp_inf_table.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -36,6 +37,9 @@ struct lp_import_priv {
 	int source_of_type[256];
 	uint64_t records;
 	uint64_t sym_ns0; /* lp_symtab_time_ns() when this import began */
+	struct lp_inf_waits inf; /* waits in progress in the run's shared table */
+	uint32_t inf_stack_id;	 /* local ids of the sites made for them */
+	long long inf_written;	 /* of those, written for an image that ended unclosed */
 };
 
 sqlite3_stmt *lp_import_prepare(struct lp_import *imp, const char *sql)
@@ -265,6 +269,61 @@ static int pass2_cb(void *ctx, uint32_t tid, const struct lp_rec_header *h, cons
 	return 0;
 }
 
+/* ---- waits the image died in ------------------------------------------ */
+
+/* A one-frame stack for a site known by its return address only, under a
+ * local id above those the process handed out (they count up from 1). */
+static uint32_t import_site_stack(struct lp_import *imp, uint64_t ra)
+{
+	struct lp_import_priv *p = imp->priv;
+	struct {
+		struct lp_rec_header h;
+		struct lp_rec_stack s;
+		uint64_t pc;
+	} d = {.h = {.type = LP_REC_STACK, .size = sizeof(d), .aux = 1},
+	       .s = {.id = p->inf_stack_id--},
+	       .pc = ra};
+	if (!ra)
+		return 0;
+	return import_stack_def(imp, &d.h, &d.s, sizeof(d) - sizeof(d.h)) ? 0 : d.s.id;
+}
+
+/* An image whose log was never closed ran no exit path: killed by a signal
+ * it did not handle, or still running. The waits its threads were in, from
+ * the run's shared table, go in as unfinished, flagged LP_WAITF_DIED, with
+ * no length yet: the importer's core gives them their end once it knows
+ * when the process died, or drops them (lp_core_died). */
+static int import_inflight(struct lp_import *imp, const struct lp_log *log)
+{
+	struct lp_import_priv *p = imp->priv;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < p->inf.n; i++) {
+		const struct lp_inf_wait *w = &p->inf.v[i];
+		if (w->pid != log->hdr.pid || w->image != log->hdr.start_ns)
+			continue;
+		uint32_t type = w->what >> 8;
+		uint32_t stack =
+		    type == LP_REC_LOCK_WAIT && w->stack ? w->stack : import_site_stack(imp, w->ra);
+		rc = lp_core_inflight(imp, w, stack);
+		p->inf_written += rc == 0;
+	}
+	return rc;
+}
+
+static int import_inflight_meta(struct lp_import *imp, void *ctx)
+{
+	struct lp_import_priv *p = imp->priv;
+	(void)ctx;
+	int rc = 0;
+	if (p->inf_written)
+		rc = lp_import_meta(imp, "import.inflight_found", NULL, p->inf_written);
+	if (rc == 0 && p->inf.unconverted)
+		rc = lp_import_meta(imp, "import.inflight_unconverted", NULL, p->inf.unconverted);
+	if (rc == 0 && p->inf.full)
+		rc = lp_import_meta(imp, "import.inflight_full", NULL, p->inf.full);
+	return rc;
+}
+
 static int import_log(struct lp_import *imp, const struct lp_log *log)
 {
 	struct lp_import_priv *p = imp->priv;
@@ -290,6 +349,8 @@ static int import_log(struct lp_import *imp, const struct lp_log *log)
 	}
 	if (rc == 0)
 		rc = lp_log_foreach(log, pass2_cb, imp);
+	if (rc == 0 && !(log->hdr.flags & LP_LOGF_CLOSED))
+		rc = import_inflight(imp, log);
 	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
 		if (lp_import_sources[i]->end_process)
 			rc = lp_import_sources[i]->end_process(imp, p->state[i]);
@@ -624,6 +685,8 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		char reaped[PATH_MAX];
 		snprintf(reaped, sizeof(reaped), "%s/reaped", dir);
 		lp_import_core_reaped(reaped);
+		priv.inf_stack_id = UINT32_MAX;
+		rc = lp_inflight_load(dir, &priv.inf);
 	}
 	if (rc == 0 && opts && opts->run_cmdline)
 		rc = lp_import_meta(&imp, "run.cmdline", opts->run_cmdline, 0);
@@ -650,9 +713,10 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		lp_core_add_table_counts(from_table.lost, from_table.unclosed,
 					 from_table.first_realtime_ns);
 		stats->dropped_records += from_table.lost;
-		rc = import_finish(&imp, NULL, NULL);
+		rc = import_finish(&imp, import_inflight_meta, NULL);
 	}
 	import_teardown(&imp);
+	lp_inflight_free(&priv.inf);
 	if (rc == 0) {
 		stats->processes = (int)n + from_table.processes;
 		stats->records = (long long)priv.records;

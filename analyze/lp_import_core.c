@@ -12,6 +12,7 @@
 #include "lp_db.h"
 #include "lp_import_batch.h"
 #include "lp_import_sources.h"
+#include "lp_inf_table.h"
 #include "lp_logread.h"
 #include "lp_symbols.h"
 #include "lp_util.h"
@@ -52,14 +53,20 @@ static const char lp_cond_insert[] =
     "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, timed, "
     "stack_id, flags) SELECT ";
 
+/* Only the importer sets it: a wait the process died in, whose end is not
+ * known until its death is (core_died). */
+#define LP_WAITF_PENDING 0x100u
+
 struct child_status {
 	uint32_t pid;
 	int32_t status;
+	uint64_t ts; /* when it was reaped; 0 unknown */
 };
 
 struct core_state {
 	sqlite3_stmt *ins_proc, *upd_start, *upd_exit, *upd_title, *upd_exec, *upd_thread_start,
-	    *upd_thread_name, *upd_thread_end, *ins_lock, *upd_lock_name, *upd_proc_end, *ins_block;
+	    *upd_thread_name, *upd_thread_end, *ins_lock, *upd_lock_name, *upd_proc_end, *ins_block,
+	    *sel_fd_kind;
 	struct lp_batch waits, conds;
 	struct lp_map locks; /* address -> locks.id, current process */
 	struct child_status *children;
@@ -383,9 +390,63 @@ static int core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_h
 		sqlite3_bind_null(st, 7);
 	sqlite3_bind_int64(st, 8, r->result);
 	bind_opt(st, 9, lp_import_stack(imp, r->stack));
-	sqlite3_bind_int64(st, 10, r->flags & LP_WAITF_UNFINISHED);
+	sqlite3_bind_int64(st, 10,
+			   r->flags & (LP_WAITF_UNFINISHED | LP_WAITF_DIED | LP_WAITF_PENDING));
 	core_seen(r->end);
 	return lp_import_step(imp, st);
+}
+
+/* The kind of descriptor fd last had in this process's recorded calls: a
+ * dead process's descriptor cannot be looked at. */
+static uint32_t core_fd_kind_seen(struct lp_import *imp, int fd)
+{
+	static const char *const kinds[] = {"file", "socket", "pipe", "eventfd", "tty", "other"};
+	sqlite3_stmt *st = lp_core->sel_fd_kind;
+	uint32_t kind = LP_FD_UNKNOWN;
+	sqlite3_bind_int64(st, 1, imp->proc->id);
+	sqlite3_bind_int(st, 2, fd);
+	if (lp_db_step_row(st) && sqlite3_column_text(st, 0))
+		for (uint32_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (!strcmp((const char *)sqlite3_column_text(st, 0), kinds[i]))
+				kind = LP_FD_FILE + i;
+	sqlite3_reset(st);
+	return kind;
+}
+
+int lp_core_inflight(struct lp_import *imp, const struct lp_inf_wait *w, uint32_t stack)
+{
+	uint32_t type = w->what >> 8, aux = w->what & 0xff;
+	uint32_t flags = LP_WAITF_UNFINISHED | LP_WAITF_PENDING;
+	struct lp_rec_header h = {.type = (uint16_t)type, .aux = aux};
+	if (type == LP_REC_LOCK_WAIT) {
+		struct lp_rec_lock_wait r = {.lock = w->obj,
+					     .start = w->start,
+					     .end = w->start,
+					     .stack = stack,
+					     .flags = flags};
+		return core_lock_wait(imp, w->tid, &h, &r);
+	}
+	if (type == LP_REC_COND_WAIT) {
+		struct lp_rec_cond_wait r = {.cond = w->obj,
+					     .mutex = w->obj2,
+					     .start = w->start,
+					     .end = w->start,
+					     .stack = stack,
+					     .flags = flags};
+		return core_cond_wait(imp, w->tid, &h, &r);
+	}
+	if (type == LP_REC_BLOCK) {
+		int fd = (int)(int64_t)w->obj;
+		struct lp_rec_block r = {.start = w->start,
+					 .end = w->start,
+					 .fd = fd,
+					 .stack = stack,
+					 .fd_kind =
+					     fd >= 0 ? core_fd_kind_seen(imp, fd) : LP_FD_NONE,
+					 .flags = flags};
+		return core_block(imp, w->tid, &h, &r);
+	}
+	return 0;
 }
 
 static int core_thread(struct lp_import *imp, sqlite3_stmt *st, uint32_t tid, int64_t a, int64_t b,
@@ -412,6 +473,7 @@ static int core_child(const struct lp_rec_child_status *r)
 		s->children = n;
 	}
 	s->children[s->n_children].pid = r->pid;
+	s->children[s->n_children].ts = r->ts;
 	s->children[s->n_children++].status = r->status;
 	return 0;
 }
@@ -540,13 +602,76 @@ int lp_import_core_reaped(const char *path)
 	struct lp_rec_child_status r = {0};
 	unsigned pid;
 	int status;
-	while (fscanf(f, "%u %d", &pid, &status) == 2) {
+	unsigned long long ts;
+	char line[128];
+	/* "pid status ts"; runs before the time was written: "pid status" */
+	while (fgets(line, sizeof(line), f)) {
+		int n = sscanf(line, "%u %d %llu", &pid, &status, &ts);
+		if (n < 2)
+			continue;
 		r.pid = pid;
 		r.status = status;
+		r.ts = n == 3 ? ts : 0;
 		core_child(&r);
 	}
 	fclose(f);
 	return 0;
+}
+
+/* The waits processes died in (lp_core_inflight) end at their death: the
+ * time `latprof run` or a recorded parent reaped them, killed by a signal.
+ * Those of an image with no such death (still running, or gone another
+ * way) are dropped, counted. The process lived until then too. */
+#define LP_DIED_PROC "(SELECT id FROM processes WHERE pid = ?2 ORDER BY start_ns DESC LIMIT 1)"
+#define LP_DIED_SET(table)                                                                         \
+	"UPDATE " table " SET dur_ns = max(0, ?1 - start_ns), flags = (flags & ~256) | 8 "         \
+	"WHERE flags & 256 AND thread_id IN (SELECT id FROM threads WHERE process_id "             \
+	"= " LP_DIED_PROC ")"
+
+static int core_died(struct lp_import *imp, struct core_state *s)
+{
+	static const char *const set[] = {
+	    LP_DIED_SET("lock_waits"), LP_DIED_SET("cond_waits"), LP_DIED_SET("blocking_calls"),
+	    "UPDATE processes SET end_ns = max(coalesce(end_ns, 0), ?1) "
+	    "WHERE id = " LP_DIED_PROC};
+	static const char drop[] = "DELETE FROM lock_waits WHERE flags & 256;"
+				   "DELETE FROM cond_waits WHERE flags & 256;"
+				   "DELETE FROM blocking_calls WHERE flags & 256;";
+	long long pending =
+	    lp_db_int(imp->db,
+		      "SELECT (SELECT count(*) FROM lock_waits WHERE flags & 256) + "
+		      "(SELECT count(*) FROM cond_waits WHERE flags & 256) + "
+		      "(SELECT count(*) FROM blocking_calls WHERE flags & 256)",
+		      0);
+	if (!pending)
+		return 0;
+	sqlite3_stmt *st[ARRAY_SIZE(set)] = {0};
+	int rc = 0;
+	long long found = 0;
+	for (size_t k = 0; rc == 0 && k < ARRAY_SIZE(set); k++)
+		rc = (st[k] = lp_import_prepare(imp, set[k])) ? 0 : -EIO;
+	for (size_t i = 0; rc == 0 && i < s->n_children; i++) {
+		const struct child_status *c = &s->children[i];
+		if (!WIFSIGNALED(c->status) || !c->ts)
+			continue;
+		int changed = 0;
+		for (size_t k = 0; rc == 0 && k < ARRAY_SIZE(set); k++) {
+			if (k == ARRAY_SIZE(set) - 1 && !changed)
+				break; /* the process lived until then only if it waited */
+			sqlite3_bind_int64(st[k], 1, (int64_t)c->ts);
+			sqlite3_bind_int64(st[k], 2, c->pid);
+			rc = lp_import_step(imp, st[k]);
+			changed += k < ARRAY_SIZE(set) - 1 ? sqlite3_changes(imp->db) : 0;
+		}
+		found += changed;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(set); k++)
+		sqlite3_finalize(st[k]);
+	rc = rc ? rc : lp_db_exec(imp->db, drop, imp->err, imp->errlen);
+	rc = rc ? rc : lp_import_meta(imp, "import.died_waits", NULL, found);
+	return rc || pending == found
+		   ? rc
+		   : lp_import_meta(imp, "import.died_waits_no_death", NULL, pending - found);
 }
 
 static int core_finish(struct lp_import *imp, void *state)
@@ -562,6 +687,7 @@ static int core_finish(struct lp_import *imp, void *state)
 			    "CREATE INDEX IF NOT EXISTS processes_pid ON processes(pid, start_ns)",
 			    imp->err, imp->errlen);
 	rc = rc ? rc : core_apply_children(imp, s);
+	rc = rc ? rc : core_died(imp, s);
 	if (rc)
 		return rc;
 	rc = lp_db_exec(imp->db,
@@ -626,7 +752,11 @@ static int core_begin(struct lp_import *imp, void **state)
 	s->ins_block = lp_import_prepare(
 	    imp, "INSERT INTO blocking_calls(thread_id, start_ns, dur_ns, call, category, fd, "
 		 "fd_kind, result, stack_id, flags) VALUES (?,?,?,?,?,?,?,?,?,?)");
-	if (!s->ins_block)
+	s->sel_fd_kind = lp_import_prepare(
+	    imp, "SELECT b.fd_kind FROM blocking_calls b JOIN threads t ON t.id = b.thread_id "
+		 "WHERE t.process_id = ?1 AND b.fd = ?2 AND b.fd_kind IS NOT 'unknown' "
+		 "ORDER BY b.start_ns DESC LIMIT 1");
+	if (!s->ins_block || !s->sel_fd_kind)
 		return -EIO;
 	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_title || !s->upd_exec ||
 	    !s->upd_proc_end || !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end ||
@@ -647,7 +777,8 @@ static void core_destroy(void *state)
 	sqlite3_stmt *all[] = {s->ins_proc,	  s->upd_start,	       s->upd_exit,
 			       s->upd_exec,	  s->upd_thread_start, s->upd_thread_name,
 			       s->upd_thread_end, s->ins_lock,	       s->upd_lock_name,
-			       s->upd_proc_end,	  s->ins_block,	       s->upd_title};
+			       s->upd_proc_end,	  s->ins_block,	       s->upd_title,
+			       s->sel_fd_kind};
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 		sqlite3_finalize(all[i]);
 	lp_batch_free(&s->waits);

@@ -26,6 +26,11 @@ void lp_core_add_table_counts(long long dropped_records, int unclosed, uint64_t 
  * of "pid status" lines); a missing file is fine. */
 int lp_import_core_reaped(const char *path);
 
+/* A wait an image died in (lp_import.c's import_inflight), stack a local
+ * stack id of that image: imported as unfinished, its end found later. */
+struct lp_inf_wait;
+int lp_core_inflight(struct lp_import *imp, const struct lp_inf_wait *w, uint32_t stack);
+
 /* Checks an output path before anything runs: 0 or -errno with err set. */
 int lp_import_output_check(const char *out, int force, char *err, size_t errlen);
 

@@ -23,6 +23,7 @@
 #include "lp_cli.h"
 #include "lp_cmd_run.h"
 #include "lp_import.h"
+#include "lp_inf_table.h"
 #include "lp_import_sources.h"
 
 static int find_program(const char *prog, char *out, size_t len)
@@ -93,10 +94,16 @@ static void exec_app(const struct lp_run_opts *o, char **argv)
 	_exit(127);
 }
 
+/* "<pid> <raw wait status> <CLOCK_MONOTONIC ns>": the time is when a
+ * process killed by a signal ended, for the waits it died in. */
 static void note_reaped(FILE *reaped, pid_t pid, int status)
 {
 	if (reaped) {
-		fprintf(reaped, "%d %d\n", (int)pid, status);
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		fprintf(reaped, "%d %d %llu\n", (int)pid, status,
+			(unsigned long long)t.tv_sec * 1000000000ull +
+			    (unsigned long long)t.tv_nsec);
 		fflush(reaped);
 	}
 }
@@ -375,6 +382,9 @@ static int run_run(int argc, char **argv)
 	if (!mkdtemp(o.logdir))
 		return lp_cli_error("cannot create a log directory in %s: %s",
 				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	/* Without it (a full disk) processes keep their waits in progress in
+	 * TLS, and a killed process's are lost, as before. */
+	lp_inflight_make(o.logdir);
 	char *reaped_path = xasprintf("%s/reaped", o.logdir);
 	FILE *reaped = fopen(reaped_path, "we");
 	free(reaped_path);

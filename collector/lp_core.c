@@ -208,6 +208,13 @@ const char *lp_core_dir(void)
 	return lp_core_active() ? g.dir : NULL;
 }
 
+void lp_core_image(uint32_t *pid, uint64_t *start_ns)
+{
+	int on = lp_core_active();
+	*pid = on ? g.pid : 0;
+	*start_ns = on ? g.start_ns : 0;
+}
+
 static void lp_spin_lock(int *l)
 {
 	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))

@@ -55,6 +55,9 @@ LP_EXPORT void lp_core_before_exec(const char *path);
 /* This run's log directory (LATPROF_DIR as read at start-up), or NULL
  * while no log is open. For files shared by the run's processes. */
 LP_EXPORT const char *lp_core_dir(void);
+/* This image's pid and start (CLOCK_MONOTONIC ns): the process table's key
+ * for it. Zeros while recording is off. */
+LP_EXPORT void lp_core_image(uint32_t *pid, uint64_t *start_ns);
 /* Append a module snapshot (dl_iterate_phdr) so stacks can be symbolized. */
 LP_EXPORT void lp_core_record_modules(void);
 

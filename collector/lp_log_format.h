@@ -187,6 +187,10 @@ enum lp_lock_kind {
  * exiting thread for this one (preload/lp_inflight.c). Also in
  * lp_rec_block.flags. */
 #define LP_WAITF_UNFINISHED 0x4u
+/* Set by the importer, never in a log: the process died of a signal in
+ * this wait (its thread's slot in the run's table of waits in progress,
+ * lp_inflight_format.h); end is its death. With LP_WAITF_UNFINISHED. */
+#define LP_WAITF_DIED 0x8u
 
 struct lp_rec_lock_wait {
 	uint64_t lock;	/* address of the lock object */

@@ -488,7 +488,7 @@ static inline void lp_blk_done(uint32_t call, int fd, int tsc, uint64_t t0, long
  * lp_blk_record's, its end the exit, when it had lasted the threshold by
  * then. Its stack is the one its site's cache holds, else the site alone:
  * the sweep runs on another thread, whose stack is not this call's. */
-void lp_blk_unfinished(const struct lp_inflight *w, uint64_t t0)
+void lp_blk_unfinished(const struct lp_inflight *w, uint32_t tid, uint64_t t0)
 {
 	int tsc = (int)w->tsc;
 	uint64_t start, end;
@@ -503,7 +503,7 @@ void lp_blk_unfinished(const struct lp_inflight *w, uint64_t t0)
 	uint32_t kind = stack & LP_BLK_SELF ? LP_BLK_FD_PERF : lp_blk_fd_kind(fd);
 	if (kind == LP_BLK_FD_PERF)
 		return;
-	struct lp_rec_block *r = lp_rec_begin_for(w->tid, LP_REC_BLOCK, w->what & 0xff, sizeof(*r));
+	struct lp_rec_block *r = lp_rec_begin_for(tid, LP_REC_BLOCK, w->what & 0xff, sizeof(*r));
 	if (!r)
 		return;
 	r->start = start;

@@ -7,29 +7,45 @@
  * process exit. A fixed array of LP_INF_MAX pointers (zero pages until
  * used), claimed by compare-and-swap, scanned up to its high-water mark.
  *
- * Fork: the child has one thread, and the other slots the table points to
- * are the parent's threads' TLS, which the child's glibc may reuse as
+ * Fork: the child has one thread, and the other entries of the table point
+ * to the parent's threads' TLS, which the child's glibc may reuse as
  * stacks. The child bumps lp_inf_gen; its first registration finds the
  * table of an older generation and empties it before use, and its sweep
- * ignores a table it never registered in.
+ * ignores a table it never registered in. The child inherits the mapping
+ * of the shared slots (MAP_SHARED stays shared): its thread claims a slot
+ * of its own there and never writes the parent's.
+ *
+ * Shared slots (lp_inflight_format.h) are claimed at registration and
+ * given back when their thread ends, when the image exits (after the
+ * sweep) and before it execs. A killed image never gives them back: that
+ * is what the importer reads. The exit and exec give-backs race with a
+ * thread of the image still running then; the worst it can do is write
+ * one wait into a slot another process just claimed (a record missed or
+ * misdated), never harm either process.
  */
 #define _GNU_SOURCE
 #include "lp_inflight.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "lp_blk_clock.h"
 #include "lp_core.h"
 #include "lp_preload.h"
+#include "lp_raw.h"
 
 #define LP_INF_MAX 4096
 
-__thread struct lp_inflight lp_inf __attribute__((tls_model("initial-exec")));
+__thread struct lp_inf_thread lp_inf __attribute__((tls_model("initial-exec")));
 uint32_t lp_inf_gen = 1; /* tab_gen 0 < 1: a new process's table is unused */
 
-static struct lp_inflight *lp_inf_tab[LP_INF_MAX];
+static struct lp_inf_thread *lp_inf_tab[LP_INF_MAX];
 static uint32_t lp_inf_hi;	/* entries below this were ever claimed */
 static uint32_t lp_inf_tab_gen; /* the generation the table's entries belong to */
 static int lp_inf_tab_lock;
@@ -37,12 +53,13 @@ static pthread_key_t lp_inf_key;
 static int lp_inf_key_ok;
 static int lp_inf_swept;
 
-/* A spin lock of our own: the pthread ones are the hooks'. Held only to
- * empty a stale table, once per forked child. */
-static void lp_inf_lock(void)
+/* A try-lock of our own (the pthread ones are the hooks'), held to empty a
+ * stale table (once per forked child) and to map the shared file (once per
+ * image). Never waited for: the holder may be this very thread, interrupted
+ * by the signal handler whose hooked call is registering now. */
+static int lp_inf_trylock(void)
 {
-	while (__atomic_exchange_n(&lp_inf_tab_lock, 1, __ATOMIC_ACQUIRE))
-		;
+	return !__atomic_exchange_n(&lp_inf_tab_lock, 1, __ATOMIC_ACQUIRE);
 }
 
 static void lp_inf_unlock(void)
@@ -50,21 +67,126 @@ static void lp_inf_unlock(void)
 	__atomic_store_n(&lp_inf_tab_lock, 0, __ATOMIC_RELEASE);
 }
 
+/* ---- the run's shared slots ---- */
+
+/* The mapped file, or NULL: not tried yet, or it could not be mapped
+ * (lp_inf_map_failed). Inherited by a forked child with the mapping. */
+static struct lp_inf_file_header *lp_inf_map;
+static int lp_inf_map_failed;
+
+static int lp_inf_map_due(void)
+{
+	return !__atomic_load_n(&lp_inf_map, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&lp_inf_map_failed, __ATOMIC_RELAXED);
+}
+
+static int lp_inf_file_ok(const struct lp_inf_file_header *h, uint64_t size)
+{
+	return !memcmp(h->magic, LP_INF_MAGIC, sizeof(h->magic)) && h->version == LP_INF_VERSION &&
+	       h->header_size == LP_INF_HEADER_SIZE && h->slot_size == sizeof(struct lp_inflight) &&
+	       h->n_slots &&
+	       size >= LP_INF_HEADER_SIZE + (uint64_t)h->n_slots * sizeof(struct lp_inflight);
+}
+
+/* Map LATPROF_DIR/inflight.lpinf once per image (raw calls: no hook sees
+ * latprof's own; each is safe in a signal handler). Caller holds the lock. */
+static void lp_inf_map_file(void)
+{
+	const char *dir = lp_core_dir();
+	char path[PATH_MAX];
+	size_t len = dir ? strlen(dir) : 0;
+	if (!len || len + sizeof("/" LP_INF_FILE) > sizeof(path)) {
+		lp_inf_map_failed = 1;
+		return;
+	}
+	memcpy(path, dir, len);
+	memcpy(path + len, "/" LP_INF_FILE, sizeof("/" LP_INF_FILE));
+	int fd = (int)LP_RAW(SYS_openat, AT_FDCWD, path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0, 0, 0);
+	if (fd < 0) {
+		lp_inf_map_failed = 1;
+		return;
+	}
+	struct stat st;
+	void *m = MAP_FAILED;
+	if (LP_RAW(SYS_fstat, fd, &st, 0, 0, 0, 0) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size >= (off_t)LP_INF_HEADER_SIZE && st.st_size <= (off_t)(64 << 20))
+		m = (void *)LP_RAW(SYS_mmap, 0, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				   0);
+	LP_RAW(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (m != MAP_FAILED && (long)m >= 0 && !lp_inf_file_ok(m, (uint64_t)st.st_size)) {
+		LP_RAW(SYS_munmap, m, st.st_size, 0, 0, 0, 0);
+		m = MAP_FAILED;
+	}
+	if (m == MAP_FAILED || (long)m < 0)
+		lp_inf_map_failed = 1;
+	else
+		__atomic_store_n(&lp_inf_map, (struct lp_inf_file_header *)m, __ATOMIC_RELEASE);
+}
+
+static struct lp_inflight *lp_inf_slots(const struct lp_inf_file_header *h)
+{
+	return (struct lp_inflight *)((char *)h + LP_INF_HEADER_SIZE);
+}
+
+/* A free shared slot for thread tid of this image, or NULL. */
+static struct lp_inflight *lp_inf_claim(uint32_t tid)
+{
+	struct lp_inf_file_header *h = __atomic_load_n(&lp_inf_map, __ATOMIC_ACQUIRE);
+	uint32_t pid;
+	uint64_t image;
+	lp_core_image(&pid, &image);
+	if (!h || !pid)
+		return NULL;
+	uint64_t owner = (uint64_t)pid << 32 | tid;
+	uint32_t n = h->n_slots, first = __atomic_fetch_add(&h->hint, 1, __ATOMIC_RELAXED);
+	struct lp_inflight *slots = lp_inf_slots(h);
+	for (uint32_t k = 0; k < n; k++) {
+		struct lp_inflight *s = &slots[(first + k) % n];
+		uint64_t none = 0;
+		if (__atomic_load_n(&s->owner, __ATOMIC_RELAXED) ||
+		    !__atomic_compare_exchange_n(&s->owner, &none, owner, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			continue;
+		s->image = image;
+		__atomic_store_n(&s->start, 0, __ATOMIC_RELEASE);
+		return s;
+	}
+	__atomic_fetch_add(&h->full, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Give a thread's shared slot back to the run. */
+static void lp_inf_release(struct lp_inf_thread *t)
+{
+	struct lp_inflight *s = t->slot;
+	if (!s || s == &t->own)
+		return;
+	__atomic_store_n(&s->start, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->owner, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- the image's table of its threads ---- */
+
 /* An entry the exit sweep is reading: the thread's TLS must outlive that. */
-#define LP_INF_BUSY ((struct lp_inflight *)1)
+#define LP_INF_BUSY ((struct lp_inf_thread *)1)
 
 static void lp_inf_thread_end(void *arg)
 {
 	(void)arg;
-	struct lp_inflight *s = &lp_inf;
-	if (s->gen == __atomic_load_n(&lp_inf_gen, __ATOMIC_RELAXED) && s->idx >= 0) {
-		struct lp_inflight *mine = s;
-		/* the sweep holds it for the time of one record */
-		while (!__atomic_compare_exchange_n(&lp_inf_tab[s->idx], &mine, NULL, 0,
-						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-			mine = s;
+	struct lp_inf_thread *t = &lp_inf;
+	if (t->gen != __atomic_load_n(&lp_inf_gen, __ATOMIC_RELAXED)) {
+		t->gen = 0;
+		return;
 	}
-	s->gen = 0;
+	if (t->idx >= 0) {
+		struct lp_inf_thread *mine = t;
+		/* the sweep holds it for the time of one record */
+		while (!__atomic_compare_exchange_n(&lp_inf_tab[t->idx], &mine, NULL, 0,
+						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			mine = t;
+	}
+	lp_inf_release(t);
+	t->gen = 0;
 }
 
 /* Only when the parent used the table: no write, so no copy-on-write
@@ -86,38 +208,50 @@ __attribute__((constructor)) static void lp_inf_init(void)
 
 void lp_inf_register(void)
 {
-	struct lp_inflight *s = &lp_inf;
+	struct lp_inf_thread *t = &lp_inf;
+	int saved = errno;
 	uint32_t gen = __atomic_load_n(&lp_inf_gen, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&lp_inf_tab_gen, __ATOMIC_ACQUIRE) != gen) {
-		lp_inf_lock();
+	uint32_t tid = lp_tid();
+	/* Until registered, the TLS slot (a forked child's pointer is its
+	 * parent's slot, never to be written). */
+	t->own.start = 0;
+	t->own.owner = (uint64_t)tid;
+	t->slot = &t->own;
+	if (__atomic_load_n(&lp_inf_tab_gen, __ATOMIC_ACQUIRE) != gen || lp_inf_map_due()) {
+		if (!lp_inf_trylock()) {
+			errno = saved; /* the next call registers */
+			return;
+		}
 		if (lp_inf_tab_gen != gen) {
 			memset(lp_inf_tab, 0, lp_inf_hi * sizeof(lp_inf_tab[0]));
 			lp_inf_hi = 0;
 			__atomic_store_n(&lp_inf_tab_gen, gen, __ATOMIC_RELEASE);
 		}
+		if (lp_inf_map_due())
+			lp_inf_map_file();
 		lp_inf_unlock();
 	}
-	int saved = errno;
-	s->start = 0; /* a forked child's copy of its parent's wait is not its own */
-	s->tid = lp_tid();
-	s->idx = -1;
+	t->slot = lp_inf_claim(tid);
+	if (!t->slot)
+		t->slot = &t->own;
+	t->idx = -1;
 	for (uint32_t i = 0; i < LP_INF_MAX; i++) {
-		struct lp_inflight *none = NULL;
+		struct lp_inf_thread *none = NULL;
 		if (__atomic_load_n(&lp_inf_tab[i], __ATOMIC_RELAXED) ||
-		    !__atomic_compare_exchange_n(&lp_inf_tab[i], &none, s, 0, __ATOMIC_ACQ_REL,
+		    !__atomic_compare_exchange_n(&lp_inf_tab[i], &none, t, 0, __ATOMIC_ACQ_REL,
 						 __ATOMIC_RELAXED))
 			continue;
-		s->idx = (int32_t)i;
+		t->idx = (int32_t)i;
 		uint32_t hi = __atomic_load_n(&lp_inf_hi, __ATOMIC_RELAXED);
 		while (hi <= i && !__atomic_compare_exchange_n(&lp_inf_hi, &hi, i + 1, 0,
 							       __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
-		/* the key's value only makes its destructor run at thread exit */
-		if (lp_inf_key_ok)
-			pthread_setspecific(lp_inf_key, (void *)1);
 		break;
 	}
-	s->gen = gen; /* also when the table is full: no second try per call */
+	/* the key's value only makes its destructor run at thread exit */
+	if (lp_inf_key_ok && (t->idx >= 0 || t->slot != &t->own))
+		pthread_setspecific(lp_inf_key, (void *)1);
+	t->gen = gen; /* also when the table is full: no second try per call */
 	errno = saved;
 }
 
@@ -133,9 +267,9 @@ static void lp_inf_take(struct lp_inflight *s, uint64_t now)
 	if (!__atomic_compare_exchange_n(&s->start, &start, LP_INF_TAKEN, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return;
-	uint32_t type = w.what >> 8, aux = w.what & 0xff;
+	uint32_t type = w.what >> 8, aux = w.what & 0xff, tid = (uint32_t)w.owner;
 	if (type == LP_REC_BLOCK) {
-		lp_blk_unfinished(&w, start);
+		lp_blk_unfinished(&w, tid, start);
 		return;
 	}
 	/* Lock and condition waits start at an lp_now(). A condition wait's
@@ -143,31 +277,47 @@ static void lp_inf_take(struct lp_inflight *s, uint64_t now)
 	uint64_t end = now > start ? now : start;
 	uint32_t stack = w.stack ? w.stack : lp_pre_site_stack((void *)(uintptr_t)w.ra);
 	if (type == LP_REC_LOCK_WAIT)
-		lp_lock_write(w.tid, aux, w.obj, start, end, 0, LP_WAITF_UNFINISHED, stack);
+		lp_lock_write(tid, aux, w.obj, start, end, 0, LP_WAITF_UNFINISHED, stack);
 	else
-		lp_cond_write(w.tid, aux, w.obj, w.obj2, start, end, stack, LP_WAITF_UNFINISHED);
+		lp_cond_write(tid, aux, w.obj, w.obj2, start, end, stack, LP_WAITF_UNFINISHED);
+}
+
+/* Each registered thread of this image: take its wait (write it, at
+ * exit) and/or give its shared slot back. */
+static void lp_inf_each(int take, int release)
+{
+	uint32_t gen = __atomic_load_n(&lp_inf_gen, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&lp_inf_tab_gen, __ATOMIC_ACQUIRE) != gen)
+		return; /* no thread of this process ever waited in a hook */
+	int saved = errno;
+	uint64_t now = take ? lp_now() : 0;
+	uint32_t hi = __atomic_load_n(&lp_inf_hi, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < hi && i < LP_INF_MAX; i++) {
+		struct lp_inf_thread *t = __atomic_load_n(&lp_inf_tab[i], __ATOMIC_ACQUIRE);
+		/* held BUSY, the entry keeps its thread from finishing its exit */
+		if (!t || t == LP_INF_BUSY ||
+		    !__atomic_compare_exchange_n(&lp_inf_tab[i], &t, LP_INF_BUSY, 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		if (t->gen == gen && take)
+			lp_inf_take(t->slot, now);
+		if (t->gen == gen && release)
+			lp_inf_release(t);
+		__atomic_store_n(&lp_inf_tab[i], t, __ATOMIC_RELEASE);
+	}
+	errno = saved;
 }
 
 void lp_inf_sweep(void)
 {
 	if (__atomic_exchange_n(&lp_inf_swept, 1, __ATOMIC_ACQ_REL))
 		return;
-	uint32_t gen = __atomic_load_n(&lp_inf_gen, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&lp_inf_tab_gen, __ATOMIC_ACQUIRE) != gen)
-		return; /* no thread of this process ever waited in a hook */
-	int saved = errno;
-	uint64_t now = lp_now();
-	uint32_t hi = __atomic_load_n(&lp_inf_hi, __ATOMIC_ACQUIRE);
-	for (uint32_t i = 0; i < hi && i < LP_INF_MAX; i++) {
-		struct lp_inflight *s = __atomic_load_n(&lp_inf_tab[i], __ATOMIC_ACQUIRE);
-		/* held BUSY, the entry keeps its thread from finishing its exit */
-		if (!s || s == LP_INF_BUSY ||
-		    !__atomic_compare_exchange_n(&lp_inf_tab[i], &s, LP_INF_BUSY, 0,
-						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-			continue;
-		if (s->gen == gen)
-			lp_inf_take(s, now);
-		__atomic_store_n(&lp_inf_tab[i], s, __ATOMIC_RELEASE);
-	}
-	errno = saved;
+	lp_inf_each(1, 1);
+}
+
+void lp_inf_before_exec(void)
+{
+	lp_inf_each(0, 1);
+	/* Should the exec fail, every thread claims a slot again. */
+	__atomic_add_fetch(&lp_inf_gen, 1, __ATOMIC_RELAXED);
 }

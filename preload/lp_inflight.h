@@ -15,32 +15,34 @@
  * still full as a wait that ended at the exit, flagged
  * LP_WAITF_UNFINISHED, on behalf of its thread (lp_rec_begin_for).
  *
- * Costs on the hooks' path: a compare to see the thread registered, one
- * load, five stores before the call, one store after it. Registration (a
- * slot in a fixed table) happens at a thread's first hooked wait, so a
- * process that never waits never touches the table.
+ * A process killed by a signal it does not handle runs no sweep: the slots
+ * therefore live in the run's shared file (lp_inflight_format.h), where
+ * the importer finds the waits the process died in.
+ *
+ * Costs on the hooks' path: a compare to see the thread registered, two
+ * loads, five stores before the call, one store after it. Registration (a
+ * slot claimed in the shared file, an entry in a fixed table) happens at a
+ * thread's first hooked wait, so a process that never waits never touches
+ * either; a process image maps the file at its first registration.
  */
 #ifndef LP_INFLIGHT_H
 #define LP_INFLIGHT_H
 
 #include <stdint.h>
 
-#define LP_INF_TAKEN 1ull /* start once the exit sweep took the wait */
+#include "lp_inflight_format.h"
 
-struct lp_inflight {
-	uint64_t start; /* 0: not waiting; else the wait's start in its clock */
-	uint64_t obj;	/* the lock or condition; a blocking call's descriptor */
-	uint64_t obj2;	/* a condition's mutex */
-	uint64_t ra;	/* the hook's return address: the wait's site */
-	uint32_t what;	/* record type << 8 | aux (lock kind, condition kind, call) */
-	uint32_t stack; /* a lock wait's stack, taken before it blocks; else 0 */
-	uint32_t tsc;	/* a blocking call's start is in TSC ticks */
-	uint32_t gen;	/* == lp_inf_gen: registered in this process */
-	uint32_t tid;
-	int32_t idx; /* its entry in the table, -1 when the table was full */
+/* A thread's handle on its slot: the slot itself is in the run's shared
+ * table (lp_inflight_format.h), or, where that cannot be mapped or is
+ * full, `own` in TLS, which is lost when the process is killed. */
+struct lp_inf_thread {
+	struct lp_inflight *slot; /* the slot in use: shared, or &own */
+	uint32_t gen;		  /* == lp_inf_gen: registered in this process image */
+	int32_t idx;		  /* its entry in the table, -1 when the table was full */
+	struct lp_inflight own;
 };
 
-extern __thread struct lp_inflight lp_inf __attribute__((tls_model("initial-exec")));
+extern __thread struct lp_inf_thread lp_inf __attribute__((tls_model("initial-exec")));
 extern uint32_t lp_inf_gen;
 
 void lp_inf_register(void);
@@ -53,9 +55,10 @@ void lp_inf_register(void);
 static inline int lp_inf_begin(uint32_t what, uint64_t obj, uint64_t obj2, void *ra, uint32_t stack,
 			       uint32_t tsc, uint64_t start)
 {
-	struct lp_inflight *s = &lp_inf;
-	if (__builtin_expect(s->gen != __atomic_load_n(&lp_inf_gen, __ATOMIC_RELAXED), 0))
+	struct lp_inf_thread *t = &lp_inf;
+	if (__builtin_expect(t->gen != __atomic_load_n(&lp_inf_gen, __ATOMIC_RELAXED), 0))
 		lp_inf_register();
+	struct lp_inflight *s = t->slot;
 	if (s->start)
 		return 0;
 	s->obj = obj;
@@ -74,7 +77,7 @@ static inline int lp_inf_begin(uint32_t what, uint64_t obj, uint64_t obj2, void 
 static inline void lp_inf_clear(int mine)
 {
 	if (mine)
-		__atomic_store_n(&lp_inf.start, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&lp_inf.slot->start, 0, __ATOMIC_RELEASE);
 }
 
 /* After a call about to be written: empty the slot; 1 when the exit sweep
@@ -82,16 +85,21 @@ static inline void lp_inf_clear(int mine)
  * so the caller must not write it again. */
 static inline int lp_inf_end(int mine)
 {
-	return mine && __atomic_exchange_n(&lp_inf.start, 0, __ATOMIC_ACQ_REL) == LP_INF_TAKEN;
+	return mine &&
+	       __atomic_exchange_n(&lp_inf.slot->start, 0, __ATOMIC_ACQ_REL) == LP_INF_TAKEN;
 }
 
 /* At exit, on the exiting thread (guard set): write every wait still in
  * progress, this thread's own included (exit() called from a signal
  * handler that interrupted a wait). Once per process. */
 void lp_inf_sweep(void);
+/* Before exec: the image's slots go back to the run's table (its threads
+ * end with it), and every thread registers again at its next wait should
+ * the exec fail. */
+void lp_inf_before_exec(void);
 /* The sweep's writer for a blocking call (lp_block.c): its clock, its
  * threshold, its descriptor's kind. */
-void lp_blk_unfinished(const struct lp_inflight *w, uint64_t start);
+void lp_blk_unfinished(const struct lp_inflight *w, uint32_t tid, uint64_t start);
 /* One LOCK_WAIT or COND_WAIT record for thread tid (lp_locks.c): the
  * hooks' own (their thread) and the sweep's (the waiting thread). */
 void lp_lock_write(uint32_t tid, uint32_t kind, uint64_t lock, uint64_t t0, uint64_t t1,

@@ -418,6 +418,7 @@ static void lp_exec_note(const char *path)
 		return;
 	lp_pre_guard = 1;
 	lp_core_before_exec(path); /* keeps errno */
+	lp_inf_before_exec();
 	lp_pre_guard = 0;
 }
 

@@ -23,6 +23,9 @@
  *           condition wait returns before exit. Each writes "NAME ns"
  *           (CLOCK_MONOTONIC just before it blocks) to FILE; main then
  *           writes "exit ns" and exits while they wait
+ *   killwait FILE SIG  as exitwait, with a fifth thread asleep in nanosleep
+ *           ("sleepidle"); main writes "kill ns" and the process dies of
+ *           signal SIG (kill(2) to itself: SIGKILL runs no code of ours)
  *   lookup FILE  name lookups of "slow.lp-test" (getaddrinfo, AF_INET) and
  *           "slow2.lp-test" (gethostbyname) in thread "lookup", each
  *           between two CLOCK_MONOTONIC reads written to FILE ("call before
@@ -434,8 +437,9 @@ static void mode_clock(const char *file)
 static pthread_mutex_t ew_m = PTHREAD_MUTEX_INITIALIZER, ew_held = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ew_never = PTHREAD_COND_INITIALIZER, ew_soon = PTHREAD_COND_INITIALIZER;
 static int ew_pipe[2], ew_blocked, ew_soon_done;
-static uint64_t ew_at[4];
-static const char *const ew_names[4] = {"condidle", "pipeidle", "lockidle", "waitidle"};
+static uint64_t ew_at[5];
+static const char *const ew_names[5] = {"condidle", "pipeidle", "lockidle", "waitidle",
+					"sleepidle"};
 
 /* The time just before thread i blocks, for main to write. */
 static void ew_about_to_block(int i)
@@ -464,6 +468,10 @@ static void *ew_thread(void *arg)
 		ew_about_to_block(i);
 		pthread_mutex_lock(&ew_held);
 		break;
+	case 4:
+		ew_about_to_block(i);
+		pause_us(999999);
+		break;
 	default:
 		child = fork();
 		if (child == 0) { /* dies with the thread that forked it */
@@ -488,18 +496,20 @@ static void *ew_returns(void *arg)
 	return NULL;
 }
 
-static void mode_exitwait(const char *path)
+/* sig 0: exit with the threads waiting; else die of sig, with a fifth. */
+static void mode_exitwait(const char *path, int sig)
 {
 	pthread_t th;
+	int n = sig ? 5 : 4;
 	FILE *f = fopen(path, "w");
 	EXPECT(f && pipe(ew_pipe) == 0);
 	if (!f)
 		return;
 	pthread_mutex_lock(&ew_held);
 	pthread_create(&th, NULL, ew_returns, NULL);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < n; i++)
 		pthread_create(&th, NULL, ew_thread, (void *)(intptr_t)i);
-	while (__atomic_load_n(&ew_blocked, __ATOMIC_ACQUIRE) < 4)
+	while (__atomic_load_n(&ew_blocked, __ATOMIC_ACQUIRE) < n)
 		pause_us(1000);
 	pause_us(100000);
 	pthread_mutex_lock(&ew_m);
@@ -507,10 +517,14 @@ static void mode_exitwait(const char *path)
 	pthread_cond_signal(&ew_soon);
 	pthread_mutex_unlock(&ew_m);
 	pause_us(200000);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < n; i++)
 		fprintf(f, "%s %llu\n", ew_names[i], (unsigned long long)ew_at[i]);
-	fprintf(f, "exit %llu\n", (unsigned long long)mono_ns());
+	fprintf(f, "%s %llu\n", sig ? "kill" : "exit", (unsigned long long)mono_ns());
 	fclose(f);
+	if (sig) {
+		signal(sig, SIG_DFL);
+		kill(getpid(), sig);
+	}
 	exit(fails ? 1 : 0); /* with four threads still waiting */
 }
 
@@ -640,7 +654,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "clock") && argc > 2)
 		mode_clock(argv[2]);
 	else if (!strcmp(mode, "exitwait") && argc > 2)
-		mode_exitwait(argv[2]);
+		mode_exitwait(argv[2], 0);
+	else if (!strcmp(mode, "killwait") && argc > 3)
+		mode_exitwait(argv[2], atoi(argv[3]));
 	else if (!strcmp(mode, "zero") && argc > 2)
 		mode_zero(argv[2]);
 	else if (!strcmp(mode, "lookup") && argc > 2)
@@ -649,7 +665,8 @@ int main(int argc, char **argv)
 		mode_filelock(argv[2]);
 	else
 		return fprintf(stderr, "usage: lp_blockprog calls [FILE]|errno|fork|cancel|clock "
-				       "FILE|exitwait FILE|zero FILE|lookup FILE|filelock FILE\n"),
+				       "FILE|exitwait FILE|killwait FILE SIG|zero FILE|lookup "
+				       "FILE|filelock FILE\n"),
 		       2;
 	return fails ? 1 : 0;
 }

@@ -1,0 +1,138 @@
+"""Waits a process died in (the run's table of waits in progress,
+collector/lp_inflight_format.h): tests/block/lp_blockprog killwait leaves
+five threads blocked (a condition wait, a read() on a pipe, a mutex main
+holds, a waitpid() on a child, a nanosleep) and dies of a signal it does
+not handle, so no code of latprof's runs at its end. Each wait must be in
+the database once, flagged unfinished and died (4 | 8), from the time the
+thread itself read just before blocking to the process's death: the
+program's own clock read just before kill(2), plus the reaper's delay. The
+breakdown gives those threads to their wait's category; the process ends at
+its death, not at its last record. Checked for SIGKILL and SIGSEGV.
+
+The table itself, kept with --keep-logs: after a run, the only slots still
+held are the killed image's five; a run whose processes all exit (a shell,
+its children, an exec) leaves every slot free. A log directory without the
+table imports as before, without those waits."""
+import json
+import os
+import shutil
+import struct
+
+from lptest import BUILD, check, db, latprof, record, tmpdir
+
+PROG = os.path.join(BUILD, "tests", "bin", "lp_blockprog")
+SLOT = struct.Struct("<QQQQQQIIII")  # struct lp_inflight
+WANT = {  # thread: (table, condition, the breakdown's category)
+    "condidle": ("cond_waits", "1", "cond_wait"),
+    "pipeidle": ("blocking_calls", "call = 'read'", "other_block"),
+    "lockidle": ("lock_waits", "1", "lock_wait"),
+    "waitidle": ("blocking_calls", "call = 'waitpid'", "other_block"),
+    "sleepidle": ("blocking_calls", "call = 'nanosleep' AND category = 'sleep'", "sleep"),
+}
+d = tmpdir()
+
+
+def held_slots(logdir):
+    """(pid, tid, start) of every slot still held in the run's table."""
+    with open(os.path.join(logdir, "inflight.lpinf"), "rb") as f:
+        head = f.read(4096)
+        check(head[:8] == b"LPINF\0\r\n", f"the table's magic ({head[:8]!r})")
+        n_slots = struct.unpack_from("<I", head, 20)[0]
+        body = f.read(n_slots * SLOT.size)
+    out = []
+    for i in range(n_slots):
+        owner, _image, start = SLOT.unpack_from(body, i * SLOT.size)[:3]
+        if owner:
+            out.append((owner >> 32, owner & 0xffffffff, start))
+    return out
+
+
+def logdir_of(p):
+    for ln in p.stderr.splitlines():
+        if "event logs kept in" in ln:
+            return ln.split("event logs kept in", 1)[1].split()[0].rstrip(";,")
+    check(False, f"--keep-logs names the log directory ({p.stderr})")
+    return None
+
+
+def killed(sig):
+    run, times = f"{d}/kill{sig}.db", f"{d}/times{sig}.txt"
+    p = record(run, PROG, "killwait", times, str(sig), args=("--keep-logs",),
+               check_app=128 + sig)
+    with open(times) as f:
+        own = {k: int(v) for k, v in (ln.split() for ln in f)}
+    c = db(run)
+    proc = c.execute("SELECT id, end_ns, exit_signal, log_closed FROM processes "
+                     "WHERE cmdline LIKE '%killwait%'").fetchone()
+    check(proc["exit_signal"] == sig and proc["log_closed"] == 0,
+          f"SIG{sig}: the process died of it, its log unclosed ({dict(proc)})")
+    # its end is its death, as its reaper saw it: after the kill, by the
+    # kernel's tear-down and the reaper's wake-up (~1 ms idle, tens loaded)
+    check(0 <= proc["end_ns"] - own["kill"] <= 100e6,
+          f"SIG{sig}: the process ends {(proc['end_ns'] - own['kill']) / 1e6:.2f} ms after "
+          f"the program's last clock read")
+    for name, (table, cond, _) in WANT.items():
+        got = c.execute(f"SELECT w.start_ns, w.dur_ns, w.flags FROM {table} w JOIN threads t "
+                        f"ON t.id = w.thread_id WHERE t.name = ? AND {cond}", (name,)).fetchall()
+        check(len(got) == 1 and got[0]["flags"] & 12 == 12,
+              f"SIG{sig} {name}: one row in {table}, unfinished and died "
+              f"({[dict(r) for r in got]})")
+        if len(got) != 1:
+            continue
+        span = own["kill"] - own[name]
+        start, dur = got[0]["start_ns"], got[0]["dur_ns"]
+        check(own[name] <= start <= own[name] + 0.05 * span,
+              f"SIG{sig} {name}: starts just after the thread's own clock read "
+              f"({start - own[name]} ns)")
+        check(start + dur == proc["end_ns"] and span <= dur <= span + 100e6,
+              f"SIG{sig} {name}: lasted {dur / 1e6:.2f} ms, to the process's end; the "
+              f"program's own clocks say {span / 1e6:.2f} ms to its kill(2)")
+    meta = dict(c.execute("SELECT key, value FROM meta WHERE key LIKE 'import.died%'"))
+    check(meta.get("import.died_waits") == 5 and "import.died_waits_no_death" not in meta,
+          f"SIG{sig}: five waits found, none without a death ({meta})")
+    doc = json.loads(latprof("report", run, "--breakdown", "--format", "json",
+                             check=0).stdout)
+    for t in doc["threads"]:
+        if t["name"] in WANT:
+            cats, want = t["categories"], WANT[t["name"]][2]
+            top = max(cats, key=cats.get)
+            check(top == want and cats[top] >= 0.9 * t["time_ns"],
+                  f"SIG{sig} {t['name']}: {want} is >= 90% of its time ({cats})")
+    logs = logdir_of(p)
+    held = held_slots(logs)
+    pid = c.execute("SELECT pid FROM processes WHERE id = ?", (proc["id"],)).fetchone()[0]
+    # waitidle's child dies of SIGKILL with it (PR_SET_PDEATHSIG): its slot stays held too
+    dead = {pid} | {r[0] for r in c.execute("SELECT pid FROM processes WHERE ppid = ?", (pid,))}
+    waiting = [h for h in held if h[0] == pid and h[2] > 1]
+    check(len(waiting) == 5 and {h[0] for h in held} <= dead,
+          f"SIG{sig}: only the killed image and its child hold slots, the image its five "
+          f"waits ({held}; image and child {sorted(dead)})")
+    return logs, run
+
+
+logs, run = killed(9)
+killed(11)
+
+# Without the table (a directory from before it, or it could not be made)
+# the run imports as before, without the waits the process died in.
+os.unlink(os.path.join(logs, "inflight.lpinf"))
+bare = f"{d}/bare.db"
+latprof("import", logs, "-o", bare, check=0)
+n = db(bare).execute("SELECT count(*) FROM lock_waits WHERE flags & 8").fetchone()[0]
+check(n == 0, f"without the table, no wait is said to be died in ({n})")
+shutil.rmtree(logs, ignore_errors=True)
+
+# Processes that exit, exec and fork give their slots back.
+p = record(f"{d}/sh.db", "sh", "-c", "sleep 0.05 & wait; sh -c 'sleep 0.05; true'; "
+           f"{PROG} exitwait {d}/ew.txt", args=("--keep-logs",))
+logs = logdir_of(p)
+held = held_slots(logs)
+# exitwait's waitidle child dies of SIGKILL with its thread (PR_SET_PDEATHSIG)
+c = db(f"{d}/sh.db")
+ew = c.execute("SELECT pid FROM processes WHERE cmdline LIKE ?",
+               (f"{PROG} exitwait%",)).fetchone()[0]
+dead = {r[0] for r in c.execute("SELECT pid FROM processes WHERE ppid = ?", (ew,))}
+check(len(dead) == 1 and {h[0] for h in held} <= dead,
+      f"processes that exit, exec or fork leave no slot held: exitwait (pid {ew}) and its "
+      f"four waiting threads none, only its killed child ({held}; child {sorted(dead)})")
+shutil.rmtree(logs, ignore_errors=True)
