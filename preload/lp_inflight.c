@@ -48,18 +48,27 @@ uint32_t lp_inf_gen = 1; /* tab_gen 0 < 1: a new process's table is unused */
 static struct lp_inf_thread *lp_inf_tab[LP_INF_MAX];
 static uint32_t lp_inf_hi;	/* entries below this were ever claimed */
 static uint32_t lp_inf_tab_gen; /* the generation the table's entries belong to */
-static int lp_inf_tab_lock;
+static uint32_t lp_inf_tab_lock; /* the holder's tid, or 0 */
 static pthread_key_t lp_inf_key;
 static int lp_inf_key_ok;
 static int lp_inf_swept;
 
-/* A try-lock of our own (the pthread ones are the hooks'), held to empty a
+/* A lock of our own (the pthread ones are the hooks'), held to empty a
  * stale table (once per forked child) and to map the shared file (once per
- * image). Never waited for: the holder may be this very thread, interrupted
- * by the signal handler whose hooked call is registering now. */
-static int lp_inf_trylock(void)
+ * image); it holds the holder's tid. Another thread's hold is waited out
+ * (a few system calls); this thread's own means a signal handler's hooked
+ * call interrupted the registration, and waiting would never end: 0, the
+ * caller goes on without. */
+static int lp_inf_lock(uint32_t tid)
 {
-	return !__atomic_exchange_n(&lp_inf_tab_lock, 1, __ATOMIC_ACQUIRE);
+	uint32_t none = 0;
+	while (!__atomic_compare_exchange_n(&lp_inf_tab_lock, &none, tid, 0, __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+		if (none == tid)
+			return 0;
+		none = 0;
+	}
+	return 1;
 }
 
 static void lp_inf_unlock(void)
@@ -198,6 +207,9 @@ static void lp_inf_forked(void)
 		__atomic_add_fetch(&lp_inf_gen, 1, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&lp_inf_swept, __ATOMIC_RELAXED))
 		lp_inf_swept = 0;
+	/* held by a thread of the parent's, which the child does not have */
+	if (__atomic_load_n(&lp_inf_tab_lock, __ATOMIC_RELAXED))
+		lp_inf_unlock();
 }
 
 __attribute__((constructor)) static void lp_inf_init(void)
@@ -218,7 +230,7 @@ void lp_inf_register(void)
 	t->own.owner = (uint64_t)tid;
 	t->slot = &t->own;
 	if (__atomic_load_n(&lp_inf_tab_gen, __ATOMIC_ACQUIRE) != gen || lp_inf_map_due()) {
-		if (!lp_inf_trylock()) {
+		if (!lp_inf_lock(tid)) {
 			errno = saved; /* the next call registers */
 			return;
 		}
