@@ -306,6 +306,47 @@ static int import_inflight(struct lp_import *imp, const struct lp_log *log)
 		    type == LP_REC_LOCK_WAIT && w->stack ? w->stack : import_site_stack(imp, w->ra);
 		rc = lp_core_inflight(imp, w, stack);
 		p->inf_written += rc == 0;
+		p->inf.v[i].imported = 1;
+	}
+	return rc;
+}
+
+/* An image without a log (it recorded nothing but its life) that died in a
+ * blocking call: its one thread (an image gets a log before its second
+ * thread starts) slept, read or waited for a child. No module of it is
+ * recorded: the call site is a bare address. Lock and condition waits of
+ * such an image are left out (a lone thread rarely has them). */
+static int import_inflight_unlogged(struct lp_import *imp)
+{
+	struct lp_import_priv *p = imp->priv;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < p->inf.n; i++) {
+		const struct lp_inf_wait *w = &p->inf.v[i];
+		if (w->imported || w->what >> 8 != LP_REC_BLOCK)
+			continue;
+		struct lp_db_arg key[] = {LP_DB_INT(w->pid), LP_DB_INT(w->image)};
+		int64_t proc = lp_db_int_args(imp->db,
+					      "SELECT id FROM processes WHERE pid = ? AND "
+					      "start_ns = ? AND log_closed = 0",
+					      key, 2, 0);
+		struct lp_db_arg tkey[] = {LP_DB_INT(proc), LP_DB_INT(w->tid)};
+		int64_t thread =
+		    proc ? lp_db_int_args(imp->db,
+					  "SELECT id FROM threads WHERE process_id = ? AND tid = ?",
+					  tkey, 2, 0)
+			 : 0;
+		if (!thread)
+			continue;
+		struct lp_proc one = {.id = proc, .pid = w->pid, .start_ns = w->image};
+		rc = lp_map_put(&one.threads, w->tid, (uint64_t)thread) ? -ENOMEM : 0;
+		imp->proc = &one;
+		uint32_t stack = rc ? 0 : import_site_stack(imp, w->ra);
+		rc = rc ? rc : lp_core_inflight(imp, w, stack);
+		p->inf_written += rc == 0;
+		imp->proc = NULL;
+		lp_map_free(&one.threads);
+		lp_map_free(&one.stacks);
+		lp_map_free(&one.pcs);
 	}
 	return rc;
 }
@@ -706,6 +747,8 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	}
 	if (rc == 0)
 		rc = lp_ptab_import_before(&imp, &ptab, NULL);
+	if (rc == 0)
+		rc = import_inflight_unlogged(&imp);
 	if (rc == 0)
 		rc = lp_ptab_end(&imp, &ptab);
 	from_table = ptab.counts;

@@ -18,6 +18,7 @@ struct lp_inf_wait {
 	uint64_t obj, obj2, ra;
 	uint32_t what; /* record type << 8 | aux */
 	uint32_t stack;
+	int imported; /* set by the importer once it wrote this wait */
 };
 
 struct lp_inf_waits {
