@@ -120,17 +120,32 @@ static void unrecorded(sqlite3 *db, const char *dbpath)
 	int64_t all = lp_db_int(db, "SELECT count(*) FROM threads t WHERE " LP_COUNTING, 0);
 	int64_t none = lp_db_int(
 	    db, "SELECT count(*) FROM threads t WHERE " LP_COUNTING " AND NOT " LP_HAS_CNT("t"), 0);
+	/* A thread's counts are read when it ends, which a process killed by
+	 * a signal never does: not a failure to open them. */
+	int64_t killed =
+	    lp_db_int(db,
+		      "SELECT count(*) FROM threads t JOIN processes p ON p.id = "
+		      "t.process_id WHERE p.exit_signal IS NOT NULL AND p.log_closed = 0 "
+		      "AND " LP_COUNTING " AND NOT " LP_HAS_CNT("t"),
+		      0);
 #undef LP_COUNTING
 #undef LP_HAS_CNT
-	if (lp_db_fault(db, err, sizeof(err)))
+	if (lp_db_fault(db, err, sizeof(err))) {
 		fprintf(stderr, "latprof: cannot check %s for unrecorded processes: %s\n", dbpath,
 			err);
-	else if (none > 0)
+		return;
+	}
+	if (none > killed)
 		fprintf(stderr,
 			"latprof: %lld of %lld threads of counting processes have no CPU "
 			"counters: their counter group could not be opened (out of file "
 			"descriptors: RLIMIT_NOFILE?) or they ended before the first read\n",
-			(long long)none, (long long)all);
+			(long long)(none - killed), (long long)all);
+	if (killed > 0)
+		fprintf(stderr,
+			"latprof: %lld threads of processes killed by a signal have no CPU "
+			"counters: a thread's counts are read when it ends, which they never did\n",
+			(long long)killed);
 }
 
 struct class_line {

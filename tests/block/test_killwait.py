@@ -68,6 +68,11 @@ def killed(sig):
                check_app=128 + sig)
     with open(times) as f:
         own = {k: int(v) for k, v in (ln.split() for ln in f)}
+    # its threads' counters were never read (that happens as a thread ends):
+    # not a failure to open them (RLIMIT_NOFILE)
+    check("RLIMIT_NOFILE" not in p.stderr,
+          f"SIG{sig}: the killed threads' missing counters are not blamed on the fd limit "
+          f"({p.stderr.strip()!r})")
     c = db(run)
     proc = c.execute("SELECT id, end_ns, exit_signal, log_closed FROM processes "
                      "WHERE cmdline LIKE '%killwait%'").fetchone()
