@@ -56,17 +56,25 @@ static int lp_inf_swept;
 /* A lock of our own (the pthread ones are the hooks'), held to empty a
  * stale table (once per forked child) and to map the shared file (once per
  * image); it holds the holder's tid. Another thread's hold is waited out
- * (a few system calls); this thread's own means a signal handler's hooked
- * call interrupted the registration, and waiting would never end: 0, the
- * caller goes on without. */
+ * (a few system calls), for a bounded time: the holder may be stopped in a
+ * signal handler that waits for a lock the waiter holds. This thread's own
+ * hold means a signal handler's hooked call interrupted the registration,
+ * and waiting would never end. 0 in either case: the caller goes on
+ * without. */
+#define LP_INF_LOCK_SPINS (1u << 16) /* some 1-5 ms of pause instructions */
+
 static int lp_inf_lock(uint32_t tid)
 {
 	uint32_t none = 0;
-	while (!__atomic_compare_exchange_n(&lp_inf_tab_lock, &none, tid, 0, __ATOMIC_ACQUIRE,
-					    __ATOMIC_RELAXED)) {
-		if (none == tid)
+	for (uint32_t i = 0; !__atomic_compare_exchange_n(&lp_inf_tab_lock, &none, tid, 0,
+							  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	     i++) {
+		if (none == tid || i == LP_INF_LOCK_SPINS)
 			return 0;
 		none = 0;
+#if defined(__x86_64__)
+		__builtin_ia32_pause();
+#endif
 	}
 	return 1;
 }
