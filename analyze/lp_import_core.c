@@ -364,11 +364,13 @@ static const char *block_category(uint32_t call, uint32_t fd_kind)
 					 : "other_block";
 }
 
+/* blocking_calls.fd_kind by enum lp_fd_kind (LP_FD_NONE: NULL) */
+static const char *const core_fd_kinds[] = {NULL,      "file", "socket", "pipe",
+					    "eventfd", "tty",  "other",	 "unknown"};
+
 static int core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
 		      const struct lp_rec_block *r)
 {
-	static const char *const kinds[] = {NULL,      "file", "socket", "pipe",
-					    "eventfd", "tty",  "other",	 "unknown"};
 	const char *call = block_call_name(h->aux);
 	int64_t thread = lp_import_thread(imp, tid);
 	if (!thread)
@@ -385,8 +387,8 @@ static int core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_h
 		sqlite3_bind_int64(st, 6, r->fd);
 	else
 		sqlite3_bind_null(st, 6);
-	if (r->fd_kind && r->fd_kind < sizeof(kinds) / sizeof(kinds[0]))
-		sqlite3_bind_text(st, 7, kinds[r->fd_kind], -1, SQLITE_STATIC);
+	if (r->fd_kind && r->fd_kind < ARRAY_SIZE(core_fd_kinds))
+		sqlite3_bind_text(st, 7, core_fd_kinds[r->fd_kind], -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 7);
 	sqlite3_bind_int64(st, 8, r->result);
@@ -401,15 +403,14 @@ static int core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_h
  * dead process's descriptor cannot be looked at. */
 static uint32_t core_fd_kind_seen(struct lp_import *imp, int fd)
 {
-	static const char *const kinds[] = {"file", "socket", "pipe", "eventfd", "tty", "other"};
 	sqlite3_stmt *st = lp_core->sel_fd_kind;
 	uint32_t kind = LP_FD_UNKNOWN;
 	sqlite3_bind_int64(st, 1, imp->proc->id);
 	sqlite3_bind_int(st, 2, fd);
 	if (lp_db_step_row(st) && sqlite3_column_text(st, 0))
-		for (uint32_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-			if (!strcmp((const char *)sqlite3_column_text(st, 0), kinds[i]))
-				kind = LP_FD_FILE + i;
+		for (uint32_t k = LP_FD_FILE; k < LP_FD_UNKNOWN; k++)
+			if (!strcmp((const char *)sqlite3_column_text(st, 0), core_fd_kinds[k]))
+				kind = k;
 	sqlite3_reset(st);
 	return kind;
 }
