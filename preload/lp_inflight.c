@@ -238,18 +238,23 @@ void lp_inf_register(void)
 	t->own.owner = (uint64_t)tid;
 	t->slot = &t->own;
 	if (__atomic_load_n(&lp_inf_tab_gen, __ATOMIC_ACQUIRE) != gen || lp_inf_map_due()) {
-		if (!lp_inf_lock(tid)) {
-			errno = saved; /* the next call registers */
+		if (lp_inf_lock(tid)) {
+			if (lp_inf_tab_gen != gen) {
+				memset(lp_inf_tab, 0, lp_inf_hi * sizeof(lp_inf_tab[0]));
+				lp_inf_hi = 0;
+				__atomic_store_n(&lp_inf_tab_gen, gen, __ATOMIC_RELEASE);
+			}
+			if (lp_inf_map_due())
+				lp_inf_map_file();
+			lp_inf_unlock();
+		} else if (__atomic_load_n(&lp_inf_tab_gen, __ATOMIC_ACQUIRE) != gen) {
+			errno = saved; /* a stale table: the next call registers */
 			return;
 		}
-		if (lp_inf_tab_gen != gen) {
-			memset(lp_inf_tab, 0, lp_inf_hi * sizeof(lp_inf_tab[0]));
-			lp_inf_hi = 0;
-			__atomic_store_n(&lp_inf_tab_gen, gen, __ATOMIC_RELEASE);
-		}
-		if (lp_inf_map_due())
-			lp_inf_map_file();
-		lp_inf_unlock();
+		/* Else only the mapping was busy: register now, in the table the
+		 * exit sweep reads, with the TLS slot if the file is not mapped
+		 * yet. A thread that gave up here went on unregistered, and the
+		 * sweep could not see a wait still in progress at exit. */
 	}
 	t->slot = lp_inf_claim(tid);
 	if (!t->slot)
