@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * CPU counters at NVTX stage boundaries: one perf_event group per thread
- * (events encoded by libpfm4) and one for its clock events (see
- * lp_cnt_is_clock), read with one read() each and appended as an
+ * (events encoded by libpfm4; with hardware events, a second one for the
+ * clock events, see lp_cnt_group_of), read with one read() each and appended as an
  * LP_REC_CNT_SAMPLE (collector/lp_log_counters.h).
  *
  * A read costs ~1 us, an NVTX push+pop ~40 ns: a thread reads at most once
@@ -165,7 +165,7 @@ static void lp_cnt_live_remove(struct lp_cnt_thread *t)
 /* The groups' values into out (nr, enabled, running, values) in event-index
  * order, as the log's mask implies; enabled/running of the first group (the
  * one that holds hardware events, which may be multiplexed). A read() of
- * each group, also for a lone task-clock: reading it with
+ * each group; task-clock is read from its group, not with
  * clock_gettime(CLOCK_THREAD_CPUTIME_ID) instead saved ~0.3 us a boundary
  * but made CPython threads that release the GIL around NumPy calls wait for
  * it 5-10x as often (tests/real/test_py_gil.py: 13-52 ms -> 190-330 ms of
@@ -723,15 +723,45 @@ static int lp_cnt_process_ready(void)
 
 /* ---- per thread ---- */
 
-/* Clock events get a group of their own. Read as a member of a group of
- * other software events, task-clock keeps its value from the thread's last
- * deschedule, and as a leader it leaves the members one read behind (both
- * seen on Linux 6.18): a busy stage would read ~0 on-CPU. Two read()s per
- * sample instead of one. */
 static int lp_cnt_is_clock(const struct perf_event_attr *a)
 {
 	return a->type == PERF_TYPE_SOFTWARE &&
 	       (a->config == PERF_COUNT_SW_TASK_CLOCK || a->config == PERF_COUNT_SW_CPU_CLOCK);
+}
+
+/* Which of a thread's two groups an event joins. With hardware events in
+ * the set, clock events get a group of their own: the hardware group may be
+ * multiplexed, and a clock inside it would stop while it is off the PMU.
+ * Without them everything is one group, one read() a sample (a read costs
+ * ~1.1 us on this project's VMs, a boundary that reads two groups ~2.2 us).
+ * Mixing task-clock with the other software events in one group is right
+ * only because the leader is opened disabled and enabled once its members
+ * are in (lp_cnt_group_enable). */
+static int lp_cnt_group_of(const struct perf_event_attr *a, int has_hw)
+{
+	return lp_cnt_is_clock(a) && has_hw ? 1 : 0;
+}
+
+/* Whether an event that will be counted is not a software one. */
+static int lp_cnt_has_hw(void)
+{
+	for (int i = 0; i < lp_cnt.n; i++)
+		if ((lp_cnt.avail & (1u << i)) && lp_cnt.ev[i].attr.type != PERF_TYPE_SOFTWARE)
+			return 1;
+	return 0;
+}
+
+/* Starts a group whose members are all in. A member added to a running
+ * leader stays off until the thread is next scheduled in, since the kernel
+ * reschedules only the member's own PMU, and task-clock and the other
+ * software events are two PMUs (seen on Linux 6.18: a task-clock member
+ * kept its value from the thread's last deschedule, the members of a
+ * task-clock leader missed the first context switch and every fault before
+ * it). Enabling the leader schedules the whole group in at once, as perf
+ * stat does. Raw: the interposer does not time ioctl(), but stays out. */
+static void lp_cnt_group_enable(int leader)
+{
+	LP_RAW(SYS_ioctl, leader, PERF_EVENT_IOC_ENABLE, 0, 0, 0, 0);
 }
 
 static void lp_cnt_thread_open(struct lp_cnt_thread *t)
@@ -747,14 +777,16 @@ static void lp_cnt_thread_open(struct lp_cnt_thread *t)
 		goto out;
 #ifdef LATPROF_HAVE_LIBPFM
 	int seq[LP_CNT_MAX_EVENTS];
+	int has_hw = lp_cnt_has_hw();
 	for (int g = 0; g < 2; g++) {
 		t->grp[g] = -1;
 		t->ng[g] = 0;
 		for (int i = 0; i < lp_cnt.n; i++) {
 			struct perf_event_attr a;
 			lp_cnt_attr(&a, &lp_cnt.ev[i]);
-			if (!(lp_cnt.avail & (1u << i)) || lp_cnt_is_clock(&a) != g)
+			if (!(lp_cnt.avail & (1u << i)) || lp_cnt_group_of(&a, has_hw) != g)
 				continue;
+			a.disabled = t->grp[g] < 0; /* the leader: enabled below */
 			int fd = lp_cnt_open_one(&a, t->grp[g]);
 			if (fd < 0)
 				continue; /* the thread's mask says it is missing */
@@ -767,6 +799,8 @@ static void lp_cnt_thread_open(struct lp_cnt_thread *t)
 			t->ng[g]++;
 			t->mask |= 1u << i;
 		}
+		if (t->grp[g] >= 0)
+			lp_cnt_group_enable(t->grp[g]);
 	}
 	for (int k = 0; k < t->n; k++)
 		t->order[k] = (uint8_t)__builtin_popcount(t->mask & ((1u << seq[k]) - 1));

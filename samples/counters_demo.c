@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * counters_demo: NVTX-annotated stages with known CPU-counter signatures,
+ * counters_demo: NVTX-annotated stages with known CPU-counter signatures (each
+ * request: busy, sleep, touch),
  * recorded by tests/counters to check what the counters say:
  *   sleep  usleep() once per call      -> about 1 context switch per call
  *   touch  fresh anonymous pages       -> one minor fault per page touched
- *   busy   spin, pinned to its CPU     -> no migrations
+ *   busy   spin, pinned to its CPU     -> no migrations, on-CPU ~ wall
  * usage: counters_demo [requests] [pages per touch] [busy us] [sleep us] [threads]
  * With threads > 1 every thread runs `requests` requests (its own counters).
  */
@@ -80,13 +81,16 @@ static void *worker(void *arg)
 	(void)arg;
 	for (int i = 0; i < requests; i++) {
 		nvtxRangePushA("request");
+		/* busy first: a thread's first stage runs before it was ever
+		 * descheduled, where a counter that joined its group late
+		 * would not count yet (lp_cnt_group_enable) */
+		stage_busy(busy_us, &all_cpus);
 		stage_sleep(sleep_us);
 		if (stage_touch(pages)) {
 			perror("counters_demo: mmap");
 			nvtxRangePop();
 			return (void *)1;
 		}
-		stage_busy(busy_us, &all_cpus);
 		nvtxRangePop();
 	}
 	return NULL;
