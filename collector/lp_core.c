@@ -44,6 +44,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "lp_counters.h"
+#include "lp_inflight_format.h"
 #include "lp_ptab.h"
 #include "lp_raw.h"
 
@@ -201,6 +203,36 @@ uint32_t lp_tid(void)
 int lp_core_active(void)
 {
 	return __atomic_load_n(&g.active, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A daemon started as root drops to its own user before it serves
+ * (memcached -u, a forked nginx or Apache worker, sshd's privilege
+ * separation). The run's directory (mkdtemp, 0700) and the files every
+ * process of the run opens there (the process table, the table of waits
+ * in progress, the counter cache; 0600) are root's: after the drop the
+ * process could create no log, nor could any process it forks or execs,
+ * and every record was dropped (memcached -u nobody: 50,136 of them, one
+ * thread seen). While still root, hand them to uid: root (latprof run and
+ * its import) reads them all the same, and no one else gains access. A
+ * later drop to another uid takes them over; the first uid's new processes
+ * then count their records as dropped. A log this process already has
+ * stays root's and stays writable through its open descriptor.
+ */
+void lp_core_before_uid_drop(uid_t uid)
+{
+	if (!lp_core_active() || uid == 0 || uid == (uid_t)-1 || geteuid() != 0)
+		return;
+	static const char *const shared[] = {LP_PTAB_NAME, LP_INF_FILE, LP_CNT_CACHE_FILE};
+	int saved = errno;
+	int dfd = open(g.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd >= 0) {
+		if (fchown(dfd, uid, (gid_t)-1) == 0)
+			for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
+				(void)fchownat(dfd, shared[i], uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW);
+		close(dfd);
+	}
+	errno = saved;
 }
 
 const char *lp_core_dir(void)

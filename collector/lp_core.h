@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "lp_log_format.h"
@@ -55,6 +56,10 @@ LP_EXPORT void lp_core_before_exec(const char *path);
 /* This run's log directory (LATPROF_DIR as read at start-up), or NULL
  * while no log is open. For files shared by the run's processes. */
 LP_EXPORT const char *lp_core_dir(void);
+/* Before this process, running as root, drops to uid (setuid and kin):
+ * hand the run's directory and its shared files to uid, so that it and
+ * the processes it forks and execs can still write their logs. */
+LP_EXPORT void lp_core_before_uid_drop(uid_t uid);
 /* This image's pid and start (CLOCK_MONOTONIC ns): the process table's key
  * for it. Zeros while recording is off. */
 LP_EXPORT void lp_core_image(uint32_t *pid, uint64_t *start_ns);

@@ -581,7 +581,7 @@ static int lp_cnt_cache_read(const char *env)
 {
 	char path[PATH_MAX];
 	static struct lp_cnt_cache c; /* under lp_cnt.lock; 7 KiB off the stack */
-	if (!*env || lp_cnt_cache_path(path, sizeof(path), "counters.cache"))
+	if (!*env || lp_cnt_cache_path(path, sizeof(path), LP_CNT_CACHE_FILE))
 		return -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -614,7 +614,7 @@ static void lp_cnt_cache_write(const char *env)
 	if (!*env || strlen(env) >= sizeof(c.env))
 		return;
 	snprintf(name, sizeof(name), ".counters.cache.%d", (int)getpid());
-	if (lp_cnt_cache_path(path, sizeof(path), "counters.cache") ||
+	if (lp_cnt_cache_path(path, sizeof(path), LP_CNT_CACHE_FILE) ||
 	    lp_cnt_cache_path(tmp, sizeof(tmp), name))
 		return;
 	memset(&c, 0, sizeof(c));

@@ -15,6 +15,9 @@
 
 #include "lp_core.h"
 
+/* In LATPROF_DIR: the run's counter set-up, made by its first process. */
+#define LP_CNT_CACHE_FILE "counters.cache"
+
 /* Read this thread's counter group and record it at ts, unless the thread
  * read less than LATPROF_COUNTERS_INTERVAL_NS (default 20 us) before ts:
  * then nothing (one TLS compare). Opens the group on the thread's first

@@ -88,6 +88,10 @@ static const struct lp_sym lp_syms[] = {
     LP_SYM(wait3, "wait3"),
     LP_SYM(wait4, "wait4"),
     LP_SYM(waitid, "waitid"),
+    LP_SYM(setuid, "setuid"),
+    LP_SYM(seteuid, "seteuid"),
+    LP_SYM(setreuid, "setreuid"),
+    LP_SYM(setresuid, "setresuid"),
     LP_SYM(dlopen, "dlopen"),
     LP_SYM(dlclose, "dlclose"),
 };

@@ -68,6 +68,10 @@ struct lp_real {
 	pid_t (*wait3)(int *, int, struct rusage *);
 	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
 	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
+	int (*setuid)(uid_t);
+	int (*seteuid)(uid_t);
+	int (*setreuid)(uid_t, uid_t);
+	int (*setresuid)(uid_t, uid_t, uid_t);
 	void *(*dlopen)(const char *, int);
 	int (*dlclose)(void *);
 };

@@ -133,6 +133,54 @@ LP_HOOK int prctl(int option, ...)
 	return rc;
 }
 
+/* ---- dropping root ----------------------------------------------------- */
+
+/* A daemon started as root that becomes its own user (lp_core.c says why
+ * the run's files go with it). Only the effective uid decides who may
+ * create files; setreuid/setresuid with -1 leave it as it is. */
+static void lp_uid_drop(uid_t to)
+{
+	if (to == (uid_t)-1 || !lp_pre_recording())
+		return;
+	lp_pre_guard = 1;
+	lp_core_before_uid_drop(to);
+	lp_pre_guard = 0;
+}
+
+#define LP_SETID_FAIL(f) (LP_REAL(f) ? 0 : (errno = ENOSYS, 1))
+
+LP_HOOK int setuid(uid_t uid)
+{
+	if (LP_SETID_FAIL(setuid))
+		return -1;
+	lp_uid_drop(uid);
+	return lp_real.setuid(uid);
+}
+
+LP_HOOK int seteuid(uid_t euid)
+{
+	if (LP_SETID_FAIL(seteuid))
+		return -1;
+	lp_uid_drop(euid);
+	return lp_real.seteuid(euid);
+}
+
+LP_HOOK int setreuid(uid_t ruid, uid_t euid)
+{
+	if (LP_SETID_FAIL(setreuid))
+		return -1;
+	lp_uid_drop(euid);
+	return lp_real.setreuid(ruid, euid);
+}
+
+LP_HOOK int setresuid(uid_t ruid, uid_t euid, uid_t suid)
+{
+	if (LP_SETID_FAIL(setresuid))
+		return -1;
+	lp_uid_drop(euid);
+	return lp_real.setresuid(ruid, euid, suid);
+}
+
 /* ---- fork ------------------------------------------------------------- */
 
 /* The core's atfork handler has already entered the child in the process

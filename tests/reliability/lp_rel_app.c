@@ -31,6 +31,10 @@
  *                     itself takes no lock; prints "exits <threads>"
  *   alloc MB          malloc MB megabytes (address space: `ulimit -v` is
  *                     what limits it), touch its ends, exit 0; 1 if it failed
+ *   dropuid UID SELF  as root: setuid(UID) before its first record (as
+ *                     memcached -u does), then contend; fork a child that
+ *                     contends; fork and exec SELF (this program's path) in
+ *                     mode "stacks 2 30"; prints "dropuid <uid> <euid>"
  *   sigcreate         a SIGALRM every 20 us whose handler interns a new
  *                     string through the recording core, armed just before
  *                     the first record, so signals land on the thread that
@@ -327,6 +331,32 @@ static int mode_sigcreate(void)
 	setitimer(ITIMER_REAL, &off, NULL);
 	printf("handler_interns %ld\n", rel_handler_interns);
 	return 0;
+}
+
+static int mode_dropuid(uid_t uid, const char *self)
+{
+	if (setuid(uid) != 0)
+		die("setuid");
+	contend_threads(3, 200);
+	pid_t p = fork();
+	if (p < 0)
+		die("fork");
+	if (p == 0) {
+		contend_threads(3, 200);
+		_exit(0);
+	}
+	int st1 = 0, st2 = 0;
+	waitpid(p, &st1, 0);
+	pid_t q = fork();
+	if (q < 0)
+		die("fork");
+	if (q == 0) {
+		execl(self, self, "stacks", "2", "30", (char *)NULL);
+		_exit(98);
+	}
+	waitpid(q, &st2, 0);
+	printf("dropuid %u %u\n", (unsigned)getuid(), (unsigned)geteuid());
+	return WIFEXITED(st1) && !WEXITSTATUS(st1) && WIFEXITED(st2) && !WEXITSTATUS(st2) ? 0 : 1;
 }
 
 static int mode_dlopen(const char *lib, int n)
@@ -641,6 +671,8 @@ int main(int argc, char **argv)
 		return mode_exits(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(m, "alloc") && argc == 3)
 		return mode_alloc(atol(argv[2]));
+	if (!strcmp(m, "dropuid") && argc == 4)
+		return mode_dropuid((uid_t)atol(argv[2]), argv[3]);
 	if (!strcmp(m, "sigcreate"))
 		return mode_sigcreate();
 	if (!strcmp(m, "envchange"))

@@ -62,6 +62,7 @@ lp_py_test(rel_storms test_storms.py LABELS e2e reliability TIMEOUT 600)
 # shows in neighbours that count their own context switches (counters_tiny).
 set_tests_properties(rel_storms PROPERTIES RUN_SERIAL TRUE)
 lp_py_test(rel_addrspace test_addrspace.py LABELS e2e reliability)
+lp_py_test(rel_uid_drop test_uid_drop.py LABELS e2e reliability)
 
 # The recording core and the importer under many threads, linked directly
 # (no LD_PRELOAD): the one test the ThreadSanitizer tier runs.
