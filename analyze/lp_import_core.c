@@ -56,6 +56,9 @@ static const char lp_cond_insert[] =
 /* Only the importer sets it: a wait the process died in, whose end is not
  * known until its death is (core_died). */
 #define LP_WAITF_PENDING 0x100u
+/* The same in the SQL text below. */
+#define LP_WAITF_PENDING_SQL "256"
+_Static_assert(LP_WAITF_PENDING == 256, "LP_WAITF_PENDING_SQL must spell LP_WAITF_PENDING");
 
 struct child_status {
 	uint32_t pid;
@@ -629,8 +632,10 @@ int lp_import_core_reaped(const char *path)
  * way) are dropped, counted. The process lived until then too. */
 #define LP_DIED_PROC "(SELECT id FROM processes WHERE pid = ?2 ORDER BY start_ns DESC LIMIT 1)"
 #define LP_DIED_SET(table)                                                                         \
-	"UPDATE " table " SET dur_ns = max(0, ?1 - start_ns), flags = (flags & ~256) | 8 "         \
-	"WHERE flags & 256 AND thread_id IN (SELECT id FROM threads WHERE process_id "             \
+	"UPDATE " table                                                                            \
+	" SET dur_ns = max(0, ?1 - start_ns), flags = (flags & ~" LP_WAITF_PENDING_SQL ") | 8 "    \
+	"WHERE flags & " LP_WAITF_PENDING_SQL                                                      \
+	" AND thread_id IN (SELECT id FROM threads WHERE process_id "                              \
 	"= " LP_DIED_PROC ")"
 
 static int core_died(struct lp_import *imp, struct core_state *s)
@@ -639,9 +644,10 @@ static int core_died(struct lp_import *imp, struct core_state *s)
 	    LP_DIED_SET("lock_waits"), LP_DIED_SET("cond_waits"), LP_DIED_SET("blocking_calls"),
 	    "UPDATE processes SET end_ns = max(coalesce(end_ns, 0), ?1) "
 	    "WHERE id = " LP_DIED_PROC};
-	static const char drop[] = "DELETE FROM lock_waits WHERE flags & 256;"
-				   "DELETE FROM cond_waits WHERE flags & 256;"
-				   "DELETE FROM blocking_calls WHERE flags & 256;";
+	static const char drop[] =
+	    "DELETE FROM lock_waits WHERE flags & " LP_WAITF_PENDING_SQL ";"
+	    "DELETE FROM cond_waits WHERE flags & " LP_WAITF_PENDING_SQL ";"
+	    "DELETE FROM blocking_calls WHERE flags & " LP_WAITF_PENDING_SQL ";";
 	/* not a scan of the wait tables: a run with no killed process pays nothing */
 	long long pending = s->died_pending;
 	if (!pending)
