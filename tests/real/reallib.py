@@ -79,6 +79,42 @@ def start_recording(db, *cmd, env=None, pre=()):
                             start_new_session=True)
 
 
+def start_memcached(d, threads=4):
+    """Debian's memcached recorded in the background, on loopback, writing
+    its pid file in d: (recording, port, pid file, database path). As root,
+    latprof and memcached run as nobody from the start (memcached refuses
+    root without -u): a process that drops root keeps recording
+    (rel_uid_drop), but with kernel.perf_event_paranoid=2 its threads
+    counted kernel mode before the drop and can count nothing after it, so
+    this way every thread counts the same (user mode)."""
+    import pwd
+    os.chmod(d, 0o777)  # nobody writes its pid file here
+    path = os.path.join(d, "mc.db")
+    port = free_port()
+    pidfile = os.path.join(d, "mc.pid")
+    pre = []
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam("nobody")
+        pre = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
+               "--clear-groups"]
+    rec = start_recording(path, "memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
+                          "-t", str(threads), "-P", pidfile, pre=pre, env={"TMPDIR": d})
+    return rec, port, pidfile, path
+
+
+def pidfile_pid(pidfile, tries=50):
+    """The pid a server wrote to pidfile, waiting up to tries x 0.1 s."""
+    import time
+    for _ in range(tries):
+        if os.path.exists(pidfile):
+            with open(pidfile) as f:
+                text = f.read().strip()
+            if text:
+                return int(text)
+        time.sleep(0.1)
+    raise RuntimeError(f"no pid in {pidfile}")
+
+
 def stop(proc, timeout=30):
     """End a background recording's process group by its pid if it is still
     running; returns (stdout, stderr)."""

@@ -5,41 +5,21 @@ or by symbol, never as "(heap)". Its worker threads are still running when
 it exits: their counters are read then (thread_counters source
 alive_at_exit), not lost."""
 import os
-import pwd
 import signal
 import subprocess
-import time
 
 import lptest
-from lptest import check, db, record, tmpdir
-from reallib import free_port, locks, need_cmd, start_recording, stop, wait_port
+from lptest import check, db, tmpdir
+from reallib import locks, need_cmd, pidfile_pid, start_memcached, stop, wait_port
 
 need_cmd("memcached", "memcaslap")
-d = tmpdir()
-os.chmod(d, 0o777)  # memcached drops to nobody and writes its pid file here
-path = os.path.join(d, "mc.db")
-port = free_port()
-pidfile = os.path.join(d, "mc.pid")
-# memcached refuses root without -u, and -u's setuid() makes the process
-# non-dumpable, which denies perf_event_open to the threads it starts then:
-# run latprof and memcached as nobody from the start instead.
-pre = []
-if os.geteuid() == 0:
-    nobody = pwd.getpwnam("nobody")
-    pre = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
-rec = start_recording(path, "memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
-                      "-t", "4", "-P", pidfile, pre=pre, env={"TMPDIR": d})
+rec, port, pidfile, path = start_memcached(tmpdir())
 try:
     check(wait_port(port, rec), f"memcached listens on 127.0.0.1:{port}")
     load = subprocess.run(["memcaslap", "-s", f"127.0.0.1:{port}", "-t", "4s", "-T", "2",
                            "-c", "16"], capture_output=True, text=True, timeout=40)
     check(load.returncode == 0 and "TPS" in load.stdout, "memcaslap ran 4 s of load")
-    for _ in range(50):
-        if os.path.exists(pidfile):
-            break
-        time.sleep(0.1)
-    with open(pidfile) as f:
-        os.kill(int(f.read().strip()), signal.SIGTERM)
+    os.kill(pidfile_pid(pidfile), signal.SIGTERM)
 finally:
     out, err = stop(rec)
 check(rec.returncode == 0 and os.path.exists(path), f"recorded memcached ({err.strip()[-200:]})")

@@ -8,35 +8,20 @@ one wait flagged died (4 | 8), of the kind the kernel named (epoll_wait:
 epoll_wait; futex: a condition or lock wait; nanosleep/clock_nanosleep: a
 sleep), ending at the process's end, which is its death."""
 import os
-import pwd
 import signal
 import time
 
 from lptest import check, db, tmpdir
-from reallib import free_port, need_cmd, start_recording, stop, wait_port
+from reallib import need_cmd, pidfile_pid, start_memcached, stop, wait_port
 
 need_cmd("memcached")
-d = tmpdir()
-os.chmod(d, 0o777)  # memcached drops to nobody and writes its pid file here
-path = os.path.join(d, "mc.db")
-port = free_port()
-pidfile = os.path.join(d, "mc.pid")
-pre = []
-if os.geteuid() == 0:  # as in test_memcached.py: nobody from the start
-    nobody = pwd.getpwnam("nobody")
-    pre = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
-rec = start_recording(path, "memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
-                      "-t", "4", "-P", pidfile, pre=pre, env={"TMPDIR": d})
+rec, port, pidfile, path = start_memcached(tmpdir())
 # the kernel's blocked call numbers (x86-64) and what latprof calls each
 KINDS = {232: "epoll", 281: "epoll", 202: "futex", 35: "sleep", 230: "sleep"}
 kernel = {}
 try:
     check(wait_port(port, rec), f"memcached listens on 127.0.0.1:{port}")
-    for _ in range(50):
-        if os.path.exists(pidfile) and open(pidfile).read().strip():
-            break
-        time.sleep(0.1)
-    pid = int(open(pidfile).read().strip())
+    pid = pidfile_pid(pidfile)
     time.sleep(1.0)  # idle: every thread settles into its wait
     for _ in range(20):  # a thread caught running ("running") is read again
         kernel = {}
