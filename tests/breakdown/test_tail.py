@@ -51,3 +51,17 @@ check(inf["categories"]["lock_wait"] == want,
       f"infer lock wait {inf['categories']['lock_wait']} ns = overlap in the database {want} ns")
 txt = latprof("report", run, "--breakdown", check=0).stdout
 check("'infer' grows most" in txt and "'infer_lock'" in txt, "text names the stage and the lock")
+# Issue 16: the off-CPU categories take nothing from this sample's lock and
+# CPU figures. Its stages are busy-waits (and infer's lock wait): no sleep,
+# I/O or poll time may appear in them, and all the rest is on a CPU or
+# waiting for one (which of the two depends on the host's load).
+OFF = ("sleep", "file_io", "socket_io", "poll_wait", "other_block", "cond_wait")
+CPU = ("on_cpu", "preempted", "cpu_or_preempted")
+for name in ("decode", "preprocess", "infer", "postprocess"):
+    cats = stage(doc, name)["categories"]
+    off = {k: cats[k] for k in OFF if cats.get(k)}
+    check(not off, f"{name}: no off-CPU category besides lock wait ({off})")
+    rest = sum(v for k, v in cats.items() if k != "lock_wait")
+    cpu = sum(cats.get(k) or 0 for k in CPU)
+    check(cpu >= 0.99 * rest, f"{name}: the busy-wait's time is on a CPU or waiting for one "
+          f"({cpu} of {rest} ns: {cats})")
