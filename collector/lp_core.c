@@ -79,7 +79,7 @@ struct lp_thread {
 struct lp_intern_slot {
 	uint64_t hash;
 	uint32_t id;
-	uint32_t pad;
+	uint32_t definer; /* tid of the thread defining it, 0 once it is done */
 };
 
 /* The fields a forked child writes come first, in a page or two; the big
@@ -632,6 +632,42 @@ static struct lp_intern_slot *lp_level(uint32_t k)
 	return p;
 }
 
+/* How long a thread waits for a name another thread is defining, past its
+ * spins (lp_intern_wait). */
+#define LP_INTERN_WAIT_NS 10000000ull
+
+/*
+ * A name another thread is defining: its id once published, UINT32_MAX if
+ * none comes. Bounded, since the definer may be the thread this one
+ * interrupted (a signal handler interning what the code beneath it was
+ * defining), may have failed (no log space: it clears its mark), or may be
+ * stopped. Spins first; then, while the definer's mark says it is at work
+ * and it is not this thread, yields for at most LP_INTERN_WAIT_NS. The
+ * spins alone ran out in CI's ASan tier, four workers interning one new
+ * stack on a loaded host with the definer descheduled: that wait was kept
+ * without its stack.
+ */
+static uint32_t lp_intern_wait(struct lp_intern_slot *s)
+{
+	for (int spin = 0; spin < 100000; spin++) {
+		uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+		if (id)
+			return id;
+	}
+	uint32_t definer = __atomic_load_n(&s->definer, __ATOMIC_ACQUIRE);
+	if (!definer || definer == lp_tid())
+		return UINT32_MAX;
+	uint64_t end = lp_now() + LP_INTERN_WAIT_NS;
+	do {
+		LP_RAW(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+		uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+		if (id)
+			return id;
+	} while (__atomic_load_n(&s->definer, __ATOMIC_ACQUIRE) && lp_now() < end);
+	uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+	return id ? id : UINT32_MAX;
+}
+
 /* The id of hash h, or 0 when it has none yet and slot *out is where it
  * goes (NULL: no level can take it). Lock-free open addressing on the
  * 64-bit hash alone: a collision would merge two names, which at 2^-64 per
@@ -662,6 +698,7 @@ static uint32_t lp_intern_find(uint64_t h, struct lp_intern_slot **out)
 								__ATOMIC_ACQ_REL,
 								__ATOMIC_ACQUIRE)) {
 					__atomic_fetch_add(&g.level_used[k], 1, __ATOMIC_RELAXED);
+					__atomic_store_n(&s->definer, lp_tid(), __ATOMIC_RELEASE);
 					*out = s;
 					return 0;
 				}
@@ -669,21 +706,16 @@ static uint32_t lp_intern_find(uint64_t h, struct lp_intern_slot **out)
 			}
 			if (cur != h)
 				continue;
-			/* Bounded: the claimer may be the thread we interrupted. */
-			for (int spin = 0; spin < 100000; spin++) {
-				uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
-				if (id)
-					return id;
-			}
-			return UINT32_MAX; /* not published in time: no id */
+			return lp_intern_wait(s);
 		}
 	}
 	return 0;
 }
 
 /* The winner of a slot writes the definition record before publishing the
- * id. When every level is full the name is defined again, under a new id,
- * at each use: nothing lost, constant cost, only log space spent. */
+ * id, and then clears its mark (also when the definition failed: the name
+ * then goes undefined, each later use dropped at once). When every level is full the name is
+ * defined again, under a new id, at each use: nothing lost, constant cost, only log space spent. */
 static uint32_t lp_intern(uint64_t h, uint16_t type, uint32_t aux, const void *a, size_t alen)
 {
 	if (!lp_core_active())
@@ -704,8 +736,11 @@ static uint32_t lp_intern(uint64_t h, uint16_t type, uint32_t aux, const void *a
 	if (id)
 		return id;
 	id = lp_define(type, aux, a, alen);
-	if (slot)
-		__atomic_store_n(&slot->id, id, __ATOMIC_RELEASE);
+	if (slot) {
+		if (id)
+			__atomic_store_n(&slot->id, id, __ATOMIC_RELEASE);
+		__atomic_store_n(&slot->definer, 0, __ATOMIC_RELEASE);
+	}
 	return id;
 }
 

@@ -71,7 +71,8 @@ for l in locks:
     check(sum(o["count"] for o in l["owners"]) + l["owner_unknown"] == l["count"],
           f"{what}: owners + unknown = waits ({l['owner_unknown']} unknown)")
     check(sum(s["count"] for s in l["sites"]) == l["count"] and l["sites_total"] == 1,
-          f"{what}: one call site holds every wait")
+          f"{what}: one call site holds every wait "
+          f"({l['sites_total']}: {[(x.get('where'), x['count']) for x in l['sites']]})")
 
 want = source_line("pthread_mutex_lock(m)", "lp_worker")
 site = model["sites"][0]
