@@ -714,8 +714,9 @@ static uint32_t lp_intern_find(uint64_t h, struct lp_intern_slot **out)
 
 /* The winner of a slot writes the definition record before publishing the
  * id, and then clears its mark (also when the definition failed: the name
- * then goes undefined, each later use dropped at once). When every level is full the name is
- * defined again, under a new id, at each use: nothing lost, constant cost, only log space spent. */
+ * then stays undefined, each later use dropped after its spins, as
+ * before). When every level is full the name is defined again, under a
+ * new id, at each use: nothing lost, constant cost, only log space spent. */
 static uint32_t lp_intern(uint64_t h, uint16_t type, uint32_t aux, const void *a, size_t alen)
 {
 	if (!lp_core_active())
