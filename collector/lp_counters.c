@@ -18,10 +18,12 @@
  * and every later process of the run (exec'd children: a shell loop, make)
  * reads that instead. libpfm4 is dlopen'd only then, never linked: its
  * ~41,000 relocations cost every process about a millisecond at load.
- * Every later thread only opens its group with the cached perf_event_attr. Groups open at thread
- * start (preload's hook, or the NVTX source's first event on a thread, before it stamps a time),
- * never inside a range. Events that cannot be counted are written to the CONFIG record with the
- * reason, never counted as zero.
+ * Every later thread only opens its group with the cached perf_event_attr. With the default set,
+ * a group opens at a thread's first NVTX event (before it stamps a time), never inside a range,
+ * and only there: whole-thread totals come from the kernel's own accounting (lp_taskacct.h), so
+ * a thread that marks no range costs no perf_event work at its context switches. With an event
+ * that accounting lacks, groups open at thread start (preload's hook). Events that cannot be
+ * counted are written to the CONFIG record with the reason, never counted as zero.
  *
  * Hot path (lp_counters_boundary): one TLS compare; when due, read() and one
  * record. No malloc, no locks; errno preserved.
@@ -47,6 +49,7 @@
 #include "lp_counters.h"
 #include "lp_log_counters.h"
 #include "lp_raw.h"
+#include "lp_taskacct.h"
 
 #define LP_CNT_DEFAULT "context-switches,cpu-migrations,minor-faults,major-faults,task-clock"
 #define LP_CNT_HW "cycles,instructions,cache-references,cache-misses,branch-misses"
@@ -73,6 +76,10 @@ static struct {
 	char note[320];
 	int fd_base;
 	uint32_t config_gen; /* generation whose log holds our CONFIG record */
+	/* Every event counted is one the kernel's thread accounting also keeps
+	 * (lp_cnt_acct_field): threads open a group only to mark boundaries,
+	 * and whole-thread totals come from that accounting. */
+	int acct_totals;
 	pthread_key_t key;
 	int key_ok;
 	uint64_t interval; /* min ns between two reads on a thread */
@@ -89,6 +96,8 @@ static int lp_cnt_fdreg_hi;
 struct lp_cnt_thread {
 	uint64_t next; /* no read before this ts; 0 = not set up, LP_CNT_NEVER = off */
 	uint32_t gen;  /* != lp_cnt_gen: not set up in this process yet */
+	int grouped;   /* a group open was tried in this generation */
+	int listed;    /* in lp_cnt_live, its key destructor set */
 	int leader;    /* a group leader fd, -1 = not counting */
 	uint32_t mask;
 	int n;
@@ -130,7 +139,7 @@ static void lp_cnt_total_fixup(const struct lp_cnt_thread *t, uint64_t *vals)
 	}
 }
 
-static void lp_cnt_thread_open(struct lp_cnt_thread *t);
+static void lp_cnt_thread_open(struct lp_cnt_thread *t, int want_group);
 
 /* Threads whose groups are open, so that the thread that exits the process
  * can read the totals of those still running then (their key destructors
@@ -192,8 +201,8 @@ static int lp_cnt_read_group(const struct lp_cnt_thread *t, uint64_t *out)
 
 static __attribute__((noinline)) void lp_cnt_read(struct lp_cnt_thread *t, uint64_t ts)
 {
-	if (t->gen != lp_cnt_gen)
-		lp_cnt_thread_open(t);
+	if (t->gen != lp_cnt_gen || !t->grouped)
+		lp_cnt_thread_open(t, 1);
 	if (t->leader < 0)
 		return;
 	t->next = ts + lp_cnt.interval;
@@ -636,6 +645,46 @@ static void lp_cnt_cache_write(const char *env)
 		unlink(tmp);
 }
 
+/* The kernel's thread accounting field that counts what event a counts,
+ * over the thread's life; -1 for events only a perf_event counts. */
+static int lp_cnt_acct_field(const struct perf_event_attr *a)
+{
+	if (a->type != PERF_TYPE_SOFTWARE)
+		return -1;
+	switch (a->config) {
+	case PERF_COUNT_SW_TASK_CLOCK:
+	case PERF_COUNT_SW_CPU_CLOCK:
+		return LP_ACCT_CPU_NS;
+	case PERF_COUNT_SW_CONTEXT_SWITCHES:
+		return LP_ACCT_SWITCHES;
+	case PERF_COUNT_SW_CPU_MIGRATIONS:
+		return LP_ACCT_MIGRATIONS;
+	case PERF_COUNT_SW_PAGE_FAULTS_MIN:
+		return LP_ACCT_MINFLT;
+	case PERF_COUNT_SW_PAGE_FAULTS_MAJ:
+		return LP_ACCT_MAJFLT;
+	default: /* page-faults (both kinds) would need two fields: keep it simple */
+		return -1;
+	}
+}
+
+/* Whether whole-thread totals can come from the kernel's accounting: every
+ * event counted has a field there. Also when perf_event_paranoid limits the
+ * groups to user mode: the accounting of its own threads is the process's
+ * to read, and a thread's CPU time with its system calls is what the
+ * breakdown's whole-thread rows need (docs/schema.md, "Counters"). */
+static int lp_cnt_decide_acct(void)
+{
+	for (int i = 0; i < lp_cnt.n; i++) {
+		if (!(lp_cnt.avail & (1u << i)))
+			continue;
+		struct perf_event_attr a = lp_cnt.ev[i].attr;
+		if (lp_cnt_acct_field(&a) < 0)
+			return 0;
+	}
+	return 1;
+}
+
 static void lp_cnt_setup(void)
 {
 	lp_cnt.fd_base = lp_cnt_fd_base();
@@ -665,10 +714,11 @@ static void lp_cnt_setup(void)
 			 lp_cnt.paranoid);
 	else if (lp_cnt.flags & LP_CNTF_EXCLUDE_KERNEL)
 		snprintf(lp_cnt.note, sizeof(lp_cnt.note),
-			 "kernel.perf_event_paranoid=%d: CPU counters count user mode only; "
+			 "kernel.perf_event_paranoid=%d: CPU counters count user mode only%s; "
 			 "context switches and migrations are unavailable "
 			 "(sysctl kernel.perf_event_paranoid=1, or run with CAP_PERFMON)",
-			 lp_cnt.paranoid);
+			 lp_cnt.paranoid,
+			 lp_cnt_decide_acct() ? " in stages (whole-thread totals count both)" : "");
 	lp_cnt_cache_write(env);
 }
 
@@ -711,6 +761,7 @@ static int lp_cnt_process_ready(void)
 	pthread_mutex_lock(&lp_cnt.lock);
 	if (!lp_cnt.inited) {
 		lp_cnt_setup();
+		lp_cnt.acct_totals = lp_cnt_decide_acct();
 		lp_cnt.inited = 1;
 	}
 	if (!lp_cnt.off && lp_cnt.config_gen != lp_cnt_gen) {
@@ -764,20 +815,25 @@ static void lp_cnt_group_enable(int leader)
 	LP_RAW(SYS_ioctl, leader, PERF_EVENT_IOC_ENABLE, 0, 0, 0, 0);
 }
 
-static void lp_cnt_thread_open(struct lp_cnt_thread *t)
+/* Lists t for the exit sweep and sets the key whose destructor writes its
+ * totals (the main thread's: lp_cnt_dtor). */
+static void lp_cnt_list(struct lp_cnt_thread *t)
 {
-	t->leader = -1;
-	if (!lp_core_active())
-		return; /* retried at the next boundary */
-	int saved = errno;
-	t->gen = lp_cnt_gen;
-	t->mask = 0;
-	t->n = 0;
-	if (lp_cnt_process_ready())
-		goto out;
+	if (t->listed || !lp_cnt.key_ok)
+		return;
+	pthread_setspecific(lp_cnt.key, (void *)1);
+	lp_cnt_live_add(t);
+	t->listed = 1;
+}
+
 #ifdef LATPROF_HAVE_LIBPFM
+/* Opens t's groups with every event of the set that opens. */
+static void lp_cnt_group_open(struct lp_cnt_thread *t)
+{
 	int seq[LP_CNT_MAX_EVENTS];
 	int has_hw = lp_cnt_has_hw();
+	t->mask = 0;
+	t->n = 0;
 	for (int g = 0; g < 2; g++) {
 		t->grp[g] = -1;
 		t->ng[g] = 0;
@@ -805,13 +861,46 @@ static void lp_cnt_thread_open(struct lp_cnt_thread *t)
 	for (int k = 0; k < t->n; k++)
 		t->order[k] = (uint8_t)__builtin_popcount(t->mask & ((1u << seq[k]) - 1));
 	t->leader = t->grp[0] >= 0 ? t->grp[0] : t->grp[1];
-	t->open_ns = lp_now();
 	t->cpu_before_ns = lp_cnt_thread_cpu();
-	/* Listed only when its key destructor will unlist it (main: lp_cnt_dtor). */
-	if (t->leader >= 0 && lp_cnt.key_ok) {
-		pthread_setspecific(lp_cnt.key, (void *)1);
-		lp_cnt_live_add(t);
+}
+#endif
+
+/*
+ * Sets t up in this process: from then on its whole-thread totals are
+ * written at its exit. A group is opened when the thread marks boundaries
+ * (want_group) or when totals need one (!lp_cnt.acct_totals). A thread with
+ * perf events costs the kernel work at every context switch (pgbench's
+ * backends, which mark no boundary: ~10% of their throughput for the
+ * default set), so with the default set only threads that read samples pay.
+ */
+static void lp_cnt_thread_open(struct lp_cnt_thread *t, int want_group)
+{
+	if (!lp_core_active())
+		return; /* retried at the next boundary */
+	int saved = errno;
+	if (t->gen != lp_cnt_gen) {
+		t->gen = lp_cnt_gen;
+		t->grouped = t->listed = 0;
+		t->leader = -1;
+		t->mask = 0;
+		t->n = 0;
+		t->open_ns = lp_now();
 	}
+	if (lp_cnt_process_ready()) {
+		t->grouped = 1; /* nothing to count: never again */
+		goto out;
+	}
+	if (!want_group && lp_cnt.acct_totals) {
+		lp_cnt_list(t);
+		t->next = 0; /* the first boundary opens the group */
+		errno = saved;
+		return;
+	}
+	t->grouped = 1;
+#ifdef LATPROF_HAVE_LIBPFM
+	lp_cnt_group_open(t);
+	if (t->leader >= 0 || lp_cnt.acct_totals)
+		lp_cnt_list(t);
 #endif
 out:
 	t->next = t->leader >= 0 ? 0 : LP_CNT_NEVER;
@@ -822,22 +911,78 @@ void lp_counters_thread_start(void)
 {
 	struct lp_cnt_thread *t = &lp_cnt_self;
 	if (t->gen != lp_cnt_gen)
-		lp_cnt_thread_open(t);
+		lp_cnt_thread_open(t, 0);
+}
+
+void lp_counters_thread_ranges(void)
+{
+	struct lp_cnt_thread *t = &lp_cnt_self;
+	if (t->gen != lp_cnt_gen || !t->grouped)
+		lp_cnt_thread_open(t, 1);
+}
+
+/* Values (event-index order over the returned mask) of the events in the
+ * set that thread tid's accounting has; 0 when it has none. */
+static uint32_t lp_cnt_acct_values(uint32_t tid, int self, uint64_t *vals)
+{
+	struct lp_task_acct acct;
+	lp_task_acct_read(tid, self, &acct);
+	uint32_t mask = 0;
+	int pos = 0;
+	for (int i = 0; i < lp_cnt.n; i++) {
+		if (!(lp_cnt.avail & (1u << i)))
+			continue;
+		struct perf_event_attr a = lp_cnt.ev[i].attr;
+		int f = lp_cnt_acct_field(&a);
+		if (f < 0 || !(acct.have & (1u << f)))
+			continue;
+		vals[pos++] = acct.v[f];
+		mask |= 1u << i;
+	}
+	return mask;
+}
+
+/* t's totals into buf (nr, enabled, running, values): from its accounting
+ * or from its groups. The mask of the values, 0 when there are none. */
+static uint32_t lp_cnt_totals(const struct lp_cnt_thread *t, uint32_t tid, int self, uint64_t *buf)
+{
+	if (lp_cnt.acct_totals) {
+		uint32_t mask = lp_cnt_acct_values(tid, self, buf + 3);
+		uint64_t now = lp_now();
+		buf[0] = (uint64_t)__builtin_popcount(mask);
+		buf[1] = buf[2] = now > t->open_ns ? now - t->open_ns : 0; /* never scaled */
+		return mask;
+	}
+	if (t->leader < 0 || lp_cnt_read_group(t, buf))
+		return 0;
+	lp_cnt_total_fixup(t, buf + 3);
+	return t->mask;
+}
+
+/* Closes t's groups: members first, closing the leader first would detach
+ * them. */
+static void lp_cnt_group_close(struct lp_cnt_thread *t)
+{
+	for (int i = t->n - 1; i >= 0; i--)
+		lp_cnt_fd_close(t->fds[i]);
+	t->leader = -1;
+	t->n = 0;
 }
 
 void lp_counters_thread_exit(void)
 {
 	struct lp_cnt_thread *t = &lp_cnt_self;
-	if (t->gen != lp_cnt_gen || t->leader < 0)
+	if (t->gen != lp_cnt_gen || !t->listed)
 		return;
 	int saved = errno;
 	lp_cnt_live_remove(t);
+	t->listed = 0;
 	uint64_t buf[3 + LP_CNT_MAX_EVENTS];
-	if (lp_cnt_read_group(t, buf) == 0) {
-		size_t vals = (size_t)t->n * sizeof(uint64_t);
-		lp_cnt_total_fixup(t, buf + 3);
+	uint32_t mask = lp_cnt_totals(t, lp_tid(), 1, buf);
+	if (mask) {
+		size_t vals = (size_t)__builtin_popcount(mask) * sizeof(uint64_t);
 		struct lp_rec_cnt_total *r =
-		    lp_rec_begin(LP_REC_CNT_TOTAL, t->mask, sizeof(*r) + vals);
+		    lp_rec_begin(LP_REC_CNT_TOTAL, mask, sizeof(*r) + vals);
 		if (r) {
 			r->ts = lp_now();
 			r->open_ns = t->open_ns;
@@ -847,11 +992,7 @@ void lp_counters_thread_exit(void)
 			lp_rec_commit();
 		}
 	}
-	/* Members first: closing the leader first would detach them. */
-	for (int i = t->n - 1; i >= 0; i--)
-		lp_cnt_fd_close(t->fds[i]);
-	t->leader = -1;
-	t->n = 0;
+	lp_cnt_group_close(t);
 	t->next = LP_CNT_NEVER;
 	errno = saved;
 }
@@ -887,13 +1028,14 @@ static void lp_cnt_sweep_live(void)
 	}
 	for (int i = 0; i < lp_cnt_nlive; i++) {
 		const struct lp_cnt_thread *t = lp_cnt_live[i].t;
-		if (t == &lp_cnt_self || t->gen != lp_cnt_gen || t->leader < 0 ||
-		    lp_cnt_read_group(t, buf))
+		if (t == &lp_cnt_self || t->gen != lp_cnt_gen)
 			continue;
-		size_t vals = (size_t)t->n * sizeof(uint64_t);
-		lp_cnt_total_fixup(t, buf + 3);
+		uint32_t mask = lp_cnt_totals(t, lp_cnt_live[i].tid, 0, buf);
+		if (!mask)
+			continue;
+		size_t vals = (size_t)__builtin_popcount(mask) * sizeof(uint64_t);
 		struct lp_rec_cnt_total_of *r =
-		    lp_rec_begin(LP_REC_CNT_TOTAL_OF, t->mask, sizeof(*r) + vals);
+		    lp_rec_begin(LP_REC_CNT_TOTAL_OF, mask, sizeof(*r) + vals);
 		if (!r)
 			continue;
 		r->tid = lp_cnt_live[i].tid;

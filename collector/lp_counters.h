@@ -23,13 +23,19 @@
  * then nothing (one TLS compare). Opens the group on the thread's first
  * call if nothing opened it before. Cost of a read: one read() syscall. */
 LP_EXPORT void lp_counters_boundary(uint64_t ts);
-/* Open this thread's counter group: called at thread start by preload, for
- * the main thread when the process creates its log (its first record) or
- * its first thread, and by the NVTX source before a thread's first time
- * stamp, so that opening (tens of us, the process-wide set-up on the first
- * thread) never lands inside a range. A process that records nothing never
- * opens one. Cheap when already open. */
+/* A recording thread began: from now on its whole-thread totals are
+ * written at its exit. Called at thread start by preload, and for the main
+ * thread when the process creates its log (its first record) or its first
+ * thread. Opens the thread's counter group only when the set has an event
+ * the kernel's thread accounting does not keep (lp_taskacct.h); else the
+ * group waits for the thread's first boundary (lp_counters_thread_ranges).
+ * A process that records nothing never opens one. Cheap when done. */
 LP_EXPORT void lp_counters_thread_start(void);
+/* This thread marks stage boundaries: open its group now. Called by the
+ * NVTX source before a thread's first time stamp, so that opening (tens of
+ * us, the process-wide set-up on the first thread) never lands inside a
+ * range. Cheap when already open. */
+LP_EXPORT void lp_counters_thread_ranges(void);
 /* Record the thread's totals and close its group. Runs by itself from a
  * pthread key destructor (and at process exit for the exiting thread);
  * calling it earlier, e.g. from preload's thread-exit hook, is safe. */

@@ -6,14 +6,17 @@
  * layouts, 8-byte aligned, little-endian.
  *
  * A process writes one CONFIG record (the event list, which events the
- * machine can count and why not) before its first SAMPLE. Each thread
- * counts with one perf_event group that starts at zero when the group is
- * opened; a SAMPLE holds the group's running totals at an NVTX boundary (ts
- * is the boundary's own timestamp). A thread reads at most once per
+ * machine can count and why not) before its first SAMPLE. A thread that
+ * marks NVTX ranges counts with one perf_event group that starts at zero
+ * when the group is opened; a SAMPLE holds the group's running totals at an
+ * NVTX boundary (ts is the boundary's own timestamp). A thread reads at most once per
  * LATPROF_COUNTERS_INTERVAL_NS, so the importer pairs each range boundary
  * with the thread's latest sample at or before it; TOTAL holds the totals
  * when the thread exits, TOTAL_OF those of a thread still running when the
- * process exited (read from its group by the exiting thread).
+ * process exited (read by the exiting thread). Totals are the group's, or,
+ * when every event is one the kernel's thread accounting keeps, that
+ * accounting over the thread's life (collector/lp_taskacct.h; then
+ * enabled == running, never scaled).
  */
 #ifndef LP_LOG_COUNTERS_H
 #define LP_LOG_COUNTERS_H

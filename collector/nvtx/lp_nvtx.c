@@ -89,9 +89,9 @@ static __attribute__((noinline)) struct lp_nvtx_tls *lp_tls_new(void)
 	if (t != &lp_tls_fallback)
 		pthread_setspecific(lp_tls_key, t);
 	lp_tp = t;
-	/* A thread preload did not see start: open its counter group now,
-	 * before the first time stamp, not inside its first range. */
-	lp_counters_thread_start();
+	/* The thread's first NVTX event: open its counter group now, before
+	 * the first time stamp, not inside its first range. */
+	lp_counters_thread_ranges();
 	errno = saved;
 	return t;
 }

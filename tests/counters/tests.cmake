@@ -13,13 +13,22 @@ set_target_properties(bench_counters PROPERTIES
   BUILD_RPATH ${CMAKE_BINARY_DIR}/lib/latprof)
 lp_py_test(bench_counters bench_counters.py LABELS bench TIMEOUT 900)
 
-# Tight loops of tiny ranges inside stages: reads at most once per interval.
-if(NVTX3_INCLUDE)
-  add_executable(ctr_tiny ${CMAKE_CURRENT_LIST_DIR}/ctr_tiny.c)
-  target_include_directories(ctr_tiny PRIVATE ${NVTX3_INCLUDE})
-  target_compile_options(ctr_tiny PRIVATE -g -O2)
-  target_link_libraries(ctr_tiny PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
-  set_target_properties(ctr_tiny PROPERTIES
+# A test program of this folder that marks NVTX ranges.
+function(lp_counters_prog name)
+  add_executable(${name} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${name}.c)
+  target_include_directories(${name} PRIVATE ${NVTX3_INCLUDE})
+  target_compile_options(${name} PRIVATE -g -O2)
+  target_link_libraries(${name} PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  set_target_properties(${name} PROPERTIES
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/counters)
+endfunction()
+
+if(NVTX3_INCLUDE)
+  # Tight loops of tiny ranges inside stages: reads at most once per interval.
+  lp_counters_prog(ctr_tiny)
   lp_py_test(counters_tiny test_tiny.py LABELS e2e)
+  # Whole-thread totals from the kernel's accounting; groups only on threads
+  # with NVTX ranges.
+  lp_counters_prog(ctr_acct)
+  lp_py_test(counters_acct test_acct.py LABELS e2e)
 endif()
