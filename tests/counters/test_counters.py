@@ -71,9 +71,11 @@ check(oncpu and oncpu[len(oncpu) // 2] >= 0.5,
       f"busy stage: median on-CPU {100 * oncpu[len(oncpu) // 2]:.0f}% of its wall time (>= 50%)")
 # Each thread's first busy stage spins before the thread was ever
 # descheduled: a task-clock that joined its group after the leader started
-# read 0 there until the first context switch.
-check(oncpu and oncpu[0] > 0.1,
-      f"every busy stage counted on-CPU time, also a thread's first (least {100 * oncpu[0]:.0f}%)")
+# read exactly 0 there until the first context switch. (A stage starved by
+# other load, as when tests run side by side on 2 CPUs, may get a few %.)
+check(oncpu and oncpu[0] > 0,
+      f"every busy stage counted on-CPU time, also a thread's first (least "
+      f"{100 * oncpu[0]:.1f}%)")
 
 # Whole-thread totals come from each worker's exit record.
 tot = c.execute("SELECT count(DISTINCT thread_id), min(source), max(source) FROM thread_counters "

@@ -49,5 +49,15 @@ record(path2, *script("py_server.py"), "--work", "numpy", "--n", "512", "--reque
        env=env)
 doc2 = findings(path2)
 g = rule(doc2, "gil-contention")
-check(not found(doc2, "gil-contention") and g["state"] == "quiet",
-      f"NumPy stages: no gil-contention ({100 * g['value']:.1f}% < 5%)")
+if lptest.sanitizer():
+    # The sanitized interposer runs inside every GIL hand-off (its condition
+    # variable and mutex) several times slower, and the waiters wait that
+    # much longer: 5.5-11.6% in an ASan build here, 1.8-2.6% in the plain
+    # one. The verdict is checked on the plain build; here only that NumPy's
+    # threads wait far less than pure Python's.
+    check(g["value"] < min(0.2, first["value"] / 4),
+          f"NumPy stages ({lptest.sanitizer()} build): GIL wait {100 * g['value']:.1f}% of "
+          f"request time, under a quarter of pure Python's {100 * first['value']:.1f}%")
+else:
+    check(not found(doc2, "gil-contention") and g["state"] == "quiet",
+          f"NumPy stages: no gil-contention ({100 * g['value']:.1f}% < 5%)")
