@@ -4,7 +4,13 @@
  * bench_block pipe [N]: 64-byte write() + read() on a pipe, N times (each
  * call far under the 10 us threshold: a clock read pair, no record);
  * bench_block nanosleep [N]: nanosleep(0), N times (the timer slack makes
- * each one last tens of microseconds: every call is recorded).
+ * each one last tens of microseconds: every call is recorded);
+ * bench_block pingpong [N]: two threads pinned to one CPU pass a byte back
+ * and forth over two pipes, N round trips: two context switches each, the
+ * cost a thread's perf_event counters add at every switch (a thread that
+ * marks no NVTX range opens none since 79b58e9; before, such round trips
+ * took 1.4-1.9x as long under `latprof run`). No direct batches there: the
+ * peer thread calls what the main thread calls.
  *
  * Prints "ns_per_op=X best_ns_per_op=Y direct_best_ns_per_op=Z
  * iterations=N". best_ns_per_op is the fastest batch (2,000 pairs, or 20
@@ -17,6 +23,8 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,23 +64,95 @@ static int sleep_loop(const struct calls *c, long n)
 	return 0;
 }
 
+/* Ping-pong: the main thread writes to ping and reads pong, the peer the
+ * other way round, each through the program's own calls. */
+static int ping[2], pong[2];
+
+static void *peer_loop(void *arg)
+{
+	const struct calls *c = arg;
+	char b;
+	while (c->read(ping[0], &b, 1) == 1 && b)
+		if (c->write(pong[1], &b, 1) != 1)
+			break;
+	return NULL;
+}
+
+static int pingpong_loop(const struct calls *c, long n)
+{
+	char b = 1;
+	for (long i = 0; i < n; i++)
+		if (c->write(ping[1], &b, 1) != 1 || c->read(pong[0], &b, 1) != 1)
+			return -1;
+	return 0;
+}
+
+enum mode { M_PIPE, M_SLEEP, M_PINGPONG };
+
 /* One batch of `c`'s calls; its ns per op, or a negative number. */
-static double batch_of(int sleep_mode, const struct calls *c, long n, const int *p)
+static double batch_of(enum mode m, const struct calls *c, long n, const int *p)
 {
 	double b0 = now_ns();
-	if (sleep_mode ? sleep_loop(c, n) : pipe_loop(c, n, p))
+	int rc = m == M_SLEEP  ? sleep_loop(c, n)
+		 : m == M_PIPE ? pipe_loop(c, n, p)
+			       : pingpong_loop(c, n);
+	if (rc)
 		return -1;
 	return (now_ns() - b0) / (double)n;
 }
 
+/* Pins the process to the CPU it runs on and starts the peer. */
+static int pingpong_start(struct calls *c, pthread_t *peer)
+{
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	if (sched_setaffinity(0, sizeof(one), &one) || pipe(ping) || pipe(pong))
+		return -1;
+	return pthread_create(peer, NULL, peer_loop, c) ? -1 : 0;
+}
+
+/* Only the program's calls, in batches of 200 round trips (~1-2 ms). */
+static int pingpong_main(long n)
+{
+	static struct calls app = {write, read, nanosleep};
+	pthread_t peer;
+	if (pingpong_start(&app, &peer) || batch_of(M_PINGPONG, &app, 1000, NULL) < 0)
+		return 1;
+	const long batch = 200;
+	long total = (n + batch - 1) / batch * batch;
+	double best = 1e30, sum = 0;
+	for (long done = 0; done < total; done += batch) {
+		double b = batch_of(M_PINGPONG, &app, batch, NULL);
+		if (b < 0)
+			return 1;
+		sum += b * (double)batch;
+		best = b < best ? b : best;
+	}
+	char stop = 0;
+	if (write(ping[1], &stop, 1) != 1 || pthread_join(peer, NULL))
+		return 1;
+	printf("ns_per_op=%.3f best_ns_per_op=%.3f iterations=%ld\n", sum / (double)total, best,
+	       total);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int sleep_mode = argc > 1 && !strcmp(argv[1], "nanosleep");
-	if (argc < 2 || (!sleep_mode && strcmp(argv[1], "pipe")))
-		return fprintf(stderr, "usage: bench_block pipe|nanosleep [N]\n"), 2;
-	long n = argc > 2 ? atol(argv[2]) : sleep_mode ? 20000 : 1000000;
+	const char *name = argc > 1 ? argv[1] : "";
+	enum mode m = !strcmp(name, "nanosleep")  ? M_SLEEP
+		      : !strcmp(name, "pingpong") ? M_PINGPONG
+						  : M_PIPE;
+	if (m == M_PIPE && strcmp(name, "pipe"))
+		return fprintf(stderr, "usage: bench_block pipe|nanosleep|pingpong [N]\n"), 2;
+	int sleep_mode = m == M_SLEEP;
+	long n = argc > 2 ? atol(argv[2]) : sleep_mode ? 20000 : m == M_PINGPONG ? 100000 : 1000000;
+	if (n <= 0)
+		return 2;
+	if (m == M_PINGPONG)
+		return pingpong_main(n);
 	int p[2];
-	if (n <= 0 || pipe(p))
+	if (pipe(p))
 		return 2;
 	/* The calls as the program makes them (through the interposer, if any),
 	 * and libc's own. */
@@ -85,15 +165,15 @@ int main(int argc, char **argv)
 	if (!libc.write || !libc.read || !libc.nanosleep)
 		return fprintf(stderr, "bench_block: libc.so.6's functions not found\n"), 2;
 	/* warm up: the first calls resolve the interposer's functions */
-	if (batch_of(sleep_mode, &app, sleep_mode ? 10 : 1000, p) < 0 ||
-	    batch_of(sleep_mode, &libc, sleep_mode ? 10 : 1000, p) < 0)
+	if (batch_of(m, &app, sleep_mode ? 10 : 1000, p) < 0 ||
+	    batch_of(m, &libc, sleep_mode ? 10 : 1000, p) < 0)
 		return 1;
 	const long batch = sleep_mode ? 20 : 2000;
 	long total = (n + batch - 1) / batch * batch;
 	double best = 1e30, direct = 1e30, sum = 0;
 	for (long done = 0; done < total; done += batch) {
-		double b = batch_of(sleep_mode, &app, batch, p);
-		double d = batch_of(sleep_mode, &libc, batch, p);
+		double b = batch_of(m, &app, batch, p);
+		double d = batch_of(m, &libc, batch, p);
 		if (b < 0 || d < 0)
 			return 1;
 		sum += b * (double)batch;

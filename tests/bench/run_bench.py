@@ -4,7 +4,9 @@
                         interleaved, 5 rounds (target <= 1.10x)
   run_bench.py block    blocking-call hooks: 64-byte pipe write()+read() (under
                         the threshold) and nanosleep(0) (recorded), bare vs
-                        under `latprof run`, interleaved (targets <= 1.10x)
+                        under `latprof run`, interleaved (targets <= 1.10x);
+                        and a ping-pong of two threads on one CPU (context
+                        switches, with the default counters)
                         Ratios of both: the median over the rounds of the
                         best batch under latprof / the best batch bare (the
                         means are printed too)
@@ -136,7 +138,10 @@ def bench_block():
             ("pipe", os.environ.get("LP_BENCH_PIPE_ITERS", "1000000"),
              "64-byte write()+read() on a pipe (under the threshold: no record)"),
             ("nanosleep", os.environ.get("LP_BENCH_SLEEP_ITERS", "20000"),
-             "nanosleep(0) (over the threshold: each call recorded)")):
+             "nanosleep(0) (over the threshold: each call recorded)"),
+            ("pingpong", os.environ.get("LP_BENCH_PINGPONG_ITERS", "100000"),
+             "two threads on one CPU passing a byte over pipes (2 context switches a round "
+             "trip; no NVTX range, so no counter group)")):
         runs = interleaved([os.path.join(BENCH, "bench_block"), mode, iters])
         print_interleaved(what, iters, runs, lambda x: f"{x:.0f}", 1.10)
     # The same pipe loop timed as without the rseq check (lp_rseq.h): a
