@@ -22,9 +22,11 @@
  * loops and raw system calls below are checked by nobody.
  */
 
-/* The first line of /proc/self/task/<tid>/<leaf> files we read holds what
- * we need within this many bytes (sched's fields are its lines 4-6). */
+/* What we need of sched and stat lies in their first 1 KiB (sched's fields
+ * are its lines 4-6); status's switch counts are its last lines, past 1.3
+ * KiB on Linux 6.18. */
 #define ACCT_BUF 1024
+#define ACCT_STATUS_BUF 4096
 
 /* Position of key at a line start of text, or NULL. */
 static const char *acct_line(const char *text, const char *key)
@@ -41,9 +43,9 @@ static const char *acct_line(const char *text, const char *key)
 	return NULL;
 }
 
-/* /proc/self/task/<tid>/<leaf> into buf (ACCT_BUF), NUL-terminated: its
- * length, or -1. */
-static long acct_slurp(uint32_t tid, const char *leaf, char *buf)
+/* The first cap - 1 bytes of /proc/self/task/<tid>/<leaf> into buf,
+ * NUL-terminated: their length, or -1. */
+static long acct_slurp(uint32_t tid, const char *leaf, char *buf, long cap)
 {
 	static const char base[] = "/proc/self/task/";
 	char path[64], digits[12];
@@ -63,8 +65,8 @@ static long acct_slurp(uint32_t tid, const char *leaf, char *buf)
 	if (fd < 0)
 		return -1;
 	long len = 0;
-	while (len < ACCT_BUF - 1) {
-		long n = LP_RAW(SYS_read, fd, buf + len, ACCT_BUF - 1 - len, 0, 0, 0);
+	while (len < cap - 1) {
+		long n = LP_RAW(SYS_read, fd, buf + len, cap - 1 - len, 0, 0, 0);
 		if (n <= 0)
 			break;
 		len += n;
@@ -122,7 +124,7 @@ static void acct_set(struct lp_task_acct *a, enum lp_acct_field f, uint64_t v)
 static void acct_from_sched(uint32_t tid, struct lp_task_acct *a)
 {
 	char buf[ACCT_BUF];
-	if (acct_slurp(tid, "sched", buf) <= 0)
+	if (acct_slurp(tid, "sched", buf, sizeof(buf)) <= 0)
 		return;
 	uint64_t v;
 	if (acct_sched_key(buf, "se.sum_exec_runtime", &v, 1))
@@ -138,7 +140,7 @@ static void acct_from_sched(uint32_t tid, struct lp_task_acct *a)
 static void acct_from_stat(uint32_t tid, struct lp_task_acct *a)
 {
 	char buf[ACCT_BUF];
-	if (acct_slurp(tid, "stat", buf) <= 0)
+	if (acct_slurp(tid, "stat", buf, sizeof(buf)) <= 0)
 		return;
 	const char *p = NULL;
 	for (const char *q = buf; *q; q++)
@@ -164,16 +166,17 @@ static void acct_from_stat(uint32_t tid, struct lp_task_acct *a)
  * from status. */
 static void acct_fallback(uint32_t tid, struct lp_task_acct *a)
 {
-	char buf[ACCT_BUF];
+	char buf[ACCT_STATUS_BUF];
 	const char *end, *end2;
-	if (!(a->have & (1u << LP_ACCT_CPU_NS)) && acct_slurp(tid, "schedstat", buf) > 0) {
+	if (!(a->have & (1u << LP_ACCT_CPU_NS)) &&
+	    acct_slurp(tid, "schedstat", buf, sizeof(buf)) > 0) {
 		uint64_t v = acct_num(buf, &end);
 		if (end)
 			acct_set(a, LP_ACCT_CPU_NS, v);
 	}
-	if ((a->have & (1u << LP_ACCT_SWITCHES)) || acct_slurp(tid, "status", buf) <= 0)
+	if ((a->have & (1u << LP_ACCT_SWITCHES)) ||
+	    acct_slurp(tid, "status", buf, sizeof(buf)) <= 0)
 		return;
-	/* status is longer than ACCT_BUF: its switch counts are its last lines */
 	const char *vol = acct_line(buf, "voluntary_ctxt_switches:");
 	const char *inv = acct_line(buf, "nonvoluntary_ctxt_switches:");
 	if (vol && inv) {

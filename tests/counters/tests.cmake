@@ -32,3 +32,7 @@ if(NVTX3_INCLUDE)
   lp_counters_prog(ctr_acct)
   lp_py_test(counters_acct test_acct.py LABELS e2e)
 endif()
+
+# collector/lp_taskacct.c's readers against getrusage and the thread clock.
+lp_c_test(taskacct_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_taskacct.c
+  LIBS Threads::Threads LABELS unit)
