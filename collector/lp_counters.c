@@ -681,8 +681,7 @@ static int lp_cnt_decide_acct(void)
 	for (int i = 0; i < lp_cnt.n; i++) {
 		if (!(lp_cnt.avail & (1u << i)))
 			continue;
-		struct perf_event_attr a = lp_cnt.ev[i].attr;
-		if (lp_cnt_acct_field(&a) < 0)
+		if (lp_cnt_acct_field(&lp_cnt.ev[i].attr) < 0)
 			return 0;
 	}
 	return 1;
@@ -935,8 +934,7 @@ static uint32_t lp_cnt_acct_values(uint32_t tid, int self, uint64_t *vals)
 	for (int i = 0; i < lp_cnt.n; i++) {
 		if (!(lp_cnt.avail & (1u << i)))
 			continue;
-		struct perf_event_attr a = lp_cnt.ev[i].attr;
-		int f = lp_cnt_acct_field(&a);
+		int f = lp_cnt_acct_field(&lp_cnt.ev[i].attr);
 		if (f < 0 || !(acct.have & (1u << f)))
 			continue;
 		vals[pos++] = acct.v[f];

@@ -112,29 +112,47 @@ static int pingpong_start(struct calls *c, pthread_t *peer)
 	return pthread_create(peer, NULL, peer_loop, c) ? -1 : 0;
 }
 
-/* Only the program's calls, in batches of 200 round trips (~1-2 ms). */
+/* Batches of `batch` ops of the program's calls, each followed by as many
+ * of libc's own when libc is given; prints the mean, the best batch and
+ * libc's best batch. 0, or 1 when a call failed. */
+static int measure(enum mode m, const struct calls *app, const struct calls *libc, long batch,
+		   long n, const int *p)
+{
+	/* warm up: the first calls resolve the interposer's functions */
+	long warm = m == M_SLEEP ? 10 : 1000;
+	if (batch_of(m, app, warm, p) < 0 || (libc && batch_of(m, libc, warm, p) < 0))
+		return 1;
+	long total = (n + batch - 1) / batch * batch;
+	double best = 1e30, direct = 1e30, sum = 0;
+	for (long done = 0; done < total; done += batch) {
+		double b = batch_of(m, app, batch, p);
+		double d = libc ? batch_of(m, libc, batch, p) : 0;
+		if (b < 0 || d < 0)
+			return 1;
+		sum += b * (double)batch;
+		best = b < best ? b : best;
+		direct = d < direct ? d : direct;
+	}
+	printf("ns_per_op=%.3f best_ns_per_op=%.3f", sum / (double)total, best);
+	if (libc)
+		printf(" direct_best_ns_per_op=%.3f", direct);
+	printf(" iterations=%ld\n", total);
+	return 0;
+}
+
+/* Only the program's calls (the peer makes them too), in batches of 200
+ * round trips (~1-2 ms). */
 static int pingpong_main(long n)
 {
 	static struct calls app = {write, read, nanosleep};
 	pthread_t peer;
-	if (pingpong_start(&app, &peer) || batch_of(M_PINGPONG, &app, 1000, NULL) < 0)
+	if (pingpong_start(&app, &peer))
 		return 1;
-	const long batch = 200;
-	long total = (n + batch - 1) / batch * batch;
-	double best = 1e30, sum = 0;
-	for (long done = 0; done < total; done += batch) {
-		double b = batch_of(M_PINGPONG, &app, batch, NULL);
-		if (b < 0)
-			return 1;
-		sum += b * (double)batch;
-		best = b < best ? b : best;
-	}
+	int rc = measure(M_PINGPONG, &app, NULL, 200, n, NULL);
 	char stop = 0;
 	if (write(ping[1], &stop, 1) != 1 || pthread_join(peer, NULL))
 		return 1;
-	printf("ns_per_op=%.3f best_ns_per_op=%.3f iterations=%ld\n", sum / (double)total, best,
-	       total);
-	return 0;
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -164,23 +182,5 @@ int main(int argc, char **argv)
 	    h ? (int (*)(const struct timespec *, struct timespec *))dlsym(h, "nanosleep") : NULL;
 	if (!libc.write || !libc.read || !libc.nanosleep)
 		return fprintf(stderr, "bench_block: libc.so.6's functions not found\n"), 2;
-	/* warm up: the first calls resolve the interposer's functions */
-	if (batch_of(m, &app, sleep_mode ? 10 : 1000, p) < 0 ||
-	    batch_of(m, &libc, sleep_mode ? 10 : 1000, p) < 0)
-		return 1;
-	const long batch = sleep_mode ? 20 : 2000;
-	long total = (n + batch - 1) / batch * batch;
-	double best = 1e30, direct = 1e30, sum = 0;
-	for (long done = 0; done < total; done += batch) {
-		double b = batch_of(m, &app, batch, p);
-		double d = batch_of(m, &libc, batch, p);
-		if (b < 0 || d < 0)
-			return 1;
-		sum += b * (double)batch;
-		best = b < best ? b : best;
-		direct = d < direct ? d : direct;
-	}
-	printf("ns_per_op=%.3f best_ns_per_op=%.3f direct_best_ns_per_op=%.3f iterations=%ld\n",
-	       sum / (double)total, best, direct, total);
-	return 0;
+	return measure(m, &app, &libc, sleep_mode ? 20 : 2000, n, p);
 }
