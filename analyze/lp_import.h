@@ -110,7 +110,8 @@ struct lp_import_foreign_ops {
 	int (*meta)(struct lp_import *imp, void *ctx);
 	void (*end)(struct lp_import *imp, void *ctx); /* always, before the database closes */
 };
-int lp_import_foreign(const char *out, const struct lp_import_opts *opts,
+/* input_bytes: the capture's size (a large one gets large pages). */
+int lp_import_foreign(const char *out, const struct lp_import_opts *opts, int64_t input_bytes,
 		      const struct lp_import_foreign_ops *ops, void *ctx, char *err, size_t errlen);
 
 #endif

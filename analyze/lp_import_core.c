@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Core records: processes, threads, lock and condition waits, blocking calls. */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,17 +17,20 @@
 #include "lp_logread.h"
 #include "lp_symbols.h"
 #include "lp_util.h"
+#include "lp_waitsort.h"
 
 extern const char lp_schema_core_sql[];
 
 /*
  * Lock and condition waits are most of a recording, so they go into the
- * database LP_BATCH_ROWS rows per INSERT through lp_import_batch.c, in log
- * order; the last partial batches are flushed at the end of each process.
+ * database LP_BATCH_ROWS rows per INSERT through lp_import_batch.c: lock
+ * waits in start order, all of them at the end of the import (below),
+ * condition waits (few) in log order, flushed at the end of each process.
  * A 0 in an optional column (owner, mutex, stack) stores NULL, as bind_opt.
  *
- * Where an imported lock wait goes (callgrind, the import bench's 1 M
- * waits, instructions per wait; 5,765 in all): reading and decoding the
+ * Where an imported lock wait went in log order, with the index made
+ * after the load (callgrind, the import bench's 1 M waits, instructions
+ * per wait; 5,765 in all): reading and decoding the
  * log, threads, locks and stacks looked up, 300; SQLite's INSERT, 2,970
  * (the b-tree insert 890 of it, the rest its per-row program: a column
  * fetched per value, INTEGER affinity applied twice, the generated end_ns,
@@ -35,10 +39,18 @@ extern const char lp_schema_core_sql[];
  * values costs as much (tests/bench/sqlite_ref.c), so the row decides the
  * rate: the same schema without column types, NOT NULL and end_ns took 650
  * instructions off the INSERT, and rows of start_ns and dur_ns alone go in
- * 1.6-1.8x faster. Built during the load from rows put in start_ns order
- * first, the index cost 600 fewer instructions but more time (best of 9:
- * 0.83 s against 0.73 s): outside CREATE INDEX, SQLite rebalances an
- * index's last three pages at every split, copying them whole.
+ * 1.6-1.8x faster.
+ *
+ * So lock waits are stored in start order (lp_waitsort.h), across
+ * processes, and their start_ns index is made before the load: each key
+ * then lands on the index's last page, where SQLite appends without a
+ * search from the root, and no sort of all keys follows. With 4 KiB pages
+ * that gained little (an earlier try, best of 9: 0.83 s against 0.73 s;
+ * SQLite rebalances an index's last three pages at every split, copying
+ * them whole); a large import's pages are 64 KiB (lp_import.c
+ * import_page_size), which makes splits 16 times rarer. 200,000 waits:
+ * 5,820 instructions a wait before, 5,179 after (callgrind); 1 M waits,
+ * median of 15 alternating imports: 0.580 s before, 0.465 s after.
  */
 #define LP_WAIT_OPT ((1u << 2) | (1u << 6)) /* owner_tid, stack_id */
 #define LP_COND_OPT ((1u << 2) | (1u << 6)) /* mutex_lock_id, stack_id */
@@ -71,6 +83,7 @@ struct core_state {
 	    *upd_thread_name, *upd_thread_end, *ins_lock, *upd_lock_name, *upd_proc_end, *ins_block,
 	    *sel_fd_kind;
 	struct lp_batch waits, conds;
+	struct lp_waitsort sorted; /* lock waits not yet in waits */
 	struct lp_map locks; /* address -> locks.id, current process */
 	struct child_status *children;
 	size_t n_children, cap_children;
@@ -245,10 +258,29 @@ static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
 		sqlite3_bind_null(st, i);
 }
 
-static int waits_flush(struct lp_import *imp)
+static int sorted_emit(void *ctx, const struct lp_waitsort_row *r)
 {
-	int rc = lp_batch_flush(imp, &lp_core->waits);
-	return rc ? rc : lp_batch_flush(imp, &lp_core->conds);
+	struct lp_import *imp = ctx;
+	struct lp_batch *b = &lp_core->waits;
+	int64_t *v = lp_batch_row(b);
+	v[0] = r->lock_id;
+	v[1] = r->thread_id;
+	v[2] = r->owner_tid;
+	v[3] = r->start_ns;
+	v[4] = r->dur_ns;
+	v[5] = r->mode;
+	v[6] = r->stack_id;
+	v[7] = r->flags;
+	return lp_batch_full(b) ? lp_batch_flush(imp, b) : 0;
+}
+
+/* Every lock wait held so far into the database, in start order. */
+static int waits_flush_sorted(struct lp_import *imp)
+{
+	int rc = lp_waitsort_drain(&lp_core->sorted, sorted_emit, imp);
+	if (rc == -ENOMEM)
+		snprintf(imp->err, imp->errlen, "out of memory ordering lock waits");
+	return rc ? rc : lp_batch_flush(imp, &lp_core->waits);
 }
 
 static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
@@ -259,17 +291,25 @@ static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 	int64_t thread = lp_import_thread(imp, tid);
 	if (!lock || !thread || r->end < r->start)
 		return lock && thread ? 0 : -EIO;
-	int64_t *v = lp_batch_row(&s->waits);
-	v[0] = lock;
-	v[1] = thread;
-	v[2] = r->owner;
-	v[3] = (int64_t)r->start;
-	v[4] = (int64_t)(r->end - r->start);
-	v[5] = h->aux == LP_LOCK_RWLOCK_RD;
-	v[6] = lp_import_stack(imp, r->stack);
-	v[7] = (int)r->flags;
+	int64_t stack = lp_import_stack(imp, r->stack);
+	/* Database ids: far below 2^32 in any import this holds in memory. */
+	assert(lock <= UINT32_MAX && thread <= UINT32_MAX && stack <= UINT32_MAX);
+	struct lp_waitsort_row row = {
+	    .start_ns = (int64_t)r->start,
+	    .dur_ns = (int64_t)(r->end - r->start),
+	    .lock_id = (uint32_t)lock,
+	    .thread_id = (uint32_t)thread,
+	    .stack_id = (uint32_t)stack,
+	    .owner_tid = r->owner,
+	    .flags = r->flags,
+	    .mode = h->aux == LP_LOCK_RWLOCK_RD,
+	};
 	core_seen(r->end);
-	return lp_batch_full(&s->waits) ? lp_batch_flush(imp, &s->waits) : 0;
+	if (lp_waitsort_add(&s->sorted, &row)) {
+		snprintf(imp->err, imp->errlen, "out of memory ordering lock waits");
+		return -ENOMEM;
+	}
+	return lp_waitsort_full(&s->sorted) ? waits_flush_sorted(imp) : 0;
 }
 
 static int core_cond_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
@@ -539,7 +579,9 @@ void lp_core_add_table_counts(long long dropped_records, int unclosed, uint64_t 
 static int core_end_process(struct lp_import *imp, void *state)
 {
 	struct core_state *s = state;
-	if (waits_flush(imp))
+	/* Lock waits stay held: in start order across processes, the index
+	 * still grows at its end where processes overlap in time. */
+	if (lp_batch_flush(imp, &s->conds))
 		return -EIO;
 	for (size_t i = 0; i < s->locks.cap; i++) {
 		if (!s->locks.keys[i])
@@ -690,9 +732,11 @@ static int core_finish(struct lp_import *imp, void *state)
 	 * index, a scan of the table per process. The import of 2,000 forked
 	 * children took 0.90 s, 97% of it here; with the index, 0.04 s in all.
 	 * Readers that look a pid up use it too. */
-	int rc = lp_db_exec(imp->db,
-			    "CREATE INDEX IF NOT EXISTS processes_pid ON processes(pid, start_ns)",
-			    imp->err, imp->errlen);
+	int rc = waits_flush_sorted(imp);
+	rc = rc ? rc
+		: lp_db_exec(imp->db,
+			     "CREATE INDEX IF NOT EXISTS processes_pid ON processes(pid, start_ns)",
+			     imp->err, imp->errlen);
 	rc = rc ? rc : core_apply_children(imp, s);
 	rc = rc ? rc : core_died(imp, s);
 	if (rc)
@@ -769,8 +813,12 @@ static int core_begin(struct lp_import *imp, void **state)
 	    !s->upd_proc_end || !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end ||
 	    !s->ins_lock || !s->upd_lock_name)
 		return -EIO;
-	int rc = lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, 8, LP_WAIT_OPT,
-			       LP_WAIT_SPARSE);
+	/* Before the load, which stores lock waits in start order (above). */
+	int rc = lp_db_exec(imp->db, "CREATE INDEX lock_waits_start ON lock_waits(start_ns)",
+			    imp->err, imp->errlen);
+	rc = rc ? rc
+		: lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, 8, LP_WAIT_OPT,
+				LP_WAIT_SPARSE);
 	return rc ? rc
 		  : lp_batch_init(imp, &s->conds, "lp_cond_batch", lp_cond_insert, 8, LP_COND_OPT,
 				  LP_COND_SPARSE);
@@ -790,15 +838,15 @@ static void core_destroy(void *state)
 		sqlite3_finalize(all[i]);
 	lp_batch_free(&s->waits);
 	lp_batch_free(&s->conds);
+	lp_waitsort_free(&s->sorted);
 	lp_map_free(&s->locks);
 	free(s->children);
 	free(s);
 	lp_core = NULL;
 }
 
+/* lock_waits_start is made in core_begin, before the load. */
 static const char lp_core_indexes[] =
-    "CREATE INDEX lock_waits_start ON lock_waits(start_ns);"
-
     "CREATE INDEX cond_waits_start ON cond_waits(start_ns);"
     "CREATE INDEX blocking_calls_start ON blocking_calls(start_ns);"
     "CREATE INDEX threads_tid ON threads(process_id, tid);";

@@ -31,6 +31,7 @@
 #include "lp_import_nsys.h"
 #include "lp_json_stream.h"
 #include "lp_nvtx_db.h"
+#include "lp_util.h"
 
 enum lp_kcat {
 	LP_K_OTHER,
@@ -677,7 +678,7 @@ int lp_import_kineto(const char *path, const char *out, const struct lp_import_o
 	char *base = strdup(path);
 	snprintf(k.fx.file, sizeof(k.fx.file), "%s", base ? basename(base) : path);
 	free(base);
-	int rc = lp_import_foreign(out, opts, &ops, &k, err, errlen);
+	int rc = lp_import_foreign(out, opts, lp_file_bytes(path), &ops, &k, err, errlen);
 	for (size_t i = 0; i < k.nnames; i++)
 		free(k.names[i].name);
 	free(k.names);

@@ -23,6 +23,7 @@
 #include "lp_db.h"
 #include "lp_import_foreign.h"
 #include "lp_nvtx_db.h"
+#include "lp_util.h"
 
 #define LP_NSYS_MAXCOL 24
 
@@ -1193,7 +1194,7 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 			 path);
 		rc = -EINVAL;
 	} else {
-		rc = lp_import_foreign(out, opts, &ops, &n, err, errlen);
+		rc = lp_import_foreign(out, opts, lp_file_bytes(path), &ops, &n, err, errlen);
 	}
 	nsys_hash_end(&n.hash);
 	free(uri);

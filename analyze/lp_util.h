@@ -12,9 +12,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* The size of the file at path; 0 when it cannot be found out. */
+static inline int64_t lp_file_bytes(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (int64_t)st.st_size : 0;
+}
+
 #endif
 
 /*

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lp_check.h"
+#include "lp_rnd.h"
 
 #define NKEY 5
 #define NID 20000
@@ -17,16 +18,6 @@
 struct ev {
 	int call, key, corr;
 };
-
-static unsigned long long rnd_state = 88172645463325252ull;
-
-static unsigned rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return (unsigned)rnd_state;
-}
 
 /* n events over NKEY keys and NID ids; *want: work with no call of its key
  * and id, counted directly. */
