@@ -278,8 +278,6 @@ static int sorted_emit(void *ctx, const struct lp_waitsort_row *r)
 static int waits_flush_sorted(struct lp_import *imp)
 {
 	int rc = lp_waitsort_drain(&lp_core->sorted, sorted_emit, imp);
-	if (rc == -ENOMEM)
-		snprintf(imp->err, imp->errlen, "out of memory ordering lock waits");
 	return rc ? rc : lp_batch_flush(imp, &lp_core->waits);
 }
 
@@ -305,10 +303,10 @@ static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 	    .mode = h->aux == LP_LOCK_RWLOCK_RD,
 	};
 	core_seen(r->end);
-	if (lp_waitsort_add(&s->sorted, &row)) {
-		snprintf(imp->err, imp->errlen, "out of memory ordering lock waits");
-		return -ENOMEM;
-	}
+	/* Without memory to hold it, the wait goes in now, out of order: the
+	 * same rows, only a slower index. */
+	if (lp_waitsort_add(&s->sorted, &row))
+		return sorted_emit(imp, &row);
 	return lp_waitsort_full(&s->sorted) ? waits_flush_sorted(imp) : 0;
 }
 

@@ -100,9 +100,11 @@ int lp_waitsort_drain(struct lp_waitsort *w, int (*emit)(void *ctx, const struct
 	size_t n = w->nruns;
 	int rc = 0;
 	struct waitsort_head *h = n ? malloc(n * sizeof(*h)) : NULL;
-	if (n && !h) {
+	if (n && !h) { /* the same rows, out of order, rather than none */
+		for (size_t i = 0; i < w->n && rc == 0; i++)
+			rc = emit(ctx, &w->rows[i]);
 		waitsort_reset(w);
-		return -ENOMEM;
+		return rc;
 	}
 	for (size_t i = 0; i < n; i++)
 		h[i] = (struct waitsort_head){w->rows[w->runs[i]].start_ns, w->runs[i]};

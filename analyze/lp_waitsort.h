@@ -57,9 +57,10 @@ static inline int lp_waitsort_full(const struct lp_waitsort *w)
 	return w->n >= LP_WAITSORT_CAP;
 }
 
-/* Calls emit for every row held, in (start, arrival) order, and empties
- * w whatever the outcome. emit's first non-zero return stops the drain
- * and is returned; -ENOMEM if the merge's heap could not be made. */
+/* Calls emit for every row held, in (start, arrival) order (in arrival
+ * order if the merge's heap cannot be allocated), and empties w whatever
+ * the outcome. emit's first non-zero return stops the drain and is
+ * returned. */
 int lp_waitsort_drain(struct lp_waitsort *w, int (*emit)(void *ctx, const struct lp_waitsort_row *),
 		      void *ctx);
 
