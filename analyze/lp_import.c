@@ -675,9 +675,17 @@ int lp_import_foreign(const char *out, const struct lp_import_opts *opts, int64_
 		return rc;
 	if (rc == 0)
 		rc = import_setup(&imp, input_bytes);
-	/* Sorts of multi-GB captures (range nesting) spill to disk, not RAM. */
+	/* Sorts of multi-GB captures (range nesting) spill to disk, not RAM.
+	 * A capture's rows go in once and are read back by a few passes, so
+	 * a page cache of 16 MiB, not import_setup's 64 MiB, which serves the
+	 * logs' classification passes over every lock wait: an nsys export of
+	 * 1 M rows took 0.98 s of wall time with it against 1.08 s (median of
+	 * 5, alternating; fewer pages faulted in), at 30 MB of peak RSS
+	 * against 81 MB; a Kineto trace of 128 MiB the same time, 33 MB
+	 * against 49 MB. */
 	if (rc == 0)
-		rc = lp_db_exec(imp.db, "PRAGMA temp_store=FILE", err, errlen);
+		rc = lp_db_exec(imp.db, "PRAGMA temp_store=FILE; PRAGMA cache_size=-16384", err,
+				errlen);
 	if (rc == 0)
 		rc = ops->fill(&imp, ctx);
 	if (rc == 0)
