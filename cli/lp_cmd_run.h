@@ -5,6 +5,7 @@
 #define LP_CMD_RUN_H
 
 #include <limits.h>
+#include <sqlite3.h>
 #include <sys/types.h>
 
 enum lp_cuda_mode { LP_CUDA_AUTO = 0, LP_CUDA_ON, LP_CUDA_OFF };
@@ -44,12 +45,13 @@ void lp_run_unmark_logs(struct lp_run_opts *o);
 int lp_run_source_option(struct lp_run_opts *o, int opt, const char *arg);
 /* In the child before exec: environment for the NVTX/CUDA/counter sources. */
 void lp_run_env_sources(const struct lp_run_opts *o);
-/* After import: non-zero exit code when a source that was required
+/* After import, from the database opened once for every note (NULL: it
+ * could not be read): non-zero exit code when a source that was required
  * captured nothing (e.g. --cuda=on without a GPU). */
-int lp_run_check_sources(const struct lp_run_opts *o);
+int lp_run_check_sources(const struct lp_run_opts *o, sqlite3 *db);
 /* --cuda (cli/run_cuda.c): CUDA_INJECTION64_PATH; the one-line verdict. */
 void lp_run_cuda_env(const struct lp_run_opts *o);
-int lp_run_cuda_check(const struct lp_run_opts *o);
+int lp_run_cuda_check(const struct lp_run_opts *o, sqlite3 *db);
 
 /* LATPROF_* settings (cli/run_env.c): 0, or -1 after one message. Values
  * with units (LATPROF_LOG_MB=2G) are rewritten in the collector's unit. */
@@ -60,9 +62,9 @@ int lp_run_check_env(void);
  * line per child that exec'd and wrote no log, one for threads without
  * counters. */
 const char *lp_run_unattachable(const char *prog);
-/* After import, from one read of the database: the lock waits by class
- * when any is not contention, then what was not recorded (above). */
-void lp_run_summary_notes(const char *dbpath);
+/* After import, from the database (NULL: nothing to say): the lock waits
+ * by class when any is not contention, then what was not recorded (above). */
+void lp_run_summary_notes(sqlite3 *db, const char *dbpath);
 
 /* Signals and job control (cli/run_signals.c): one signal, one delivery.
  * init before fork; child in the child before exec; parent after fork. */

@@ -25,15 +25,14 @@ void lp_run_cuda_env(const struct lp_run_opts *o)
 }
 
 /* Returns LP_EXIT_USAGE for --cuda=on without a capture, else 0. */
-int lp_run_cuda_check(const struct lp_run_opts *o)
+int lp_run_cuda_check(const struct lp_run_opts *o, sqlite3 *db)
 {
-	sqlite3 *db = NULL;
 	char err[256], buf[800];
 	int captured = 0, used = 0;
 	const char *why = "the database could not be read";
 	if (o->cuda == LP_CUDA_OFF)
 		return 0;
-	if (lp_db_open_ro(o->output, &db, err, sizeof(err)) == 0) {
+	if (db) {
 		const char *v = lp_db_meta(db, "cuda.captured", buf, sizeof(buf));
 		captured = v && atoi(v) > 0;
 		v = lp_db_meta(db, "cuda.used", buf, sizeof(buf));
@@ -52,7 +51,5 @@ int lp_run_cuda_check(const struct lp_run_opts *o)
 	if (!captured && (used || o->cuda == LP_CUDA_ON))
 		fprintf(stderr,
 			"latprof: GPU activity not recorded: %s; CPU recording is complete\n", why);
-	if (db)
-		sqlite3_close(db);
 	return !captured && o->cuda == LP_CUDA_ON ? LP_EXIT_USAGE : 0;
 }

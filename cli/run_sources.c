@@ -48,13 +48,10 @@ static int run_counters_option(struct lp_run_opts *o, const char *arg)
 }
 
 /* After import: say which counters the machine could not count, once. */
-static void run_counters_note(const struct lp_run_opts *o)
+static void run_counters_note(const struct lp_run_opts *o, sqlite3 *db)
 {
-	sqlite3 *db;
 	char err[256], buf[2048];
-	if (o->counters && !strcmp(o->counters, "none"))
-		return;
-	if (lp_db_open_ro(o->output, &db, err, sizeof(err)))
+	if (!db || (o->counters && !strcmp(o->counters, "none")))
 		return;
 	const char *note = lp_db_meta(db, "counters_note", buf, sizeof(buf));
 	if (note)
@@ -65,7 +62,6 @@ static void run_counters_note(const struct lp_run_opts *o)
 	if (lp_db_fault(db, err, sizeof(err)))
 		fprintf(stderr, "latprof: cannot read the counters' notes from %s: %s\n", o->output,
 			err);
-	sqlite3_close(db);
 }
 
 /* --block-threshold DUR: a number with ns, us, ms or s (plain: us), or
@@ -136,8 +132,8 @@ void lp_run_env_sources(const struct lp_run_opts *o)
 	lp_run_cuda_env(o);
 }
 
-int lp_run_check_sources(const struct lp_run_opts *o)
+int lp_run_check_sources(const struct lp_run_opts *o, sqlite3 *db)
 {
-	run_counters_note(o);
-	return lp_run_cuda_check(o);
+	run_counters_note(o, db);
+	return lp_run_cuda_check(o, db);
 }

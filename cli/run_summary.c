@@ -191,14 +191,9 @@ static int classes(sqlite3 *db, const char *dbpath)
 	return 0;
 }
 
-void lp_run_summary_notes(const char *dbpath)
+void lp_run_summary_notes(sqlite3 *db, const char *dbpath)
 {
-	sqlite3 *db;
-	char err[512];
-	if (lp_db_open_ro(dbpath, &db, err, sizeof(err)))
-		return;
 	/* a read fault stays on the connection: said once, by the first */
-	if (classes(db, dbpath) == 0)
+	if (db && classes(db, dbpath) == 0)
 		unrecorded(db, dbpath);
-	sqlite3_close(db);
 }
