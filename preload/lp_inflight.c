@@ -259,6 +259,9 @@ void lp_inf_register(void)
 	t->slot = lp_inf_claim(tid);
 	if (!t->slot)
 		t->slot = &t->own;
+	/* The file not mapped yet: another thread held the lock past our
+	 * bounded wait (a loaded machine deschedules it while it maps). */
+	t->retry = t->slot == &t->own && lp_inf_map_due();
 	t->idx = -1;
 	for (uint32_t i = 0; i < LP_INF_MAX; i++) {
 		struct lp_inf_thread *none = NULL;
@@ -278,6 +281,41 @@ void lp_inf_register(void)
 		pthread_setspecific(lp_inf_key, (void *)1);
 	t->gen = gen; /* also when the table is full: no second try per call */
 	errno = saved;
+}
+
+/*
+ * A thread that registered while another held the lock to map the file
+ * got the TLS slot, which a kill loses: CI saw a condition wait of a
+ * SIGKILLed process missing (block_killwait, 1 run in some 50), its thread
+ * having registered at a contended mutex as four others started. At its
+ * next waits it tries again, until the file is mapped or known not to
+ * be; never while its own slot holds a wait (an outer call's, interrupted
+ * by a signal handler's hooked call), which must end where it began.
+ */
+struct lp_inflight *lp_inf_retry(void)
+{
+	struct lp_inf_thread *t = &lp_inf;
+	if (__atomic_load_n(&t->own.start, __ATOMIC_RELAXED))
+		return t->slot;
+	int saved = errno;
+	uint32_t tid = lp_tid();
+	if (lp_inf_map_due() && lp_inf_lock(tid)) {
+		if (lp_inf_map_due())
+			lp_inf_map_file();
+		lp_inf_unlock();
+	}
+	if (!lp_inf_map_due()) {
+		t->retry = 0;
+		struct lp_inflight *s = lp_inf_claim(tid);
+		if (s) {
+			__atomic_store_n(&t->slot, s, __ATOMIC_RELEASE); /* the sweep reads it */
+			/* its destructor gives the slot back at thread exit */
+			if (lp_inf_key_ok)
+				pthread_setspecific(lp_inf_key, (void *)1);
+		}
+	}
+	errno = saved;
+	return t->slot;
 }
 
 /* One slot: taken from its thread by compare-and-swap on the start read

@@ -39,6 +39,7 @@ struct lp_inf_thread {
 	struct lp_inflight *slot; /* the slot in use: shared, or &own */
 	uint32_t gen;		  /* == lp_inf_gen: registered in this process image */
 	int32_t idx;		  /* its entry in the table, -1 when the table was full */
+	uint32_t retry;		  /* on `own` only because another thread was mapping */
 	struct lp_inflight own;
 };
 
@@ -46,6 +47,9 @@ extern __thread struct lp_inf_thread lp_inf __attribute__((tls_model("initial-ex
 extern uint32_t lp_inf_gen;
 
 void lp_inf_register(void);
+/* For a thread on `own` with retry set: claim a shared slot now if the
+ * file can be mapped; the slot to use. */
+struct lp_inflight *lp_inf_retry(void);
 
 /*
  * Before the real call. 1 when this call owns the slot; 0 when an outer
@@ -59,6 +63,8 @@ static inline int lp_inf_begin(uint32_t what, uint64_t obj, uint64_t obj2, void 
 	if (__builtin_expect(t->gen != __atomic_load_n(&lp_inf_gen, __ATOMIC_RELAXED), 0))
 		lp_inf_register();
 	struct lp_inflight *s = t->slot;
+	if (__builtin_expect(s == &t->own && t->retry, 0))
+		s = lp_inf_retry();
 	if (s->start)
 		return 0;
 	s->obj = obj;
