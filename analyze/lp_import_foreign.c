@@ -124,6 +124,7 @@ void lp_fx_end(struct lp_fx *fx)
 	lp_corrtally_free(&fx->tally);
 	free(fx->lo);
 	free(fx->hi);
+	free(fx->calls);
 }
 
 /* ---- identities ------------------------------------------------------------- */
@@ -209,12 +210,16 @@ void lp_fx_seen(struct lp_fx *fx, int64_t proc, int64_t start, int64_t end)
 		if (lo)
 			fx->lo = lo;
 		int64_t *hi = lo ? realloc(fx->hi, n * sizeof(*hi)) : NULL;
-		if (!hi)
+		if (hi)
+			fx->hi = hi;
+		long long *calls = hi ? realloc(fx->calls, n * sizeof(*calls)) : NULL;
+		if (!calls)
 			return; /* bounds stay at the rows' own values */
-		fx->hi = hi;
+		fx->calls = calls;
 		for (size_t i = fx->nbounds; i < n; i++) {
 			fx->lo[i] = INT64_MAX;
 			fx->hi[i] = INT64_MIN;
+			fx->calls[i] = 0;
 		}
 		fx->nbounds = n;
 	}
@@ -351,6 +356,10 @@ int lp_fx_api_seen(struct lp_fx *fx, int64_t proc, int64_t corr, int64_t start, 
 		lp_corrtally_call(&fx->tally, fx_tally_key(fx, proc), corr);
 	lp_fx_seen(fx, proc, start, end);
 	fx->api++;
+	if (proc >= 0 && (size_t)proc < fx->nbounds)
+		fx->calls[proc]++;
+	else
+		fx->calls_lost = 1;
 	return 0;
 }
 
@@ -648,14 +657,20 @@ static const char lp_sync_by_name[] =
     "DELETE FROM temp.lp_sync_api WHERE t IS NULL OR t = (SELECT type FROM syncs WHERE"
     " syncs.id = lp_sync_api.id);"
     "UPDATE syncs SET type = (SELECT t FROM temp.lp_sync_api l WHERE l.id = syncs.id)"
-    " WHERE id IN (SELECT id FROM temp.lp_sync_api);"
-    /* Neither format says whether a copy was asynchronous: the API does. */
+    " WHERE id IN (SELECT id FROM temp.lp_sync_api);";
+
+/* Neither format says whether a copy was asynchronous: the API does (an
+ * importer that saw every call before the work sets it as rows come,
+ * lp_fx.async_from_calls). */
+static const char lp_async_by_name[] =
     "UPDATE memcpys SET async = 0 WHERE EXISTS (SELECT 1 FROM cuda_api a JOIN strings s ON"
     " s.id = a.name_id WHERE a.process_id = memcpys.process_id AND a.correlation_id ="
-    " memcpys.correlation_id AND s.value GLOB 'cu*Memcpy*' AND s.value NOT GLOB '*Async*');"
+    " memcpys.correlation_id AND s.value GLOB '" LP_FX_COPY_CALLS "' AND s.value NOT GLOB"
+    " '*Async*');"
     "UPDATE memsets SET async = 0 WHERE EXISTS (SELECT 1 FROM cuda_api a JOIN strings s ON"
     " s.id = a.name_id WHERE a.process_id = memsets.process_id AND a.correlation_id ="
-    " memsets.correlation_id AND s.value GLOB 'cu*Memset*' AND s.value NOT GLOB '*Async*');";
+    " memsets.correlation_id AND s.value GLOB '" LP_FX_SET_CALLS "' AND s.value NOT GLOB"
+    " '*Async*');";
 
 static const char lp_unattributed_sql[] =
     "SELECT (SELECT count(*) FROM kernels k WHERE NOT EXISTS (SELECT 1 FROM cuda_api a WHERE "
@@ -688,12 +703,35 @@ static int fx_bounds(struct lp_fx *fx)
  * id; the import's own index step then finds them made. */
 extern const struct lp_import_source lp_src_cuda;
 
+/* cuda_capture.records: each process's API calls, as counted while they
+ * came (counting them back by the index read every call: 4% of an nsys
+ * import of 1 M rows), or by SQL where a count was lost. */
+static int fx_capture_records(struct lp_fx *fx)
+{
+	if (fx->calls_lost)
+		return fx_exec(fx, "UPDATE cuda_capture SET records = (SELECT count(*) FROM "
+				   "cuda_api a WHERE a.process_id = cuda_capture.process_id)");
+	sqlite3_stmt *st =
+	    lp_import_prepare(fx->imp, "UPDATE cuda_capture SET records = ? WHERE process_id = ?");
+	int rc = st ? 0 : -EIO;
+	for (size_t i = 1; rc == 0 && i < fx->nbounds; i++) {
+		if (!fx->calls[i])
+			continue;
+		sqlite3_bind_int64(st, 1, fx->calls[i]);
+		sqlite3_bind_int64(st, 2, (int64_t)i);
+		rc = lp_import_step(fx->imp, st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int lp_fx_finish(struct lp_fx *fx)
 {
 	int rc = fx_nest(fx);
 	rc = rc ? rc : fx_bounds(fx);
 	rc = rc ? rc : fx_exec(fx, lp_src_cuda.indexes);
 	rc = rc ? rc : fx_exec(fx, lp_sync_by_name);
+	rc = rc || fx->async_from_calls ? rc : fx_exec(fx, lp_async_by_name);
 	if (rc == 0)
 		fx->syncs_by_name =
 		    lp_db_int(fx->imp->db, "SELECT count(*) FROM temp.lp_sync_api", 0);
@@ -713,15 +751,15 @@ int lp_fx_finish(struct lp_fx *fx)
 			      "correlation_id)) WHERE async = 0;");
 	/* Which processes have rows: one index probe per process and table,
 	 * where a UNION of the tables' process ids read every row. */
-	return rc ? rc
-		  : fx_exec(fx, "INSERT INTO cuda_capture(process_id, started, code, message, "
-				"records) SELECT p.id, 1, 0, 'imported', (SELECT count(*) FROM "
-				"cuda_api a WHERE a.process_id = p.id) FROM processes p WHERE "
-				"EXISTS (SELECT 1 FROM cuda_api WHERE process_id = p.id) OR EXISTS "
-				"(SELECT 1 FROM kernels WHERE process_id = p.id) OR EXISTS (SELECT "
-				"1 FROM memcpys WHERE process_id = p.id) OR EXISTS (SELECT 1 FROM "
-				"memsets WHERE process_id = p.id) OR EXISTS (SELECT 1 FROM syncs "
-				"WHERE process_id = p.id)");
+	rc = rc ? rc
+		: fx_exec(fx, "INSERT INTO cuda_capture(process_id, started, code, message, "
+			      "records) SELECT p.id, 1, 0, 'imported', 0 FROM processes p WHERE "
+			      "EXISTS (SELECT 1 FROM cuda_api WHERE process_id = p.id) OR EXISTS "
+			      "(SELECT 1 FROM kernels WHERE process_id = p.id) OR EXISTS (SELECT "
+			      "1 FROM memcpys WHERE process_id = p.id) OR EXISTS (SELECT 1 FROM "
+			      "memsets WHERE process_id = p.id) OR EXISTS (SELECT 1 FROM syncs "
+			      "WHERE process_id = p.id)");
+	return rc ? rc : fx_capture_records(fx);
 }
 
 static int fx_meta_text(struct lp_fx *fx, const char *key, const char *v)

@@ -22,6 +22,11 @@ struct lp_fx_op {
 	int64_t start, end;
 };
 
+/* Copy and memset APIs by name (GLOB and fnmatch patterns): synchronous
+ * unless the name says Async. */
+#define LP_FX_COPY_CALLS "cu*Memcpy*"
+#define LP_FX_SET_CALLS "cu*Memset*"
+
 struct lp_fx {
 	struct lp_import *imp;
 	sqlite3_stmt *ins_proc, *ins_thread, *ins_kernel, *ins_memcpy, *ins_memset, *ins_sync,
@@ -32,7 +37,9 @@ struct lp_fx {
 	struct lp_map domains; /* xxh64(process, name) -> domains.id */
 	struct lp_map locks;   /* xxh64(process, function) -> locks.id */
 	int64_t *lo, *hi;      /* per processes.id: first and last timestamp */
+	long long *calls;      /* and API calls (lp_fx_api_seen) */
 	size_t nbounds;
+	int calls_lost; /* a call not counted there (no memory) */
 	/* rows written */
 	long long kernels, memcpys, memsets, syncs, api, ranges, marks, lock_waits, cond_waits,
 	    allocs, devices, blocking;
@@ -52,6 +59,10 @@ struct lp_fx {
 	int64_t provisional;
 	long long unowned;
 	long long syncs_by_name; /* syncs whose type the API name corrected */
+	/* Set by an importer that wrote memcpys.async and memsets.async from
+	 * the calls' names itself (LP_FX_*_CALLS without "Async"), every call
+	 * having come before the work (nsys); else lp_fx_finish does by SQL. */
+	int async_from_calls;
 	/* what the source is (meta import.*) */
 	const char *source;   /* "nsys", "kineto" */
 	const char *producer; /* "Nsight Systems", "PyTorch profiler (Kineto)" */

@@ -13,6 +13,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <libgen.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@ struct nsys_hash {
 	pthread_t thread;
 	int started, rc;
 	const char *path;
-	char *hex;
+	char hex[65];
 };
 
 struct nsys {
@@ -48,12 +49,16 @@ struct nsys {
 	struct lp_map dom_names;     /* (pid << 32 | domainId) + 1 -> domains.id */
 	struct lp_map gpu_procs;     /* processes.id -> 1: processes with GPU work */
 	struct lp_map osrt_kinds;    /* StringIds.id + 1 -> nsys_osrt_kind() */
-	struct lp_map alloc_names;   /* StringIds.id + 1 -> nsys_alloc_call() */
+	struct lp_map call_kinds;    /* StringIds.id + 1 -> nsys_call_kind() */
+	struct lp_map sync_copies; /* (processes.id << 32 | correlationId) + 1 -> LP_CALL_SYNC_* */
+	int sync_copies_unfit;	   /* a call that does not fit the key: SQL decides */
 	struct lp_map devices;	     /* (processes.id << 32 | device) + 1 of GPU work */
 	uint64_t last_device;	     /* the last key put there */
 	int devices_unfit;	     /* a pair that does not fit the key */
 	long long alloc_calls;	     /* allocation API calls */
 	int64_t prev_tid, prev_corr; /* API de-duplication (schema 2.9.1) */
+	int twins;		     /* the export lists calls twice: read them sorted */
+	int sorted;		     /* the calls being read come sorted */
 	int64_t last_gpid;	     /* nsys_op: the last globalPid */
 	int64_t last_gproc;	     /* and its processes.id */
 	long long api_duplicates, osrt_calls;
@@ -65,7 +70,7 @@ struct nsys {
 	int fn_rc;		/* a SQL function's failure (imp->err says why) */
 	int64_t row[3];		/* nsys_api's process, thread and name, for nsys_v */
 	long long *count[4];	/* rows moved by nsys_op, per LP_OP_* */
-	struct nsys_hash hash;
+	struct nsys_hash *hash; /* the input's sha256, in a thread of its own */
 };
 
 /* ---- reading tables by column name -------------------------------------------- */
@@ -228,21 +233,48 @@ static char *nsys_src_string(struct nsys *n, int64_t sid)
 	return s;
 }
 
-/* An allocation API call (cudaMalloc*, cudaFree*, cuMemAlloc*, cuMemFree*) by
- * its StringIds id: counted where the export has no memory-usage events. */
-static int nsys_alloc_call(struct nsys *n, int64_t sid)
+enum {
+	LP_CALL_ALLOC = 1,     /* cudaMalloc*, cudaFree*, cuMemAlloc*, cuMemFree* */
+	LP_CALL_SYNC_COPY = 2, /* a copy API without Async in its name */
+	LP_CALL_SYNC_SET = 4,  /* a memset API without Async in its name */
+};
+
+/* What an API call is, by its StringIds id (LP_CALL_*; cached per id).
+ * Allocations are counted where the export has no memory-usage events; the
+ * synchronous copy and memset calls decide their work's async flag with
+ * lp_fx's own patterns (GLOB there, fnmatch here: the same for these). */
+static int nsys_call_kind(struct nsys *n, int64_t sid)
 {
 	static const char *const prefix[] = {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree"};
 	uint64_t v;
-	if (lp_map_get(&n->alloc_names, (uint64_t)sid + 1, &v))
+	if (lp_map_get(&n->call_kinds, (uint64_t)sid + 1, &v))
 		return (int)v;
 	char *s = nsys_src_string(n, sid);
 	v = 0;
 	for (size_t i = 0; s && !v && i < sizeof(prefix) / sizeof(prefix[0]); i++)
-		v = !strncmp(s, prefix[i], strlen(prefix[i]));
+		v = !strncmp(s, prefix[i], strlen(prefix[i])) ? LP_CALL_ALLOC : 0;
+	if (s && fnmatch("*Async*", s, 0) != 0) {
+		if (fnmatch(LP_FX_COPY_CALLS, s, 0) == 0)
+			v |= LP_CALL_SYNC_COPY;
+		if (fnmatch(LP_FX_SET_CALLS, s, 0) == 0)
+			v |= LP_CALL_SYNC_SET;
+	}
 	free(s);
-	lp_map_put(&n->alloc_names, (uint64_t)sid + 1, v);
+	lp_map_put(&n->call_kinds, (uint64_t)sid + 1, v);
 	return (int)v;
+}
+
+/* A synchronous copy or memset call remembered for its work's async flag;
+ * where the key cannot hold it, the SQL of lp_fx_finish decides instead. */
+static int nsys_sync_copy(struct nsys *n, int64_t proc, int64_t corr, int kind)
+{
+	if (proc < 0 || proc > INT32_MAX || corr < 0 || corr > UINT32_MAX) {
+		n->sync_copies_unfit = 1;
+		return 0;
+	}
+	uint64_t key = ((uint64_t)proc << 32 | (uint64_t)corr) + 1, v = 0;
+	lp_map_get(&n->sync_copies, key, &v);
+	return lp_map_put(&n->sync_copies, key, v | (uint64_t)kind) ? -ENOMEM : 0;
 }
 
 /* ---- processes and threads ------------------------------------------------------ */
@@ -419,14 +451,21 @@ static void nsys_op_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 	sqlite3_result_int64(c, o.proc);
 }
 
-/* nsys_api(start, end, globalTid, correlationId, nameId): 1 when the call
- * is imported, 0 for schema 2.9's twin; nsys_v(0..2) then give its
- * process, thread and name. */
+/* nsys_api(start, end, globalTid, correlationId, nameId, eventClass): 1
+ * when the call is imported, 0 for schema 2.9's twin; nsys_v(0..2) then
+ * give its process, thread and name. */
 static void nsys_api_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 {
 	struct nsys *n = sqlite3_user_data(c);
 	int rc = nsys_vints(n, v, 5);
-	assert(argc == 5);
+	assert(argc == 6);
+	/* A twin's class in calls read unsorted: the import starts again with
+	 * them sorted (lp_import_nsys), which the first such row decides. */
+	int64_t class = sqlite3_value_int64(v[5]);
+	if (rc == 0 && !n->sorted && class != 0 && class != 1) {
+		snprintf(n->imp->err, n->imp->errlen, "%s: API calls listed twice", n->path);
+		rc = -EAGAIN;
+	}
 	if (rc) {
 		nsys_fn_fail(c, n, rc);
 		return;
@@ -452,8 +491,10 @@ static void nsys_api_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 	n->row[0] = proc;
 	n->row[1] = thread;
 	n->row[2] = nsys_sid(n, sqlite3_value_int64(v[4]), LP_NAME_API);
-	n->alloc_calls += nsys_alloc_call(n, sqlite3_value_int64(v[4]));
-	rc = lp_fx_api_seen(&n->fx, proc, corr, start, end >= start ? end : start);
+	int kind = nsys_call_kind(n, sqlite3_value_int64(v[4]));
+	n->alloc_calls += kind & LP_CALL_ALLOC;
+	rc = kind & ~LP_CALL_ALLOC ? nsys_sync_copy(n, proc, corr, kind & ~LP_CALL_ALLOC) : 0;
+	rc = rc ? rc : lp_fx_api_seen(&n->fx, proc, corr, start, end >= start ? end : start);
 	if (rc) {
 		nsys_fn_fail(c, n, rc);
 		return;
@@ -471,6 +512,20 @@ static void nsys_v_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 		sqlite3_result_int64(c, n->row[i]);
 	else
 		sqlite3_result_null(c);
+}
+
+/* nsys_async(globalPid, correlationId, LP_CALL_SYNC_*) -> memcpys.async
+ * (memsets.async): 0 where a synchronous call launched the work. */
+static void nsys_async_fn(sqlite3_context *c, int argc, sqlite3_value **v)
+{
+	struct nsys *n = sqlite3_user_data(c);
+	int64_t proc = 0, corr = sqlite3_value_int64(v[1]);
+	uint64_t kinds = 0;
+	assert(argc == 3);
+	if (n->sync_copies.len && nsys_op_proc(n, sqlite3_value_int64(v[0]), &proc) == 0 &&
+	    proc >= 0 && proc <= INT32_MAX && corr >= 0 && corr <= UINT32_MAX)
+		lp_map_get(&n->sync_copies, ((uint64_t)proc << 32 | (uint64_t)corr) + 1, &kinds);
+	sqlite3_result_int(c, !(kinds & (uint64_t)sqlite3_value_int(v[2])));
 }
 
 /* nsys_str(StringIds.id, LP_NAME_*) -> strings.id, NULL for NULL or unknown. */
@@ -505,11 +560,9 @@ static int nsys_functions(struct nsys *n)
 		const char *name;
 		int nargs;
 		void (*fn)(sqlite3_context *, int, sqlite3_value **);
-	} f[] = {{"nsys_op", 8, nsys_op_fn},
-		 {"nsys_api", 5, nsys_api_fn},
-		 {"nsys_v", 1, nsys_v_fn},
-		 {"nsys_str", 2, nsys_str_fn},
-		 {"nsys_kind", 2, nsys_kind_fn}};
+	} f[] = {{"nsys_op", 8, nsys_op_fn},	   {"nsys_api", 6, nsys_api_fn},
+		 {"nsys_async", 3, nsys_async_fn}, {"nsys_v", 1, nsys_v_fn},
+		 {"nsys_str", 2, nsys_str_fn},	   {"nsys_kind", 2, nsys_kind_fn}};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		/* not SQLITE_DETERMINISTIC: called for every row, in order */
 		if (sqlite3_create_function(n->imp->db, f[i].name, f[i].nargs,
@@ -599,7 +652,7 @@ static const char lp_memcpy_sql[] =
     "INSERT INTO memcpys(process_id, device, context, stream, correlation_id, start_ns, end_ns, "
     "bytes, copy_kind, src_kind, dst_kind, async) "
     "SELECT nsys_op(c0, c1, c2, c3, c4, c5, c6, 1), c2, c3, c4, c5, c0, " LP_END ", "
-    "c7, nsys_kind(c8, 0), nsys_kind(c9, 1), nsys_kind(c10, 1), 1 FROM s";
+    "c7, nsys_kind(c8, 0), nsys_kind(c9, 1), nsys_kind(c10, 1), nsys_async(c6, c5, 2) FROM s";
 
 static const struct col lp_memset_cols[] = {
     LP_OP_COLS, {"bytes", 1 | LP_COL_INT}, {"value", LP_COL_INT}, {"memKind", 0}};
@@ -608,7 +661,7 @@ static const char lp_memset_sql[] =
     "INSERT INTO memsets(process_id, device, context, stream, correlation_id, start_ns, end_ns, "
     "bytes, value, memory_kind, async) "
     "SELECT nsys_op(c0, c1, c2, c3, c4, c5, c6, 2), c2, c3, c4, c5, c0, " LP_END ", "
-    "c7, c8, nsys_kind(c9, 1), 1 FROM s";
+    "c7, c8, nsys_kind(c9, 1), nsys_async(c6, c5, 4) FROM s";
 
 /* An eventId of -1 (or none) is no event. */
 static const struct col lp_sync_cols[] = {LP_OP_COLS, {"syncType", 1}, {"eventId", 0}};
@@ -636,7 +689,7 @@ static const struct col lp_api_cols[] = {
 	"INSERT INTO cuda_api(process_id, thread_id, domain, cbid, name_id, correlation_id, "      \
 	"start_ns, end_ns, return_value) "                                                         \
 	"SELECT nsys_v(0), nsys_v(1), " domain ", 0, nsys_v(2), c3, c0, " LP_END ", c6 "           \
-	"FROM s WHERE nsys_api(c0, c1, c2, c3, c4)"
+	"FROM s WHERE nsys_api(c0, c1, c2, c3, c4, ifnull(c5, 0))"
 
 /* ---- NVTX ----------------------------------------------------------------------------- */
 
@@ -1017,14 +1070,6 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	 * correlation ids from 1 in each process. */
 	n->fx.count_unattributed = 1;
 	n->fx.tally_per_process = 1;
-	/* Only exports that list calls twice (eventClass 67 twins, schema 2.9)
-	 * pay for the sort that brings twins together. */
-	int twins = lp_db_has_table(n->src, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
-		    nsys_has_col(n, "CUPTI_ACTIVITY_KIND_RUNTIME", "eventClass") &&
-		    lp_db_int(n->src,
-			      "SELECT count(*) FROM (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME "
-			      "WHERE eventClass NOT IN (0, 1) LIMIT 1)",
-			      1) > 0;
 	n->count[LP_OP_KERNEL] = &n->fx.kernels;
 	n->count[LP_OP_MEMCPY] = &n->fx.memcpys;
 	n->count[LP_OP_MEMSET] = &n->fx.memsets;
@@ -1036,14 +1081,22 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	 * correlation id, so each key lands at the end of its index, where
 	 * building them after sorts every key. */
 	rc = rc ? rc : lp_db_exec(imp->db, lp_src_cuda.indexes, imp->err, imp->errlen);
+	/* Only exports that list calls twice (eventClass 67 twins, schema 2.9)
+	 * pay for the sort that brings twins together: the first attempt reads
+	 * them as they are and gives up at the first twin (nsys_api), where a
+	 * scan for one read every call of the others (4% of an import). */
+	n->sorted = n->twins;
 	rc = rc ? rc
 		: LP_MOVE("CUPTI_ACTIVITY_KIND_RUNTIME", lp_api_cols,
-			  twins ? "globalTid, correlationId, eventClass, start" : NULL,
+			  n->twins ? "globalTid, correlationId, eventClass, start" : NULL,
 			  LP_API_SQL("CASE WHEN c5 = 1 THEN 'driver' ELSE 'runtime' END"));
 	n->prev_tid = n->prev_corr = -1;
+	n->sorted = 1;
 	rc = rc ? rc
 		: LP_MOVE("CUPTI_ACTIVITY_KIND_DRIVER", lp_api_cols,
 			  "globalTid, correlationId, start", LP_API_SQL("'driver'"));
+	/* every call has come: the work's async flags from the calls' names */
+	n->fx.async_from_calls = !n->sync_copies_unfit;
 	rc = rc ? rc : LP_MOVE("CUPTI_ACTIVITY_KIND_KERNEL", lp_kernel_cols, NULL, lp_kernel_sql);
 	rc = rc ? rc : LP_MOVE("CUPTI_ACTIVITY_KIND_MEMCPY", lp_memcpy_cols, NULL, lp_memcpy_sql);
 	rc = rc ? rc : LP_MOVE("CUPTI_ACTIVITY_KIND_MEMSET", lp_memset_cols, NULL, lp_memset_sql);
@@ -1105,7 +1158,7 @@ static int nsys_hash_end(struct nsys_hash *h)
 static int nsys_meta(struct lp_import *imp, void *ctx)
 {
 	struct nsys *n = ctx;
-	int hashed = nsys_hash_end(&n->hash);
+	int hashed = nsys_hash_end(n->hash);
 	if (hashed) {
 		snprintf(imp->err, imp->errlen, "cannot read %s: %s", n->path, strerror(-hashed));
 		return hashed;
@@ -1117,6 +1170,7 @@ static int nsys_meta(struct lp_import *imp, void *ctx)
 			 n->fx.not_recorded, n->unsized_allocs);
 		n->fx.not_recorded = n->not_recorded;
 	}
+	memcpy(n->fx.sha256, n->hash->hex, sizeof(n->fx.sha256));
 	int rc = lp_fx_meta(&n->fx);
 	rc = rc ? rc : lp_import_meta(imp, "import.unsized_alloc_calls", NULL, n->unsized_allocs);
 	rc = rc ? rc : lp_import_meta(imp, "import.api_duplicates", NULL, n->api_duplicates);
@@ -1142,22 +1196,63 @@ static char *nsys_uri(const char *path)
 	return uri;
 }
 
+/* One attempt's state, for a start afresh (twins). */
+static void nsys_attempt_init(struct nsys *n, const char *path, int twins)
+{
+	*n = (struct nsys){.path = path, .twins = twins};
+	n->fx.source = "nsys";
+	n->fx.producer = "Nsight Systems";
+	n->fx.not_recorded = "lock addresses and call sites, condition variables, the descriptors "
+			     "of OS runtime calls, CPU counters, "
+			     "process exit status";
+	char *base = strdup(path);
+	snprintf(n->fx.file, sizeof(n->fx.file), "%s", base ? basename(base) : path);
+	free(base);
+}
+
+static void nsys_attempt_free(struct nsys *n)
+{
+	sqlite3_finalize(n->get_string);
+	sqlite3_finalize(n->get_pname);
+	lp_map_free(&n->strs);
+	lp_map_free(&n->dom_names);
+	lp_map_free(&n->gpu_procs);
+	lp_map_free(&n->osrt_kinds);
+	lp_map_free(&n->call_kinds);
+	lp_map_free(&n->sync_copies);
+	lp_map_free(&n->devices);
+}
+
+static int nsys_open(struct nsys *n, const char *uri, char *err, size_t errlen)
+{
+	/* immutable: the export is only read, never locked or journaled. */
+	if (sqlite3_open_v2(uri, &n->src,
+			    SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK ||
+	    lp_db_int(n->src, "SELECT count(*) FROM sqlite_master", -1) < 0) {
+		snprintf(err, errlen, "%s: not a readable SQLite database (%s)", n->path,
+			 sqlite3_errmsg(n->src));
+		return -EINVAL;
+	}
+	if (!lp_db_has_table(n->src, "StringIds")) {
+		snprintf(err, errlen,
+			 "%s: an SQLite database without the StringIds table, so not "
+			 "an Nsight Systems export",
+			 n->path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int lp_import_nsys(const char *path, const char *out, const struct lp_import_opts *opts, char *err,
 		   size_t errlen)
 {
-	struct nsys n = {.path = path};
 	static const struct lp_import_foreign_ops ops = {nsys_fill, nsys_meta, nsys_end};
+	struct nsys_hash hash = {.path = path};
+	struct nsys n;
 	char *uri = NULL;
 	int rc;
 	err[0] = 0;
-	n.fx.source = "nsys";
-	n.fx.producer = "Nsight Systems";
-	n.fx.not_recorded = "lock addresses and call sites, condition variables, the descriptors "
-			    "of OS runtime calls, CPU counters, "
-			    "process exit status";
-	char *base = strdup(path);
-	snprintf(n.fx.file, sizeof(n.fx.file), "%s", base ? basename(base) : path);
-	free(base);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
@@ -1165,47 +1260,34 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 		return rc;
 	}
 	close(fd);
-	n.hash.path = path;
-	n.hash.hex = n.fx.sha256;
-	nsys_hash_begin(&n.hash);
+	nsys_hash_begin(&hash);
 	/* No allocator statistics (a global mutex per malloc): only effective
 	 * before SQLite initializes, which opening the export does. */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	/* The output connection ATTACHes the export by this URI (nsys_attach);
 	 * without URIs (SQLite initialized before), by its plain name. */
 	int uris = sqlite3_config(SQLITE_CONFIG_URI, 1) == SQLITE_OK;
-	/* immutable: the export is only read, never locked or journaled. */
 	if (!(uri = nsys_uri(path))) {
-		nsys_hash_end(&n.hash);
+		nsys_hash_end(&hash);
 		return -ENOMEM;
 	}
-	n.uri = uris ? uri : (char *)path;
-	if (sqlite3_open_v2(uri, &n.src,
-			    SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK ||
-	    lp_db_int(n.src, "SELECT count(*) FROM sqlite_master", -1) < 0) {
-		snprintf(err, errlen, "%s: not a readable SQLite database (%s)", path,
-			 sqlite3_errmsg(n.src));
-		rc = -EINVAL;
-	} else if (!lp_db_has_table(n.src, "StringIds")) {
-		snprintf(err, errlen,
-			 "%s: an SQLite database without the StringIds table, so not "
-			 "an Nsight Systems export",
-			 path);
-		rc = -EINVAL;
-	} else {
-		rc = lp_import_foreign(out, opts, lp_file_bytes(path), &ops, &n, err, errlen);
+	sqlite3 *src = NULL;
+	for (int twins = 0; twins < 2; twins++) {
+		nsys_attempt_init(&n, path, twins);
+		n.hash = &hash;
+		n.uri = uris ? uri : (char *)path;
+		n.src = src;
+		rc = src ? 0 : nsys_open(&n, uri, err, errlen);
+		src = n.src;
+		if (rc == 0)
+			rc = lp_import_foreign(out, opts, lp_file_bytes(path), &ops, &n, err,
+					       errlen);
+		nsys_attempt_free(&n);
+		if (rc != -EAGAIN)
+			break;
 	}
-	nsys_hash_end(&n.hash);
+	nsys_hash_end(&hash);
 	free(uri);
-	sqlite3_finalize(n.get_string);
-	sqlite3_finalize(n.get_pname);
-	lp_map_free(&n.strs);
-	lp_map_free(&n.dom_names);
-	lp_map_free(&n.gpu_procs);
-	lp_map_free(&n.osrt_kinds);
-	lp_map_free(&n.alloc_names);
-	lp_map_free(&n.devices);
-	sqlite3_close(n.src);
+	sqlite3_close(src);
 	return rc;
 }

@@ -112,6 +112,48 @@ p = latprof("report", out_old, "--cuda-api", check=0)
 check(p.stdout.startswith("imported from Nsight Systems 2022.2.1 export (schema 2.9.1)"),
       "header of a 2.9.1 export")
 
+# ---- a twin late in the table; copies and memsets async or not by their call -------------
+# The importer reads calls as they come and starts again, sorted, at the
+# first eventClass 67 twin; the work's async flag is decided from the calls
+# as they come. The same answers as SQL over the export decide them here.
+late = os.path.join(T, "late.sqlite")
+MORE = [(41000, 41500, TID, 12, "cudaMemcpyAsync"), (42000, 43000, TID, 13, "cudaMemset"),
+        (44000, 44500, TID, 14, "cudaMemsetAsync"), (45000, 46000, TID, 15, "cuMemcpyDtoH")]
+nsysgen.make(late, kernels=KERNELS, runtime=RUNTIME + MORE,
+             memcpys=MEMCPYS + [(41100, 41400, 12, 4096, 1), (45100, 45900, 15, 4096, 2)])
+with sqlite3.connect(late) as L:
+    L.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, deviceId "
+              "INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid "
+              "INTEGER, value INTEGER, bytes INTEGER, memKind INTEGER)")
+    gp = L.execute("SELECT globalPid FROM CUPTI_ACTIVITY_KIND_MEMCPY LIMIT 1").fetchone()[0]
+    L.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,0,1,7,?,?,0,256,2)",
+                  [(42100, 42900, 13, gp), (44100, 44400, 14, gp)])
+    # the last call again as schema 2.9 lists it: eventClass 67, after every other row
+    L.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT start - 100, end + 100, 67, "
+              "globalTid, correlationId, nameId, 0, NULL FROM CUPTI_ACTIVITY_KIND_RUNTIME "
+              "WHERE correlationId = 15")
+    want = dict(L.execute(
+        "SELECT m.correlationId, NOT (s.value GLOB 'cu*Mem*' AND s.value NOT GLOB '*Async*') "
+        "FROM (SELECT correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL SELECT "
+        "correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET) m JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "ON r.correlationId = m.correlationId AND r.eventClass = 0 JOIN StringIds s ON "
+        "s.id = r.nameId").fetchall())
+out_late = os.path.join(T, "late.db")
+p = latprof("import", late, "-o", out_late, check=0)
+c = db(out_late)
+check(p.returncode == 0 and q1(c, "SELECT count(*) FROM cuda_api") == len(RUNTIME) + len(MORE) and
+      q1(c, "SELECT value FROM meta WHERE key = 'import.api_duplicates'") == 1 and
+      q1(c, "SELECT count(*) FROM processes") == 1 and q1(c, "SELECT count(*) FROM threads") == 1,
+      f"a twin after every other call: each call once, one duplicate, one process\n{p.stderr}")
+got = dict(c.execute("SELECT correlation_id, async FROM memcpys UNION ALL "
+                     "SELECT correlation_id, async FROM memsets").fetchall())
+check(got == want == {11: 0, 12: 1, 13: 0, 14: 1, 15: 0},
+      f"async from the launching call's name, as SQL over the export says: {got}")
+check(q1(c, "SELECT records FROM cuda_capture") == len(RUNTIME) + len(MORE),
+      "cuda_capture.records: the process's API calls")
+check(not [f for f in os.listdir(T) if f.startswith("late.db") and f != "late.db"],
+      "the attempt given up left no file behind")
+
 # ---- refusals: one line, exit 2, nothing written ------------------------------------------
 bad = os.path.join(T, "nocol.sqlite")
 nsysgen.make(bad, kernels=KERNELS, runtime=RUNTIME, drop_kernel_col="correlationId")
