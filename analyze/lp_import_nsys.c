@@ -264,15 +264,24 @@ static int nsys_call_kind(struct nsys *n, int64_t sid)
 	return (int)v;
 }
 
+/* (processes.id << 32 | id) + 1, the key of a process's device or call in
+ * the maps above; 0 where the pair does not fit it. */
+static uint64_t nsys_proc_key(int64_t proc, int64_t id)
+{
+	if (proc < 0 || proc >= INT32_MAX || id < 0 || id > UINT32_MAX)
+		return 0;
+	return ((uint64_t)proc << 32 | (uint64_t)id) + 1;
+}
+
 /* A synchronous copy or memset call remembered for its work's async flag;
  * where the key cannot hold it, the SQL of lp_fx_finish decides instead. */
 static int nsys_sync_copy(struct nsys *n, int64_t proc, int64_t corr, int kind)
 {
-	if (proc < 0 || proc > INT32_MAX || corr < 0 || corr > UINT32_MAX) {
+	uint64_t key = nsys_proc_key(proc, corr), v = 0;
+	if (!key) {
 		n->sync_copies_unfit = 1;
 		return 0;
 	}
-	uint64_t key = ((uint64_t)proc << 32 | (uint64_t)corr) + 1, v = 0;
 	lp_map_get(&n->sync_copies, key, &v);
 	return lp_map_put(&n->sync_copies, key, v | (uint64_t)kind) ? -ENOMEM : 0;
 }
@@ -372,11 +381,11 @@ static int nsys_op_proc(struct nsys *n, int64_t g, int64_t *proc)
  * scan of every row for them came after. */
 static int nsys_device_seen(struct nsys *n, int64_t proc, int64_t device)
 {
-	if (proc < 0 || proc >= INT32_MAX || device < 0 || device > UINT32_MAX) {
+	uint64_t key = nsys_proc_key(proc, device);
+	if (!key) {
 		n->devices_unfit = 1;
 		return 0;
 	}
-	uint64_t key = ((uint64_t)proc << 32 | (uint64_t)device) + 1;
 	if (key == n->last_device)
 		return 0;
 	n->last_device = key;
@@ -519,12 +528,13 @@ static void nsys_v_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 static void nsys_async_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 {
 	struct nsys *n = sqlite3_user_data(c);
-	int64_t proc = 0, corr = sqlite3_value_int64(v[1]);
-	uint64_t kinds = 0;
+	int64_t proc = 0;
+	uint64_t key = 0, kinds = 0;
 	assert(argc == 3);
-	if (n->sync_copies.len && nsys_op_proc(n, sqlite3_value_int64(v[0]), &proc) == 0 &&
-	    proc >= 0 && proc <= INT32_MAX && corr >= 0 && corr <= UINT32_MAX)
-		lp_map_get(&n->sync_copies, ((uint64_t)proc << 32 | (uint64_t)corr) + 1, &kinds);
+	if (n->sync_copies.len && nsys_op_proc(n, sqlite3_value_int64(v[0]), &proc) == 0)
+		key = nsys_proc_key(proc, sqlite3_value_int64(v[1]));
+	if (key)
+		lp_map_get(&n->sync_copies, key, &kinds);
 	sqlite3_result_int(c, !(kinds & (uint64_t)sqlite3_value_int(v[2])));
 }
 
