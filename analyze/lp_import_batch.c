@@ -44,7 +44,7 @@ static int batch_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
 	(void)argv;
 	(void)err;
 	/* Column names do not matter: the INSERT takes them by position. */
-	int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(c0, c1, c2, c3, c4, c5, c6, c7)");
+	int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(c0, c1, c2, c3, c4, c5, c6, c7, c8)");
 	if (rc != SQLITE_OK)
 		return rc;
 	struct batch_vtab *t = sqlite3_malloc(sizeof(*t));

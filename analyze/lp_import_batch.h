@@ -9,7 +9,7 @@
 #include "lp_import.h"
 
 #define LP_BATCH_ROWS 1024
-#define LP_BATCH_MAX_COLS 8
+#define LP_BATCH_MAX_COLS 9
 
 struct lp_batch {
 	const char *name; /* the virtual table */

@@ -51,6 +51,14 @@ extern const char lp_schema_core_sql[];
  * import_page_size), which makes splits 16 times rarer. 200,000 waits:
  * 5,820 instructions a wait before, 5,179 after (callgrind); 1 M waits,
  * median of 15 alternating imports: 0.580 s before, 0.465 s after.
+ *
+ * Then lock_waits became its own start_ns index: a WITHOUT ROWID table
+ * keyed by (start_ns, id), where a rowid table kept the index apart, so
+ * one b-tree grows where two did and each row is stored once with its
+ * key. The importer numbers the rows in the order they go in (id).
+ * 1 M waits: 5,183 M instructions before, 4,920 M after (callgrind); the
+ * database 49.1 against 35.9 bytes a wait; median CPU of 9 alternating
+ * imports 0.71 s against 0.61 s (fewer pages written and cached).
  */
 #define LP_WAIT_OPT ((1u << 2) | (1u << 6)) /* owner_tid, stack_id */
 #define LP_COND_OPT ((1u << 2) | (1u << 6)) /* mutex_lock_id, stack_id */
@@ -60,7 +68,7 @@ extern const char lp_schema_core_sql[];
 
 static const char lp_wait_insert[] =
     "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, stack_id, "
-    "flags) SELECT ";
+    "flags, id) SELECT ";
 static const char lp_cond_insert[] =
     "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, timed, "
     "stack_id, flags) SELECT ";
@@ -92,6 +100,7 @@ struct core_state {
 	long long dropped_records, dropped_chunks, dropped_strings;
 	int unclosed;
 	long long died_pending; /* waits written by lp_core_inflight */
+	int64_t wait_ids;	/* the last lock_waits.id given */
 };
 
 /* The state pointer is also needed in pass 1, which has no source slot. */
@@ -271,6 +280,7 @@ static int sorted_emit(void *ctx, const struct lp_waitsort_row *r)
 	v[5] = r->mode;
 	v[6] = r->stack_id;
 	v[7] = r->flags;
+	v[8] = ++lp_core->wait_ids; /* start order, as they go in */
 	return lp_batch_full(b) ? lp_batch_flush(imp, b) : 0;
 }
 
@@ -811,12 +821,8 @@ static int core_begin(struct lp_import *imp, void **state)
 	    !s->upd_proc_end || !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end ||
 	    !s->ins_lock || !s->upd_lock_name)
 		return -EIO;
-	/* Before the load, which stores lock waits in start order (above). */
-	int rc = lp_db_exec(imp->db, "CREATE INDEX lock_waits_start ON lock_waits(start_ns)",
-			    imp->err, imp->errlen);
-	rc = rc ? rc
-		: lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, 8, LP_WAIT_OPT,
-				LP_WAIT_SPARSE);
+	int rc = lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, 9, LP_WAIT_OPT,
+			       LP_WAIT_SPARSE);
 	return rc ? rc
 		  : lp_batch_init(imp, &s->conds, "lp_cond_batch", lp_cond_insert, 8, LP_COND_OPT,
 				  LP_COND_SPARSE);
@@ -843,7 +849,7 @@ static void core_destroy(void *state)
 	lp_core = NULL;
 }
 
-/* lock_waits_start is made in core_begin, before the load. */
+/* lock_waits needs none: it is clustered by start (schemas/core.sql). */
 static const char lp_core_indexes[] =
     "CREATE INDEX cond_waits_start ON cond_waits(start_ns);"
     "CREATE INDEX blocking_calls_start ON blocking_calls(start_ns);"

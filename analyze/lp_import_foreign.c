@@ -89,8 +89,8 @@ int lp_fx_begin(struct lp_fx *fx, struct lp_import *imp)
 			     "memory_kind, device, context, correlation_id) VALUES "
 			     "(?,?,?,?,?,?,?,?,?)"},
 	    {&fx->ins_lock, "INSERT INTO locks(process_id, address, kind, name) VALUES (?,0,?,?)"},
-	    {&fx->ins_wait, "INSERT INTO lock_waits(lock_id, thread_id, start_ns, dur_ns) "
-			    "VALUES (?,?,?,?)"},
+	    {&fx->ins_wait, "INSERT INTO lock_waits(lock_id, thread_id, start_ns, dur_ns, id) "
+			    "VALUES (?,?,?,?,?)"},
 	    {&fx->ins_cond, "INSERT INTO cond_waits(thread_id, cond_addr, start_ns, dur_ns, "
 			    "timed) VALUES (?,0,?,?,?)"},
 	    {&fx->ins_block, "INSERT INTO blocking_calls(thread_id, start_ns, dur_ns, call, "
@@ -502,7 +502,9 @@ int lp_fx_lock_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *
 	sqlite3_bind_int64(fx->ins_wait, 2, thread);
 	sqlite3_bind_int64(fx->ins_wait, 3, start);
 	sqlite3_bind_int64(fx->ins_wait, 4, end - start);
-	fx->lock_waits++;
+	/* lock_waits has no rowid to number its rows (schemas/core.sql), and
+	 * this capture's are the only ones in the database. */
+	sqlite3_bind_int64(fx->ins_wait, 5, ++fx->lock_waits);
 	return lp_import_step(fx->imp, fx->ins_wait);
 }
 

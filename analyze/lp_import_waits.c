@@ -75,12 +75,14 @@ static const struct classify_step lp_waits_steps[] = {
      "DROP TABLE temp.lp_gil_lock; DROP TABLE temp.lp_gil_stack;"},
     /* 2. join, 3. signal: semaphores waited on once */
     {"SELECT EXISTS (SELECT 1 FROM locks WHERE kind = 'sem')",
-     "CREATE TEMP TABLE lp_once AS SELECT min(w.id) AS id FROM lock_waits w "
-     "JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' WHERE w.class = 0 "
+     /* a wait is found by its key (start_ns, id): lock_waits is clustered */
+     "CREATE TEMP TABLE lp_once AS SELECT min(w.start_ns) AS s, min(w.id) AS id "
+     "FROM lock_waits w JOIN locks l ON l.id = w.lock_id AND l.kind = 'sem' WHERE w.class = 0 "
      "GROUP BY w.lock_id HAVING count(*) = 1;"
-     "UPDATE lock_waits SET class = 4 WHERE id IN (SELECT id FROM temp.lp_once);"
-     "UPDATE lock_waits SET class = 3 WHERE id IN (SELECT w.id FROM temp.lp_once o "
-     "JOIN lock_waits w ON w.id = o.id JOIN threads me ON me.id = w.thread_id "
+     "UPDATE lock_waits SET class = 4 WHERE (start_ns, id) IN (SELECT s, id FROM temp.lp_once);"
+     "UPDATE lock_waits SET class = 3 WHERE (start_ns, id) IN (SELECT w.start_ns, w.id "
+     "FROM temp.lp_once o JOIN lock_waits w ON w.start_ns = o.s AND w.id = o.id "
+     "JOIN threads me ON me.id = w.thread_id "
      "WHERE EXISTS (SELECT 1 FROM threads t WHERE t.process_id = me.process_id "
      "AND t.id != me.id AND t.start_ns <= w.start_ns AND t.end_ns >= w.start_ns "
      "AND t.end_ns <= w.start_ns + w.dur_ns + 50000000));"

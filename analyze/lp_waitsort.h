@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Lock waits put in start order before the importer stores them
- * (lp_import_core.c), so that the lock_waits(start_ns) index, made before
- * the load, grows at its right edge, where SQLite appends without a
- * search from the root, instead of being sorted from the whole table
- * after it.
+ * (lp_import_core.c), so that lock_waits, clustered by (start_ns, id),
+ * grows at its right edge, where SQLite appends without a search from
+ * the root, instead of an index being sorted from the whole table after
+ * the load.
  *
  * The workload: up to 10^7 waits in one import, arriving in log order.
  * Each thread's waits come in start order (a thread waits for one lock at

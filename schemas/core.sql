@@ -85,8 +85,12 @@ CREATE TABLE locks (
   module      TEXT                -- module whose data holds it, NULL for heap/stack
 );
 
+-- Clustered by start: most of a recording's rows, and reports read them
+-- by time, so the table is its own start_ns index (one b-tree to grow, not
+-- two; docs/schema.md says why). id is given by the writer: a number unique
+-- in the table, in start order as the importer assigns it.
 CREATE TABLE lock_waits (
-  id        INTEGER PRIMARY KEY,
+  id        INTEGER NOT NULL,
   lock_id   INTEGER NOT NULL REFERENCES locks(id),
   thread_id INTEGER NOT NULL REFERENCES threads(id),
   owner_tid INTEGER,             -- NULL when unknown
@@ -98,8 +102,9 @@ CREATE TABLE lock_waits (
   flags     INTEGER NOT NULL DEFAULT 0, -- 1 timed out, 2 failed, 4 unfinished: still waiting at
                                   -- the process's exit, which is its end
   class     INTEGER NOT NULL DEFAULT 0 REFERENCES wait_classes(id), -- set after import
-  owner_range_id INTEGER          -- ranges.id: the owner's innermost open NVTX range then
-);
+  owner_range_id INTEGER,         -- ranges.id: the owner's innermost open NVTX range then
+  PRIMARY KEY (start_ns, id)
+) WITHOUT ROWID;
 
 CREATE TABLE cond_waits (
   id        INTEGER PRIMARY KEY,

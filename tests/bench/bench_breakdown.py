@@ -89,12 +89,11 @@ def generate(path):
     c.executemany("INSERT INTO ranges(id, process_id, domain_id, name_id, start_ns, end_ns, "
                   "start_thread_id, end_thread_id, parent_id, depth) "
                   "VALUES (?1, 1, 1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)", ranges())
-    c.executemany("INSERT INTO lock_waits(lock_id, thread_id, start_ns, dur_ns) VALUES (?,?,?,?)",
-                  lock_waits())
+    c.executemany("INSERT INTO lock_waits(id, lock_id, thread_id, start_ns, dur_ns) "
+                  "VALUES (?,?,?,?,?)", ((i + 1,) + w for i, w in enumerate(lock_waits())))
     c.executescript("CREATE INDEX ranges_start ON ranges(start_ns);"
                     "CREATE INDEX ranges_name ON ranges(name_id);"
-                    "CREATE INDEX ranges_parent ON ranges(parent_id);"
-                    "CREATE INDEX lock_waits_start ON lock_waits(start_ns);")
+                    "CREATE INDEX ranges_parent ON ranges(parent_id);")
     c.commit()
     n = c.execute("SELECT count(*) FROM ranges").fetchone()[0]
     c.close()

@@ -206,7 +206,7 @@ def bench_import():
           f"(target <= 64)")
     print(f"SQLite alone         {ref:8.3f} s median           -> {n / ref / 1e6:.2f} M rows/s "
           f"(bulk insert of {n} lock_waits-shaped rows stored as the importer stores them: "
-          f"same pragmas and 64 KiB pages, start_ns index made first, rows in start order; "
+          f"same pragmas and 64 KiB pages, clustered by (start_ns, id), rows in start order; "
           f"user+sys; latprof import at {ref / c:.2f}x of it)")
     print(f"SQLite, 2-value row  {nar:8.3f} s median           -> {n / nar / 1e6:.2f} M rows/s "
           f"(the same, rows of start_ns and dur_ns only: lock_waits' row costs "

@@ -3,11 +3,11 @@
  * The ceiling for `latprof import`: SQLite's own bulk insert of N rows
  * shaped like lock_waits, stored as the importer stores them (the same
  * columns, pragmas, connection flags and 64 KiB pages, one transaction,
- * the start_ns index made first and rows in start order), through 64-row
- * INSERTs of bound values, with nothing else to do. Shape
- * "narrow" inserts rows of two values (start_ns, dur_ns) into a table of
- * only those, the same way and with the same index: what the same machine
- * reaches with a row that is little more than its key. The runner
+ * the table clustered by (start_ns, id) and rows in start order, each
+ * numbered), through 64-row INSERTs of bound values, with nothing else to
+ * do. Shape "narrow" inserts rows of two values (start_ns, dur_ns) and
+ * their number into a table of only those, the same way: what the same
+ * machine reaches with a row that is little more than its key. The runner
  * (run_bench.py import) prints the importer's rate next to both, measured
  * in the same run, since absolute rates follow the machine's load.
  *   bench_sqlite_ref DB [N [lock_waits|narrow]]
@@ -24,13 +24,15 @@
 
 /* The importer's lock_waits table (schemas/core.sql), and a narrow one. */
 static const char ref_wide_sql[] =
-    "CREATE TABLE lock_waits (id INTEGER PRIMARY KEY, lock_id INTEGER NOT NULL, "
+    "CREATE TABLE lock_waits (id INTEGER NOT NULL, lock_id INTEGER NOT NULL, "
     "thread_id INTEGER NOT NULL, owner_tid INTEGER, start_ns INTEGER NOT NULL, "
     "dur_ns INTEGER NOT NULL, end_ns INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL, "
     "mode INTEGER NOT NULL DEFAULT 0, stack_id INTEGER, flags INTEGER NOT NULL DEFAULT 0, "
-    "class INTEGER NOT NULL DEFAULT 0, owner_range_id INTEGER)";
-static const char ref_narrow_sql[] = "CREATE TABLE lock_waits (id INTEGER PRIMARY KEY, "
-				     "start_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL)";
+    "class INTEGER NOT NULL DEFAULT 0, owner_range_id INTEGER, PRIMARY KEY (start_ns, id)) "
+    "WITHOUT ROWID";
+static const char ref_narrow_sql[] =
+    "CREATE TABLE lock_waits (id INTEGER NOT NULL, start_ns INTEGER NOT NULL, "
+    "dur_ns INTEGER NOT NULL, PRIMARY KEY (start_ns, id)) WITHOUT ROWID";
 
 static double ref_cpu(void)
 {
@@ -52,12 +54,12 @@ static int ref_exec(sqlite3 *db, const char *sql)
 /* INSERT INTO lock_waits(cols) VALUES (?, ...), ... : REF_BATCH rows. */
 static sqlite3_stmt *ref_insert(sqlite3 *db, int wide)
 {
-	static const char wide_row[] = "(?,?,?,?,?,?,?,?)", narrow_row[] = "(?,?)";
+	static const char wide_row[] = "(?,?,?,?,?,?,?,?,?)", narrow_row[] = "(?,?,?)";
 	const char *row = wide ? wide_row : narrow_row;
 	char sql[128 + REF_BATCH * sizeof(wide_row)];
 	char *p = stpcpy(sql, wide ? "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, "
-				     "start_ns, dur_ns, mode, stack_id, flags) VALUES "
-				   : "INSERT INTO lock_waits(start_ns, dur_ns) VALUES ");
+				     "start_ns, dur_ns, mode, stack_id, flags, id) VALUES "
+				   : "INSERT INTO lock_waits(start_ns, dur_ns, id) VALUES ");
 	for (int r = 0; r < REF_BATCH; r++)
 		p = stpcpy(stpcpy(p, r ? "," : ""), row);
 	sqlite3_stmt *st = NULL;
@@ -89,9 +91,7 @@ int main(int argc, char **argv)
 			 "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; "
 			 "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY; "
 			 "PRAGMA secure_delete=OFF; BEGIN;") ||
-	    ref_exec(db, wide ? ref_wide_sql : ref_narrow_sql) ||
-	    ref_exec(db, "CREATE INDEX lock_waits_start ON lock_waits(start_ns)") ||
-	    !(st = ref_insert(db, wide)))
+	    ref_exec(db, wide ? ref_wide_sql : ref_narrow_sql) || !(st = ref_insert(db, wide)))
 		return 1;
 	double t0 = ref_cpu();
 	long long ts = 0;
@@ -100,11 +100,12 @@ int main(int argc, char **argv)
 			int th = r & 3; /* 4 threads, their waits merged in start order */
 			ts += 300 + (done + r) % 397;
 			if (!wide) {
-				sqlite3_bind_int64(st, r * 2 + 1, ts);
-				sqlite3_bind_int64(st, r * 2 + 2, 500 + r);
+				sqlite3_bind_int64(st, r * 3 + 1, ts);
+				sqlite3_bind_int64(st, r * 3 + 2, 500 + r);
+				sqlite3_bind_int64(st, r * 3 + 3, done + r + 1);
 				continue;
 			}
-			int b = r * 8;
+			int b = r * 9;
 			sqlite3_bind_int64(st, b + 1, 1 + th);
 			sqlite3_bind_int64(st, b + 2, 2 + th);
 			sqlite3_bind_int64(st, b + 3, 1000 + th);
@@ -113,6 +114,7 @@ int main(int argc, char **argv)
 			sqlite3_bind_int64(st, b + 6, 0);
 			sqlite3_bind_int64(st, b + 7, 1 + th);
 			sqlite3_bind_int64(st, b + 8, 0);
+			sqlite3_bind_int64(st, b + 9, done + r + 1);
 		}
 		if (sqlite3_step(st) != SQLITE_DONE)
 			return 1;

@@ -35,8 +35,8 @@ for pid_row in (3, 6, 7, 8):  # one thread each, one lock wait each: events
               (pid_row, pid_row, 1000 + pid_row, S))
     c.execute("INSERT OR IGNORE INTO locks (id, process_id, address, kind) VALUES (?, ?, 4096, "
               "'mutex')", (pid_row, pid_row))
-    c.execute("INSERT INTO lock_waits (lock_id, thread_id, start_ns, dur_ns) VALUES (?, ?, 10, 5)",
-              (pid_row, pid_row))
+    c.execute("INSERT INTO lock_waits (id, lock_id, thread_id, start_ns, dur_ns) VALUES "
+              "(?, ?, ?, 10, 5)", (pid_row, pid_row, pid_row))
 c.commit()
 c.close()
 

@@ -35,8 +35,8 @@ infer = c.execute("SELECT s.start_ns, s.end_ns FROM ranges s JOIN strings n ON n
                   "WHERE n.value = 'infer' ORDER BY s.start_ns").fetchall()
 for i, (s, e) in enumerate(infer):
     if i in locked:  # 2 ms of the 4 extra: queued behind the holder
-        c.execute("INSERT INTO lock_waits (lock_id, thread_id, start_ns, dur_ns) VALUES "
-                  "(1, 1, ?, ?)", (s + 100000, 2000000))
+        c.execute("INSERT INTO lock_waits (id, lock_id, thread_id, start_ns, dur_ns) VALUES "
+                  "(?, 1, 1, ?, ?)", (i + 1, s + 100000, 2000000))
 c.commit()
 c.close()
 

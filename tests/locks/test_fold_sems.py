@@ -38,8 +38,9 @@ INSERT INTO locks (id, process_id, address, kind, name) VALUES (1, 2, 4096, 'sem
 """)
 waits = ([(1, 2, 1 * MS, 1)] * 3 + [(1, 2, 2 * MS, 2)] * 2 + [(2, 3, 1.5 * MS, 1)] * 4 +
          [(2, 3, 3 * MS, 2)] + [(3, 1, 10 * MS, 3), (3, 4, 10 * MS, 3)] + [(4, 4, MS // 2, 4)] * 2)
-c.executemany("INSERT INTO lock_waits (lock_id, thread_id, start_ns, dur_ns, stack_id) VALUES "
-              "(?, ?, 1000, ?, ?)", [(lk, th, int(d), st) for lk, th, d, st in waits])
+c.executemany("INSERT INTO lock_waits (id, lock_id, thread_id, start_ns, dur_ns, stack_id) VALUES "
+              "(?, ?, ?, 1000, ?, ?)",
+              [(i + 1, lk, th, int(d), st) for i, (lk, th, d, st) in enumerate(waits)])
 c.commit()
 c.close()
 
