@@ -26,6 +26,9 @@ rows = c.execute("SELECT id, thread_id, lock_id, owner_tid, start_ns, dur_ns, mo
                  "flags FROM lock_waits ORDER BY id").fetchall()
 check(len(rows) == N, f"{len(rows)} lock waits imported of {N} written")
 check([r["id"] for r in rows] == list(range(1, N + 1)), "ids 1..N, no gap")
+# The importer numbers the rows as they go in, in start order (one drain).
+in_start_order = [r[0] for r in c.execute("SELECT id FROM lock_waits ORDER BY start_ns, id")]
+check(in_start_order == list(range(1, N + 1)), "ids follow start order")
 by_thread = {}
 for r in rows:
     by_thread.setdefault(r["thread_id"], []).append(r)
