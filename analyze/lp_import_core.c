@@ -58,7 +58,8 @@ extern const char lp_schema_core_sql[];
  * key. The importer numbers the rows in the order they go in (id).
  * 1 M waits: 5,183 M instructions before, 4,920 M after (callgrind); the
  * database 49.1 against 35.9 bytes a wait; median CPU of 9 alternating
- * imports 0.71 s against 0.61 s (fewer pages written and cached).
+ * imports 0.71 s against 0.61 s while this VM ran slowly, the same 0.45 s
+ * while it ran fast: what it saves is mostly pages written and cached.
  */
 #define LP_WAIT_OPT ((1u << 2) | (1u << 6)) /* owner_tid, stack_id */
 #define LP_COND_OPT ((1u << 2) | (1u << 6)) /* mutex_lock_id, stack_id */
