@@ -14,9 +14,9 @@
                         through the recording core (targets >= 2M records/s
                         on one core, <= 64 DB bytes per lock wait), beside
                         SQLite's own bulk insert of the same rows, and of
-                        2-value rows (start_ns, dur_ns) into a table of
-                        those alone: what the machine allows a row that
-                        narrow (tests/bench/sqlite_ref.c)
+                        narrow rows (start_ns, dur_ns and their id) into a
+                        table of those alone: what the machine allows a row
+                        that narrow (tests/bench/sqlite_ref.c)
   run_bench.py diff     `latprof diff` of two 1 M-request, 4-stage databases made
                         in SQL (gen_diff_db.py): wall and CPU, median of
                         LP_BENCH_ROUNDS (target <= 2 s wall); with
@@ -208,8 +208,8 @@ def bench_import():
           f"(bulk insert of {n} lock_waits-shaped rows stored as the importer stores them: "
           f"same pragmas and 64 KiB pages, clustered by (start_ns, id), rows in start order; "
           f"user+sys; latprof import at {ref / c:.2f}x of it)")
-    print(f"SQLite, 2-value row  {nar:8.3f} s median           -> {n / nar / 1e6:.2f} M rows/s "
-          f"(the same, rows of start_ns and dur_ns only: lock_waits' row costs "
+    print(f"SQLite, narrow row   {nar:8.3f} s median           -> {n / nar / 1e6:.2f} M rows/s "
+          f"(the same, rows of start_ns, dur_ns and id only: lock_waits' row costs "
           f"{ref / nar:.2f}x as much)")
     print("target               >= 2.00 M records/s on one core")
     print("=== end ===")
