@@ -3,10 +3,10 @@
  * Recording core (see lp_core.h and schemas/eventlog.md).
  *
  * Memory: the file starts as its header alone and grows a chunk at a time.
- * A chunk's blocks are reserved (posix_fallocate) and its pages faulted in
- * (MADV_POPULATE_WRITE, which reports a failure instead of raising SIGBUS)
- * on the rare refill path, before any record is written there: a full
- * disk is a failed refill, counted, never a SIGBUS in the app. Chunks are
+ * Chunks are prepared in batches ahead of their use (lp_chunk_ready): blocks
+ * reserved, pages written with zeros and mapped, before any record is
+ * written there: a full disk is a failed refill, counted, never a SIGBUS
+ * in the app, and the hot path takes no page fault. Chunks are
  * mapped in segments of growing size (1, 2, 4 ... 256 chunks, then 256 at a
  * time), so the address space taken follows what was written, not
  * LATPROF_LOG_MB; a process that records little maps 64 KiB.
@@ -49,7 +49,7 @@
 #include "lp_ptab.h"
 #include "lp_raw.h"
 
-#define LP_DEFAULT_CHUNK (64u * 1024u)
+#define LP_DEFAULT_CHUNK LP_CHUNK_SIZE
 #define LP_DEFAULT_LOG_MB 1024u
 #define LP_MAX_LOG_MB 65536u
 /* Segments 0..LP_SEG_GEOM-1 hold 1, 2, 4 ... chunks, every later one
@@ -65,16 +65,6 @@
 #define LP_FREE_CHUNKS 1024u
 #define LP_REFILL_BACKOFF 4096u
 #define LP_MAX_FRAMES 32
-
-struct lp_thread {
-	struct lp_chunk_header *chunk;
-	uint32_t used; /* bytes after the chunk header */
-	uint32_t pending;
-	uint32_t tid;
-	uint32_t gen; /* lp_gen when tid/chunk were set */
-	uint32_t backoff;
-	volatile sig_atomic_t busy;
-};
 
 struct lp_intern_slot {
 	uint64_t hash;
@@ -92,8 +82,9 @@ static struct lp_state {
 	int fd;
 	struct lp_log_header *hdr; /* its own mapping, page-rounded */
 	uint32_t segs_hi;	   /* segments below this may be mapped */
-	int seg_lock;		   /* mapping a segment; the fallback growth below */
-	uint64_t file_size;	   /* only for the no-fallocate fallback (seg_lock) */
+	int seg_lock;		   /* mapping a segment */
+	int prep_lock;		   /* preparing chunks (lp_chunk_ready) */
+	uint32_t ready;		   /* chunks below this are prepared */
 	size_t page;
 	uint32_t chunk_size;
 	uint32_t max_chunks;
@@ -131,7 +122,7 @@ static struct lp_state {
 static uint32_t lp_gen = 1;
 static pthread_mutex_t lp_init_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static __thread struct lp_thread lp_self __attribute__((tls_model("initial-exec")));
+__thread struct lp_thread lp_rec_self __attribute__((tls_model("initial-exec")));
 
 /* The vfork child this thread's memory now runs (pid 0: none). TLS the
  * child shares with its waiting parent thread: only the child writes it
@@ -188,7 +179,7 @@ static void lp_drop_carry(void)
 
 uint32_t lp_tid(void)
 {
-	struct lp_thread *t = &lp_self;
+	struct lp_thread *t = &lp_rec_self;
 	if (t->gen != lp_gen || !t->tid) {
 		int saved = errno;
 		t->tid = (uint32_t)LP_RAW(SYS_gettid, 0, 0, 0, 0, 0, 0);
@@ -247,10 +238,23 @@ void lp_core_image(uint32_t *pid, uint64_t *start_ns)
 	*start_ns = on ? g.start_ns : 0;
 }
 
+/* Held for a few instructions, or for the system calls that prepare
+ * chunks: past a short spin the waiter yields, since on a loaded machine
+ * (a storm of new threads) the holder may be off its CPU for a whole time
+ * slice while every waiter spins. */
 static void lp_spin_lock(int *l)
 {
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-		;
+	for (unsigned spins = 0; __atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE); spins++) {
+		while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+			if (++spins >= 64) {
+				LP_RAW(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+				spins = 0;
+			}
+#if defined(__x86_64__)
+			__builtin_ia32_pause();
+#endif
+		}
+	}
 }
 
 static void lp_spin_unlock(int *l)
@@ -259,7 +263,8 @@ static void lp_spin_unlock(int *l)
 }
 
 /* The app may have closed our descriptor (and reused its number): make sure
- * fd still names our log before fallocate() touches it. Slow path only. */
+ * fd still names our log before fallocate() or pwrite() touches it. Slow
+ * path only. */
 static int lp_log_fd(void)
 {
 	struct stat st;
@@ -307,7 +312,7 @@ static void lp_seg_span(uint32_t first, uint32_t len, off_t *at, size_t *delta, 
 
 /* Address of chunk idx, mapping its segment on first use. Mapping past
  * the end of the file is allowed; no page is touched before its chunk was
- * reserved (lp_reserve), so the part past the end is never accessed. */
+ * prepared (lp_prepare), so the part past the end is never accessed. */
 static struct lp_chunk_header *lp_chunk_addr(uint32_t idx)
 {
 	uint32_t first, len;
@@ -323,6 +328,9 @@ static struct lp_chunk_header *lp_chunk_addr(uint32_t idx)
 			lp_seg_span(first, len, &at, &delta, &size);
 			void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, at);
 			if (p != MAP_FAILED) {
+				/* Pages are put in by lp_prepare; should one be faulted
+				 * anyway (evicted after writeback), read no neighbours. */
+				madvise(p, size, MADV_RANDOM);
 				b = (char *)p + delta;
 				__atomic_store_n(&g.segs[s], b, __ATOMIC_RELEASE);
 				if (g.segs_hi <= s)
@@ -336,42 +344,76 @@ static struct lp_chunk_header *lp_chunk_addr(uint32_t idx)
 	return (struct lp_chunk_header *)(b + (size_t)(idx - first) * g.chunk_size);
 }
 
-/* Without fallocate (rare: glibc emulates it on most filesystems that lack
- * it) extend the file, never shrinking it under another thread's chunk. */
-static int lp_grow_file(int fd, uint64_t end)
-{
-	int rc = 0;
-	lp_spin_lock(&g.seg_lock);
-	if (g.file_size < end) {
-		rc = ftruncate(fd, (off_t)end);
-		if (rc == 0)
-			g.file_size = end;
-	}
-	lp_spin_unlock(&g.seg_lock);
-	return rc;
-}
+/* Zeros written into the log to prepare chunks (never written here). */
+static char lp_zeros[LP_DEFAULT_CHUNK];
 
-/* Make chunk c (at file offset off) safe to write: its blocks reserved and
- * its pages faulted in. MADV_POPULATE_WRITE (Linux >= 5.14) fails with
- * EFAULT where a write would raise SIGBUS; it also saves the page faults
- * inside later records (about a tenth of an NVTX push+pop). A chunk we can
- * neither reserve nor populate is not used: never a page left to chance. */
-static int lp_reserve(struct lp_chunk_header *c, off_t off)
+/*
+ * Make chunks [first, first + n), all in one segment, safe to write before
+ * any record goes there: their blocks reserved (posix_fallocate; where a
+ * filesystem lacks it, the write below extends the file), their pages put
+ * in the page cache by writing zeros, and mapped (MADV_POPULATE_WRITE, which
+ * reports a failure instead of raising SIGBUS). Whole-page writes read
+ * nothing: faulting the pages in read each one (zero-filled, through
+ * readahead) at several times the cost, inside the writer's records. A
+ * chunk that cannot be prepared is never used: no page left to chance, a
+ * full disk is a failed refill. Raw pwrite: no hook of the interposer's.
+ */
+static int lp_prepare(uint32_t first, uint32_t n)
 {
 	int fd = lp_log_fd();
-	if (fd < 0)
+	struct lp_chunk_header *c = lp_chunk_addr(first);
+	if (fd < 0 || !c)
 		return -1;
-	int rc = posix_fallocate(fd, off, g.chunk_size);
-	int reserved = rc == 0;
+	off_t off = (off_t)LP_LOG_HEADER_SIZE + (off_t)first * g.chunk_size;
+	size_t len = (size_t)n * g.chunk_size;
+	int rc = posix_fallocate(fd, off, (off_t)len);
 	if (rc && (rc != EOPNOTSUPP && rc != EINVAL && rc != ENOSYS))
 		return -1; /* ENOSPC, EFBIG, EIO ... */
-	if (!reserved && lp_grow_file(fd, (uint64_t)off + g.chunk_size) != 0)
-		return -1;
+	for (size_t done = 0; done < len;) {
+		size_t k = len - done < sizeof(lp_zeros) ? len - done : sizeof(lp_zeros);
+		long w = LP_RAW(SYS_pwrite64, fd, lp_zeros, k, off + (off_t)done, 0, 0);
+		if (w <= 0)
+			return -1;
+		done += (size_t)w;
+	}
 	uintptr_t lo = (uintptr_t)c & ~(uintptr_t)(g.page - 1);
-	size_t len = (size_t)((uintptr_t)c - lo) + g.chunk_size;
-	if (madvise((void *)lo, len, MADV_POPULATE_WRITE) == 0)
+	if (madvise((void *)lo, (size_t)((uintptr_t)c - lo) + len, MADV_POPULATE_WRITE) == 0)
 		return 0;
-	return reserved && errno == EINVAL ? 0 : -1; /* EINVAL: kernel without it */
+	return errno == EINVAL ? 0 : -1; /* EINVAL: kernel without it; pages are in */
+}
+
+/*
+ * Chunk idx, handed out by n_chunks, prepared. Chunks are prepared in
+ * order, ahead of their use, in batches that grow with the log (1, 1, 2, 4
+ * ... LP_PREP_MAX chunks, within a segment): a process that records little
+ * prepares one chunk, a busy one pays the system calls once per batch and
+ * a new thread's first chunk is usually ready. Only chunks at or past
+ * g.ready are written here, and none of those has had a record: each
+ * owner waits here first.
+ */
+#define LP_PREP_MAX 16u
+static int lp_chunk_ready(uint32_t idx)
+{
+	if (idx < __atomic_load_n(&g.ready, __ATOMIC_ACQUIRE))
+		return 0;
+	int rc = 0;
+	lp_spin_lock(&g.prep_lock);
+	while (rc == 0 && g.ready <= idx) {
+		uint32_t first = g.ready, sfirst, slen;
+		lp_seg_of(first, &sfirst, &slen);
+		uint32_t n = first ? (first < LP_PREP_MAX ? first : LP_PREP_MAX) : 1;
+		if (n < idx + 1 - first)
+			n = idx + 1 - first;
+		if (n > sfirst + slen - first)
+			n = sfirst + slen - first;
+		rc = lp_prepare(first, n);
+		if (rc && n > 1) /* the disk may hold less: just the next one */
+			rc = lp_prepare(first, n = 1);
+		if (rc == 0)
+			__atomic_store_n(&g.ready, first + n, __ATOMIC_RELEASE);
+	}
+	lp_spin_unlock(&g.prep_lock);
+	return rc;
 }
 
 static struct lp_chunk_header *lp_chunk_new(void)
@@ -390,9 +432,7 @@ static struct lp_chunk_header *lp_chunk_new(void)
 		lp_drop(LP_DROP_CHUNK);
 		return NULL;
 	}
-	off_t off = (off_t)LP_LOG_HEADER_SIZE + (off_t)idx * g.chunk_size;
-	c = lp_chunk_addr(idx);
-	if (!c || lp_reserve(c, off) != 0) {
+	if (lp_chunk_ready(idx) != 0 || !(c = lp_chunk_addr(idx))) {
 		lp_drop(LP_DROP_CHUNK);
 		return NULL;
 	}
@@ -419,7 +459,7 @@ static void lp_chunk_retire(struct lp_thread *t)
 static void lp_thread_exit(void *arg)
 {
 	(void)arg;
-	struct lp_thread *t = &lp_self;
+	struct lp_thread *t = &lp_rec_self;
 	if (!__atomic_load_n(&g.log_open, __ATOMIC_ACQUIRE) || t->gen != lp_gen)
 		return;
 	struct lp_rec_thread_end *r = lp_rec_begin(LP_REC_THREAD_END, 0, sizeof(*r));
@@ -510,9 +550,10 @@ static __attribute__((noinline)) int lp_log_lazy(void)
 
 void *lp_rec_begin(uint16_t type, uint32_t aux, size_t payload)
 {
+	lp_test_slow_hotpath();
 	if (!__atomic_load_n(&g.log_open, __ATOMIC_ACQUIRE) && lp_log_lazy())
 		return NULL;
-	struct lp_thread *t = &lp_self;
+	struct lp_thread *t = &lp_rec_self;
 	lp_tid();
 	if (t->busy) { /* a signal handler interrupted a record */
 		lp_drop(LP_DROP_RECORD);
@@ -545,7 +586,7 @@ drop:
 
 void lp_rec_commit(void)
 {
-	struct lp_thread *t = &lp_self;
+	struct lp_thread *t = &lp_rec_self;
 	/* Only after a successful lp_rec_begin() on this very thread (t is
 	 * thread-local): busy, pending and the chunk are that begin's. */
 	assert(t->busy && t->pending && t->chunk);
@@ -554,6 +595,15 @@ void lp_rec_commit(void)
 	__atomic_store_n(&t->chunk->committed, t->used, __ATOMIC_RELEASE);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->busy = 0;
+}
+
+void lp_rec_put8_slow(uint16_t type, uint32_t aux, uint64_t v)
+{
+	uint64_t *p = lp_rec_begin(type, aux, sizeof(v));
+	if (p) {
+		*p = v;
+		lp_rec_commit();
+	}
 }
 
 /*
@@ -1063,7 +1113,7 @@ static int lp_open_log(void)
 	g.ino = st.st_ino;
 	g.fd = fd;
 	g.hdr = p;
-	g.file_size = LP_LOG_HEADER_SIZE;
+	g.ready = 0;
 	g.next_id = 0;
 	g.next_seq = 0;
 	int rc = lp_publish_file(pid);
@@ -1171,7 +1221,7 @@ void lp_core_after_fork_child(void)
 		return;
 	int saved = errno;
 	/* The forking thread's tid, still in our copy of its TLS. */
-	uint32_t parent_tid = lp_self.gen == lp_gen ? lp_self.tid : 0;
+	uint32_t parent_tid = lp_rec_self.gen == lp_gen ? lp_rec_self.tid : 0;
 	__atomic_store_n(&g.active, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&g.log_open, 0, __ATOMIC_RELEASE);
 	g.open_failed = 0;
@@ -1186,6 +1236,7 @@ void lp_core_after_fork_child(void)
 	g.fd = -1;
 	g.free_lock = 0;
 	g.seg_lock = 0;
+	g.prep_lock = 0;
 	g.n_free = 0;
 	g.exited = 0;
 	/* The intern levels are copy-on-write views of the parent's: unmap,
@@ -1202,9 +1253,9 @@ void lp_core_after_fork_child(void)
 	static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	if (memcmp(&lp_init_lock, &fresh, sizeof(fresh))) /* a write is a COW fault */
 		memcpy(&lp_init_lock, &fresh, sizeof(fresh));
-	lp_self.chunk = NULL;
-	lp_self.busy = 0;
-	lp_self.backoff = 0;
+	lp_rec_self.chunk = NULL;
+	lp_rec_self.busy = 0;
+	lp_rec_self.backoff = 0;
 	lp_tid();
 	lp_ptab_fork_child();
 	for (int k = 0; k < 3; k++) /* the parent's; a write is a COW fault */

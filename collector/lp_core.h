@@ -80,6 +80,75 @@ LP_EXPORT void lp_rec_commit(void);
  * Commit with lp_rec_commit() as usual. */
 LP_EXPORT void *lp_rec_begin_for(uint32_t tid, uint16_t type, uint32_t aux, size_t payload);
 
+/* Bytes of a log chunk, its header included (the log header says so too). */
+#define LP_CHUNK_SIZE (64u * 1024u)
+
+/* A thread's recording state: the core's own, in a header only so that
+ * lp_rec_put8() can write inline (one initial-exec TLS base: no
+ * __tls_get_addr, no call). */
+struct lp_thread {
+	struct lp_chunk_header *chunk;
+	uint32_t used; /* bytes after the chunk header */
+	uint32_t pending;
+	uint32_t tid;
+	uint32_t gen; /* lp_gen when tid/chunk were set */
+	uint32_t backoff;
+	volatile int busy; /* inside a record: a signal handler's is dropped */
+};
+LP_EXPORT extern __thread struct lp_thread lp_rec_self __attribute__((tls_model("initial-exec")));
+
+/* lp_rec_put8() when the thread has no chunk, or no room in it. */
+LP_EXPORT void lp_rec_put8_slow(uint16_t type, uint32_t aux, uint64_t v);
+
+#ifdef LATPROF_TEST_SLOW_HOTPATH
+/* A test build's deliberately slowed record path: the benchmarks must see
+ * it and fail (tests/bench/test_bench_gate.py). */
+static inline void lp_test_slow_hotpath(void)
+{
+	for (volatile int i = 0; i < LATPROF_TEST_SLOW_HOTPATH; i++)
+		;
+}
+#else
+static inline void lp_test_slow_hotpath(void)
+{
+}
+#endif
+
+/*
+ * A 16-byte record (header and one u64: a time stamp) written inline, the
+ * NVTX push and pop's: what lp_rec_begin + lp_rec_commit do, without the
+ * two calls, when the thread holds a chunk with room. The busy flag is
+ * set before the position is read, so a signal handler that records in
+ * between gets its own place (or is dropped inside ours), as with
+ * lp_rec_begin. errno untouched.
+ */
+static inline void lp_rec_put8(uint16_t type, uint32_t aux, uint64_t v)
+{
+	struct lp_thread *t = &lp_rec_self;
+	lp_test_slow_hotpath();
+	if (__builtin_expect(!t->busy, 1)) {
+		t->busy = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		struct lp_chunk_header *c = t->chunk;
+		uint32_t u = t->used;
+		if (__builtin_expect(c && u + 16 <= LP_CHUNK_SIZE - sizeof(*c), 1)) {
+			struct lp_rec_header *h = (struct lp_rec_header *)((char *)(c + 1) + u);
+			h->type = type;
+			h->size = 16;
+			h->aux = aux;
+			*(uint64_t *)(h + 1) = v;
+			t->used = u + 16;
+			__atomic_store_n(&c->committed, (uint64_t)u + 16, __ATOMIC_RELEASE);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			t->busy = 0;
+			return;
+		}
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->busy = 0;
+	}
+	lp_rec_put8_slow(type, aux, v);
+}
+
 /* Intern a string/stack for this process: returns its id (> 0), writing
  * its definition record the first time; 0 if it could not be recorded. */
 LP_EXPORT uint32_t lp_intern_string(const char *s, size_t len);

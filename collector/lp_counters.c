@@ -34,6 +34,7 @@
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +113,8 @@ struct lp_cnt_thread {
 	int fds[LP_CNT_MAX_EVENTS];
 };
 
-static __thread struct lp_cnt_thread lp_cnt_self __attribute__((tls_model("initial-exec")));
+__thread struct lp_cnt_thread lp_cnt_self __attribute__((tls_model("initial-exec")));
+_Static_assert(offsetof(struct lp_cnt_thread, next) == 0, "lp_counters_mark reads next first");
 
 /* The calling thread's CPU time since it began (a forked child's since the
  * fork), read once per counter open: a forked child opens its counters at

@@ -23,6 +23,18 @@
  * then nothing (one TLS compare). Opens the group on the thread's first
  * call if nothing opened it before. Cost of a read: one read() syscall. */
 LP_EXPORT void lp_counters_boundary(uint64_t ts);
+/* lp_counters_boundary() with its common case inline: the thread's
+ * state starts with the ts of its next read (0: not set up), so a boundary
+ * within the interval, or on a thread that never reads, costs one TLS
+ * compare and no call. */
+struct lp_cnt_thread;
+LP_EXPORT extern __thread struct lp_cnt_thread lp_cnt_self
+    __attribute__((tls_model("initial-exec")));
+static inline void lp_counters_mark(uint64_t ts)
+{
+	if (__builtin_expect(ts >= *(const uint64_t *)(const void *)&lp_cnt_self, 0))
+		lp_counters_boundary(ts);
+}
 /* A recording thread began: from now on its whole-thread totals are
  * written at its exit. Called at thread start by preload, and for the main
  * thread when the process creates its log (its first record) or its first

@@ -33,12 +33,13 @@
 #define LP_NC_SLOTS 64
 #define LP_NC_MAX 47 /* longest message the cache keeps a copy of */
 
-/* One cache line per entry: pointer, id, then the bytes to verify. */
+/* One cache line per entry: pointer, id, then the bytes to verify, their
+ * NUL and zeros after it (compared a word at a time). */
 struct lp_nc_ent {
 	const char *p;
 	uint32_t id;
 	uint8_t len;
-	char s[LP_NC_MAX];
+	char s[LP_NC_MAX + 1];
 };
 _Static_assert(sizeof(struct lp_nc_ent) == 64, "cache entry size");
 
@@ -116,13 +117,14 @@ static __attribute__((noinline)) uint32_t lp_name_slow(const char *s, struct lp_
 		e->p = s;
 		e->id = id;
 		e->len = (uint8_t)len;
+		memset(e->s, 0, sizeof(e->s));
 		memcpy(e->s, s, len);
 	}
 	errno = saved;
 	return id;
 }
 
-static inline uint32_t lp_name(const char *s)
+static inline __attribute__((always_inline)) uint32_t lp_name(const char *s)
 {
 	if (!s)
 		return 0;
@@ -132,12 +134,32 @@ static inline uint32_t lp_name(const char *s)
 		return lp_intern_string(s, strlen(s));
 	struct lp_nc_ent *e = &t->nc[(k ^ (k >> 6) ^ (k >> 12)) & (LP_NC_SLOTS - 1)];
 	if (e->p == s) {
-		/* Same pointer: check the text is still the same (inline, no PLT). */
-		size_t i = 0, n = e->len;
-		while (i < n && s[i] == e->s[i])
-			i++;
-		if (i == n && s[n] == 0)
-			return e->id;
+		/* Same pointer: check the text is still the same (inline, no PLT),
+		 * a word at a time where the words stay within the text's page (a
+		 * read past its NUL there cannot fault; those bytes are masked). */
+		size_t n = e->len;
+		size_t words = n / 8 + 1;
+		if ((k & 4095) + words * 8 <= 4096) {
+			uint64_t diff = 0, a, b;
+			for (size_t w = 0; w + 1 < words; w++) {
+				memcpy(&a, s + w * 8, 8);
+				memcpy(&b, e->s + w * 8, 8);
+				diff |= a ^ b;
+			}
+			memcpy(&a, s + (words - 1) * 8, 8);
+			memcpy(&b, e->s + (words - 1) * 8, 8);
+			/* the last word's bytes up to and including the NUL */
+			unsigned keep = (unsigned)(n % 8) + 1;
+			uint64_t mask = keep == 8 ? ~0ull : (1ull << (keep * 8)) - 1;
+			if (!(diff | ((a ^ b) & mask)))
+				return e->id;
+		} else {
+			size_t i = 0;
+			while (i < n && s[i] == e->s[i])
+				i++;
+			if (i == n && s[n] == 0)
+				return e->id;
+		}
 	}
 	return lp_name_slow(s, e);
 }
@@ -208,9 +230,9 @@ static inline uint32_t lp_dom(nvtxDomainHandle_t d)
 static int lp_use_tsc;		 /* lp_tsc_usable() (set once) */
 static struct lp_tsc_cal lp_cal; /* pt0 taken at start-up; mult 0 until known to 1/Q */
 static uint64_t lp_tsc_good;	 /* a base point this narrow will do */
-static uint64_t lp_tsc_window; /* ticks in LP_TSC_REBASE_NS */
-static uint64_t lp_tsc_cal_at; /* lp_now() of the next rate attempt */
-static int lp_tsc_cal_busy;    /* a thread is measuring the first rate */
+static uint64_t lp_tsc_window;	 /* ticks in LP_TSC_REBASE_NS */
+static uint64_t lp_tsc_cal_at;	 /* lp_now() of the next rate attempt */
+static int lp_tsc_cal_busy;	 /* a thread is measuring the first rate */
 
 static void lp_tsc_init(void)
 {
@@ -284,7 +306,7 @@ static __attribute__((noinline)) uint64_t lp_ts_rebase(struct lp_nvtx_tls *t)
 }
 
 /* CLOCK_MONOTONIC ns, from the TSC where that is safe. */
-static inline uint64_t lp_ts(void)
+static inline __attribute__((always_inline)) uint64_t lp_ts(void)
 {
 	if (!lp_use_tsc)
 		return lp_now();
@@ -367,16 +389,12 @@ static void lp_event(uint16_t type, uint32_t dom, uint64_t ts, const struct lp_a
 /* ---- push/pop --------------------------------------------------------- */
 
 /* nvtxRangePushA/W: default domain, no attributes, so the compact record. */
-static int lp_push_rec(uint32_t name)
+static inline __attribute__((always_inline)) int lp_push_rec(uint32_t name)
 {
 	/* Stamp after interning so a first-seen name does not lengthen the range. */
 	uint64_t ts = lp_ts();
-	struct lp_rec_nvtx_pop *r = lp_rec_begin(LP_REC_NVTX_PUSH_NAME, name, sizeof(*r));
-	if (r) {
-		r->ts = ts;
-		lp_rec_commit();
-	}
-	lp_counters_boundary(ts);
+	lp_rec_put8(LP_REC_NVTX_PUSH_NAME, name, ts); /* struct lp_rec_nvtx_pop's layout */
+	lp_counters_mark(ts);
 	return lp_tls()->depth++;
 }
 
@@ -418,17 +436,14 @@ static int lp_dpush_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *at)
 	return lp_push_ex_dom(lp_dom(d), at);
 }
 
-static int lp_pop_dom(uint32_t dom)
+static inline __attribute__((always_inline)) int lp_pop_dom(uint32_t dom)
 {
 	uint64_t ts = lp_ts();
-	struct lp_rec_nvtx_pop *r = lp_rec_begin(LP_REC_NVTX_POP, dom, sizeof(*r));
-	if (r) {
-		r->ts = ts;
-		lp_rec_commit();
-	}
-	lp_counters_boundary(ts);
+	lp_rec_put8(LP_REC_NVTX_POP, dom, ts);
+	lp_counters_mark(ts);
 	/* nvtxRangePop returns the level of the range it ended, negative on error. */
-	return lp_tls()->depth > 0 ? --lp_tls()->depth : -1;
+	struct lp_nvtx_tls *t = lp_tls();
+	return t->depth > 0 ? --t->depth : -1;
 }
 
 static int lp_pop(void)
