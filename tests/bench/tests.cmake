@@ -28,3 +28,11 @@ lp_py_test(bench_import_kineto run_bench.py LABELS bench TIMEOUT 3600 ARGS impor
 add_executable(bench_fork ${CMAKE_CURRENT_LIST_DIR}/bench_fork.c)
 set_target_properties(bench_fork PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bench)
 lp_py_test(bench_spawn bench_spawn.py LABELS bench TIMEOUT 900)
+
+# Thread-creation storms: each thread's start and end cost, bare vs latprof.
+add_executable(bench_threads ${CMAKE_CURRENT_LIST_DIR}/bench_threads.c)
+target_compile_options(bench_threads PRIVATE -O2)
+target_link_libraries(bench_threads PRIVATE Threads::Threads)
+set_target_properties(bench_threads PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bench)
+# The gate itself: a build with a slowed record path must fail the bench.
+lp_py_test(bench_gate_slowed test_bench_gate.py LABELS bench TIMEOUT 900)
