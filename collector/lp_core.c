@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -262,6 +263,34 @@ static void lp_spin_unlock(int *l)
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
+/* A lock held across system calls (preparing chunks): waiters sleep on a
+ * futex after a short spin instead of taking the CPU from the holder (a
+ * storm of 5,000 new threads spent over half its time spinning on it).
+ * 0 free, 1 held, 2 held with sleepers. Raw futex calls: errno untouched. */
+static void lp_sleep_lock(int *l)
+{
+	int c = 0;
+	for (int spins = 0; spins < 64; spins++, c = 0) {
+		if (__atomic_compare_exchange_n(l, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+#if defined(__x86_64__)
+		__builtin_ia32_pause();
+#endif
+	}
+	if (c != 2)
+		c = __atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE);
+	while (c != 0) {
+		LP_RAW(SYS_futex, l, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0);
+		c = __atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE);
+	}
+}
+
+static void lp_sleep_unlock(int *l)
+{
+	if (__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2)
+		LP_RAW(SYS_futex, l, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+}
+
 /* The app may have closed our descriptor (and reused its number): make sure
  * fd still names our log before fallocate() or pwrite() touches it. Slow
  * path only. */
@@ -397,7 +426,7 @@ static int lp_chunk_ready(uint32_t idx)
 	if (idx < __atomic_load_n(&g.ready, __ATOMIC_ACQUIRE))
 		return 0;
 	int rc = 0;
-	lp_spin_lock(&g.prep_lock);
+	lp_sleep_lock(&g.prep_lock);
 	while (rc == 0 && g.ready <= idx) {
 		uint32_t first = g.ready, sfirst, slen;
 		lp_seg_of(first, &sfirst, &slen);
@@ -412,7 +441,7 @@ static int lp_chunk_ready(uint32_t idx)
 		if (rc == 0)
 			__atomic_store_n(&g.ready, first + n, __ATOMIC_RELEASE);
 	}
-	lp_spin_unlock(&g.prep_lock);
+	lp_sleep_unlock(&g.prep_lock);
 	return rc;
 }
 

@@ -36,3 +36,4 @@ target_link_libraries(bench_threads PRIVATE Threads::Threads)
 set_target_properties(bench_threads PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bench)
 # The gate itself: a build with a slowed record path must fail the bench.
 lp_py_test(bench_gate_slowed test_bench_gate.py LABELS bench TIMEOUT 900)
+lp_py_test(bench_thread_storms bench_threads.py LABELS bench TIMEOUT 900)
