@@ -1,4 +1,6 @@
-"""latprof benchmarks; figures only, never a failure on a ratio.
+"""latprof benchmarks. The recording benchmarks (lock, block) gate: the
+best pair's ratio (latprof / bare, side by side) must meet its target
+within a 30% noise margin (tests/lib/lpgate.py); the others print figures.
 
   run_bench.py lock     uncontended lock+unlock: bare vs under `latprof run`,
                         interleaved, 5 rounds (target <= 1.10x)
@@ -48,6 +50,8 @@ import sys
 import tempfile
 import time
 
+import lpgate
+
 LATPROF = os.environ.get("LATPROF", "latprof")
 BUILD = os.environ.get("LP_BUILD", "build")
 BENCH = os.path.join(BUILD, "tests", "bench")
@@ -95,7 +99,7 @@ def interleaved(args, env=None):
     return bare, traced, bare_best, traced_best, direct
 
 
-def print_interleaved(what, iters, runs, fmt, target, ref=""):
+def print_interleaved(what, iters, runs, fmt, target, ref="", margin=0.30):
     """The means, then the ratio: the median over the interleaved pairs of
     latprof's best batch / bare's best batch. The fastest batch of each run
     is the code's own cost; the mean carries whatever else the machine ran.
@@ -113,6 +117,7 @@ def print_interleaved(what, iters, runs, fmt, target, ref=""):
           f"{', '.join(f'{x:.3f}' for x in pairs)})")
     print(f"ratio                {statistics.median(pairs):8.3f}x   (median of pairs' best "
           f"batches; target <= {target:.2f}x{ref})")
+    lpgate.gate(f"{what}: latprof run / bare, best pair of {ROUNDS}", min(pairs), target, margin)
     if direct:
         # In one process, batches through the hooks against batches calling
         # libc's own functions: the hooks' cost free of the machine's drift.
@@ -484,3 +489,4 @@ if __name__ == "__main__":
                "import-kineto": bench_import_kineto}
     for w in what:
         benches[w]()
+    lpgate.finish()

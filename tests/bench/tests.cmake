@@ -1,5 +1,6 @@
 # Benchmarks (label bench): not part of the default run; .ci/run runs them
-# once and prints their figures. They report ratios, never fail on them.
+# once (scripts/test.sh). They print ratios against floors measured in the
+# same run; the recorder's gate on them (tests/lib/lpgate.py).
 add_executable(bench_lock ${CMAKE_CURRENT_LIST_DIR}/bench_lock.c)
 target_compile_options(bench_lock PRIVATE -O2)
 target_link_libraries(bench_lock PRIVATE Threads::Threads)
