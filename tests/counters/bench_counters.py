@@ -1,12 +1,17 @@
 """Benchmark (label bench): cost of a stage boundary that reads the default
 counter set, of one skipped because the thread read less than an interval
 before, and infer_server recorded with counters on vs off. Prints figures
-and ratios; never fails on them (target: <= 1.5 us per boundary)."""
+and ratios (target: <= 1.5 us per boundary) and gates, with a 30% noise
+margin, on two ratios measured side by side: a boundary's read with the
+interposer loaded against without (<= 1.10x; nothing of the interposer's
+on that path) and infer_server's wall with counters on against off (best
+of 3 each, <= 1.10x)."""
 import os
 import statistics
 import subprocess
 import time
 
+import lpgate
 from lptest import BUILD, check, latprof, sample, skip, tmpdir
 
 bench = os.path.join(BUILD, "tests", "bench", "bench_counters")
@@ -57,10 +62,16 @@ def wall(counters):
         latprof("run", "-f", "-o", os.path.join(d, f"s-{counters}.db"), "--counters", counters,
                 "--", srv, *args, check=0)
         times.append(time.monotonic() - t0)
+    ALL_WALLS[counters] = times
     return statistics.median(times)
 
 
+ALL_WALLS = {}
 w_on, w_off = wall("default"), wall("none")
 print(f"bench counters: infer_server {' '.join(args)}: counters on {w_on * 1000:.0f} ms, "
       f"off {w_off * 1000:.0f} ms, ratio {w_on / w_off:.3f}")
-check(True, "benchmark ran")
+lpgate.gate("counter boundary read, interposer loaded / not (median of 5 best-of-5)",
+            rdp / max(rd, 1e-9), 1.10, 0.30)
+lpgate.gate("infer_server wall, counters on / off (best of 3 each)",
+            min(ALL_WALLS["default"]) / min(ALL_WALLS["none"]), 1.10, 0.30)
+lpgate.finish()
