@@ -266,7 +266,8 @@ static void lp_spin_unlock(int *l)
 /* A lock held across system calls (preparing chunks): waiters sleep on a
  * futex after a short spin instead of taking the CPU from the holder (a
  * storm of 5,000 new threads spent over half its time spinning on it).
- * 0 free, 1 held, 2 held with sleepers. Raw futex calls: errno untouched. */
+ * 0 free, 1 held, 2 held with sleepers. Raw futex calls (no hook of the
+ * interposer's); the refill's caller keeps errno. */
 static void lp_sleep_lock(int *l)
 {
 	int c = 0;
@@ -401,6 +402,8 @@ static int lp_prepare(uint32_t first, uint32_t n)
 	for (size_t done = 0; done < len;) {
 		size_t k = len - done < sizeof(lp_zeros) ? len - done : sizeof(lp_zeros);
 		long w = LP_RAW(SYS_pwrite64, fd, lp_zeros, k, off + (off_t)done, 0, 0);
+		if (w < 0 && errno == EINTR) /* a signal handler of the app's ran */
+			continue;
 		if (w <= 0)
 			return -1;
 		done += (size_t)w;
