@@ -30,6 +30,19 @@
 #include "lp_log_nvtx.h"
 #include "lp_tsc.h"
 
+/* Under AddressSanitizer the name check reads the app's text byte by byte:
+ * a word read past its NUL would be reported (a redzone follows it). */
+#if defined(__SANITIZE_ADDRESS__)
+#define LP_NC_WORDS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LP_NC_WORDS 0
+#endif
+#endif
+#ifndef LP_NC_WORDS
+#define LP_NC_WORDS 1
+#endif
+
 #define LP_NC_SLOTS 64
 #define LP_NC_MAX 47 /* longest message the cache keeps a copy of */
 
@@ -139,7 +152,7 @@ static inline __attribute__((always_inline)) uint32_t lp_name(const char *s)
 		 * read past its NUL there cannot fault; those bytes are masked). */
 		size_t n = e->len;
 		size_t words = n / 8 + 1;
-		if ((k & 4095) + words * 8 <= 4096) {
+		if (LP_NC_WORDS && (k & 4095) + words * 8 <= 4096) {
 			uint64_t diff = 0, a, b;
 			for (size_t w = 0; w + 1 < words; w++) {
 				memcpy(&a, s + w * 8, 8);
