@@ -10,6 +10,8 @@
  *   rate THREADS N     N push/pop pairs per thread as fast as possible
  *   reqs THREADS N     N requests per thread, each with 4 stage ranges and
  *                      no work: a big database for import/report benchmarks
+ *   reuse              one buffer rewritten with texts that differ near
+ *                      the name cache's word boundaries, a range each
  *   clock N FILE       N ranges "tick", each push and pop between two
  *                      clock_gettime reads written to FILE ("a b c d" ns):
  *                      the program's own clock against the stamps
@@ -249,6 +251,43 @@ static void spin_ns(uint64_t ns)
 /* Work of 0-18 us between push and pop, a 50 us sleep every 10th range (a
  * thread that sleeps comes back to a stale clock base), for ~0.4 s: long
  * enough that most stamps come from the TSC, not lp_now(). */
+/* One buffer, rewritten between ranges: texts whose lengths straddle the
+ * name cache's 8-byte words, and texts that differ only in their last
+ * byte, their length or past a word's end (the cache keys on the pointer
+ * and must see each change). The ranges nest, in this order. */
+static const char *const reuse_texts[] = {"abcdefg",
+					  "abcdefgh",
+					  "abcdefgh",
+					  "abcdefghi",
+					  "abcdefgX",
+					  "abcdefg",
+					  "a",
+					  "ab",
+					  "",
+					  "abcdefghijklmnop",
+					  "abcdefghijklmnoq",
+					  "abcdefghijklmno",
+					  "abcdefghijklmnop",
+					  "b",
+					  "abcdefgh"};
+
+static int reuse(void)
+{
+	char buf[64];
+	size_t n = sizeof(reuse_texts) / sizeof(reuse_texts[0]);
+	for (int rep = 0; rep < 3; rep++) {
+		for (size_t i = 0; i < n; i++) {
+			memset(buf, 'Z', sizeof(buf)); /* junk past each text's NUL */
+			strcpy(buf, reuse_texts[i]);
+			nvtxRangePushA(buf);
+		}
+		for (size_t i = 0; i < n; i++)
+			nvtxRangePop();
+	}
+	printf("reuse=%zu\n", 3 * n);
+	return 0;
+}
+
 static int clock_check(long n, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -288,6 +327,8 @@ int main(int argc, char **argv)
 		return rate(atoi(argv[2]), atol(argv[3]), 0);
 	if (!strcmp(m, "reqs") && argc == 4)
 		return rate(atoi(argv[2]), atol(argv[3]), 1);
+	if (!strcmp(m, "reuse"))
+		return reuse();
 	if (!strcmp(m, "clock") && argc == 4)
 		return clock_check(atol(argv[2]), argv[3]);
 	fprintf(stderr, "usage: lp_nvtx_cases nest D R | xthread N | unbalanced K | open | "

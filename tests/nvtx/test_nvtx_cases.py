@@ -141,9 +141,23 @@ def clock(exe):
           f"25 ns of them ({out} of 40000 outside, by up to {worst} ns)")
 
 
+REUSE = ["abcdefg", "abcdefgh", "abcdefgh", "abcdefghi", "abcdefgX", "abcdefg", "a", "ab", "",
+         "abcdefghijklmnop", "abcdefghijklmnoq", "abcdefghijklmno", "abcdefghijklmnop", "b",
+         "abcdefgh"]
+
+
+def reuse(exe):
+    """One buffer rewritten between pushes: each range has the text the
+    buffer held at its push (the name cache keys on the pointer)."""
+    conn, _ = record(exe, "reuse")
+    got = [r[0] for r in conn.execute(
+        "SELECT coalesce(name, '') FROM ranges_named ORDER BY start_ns")]
+    check(got == REUSE * 3, f"reuse: every range named by the buffer's text at its push ({got})")
+
+
 def main():
     exe = need(cases_bin())
-    for t in (nest, xthread, unbalanced, open_at_exit, domains, rate, clock):
+    for t in (nest, xthread, unbalanced, open_at_exit, domains, rate, clock, reuse):
         t(exe)
 
 
