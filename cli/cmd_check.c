@@ -18,7 +18,7 @@ struct check_item {
 
 struct check_args {
 	const char *db, *junit, *request;
-	int strict;
+	int strict, force;
 	struct check_item *items;
 	size_t n, cap;
 };
@@ -90,6 +90,8 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 				a->request = v;
 		} else if (!strcmp(s, "--strict")) {
 			a->strict = 1;
+		} else if (!strcmp(s, "--force") || !strcmp(s, "-f")) {
+			a->force = 1;
 		} else if (s[0] == '-' && s[1]) {
 			return lp_cli_usage_error("check", "unknown option '%s'", s);
 		} else if (!a->db) {
@@ -104,6 +106,8 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		return lp_cli_usage_error("check", "give the database to check");
 	if (!a->n)
 		return lp_cli_usage_error("check", "give at least one --expect or --expect-file");
+	if (a->junit && lp_cli_out_check(a->junit, a->force, 0, &a->db, 1))
+		return LP_EXIT_USAGE;
 	return 0;
 }
 
@@ -160,7 +164,7 @@ static void print_item(const struct check_item *it)
 
 static int write_junit(const struct check_args *a, int fails, int errors)
 {
-	FILE *f = lp_cli_fopen_out(a->junit); /* never through a symlink */
+	FILE *f = lp_cli_fopen_out(a->junit, a->force);
 	char b[64];
 	if (!f)
 		return LP_EXIT_USAGE;
@@ -249,7 +253,7 @@ const struct lp_cmd lp_cmd_check = {
     .run = check_cmd,
     .summary = "assert latency expectations on a run; exit 1 when one fails",
     .usage = "usage: latprof check FILE.db --expect EXPR... [--expect-file F] [--junit OUT.xml]\n"
-	     "                     [--request NAME] [--strict]\n\n"
+	     "                     [--request NAME] [--strict] [--force]\n\n"
 	     "EXPR is metric(selector) op value[unit], e.g.\n"
 	     "  'p99(request) < 50ms'  'p50(stage:infer) < 8ms'  'share(lock-wait) < 20%'\n"
 	     "  'count(lock:queue_lock) <= 100'  'count(finding:lock-contention) == 0'\n"
@@ -258,7 +262,8 @@ const struct lp_cmd lp_cmd_check = {
 	     "           category: lock-wait, cond-wait, cpu (CUDA ones when recorded)\n"
 	     "ops: < <= > >= == !=   units: ns us ms s (time, required), % (share)\n"
 	     "share is the selector's total time over all request time. --expect-file\n"
-	     "takes one expression per line ('#' starts a comment).\n\n"
+	     "takes one expression per line ('#' starts a comment). An existing OUT.xml\n"
+	     "is overwritten only with -f/--force (never FILE.db).\n\n"
 	     "A quantile or mean is printed with its 95% interval (bootstrap over the\n"
 	     "run's requests), e.g. 'measured 41.20 ms, 95% CI 38.00 ms - 47.90 ms, from\n"
 	     "1200 samples'. --strict: a bound passes only when the interval's far end\n"

@@ -64,6 +64,11 @@ set_tests_properties(rel_storms PROPERTIES RUN_SERIAL TRUE)
 lp_py_test(rel_addrspace test_addrspace.py LABELS e2e reliability)
 lp_py_test(rel_uid_drop test_uid_drop.py LABELS e2e reliability)
 
+# Issue 31: relative TMPDIR and long output paths, one output rule for every
+# command, expectations refused before evaluation, and the small ones.
+lp_py_test(rel_paths test_paths.py LABELS e2e reliability)
+lp_py_test(rel_outputs test_outputs.py LABELS e2e reliability)
+
 # The recording core and the importer under many threads, linked directly
 # (no LD_PRELOAD): the one test the ThreadSanitizer tier runs.
 lp_c_test(rel_core_stress SOURCES ${CMAKE_CURRENT_LIST_DIR}/core_stress.c
