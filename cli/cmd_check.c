@@ -31,15 +31,25 @@ static int bad_expr(const char *where, const char *text, size_t pos, const char 
 	return LP_EXIT_USAGE;
 }
 
+/* An expectation that parses but cannot mean anything: one line. */
+static int bad_meaning(const char *where, const char *text, const char *msg)
+{
+	return lp_cli_error("%s%sexpectation '%s': %s", where ? where : "", where ? ": " : "", text,
+			    msg);
+}
+
 static int add_expr(struct check_args *a, const char *text, const char *where)
 {
-	char err[256];
+	char err[1024];
 	size_t pos = 0;
 	if (a->n == a->cap) {
 		a->cap = a->cap ? a->cap * 2 : 8;
 		a->items = xrealloc(a->items, a->cap * sizeof(*a->items));
 	}
-	if (lp_expect_parse(text, &a->items[a->n].e, &pos, err, sizeof(err)))
+	int rc = lp_expect_parse(text, &a->items[a->n].e, &pos, err, sizeof(err));
+	if (rc == -EDOM)
+		return bad_meaning(where, text, err);
+	if (rc)
 		return bad_expr(where, text, pos, err);
 	a->n++;
 	return 0;
@@ -221,6 +231,13 @@ static int check_cmd(int argc, char **argv)
 		goto out;
 	}
 	ctx.strict = a.strict;
+	/* Every name checked before any verdict: a typo is never a pass. */
+	for (size_t i = 0; i < a.n; i++)
+		if (lp_expect_check(&ctx, &a.items[i].e, err, sizeof(err))) {
+			rc = bad_meaning(NULL, a.items[i].e.text, err);
+			lp_expect_ctx_close(&ctx);
+			goto out;
+		}
 	for (size_t i = 0; i < a.n; i++) {
 		lp_expect_eval(&ctx, &a.items[i].e, &a.items[i].r);
 		fails += a.items[i].r.status == LP_EXP_FAIL;

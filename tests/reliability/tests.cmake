@@ -68,6 +68,7 @@ lp_py_test(rel_uid_drop test_uid_drop.py LABELS e2e reliability)
 # command, expectations refused before evaluation, and the small ones.
 lp_py_test(rel_paths test_paths.py LABELS e2e reliability)
 lp_py_test(rel_outputs test_outputs.py LABELS e2e reliability)
+lp_py_test(rel_expect test_expect.py LABELS e2e reliability)
 
 # The recording core and the importer under many threads, linked directly
 # (no LD_PRELOAD): the one test the ThreadSanitizer tier runs.
