@@ -69,6 +69,7 @@ lp_py_test(rel_uid_drop test_uid_drop.py LABELS e2e reliability)
 lp_py_test(rel_paths test_paths.py LABELS e2e reliability)
 lp_py_test(rel_outputs test_outputs.py LABELS e2e reliability)
 lp_py_test(rel_expect test_expect.py LABELS e2e reliability)
+lp_py_test(rel_small test_small.py LABELS e2e reliability)
 
 # The recording core and the importer under many threads, linked directly
 # (no LD_PRELOAD): the one test the ThreadSanitizer tier runs.
