@@ -286,6 +286,11 @@ const struct lp_cmd lp_cmd_check = {
 	     "1200 samples'. --strict: a bound passes only when the interval's far end\n"
 	     "meets it too (the upper end for < and <=); a quantile with fewer than 10\n"
 	     "samples beyond it has no interval and fails in strict mode.\n\n"
-	     "Exit status: 0 all pass, 1 one failed, 2 bad input or an expectation that\n"
-	     "cannot be evaluated (unknown stage, findings not available).\n",
+	     "Every expectation is checked before any is evaluated: a finding id or\n"
+	     "category latprof does not know, a stage or range the run does not have, a\n"
+	     "negative or hex limit, a share above 100% or a fractional count is refused\n"
+	     "with one line naming it (a lock name is not checked: the database holds\n"
+	     "only contended locks, so one that never waited counts 0).\n\n"
+	     "Exit status: 0 all pass, 1 one failed, 2 bad input, a refused expectation\n"
+	     "or one that cannot be evaluated (no NVTX ranges, findings not available).\n",
 };
