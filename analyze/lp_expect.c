@@ -155,31 +155,39 @@ static const char *closest(const char *word, const char *const *names, size_t n)
 	return best;
 }
 
+/* "unknown WHAT 'ARG' (did you mean X?); the WHATs are A B C" into the
+ * cursor's error, cut to its size. */
+static int unknown_name(struct cursor *c, const char *what, const char *arg,
+			const char *const *names, size_t n)
+{
+	char msg[512];
+	size_t o = 0;
+	const char *near = closest(arg, names, n);
+	o += (size_t)snprintf(msg, sizeof(msg), "unknown %s '%.80s'", what, arg);
+	if (near && o < sizeof(msg))
+		o += (size_t)snprintf(msg + o, sizeof(msg) - o, " (did you mean %s?)", near);
+	if (o < sizeof(msg))
+		o += (size_t)snprintf(msg + o, sizeof(msg) - o, "; known:");
+	for (size_t k = 0; k < n && o < sizeof(msg); k++)
+		o += (size_t)snprintf(msg + o, sizeof(msg) - o, " %s", names[k]);
+	return fail_domain(c, c->i, msg);
+}
+
 /* A finding is one of the rules' ids, a category one of the breakdown's:
  * a name neither knows can only be a typo, and its count would be 0. */
 static int known_name(struct cursor *c, struct lp_expect *e)
 {
 	const char *names[64] = {0};
 	size_t n = 0;
-	char msg[512];
-	int o;
 	if (e->sel == LP_SEL_FINDING && !lp_rule_find(e->arg)) {
 		for (size_t k = 0; k < lp_nrules && n < ARRAY_SIZE(names); k++)
 			names[n++] = lp_rules[k].id;
-		const char *near = closest(e->arg, names, n);
-		o = snprintf(msg, sizeof(msg), "unknown finding '%s'", e->arg);
-		if (near)
-			o +=
-			    snprintf(msg + o, sizeof(msg) - (size_t)o, " (did you mean %s?)", near);
-		o += snprintf(msg + o, sizeof(msg) - (size_t)o, "; the findings are");
-		for (size_t k = 0; k < n && o > 0 && (size_t)o < sizeof(msg); k++)
-			o += snprintf(msg + o, sizeof(msg) - (size_t)o, " %s", names[k]);
-		return fail_domain(c, c->i, msg);
+		return unknown_name(c, "finding", e->arg, names, n);
 	}
 	if (e->sel == LP_SEL_CATEGORY && !category_known(e->arg)) {
-		static char dashed[LP_BD_MAXCAT + 4][32];
 		static const char *const rest[] = {"on-cpu", "preempted", "cpu-or-preempted",
 						   "cpu"};
+		char dashed[LP_BD_MAXCAT][32];
 		for (size_t k = 0; k < lp_bd_ncategories && n < LP_BD_MAXCAT; k++) {
 			snprintf(dashed[n], sizeof(dashed[n]), "%s", lp_bd_categories[k].name);
 			for (char *p = dashed[n]; *p; p++)
@@ -189,15 +197,7 @@ static int known_name(struct cursor *c, struct lp_expect *e)
 		}
 		for (size_t k = 0; k < ARRAY_SIZE(rest); k++)
 			names[n++] = rest[k];
-		const char *near = closest(e->arg, names, n);
-		o = snprintf(msg, sizeof(msg), "unknown category '%s'", e->arg);
-		if (near)
-			o +=
-			    snprintf(msg + o, sizeof(msg) - (size_t)o, " (did you mean %s?)", near);
-		o += snprintf(msg + o, sizeof(msg) - (size_t)o, "; the categories are");
-		for (size_t k = 0; k < n && o > 0 && (size_t)o < sizeof(msg); k++)
-			o += snprintf(msg + o, sizeof(msg) - (size_t)o, " %s", names[k]);
-		return fail_domain(c, c->i, msg);
+		return unknown_name(c, "category", e->arg, names, n);
 	}
 	return 0;
 }
@@ -526,7 +526,7 @@ int lp_expect_check(const struct lp_expect_ctx *c, const struct lp_expect *e, ch
 		for (size_t k = 0; k < c->side.nstages && n < ARRAY_SIZE(names); k++)
 			names[n++] = c->side.stages[k].name;
 		const char *near = closest(e->arg, names, n);
-		int o = snprintf(err, errlen, "no stage '%s' in the requests (%s) of %s", e->arg,
+		int o = snprintf(err, errlen, "no stage '%.80s' in the requests (%s) of %s", e->arg,
 				 c->side.req_name ? c->side.req_name : "request", c->path);
 		if (near && o > 0 && (size_t)o < errlen)
 			o += snprintf(err + o, errlen - (size_t)o, " (did you mean %s?)", near);
@@ -544,7 +544,7 @@ int lp_expect_check(const struct lp_expect_ctx *c, const struct lp_expect *e, ch
 				found_row, &found, err, errlen))
 			return -EIO;
 		if (!found) {
-			snprintf(err, errlen, "no range named '%s' in %s", e->arg, c->path);
+			snprintf(err, errlen, "no range named '%.80s' in %s", e->arg, c->path);
 			return -ENOENT;
 		}
 	}

@@ -49,6 +49,12 @@ for expr, why, hint in refused:
           + (f", and '{hint}'" if hint else ""))
     check(p.stdout == "", f"'{expr}': no verdict printed")
 
+# A long unknown name is cut in the line, never past the message's buffer.
+for sel in ("finding:" + "x" * 3000, "y" * 3000):
+    expr = f"count({sel}) == 0" if sel.startswith("finding") else f"share({sel}) < 5%"
+    p = latprof("check", run, "--expect", expr)
+    one_error_line(p, f"check with a {len(sel)}-character unknown name")
+
 # One bad expectation among good ones: no verdicts at all.
 p = latprof("check", run, "--expect", "count(request) == 30", "--expect",
             "count(finding:lock-contetion) == 0")
