@@ -84,10 +84,11 @@ struct lp_cuda_report {
 	int64_t wall_ns;  /* processes' wall time (sync share denominator) */
 	int64_t devices;  /* distinct devices of the GPU work; > 1: rows per device */
 	/* --kernels and --sync also carry these */
-	struct lp_cuda_stat launch_delay; /* kernels: API call end -> kernel start */
-	int64_t requests;		  /* outermost NVTX ranges with GPU work */
-	int64_t request_ns;		  /* their total wall time */
-	int64_t gpu_idle_ns;		  /* inside them, GPU busy with nothing */
+	struct lp_cuda_stat launch_delay; /* per launch: API call end -> its first kernel's start */
+	int64_t graph_launches, graph_kernels; /* CUDA graph launches and their kernel nodes */
+	int64_t requests;		       /* outermost NVTX ranges with GPU work */
+	int64_t request_ns;		       /* their total wall time */
+	int64_t gpu_idle_ns;		       /* inside them, GPU busy with nothing */
 	size_t nstages;
 	struct lp_cuda_stage_row *stages;
 };
