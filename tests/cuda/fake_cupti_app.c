@@ -25,7 +25,7 @@
  *   kineto        10 requests; then a second CUPTI client (the PyTorch
  *                 profiler) takes the callbacks for 5 requests and stops
  *   fork          10 requests, fork (child exits at once), wait <= 5 s
- *   init          InitializeInjection only, then "initialized" and exit 0
+ *   init          InitializeInjection only, then "initialized PATH" and exit 0
  * Prints "launches N written W" (W = records the stand-in stored).
  */
 #define _GNU_SOURCE
@@ -213,7 +213,7 @@ int main(int argc, char **argv)
 			       inj ? dlerror() : "CUDA_INJECTION64_PATH unset"),
 		       3;
 	if (mode_is(mode, "init"))
-		return puts("initialized") < 0;
+		return printf("initialized %s\n", inj) < 0;
 	/* Loaded for the injection library, locally: not in the global scope. */
 	void *cupti = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
 	emit_ex = cupti ? (int (*)(int, int, int))dlsym(cupti, "fake_cupti_emit_ex") : NULL;
