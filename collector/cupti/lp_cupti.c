@@ -167,7 +167,7 @@ static void lp_flush(void)
  * by the next stats record: a timed-out exit path writes one itself).
  */
 static int lp_req_fd = -1, lp_done_fd = -1; /* eventfds: ask, answered */
-static int lp_final_once;
+static int lp_final_once, lp_final_ok;
 static pthread_mutex_t lp_sync_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t lp_sync_cond = PTHREAD_COND_INITIALIZER;
 static int lp_sync_done;
@@ -311,17 +311,27 @@ static void lp_final_flush(const char *why, int in_signal)
 			__atomic_or_fetch(&lp_conflicts, LP_CUDA_CONFLICT_FLUSH_TIMEOUT,
 					  __ATOMIC_RELAXED);
 			lp_write_stats();
+		} else {
+			__atomic_store_n(&lp_final_ok, 1, __ATOMIC_RELEASE);
 		}
 	} else if (!in_signal) {
 		lp_sync_and_flush();
+		__atomic_store_n(&lp_final_ok, 1, __ATOMIC_RELEASE);
 	}
 	lp_cupti_status(LP_CUDA_FLUSHED, 0, 0, 0, why);
 	errno = saved;
 }
 
+/* After the recorder's exit (the interposer's exit hook) come the app's
+ * own exit handlers and destructors, which may still launch GPU work: one
+ * more forced flush hands that over, unless the final flush hung (CUPTI
+ * may still hold its locks then). */
 static void lp_atexit(void)
 {
-	lp_final_flush("exit", 0);
+	if (__atomic_load_n(&lp_final_ok, __ATOMIC_ACQUIRE))
+		lp_flush();
+	else
+		lp_final_flush("exit", 0);
 }
 
 /* The recording core's exit (exit, _exit, _Exit, return from main). */
