@@ -10,13 +10,18 @@
  * cuptiGetCallbackName) are the real library's, loaded from LP_REAL_CUPTI.
  * The app drives "the GPU" through the fake_cupti_* functions (dlsym).
  *
- * What it models, each as the CUPTI API reference (cupti_activity.h,
- * cupti_callbacks.h of CUDA 13.0) documents it:
+ * What it models, each as CUPTI's documentation says: the API reference
+ * (cupti_activity.h, cupti_callbacks.h of CUDA 13.0; online "CUPTI Activity
+ * API", docs.nvidia.com/cupti/api) and the User Guide ("CUPTI
+ * Initialization", docs.nvidia.com/cupti/main):
  *  - cuptiActivityRegisterTimestampCallback after a kind is enabled:
  *    CUPTI_ERROR_INVALID_OPERATION (the callback must come first);
- *  - cuptiSubscribe: one subscriber per process; a second one, or any when
- *    FAKE_CUPTI_SUBSCRIBED=1 (another tool holds it), gets
- *    CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+ *  - cuptiSubscribe: one subscriber per process (User Guide, "CUPTI
+ *    Initialization": "If another CUPTI client is already subscribed,
+ *    cuptiSubscribe() will return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_
+ *    SUPPORTED"; CUDA 13.3 drivers lift the limit, 13.0 does not): a second
+ *    one, or any when FAKE_CUPTI_SUBSCRIBED=1 (another tool holds it), is
+ *    refused;
  *  - CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER: default 1, "activity
  *    buffers per-thread": every thread that records gets a buffer of its
  *    own from the buffer-request callback; set before the callbacks;
@@ -34,8 +39,11 @@
  *  - a buffer request answered with size 0 drops that buffer's records,
  *    reported once by cuptiActivityGetNumDroppedRecords;
  *  - CUDA graphs: every kernel node of a cudaGraphLaunch carries the
- *    launch's correlationId (CUpti_ActivityKernel10.correlationId, graphId,
- *    graphNodeId);
+ *    launch's correlationId (CUpti_ActivityKernel10.correlationId "identical
+ *    to the correlation ID in the driver or runtime API activity record
+ *    that launched the kernel"; CUpti_ActivityGraphTrace2: "Each graph
+ *    launch is assigned a unique correlation ID"), with graphId and
+ *    graphNodeId;
  *  - a second client in the process (the PyTorch profiler) may disable the
  *    kinds, register its own timestamp callback and buffer callbacks: CUPTI
  *    keeps one set of callbacks, so from then on every buffer, including
