@@ -493,12 +493,11 @@ static int lp_kineto_module(struct dl_phdr_info *info, size_t size, void *found)
  * capture never depends on it. LATPROF_CUDA_SUBSCRIBE=0/1 overrides. */
 static void lp_subscribe(void)
 {
-	const char *env = getenv("LATPROF_CUDA_SUBSCRIBE");
-	int kineto = 0;
+	/* 0: leave it free, 1: take it if free, else (unset) decide here */
+	uint32_t mode = lp_env_u32("LATPROF_CUDA_SUBSCRIBE", 2, 0, 1);
+	int kineto = mode == 0;
 	CUptiResult r;
-	if (env && *env)
-		kineto = *env == '0';
-	else
+	if (mode == 2)
 		dl_iterate_phdr(lp_kineto_module, &kineto);
 	if (kineto) {
 		lp_cupti_status(LP_CUDA_NOTE, 0, 0, 0,
