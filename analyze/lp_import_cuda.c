@@ -484,6 +484,12 @@ static void cuda_why_not(struct lp_import *imp, struct cuda_state *s, char *out,
 			 "buffer callbacks: the GPU records went to it, their number unknown");
 		return;
 	}
+	if (p->started && p->stats.conflicts & LP_CUDA_CONFLICT_FLUSH_TIMEOUT) {
+		snprintf(out, len,
+			 "the flush at exit did not finish in time (CUPTI did not return): the "
+			 "GPU records are missing, their number unknown");
+		return;
+	}
 	if (p->started) {
 		snprintf(out, len, "CUPTI ran but the app launched no GPU work");
 		return;

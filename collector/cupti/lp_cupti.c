@@ -112,7 +112,9 @@ static void CUPTIAPI lp_buf_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	errno = saved;
 }
 
-static void lp_write_stats(void)
+/* with_names: also the filtered APIs' counts, whose names may need CUPTI
+ * (cuptiGetCallbackName): not where CUPTI may be stuck holding its locks. */
+static void lp_write_stats(int with_names)
 {
 	struct lp_cupti_counts c = {
 	    .records = __atomic_load_n(&lp_records, __ATOMIC_RELAXED),
@@ -122,7 +124,8 @@ static void lp_write_stats(void)
 	    .foreign_ts = __atomic_load_n(&lp_foreign_ts, __ATOMIC_RELAXED),
 	    .filtered = __atomic_load_n(&lp_filtered, __ATOMIC_RELAXED),
 	};
-	lp_cupti_api_counts();
+	if (with_names)
+		lp_cupti_api_counts();
 	lp_cupti_stats(&c, __atomic_load_n(&lp_dropped, __ATOMIC_RELAXED),
 		       __atomic_load_n(&lp_buffers, __ATOMIC_RELAXED),
 		       __atomic_load_n(&lp_denied, __ATOMIC_RELAXED),
@@ -148,7 +151,7 @@ static void lp_flush(void)
 		__atomic_or_fetch(&lp_conflicts, LP_CUDA_CONFLICT_CALLBACKS, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&lp_foreign_ts, __ATOMIC_RELAXED))
 		__atomic_or_fetch(&lp_conflicts, LP_CUDA_CONFLICT_CLOCK, __ATOMIC_RELAXED);
-	lp_write_stats();
+	lp_write_stats(1);
 	errno = saved;
 }
 
@@ -310,7 +313,7 @@ static void lp_final_flush(const char *why, int in_signal)
 		if (n <= 0) {
 			__atomic_or_fetch(&lp_conflicts, LP_CUDA_CONFLICT_FLUSH_TIMEOUT,
 					  __ATOMIC_RELAXED);
-			lp_write_stats();
+			lp_write_stats(0);
 		} else {
 			__atomic_store_n(&lp_final_ok, 1, __ATOMIC_RELEASE);
 		}

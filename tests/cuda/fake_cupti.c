@@ -263,10 +263,16 @@ FAKE_EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t ms)
 	return CUPTI_SUCCESS;
 }
 
+/* FAKE_CUPTI_FLUSH_HANGS=1: a forced flush never returns (a driver stuck
+ * on a dead device), so the collector's bound on its exit is tested. */
 FAKE_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
 	static struct fbuf *v[8192 + FAKE_SLOTS];
+	const char *hang = getenv("FAKE_CUPTI_FLUSH_HANGS");
 	fake_child_hang();
+	if (hang && *hang == '1' && (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED))
+		for (;;)
+			pause();
 	pthread_mutex_lock(&fake_lock);
 	int n = fake_take(v, 8192 + FAKE_SLOTS, flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED, 0);
 	pthread_mutex_unlock(&fake_lock);
