@@ -509,7 +509,9 @@ static void lp_subscribe(void)
 		return;
 	}
 	if ((r = lp_cupti.Subscribe(&lp_sub, lp_callback, NULL)) != CUPTI_SUCCESS) {
-		__atomic_or_fetch(&lp_conflicts, LP_CUDA_CONFLICT_SUBSCRIBER, __ATOMIC_RELAXED);
+		if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+			__atomic_or_fetch(&lp_conflicts, LP_CUDA_CONFLICT_SUBSCRIBER,
+					  __ATOMIC_RELAXED);
 		lp_report(LP_CUDA_NOTE, r, 0,
 			  "cuptiSubscribe; capture goes on without the flush at "
 			  "cudaDeviceReset");
