@@ -32,7 +32,7 @@
 #define LP_DEFAULT_FLUSH_MS 200u
 /* The final flush (exit, _exit, a fatal signal) waits this long in all,
  * of which at most LP_SYNC_MS for the GPU to finish what it runs. */
-#define LP_EXIT_MS 2000
+#define LP_EXIT_MS 3000
 #define LP_SYNC_MS 1000
 
 static pthread_once_t lp_once = PTHREAD_ONCE_INIT;
@@ -164,10 +164,11 @@ static void lp_flush(void)
  * synchronize runs on a throwaway thread that the flush thread waits for
  * at most LP_SYNC_MS; the flush thread then flushes; whoever asked for the
  * final flush (exit path or signal handler) waits for the flush thread at
- * most LP_EXIT_MS, then lets the process go. What a hung synchronize or
- * flush held back is lost, and the stats record written before says so
- * only when the flush got that far (LP_CUDA_CONFLICT_FLUSH_TIMEOUT is set
- * by the next stats record: a timed-out exit path writes one itself).
+ * most LP_EXIT_MS, then lets the process go. A hung synchronize costs
+ * only its bound: the flush then returns the kernels still running with
+ * end 0, dropped and counted. What a hung flush held back is lost; the
+ * waiting thread then writes a stats record with
+ * LP_CUDA_CONFLICT_FLUSH_TIMEOUT, so the loss is said, not hidden.
  */
 static int lp_req_fd = -1, lp_done_fd = -1; /* eventfds: ask, answered */
 static int lp_final_once, lp_final_ok;
