@@ -513,8 +513,8 @@ static void cuda_why_not(struct lp_import *imp, struct cuda_state *s, char *out,
 /* "subscriber,callbacks": the names of LP_CUDA_CONFLICT_* bits; 0 none. */
 static int cuda_conflicts(unsigned m, char *out, size_t len)
 {
-	static const char *const names[] = {"subscriber", "callbacks", "clock", "flush_timeout",
-					    "buffers"};
+	static const char *const names[] = {"subscriber",    "callbacks", "clock",
+					    "flush_timeout", "buffers",	  "stopped"};
 	size_t l = 0;
 	out[0] = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
@@ -529,6 +529,10 @@ static const char *cuda_conflict_note(unsigned m)
 	if (m & LP_CUDA_CONFLICT_CALLBACKS)
 		return "; another CUPTI client (the PyTorch profiler?) took the activity buffers "
 		       "during the run: records after that are missing, their number unknown";
+	if (m & LP_CUDA_CONFLICT_STOPPED)
+		return "; the capture stopped before the exit (another CUPTI client disabled the "
+		       "activity kinds or took the buffers): records after that are missing, their "
+		       "number unknown";
 	if (m & LP_CUDA_CONFLICT_FLUSH_TIMEOUT)
 		return "; the flush at exit did not finish in time: the last records are "
 		       "missing, their number unknown";
@@ -609,8 +613,8 @@ static int cuda_finish(struct lp_import *imp, void *state)
 			 "calls in %d process%s; %s%lld records dropped by CUPTI%s%s%s",
 			 s->kernels, s->memcpys, s->memsets, s->syncs, s->api, s->procs_captured,
 			 s->procs_captured == 1 ? "" : "es",
-			 s->conflicts &
-				 (LP_CUDA_CONFLICT_CALLBACKS | LP_CUDA_CONFLICT_FLUSH_TIMEOUT)
+			 s->conflicts & (LP_CUDA_CONFLICT_CALLBACKS |
+					 LP_CUDA_CONFLICT_FLUSH_TIMEOUT | LP_CUDA_CONFLICT_STOPPED)
 			     ? "at least "
 			     : "",
 			 s->dropped, cuda_conflict_note(s->conflicts),

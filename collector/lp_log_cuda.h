@@ -165,6 +165,8 @@ struct lp_rec_cuda_stats {
 #define LP_CUDA_CONFLICT_CLOCK 0x4u	    /* records not on latprof's clock */
 #define LP_CUDA_CONFLICT_FLUSH_TIMEOUT 0x8u /* the final flush did not finish in time */
 #define LP_CUDA_CONFLICT_BUFFERS 0x10u	    /* buffer requests refused: records lost */
+#define LP_CUDA_CONFLICT_STOPPED                                                                   \
+	0x20u /* capture ended before the exit: kinds off or buffers taken */
 
 /* A runtime or driver API that is counted, not recorded call by call
  * (cudaGetDevice, cuCtxGetCurrent...): totals so far, the latest wins. */

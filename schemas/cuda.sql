@@ -154,7 +154,7 @@ CREATE TABLE cuda_capture (
   bad_timestamps INTEGER NOT NULL DEFAULT 0,  -- dropped: start/end 0 or end < start (work still running at a forced flush)
   foreign_timestamps INTEGER NOT NULL DEFAULT 0, -- dropped: stamped by another CUPTI client's clock
   filtered_api   INTEGER NOT NULL DEFAULT 0,  -- API calls kept as counts only (cuda_api_counts)
-  conflicts      TEXT                -- what limited the capture: subscriber, callbacks, clock, flush_timeout, buffers
+  conflicts      TEXT                -- what limited the capture: subscriber, callbacks, clock, flush_timeout, buffers, stopped
 );
 
 -- Query APIs called by the thousand (cudaGetDevice, cuCtxGetCurrent...):

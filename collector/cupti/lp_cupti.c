@@ -44,6 +44,7 @@ static uint32_t lp_max_buffers;
 static uint32_t lp_outstanding;
 static uint64_t lp_buffers, lp_denied, lp_dropped;
 static uint64_t lp_records, lp_unknown, lp_log_drops, lp_bad_ts, lp_foreign_ts, lp_filtered;
+static int lp_driver_traced; /* the DRIVER kind is enabled: the final flush can probe */
 
 static uint64_t CUPTIAPI lp_cupti_clock(void)
 {
@@ -139,13 +140,28 @@ static void lp_write_stats(int with_names)
  * returned to our callback: another client (the PyTorch profiler) has
  * registered its own buffer callbacks since, and what CUPTI records now
  * goes to it; the stats say so instead of claiming nothing was lost. */
-static void lp_flush(void)
+static void lp_flush_ex(int probe)
 {
 	if (!__atomic_load_n(&lp_started, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&lp_in_child, __ATOMIC_ACQUIRE))
 		return;
 	int saved = errno;
+	/* The probe: one driver call of our own, whose record must come back
+	 * in this flush while our kinds and callbacks are still CUPTI's. A
+	 * client that disabled the kinds (the PyTorch profiler at its stop) or
+	 * took the callbacks leaves no other trace. Not under buffer pressure:
+	 * a refused buffer would lose the probe too (and that loss is said). */
+	CUresult (*cur)(CUcontext *) =
+	    probe && lp_driver_traced && !__atomic_load_n(&lp_denied, __ATOMIC_RELAXED)
+		? (CUresult(*)(CUcontext *))lp_cupti_driver_sym("cuCtxGetCurrent")
+		: NULL;
+	uint64_t seen = lp_cupti_probe_seen();
+	CUcontext ctx;
+	if (cur && cur(&ctx) != CUDA_SUCCESS)
+		cur = NULL;
 	lp_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	if (cur && lp_cupti_probe_seen() == seen)
+		__atomic_or_fetch(&lp_conflicts, LP_CUDA_CONFLICT_STOPPED, __ATOMIC_RELAXED);
 	lp_add_dropped(NULL, 0);
 	if (__atomic_load_n(&lp_outstanding, __ATOMIC_RELAXED))
 		__atomic_or_fetch(&lp_conflicts, LP_CUDA_CONFLICT_CALLBACKS, __ATOMIC_RELAXED);
@@ -153,6 +169,11 @@ static void lp_flush(void)
 		__atomic_or_fetch(&lp_conflicts, LP_CUDA_CONFLICT_CLOCK, __ATOMIC_RELAXED);
 	lp_write_stats(1);
 	errno = saved;
+}
+
+static void lp_flush(void)
+{
+	lp_flush_ex(0);
 }
 
 /* ---- the final flush: every exit path latprof sees -------------------
@@ -245,10 +266,11 @@ static void lp_sync_bounded(void)
 	pthread_attr_destroy(&a);
 }
 
-static void lp_sync_and_flush(void)
+/* probe: on the flush thread only, whose driver calls are told apart. */
+static void lp_sync_and_flush(int probe)
 {
 	lp_sync_bounded();
-	lp_flush();
+	lp_flush_ex(probe);
 }
 
 /* The flush thread: blocks every signal (the app's signals are the app's
@@ -260,13 +282,14 @@ static void *lp_flusher(void *arg)
 	(void)arg;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	lp_cupti_probe_thread(lp_tid());
 	for (;;) {
 		if (read(lp_req_fd, &v, sizeof(v)) != sizeof(v)) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			return NULL;
 		}
-		lp_sync_and_flush();
+		lp_sync_and_flush(1);
 		v = 1;
 		if (write(lp_done_fd, &v, sizeof(v)) < 0)
 			return NULL;
@@ -319,7 +342,7 @@ static void lp_final_flush(const char *why, int in_signal)
 			__atomic_store_n(&lp_final_ok, 1, __ATOMIC_RELEASE);
 		}
 	} else if (!in_signal) {
-		lp_sync_and_flush();
+		lp_sync_and_flush(0);
 		__atomic_store_n(&lp_final_ok, 1, __ATOMIC_RELEASE);
 	}
 	lp_cupti_status(LP_CUDA_FLUSHED, 0, 0, 0, why);
@@ -462,6 +485,8 @@ static int lp_enable_kinds(void)
 		snprintf(what, sizeof(what), "cuptiActivityEnable(%s)", lp_kinds[i].name);
 		if (r == CUPTI_SUCCESS) {
 			n++;
+			if (lp_kinds[i].kind == CUPTI_ACTIVITY_KIND_DRIVER)
+				lp_driver_traced = 1;
 		} else if (lp_kinds[i].required) {
 			lp_report(LP_CUDA_START_FAILED, r, lp_kinds[i].kind, what);
 			return -1;

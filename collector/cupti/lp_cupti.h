@@ -36,6 +36,13 @@ void lp_cupti_stats(const struct lp_cupti_counts *c, uint64_t dropped, uint64_t 
 /* Writes one LP_REC_CUDA_API_COUNT record per filtered API seen so far. */
 void lp_cupti_api_counts(void);
 
+/* The collector's flush thread calls cuCtxGetCurrent before its final
+ * forced flush: that call's DRIVER record coming back proves the capture
+ * still ran to the end. Records of that call on thread tid are counted
+ * here (lp_cupti_probe_seen), not imported. */
+void lp_cupti_probe_thread(uint32_t tid);
+uint64_t lp_cupti_probe_seen(void);
+
 /* The CUDA driver's function name, from the loaded libcuda.so.1 (the
  * driver is what loads this library), else the global scope. */
 void *lp_cupti_driver_sym(const char *name);

@@ -251,8 +251,27 @@ static const struct {
 #define LP_NFILTERED (sizeof(lp_filtered_apis) / sizeof(lp_filtered_apis[0]))
 static uint64_t lp_filtered_calls[LP_NFILTERED], lp_filtered_ns[LP_NFILTERED];
 
+static uint32_t lp_probe_tid;
+static uint64_t lp_probe_seen;
+
+void lp_cupti_probe_thread(uint32_t tid)
+{
+	__atomic_store_n(&lp_probe_tid, tid, __ATOMIC_RELEASE);
+}
+
+uint64_t lp_cupti_probe_seen(void)
+{
+	return __atomic_load_n(&lp_probe_seen, __ATOMIC_ACQUIRE);
+}
+
 static int lp_filtered(const CUpti_ActivityAPI *a, int driver)
 {
+	uint32_t probe = __atomic_load_n(&lp_probe_tid, __ATOMIC_ACQUIRE);
+	if (probe && driver && a->threadId == probe &&
+	    a->cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent) {
+		__atomic_add_fetch(&lp_probe_seen, 1, __ATOMIC_RELEASE);
+		return 2; /* the collector's own call: neither recorded nor counted */
+	}
 	for (size_t i = 0; i < LP_NFILTERED; i++)
 		if (lp_filtered_apis[i].driver == driver && lp_filtered_apis[i].cbid == a->cbid) {
 			__atomic_add_fetch(&lp_filtered_calls[i], 1, __ATOMIC_RELAXED);
@@ -432,10 +451,12 @@ static int lp_tr_one(const CUpti_Activity *a, uint64_t limit, struct lp_cupti_co
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
 	case CUPTI_ACTIVITY_KIND_DRIVER:
 		bad = LP_TS(CUpti_ActivityAPI, a, start, end);
-		if (!bad && lp_filtered((const CUpti_ActivityAPI *)a,
-					a->kind == CUPTI_ACTIVITY_KIND_DRIVER)) {
-			c->filtered++;
-			return 1;
+		if (!bad) {
+			int f = lp_filtered((const CUpti_ActivityAPI *)a,
+					    a->kind == CUPTI_ACTIVITY_KIND_DRIVER);
+			c->filtered += f == 1;
+			if (f)
+				return 1;
 		}
 		break;
 	case CUPTI_ACTIVITY_KIND_OVERHEAD:

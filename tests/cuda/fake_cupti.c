@@ -78,6 +78,7 @@ static CUpti_TimestampCallbackFunc fake_clock;
 static CUpti_CallbackFunc fake_cb;
 static void *fake_cb_data;
 static int fake_subscribed, fake_enabled, fake_reset_cb, fake_registered;
+static unsigned char fake_kind_on[CUPTI_ACTIVITY_KIND_COUNT]; /* fake_enabled counts them */
 static int fake_per_thread = 1, fake_hold;
 static unsigned fake_period_ms = 100;
 static size_t fake_dropped;
@@ -245,15 +246,19 @@ FAKE_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 	const char *refuse = getenv("FAKE_CUPTI_REFUSE_MEMCPY2");
 	if (kind == CUPTI_ACTIVITY_KIND_MEMCPY2 && refuse && *refuse == '1')
 		return CUPTI_ERROR_NOT_SUPPORTED;
-	fake_enabled++;
+	if ((unsigned)kind < CUPTI_ACTIVITY_KIND_COUNT && !fake_kind_on[kind]) {
+		fake_kind_on[kind] = 1;
+		fake_enabled++;
+	}
 	return CUPTI_SUCCESS;
 }
 
 FAKE_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 {
-	(void)kind;
-	if (fake_enabled)
+	if ((unsigned)kind < CUPTI_ACTIVITY_KIND_COUNT && fake_kind_on[kind]) {
+		fake_kind_on[kind] = 0;
 		fake_enabled--;
+	}
 	return CUPTI_SUCCESS;
 }
 
@@ -481,6 +486,28 @@ FAKE_EXPORT int fake_cupti_queries(int n)
 			 100);
 	pthread_mutex_unlock(&fake_lock);
 	return n;
+}
+
+/* A driver API call (the app's cuCtxGetCurrent): a DRIVER record of 100 ns
+ * when that kind is enabled, as CUPTI traces every driver call. */
+FAKE_EXPORT void fake_cupti_driver_call(uint32_t cbid)
+{
+	struct fbuf *o;
+	pthread_mutex_lock(&fake_lock);
+	if (fake_kind_on[CUPTI_ACTIVITY_KIND_DRIVER] && fake_clock && fake_req) {
+		CUpti_ActivityAPI *a = fake_room(sizeof(*a), &o);
+		if (a) {
+			uint64_t t = fake_clock();
+			a->kind = CUPTI_ACTIVITY_KIND_DRIVER;
+			a->cbid = cbid;
+			a->start = t;
+			a->end = t + 100;
+			a->processId = (uint32_t)getpid();
+			a->threadId = fake_tid();
+			a->correlationId = ++fake_corr;
+		}
+	}
+	pthread_mutex_unlock(&fake_lock);
 }
 
 /* What the device does when the host synchronizes: running kernels end. */

@@ -24,6 +24,9 @@
  *   queries       20 requests x (50 launches + 100 cudaGetDevice)
  *   kineto        10 requests; then a second CUPTI client (the PyTorch
  *                 profiler) takes the callbacks for 5 requests and stops
+ *   kineto-late   as kineto, but what is complete is flushed to latprof
+ *                 first, and 5 more requests follow the profiler's stop
+ *                 (its kinds off: not recorded)
  *   fork          10 requests, fork (child exits at once), wait <= 5 s
  *   init          InitializeInjection only, then "initialized PATH" and exit 0
  * Prints "launches N written W" (W = records the stand-in stored).
@@ -96,6 +99,14 @@ EXPORT CUresult cuCtxSynchronize(void)
 		gpu_sync();
 	return CUDA_SUCCESS;
 }
+static void (*driver_call)(uint32_t cbid);
+EXPORT CUresult cuCtxGetCurrent(CUcontext *ctx)
+{
+	if (driver_call)
+		driver_call(CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent);
+	*ctx = (CUcontext)0x1;
+	return CUDA_SUCCESS;
+}
 EXPORT CUresult cuDeviceGetPCIBusId(char *out, int len, CUdevice dev)
 {
 	(void)dev;
@@ -132,7 +143,7 @@ static uint64_t CUPTIAPI kineto_clock(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int kineto(void *cupti, int requests, int per)
+static int kineto(void *cupti, int requests, int per, int flush_first)
 {
 #define SYM(n) __typeof__(&n) p_##n = (__typeof__(&n))dlsym(cupti, #n)
 	SYM(cuptiActivityDisable);
@@ -146,10 +157,11 @@ static int kineto(void *cupti, int requests, int per)
 	static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 						   CUPTI_ACTIVITY_KIND_RUNTIME};
 	int written = 0;
-	/* profiler start: kinds off so its clock may be set, its callbacks */
-	for (int round = 0; round < 16; round++)
-		for (size_t i = 0; i < 2; i++)
-			p_cuptiActivityDisable(kinds[i]);
+	if (flush_first) /* what is complete so far goes to the first client */
+		p_cuptiActivityFlushAll(0);
+	/* profiler start: every kind off so its clock may be set, its callbacks */
+	for (int k = 0; k < CUPTI_ACTIVITY_KIND_COUNT; k++)
+		p_cuptiActivityDisable((CUpti_ActivityKind)k);
 	p_cuptiActivityRegisterTimestampCallback(kineto_clock);
 	p_cuptiActivityRegisterCallbacks(kineto_req, kineto_done);
 	for (size_t i = 0; i < 2; i++)
@@ -220,6 +232,7 @@ int main(int argc, char **argv)
 	graph = cupti ? (int (*)(int))dlsym(cupti, "fake_cupti_graph") : NULL;
 	queries = cupti ? (int (*)(int))dlsym(cupti, "fake_cupti_queries") : NULL;
 	gpu_sync = cupti ? (void (*)(void))dlsym(cupti, "fake_cupti_sync") : NULL;
+	driver_call = cupti ? (void (*)(uint32_t))dlsym(cupti, "fake_cupti_driver_call") : NULL;
 	void (*reset)(void) =
 	    cupti ? (void (*)(void))dlsym(cupti, "fake_cupti_device_reset") : NULL;
 	if (!emit_ex || !reset || !graph || !queries || !gpu_sync)
@@ -228,7 +241,7 @@ int main(int argc, char **argv)
 	int kill_modes = mode_is(mode, "sigterm") || mode_is(mode, "uexit") ||
 			 mode_is(mode, "running") || mode_is(mode, "hung");
 	int requests = mode_is(mode, "reset-exit") || mode_is(mode, "kineto") ||
-			       mode_is(mode, "fork") || kill_modes
+			       mode_is(mode, "kineto-late") || mode_is(mode, "fork") || kill_modes
 			   ? 10
 		       : mode_is(mode, "limit") ? 4
 						: 20;
@@ -259,10 +272,13 @@ int main(int argc, char **argv)
 		usleep(200);
 		nvtxRangePop();
 	}
-	if (mode_is(mode, "kineto")) {
-		int k = kineto(cupti, 5, per);
+	if (mode_is(mode, "kineto") || mode_is(mode, "kineto-late")) {
+		int k = kineto(cupti, 5, per, mode_is(mode, "kineto-late"));
 		printf("kineto written %d\n", k);
 	}
+	if (mode_is(mode, "kineto-late")) /* after its stop: kinds off, not recorded */
+		for (int r = 0; r < 5; r++)
+			emit_ex(per, 0, 0);
 	printf("launches %d written %d\n", launches, written);
 	fflush(stdout);
 	if (mode_is(mode, "reset-exit")) {
