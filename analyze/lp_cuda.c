@@ -25,6 +25,9 @@ int lp_cuda_capture_read(sqlite3 *db, struct lp_cuda_capture *c)
 		 v ? v : "not captured: this database predates CUDA capture");
 	v = lp_db_meta(db, "cuda.dropped_records", buf, sizeof(buf));
 	c->dropped = v ? atoll(v) : 0;
+	v = lp_db_meta(db, "cuda.conflicts", buf, sizeof(buf));
+	c->missing_unknown =
+	    v && (strstr(v, "callbacks") || strstr(v, "flush_timeout") || strstr(v, "stopped"));
 	return 0;
 }
 

@@ -22,6 +22,9 @@ struct lp_cuda_capture {
 	int captured;	  /* meta cuda.captured */
 	char status[800]; /* meta cuda.status */
 	int64_t dropped;  /* records CUPTI dropped */
+	/* more were lost, in a number nobody knows: another CUPTI client took
+	 * the capture, or the flush at exit hung (meta cuda.conflicts) */
+	int missing_unknown;
 };
 
 /* device: the CUDA device ordinal of the row's work; -1 when the capture

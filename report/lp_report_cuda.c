@@ -202,9 +202,11 @@ void lp_cuda_write_json(FILE *f, const struct lp_cuda_report *r)
 		r->cap.captured ? "true" : "false");
 	lp_json_str(f, r->cap.status);
 	fprintf(f,
-		", \"cupti_dropped_records\": %" PRId64 ", \"total_ns\": %" PRId64
-		", \"devices\": %" PRId64 ", \"by_device\": %s,\n \"rows\": [",
-		r->cap.dropped, r->total_ns, r->devices, r->devices > 1 ? "true" : "false");
+		", \"cupti_dropped_records\": %" PRId64 ", \"records_missing_unknown\": %s"
+		", \"total_ns\": %" PRId64 ", \"devices\": %" PRId64
+		", \"by_device\": %s,\n \"rows\": [",
+		r->cap.dropped, r->cap.missing_unknown ? "true" : "false", r->total_ns, r->devices,
+		r->devices > 1 ? "true" : "false");
 	for (size_t i = 0; i < r->n; i++) {
 		fputs(i ? ",\n  {" : "\n  {", f);
 		json_dev(f, r, i);

@@ -201,10 +201,16 @@ check(q1(c, "SELECT count(*) FROM kernels") == launches and cap["conflicts"] == 
       "stopped before the exit" in status and "unknown" in status and "at least" in status,
       f"kineto-late: the {launches} kernels before the profiler kept; conflicts "
       f"'{cap['conflicts']}'; {status}")
+p = latprof("report", os.path.join(d, "kineto-late.db"), "--kernels", "--format", "json",
+            check=0)
+check(json.loads(p.stdout)["records_missing_unknown"] is True,
+      "the kernels view's JSON says records are missing in an unknown number")
 c, launches, written = run("normal", "probe")
 check(capture(c)["conflicts"] is None and
       q1(c, "SELECT count(*) FROM cuda_api_counts") == 0,
       "a capture that ran to the end: the probe came back, and is not counted as the app's")
+p = latprof("report", os.path.join(d, "probe.db"), "--kernels", "--format", "json", check=0)
+check(json.loads(p.stdout)["records_missing_unknown"] is False, "and nothing missing is claimed")
 
 # fork without exec after CUDA started: the child leaves CUPTI alone at its
 # exit (a flush there hangs inside libcupti).
