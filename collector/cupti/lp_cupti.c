@@ -202,6 +202,7 @@ static int lp_sync_done;
 static void *lp_sync_devices(void *arg)
 {
 	(void)arg;
+	lp_cupti_own_thread(lp_tid());
 	CUresult (*count)(int *) = (CUresult(*)(int *))lp_cupti_driver_sym("cuDeviceGetCount");
 	CUresult (*get)(CUdevice *, int) =
 	    (CUresult(*)(CUdevice *, int))lp_cupti_driver_sym("cuDeviceGet");
@@ -282,7 +283,7 @@ static void *lp_flusher(void *arg)
 	(void)arg;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	lp_cupti_probe_thread(lp_tid());
+	lp_cupti_own_thread(lp_tid());
 	for (;;) {
 		if (read(lp_req_fd, &v, sizeof(v)) != sizeof(v)) {
 			if (errno == EINTR || errno == EAGAIN)

@@ -36,11 +36,11 @@ void lp_cupti_stats(const struct lp_cupti_counts *c, uint64_t dropped, uint64_t 
 /* Writes one LP_REC_CUDA_API_COUNT record per filtered API seen so far. */
 void lp_cupti_api_counts(void);
 
-/* The collector's flush thread calls cuCtxGetCurrent before its final
- * forced flush: that call's DRIVER record coming back proves the capture
- * still ran to the end. Records of that call on thread tid are counted
- * here (lp_cupti_probe_seen), not imported. */
-void lp_cupti_probe_thread(uint32_t tid);
+/* The collector's own threads (tid): their API records are not the app's
+ * and are not imported. Its flush thread calls cuCtxGetCurrent before the
+ * final forced flush: that call's DRIVER record coming back (counted by
+ * lp_cupti_probe_seen) proves the capture still ran to the end. */
+void lp_cupti_own_thread(uint32_t tid);
 uint64_t lp_cupti_probe_seen(void);
 
 /* The CUDA driver's function name, from the loaded libcuda.so.1 (the

@@ -251,12 +251,21 @@ static const struct {
 #define LP_NFILTERED (sizeof(lp_filtered_apis) / sizeof(lp_filtered_apis[0]))
 static uint64_t lp_filtered_calls[LP_NFILTERED], lp_filtered_ns[LP_NFILTERED];
 
-static uint32_t lp_probe_tid;
+/* The collector's own threads (the flush thread, the synchronize threads):
+ * their driver calls are latprof's, not the app's. */
+#define LP_OWN_MAX 8
+static uint32_t lp_own_tids[LP_OWN_MAX];
 static uint64_t lp_probe_seen;
 
-void lp_cupti_probe_thread(uint32_t tid)
+void lp_cupti_own_thread(uint32_t tid)
 {
-	__atomic_store_n(&lp_probe_tid, tid, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < LP_OWN_MAX; i++) {
+		uint32_t none = 0;
+		if (__atomic_compare_exchange_n(&lp_own_tids[i], &none, tid, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE) ||
+		    none == tid)
+			return;
+	}
 }
 
 uint64_t lp_cupti_probe_seen(void)
@@ -264,13 +273,19 @@ uint64_t lp_cupti_probe_seen(void)
 	return __atomic_load_n(&lp_probe_seen, __ATOMIC_ACQUIRE);
 }
 
+/* 1: a filtered call (counted), 2: one of the collector's own (the final
+ * flush's probe counted apart), 0: an app call to record. */
 static int lp_filtered(const CUpti_ActivityAPI *a, int driver)
 {
-	uint32_t probe = __atomic_load_n(&lp_probe_tid, __ATOMIC_ACQUIRE);
-	if (probe && driver && a->threadId == probe &&
-	    a->cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent) {
-		__atomic_add_fetch(&lp_probe_seen, 1, __ATOMIC_RELEASE);
-		return 2; /* the collector's own call: neither recorded nor counted */
+	for (size_t i = 0; i < LP_OWN_MAX; i++) {
+		uint32_t own = __atomic_load_n(&lp_own_tids[i], __ATOMIC_ACQUIRE);
+		if (!own)
+			break;
+		if (a->threadId != own)
+			continue;
+		if (driver && a->cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent)
+			__atomic_add_fetch(&lp_probe_seen, 1, __ATOMIC_RELEASE);
+		return 2; /* neither recorded nor counted as the app's */
 	}
 	for (size_t i = 0; i < LP_NFILTERED; i++)
 		if (lp_filtered_apis[i].driver == driver && lp_filtered_apis[i].cbid == a->cbid) {
