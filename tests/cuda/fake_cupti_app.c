@@ -151,12 +151,17 @@ static int kineto(void *cupti, int requests, int per, int flush_first)
 	SYM(cuptiActivityRegisterTimestampCallback);
 	SYM(cuptiActivityRegisterCallbacks);
 	SYM(cuptiActivityFlushAll);
+	SYM(cuptiSubscribe);
 #undef SYM
 	next_rec = (CUptiResult(*)(uint8_t *, size_t, CUpti_Activity **))dlsym(
 	    cupti, "cuptiActivityGetNextRecord");
 	static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 						   CUPTI_ACTIVITY_KIND_RUNTIME};
 	int written = 0;
+	/* the profiler's own callbacks need CUPTI's one subscriber */
+	CUpti_SubscriberHandle sub;
+	printf("kineto subscribe %s\n",
+	       p_cuptiSubscribe(&sub, NULL, NULL) == CUPTI_SUCCESS ? "ok" : "refused");
 	if (flush_first) /* what is complete so far goes to the first client */
 		p_cuptiActivityFlushAll(0);
 	/* profiler start: every kind off so its clock may be set, its callbacks */
@@ -217,6 +222,11 @@ static int mode_is(const char *mode, const char *m)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "normal";
+	/* FAKE_APP_DLOPEN: a library loaded before CUDA starts, as PyTorch has
+	 * libtorch_cuda loaded by then */
+	const char *pre = getenv("FAKE_APP_DLOPEN");
+	if (pre && *pre && !dlopen(pre, RTLD_NOW | RTLD_LOCAL))
+		return fprintf(stderr, "fake_cupti_app: %s\n", dlerror()), 3;
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
 	void *h = inj ? dlopen(inj, RTLD_NOW) : NULL;
 	int (*init)(void) = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;

@@ -17,6 +17,7 @@ the collector handled it."""
 import json
 import os
 import re
+import shutil
 
 from lptest import *
 
@@ -189,6 +190,22 @@ check("another CUPTI client" in status and "unknown" in status, f"cuda.status: {
 check("callbacks" in q1(c, "SELECT value FROM meta WHERE key = 'cuda.conflicts'"),
       "meta cuda.conflicts")
 check("kineto records 15" in run.stdout, "the second client got the records")
+
+# CUPTI's one subscriber: latprof takes it in a plain CUDA process (the
+# profiler's subscribe is then refused), leaves it free where PyTorch is
+# loaded when CUDA starts (libtorch_cuda), and LATPROF_CUDA_SUBSCRIBE=0/1
+# decides when set.
+check("kineto subscribe refused" in run.stdout, "a plain process: latprof holds the subscriber")
+torch_lib = os.path.join(d, "libtorch_cuda.so")
+shutil.copy(os.path.join(fake, "libcupti.so.13"), torch_lib)
+c, launches, written = run("kineto", "kineto-torch", rc=2, FAKE_APP_DLOPEN=torch_lib)
+check("kineto subscribe ok" in run.stdout,
+      "libtorch_cuda loaded: the subscriber is left to the PyTorch profiler")
+c, launches, written = run("kineto", "kineto-env", rc=2, LATPROF_CUDA_SUBSCRIBE="0")
+check("kineto subscribe ok" in run.stdout, "LATPROF_CUDA_SUBSCRIBE=0 leaves it free")
+c, launches, written = run("kineto", "kineto-env1", rc=2, FAKE_APP_DLOPEN=torch_lib,
+                           LATPROF_CUDA_SUBSCRIBE="1")
+check("kineto subscribe refused" in run.stdout, "LATPROF_CUDA_SUBSCRIBE=1 takes it")
 
 # The profiler starts after latprof got its buffers back, and disables the
 # kinds at its stop: no buffer of latprof's is stranded, but the probe at the
