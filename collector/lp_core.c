@@ -1165,6 +1165,31 @@ void lp_core_on_log_open(void (*fn)(void))
 	g.on_open = fn;
 }
 
+static void (*lp_on_exit[4])(void);
+
+void lp_core_on_exit(void (*fn)(void))
+{
+	for (size_t i = 0; i < sizeof(lp_on_exit) / sizeof(lp_on_exit[0]); i++) {
+		void (*none)(void) = NULL;
+		if (__atomic_compare_exchange_n(&lp_on_exit[i], &none, fn, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE) ||
+		    none == fn)
+			return;
+	}
+}
+
+static void lp_run_on_exit(void)
+{
+	static int ran;
+	if (__atomic_exchange_n(&ran, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (size_t i = 0; i < sizeof(lp_on_exit) / sizeof(lp_on_exit[0]); i++) {
+		void (*fn)(void) = __atomic_load_n(&lp_on_exit[i], __ATOMIC_ACQUIRE);
+		if (fn)
+			fn();
+	}
+}
+
 void lp_core_after_fork_child(void)
 {
 	if (!lp_core_active())
@@ -1303,6 +1328,8 @@ void lp_core_exit(int status, unsigned how)
 		}
 		return;
 	}
+	if (!__atomic_load_n(&g.exited, __ATOMIC_ACQUIRE))
+		lp_run_on_exit(); /* before g.exited: their records still go to the log */
 	if (__atomic_exchange_n(&g.exited, 1, __ATOMIC_ACQ_REL))
 		return;
 	if (!__atomic_load_n(&g.log_open, __ATOMIC_ACQUIRE)) {

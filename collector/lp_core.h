@@ -48,6 +48,11 @@ LP_EXPORT int lp_core_in_vfork(void);
 /* fn runs on the thread that creates the log, right after the log's start
  * records (the interposer opens that thread's counters there). */
 LP_EXPORT void lp_core_on_log_open(void (*fn)(void));
+/* fn runs first in lp_core_exit (exit, _exit, _Exit, return from main, the
+ * core's destructor), once, before the exit record: a source that holds
+ * records outside the log (CUPTI's activity buffers) hands them over there.
+ * Several sources may register (up to 4); never in a vfork child. */
+LP_EXPORT void lp_core_on_exit(void (*fn)(void));
 /* Write the exit record (to the log, or to the table when there is none)
  * and mark the log closed. Safe to call twice. */
 LP_EXPORT void lp_core_exit(int status, unsigned how);
