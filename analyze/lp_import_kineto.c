@@ -144,6 +144,7 @@ struct kineto {
 	size_t ndevs;
 	int64_t min_ts, base_ns;
 	long long events, skipped, flows, truncated;
+	long long strings_cut; /* to LP_JSTR_KEEP bytes by the reader */
 	/* Counted as rows are written, for kfinish: rows whose correlation id
 	 * is 0 (flows may give them one), API calls per processes.id. */
 	long long no_corr;
@@ -193,16 +194,35 @@ static int kid(const struct kineto *k, const struct lp_jobj *o, enum lp_kkey key
 	return 1;
 }
 
+/* start and end in ns; end before start where dur is negative. */
 static int kts(struct kineto *k, const struct lp_jobj *o, int64_t *start, int64_t *end)
 {
 	const char *ts = kstr(k, o, KK_TS), *dur = kstr(k, o, KK_DUR);
 	int64_t d = 0;
 	if (!ts || lp_json_us_to_ns(ts, start) || (dur && lp_json_us_to_ns(dur, &d)))
 		return 0;
-	*end = *start + (d > 0 ? d : 0);
-	if (*start < k->min_ts)
-		k->min_ts = *start;
+	*end = *start + d;
 	return 1;
+}
+
+/* The kind lp_fx_bad_time counts an event of category c as. */
+static enum lp_fx_kind kkind(enum lp_kcat c)
+{
+	switch (c) {
+	case LP_K_KERNEL:
+		return LP_FXK_KERNEL;
+	case LP_K_MEMCPY:
+		return LP_FXK_MEMCPY;
+	case LP_K_MEMSET:
+		return LP_FXK_MEMSET;
+	case LP_K_SYNC:
+		return LP_FXK_SYNC;
+	case LP_K_RUNTIME:
+	case LP_K_DRIVER:
+		return LP_FXK_API;
+	default:
+		return LP_FXK_RANGE;
+	}
 }
 
 /* ---- GPU events ------------------------------------------------------------------------ */
@@ -462,6 +482,11 @@ static int kevent(struct kineto *k, const struct lp_jobj *o)
 		k->skipped++;
 		return 0;
 	}
+	/* A zero CUPTI timestamp is ts 0 (epoch clock) or -baseTimeNanoseconds. */
+	if (lp_fx_bad_time(&k->fx, kkind(c), k->base_ns + start, k->base_ns + end))
+		return 0;
+	if (start < k->min_ts)
+		k->min_ts = start;
 	struct lp_fx_op op;
 	const char *sync;
 	switch (c) {
@@ -494,6 +519,11 @@ static int kelement(void *ctx, int which, const struct lp_jobj *o)
 {
 	struct kineto *k = ctx;
 	return which == 1 ? kdevice(k, o) : kevent(k, o);
+}
+
+static void kcut(void *ctx, uint64_t strings)
+{
+	((struct kineto *)ctx)->strings_cut = (long long)strings;
 }
 
 static int ktop(void *ctx, const char *key, const char *val, enum lp_jtype type)
@@ -602,7 +632,7 @@ static int kfinish(struct kineto *k)
 static int kineto_fill(struct lp_import *imp, void *ctx)
 {
 	struct kineto *k = ctx;
-	static const struct lp_jstream_ops ops = {.element = kelement, .top = ktop};
+	static const struct lp_jstream_ops ops = {.element = kelement, .top = ktop, .cut = kcut};
 	k->imp = imp;
 	for (int i = 0; i < KK_N; i++)
 		lp_jkey_init(&k->keys[i], lp_kkey_paths[i]);
@@ -653,6 +683,7 @@ static int kineto_meta(struct lp_import *imp, void *ctx)
 	rc = rc ? rc : lp_import_meta(imp, "import.skipped_events", NULL, k->skipped);
 	rc = rc ? rc : lp_import_meta(imp, "import.flows", NULL, k->flows);
 	rc = rc ? rc : lp_import_meta(imp, "import.truncated_events", NULL, k->truncated);
+	rc = rc ? rc : lp_import_meta(imp, "import.truncated_strings", NULL, k->strings_cut);
 	if (rc == 0 && k->unit[0])
 		rc = lp_import_meta(imp, "import.display_time_unit", k->unit, 0);
 	return rc;

@@ -166,3 +166,33 @@ def stream_big(path, target_bytes):
             n += 1
         f.write('\n  ],\n  "traceName": "big"\n}\n')
     return n
+
+
+def huge_string(path, nbytes, where="stack"):
+    """training() plus one operator holding one string of nbytes of JSON text
+    (args "Call stack", where="stack"; or the name of one more kernel,
+    where="kernel", plain ASCII), written piece by piece. The stack text
+    mixes escapes and UTF-8 as Python stacks do."""
+    t = training()
+    t.op("aten::huge", 2_500_000, 10_000)
+    if where == "kernel":
+        t.orphan("K" * nbytes, 2_600_000, 1_000)
+        t.write(path)
+        return t
+    head, tail = t.text().rsplit(',\n  {"ph": "X", "cat": "Trace"', 1)
+    unit = 'torch/nn/modules/module.py(1501): _call_impl\\n caf\u00e9 \\"q\\" \\u00e9;'
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(head)
+        f.write(f',\n  {{"ph": "X", "cat": "{t.c["op"]}", "name": "aten::stack_holder", '
+                f'"pid": {PID}, "tid": {TID}, "ts": {us(t.base + 2_700_000)}, "dur": 1.000, '
+                f'"args": {{"Call stack": "')
+        left, piece = nbytes, unit * (1 << 14)
+        blen = len(piece.encode())
+        while left >= blen:
+            f.write(piece)
+            left -= blen
+        f.write("x" * left)
+        f.write('"}}')
+        f.write(',\n  {"ph": "X", "cat": "Trace"' + tail)
+    t.expect["ops"] += 1
+    return t
