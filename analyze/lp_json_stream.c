@@ -470,8 +470,9 @@ struct jlex {
 struct jreader {
 	struct jparse *p;
 	yajl_handle h;
-	uint64_t fed; /* JSON bytes read before the piece yajl has now */
-	uint64_t cut; /* strings cut to LP_JSTR_KEEP bytes */
+	uint64_t fed;  /* JSON bytes read before the piece yajl has now */
+	uint64_t cut;  /* strings cut to LP_JSTR_KEEP bytes */
+	size_t num_at; /* jskip_out's refusal: where the number starts in the piece */
 	struct jlex lex;
 	char *err;
 	size_t errlen;
@@ -560,9 +561,11 @@ static long jskip_out(struct jreader *r, const unsigned char *buf, size_t i, siz
 			return (long)i;
 		if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' ||
 		    c == 'E') {
-			if (++x->numlen > LP_JNUM_MAX)
+			if (++x->numlen > LP_JNUM_MAX) {
+				r->num_at = i + 1 >= x->numlen ? i + 1 - x->numlen : 0;
 				return jbad(r, base + i, "a number of more than 4096 characters"),
 				       -1;
+			}
 		} else {
 			x->numlen = 0;
 		}
@@ -618,8 +621,13 @@ static int jfeed(struct jreader *r, const unsigned char *buf, size_t len)
 	while (rc == 0 && i < len) {
 		long at;
 		if (!x->in_str) {
-			if ((at = jskip_out(r, buf, i, len, base)) < 0)
-				return -EINVAL;
+			if ((at = jskip_out(r, buf, i, len, base)) < 0) {
+				/* the elements before the number first, as yajl
+				 * would have given them */
+				rc = jparse_piece(r, buf, from, r->num_at > from ? r->num_at : from,
+						  base);
+				return rc ? rc : -EINVAL;
+			}
 			i = (size_t)at;
 			if (i < len) {
 				*x = (struct jlex){.in_str = 1};
