@@ -1,8 +1,8 @@
 """One huge string in a Kineto trace (a call stack, a name): the JSON reader
 keeps its first LP_JSTR_KEEP (32768) bytes, scans the rest once and says how
 many strings it cut; import time is linear in the string's length (checked
-coarsely, on CPU time: 32 MiB vs 4 MiB per MiB within 3x; the quadratic
-reader took 8x); bytes JSON forbids inside the dropped part are still
+coarsely, on CPU time: 32 MiB vs 4 MiB per MiB within 3x, where a reader
+quadratic in the length takes 7x and more); bytes JSON forbids inside the dropped part are still
 refused, at their offset in the input."""
 import os
 import subprocess
