@@ -213,12 +213,25 @@ static void unrecorded(sqlite3 *db, const char *dbpath)
 			err);
 		return;
 	}
-	if (none > killed)
+	/* The recorder says which groups ran out of descriptors (CNT_NOFD);
+	 * the others' counts were never read: the thread ended before its
+	 * group was opened or first read, or its process ended by _exit. */
+	char buf[32];
+	int64_t nofd = lp_db_meta(db, "counters.threads_no_fd", buf, sizeof(buf)) ? atoll(buf) : 0;
+	if (nofd > none - killed)
+		nofd = none - killed;
+	if (nofd > 0)
 		fprintf(stderr,
 			"latprof: %lld of %lld threads of counting processes have no CPU "
 			"counters: their counter group could not be opened (out of file "
-			"descriptors: RLIMIT_NOFILE?) or they ended before the first read\n",
-			(long long)(none - killed), (long long)all);
+			"descriptors: RLIMIT_NOFILE)\n",
+			(long long)nofd, (long long)all);
+	if (none - killed - nofd > 0)
+		fprintf(stderr,
+			"latprof: %lld of %lld threads of counting processes have no CPU "
+			"counters: they ended before their counts were read (before their counter "
+			"group was opened or first read, or in a process that ended by _exit)\n",
+			(long long)(none - killed - nofd), (long long)all);
 	if (killed > 0)
 		fprintf(stderr,
 			"latprof: %lld threads of processes killed by a signal have no CPU "

@@ -13,6 +13,8 @@
  *   nofile [MS]   (sleep MS ms first, so a recorder creates its log) open
  *                 /dev/null until EMFILE
  *   tiny CODE     print "tiny" and exit with CODE (built -m32 as well)
+ *   threads N MS  N threads alive together, each sleeping MS ms, joined;
+ *                 then _exit(0) ("_exit" as argv[4]) or return 0
  * Each mode prints what it did ("key value" lines) and exits 1 when a call
  * failed or errno was not the one the kernel gave.
  */
@@ -20,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -161,6 +164,27 @@ static int nofile(int ms)
 	return e == EMFILE ? 0 : 1;
 }
 
+static void *sleeper(void *arg)
+{
+	usleep((useconds_t)(uintptr_t)arg * 1000);
+	return NULL;
+}
+
+static int threads(int n, int ms, int uexit)
+{
+	pthread_t th[256];
+	int made = 0;
+	for (int i = 0; i < n && i < 256; i++)
+		if (pthread_create(&th[made], NULL, sleeper, (void *)(uintptr_t)ms) == 0)
+			made++;
+	for (int i = 0; i < made; i++)
+		pthread_join(th[i], NULL);
+	printf("threads %d\n", made);
+	if (uexit)
+		_exit(made == n ? 0 : 1);
+	return made == n ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -172,9 +196,11 @@ int main(int argc, char **argv)
 #endif
 	if (argc == 4 && !strcmp(argv[1], "uring"))
 		return uring(atoi(argv[2]), atoi(argv[3]));
+	if (argc >= 4 && !strcmp(argv[1], "threads"))
+		return threads(atoi(argv[2]), atoi(argv[3]), argc > 4 && !strcmp(argv[4], "_exit"));
 	if (argc >= 2 && !strcmp(argv[1], "nofile"))
 		return nofile(argc > 2 ? atoi(argv[2]) : 0);
-	fprintf(stderr,
-		"usage: lp_rel_unseen clone T P S | uring N MS | nofile [MS] | tiny CODE\n");
+	fprintf(stderr, "usage: lp_rel_unseen clone T P S | uring N MS | nofile [MS] | tiny CODE | "
+			"threads N MS [_exit]\n");
 	return 2;
 }

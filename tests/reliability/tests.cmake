@@ -75,6 +75,7 @@ target_include_directories(rel_core_stress PRIVATE ${PROJECT_SOURCE_DIR}/collect
 # (docs/reliability.md).
 add_executable(lp_rel_unseen ${CMAKE_CURRENT_LIST_DIR}/lp_rel_unseen.c)
 target_compile_options(lp_rel_unseen PRIVATE -O2)
+target_link_libraries(lp_rel_unseen PRIVATE Threads::Threads)
 set_target_properties(lp_rel_unseen PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${lp_rel_dir})
 # A 32-bit build of it, where the compiler has a 32-bit libc (gcc-multilib);
 # sanitizer runtimes have no 32-bit copy here: plain flags only.
@@ -89,7 +90,7 @@ if(NOT LATPROF_SANITIZE AND NOT LATPROF_FUZZ)
   if(LP_HAVE_M32)
     add_executable(lp_rel_unseen32 ${CMAKE_CURRENT_LIST_DIR}/lp_rel_unseen.c)
     target_compile_options(lp_rel_unseen32 PRIVATE -m32 -O2)
-    target_link_options(lp_rel_unseen32 PRIVATE -m32)
+    target_link_options(lp_rel_unseen32 PRIVATE -m32 -pthread)
     set_target_properties(lp_rel_unseen32 PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${lp_rel_dir})
   endif()
 endif()
@@ -97,3 +98,4 @@ lp_py_test(rel_raw_clone test_raw_clone.py LABELS e2e reliability)
 lp_py_test(rel_uring test_uring.py LABELS e2e reliability)
 lp_py_test(rel_foreign_exec test_foreign_exec.py LABELS e2e reliability)
 lp_py_test(rel_nofile test_nofile.py LABELS e2e reliability)
+lp_py_test(rel_counters_why test_counters_why.py LABELS e2e reliability)
