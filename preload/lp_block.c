@@ -92,7 +92,7 @@ struct lp_blk_real {
 		       const sigset_t *);
 	int (*epoll_wait)(int, struct epoll_event *, int, int);
 	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
-	int (*uring_enter)(unsigned, unsigned, unsigned, unsigned, sigset_t *);
+	int (*uring_enter)(unsigned, unsigned, unsigned, unsigned, sigset_t *, size_t);
 	int (*uring_enter2)(unsigned, unsigned, unsigned, unsigned, sigset_t *, size_t);
 	int (*fsync)(int);
 	int (*fdatasync)(int);
@@ -756,28 +756,23 @@ static inline int lp_blk_uring_waits(unsigned long min_complete, unsigned long f
 	return (flags & IORING_ENTER_GETEVENTS) && (unsigned)min_complete > 0;
 }
 
-LP_HOOK int io_uring_enter(unsigned fd, unsigned submit, unsigned wait, unsigned flags,
-			   sigset_t *sig)
-{
-	int (*fn)(unsigned, unsigned, unsigned, unsigned, sigset_t *) = LP_BREAL(uring_enter);
-	if (!fn) /* liburing is not loaded: the syscall it would make */
-		return (int)LP_RAW(SYS_io_uring_enter, fd, submit, wait, flags, sig, _NSIG / 8);
-	if (!lp_blk_uring_waits(wait, flags) || !lp_blk_on())
-		return fn(fd, submit, wait, flags, sig);
-	return LP_BLK_TIMED(LP_BLK_IO_URING_ENTER, (int)fd, fn(fd, submit, wait, flags, sig));
-}
-
-LP_HOOK int io_uring_enter2(unsigned fd, unsigned submit, unsigned wait, unsigned flags,
-			    sigset_t *sig, size_t sz)
-{
-	int (*fn)(unsigned, unsigned, unsigned, unsigned, sigset_t *, size_t) =
-	    LP_BREAL(uring_enter2);
-	if (!fn)
-		return (int)LP_RAW(SYS_io_uring_enter, fd, submit, wait, flags, sig, sz);
-	if (!lp_blk_uring_waits(wait, flags) || !lp_blk_on())
-		return fn(fd, submit, wait, flags, sig, sz);
-	return LP_BLK_TIMED(LP_BLK_IO_URING_ENTER, (int)fd, fn(fd, submit, wait, flags, sig, sz));
-}
+/* Both forward six arguments: a program's own io_uring_enter of another
+ * arity (a hand-written wrapper that takes the sigset size) that a library
+ * calls through the PLT gets every register it reads. */
+#define LP_BLK_URING(name, field)                                                                  \
+	LP_HOOK int name(unsigned fd, unsigned submit, unsigned wait, unsigned flags,              \
+			 sigset_t *sig, size_t sz)                                                 \
+	{                                                                                          \
+		__typeof__(lp_br.field) fn = LP_BREAL(field);                                      \
+		if (!fn) /* not loaded: the syscall liburing would make */                         \
+			return (int)LP_RAW(SYS_io_uring_enter, fd, submit, wait, flags, sig, sz);  \
+		if (!lp_blk_uring_waits(wait, flags) || !lp_blk_on())                              \
+			return fn(fd, submit, wait, flags, sig, sz);                               \
+		return LP_BLK_TIMED(LP_BLK_IO_URING_ENTER, (int)fd,                                \
+				    fn(fd, submit, wait, flags, sig, sz));                         \
+	}
+LP_BLK_URING(io_uring_enter, uring_enter)
+LP_BLK_URING(io_uring_enter2, uring_enter2)
 
 /* ---- waiting for a thread: a main thread joining its workers is idle --- */
 
