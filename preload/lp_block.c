@@ -756,6 +756,19 @@ static inline int lp_blk_uring_waits(unsigned long min_complete, unsigned long f
 	return (flags & IORING_ENTER_GETEVENTS) && (unsigned)min_complete > 0;
 }
 
+/* The wrapper's own syscall(SYS_io_uring_enter) (a liburing built on
+ * libc's syscall()) is this wait: the guard keeps it from a second record.
+ * Not a cancellation point, so the guard cannot be left set. */
+static int lp_blk_uring_once(int (*fn)(unsigned, unsigned, unsigned, unsigned, sigset_t *, size_t),
+			     unsigned fd, unsigned submit, unsigned wait, unsigned flags,
+			     sigset_t *sig, size_t sz)
+{
+	lp_pre_guard = 1;
+	int rc = fn(fd, submit, wait, flags, sig, sz);
+	lp_pre_guard = 0;
+	return rc;
+}
+
 /* Both forward six arguments: a program's own io_uring_enter of another
  * arity (a hand-written wrapper that takes the sigset size) that a library
  * calls through the PLT gets every register it reads. */
@@ -769,7 +782,7 @@ static inline int lp_blk_uring_waits(unsigned long min_complete, unsigned long f
 		if (!lp_blk_uring_waits(wait, flags) || !lp_blk_on())                              \
 			return fn(fd, submit, wait, flags, sig, sz);                               \
 		return LP_BLK_TIMED(LP_BLK_IO_URING_ENTER, (int)fd,                                \
-				    fn(fd, submit, wait, flags, sig, sz));                         \
+				    lp_blk_uring_once(fn, fd, submit, wait, flags, sig, sz));      \
 	}
 LP_BLK_URING(io_uring_enter, uring_enter)
 LP_BLK_URING(io_uring_enter2, uring_enter2)

@@ -8,7 +8,8 @@
  *                 in the parent's log), the parent sleeps 20 ms before
  *                 them (and records nothing after them)
  *   uring N MS    N io_uring_enter(GETEVENTS, min_complete 1) waits of MS ms
- *                 each through syscall(), timed out by the kernel (ETIME);
+ *                 each through syscall() (lp_rel_uringapp: through a library's
+ *                 exported io_uring_enter2), timed out by the kernel (ETIME);
  *                 exit 3 when io_uring is not permitted
  *   nofile [MS]   (sleep MS ms first, so a recorder creates its log) open
  *                 /dev/null until EMFILE
@@ -122,6 +123,11 @@ static int clones(int nt, int np, int ns)
 #define IORING_ENTER_EXT_ARG 8u
 #endif
 
+#ifdef LP_REL_URINGLIB
+int io_uring_enter2(unsigned fd, unsigned submit, unsigned wait, unsigned flags, sigset_t *sig,
+		    size_t sz);
+#endif
+
 static int uring(int n, int ms)
 {
 	uint32_t params[30] = {0}; /* struct io_uring_params: 120 bytes */
@@ -137,8 +143,14 @@ static int uring(int n, int ms)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < n; i++) {
 		errno = 0;
+#ifdef LP_REL_URINGLIB /* through the library's exported wrapper */
+		long rc = io_uring_enter2((unsigned)fd, 0, 1,
+					  IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+					  (sigset_t *)arg, sizeof(arg));
+#else
 		long rc = syscall(SYS_io_uring_enter, (int)fd, 0, 1,
 				  IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, arg, sizeof(arg));
+#endif
 		if (rc != -1 || errno != ETIME) {
 			printf("io_uring_enter: rc %ld errno %d (want -1, ETIME)\n", rc, errno);
 			return 1;

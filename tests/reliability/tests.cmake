@@ -77,6 +77,14 @@ add_executable(lp_rel_unseen ${CMAKE_CURRENT_LIST_DIR}/lp_rel_unseen.c)
 target_compile_options(lp_rel_unseen PRIVATE -O2)
 target_link_libraries(lp_rel_unseen PRIVATE Threads::Threads)
 set_target_properties(lp_rel_unseen PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${lp_rel_dir})
+# Its io_uring waits through a library's exported io_uring_enter2, as an
+# app linked with liburing makes them.
+add_library(lp_rel_uringlib SHARED ${CMAKE_CURRENT_LIST_DIR}/lp_rel_uringlib.c)
+set_target_properties(lp_rel_uringlib PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${lp_rel_dir})
+add_executable(lp_rel_uringapp ${CMAKE_CURRENT_LIST_DIR}/lp_rel_unseen.c)
+target_compile_definitions(lp_rel_uringapp PRIVATE LP_REL_URINGLIB)
+target_link_libraries(lp_rel_uringapp PRIVATE lp_rel_uringlib Threads::Threads)
+set_target_properties(lp_rel_uringapp PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${lp_rel_dir})
 # A 32-bit build of it, where the compiler has a 32-bit libc (gcc-multilib);
 # sanitizer runtimes have no 32-bit copy here: plain flags only.
 if(NOT LATPROF_SANITIZE AND NOT LATPROF_FUZZ)
