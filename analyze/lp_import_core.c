@@ -93,13 +93,14 @@ struct core_state {
 	    *sel_fd_kind;
 	struct lp_batch waits, conds;
 	struct lp_waitsort sorted; /* lock waits not yet in waits */
-	struct lp_map locks; /* address -> locks.id, current process */
+	struct lp_map locks;	   /* address -> locks.id, current process */
 	struct child_status *children;
 	size_t n_children, cap_children;
 	uint64_t first_realtime_ns;
 	uint64_t max_ts; /* latest timestamp in the current process */
 	long long dropped_records, dropped_chunks, dropped_strings;
 	int unclosed;
+	int low_fd;		/* logs whose descriptor took one of the app's (LP_LOGF_LOWFD) */
 	long long died_pending; /* waits written by lp_core_inflight */
 	int64_t wait_ids;	/* the last lock_waits.id given */
 };
@@ -137,6 +138,7 @@ int lp_core_begin_process(struct lp_import *imp, const struct lp_log *log)
 	s->dropped_chunks += (long long)h->dropped_chunks;
 	s->dropped_strings += (long long)h->dropped_strings;
 	s->unclosed += !(h->flags & LP_LOGF_CLOSED);
+	s->low_fd += !!(h->flags & LP_LOGF_LOWFD);
 	if (!s->first_realtime_ns || h->start_realtime_ns < s->first_realtime_ns)
 		s->first_realtime_ns = h->start_realtime_ns;
 	lp_map_free(&s->locks);
@@ -231,10 +233,18 @@ int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_heade
 		if (len >= sizeof(struct lp_rec_exec)) {
 			const struct lp_rec_exec *r = payload;
 			size_t n = len - sizeof(*r) < h->aux ? len - sizeof(*r) : h->aux;
+			const char *path = (const char *)(r + 1);
+			size_t pl = strnlen(path, n);
 			sqlite3_bind_int64(lp_core->upd_exec, 1, (int64_t)r->ts);
-			sqlite3_bind_text(lp_core->upd_exec, 2, (const char *)(r + 1),
-					  (int)strnlen((const char *)(r + 1), n), SQLITE_TRANSIENT);
-			sqlite3_bind_int64(lp_core->upd_exec, 3, imp->proc->id);
+			sqlite3_bind_text(lp_core->upd_exec, 2, path, (int)pl, SQLITE_TRANSIENT);
+			/* why the program will not be recorded, after the path's NUL */
+			if (pl + 1 < n)
+				sqlite3_bind_text(lp_core->upd_exec, 3, path + pl + 1,
+						  (int)strnlen(path + pl + 1, n - pl - 1),
+						  SQLITE_TRANSIENT);
+			else
+				sqlite3_bind_null(lp_core->upd_exec, 3);
+			sqlite3_bind_int64(lp_core->upd_exec, 4, imp->proc->id);
 			core_seen(r->ts);
 			return lp_import_step(imp, lp_core->upd_exec);
 		}
@@ -372,6 +382,7 @@ static const char *block_call_name(uint32_t call)
 	    [LP_BLK_PSELECT] = "pselect",
 	    [LP_BLK_EPOLL_WAIT] = "epoll_wait",
 	    [LP_BLK_EPOLL_PWAIT] = "epoll_pwait",
+	    [LP_BLK_IO_URING_ENTER] = "io_uring_enter",
 	    [LP_BLK_FSYNC] = "fsync",
 	    [LP_BLK_FDATASYNC] = "fdatasync",
 	    [LP_BLK_GETADDRINFO] = "getaddrinfo",
@@ -776,6 +787,7 @@ static int core_finish(struct lp_import *imp, void *state)
 	rc = rc ? rc : lp_import_meta(imp, "dropped_chunks", NULL, s->dropped_chunks);
 	rc = rc ? rc : lp_import_meta(imp, "dropped_strings", NULL, s->dropped_strings);
 	rc = rc ? rc : lp_import_meta(imp, "unclosed_logs", NULL, s->unclosed);
+	rc = rc ? rc : lp_import_meta(imp, "low_fd_logs", NULL, s->low_fd);
 	return rc;
 }
 
@@ -795,9 +807,9 @@ static int core_begin(struct lp_import *imp, void **state)
 	    imp, "UPDATE processes SET title = ?1 WHERE id = ?2 AND cmdline IS NOT ?1");
 	s->upd_exit = lp_import_prepare(
 	    imp, "UPDATE processes SET end_ns = ?, exit_status = ?, exit_signal = ?, exit_how = ?, "
-		 "exec_path = NULL WHERE id = ?"); /* an exit after exec: the exec failed */
-	s->upd_exec = lp_import_prepare(
-	    imp, "UPDATE processes SET end_ns = ?, exit_how = 'exec', exec_path = ? WHERE id = ?");
+		 "exec_path = NULL, exec_unrecorded = NULL WHERE id = ?"); /* the exec failed */
+	s->upd_exec = lp_import_prepare(imp, "UPDATE processes SET end_ns = ?, exit_how = 'exec', "
+					     "exec_path = ?, exec_unrecorded = ? WHERE id = ?");
 	s->upd_proc_end = lp_import_prepare(
 	    imp, "UPDATE processes SET end_ns = max(coalesce(end_ns, 0), ?) WHERE id = ?");
 	s->upd_thread_start =

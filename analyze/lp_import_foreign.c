@@ -818,7 +818,7 @@ int lp_fx_meta(struct lp_fx *fx)
 	 * foreign capture has none of that, so those rows go. */
 	int rc = fx_exec(fx, "DELETE FROM meta WHERE key IN ('log_version', 'host', "
 			     "'wall_start', 'dropped_records', 'dropped_chunks', "
-			     "'dropped_strings', 'unclosed_logs')");
+			     "'dropped_strings', 'unclosed_logs', 'low_fd_logs')");
 	rc = rc ? rc : lp_import_meta(imp, "import.source", fx->source, 0);
 	rc = rc ? rc : lp_import_meta(imp, "import.producer", fx->producer, 0);
 	rc = rc ? rc : fx_meta_text(fx, "import.producer_version", fx->producer_version);

@@ -28,6 +28,7 @@
 
 /* Header flags. */
 #define LP_LOGF_CLOSED 0x1u /* the process ran its exit path */
+#define LP_LOGF_LOWFD 0x2u  /* its descriptor is below 512: RLIMIT_NOFILE left no room above */
 
 enum lp_clock_kind {
 	LP_CLOCK_MONOTONIC_NS = 1, /* timestamps are CLOCK_MONOTONIC ns */
@@ -255,6 +256,7 @@ enum lp_block_call {
 	LP_BLK_PSELECT = 33,
 	LP_BLK_EPOLL_WAIT = 34,
 	LP_BLK_EPOLL_PWAIT = 35,
+	LP_BLK_IO_URING_ENTER = 36, /* with IORING_ENTER_GETEVENTS and min_complete > 0 */
 	LP_BLK_FSYNC = 40,
 	LP_BLK_FDATASYNC = 41,
 	LP_BLK_GETADDRINFO = 44, /* name lookups (DNS): socket I/O */

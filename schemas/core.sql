@@ -28,6 +28,9 @@ CREATE TABLE processes (
   exit_signal INTEGER,
   exit_how    TEXT,
   exec_path   TEXT,              -- ended by a successful exec: the program exec'd
+  exec_unrecorded TEXT,          -- why that program is not recorded, when known: elf-class, chroot
+  raw_clone_threads   INTEGER NOT NULL DEFAULT 0, -- threads it made by raw clone(): not recorded
+  raw_clone_processes INTEGER NOT NULL DEFAULT 0, -- processes it made by raw clone(): not recorded
   log_closed  INTEGER NOT NULL DEFAULT 0,
   dropped_records INTEGER NOT NULL DEFAULT 0,
   dropped_chunks  INTEGER NOT NULL DEFAULT 0,
