@@ -1,0 +1,104 @@
+"""Waiting for a CPU is not I/O. tests/block/lp_runqprog: socketpair
+ping-pong with CPU work per message, each thread reading its own
+/proc/thread-self/schedstat at its end (time on a CPU, time on a run
+queue) and timing its own send/poll/recv calls.
+
+Busy: 6 pairs (12 threads) pinned to 2 CPUs. Per thread, latprof's
+preempted time must be the kernel's run_delay within 15%, and its socket
+I/O + poll wait the thread's blocked time (its own wall - CPU - run_delay)
+within 15%: before waits carried their run-queue part, a woken recv that
+waited for a CPU counted as socket I/O for all that time (preempted 0-2%
+against the kernel's 48%).
+
+Idle: 1 pair on the same 2 CPUs (one thread runs at a time). Other
+tenants of the machine still take CPUs from it (2% preempted when the
+machine was quiet, 33% against the busy case's 49% at a load average of
+91), so rather than 0 it must show under 3/4 of the busy case's preempted
+share, and still agree with its own schedstat."""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.environ["LP_SRC"], "tests", "breakdown"))
+from bdlib import breakdown, settle
+from lptest import BUILD, LATPROF, check, db, fail, q1, sanitizer, skip, tmpdir, within
+
+PROG = os.path.join(BUILD, "tests", "bin", "lp_runqprog")
+MSGS, WORK_US = 400, 200
+if sanitizer():
+    skip(f"{sanitizer()} build: instrumented code changes the CPU and run-queue figures")
+if (os.cpu_count() or 1) < 2 or subprocess.run(["taskset", "-c", "0,1", "true"]).returncode:
+    skip("needs 2 CPUs that taskset can pin to")
+d = tmpdir()
+
+
+def record(pairs):
+    run, own = f"{d}/runq{pairs}.db", f"{d}/own{pairs}.txt"
+    for p in (run, own):
+        if os.path.exists(p):
+            os.unlink(p)
+    cmd = ["taskset", "-c", "0,1", LATPROF, "run", "-o", run, "--", PROG, str(pairs), str(MSGS),
+           str(WORK_US), own]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if p.returncode:
+        fail(f"{' '.join(cmd)} exited {p.returncode}\n{p.stderr}")
+    mine = {}
+    with open(own) as f:
+        for ln in f:
+            kv = dict(x.split("=") for x in ln.split())
+            mine[int(kv["tid"])] = {k: int(v) for k, v in kv.items()}
+    check(len(mine) == 2 * pairs, f"{pairs} pairs: {2 * pairs} threads wrote their schedstat")
+    rows = {t["tid"]: t for t in breakdown(run)["threads"]}
+    return run, mine, rows
+
+
+def per_thread(pairs, run, mine, rows):
+    """(checks, preempted share of the threads' time)"""
+    checks, pre_all, time_all = [], 0, 0
+    for tid, o in sorted(mine.items()):
+        t = rows.get(tid)
+        if not t:
+            fail(f"tid {tid} has no breakdown row")
+        c = t["categories"]
+        blocked = o["wall_ns"] - o["cpu_ns"] - o["run_delay_ns"]
+        io = c["socket_io"] + c["poll_wait"]
+        pre_all += c["preempted"]
+        time_all += t["time_ns"]
+        # 15%, or 1% of the thread's life where the figure is near 0 (idle)
+        slack = 0.01 * o["wall_ns"]
+        checks.append((within(c["preempted"], o["run_delay_ns"], rel=0.15, abs_=slack),
+                       f"{pairs} pairs, tid {tid}: preempted {c['preempted'] / 1e6:.1f} ms, "
+                       f"schedstat run_delay {o['run_delay_ns'] / 1e6:.1f} ms"))
+        checks.append((within(io, blocked, rel=0.15, abs_=slack),
+                       f"{pairs} pairs, tid {tid}: socket I/O + poll wait {io / 1e6:.1f} ms, "
+                       f"blocked (own wall - CPU - run_delay) {blocked / 1e6:.1f} ms"))
+        checks.append((sum(c.values()) == t["time_ns"],
+                       f"{pairs} pairs, tid {tid}: categories add up to its time"))
+    return checks, pre_all / time_all
+
+
+def attempt():
+    checks, shares = [], {}
+    for pairs in (6, 1):
+        run, mine, rows = record(pairs)
+        got, shares[pairs] = per_thread(pairs, run, mine, rows)
+        checks += got
+        conn = db(run)
+        tids = ",".join(map(str, mine))
+        # a thread's first recorded wait has no earlier schedstat read
+        unknown = conn.execute(
+            f"SELECT t.tid, count(*) FROM blocking_calls b JOIN threads t ON t.id = b.thread_id "
+            f"WHERE t.tid IN ({tids}) AND b.runq_ns IS NULL GROUP BY t.tid").fetchall()
+        checks.append((all(n == 1 for _, n in unknown) and len(unknown) == len(mine),
+                       f"{pairs} pairs: run-queue time unknown for each worker's first "
+                       f"recorded wait only ({dict(unknown)})"))
+        checks.append((q1(conn, "SELECT count(*) FROM blocking_calls "
+                                "WHERE runq_ns < 0 OR runq_ns > dur_ns") == 0,
+                       f"{pairs} pairs: every runq_ns within 0..dur_ns"))
+    checks.append((shares[1] < 0.75 * shares[6],
+                   f"1 pair on 2 CPUs: preempted {100 * shares[1]:.1f}% of thread time, under "
+                   f"3/4 of 6 pairs' {100 * shares[6]:.1f}%"))
+    return shares, checks
+
+
+shares = settle(attempt)
