@@ -9,12 +9,15 @@
  * At its end each thread reads its own /proc/thread-self/schedstat (time
  * on a CPU, time on a run queue, both ns since the thread began) and
  * writes one line to OUT: "tid=T wall_ns=W cpu_ns=C run_delay_ns=R
- * calls_ns=K polls=P recvs=N", where W is its own clock from its first
- * instruction to that read and K the time it spent inside send, poll and
- * recv by its own clock.
+ * calls_ns=K calls_runq_ns=Q polls=P recvs=N", where W is its own clock
+ * from its first instruction to that read, K the time it spent inside
+ * send, poll and recv by its own clock, and Q the part of R that accrued
+ * inside them (schedstat read around each, by syscall(): a hooked pread
+ * preempted on a busy machine would be recorded as a wait of its own).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -35,6 +38,17 @@ static uint64_t clock_ns(clockid_t id)
 	struct timespec ts;
 	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t run_delay(int fd)
+{
+	char buf[96];
+	unsigned long long cpu, delay;
+	long n = syscall(SYS_pread64, fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return sscanf(buf, "%llu %llu", &cpu, &delay) == 2 ? delay : 0;
 }
 
 static void work(void)
@@ -60,35 +74,42 @@ static void die(const char *what)
 static void *run(void *arg)
 {
 	const struct side *s = arg;
-	uint64_t w0 = clock_ns(CLOCK_MONOTONIC), calls = 0;
+	int sfd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	if (sfd < 0)
+		die("schedstat");
+	uint64_t w0 = clock_ns(CLOCK_MONOTONIC), calls = 0, queued = 0;
 	long polls = 0, recvs = 0;
 	char buf[64];
 	memset(buf, 7, sizeof(buf));
 	for (long i = 0; i < msgs; i++) {
 		if (!s->first || i) {
 			struct pollfd p = {.fd = s->fd, .events = POLLIN};
-			uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+			uint64_t q0 = run_delay(sfd), t0 = clock_ns(CLOCK_MONOTONIC);
 			if (poll(&p, 1, -1) != 1)
 				die("poll");
 			if (recv(s->fd, buf, sizeof(buf), MSG_WAITALL) != (ssize_t)sizeof(buf))
 				die("recv");
 			calls += clock_ns(CLOCK_MONOTONIC) - t0;
+			queued += run_delay(sfd) - q0;
 			polls++;
 			recvs++;
 		}
 		work();
-		uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t q0 = run_delay(sfd), t0 = clock_ns(CLOCK_MONOTONIC);
 		if (send(s->fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
 			die("send");
 		calls += clock_ns(CLOCK_MONOTONIC) - t0;
+		queued += run_delay(sfd) - q0;
 	}
 	if (s->first) { /* the last reply */
-		uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t q0 = run_delay(sfd), t0 = clock_ns(CLOCK_MONOTONIC);
 		if (recv(s->fd, buf, sizeof(buf), MSG_WAITALL) != (ssize_t)sizeof(buf))
 			die("recv");
 		calls += clock_ns(CLOCK_MONOTONIC) - t0;
+		queued += run_delay(sfd) - q0;
 		recvs++;
 	}
+	close(sfd);
 	char st[128] = "";
 	FILE *f = fopen("/proc/thread-self/schedstat", "r");
 	if (!f || !fgets(st, sizeof(st), f))
@@ -99,11 +120,12 @@ static void *run(void *arg)
 	if (sscanf(st, "%llu %llu", &cpu, &delay) != 2)
 		die("schedstat format");
 	pthread_mutex_lock(&out_lock);
-	fprintf(out,
-		"tid=%ld wall_ns=%llu cpu_ns=%llu run_delay_ns=%llu calls_ns=%llu polls=%ld "
-		"recvs=%ld\n",
-		(long)syscall(SYS_gettid), (unsigned long long)wall, cpu, delay,
-		(unsigned long long)calls, polls, recvs);
+	fprintf(
+	    out,
+	    "tid=%ld wall_ns=%llu cpu_ns=%llu run_delay_ns=%llu calls_ns=%llu calls_runq_ns=%llu "
+	    "polls=%ld recvs=%ld\n",
+	    (long)syscall(SYS_gettid), (unsigned long long)wall, cpu, delay,
+	    (unsigned long long)calls, (unsigned long long)queued, polls, recvs);
 	fflush(out);
 	pthread_mutex_unlock(&out_lock);
 	return NULL;
