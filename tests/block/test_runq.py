@@ -7,9 +7,9 @@ Busy: 6 pairs (12 threads) pinned to 2 CPUs. Per thread, latprof's
 preempted time must be the kernel's run_delay within 15%, and its socket
 I/O + poll wait the thread's own time inside send/poll/recv less the
 run_delay it read around them (the kernel's CPU inside a call is the
-call's, in both) within 15%: before waits carried their run-queue part, a woken recv that
-waited for a CPU counted as socket I/O for all that time (preempted 0-2%
-against the kernel's 48%).
+call's, in both) within 15%. Before waits carried their run-queue part, a
+woken poll that waited for a CPU counted as poll wait for all that time
+(preempted 10-43 ms per thread against the kernel's 275-427 ms).
 
 Idle: 1 pair on the same 2 CPUs (one thread runs at a time): on a quiet
 machine near-zero preempted (2% against 50%); here other tenants' load

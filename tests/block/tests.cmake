@@ -22,3 +22,5 @@ target_compile_options(lp_runqprog PRIVATE -g -O1)
 target_link_libraries(lp_runqprog PRIVATE Threads::Threads)
 set_target_properties(lp_runqprog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
 lp_py_test(block_runq test_runq.py LABELS e2e)
+# its threads' run-queue time is the measure: alone
+set_tests_properties(block_runq PROPERTIES RUN_SERIAL TRUE)
