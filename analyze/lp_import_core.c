@@ -69,10 +69,10 @@ extern const char lp_schema_core_sql[];
 
 static const char lp_wait_insert[] =
     "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, stack_id, "
-    "flags, id) SELECT ";
+    "flags, id, runq_ns) SELECT ";
 static const char lp_cond_insert[] =
     "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, timed, "
-    "stack_id, flags) SELECT ";
+    "stack_id, flags, runq_ns) SELECT ";
 
 /* Only the importer sets it: a wait the process died in, whose end is not
  * known until its death is (core_died). */
@@ -292,6 +292,7 @@ static int sorted_emit(void *ctx, const struct lp_waitsort_row *r)
 	v[6] = r->stack_id;
 	v[7] = r->flags;
 	v[8] = ++lp_core->wait_ids; /* start order, as they go in */
+	v[9] = r->runq_ns;
 	return lp_batch_full(b) ? lp_batch_flush(imp, b) : 0;
 }
 
@@ -300,6 +301,15 @@ static int waits_flush_sorted(struct lp_import *imp)
 {
 	int rc = lp_waitsort_drain(&lp_core->sorted, sorted_emit, imp);
 	return rc ? rc : lp_batch_flush(imp, &lp_core->waits);
+}
+
+/* A record's runq as the database stores it: -1 (NULL) when unknown, at
+ * most the wait's duration. */
+static int64_t core_runq(uint64_t runq, uint64_t dur)
+{
+	if (runq == LP_RUNQ_UNKNOWN)
+		return -1;
+	return (int64_t)(runq < dur ? runq : dur);
 }
 
 static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
@@ -316,6 +326,7 @@ static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 	struct lp_waitsort_row row = {
 	    .start_ns = (int64_t)r->start,
 	    .dur_ns = (int64_t)(r->end - r->start),
+	    .runq_ns = core_runq(r->runq, r->end - r->start),
 	    .lock_id = (uint32_t)lock,
 	    .thread_id = (uint32_t)thread,
 	    .stack_id = (uint32_t)stack,
@@ -349,6 +360,7 @@ static int core_cond_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 	v[5] = h->aux == LP_COND_TIMEDWAIT;
 	v[6] = lp_import_stack(imp, r->stack);
 	v[7] = (int)r->flags;
+	v[8] = core_runq(r->runq, r->end - r->start);
 	core_seen(r->end);
 	return lp_batch_full(&s->conds) ? lp_batch_flush(imp, &s->conds) : 0;
 }
@@ -458,6 +470,11 @@ static int core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_h
 	bind_opt(st, 9, lp_import_stack(imp, r->stack));
 	sqlite3_bind_int64(st, 10,
 			   r->flags & (LP_WAITF_UNFINISHED | LP_WAITF_DIED | LP_WAITF_PENDING));
+	int64_t runq = core_runq(r->runq, r->end - r->start);
+	if (runq >= 0)
+		sqlite3_bind_int64(st, 11, runq);
+	else
+		sqlite3_bind_null(st, 11);
 	core_seen(r->end);
 	return lp_import_step(imp, st);
 }
@@ -488,7 +505,8 @@ int lp_core_inflight(struct lp_import *imp, const struct lp_inf_wait *w, uint32_
 					     .start = w->start,
 					     .end = w->start,
 					     .stack = stack,
-					     .flags = flags};
+					     .flags = flags,
+					     .runq = LP_RUNQ_UNKNOWN};
 		lp_core->died_pending++;
 		return core_lock_wait(imp, w->tid, &h, &r);
 	}
@@ -498,7 +516,8 @@ int lp_core_inflight(struct lp_import *imp, const struct lp_inf_wait *w, uint32_
 					     .start = w->start,
 					     .end = w->start,
 					     .stack = stack,
-					     .flags = flags};
+					     .flags = flags,
+					     .runq = LP_RUNQ_UNKNOWN};
 		lp_core->died_pending++;
 		return core_cond_wait(imp, w->tid, &h, &r);
 	}
@@ -510,7 +529,8 @@ int lp_core_inflight(struct lp_import *imp, const struct lp_inf_wait *w, uint32_
 					 .stack = stack,
 					 .fd_kind =
 					     fd >= 0 ? core_fd_kind_seen(imp, fd) : LP_FD_NONE,
-					 .flags = flags};
+					 .flags = flags,
+					 .runq = LP_RUNQ_UNKNOWN};
 		lp_core->died_pending += block_call_name(w->what & 0xff) != NULL;
 		return core_block(imp, w->tid, &h, &r);
 	}
@@ -546,6 +566,18 @@ static int core_child(const struct lp_rec_child_status *r)
 	return 0;
 }
 
+/* A wait record of len bytes at p into *out (size bytes): 1, or 0 when it
+ * is shorter than the first layout (v1, before runq: its runq is then
+ * unknown). */
+static int core_widen(void *out, size_t size, const void *p, size_t len, size_t v1, uint64_t *runq)
+{
+	if (len < v1)
+		return 0;
+	*runq = LP_RUNQ_UNKNOWN;
+	memcpy(out, p, len < size ? len : size);
+	return 1;
+}
+
 static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 		       const struct lp_rec_header *h, const void *p, size_t len)
 {
@@ -553,10 +585,18 @@ static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 	const struct lp_rec_thread_start *ts = p;
 	const struct lp_rec_thread_name *tn = p;
 	switch (h->type) {
-	case LP_REC_LOCK_WAIT:
-		return len >= sizeof(struct lp_rec_lock_wait) ? core_lock_wait(imp, tid, h, p) : 0;
-	case LP_REC_COND_WAIT:
-		return len >= sizeof(struct lp_rec_cond_wait) ? core_cond_wait(imp, tid, h, p) : 0;
+	case LP_REC_LOCK_WAIT: {
+		struct lp_rec_lock_wait r;
+		return core_widen(&r, sizeof(r), p, len, LP_REC_LOCK_WAIT_V1_SIZE, &r.runq)
+			   ? core_lock_wait(imp, tid, h, &r)
+			   : 0;
+	}
+	case LP_REC_COND_WAIT: {
+		struct lp_rec_cond_wait r;
+		return core_widen(&r, sizeof(r), p, len, LP_REC_COND_WAIT_V1_SIZE, &r.runq)
+			   ? core_cond_wait(imp, tid, h, &r)
+			   : 0;
+	}
 	case LP_REC_THREAD_START:
 		if (len < sizeof(*ts))
 			return 0;
@@ -576,8 +616,12 @@ static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 				   (int64_t)((const struct lp_rec_thread_end *)p)->ts, 0, 0);
 	case LP_REC_CHILD_STATUS:
 		return len >= sizeof(struct lp_rec_child_status) ? core_child(p) : 0;
-	case LP_REC_BLOCK:
-		return len >= sizeof(struct lp_rec_block) ? core_block(imp, tid, h, p) : 0;
+	case LP_REC_BLOCK: {
+		struct lp_rec_block r;
+		return core_widen(&r, sizeof(r), p, len, LP_REC_BLOCK_V1_SIZE, &r.runq)
+			   ? core_block(imp, tid, h, &r)
+			   : 0;
+	}
 	default:
 		/* CTX, STRING, STACK, MODULE, PROC_*, EXEC: handled in pass 1. */
 		if (len >= 8 && (h->type == LP_REC_PROC_START))
@@ -823,7 +867,7 @@ static int core_begin(struct lp_import *imp, void **state)
 	    lp_import_prepare(imp, "UPDATE locks SET name = ?, module = ? WHERE id = ?");
 	s->ins_block = lp_import_prepare(
 	    imp, "INSERT INTO blocking_calls(thread_id, start_ns, dur_ns, call, category, fd, "
-		 "fd_kind, result, stack_id, flags) VALUES (?,?,?,?,?,?,?,?,?,?)");
+		 "fd_kind, result, stack_id, flags, runq_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
 	s->sel_fd_kind = lp_import_prepare(
 	    imp, "SELECT b.fd_kind FROM blocking_calls b JOIN threads t ON t.id = b.thread_id "
 		 "WHERE t.process_id = ?1 AND b.fd = ?2 AND b.fd_kind IS NOT 'unknown' "
@@ -834,11 +878,14 @@ static int core_begin(struct lp_import *imp, void **state)
 	    !s->upd_proc_end || !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end ||
 	    !s->ins_lock || !s->upd_lock_name)
 		return -EIO;
-	int rc = lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, 9, LP_WAIT_OPT,
+	int rc = lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, 10, LP_WAIT_OPT,
 			       LP_WAIT_SPARSE);
-	return rc ? rc
-		  : lp_batch_init(imp, &s->conds, "lp_cond_batch", lp_cond_insert, 8, LP_COND_OPT,
-				  LP_COND_SPARSE);
+	rc = rc ? rc
+		: lp_batch_init(imp, &s->conds, "lp_cond_batch", lp_cond_insert, 9, LP_COND_OPT,
+				LP_COND_SPARSE);
+	s->waits.null_if_neg = 1u << 9; /* runq_ns */
+	s->conds.null_if_neg = 1u << 8;
+	return rc;
 }
 
 static void core_destroy(void *state)

@@ -51,6 +51,7 @@
 #include "lp_inflight.h"
 #include "lp_raw.h"
 #include "lp_rseq.h"
+#include "lp_runq.h"
 
 #define LP_BLK_DEFAULT_NS 10000u
 #define LP_BLK_SITES 4096u /* call-site cache slots (lp_blk_site) */
@@ -432,6 +433,7 @@ __attribute__((noinline, cold)) static void lp_blk_record(uint32_t call, int fd,
 	uint64_t site = lp_blk_site(ra, t1 - t0);
 	uint32_t kind = site & LP_BLK_SELF ? LP_BLK_FD_PERF : lp_blk_fd_kind(fd);
 	if (kind != LP_BLK_FD_PERF) {
+		uint64_t runq = lp_runq_take(t0, t1);
 		struct lp_rec_block *r = lp_rec_begin(LP_REC_BLOCK, call, sizeof(*r));
 		if (r) {
 			r->start = t0;
@@ -441,6 +443,7 @@ __attribute__((noinline, cold)) static void lp_blk_record(uint32_t call, int fd,
 			r->stack = (uint32_t)site;
 			r->fd_kind = kind;
 			r->flags = 0;
+			r->runq = runq;
 			lp_rec_commit();
 		}
 	}
@@ -517,6 +520,7 @@ void lp_blk_unfinished(const struct lp_inflight *w, uint32_t tid, uint64_t t0)
 	r->stack = (uint32_t)stack;
 	r->fd_kind = kind;
 	r->flags = LP_WAITF_UNFINISHED;
+	r->runq = LP_RUNQ_UNKNOWN; /* read on another thread */
 	lp_rec_commit();
 }
 
