@@ -15,6 +15,10 @@ struct lp_bd_cats {
 	int n; /* providers */
 	struct lp_ivset set[LP_BD_MAXCAT];
 	struct lp_ivec raw[LP_BD_MAXCAT]; /* sorted by (thread, start), kept for keys */
+	/* The waits' run-queue tails (lp_breakdown.c, "Run queue"), minus every
+	 * category: preempted time, measured. A split accumulates it in the
+	 * slot after the rest's (n + LP_BD_PREEMPTED), and presence bit n. */
+	struct lp_ivset runq;
 };
 
 /* Working state of one computation. */

@@ -41,15 +41,17 @@ static int load_waits(sqlite3 *db, const char *table, const char *sql, struct lp
 static int load_lock_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
 	return load_waits(db, "lock_waits",
-			  "SELECT thread_id, start_ns, start_ns + dur_ns, lock_id FROM lock_waits",
+			  "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), "
+			  "lock_id FROM lock_waits",
 			  out, err, errlen);
 }
 
 static int load_cond_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
 	return load_waits(db, "cond_waits",
-			  "SELECT thread_id, start_ns, start_ns + dur_ns, 0 FROM cond_waits", out,
-			  err, errlen);
+			  "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), 0 "
+			  "FROM cond_waits",
+			  out, err, errlen);
 }
 
 struct lock_name {
@@ -88,8 +90,8 @@ static const char *describe_lock(sqlite3 *db, int64_t id, char *buf, size_t len)
 	{                                                                                          \
 		return load_waits(                                                                 \
 		    db, "blocking_calls",                                                          \
-		    "SELECT thread_id, start_ns, start_ns + dur_ns, coalesce(stack_id, 0) "        \
-		    "FROM blocking_calls WHERE category = '" category "'",                         \
+		    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), "       \
+		    "coalesce(stack_id, 0) FROM blocking_calls WHERE category = '" category "'",   \
 		    out, err, errlen);                                                             \
 	}
 LP_LOAD_BLOCK(load_sleep, "sleep")
@@ -98,6 +100,32 @@ LP_LOAD_BLOCK(load_socket_io, "socket_io")
 LP_LOAD_BLOCK(load_poll_wait, "poll_wait")
 LP_LOAD_BLOCK(load_other_block, "other_block")
 #undef LP_LOAD_BLOCK
+
+/*
+ * Run queue: each wait's last runq_ns (the wake-up's wait for a CPU comes
+ * after the sleep; a call preempted without sleeping was runnable
+ * throughout its tail too). The category loaders above end each wait
+ * before it, and the split counts it as preempted: measured, beside the
+ * preempted time that task-clock leaves of the rest.
+ */
+static int load_runq(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
+{
+	static const char *const sql[] = {
+	    "SELECT thread_id, start_ns + dur_ns - runq_ns, start_ns + dur_ns, 0 FROM lock_waits "
+	    "WHERE runq_ns > 0",
+	    "SELECT thread_id, start_ns + dur_ns - runq_ns, start_ns + dur_ns, 0 FROM cond_waits "
+	    "WHERE runq_ns > 0",
+	    "SELECT thread_id, start_ns + dur_ns - runq_ns, start_ns + dur_ns, 0 FROM "
+	    "blocking_calls WHERE runq_ns > 0",
+	};
+	static const char *const table[] = {"lock_waits", "cond_waits", "blocking_calls"};
+	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
+		int rc = load_waits(db, table[i], sql[i], out, err, errlen);
+		if (rc && rc != -ENOENT)
+			return rc;
+	}
+	return 0;
+}
 
 struct site_desc {
 	char *buf;
@@ -154,6 +182,7 @@ static void cats_free(struct lp_bd_cats *c)
 		lp_ivset_free(&c->set[k]);
 		lp_ivec_free(&c->raw[k]);
 	}
+	lp_ivset_free(&c->runq);
 }
 
 static int cats_load(sqlite3 *db, struct lp_bd_cats *c, char *err, size_t errlen)
@@ -169,7 +198,7 @@ static int cats_load(sqlite3 *db, struct lp_bd_cats *c, char *err, size_t errlen
 			rc = 0;
 		if (!rc)
 			rc = lp_ivset_build(&c->raw[k], &claimed, &c->set[k]);
-		if (!rc && k + 1 < c->n) {
+		if (!rc) {
 			struct lp_ivset u;
 			rc = lp_ivset_union(&claimed, &c->set[k], &u);
 			lp_ivset_free(&claimed);
@@ -178,24 +207,32 @@ static int cats_load(sqlite3 *db, struct lp_bd_cats *c, char *err, size_t errlen
 		if (!cat->describe)
 			lp_ivec_free(&c->raw[k]);
 	}
+	struct lp_ivec runq = {0};
+	if (!rc)
+		rc = load_runq(db, &runq, err, errlen);
+	if (!rc)
+		rc = lp_ivset_build(&runq, &claimed, &c->runq);
+	lp_ivec_free(&runq);
 	lp_ivset_free(&claimed);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory loading wait intervals");
 	return rc;
 }
 
-/* Per-category time of [s, e) on thread t; last slot = cpu (the rest).
- * Categories whose bit is clear in `maybe` are known to be 0 there (the
+/* Per-category time of [s, e) on thread t; slot n = cpu (the rest), slot
+ * n + LP_BD_PREEMPTED = the waits' run-queue time. Categories whose bit is
+ * clear in `maybe` (bit n: run queue) are known to be 0 there (the
  * enclosing request has none of them): most stages skip every lookup. */
 static void cats_split_some(const struct lp_bd_cats *c, int64_t t, int64_t s, int64_t e,
 			    int64_t *acc, uint32_t maybe)
 {
 	int64_t rest = e - s;
-	for (int k = 0; k < c->n; k++) {
+	for (int k = 0; k <= c->n; k++) {
 		if (!(maybe & (1u << k)))
 			continue;
-		int64_t o = lp_ivset_overlap(&c->set[k], t, s, e);
-		acc[k] += o;
+		const struct lp_ivset *set = k < c->n ? &c->set[k] : &c->runq;
+		int64_t o = lp_ivset_overlap(set, t, s, e);
+		acc[k < c->n ? k : c->n + LP_BD_PREEMPTED] += o;
 		rest -= o;
 	}
 	acc[c->n] += rest > 0 ? rest : 0;
@@ -212,7 +249,7 @@ static uint32_t cats_present(const struct lp_bd_cats *c, const int64_t *acc)
 	uint32_t m = 0;
 	for (int k = 0; k < c->n; k++)
 		m |= acc[k] ? 1u << k : 0;
-	return m;
+	return m | (acc[c->n + LP_BD_PREEMPTED] ? 1u << c->n : 0);
 }
 
 /* ---------------------------------------------------------------- requests */
@@ -409,7 +446,7 @@ static void req_slot_cats(const struct lp_bd_work *b, size_t r, size_t slot, int
 	const struct lp_rset *rs = &b->rs;
 	int32_t q = b->req[r];
 	int64_t all[LP_BD_MAXCAT] = {0}, st[LP_BD_MAXCAT] = {0};
-	int nc = b->cats.n + 1;
+	int nc = b->cats.n + 1 + LP_BD_PREEMPTED; /* through the run queue's slot */
 	for (size_t j = b->off[r]; j < b->off[r + 1]; j++) {
 		int32_t i = b->sidx[j];
 		if (slot != b->nslot && (size_t)b->slot_of_key[rs->r[i].key] != slot)
@@ -564,7 +601,7 @@ static int bd_tail(struct lp_bd_work *b, int64_t p40, int64_t p60, int64_t p99,
 		   struct lp_bd_tail *t)
 {
 	size_t ns = b->nslot + 1;
-	int nc = b->cats.n + 1;
+	int nc = b->cats.n + 1 + LP_BD_PREEMPTED; /* through the run queue's slot */
 	memset(t, 0, sizeof(*t));
 	t->stage = t->cat = -1;
 	t->p40_ns = p40;
@@ -650,7 +687,7 @@ static int slotord_cmp(const void *pa, const void *pb)
 static int bd_stages(struct lp_bd_work *b, struct lp_breakdown *out, size_t *pos_of_slot)
 {
 	size_t ns = b->nslot + 1;
-	int nc = b->cats.n + 1;
+	int nc = b->cats.n + 1 + LP_BD_PREEMPTED; /* through the run queue's slot */
 	const struct lp_rset *rs = &b->rs;
 	int rc = -ENOMEM;
 	int64_t **vals = calloc(ns, sizeof(*vals));
@@ -825,7 +862,7 @@ static int thread_row(sqlite3_stmt *st, void *ctx)
 	if (z > a)
 		cats_split(c, t->thread_id, a, z, t->cat_ns);
 	out->run_thread_ns += t->total_ns;
-	for (int k = 0; k <= c->n; k++)
+	for (int k = 0; k <= c->n + LP_BD_PREEMPTED; k++)
 		out->run_cat_ns[k] += t->cat_ns[k];
 	return 0;
 }
@@ -850,14 +887,15 @@ static int bd_threads(sqlite3 *db, const struct lp_bd_cats *c, struct lp_breakdo
 
 /* Splits the rest (slot p) of one row: on-CPU = the row's task-clock
  * estimate, at most the rest (task-clock also runs inside waits: a spinning
- * lock, a syscall's own work); preempted = the remainder. NAN: no counters. */
+ * lock, a syscall's own work); preempted = the remainder, plus the waits'
+ * run-queue time already in its slot. NAN: no counters. */
 static void split_rest(int64_t *cat, int p, double oncpu_ns)
 {
-	int64_t rest = cat[p];
+	int64_t rest = cat[p], runq = cat[p + LP_BD_PREEMPTED];
 	cat[p + LP_BD_UNSPLIT] = isnan(oncpu_ns) ? rest : 0;
 	cat[p + LP_BD_ONCPU] =
 	    isnan(oncpu_ns) ? 0 : (int64_t)llround(fmin(fmax(oncpu_ns, 0), (double)rest));
-	cat[p + LP_BD_PREEMPTED] = isnan(oncpu_ns) ? 0 : rest - cat[p + LP_BD_ONCPU];
+	cat[p + LP_BD_PREEMPTED] = runq + (isnan(oncpu_ns) ? 0 : rest - cat[p + LP_BD_ONCPU]);
 }
 
 /* Task-clock of a row: its on-CPU share times its time, NAN when unknown. */

@@ -25,6 +25,9 @@ int lp_cuda_capture_read(sqlite3 *db, struct lp_cuda_capture *c)
 		 v ? v : "not captured: this database predates CUDA capture");
 	v = lp_db_meta(db, "cuda.dropped_records", buf, sizeof(buf));
 	c->dropped = v ? atoll(v) : 0;
+	v = lp_db_meta(db, "cuda.conflicts", buf, sizeof(buf));
+	c->missing_unknown =
+	    v && (strstr(v, "callbacks") || strstr(v, "flush_timeout") || strstr(v, "stopped"));
 	return 0;
 }
 
@@ -277,17 +280,26 @@ static int view_rows(struct lp_cuda_report *r, struct groups *g)
 }
 
 /* Launch delay of kernels: a synchronous copy starts inside its call, so
- * "API end -> GPU start" only means something for launched work. */
+ * "API end -> GPU start" only means something for launched work. One per
+ * launch: every kernel node of a CUDA graph carries the cudaGraphLaunch's
+ * correlation id, and only the first node waited for the launch; the
+ * others waited for the nodes before them. */
 static int kernel_delay(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t errlen)
 {
 	struct groups g;
 	int rc = groups_load(db,
-			     "SELECT NULL, NULL, NULL, 0, 0, launch_delay_ns FROM gpu_launches "
-			     "WHERE op = 'kernel' ORDER BY 6",
+			     "SELECT NULL, NULL, NULL, 0, 0, min(start_ns) - api_end_ns FROM "
+			     "gpu_launches WHERE op = 'kernel' GROUP BY process_id, correlation_id "
+			     "ORDER BY 6",
 			     0, 0, &g, err, errlen);
 	if (rc == 0 && g.n)
 		r->launch_delay = g.v[0].st;
 	groups_free(&g);
+	if (rc == 0) {
+		r->graph_launches = q1(db, "SELECT count(DISTINCT process_id || ':' || "
+					   "correlation_id) FROM kernels WHERE graph_id <> 0");
+		r->graph_kernels = q1(db, "SELECT count(*) FROM kernels WHERE graph_id <> 0");
+	}
 	return rc;
 }
 
@@ -331,11 +343,14 @@ static int gpu_idle(sqlite3 *db, struct lp_cuda_report *r, char *err, size_t err
 }
 
 /* GPU work per launching stage (innermost range on the thread at launch:
+ * the launch delay once per launch, from its first GPU op, as above;
  * of the ranges open then, the one that started last, which lets SQLite walk
  * ranges_start backwards and stop at the first hit instead of sorting every
  * range that started before the launch by depth). */
 static const char sql_stages[] =
-    "WITH l AS (SELECT g.op, g.end_ns - g.start_ns AS dur, g.launch_delay_ns AS delay, "
+    "WITH l AS (SELECT g.op, g.end_ns - g.start_ns AS dur, CASE row_number() OVER (PARTITION "
+    "BY g.process_id, g.correlation_id, g.op ORDER BY g.start_ns) WHEN 1 THEN "
+    "g.launch_delay_ns END AS delay, "
     "(SELECT r.name_id FROM ranges r WHERE r.process_id = g.process_id AND "
     "r.start_thread_id = g.thread_id AND r.start_ns <= g.api_start_ns AND r.end_ns > "
     "g.api_start_ns ORDER BY r.start_ns DESC, r.depth DESC LIMIT 1) AS rid "

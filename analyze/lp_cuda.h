@@ -22,6 +22,9 @@ struct lp_cuda_capture {
 	int captured;	  /* meta cuda.captured */
 	char status[800]; /* meta cuda.status */
 	int64_t dropped;  /* records CUPTI dropped */
+	/* more were lost, in a number nobody knows: another CUPTI client took
+	 * the capture, or the flush at exit hung (meta cuda.conflicts) */
+	int missing_unknown;
 };
 
 /* device: the CUDA device ordinal of the row's work; -1 when the capture
@@ -84,10 +87,11 @@ struct lp_cuda_report {
 	int64_t wall_ns;  /* processes' wall time (sync share denominator) */
 	int64_t devices;  /* distinct devices of the GPU work; > 1: rows per device */
 	/* --kernels and --sync also carry these */
-	struct lp_cuda_stat launch_delay; /* kernels: API call end -> kernel start */
-	int64_t requests;		  /* outermost NVTX ranges with GPU work */
-	int64_t request_ns;		  /* their total wall time */
-	int64_t gpu_idle_ns;		  /* inside them, GPU busy with nothing */
+	struct lp_cuda_stat launch_delay; /* per launch: API call end -> its first kernel's start */
+	int64_t graph_launches, graph_kernels; /* CUDA graph launches and their kernel nodes */
+	int64_t requests;		       /* outermost NVTX ranges with GPU work */
+	int64_t request_ns;		       /* their total wall time */
+	int64_t gpu_idle_ns;		       /* inside them, GPU busy with nothing */
 	size_t nstages;
 	struct lp_cuda_stage_row *stages;
 };

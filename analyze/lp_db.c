@@ -66,7 +66,7 @@ int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen)
 			 db ? sqlite3_errmsg(db) : "no memory");
 		goto fail;
 	}
-	sqlite3_busy_timeout(db, 2000); /* a writer's short transaction: wait it out */
+	sqlite3_busy_timeout(db, 2000);	  /* a writer's short transaction: wait it out */
 	struct fault *old = fault_of(db); /* a closed connection's, same address */
 	if (old)
 		old->db = NULL;
@@ -102,6 +102,22 @@ int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen)
 		    "or use the matching latprof)",
 		    path, ver, LP_SCHEMA_VERSION);
 		goto fail;
+	}
+	/* The importer writes its version in meta too: a file whose meta says
+	 * newer (a later latprof's, its user_version rewritten or copied from
+	 * an older file) holds rows this latprof would misread. */
+	char mv[32];
+	if (lp_db_meta(db, "schema_version", mv, sizeof(mv))) {
+		char *end;
+		long m = strtol(mv, &end, 10);
+		if (end == mv || *end || m != LP_SCHEMA_VERSION) {
+			snprintf(err, errlen,
+				 "%s has schema version %s (meta.schema_version); this latprof "
+				 "reads version %d (re-import the logs or use the matching "
+				 "latprof)",
+				 path, mv, LP_SCHEMA_VERSION);
+			goto fail;
+		}
 	}
 	if (lp_db_check_tables(db, path, err, errlen))
 		goto fail;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 /* Bump when a table in schemas/ changes shape; reports refuse others. */
-#define LP_SCHEMA_VERSION 3
+#define LP_SCHEMA_VERSION 4
 
 /* Open an existing database read-only and check it is a latprof database
  * of LP_SCHEMA_VERSION. On failure returns -errno-style code and writes one

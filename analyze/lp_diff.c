@@ -990,8 +990,15 @@ static int add_rows(struct lp_diff *d, const char *scope, int is_request, const 
 {
 	static const struct lp_series empty;
 	int rc = 0;
-	for (size_t i = 0; !rc && i < nms; i++)
+	for (size_t i = 0; !rc && i < nms; i++) {
 		rc = add_row(d, scope, is_request, b ? b : &empty, n ? n : &empty, &ms[i]);
+		if (!rc && (!b || !n)) { /* not too few requests: none has it */
+			struct lp_diff_row *r = &d->rows[d->nrows - 1];
+			r->absent = !b ? 1 : 2;
+			snprintf(r->why, sizeof(r->why), "absent on the %s side",
+				 !b ? "base" : "new");
+		}
+	}
 	return rc;
 }
 

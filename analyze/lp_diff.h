@@ -160,6 +160,7 @@ struct lp_diff_row {
 	const char *method;	    /* "bootstrap over requests" or "... runs, then requests" */
 	enum lp_verdict verdict;
 	char why[96]; /* for not enough data: which side lacks what */
+	int absent;   /* the stage is on one side only: 1 not on the base side, 2 not on the new */
 };
 
 struct lp_diff_named {

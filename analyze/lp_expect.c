@@ -3,6 +3,7 @@
 #include "lp_boot.h"
 #include "lp_breakdown.h"
 #include "lp_db.h"
+#include "lp_findings.h"
 #include "lp_stats.h"
 #include "lp_util.h"
 
@@ -41,6 +42,14 @@ static int fail_at(struct cursor *c, size_t at, const char *msg)
 	*c->pos = at;
 	snprintf(c->err, c->errlen, "%s", msg);
 	return -EINVAL;
+}
+
+/* A limit outside what the metric can measure: -EDOM (the check refuses
+ * the expectation rather than evaluate it). */
+static int fail_domain(struct cursor *c, size_t at, const char *msg)
+{
+	fail_at(c, at, msg);
+	return -EDOM;
 }
 
 static int is_time_metric(enum lp_metric m)
@@ -95,6 +104,104 @@ static int parse_selector(struct cursor *c, struct lp_expect *e)
 	return e->arg ? 0 : -ENOMEM;
 }
 
+/* A category as the breakdown names it: lock-wait is lock_wait. */
+static void category_key(const char *name, char *out, size_t len)
+{
+	snprintf(out, len, "%s", name);
+	for (char *p = out; *p; p++)
+		if (*p == '-')
+			*p = '_';
+}
+
+static int category_known(const char *name)
+{
+	char want[64];
+	category_key(name, want, sizeof(want));
+	if (!strcmp(want, "cpu") || !strcmp(want, "on_cpu") || !strcmp(want, "preempted") ||
+	    !strcmp(want, "cpu_or_preempted"))
+		return 1;
+	for (size_t k = 0; k < lp_bd_ncategories; k++)
+		if (!strcmp(want, lp_bd_categories[k].name))
+			return 1;
+	return 0;
+}
+
+/* Closest of n names within 2 edits, or NULL. */
+static const char *closest(const char *word, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = 3, la = strlen(word);
+	if (la > 40)
+		return NULL;
+	for (size_t k = 0; k < n; k++) {
+		size_t lb = strlen(names[k]), d[41][41];
+		if (lb > 40)
+			continue;
+		for (size_t i = 0; i <= la; i++)
+			d[i][0] = i;
+		for (size_t j = 0; j <= lb; j++)
+			d[0][j] = j;
+		for (size_t i = 1; i <= la; i++)
+			for (size_t j = 1; j <= lb; j++) {
+				size_t a = d[i - 1][j - 1] + (word[i - 1] != names[k][j - 1]);
+				size_t b = d[i - 1][j] + 1, cc = d[i][j - 1] + 1;
+				d[i][j] = a < b ? (a < cc ? a : cc) : (b < cc ? b : cc);
+			}
+		if (d[la][lb] < best_d) {
+			best_d = d[la][lb];
+			best = names[k];
+		}
+	}
+	return best;
+}
+
+/* "unknown WHAT 'ARG' (did you mean X?); the WHATs are A B C" into the
+ * cursor's error, cut to its size. */
+static int unknown_name(struct cursor *c, const char *what, const char *arg,
+			const char *const *names, size_t n)
+{
+	char msg[512];
+	size_t o = 0;
+	const char *near = closest(arg, names, n);
+	o += (size_t)snprintf(msg, sizeof(msg), "unknown %s '%.80s'", what, arg);
+	if (near && o < sizeof(msg))
+		o += (size_t)snprintf(msg + o, sizeof(msg) - o, " (did you mean %s?)", near);
+	if (o < sizeof(msg))
+		o += (size_t)snprintf(msg + o, sizeof(msg) - o, "; known:");
+	for (size_t k = 0; k < n && o < sizeof(msg); k++)
+		o += (size_t)snprintf(msg + o, sizeof(msg) - o, " %s", names[k]);
+	return fail_domain(c, c->i, msg);
+}
+
+/* A finding is one of the rules' ids, a category one of the breakdown's:
+ * a name neither knows can only be a typo, and its count would be 0. */
+static int known_name(struct cursor *c, struct lp_expect *e)
+{
+	const char *names[64] = {0};
+	size_t n = 0;
+	if (e->sel == LP_SEL_FINDING && !lp_rule_find(e->arg)) {
+		for (size_t k = 0; k < lp_nrules && n < ARRAY_SIZE(names); k++)
+			names[n++] = lp_rules[k].id;
+		return unknown_name(c, "finding", e->arg, names, n);
+	}
+	if (e->sel == LP_SEL_CATEGORY && !category_known(e->arg)) {
+		static const char *const rest[] = {"on-cpu", "preempted", "cpu-or-preempted",
+						   "cpu"};
+		char dashed[LP_BD_MAXCAT][32];
+		for (size_t k = 0; k < lp_bd_ncategories && n < LP_BD_MAXCAT; k++) {
+			snprintf(dashed[n], sizeof(dashed[n]), "%s", lp_bd_categories[k].name);
+			for (char *p = dashed[n]; *p; p++)
+				*p = *p == '_' ? '-' : *p;
+			names[n] = dashed[n];
+			n++;
+		}
+		for (size_t k = 0; k < ARRAY_SIZE(rest); k++)
+			names[n++] = rest[k];
+		return unknown_name(c, "category", e->arg, names, n);
+	}
+	return 0;
+}
+
 static int parse_op(struct cursor *c, struct lp_expect *e)
 {
 	const char *p = c->s + c->i;
@@ -114,6 +221,30 @@ static int parse_op(struct cursor *c, struct lp_expect *e)
 	return fail_at(c, c->i, "expected a comparison: < <= > >= == !=");
 }
 
+/* A plain decimal number (digits, an optional fraction and exponent): no
+ * sign, since no limit is negative, and no hex or inf that strtod takes.
+ * Its length, 0 when there is none. */
+static size_t decimal_len(const char *p)
+{
+	size_t i = 0, digits = 0;
+	while (isdigit((unsigned char)p[i]))
+		i++, digits++;
+	if (p[i] == '.')
+		for (i++; isdigit((unsigned char)p[i]); i++)
+			digits++;
+	if (!digits)
+		return 0;
+	if (p[i] == 'e' || p[i] == 'E') {
+		size_t j = i + 1 + (p[i + 1] == '+' || p[i + 1] == '-');
+		if (isdigit((unsigned char)p[j])) {
+			while (isdigit((unsigned char)p[j]))
+				j++;
+			i = j;
+		}
+	}
+	return i;
+}
+
 static int parse_value(struct cursor *c, struct lp_expect *e)
 {
 	static const struct {
@@ -121,11 +252,23 @@ static int parse_value(struct cursor *c, struct lp_expect *e)
 		double scale;
 	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"%", 0.01}};
 	const char *p = c->s + c->i;
+	size_t vstart = c->i;
+	if (*p == '-')
+		return fail_domain(c, c->i,
+				   "a limit cannot be negative: times, counts and shares are 0 or "
+				   "more");
+	if (*p == '+')
+		return fail_at(c, c->i, "expected a number (no sign)");
+	size_t nl = decimal_len(p);
+	if (!nl)
+		return fail_at(c, c->i, "expected a number");
+	if (isalnum((unsigned char)p[nl]) && (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')))
+		return fail_domain(c, c->i, "a limit is a decimal number, not hex");
 	char *end;
 	double v = strtod(p, &end);
-	if (end == p || !isfinite(v) || !(isdigit((unsigned char)*p) || *p == '.' || *p == '-'))
+	if ((size_t)(end - p) < nl || !isfinite(v))
 		return fail_at(c, c->i, "expected a number");
-	size_t ustart = c->i + (size_t)(end - p);
+	size_t ustart = c->i + nl;
 	c->i = ustart;
 	skip_ws(c);
 	size_t ul = 0;
@@ -156,6 +299,12 @@ static int parse_value(struct cursor *c, struct lp_expect *e)
 	if (is_time_metric(e->metric) && is_pct)
 		return fail_at(c, c->i, "a time metric takes ns, us, ms or s, not %");
 	e->value = v * scale;
+	if (e->metric == LP_M_COUNT && e->value != floor(e->value))
+		return fail_domain(c, vstart, "a count is a whole number");
+	if (e->metric == LP_M_SHARE && e->value > 1)
+		return fail_domain(c, vstart,
+				   is_pct ? "a share is 0% to 100%"
+					  : "a share is 0 to 1 (a fraction) or 0% to 100%");
 	c->i += ul;
 	return 0;
 }
@@ -190,6 +339,8 @@ int lp_expect_parse(const char *text, struct lp_expect *e, size_t *pos, char *er
 		rc = fail_at(&c, ms, "a category has share and total only");
 		goto bad;
 	}
+	if ((rc = known_name(&c, e)))
+		goto bad;
 	skip_ws(&c);
 	if ((rc = parse_op(&c, e)))
 		goto bad;
@@ -357,6 +508,47 @@ static int eval_category(struct lp_expect_ctx *c, const struct lp_expect *e,
 	if (o > 0 && (size_t)o < sizeof(r->why))
 		snprintf(r->why + o, sizeof(r->why) - (size_t)o, ")");
 	return -ENOENT;
+}
+
+static int found_row(sqlite3_stmt *st, void *ctx)
+{
+	(void)st;
+	*(int *)ctx = 1;
+	return 0;
+}
+
+int lp_expect_check(const struct lp_expect_ctx *c, const struct lp_expect *e, char *err,
+		    size_t errlen)
+{
+	if (e->sel == LP_SEL_STAGE && c->side.req.n && !lp_side_stage(&c->side, e->arg)) {
+		const char *names[64] = {0};
+		size_t n = 0;
+		for (size_t k = 0; k < c->side.nstages && n < ARRAY_SIZE(names); k++)
+			names[n++] = c->side.stages[k].name;
+		const char *near = closest(e->arg, names, n);
+		int o = snprintf(err, errlen, "no stage '%.80s' in the requests (%s) of %s", e->arg,
+				 c->side.req_name ? c->side.req_name : "request", c->path);
+		if (near && o > 0 && (size_t)o < errlen)
+			o += snprintf(err + o, errlen - (size_t)o, " (did you mean %s?)", near);
+		if (o > 0 && (size_t)o < errlen)
+			o += snprintf(err + o, errlen - (size_t)o, "; its stages:%s",
+				      n ? "" : " none");
+		for (size_t k = 0; k < n && o > 0 && (size_t)o < errlen; k++)
+			o += snprintf(err + o, errlen - (size_t)o, " %s", names[k]);
+		return -ENOENT;
+	}
+	if (e->sel == LP_SEL_RANGE && lp_db_has_table(c->db, "ranges")) {
+		struct lp_db_arg a = LP_DB_TEXT(e->arg);
+		int found = 0;
+		if (lp_db_query(c->db, "SELECT 1 FROM ranges_named WHERE name = ?1 LIMIT 1", &a, 1,
+				found_row, &found, err, errlen))
+			return -EIO;
+		if (!found) {
+			snprintf(err, errlen, "no range named '%.80s' in %s", e->arg, c->path);
+			return -ENOENT;
+		}
+	}
+	return 0;
 }
 
 static int compare(double a, enum lp_cmp_op op, double b)

@@ -43,8 +43,10 @@ struct lp_expect {
 	char unit[4]; /* as written, for display */
 };
 
-/* Parses text. On error returns -EINVAL, *pos = byte offset of the fault
- * and one sentence in err. */
+/* Parses text. On error returns -EINVAL (malformed), or -EDOM for a well
+ * formed expectation that can never hold a meaning: a negative, hex or
+ * non-integer count limit, a share above 100%, an unknown finding id or
+ * category; *pos = byte offset of the fault and one sentence in err. */
 int lp_expect_parse(const char *text, struct lp_expect *e, size_t *pos, char *err, size_t errlen);
 void lp_expect_free(struct lp_expect *e);
 
@@ -56,7 +58,7 @@ struct lp_expect_result {
 	double lo, hi; /* 95% interval of a quantile or mean (bootstrap over requests), NAN: none */
 	size_t samples;
 	int strict_fail; /* strict mode failed it: 1 the bound, 2 no interval (too few samples) */
-	char why[256]; /* for LP_EXP_ERROR: why there is no measurement */
+	char why[256];	 /* for LP_EXP_ERROR: why there is no measurement */
 };
 
 /* Evaluation context over one database. */
@@ -77,6 +79,12 @@ struct lp_expect_ctx {
 int lp_expect_ctx_open(const char *path, const char *request, struct lp_expect_ctx *c, char *err,
 		       size_t errlen);
 void lp_expect_ctx_close(struct lp_expect_ctx *c);
+/* Before any evaluation: a stage or range name the database does not hold
+ * (where it can tell: a stage of the run's requests, a range of the run;
+ * a lock that was never contended is not in the database, so lock names
+ * are not checked). 0, or -ENOENT/-EIO with one sentence in err. */
+int lp_expect_check(const struct lp_expect_ctx *c, const struct lp_expect *e, char *err,
+		    size_t errlen);
 void lp_expect_eval(struct lp_expect_ctx *c, const struct lp_expect *e, struct lp_expect_result *r);
 const char *lp_cmp_op_name(enum lp_cmp_op op);
 

@@ -1289,6 +1289,106 @@ static int rule_starved(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	return 1;
 }
 
+/* Threads by the time they waited for a CPU, most first. */
+static int sat_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct lp_breakdown *b = arg;
+	int pre = bd_cat(b, "preempted");
+	int64_t x = b->threads[*(const size_t *)pa].cat_ns[pre];
+	int64_t y = b->threads[*(const size_t *)pb].cat_ns[pre];
+	return (x < y) - (x > y);
+}
+
+/* A thread as a site: "tid 123 (name, pid 45)", its waits that waited for a
+ * CPU, and its preempted time. */
+static void sat_site(struct lp_fnd_ctx *c, struct lp_finding *f, const struct lp_bd_thread *t,
+		     int pre)
+{
+	struct lp_db_arg id = LP_DB_INT(t->thread_id);
+	int64_t pid = lp_db_int_args(c->db,
+				     "SELECT p.pid FROM threads t JOIN processes p ON p.id = "
+				     "t.process_id WHERE t.id = ?",
+				     &id, 1, 0);
+	int64_t waits = lp_db_int_args(
+	    c->db,
+	    "SELECT (SELECT count(*) FROM blocking_calls WHERE thread_id = ?1 AND runq_ns > 0) + "
+	    "(SELECT count(*) FROM lock_waits WHERE thread_id = ?1 AND runq_ns > 0) + "
+	    "(SELECT count(*) FROM cond_waits WHERE thread_id = ?1 AND runq_ns > 0)",
+	    &id, 1, 0);
+	char *what = findings_fmt("tid %lld (%s, pid %lld): %.0f%% of its life", (long long)t->tid,
+				  t->name && *t->name ? t->name : "?", (long long)pid,
+				  100 * findings_share(t->cat_ns[pre], t->total_ns));
+	findings_site(f, what, waits, t->cat_ns[pre]);
+	free(what);
+}
+
+/*
+ * The whole run, requests or not: every thread's time waiting for a CPU
+ * (the breakdown's preempted: its waits' run-queue part, from schedstat,
+ * and the time outside waits not on a CPU by task-clock) against its life.
+ * Only where the recorded threads themselves outnumber the CPUs: runnable
+ * threads on average (time on a CPU or waiting for one, over the run) more
+ * than the cores the app was allowed. A run that waits as much beside
+ * other tenants' load is cpu-interference's, not too many threads.
+ */
+static int rule_saturated(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+{
+	const struct lp_breakdown *b = c->bd;
+	int on = bd_cat(b, "on_cpu"), pre = bd_cat(b, "preempted");
+	int un = bd_cat(b, "cpu_or_preempted");
+	int64_t life = 0, runnable = 0, queued = 0, wall = b->run_end_ns - b->run_start_ns;
+	for (size_t i = 0; on >= 0 && pre >= 0 && un >= 0 && i < b->nthreads; i++) {
+		const struct lp_bd_thread *t = &b->threads[i];
+		life += t->total_ns;
+		queued += t->cat_ns[pre];
+		runnable += t->cat_ns[on] + t->cat_ns[pre] + t->cat_ns[un];
+	}
+	if (!life || wall <= 0)
+		return findings_skip(c, "no thread time recorded");
+	double share = findings_share(queued, life), nrun = (double)runnable / (double)wall;
+	int64_t cpus = lp_db_int(c->db, "SELECT value FROM meta WHERE key = 'run.cpus_allowed'", 0);
+	if (cpus <= 0)
+		cpus = lp_db_int(c->db, "SELECT value FROM meta WHERE key = 'host.cpus_online'", 0);
+	if (share < thr || (cpus > 0 && nrun <= (double)cpus))
+		return findings_quiet(c, share);
+	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+	if (!f)
+		return -ENOMEM;
+	findings_num(f, "runnable_threads", "runnable threads on average (on or waiting for a CPU)",
+		     "count", nrun);
+	if (cpus > 0)
+		findings_num(f, "cpus", "cores the app may use", "count", (double)cpus);
+	findings_num(f, "queued_ns", "thread time waiting for a CPU", "ns", (double)queued);
+	findings_num(f, "share", "of all threads' time", "share", share);
+	double cores;
+	findings_busy_threads(b, &cores);
+	if (!isnan(cores))
+		findings_num(f, "cores_used",
+			     "cores in use on average (all threads' task-clock / run)", "count",
+			     cores);
+	size_t *ord = malloc(b->nthreads * sizeof(*ord));
+	if (ord) {
+		for (size_t i = 0; i < b->nthreads; i++)
+			ord[i] = i;
+		qsort_r(ord, b->nthreads, sizeof(*ord), sat_cmp, (void *)b);
+		for (size_t i = 0; i < b->nthreads && i < LP_FND_MAXSITES; i++)
+			if (b->threads[ord[i]].cat_ns[pre] > 0)
+				sat_site(c, f, &b->threads[ord[i]], pre);
+		free(ord);
+	}
+	f->site_kind = "threads waiting longest for a CPU (waits that did)";
+	char on_m[32] = "";
+	if (cpus > 0)
+		snprintf(on_m, sizeof(on_m), " on %lld CPU%s", (long long)cpus,
+			 cpus == 1 ? "" : "s");
+	f->summary =
+	    findings_fmt("CPU saturated: %.1f runnable threads%s; threads waited %.1f%% of "
+			 "their time for a CPU",
+			 nrun, on_m, 100 * share);
+	findings_saving(f, queued, queued, "thread time runnable but off the CPU");
+	return 1;
+}
+
 /* The API call that issued a GPU operation: the runtime one when both. */
 #define LP_API_OF(tbl)                                                                             \
 	"JOIN cuda_api a ON a.id = (SELECT x.id FROM cuda_api x WHERE x.process_id = " tbl         \
@@ -1487,24 +1587,44 @@ static int rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	struct lp_finding *f = lp_fnd_new(c, r, med_share, thr);
 	if (!f)
 		return -ENOMEM;
-	int64_t med =
-	    findings_q1(c, "SELECT launch_delay_ns FROM gpu_launches ORDER BY 1 LIMIT 1 OFFSET "
-			   "(SELECT count(*) / 2 FROM gpu_launches)");
+	int64_t med = findings_q1(
+	    c, "WITH d AS (SELECT min(start_ns) - api_end_ns AS v FROM gpu_launches "
+	       "GROUP BY process_id, correlation_id) SELECT v FROM d ORDER BY 1 LIMIT 1 "
+	       "OFFSET (SELECT count(*) / 2 FROM d)");
 	findings_num(f, "idle_ns", "GPU idle inside requests", "ns", (double)idle);
 	findings_num(f, "share", "of those requests' time", "share", share);
 	findings_num(f, "median_share", "in the median request", "share", med_share);
 	findings_num(f, "requests", "requests with GPU work", "count", (double)nreq);
 	findings_num(f, "launch_api_ns", "host time in CUDA API while idle", "ns", (double)api_ns);
 	findings_num(f, "launch_delay_p50_ns", "launch delay p50", "ns", (double)med);
-	f->summary = findings_fmt("the GPU idled %.1f%% of the median request that used it (%.1f%% "
-				  "overall): the host, not the GPU, sets the pace",
-				  100 * med_share, 100 * share);
+	/* Launches that are CUDA graphs already: capturing a graph is not what
+	 * is left to do, and the finding says so. */
+	int64_t graphs =
+	    findings_q1(c, "SELECT count(DISTINCT process_id || ':' || correlation_id) "
+			   "FROM kernels WHERE graph_id <> 0");
+	int64_t launches = findings_q1(c, "SELECT count(DISTINCT process_id || ':' || "
+					  "correlation_id) FROM gpu_launches");
+	if (graphs > 0)
+		findings_num(f, "graph_launches", "launches that are CUDA graphs", "count",
+			     (double)graphs);
+	f->summary =
+	    graphs > 0
+		? findings_fmt("the GPU idled %.1f%% of the median request that used it (%.1f%% "
+			       "overall): the host, not the GPU, sets the pace; %lld of %lld "
+			       "launches are CUDA graphs already: larger graphs or batched "
+			       "requests are what is left",
+			       100 * med_share, 100 * share, (long long)graphs, (long long)launches)
+		: findings_fmt("the GPU idled %.1f%% of the median request that used it (%.1f%% "
+			       "overall): the host, not the GPU, sets the pace",
+			       100 * med_share, 100 * share);
 	findings_saving(f, api_ns, idle, "GPU idle time inside requests");
 	findings_example(c, f);
 	return 1;
 }
 
-/* Kernels shorter than the API call that launched them. */
+/* Kernels shorter than the API call that launched them. A CUDA graph's
+ * kernel nodes share one cudaGraphLaunch: its cost is paid once for all of
+ * them, so they are not counted (and graphs are the fix offered). */
 static int rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	int rc = need_gpu(c);
@@ -1516,7 +1636,8 @@ static int rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, dou
 	    "SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(k2.value, '?') FROM "
 	    "kernels k " LP_API_OF(
 		"k") "LEFT JOIN strings k2 ON k2.id = k.name_id WHERE "
-		     "k.end_ns - k.start_ns < a.end_ns - a.start_ns AND ?1 IS NOT NULL ORDER BY 4",
+		     "k.end_ns - k.start_ns < a.end_ns - a.start_ns AND k.graph_id = 0 AND ?1 IS "
+		     "NOT NULL ORDER BY 4",
 	    &a);
 	if (rc)
 		return rc;
@@ -1969,12 +2090,21 @@ const struct lp_rule lp_rules[] = {
      "write transactions so writers do not collide.",
      rule_sleep, NULL},
     {"cpu-starved", "Requests wait for a CPU",
-     "preempted time (request time not in a recorded wait, minus task-clock) / request time",
+     "preempted time (the recorded waits' run-queue part, from schedstat, plus request time not "
+     "in a recorded wait minus task-clock) / request time",
      "share", LP_CMP_GE, 0.10,
      "Run no more busy threads than the cores the process may use (size thread pools to the "
      "affinity mask), pin serving threads to cores of their own, and keep background work "
      "off those cores.",
      rule_starved, NULL},
+    {"cpu-saturated", "CPU saturated",
+     "all threads' time waiting for a CPU (preempted, as cpu-starved measures it) / all threads' "
+     "time, with or without requests; a finding only when the recorded threads outnumber the "
+     "cores (runnable threads on average > run.cpus_allowed)",
+     "share", LP_CMP_GE, 0.10,
+     "Run fewer busy threads than the cores the app may use (client and worker pools, "
+     "connections, parallel builds), or give it more cores; the threads listed waited longest.",
+     rule_saturated, NULL},
     {"sync-memcpy", "Synchronous copies on the request path",
      "host time blocked in synchronous cudaMemcpy (host-to-device copies <= 64 KB excluded, "
      "as nsys does) / request time",

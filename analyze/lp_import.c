@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,7 +37,7 @@ struct lp_import_priv {
 	const struct lp_import_source *by_type[256];
 	int source_of_type[256];
 	uint64_t records;
-	uint64_t sym_ns0; /* lp_symtab_time_ns() when this import began */
+	uint64_t sym_ns0;	 /* lp_symtab_time_ns() when this import began */
 	struct lp_inf_waits inf; /* waits in progress in the run's shared table */
 	uint32_t inf_stack_id;	 /* local ids of the sites made for them */
 	long long inf_written;	 /* of those, written for an image that ended unclosed */
@@ -454,11 +455,18 @@ static int list_logs(const char *dir, char ***out, size_t *n, char *err, size_t 
 	return 0;
 }
 
+/* The rule for every file latprof writes: into a directory that exists and
+ * is writable, never through a symbolic link, only over a regular file, and
+ * over an existing one only with force. */
 static int output_check(const char *out, int force, char *err, size_t errlen)
 {
 	struct stat st;
 	char tmp[PATH_MAX];
-	snprintf(tmp, sizeof(tmp), "%s", out);
+	if (snprintf(tmp, sizeof(tmp), "%s", out) >= (int)sizeof(tmp)) {
+		snprintf(err, errlen, "output path '%.60s...' is %zu characters; the limit is %d",
+			 out, strlen(out), PATH_MAX - 1);
+		return -ENAMETOOLONG;
+	}
 	const char *dir = dirname(tmp);
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen, "output directory %s does not exist", dir);
@@ -469,6 +477,11 @@ static int output_check(const char *out, int force, char *err, size_t errlen)
 		return -EACCES;
 	}
 	if (lstat(out, &st) == 0) {
+		if (S_ISLNK(st.st_mode)) {
+			snprintf(err, errlen, "%s is a symbolic link; refusing to write through it",
+				 out);
+			return -ELOOP;
+		}
 		if (!S_ISREG(st.st_mode)) {
 			snprintf(err, errlen,
 				 "%s exists and is not a regular file; refusing to write it", out);
@@ -482,7 +495,64 @@ static int output_check(const char *out, int force, char *err, size_t errlen)
 	return 0;
 }
 
+#define LP_IMPORT_TMP_SUFFIX ".tmp-XXXXXX"
+
+/*
+ * A database is first written as OUT.tmp-XXXXXX in OUT's directory, so
+ * that name must fit the directory's NAME_MAX, and SQLite must accept its
+ * absolute path: its unix VFS refuses a path longer than mxPathname less
+ * the 8 characters of a "-journal" suffix ("unable to open database
+ * file", found only after the app ran). Symbolic links in the directory
+ * count as SQLite resolves them.
+ */
+static int output_db_limits(const char *out, char *err, size_t errlen)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s", out);
+	const char *dir = dirname(tmp);
+	const char *base = strrchr(out, '/');
+	base = base ? base + 1 : out;
+	size_t name = strlen(base) + strlen(LP_IMPORT_TMP_SUFFIX);
+	long name_max = pathconf(dir, _PC_NAME_MAX);
+	if (name_max <= 0)
+		name_max = NAME_MAX;
+	if (name > (size_t)name_max) {
+		snprintf(err, errlen,
+			 "output file name '%.40s...' is %zu characters; the import writes it "
+			 "first as NAME" LP_IMPORT_TMP_SUFFIX ", which NAME_MAX (%ld) allows "
+			 "up to %zu",
+			 base, strlen(base), name_max,
+			 (size_t)name_max - strlen(LP_IMPORT_TMP_SUFFIX));
+		return -ENAMETOOLONG;
+	}
+	sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
+	size_t max = (size_t)(vfs ? vfs->mxPathname : 512) - strlen("-journal");
+	char *real = realpath(dir, NULL);
+	size_t full = (real ? strlen(real) : strlen(dir)) + 1 + name;
+	free(real);
+	if (full > max) {
+		snprintf(err, errlen,
+			 "output path '%.60s...' is too long for SQLite: %zu characters as an "
+			 "absolute path with the import's %zu-character temporary suffix, and "
+			 "SQLite opens at most %zu",
+			 out, full, strlen(LP_IMPORT_TMP_SUFFIX), max);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+static int output_db_check(const char *out, int force, char *err, size_t errlen)
+{
+	int rc = output_check(out, force, err, errlen);
+	return rc ? rc : output_db_limits(out, err, errlen);
+}
+
 int lp_import_output_check(const char *out, int force, char *err, size_t errlen)
+{
+	return output_db_check(out, force, err, errlen);
+}
+
+int lp_file_output_check(const char *out, int force, char *err, size_t errlen)
 {
 	return output_check(out, force, err, errlen);
 }
@@ -631,24 +701,69 @@ static int publish(const char *tmp, const char *out, int force, char *err, size_
 	return 0;
 }
 
-/* The temporary database next to out (made 0666 & ~umask, as a normal user
- * file) that publish later moves into place. -EIO: tmp exists, unlink it. */
-static int tmp_db(const char *out, char *tmp, sqlite3 **db, char *err, size_t errlen)
+/* The temporary databases of out that killed imports left: OUT.tmp-XXXXXX
+ * files no importer holds. A live one's importer holds an flock on it from
+ * its creation, which happens under the directory's flock (held here), so
+ * one that can be locked now has no importer left. */
+static void tmp_db_sweep(int dfd, const char *base)
 {
-	if (snprintf(tmp, PATH_MAX, "%s.tmp-XXXXXX", out) >= PATH_MAX) {
+	size_t blen = strlen(base), slen = strlen(LP_IMPORT_TMP_SUFFIX);
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (strlen(e->d_name) != blen + slen || strncmp(e->d_name, base, blen) ||
+		    strncmp(e->d_name + blen, LP_IMPORT_TMP_SUFFIX, slen - 6))
+			continue;
+		struct stat st;
+		int t = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (t < 0)
+			continue;
+		if (fstat(t, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    flock(t, LOCK_EX | LOCK_NB) == 0)
+			unlinkat(dfd, e->d_name, 0);
+		close(t);
+	}
+	closedir(d);
+}
+
+/* The temporary database next to out (made 0666 & ~umask, as a normal user
+ * file) that publish later moves into place, held by an flock on *lock_fd
+ * until then (close it after publish or unlink). Stale ones of the same
+ * out are removed first. -EIO: tmp exists, unlink it. */
+static int tmp_db(const char *out, char *tmp, sqlite3 **db, int *lock_fd, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	*lock_fd = -1;
+	if (snprintf(tmp, PATH_MAX, "%s" LP_IMPORT_TMP_SUFFIX, out) >= PATH_MAX) {
 		snprintf(err, errlen, "output path too long");
 		return -ENAMETOOLONG;
 	}
+	snprintf(dir, sizeof(dir), "%s", out);
+	const char *base = strrchr(out, '/');
+	int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dir_locked = dfd >= 0 && flock(dfd, LOCK_EX) == 0;
+	if (dir_locked)
+		tmp_db_sweep(dfd, base ? base + 1 : out);
 	int fd = mkstemp(tmp);
+	int e = errno;
+	if (fd >= 0)
+		flock(fd, LOCK_EX | LOCK_NB); /* new: no one else holds it */
+	if (dfd >= 0)
+		close(dfd); /* and its lock */
 	if (fd < 0) {
-		int e = errno;
 		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(e));
 		return -e;
 	}
+	*lock_fd = fd;
 	mode_t mask = umask(0);
 	umask(mask);
 	fchmod(fd, 0666 & ~mask);
-	close(fd);
 	if (sqlite3_open_v2(tmp, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
 		snprintf(err, errlen, "cannot open %s: %s", tmp, sqlite3_errmsg(*db));
@@ -663,14 +778,14 @@ int lp_import_foreign(const char *out, const struct lp_import_opts *opts, int64_
 	struct lp_import_priv priv = {0};
 	struct lp_import imp = {.err = err, .errlen = errlen, .priv = &priv};
 	char tmp[PATH_MAX];
-	int force = opts && opts->force;
+	int force = opts && opts->force, tmp_fd = -1;
 
 	err[0] = 0;
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-	int rc = output_check(out, force, err, errlen);
+	int rc = output_db_check(out, force, err, errlen);
 	if (rc)
 		return rc;
-	rc = tmp_db(out, tmp, &imp.db, err, errlen);
+	rc = tmp_db(out, tmp, &imp.db, &tmp_fd, err, errlen);
 	if (rc && rc != -EIO)
 		return rc;
 	if (rc == 0)
@@ -698,11 +813,15 @@ int lp_import_foreign(const char *out, const struct lp_import_opts *opts, int64_
 		ops->end(&imp, ctx);
 	import_teardown(&imp);
 	sqlite3_close(imp.db);
-	if (rc == 0)
-		return publish(tmp, out, force, err, errlen);
+	if (rc == 0) {
+		rc = publish(tmp, out, force, err, errlen);
+		close(tmp_fd);
+		return rc;
+	}
 	if (!err[0])
 		snprintf(err, errlen, "import failed: %s", strerror(-rc));
 	unlink(tmp);
+	close(tmp_fd);
 	return rc;
 }
 
@@ -728,7 +847,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	struct lp_ptab ptab = {0};
 	struct lp_ptab_counts from_table = {0};
 	char tmp[PATH_MAX];
-	int rc;
+	int rc, tmp_fd = -1;
 
 	err[0] = 0;
 	priv.sym_ns0 = lp_symtab_time_ns();
@@ -737,7 +856,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	stats = stats ? stats : &local;
 	memset(stats, 0, sizeof(*stats));
-	rc = output_check(out, opts && opts->force, err, errlen);
+	rc = output_db_check(out, opts && opts->force, err, errlen);
 	if (rc)
 		return rc;
 	rc = lp_ptab_read(dir, &ptab, err, errlen);
@@ -756,7 +875,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	if (rc)
 		goto out_logs;
 
-	rc = tmp_db(out, tmp, &imp.db, err, errlen);
+	rc = tmp_db(out, tmp, &imp.db, &tmp_fd, err, errlen);
 	if (rc == -EIO)
 		goto out_db;
 	if (rc)
@@ -816,6 +935,7 @@ out_db:
 		rc = publish(tmp, out, opts && opts->force, err, errlen);
 	else
 		unlink(tmp);
+	close(tmp_fd);
 out_logs:
 	for (size_t i = 0; logs && i < n; i++)
 		lp_log_close(&logs[i]);

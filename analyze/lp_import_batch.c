@@ -8,7 +8,8 @@
  * of 200,000 waits (callgrind: 670 instructions a row in sqlite3_bind_*);
  * the virtual table hands each value over in xColumn for a fraction of
  * that. A 0 in a column of null_if_zero stores NULL (xColumn sets no
- * result), as an unknown owner or stack always has.
+ * result), as an unknown owner or stack always has; so does a negative
+ * value in a column of null_if_neg (a wait's unknown run-queue time).
  *
  * A column that is 0 in every row of a batch (most lock waits have no
  * owner, are exclusive and neither timed out nor failed) is selected as
@@ -44,7 +45,7 @@ static int batch_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
 	(void)argv;
 	(void)err;
 	/* Column names do not matter: the INSERT takes them by position. */
-	int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(c0, c1, c2, c3, c4, c5, c6, c7, c8)");
+	int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9)");
 	if (rc != SQLITE_OK)
 		return rc;
 	struct batch_vtab *t = sqlite3_malloc(sizeof(*t));
@@ -118,7 +119,7 @@ static int batch_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int col)
 {
 	const struct lp_batch *b = ((const struct batch_vtab *)c->pVtab)->b;
 	int64_t v = b->v[((struct batch_cursor *)c)->i][col];
-	if (v || !(b->null_if_zero & (1u << col)))
+	if ((v || !(b->null_if_zero & (1u << col))) && (v >= 0 || !(b->null_if_neg & (1u << col))))
 		sqlite3_result_int64(ctx, v);
 	return SQLITE_OK;
 }
@@ -152,6 +153,7 @@ int lp_batch_init(struct lp_import *imp, struct lp_batch *b, const char *name, c
 	b->ncols = ncols;
 	b->n = 0;
 	b->null_if_zero = null_if_zero;
+	b->null_if_neg = 0;
 	b->sparse = sparse & ((1u << ncols) - 1);
 	if (sqlite3_create_module(imp->db, name, &batch_module, b) != SQLITE_OK) {
 		snprintf(imp->err, imp->errlen, "internal error creating module %s: %s", name,

@@ -9,13 +9,14 @@
 #include "lp_import.h"
 
 #define LP_BATCH_ROWS 1024
-#define LP_BATCH_MAX_COLS 9
+#define LP_BATCH_MAX_COLS 10
 
 struct lp_batch {
 	const char *name; /* the virtual table */
 	const char *head; /* "INSERT INTO table(cols) SELECT " */
 	int ncols;
 	uint32_t null_if_zero; /* bit c: a 0 in column c stores NULL */
+	uint32_t null_if_neg;  /* bit c: a negative value in column c stores NULL */
 	uint32_t sparse;       /* bit c: column c is often 0 in a whole batch */
 	/* By the sparse columns that are 0 in every row of a batch: the
 	 * INSERT that takes them as constants (prepared when first needed). */
@@ -26,7 +27,8 @@ struct lp_batch {
 
 /* Readies b to insert rows of ncols values through `head`, "INSERT INTO
  * t(col0, col1, ...) SELECT " (the batch's columns follow, in order).
- * name and head must outlive b. 0, or -EIO with imp->err filled. */
+ * name and head must outlive b. 0, or -EIO with imp->err filled. The
+ * caller may set b->null_if_neg after. */
 int lp_batch_init(struct lp_import *imp, struct lp_batch *b, const char *name, const char *head,
 		  int ncols, uint32_t null_if_zero, uint32_t sparse);
 

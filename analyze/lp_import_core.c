@@ -69,10 +69,10 @@ extern const char lp_schema_core_sql[];
 
 static const char lp_wait_insert[] =
     "INSERT INTO lock_waits(lock_id, thread_id, owner_tid, start_ns, dur_ns, mode, stack_id, "
-    "flags, id) SELECT ";
+    "flags, id, runq_ns) SELECT ";
 static const char lp_cond_insert[] =
     "INSERT INTO cond_waits(thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns, timed, "
-    "stack_id, flags) SELECT ";
+    "stack_id, flags, runq_ns) SELECT ";
 
 /* Only the importer sets it: a wait the process died in, whose end is not
  * known until its death is (core_died). */
@@ -93,13 +93,14 @@ struct core_state {
 	    *sel_fd_kind;
 	struct lp_batch waits, conds;
 	struct lp_waitsort sorted; /* lock waits not yet in waits */
-	struct lp_map locks; /* address -> locks.id, current process */
+	struct lp_map locks;	   /* address -> locks.id, current process */
 	struct child_status *children;
 	size_t n_children, cap_children;
 	uint64_t first_realtime_ns;
 	uint64_t max_ts; /* latest timestamp in the current process */
 	long long dropped_records, dropped_chunks, dropped_strings;
 	int unclosed;
+	int low_fd;		/* logs whose descriptor took one of the app's (LP_LOGF_LOWFD) */
 	long long died_pending; /* waits written by lp_core_inflight */
 	int64_t wait_ids;	/* the last lock_waits.id given */
 };
@@ -137,6 +138,7 @@ int lp_core_begin_process(struct lp_import *imp, const struct lp_log *log)
 	s->dropped_chunks += (long long)h->dropped_chunks;
 	s->dropped_strings += (long long)h->dropped_strings;
 	s->unclosed += !(h->flags & LP_LOGF_CLOSED);
+	s->low_fd += !!(h->flags & LP_LOGF_LOWFD);
 	if (!s->first_realtime_ns || h->start_realtime_ns < s->first_realtime_ns)
 		s->first_realtime_ns = h->start_realtime_ns;
 	lp_map_free(&s->locks);
@@ -231,10 +233,18 @@ int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_heade
 		if (len >= sizeof(struct lp_rec_exec)) {
 			const struct lp_rec_exec *r = payload;
 			size_t n = len - sizeof(*r) < h->aux ? len - sizeof(*r) : h->aux;
+			const char *path = (const char *)(r + 1);
+			size_t pl = strnlen(path, n);
 			sqlite3_bind_int64(lp_core->upd_exec, 1, (int64_t)r->ts);
-			sqlite3_bind_text(lp_core->upd_exec, 2, (const char *)(r + 1),
-					  (int)strnlen((const char *)(r + 1), n), SQLITE_TRANSIENT);
-			sqlite3_bind_int64(lp_core->upd_exec, 3, imp->proc->id);
+			sqlite3_bind_text(lp_core->upd_exec, 2, path, (int)pl, SQLITE_TRANSIENT);
+			/* why the program will not be recorded, after the path's NUL */
+			if (pl + 1 < n)
+				sqlite3_bind_text(lp_core->upd_exec, 3, path + pl + 1,
+						  (int)strnlen(path + pl + 1, n - pl - 1),
+						  SQLITE_TRANSIENT);
+			else
+				sqlite3_bind_null(lp_core->upd_exec, 3);
+			sqlite3_bind_int64(lp_core->upd_exec, 4, imp->proc->id);
 			core_seen(r->ts);
 			return lp_import_step(imp, lp_core->upd_exec);
 		}
@@ -282,6 +292,7 @@ static int sorted_emit(void *ctx, const struct lp_waitsort_row *r)
 	v[6] = r->stack_id;
 	v[7] = r->flags;
 	v[8] = ++lp_core->wait_ids; /* start order, as they go in */
+	v[9] = r->runq_ns;
 	return lp_batch_full(b) ? lp_batch_flush(imp, b) : 0;
 }
 
@@ -290,6 +301,15 @@ static int waits_flush_sorted(struct lp_import *imp)
 {
 	int rc = lp_waitsort_drain(&lp_core->sorted, sorted_emit, imp);
 	return rc ? rc : lp_batch_flush(imp, &lp_core->waits);
+}
+
+/* A record's runq as the database stores it: -1 (NULL) when unknown, at
+ * most the wait's duration. */
+static int64_t core_runq(uint64_t runq, uint64_t dur)
+{
+	if (runq == LP_RUNQ_UNKNOWN)
+		return -1;
+	return (int64_t)(runq < dur ? runq : dur);
 }
 
 static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
@@ -306,6 +326,7 @@ static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 	struct lp_waitsort_row row = {
 	    .start_ns = (int64_t)r->start,
 	    .dur_ns = (int64_t)(r->end - r->start),
+	    .runq_ns = core_runq(r->runq, r->end - r->start),
 	    .lock_id = (uint32_t)lock,
 	    .thread_id = (uint32_t)thread,
 	    .stack_id = (uint32_t)stack,
@@ -339,6 +360,7 @@ static int core_cond_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 	v[5] = h->aux == LP_COND_TIMEDWAIT;
 	v[6] = lp_import_stack(imp, r->stack);
 	v[7] = (int)r->flags;
+	v[8] = core_runq(r->runq, r->end - r->start);
 	core_seen(r->end);
 	return lp_batch_full(&s->conds) ? lp_batch_flush(imp, &s->conds) : 0;
 }
@@ -372,6 +394,7 @@ static const char *block_call_name(uint32_t call)
 	    [LP_BLK_PSELECT] = "pselect",
 	    [LP_BLK_EPOLL_WAIT] = "epoll_wait",
 	    [LP_BLK_EPOLL_PWAIT] = "epoll_pwait",
+	    [LP_BLK_IO_URING_ENTER] = "io_uring_enter",
 	    [LP_BLK_FSYNC] = "fsync",
 	    [LP_BLK_FDATASYNC] = "fdatasync",
 	    [LP_BLK_GETADDRINFO] = "getaddrinfo",
@@ -447,6 +470,11 @@ static int core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_h
 	bind_opt(st, 9, lp_import_stack(imp, r->stack));
 	sqlite3_bind_int64(st, 10,
 			   r->flags & (LP_WAITF_UNFINISHED | LP_WAITF_DIED | LP_WAITF_PENDING));
+	int64_t runq = core_runq(r->runq, r->end - r->start);
+	if (runq >= 0)
+		sqlite3_bind_int64(st, 11, runq);
+	else
+		sqlite3_bind_null(st, 11);
 	core_seen(r->end);
 	return lp_import_step(imp, st);
 }
@@ -477,7 +505,8 @@ int lp_core_inflight(struct lp_import *imp, const struct lp_inf_wait *w, uint32_
 					     .start = w->start,
 					     .end = w->start,
 					     .stack = stack,
-					     .flags = flags};
+					     .flags = flags,
+					     .runq = LP_RUNQ_UNKNOWN};
 		lp_core->died_pending++;
 		return core_lock_wait(imp, w->tid, &h, &r);
 	}
@@ -487,7 +516,8 @@ int lp_core_inflight(struct lp_import *imp, const struct lp_inf_wait *w, uint32_
 					     .start = w->start,
 					     .end = w->start,
 					     .stack = stack,
-					     .flags = flags};
+					     .flags = flags,
+					     .runq = LP_RUNQ_UNKNOWN};
 		lp_core->died_pending++;
 		return core_cond_wait(imp, w->tid, &h, &r);
 	}
@@ -499,7 +529,8 @@ int lp_core_inflight(struct lp_import *imp, const struct lp_inf_wait *w, uint32_
 					 .stack = stack,
 					 .fd_kind =
 					     fd >= 0 ? core_fd_kind_seen(imp, fd) : LP_FD_NONE,
-					 .flags = flags};
+					 .flags = flags,
+					 .runq = LP_RUNQ_UNKNOWN};
 		lp_core->died_pending += block_call_name(w->what & 0xff) != NULL;
 		return core_block(imp, w->tid, &h, &r);
 	}
@@ -535,6 +566,18 @@ static int core_child(const struct lp_rec_child_status *r)
 	return 0;
 }
 
+/* A wait record of len bytes at p into *out (size bytes): 1, or 0 when it
+ * is shorter than the first layout (v1, before runq: its runq is then
+ * unknown). */
+static int core_widen(void *out, size_t size, const void *p, size_t len, size_t v1, uint64_t *runq)
+{
+	if (len < v1)
+		return 0;
+	*runq = LP_RUNQ_UNKNOWN;
+	memcpy(out, p, len < size ? len : size);
+	return 1;
+}
+
 static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 		       const struct lp_rec_header *h, const void *p, size_t len)
 {
@@ -542,10 +585,18 @@ static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 	const struct lp_rec_thread_start *ts = p;
 	const struct lp_rec_thread_name *tn = p;
 	switch (h->type) {
-	case LP_REC_LOCK_WAIT:
-		return len >= sizeof(struct lp_rec_lock_wait) ? core_lock_wait(imp, tid, h, p) : 0;
-	case LP_REC_COND_WAIT:
-		return len >= sizeof(struct lp_rec_cond_wait) ? core_cond_wait(imp, tid, h, p) : 0;
+	case LP_REC_LOCK_WAIT: {
+		struct lp_rec_lock_wait r;
+		return core_widen(&r, sizeof(r), p, len, LP_REC_LOCK_WAIT_V1_SIZE, &r.runq)
+			   ? core_lock_wait(imp, tid, h, &r)
+			   : 0;
+	}
+	case LP_REC_COND_WAIT: {
+		struct lp_rec_cond_wait r;
+		return core_widen(&r, sizeof(r), p, len, LP_REC_COND_WAIT_V1_SIZE, &r.runq)
+			   ? core_cond_wait(imp, tid, h, &r)
+			   : 0;
+	}
 	case LP_REC_THREAD_START:
 		if (len < sizeof(*ts))
 			return 0;
@@ -565,8 +616,12 @@ static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 				   (int64_t)((const struct lp_rec_thread_end *)p)->ts, 0, 0);
 	case LP_REC_CHILD_STATUS:
 		return len >= sizeof(struct lp_rec_child_status) ? core_child(p) : 0;
-	case LP_REC_BLOCK:
-		return len >= sizeof(struct lp_rec_block) ? core_block(imp, tid, h, p) : 0;
+	case LP_REC_BLOCK: {
+		struct lp_rec_block r;
+		return core_widen(&r, sizeof(r), p, len, LP_REC_BLOCK_V1_SIZE, &r.runq)
+			   ? core_block(imp, tid, h, &r)
+			   : 0;
+	}
 	default:
 		/* CTX, STRING, STACK, MODULE, PROC_*, EXEC: handled in pass 1. */
 		if (len >= 8 && (h->type == LP_REC_PROC_START))
@@ -776,6 +831,7 @@ static int core_finish(struct lp_import *imp, void *state)
 	rc = rc ? rc : lp_import_meta(imp, "dropped_chunks", NULL, s->dropped_chunks);
 	rc = rc ? rc : lp_import_meta(imp, "dropped_strings", NULL, s->dropped_strings);
 	rc = rc ? rc : lp_import_meta(imp, "unclosed_logs", NULL, s->unclosed);
+	rc = rc ? rc : lp_import_meta(imp, "low_fd_logs", NULL, s->low_fd);
 	return rc;
 }
 
@@ -795,9 +851,9 @@ static int core_begin(struct lp_import *imp, void **state)
 	    imp, "UPDATE processes SET title = ?1 WHERE id = ?2 AND cmdline IS NOT ?1");
 	s->upd_exit = lp_import_prepare(
 	    imp, "UPDATE processes SET end_ns = ?, exit_status = ?, exit_signal = ?, exit_how = ?, "
-		 "exec_path = NULL WHERE id = ?"); /* an exit after exec: the exec failed */
-	s->upd_exec = lp_import_prepare(
-	    imp, "UPDATE processes SET end_ns = ?, exit_how = 'exec', exec_path = ? WHERE id = ?");
+		 "exec_path = NULL, exec_unrecorded = NULL WHERE id = ?"); /* the exec failed */
+	s->upd_exec = lp_import_prepare(imp, "UPDATE processes SET end_ns = ?, exit_how = 'exec', "
+					     "exec_path = ?, exec_unrecorded = ? WHERE id = ?");
 	s->upd_proc_end = lp_import_prepare(
 	    imp, "UPDATE processes SET end_ns = max(coalesce(end_ns, 0), ?) WHERE id = ?");
 	s->upd_thread_start =
@@ -811,7 +867,7 @@ static int core_begin(struct lp_import *imp, void **state)
 	    lp_import_prepare(imp, "UPDATE locks SET name = ?, module = ? WHERE id = ?");
 	s->ins_block = lp_import_prepare(
 	    imp, "INSERT INTO blocking_calls(thread_id, start_ns, dur_ns, call, category, fd, "
-		 "fd_kind, result, stack_id, flags) VALUES (?,?,?,?,?,?,?,?,?,?)");
+		 "fd_kind, result, stack_id, flags, runq_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
 	s->sel_fd_kind = lp_import_prepare(
 	    imp, "SELECT b.fd_kind FROM blocking_calls b JOIN threads t ON t.id = b.thread_id "
 		 "WHERE t.process_id = ?1 AND b.fd = ?2 AND b.fd_kind IS NOT 'unknown' "
@@ -822,11 +878,14 @@ static int core_begin(struct lp_import *imp, void **state)
 	    !s->upd_proc_end || !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end ||
 	    !s->ins_lock || !s->upd_lock_name)
 		return -EIO;
-	int rc = lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, 9, LP_WAIT_OPT,
+	int rc = lp_batch_init(imp, &s->waits, "lp_wait_batch", lp_wait_insert, 10, LP_WAIT_OPT,
 			       LP_WAIT_SPARSE);
-	return rc ? rc
-		  : lp_batch_init(imp, &s->conds, "lp_cond_batch", lp_cond_insert, 8, LP_COND_OPT,
-				  LP_COND_SPARSE);
+	rc = rc ? rc
+		: lp_batch_init(imp, &s->conds, "lp_cond_batch", lp_cond_insert, 9, LP_COND_OPT,
+				LP_COND_SPARSE);
+	s->waits.null_if_neg = 1u << 9; /* runq_ns */
+	s->conds.null_if_neg = 1u << 8;
+	return rc;
 }
 
 static void core_destroy(void *state)

@@ -19,6 +19,7 @@
 #include "lp_import.h"
 #include "lp_import_sources.h"
 #include "lp_log_counters.h"
+#include "lp_util.h"
 
 extern const char lp_schema_counters_sql[];
 
@@ -27,6 +28,8 @@ struct cnt_imp {
 	int64_t proc; /* processes.id that ev[] belongs to */
 	int64_t ev[LP_CNT_MAX_EVENTS];
 	long long samples;
+	int64_t *nofd; /* threads.id of threads whose group ran out of descriptors */
+	size_t n_nofd, cap_nofd;
 };
 
 static int cnt_begin(struct lp_import *imp, void **state)
@@ -220,10 +223,39 @@ static int cnt_record(struct lp_import *imp, void *state, uint32_t tid,
 					 "alive_at_exit");
 		}
 		break;
+	case LP_REC_CNT_NOFD: {
+		int64_t thread = lp_import_thread(imp, tid);
+		if (!thread)
+			return -EIO;
+		if (LP_GROW(s->nofd, s->n_nofd, s->cap_nofd))
+			return -ENOMEM;
+		s->nofd[s->n_nofd++] = thread;
+		break;
+	}
 	default:
 		imp->unknown_records++;
 	}
 	return 0;
+}
+
+/* Threads that have no counters because their group ran out of file
+ * descriptors (others without counters ended before their counts were
+ * read): meta counters.threads_no_fd, for latprof run's summary. */
+static int cnt_nofd_meta(struct lp_import *imp, struct cnt_imp *s)
+{
+	long long n = 0;
+	for (size_t i = 0; i < s->n_nofd; i++) {
+		struct lp_db_arg id = LP_DB_INT(s->nofd[i]);
+		int64_t none;
+		if (lp_db_get_int(imp->db,
+				  "SELECT NOT EXISTS (SELECT 1 FROM thread_counters WHERE "
+				  "thread_id = ?1) AND NOT EXISTS (SELECT 1 FROM counter_samples "
+				  "WHERE thread_id = ?1)",
+				  &id, 1, 0, &none, imp->err, imp->errlen))
+			return -EIO;
+		n += none != 0;
+	}
+	return lp_import_meta(imp, "counters.threads_no_fd", NULL, n);
 }
 
 /* Delta of a running total between two samples, scaled by the share of
@@ -389,7 +421,8 @@ static int cnt_finish(struct lp_import *imp, void *state)
 	if (s->samples && cnt_has_ranges(imp) &&
 	    (cnt_exec(imp, lp_cnt_ranges_sql) || cnt_range_meta(imp)))
 		return -EIO;
-	return cnt_meta(imp);
+	int rc = cnt_nofd_meta(imp, s);
+	return rc ? rc : cnt_meta(imp);
 }
 
 static void cnt_destroy(void *state)
@@ -403,6 +436,7 @@ static void cnt_destroy(void *state)
 	sqlite3_finalize(s->ins_sample);
 	sqlite3_finalize(s->ins_val);
 	sqlite3_finalize(s->ins_total);
+	free(s->nofd);
 	free(s);
 }
 

@@ -38,11 +38,12 @@ struct cuda_proc {
 
 struct cuda_state {
 	sqlite3_stmt *ins_kernel, *ins_memcpy, *ins_memset, *ins_sync, *ins_api, *ins_dev, *ins_ovh,
-	    *ins_alloc, *ins_capture, *get_string, *find_modules, *set_driver;
+	    *ins_alloc, *ins_capture, *get_string, *find_modules, *set_driver, *ins_api_count;
 	struct lp_map demangled; /* strings.id (mangled) -> strings.id (demangled) */
 	struct cuda_proc p;	 /* current process */
 	/* whole import */
 	long long kernels, memcpys, memsets, syncs, api, dropped, unknown_kinds;
+	unsigned conflicts; /* LP_CUDA_CONFLICT_* of every process */
 	int procs_captured, procs_used;
 	char status[600]; /* first reason nothing was captured */
 };
@@ -266,10 +267,35 @@ static int cuda_memory(struct lp_import *imp, struct cuda_state *s,
 	return lp_import_step(imp, st);
 }
 
-static int cuda_device(struct lp_import *imp, struct cuda_state *s,
-		       const struct lp_rec_cuda_device *d)
+/* Older logs end the record before uuid: those fields stay 0 (unknown). */
+static int cuda_device(struct lp_import *imp, struct cuda_state *s, const void *payload, size_t len)
 {
+	struct lp_rec_cuda_device dv = {0};
+	const struct lp_rec_cuda_device *d = &dv;
+	memcpy(&dv, payload, len < sizeof(dv) ? len : sizeof(dv));
 	sqlite3_stmt *st = s->ins_dev;
+	char uuid[48], pci[24];
+	const uint8_t *u = d->uuid;
+	int known = 0;
+	for (size_t i = 0; i < sizeof(d->uuid); i++)
+		known |= u[i];
+	if (known) {
+		snprintf(uuid, sizeof(uuid),
+			 "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 d->flags & LP_CUDA_DEVICE_MIG ? "MIG" : "GPU", u[0], u[1], u[2], u[3],
+			 u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+			 u[15]);
+		sqlite3_bind_text(st, 10, uuid, -1, SQLITE_TRANSIENT);
+	} else {
+		sqlite3_bind_null(st, 10);
+	}
+	if (d->flags & LP_CUDA_DEVICE_PCI) {
+		snprintf(pci, sizeof(pci), "%04x:%02x:%02x.0", d->pci_domain, d->pci_bus,
+			 d->pci_device);
+		sqlite3_bind_text(st, 11, pci, -1, SQLITE_TRANSIENT);
+	} else {
+		sqlite3_bind_null(st, 11);
+	}
 	sqlite3_bind_int64(st, 1, imp->proc->id);
 	sqlite3_bind_int64(st, 2, d->id);
 	int64_t name = lp_import_string(imp, d->name);
@@ -356,14 +382,35 @@ static int cuda_record(struct lp_import *imp, void *state, uint32_t tid,
 		LP_PAYLOAD(struct lp_rec_cuda_memory);
 		return cuda_memory(imp, s, payload);
 	case LP_REC_CUDA_DEVICE:
-		LP_PAYLOAD(struct lp_rec_cuda_device);
-		return cuda_device(imp, s, payload);
+		if (len < LP_CUDA_DEVICE_V1_SIZE)
+			return 0;
+		return cuda_device(imp, s, payload, len);
 	case LP_REC_CUDA_STATS: {
-		LP_PAYLOAD(struct lp_rec_cuda_stats);
-		const struct lp_rec_cuda_stats *st = payload;
-		if (st->ts >= s->p.stats.ts) /* totals grow: keep the latest */
-			s->p.stats = *st;
+		/* Older logs end the record before bad_ts: those counts are 0. */
+		struct lp_rec_cuda_stats st = {0};
+		if (len < LP_CUDA_STATS_V1_SIZE)
+			return 0;
+		memcpy(&st, payload, len < sizeof(st) ? len : sizeof(st));
+		if (st.ts >= s->p.stats.ts) /* totals grow: keep the latest */
+			s->p.stats = st;
 		return 0;
+	}
+	case LP_REC_CUDA_API_COUNT: {
+		LP_PAYLOAD(struct lp_rec_cuda_api_count);
+		const struct lp_rec_cuda_api_count *c = payload;
+		sqlite3_stmt *st = s->ins_api_count;
+		int64_t name = lp_import_string(imp, c->name);
+		sqlite3_bind_int64(st, 1, imp->proc->id);
+		sqlite3_bind_text(st, 2, h->aux == LP_CUDA_API_DRIVER ? "driver" : "runtime", -1,
+				  SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, c->cbid);
+		if (name)
+			sqlite3_bind_int64(st, 4, name);
+		else
+			sqlite3_bind_null(st, 4);
+		sqlite3_bind_int64(st, 5, (int64_t)c->calls);
+		sqlite3_bind_int64(st, 6, (int64_t)c->total_ns);
+		return lp_import_step(imp, st);
 	}
 	default:
 		imp->unknown_records++;
@@ -431,6 +478,18 @@ static void cuda_why_not(struct lp_import *imp, struct cuda_state *s, char *out,
 		snprintf(out, len, "%s", p->message);
 		return;
 	}
+	if (p->started && p->stats.conflicts & LP_CUDA_CONFLICT_CALLBACKS) {
+		snprintf(out, len,
+			 "another CUPTI client (the PyTorch profiler?) registered its own activity "
+			 "buffer callbacks: the GPU records went to it, their number unknown");
+		return;
+	}
+	if (p->started && p->stats.conflicts & LP_CUDA_CONFLICT_FLUSH_TIMEOUT) {
+		snprintf(out, len,
+			 "the flush at exit did not finish in time (CUPTI did not return): the "
+			 "GPU records are missing, their number unknown");
+		return;
+	}
 	if (p->started) {
 		snprintf(out, len, "CUPTI ran but the app launched no GPU work");
 		return;
@@ -449,6 +508,39 @@ static void cuda_why_not(struct lp_import *imp, struct cuda_state *s, char *out,
 		snprintf(out, len, "the app loaded %s but never initialized the CUDA driver", lib);
 	else
 		*used = 0;
+}
+
+/* "subscriber,callbacks": the names of LP_CUDA_CONFLICT_* bits; 0 none. */
+static int cuda_conflicts(unsigned m, char *out, size_t len)
+{
+	static const char *const names[] = {"subscriber",    "callbacks", "clock",
+					    "flush_timeout", "buffers",	  "stopped"};
+	size_t l = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (m & (1u << i) && l + strlen(names[i]) + 2 < len)
+			l += (size_t)snprintf(out + l, len - l, "%s%s", l ? "," : "", names[i]);
+	return l > 0;
+}
+
+/* What a conflict means for the numbers, said once in cuda.status. */
+static const char *cuda_conflict_note(unsigned m)
+{
+	if (m & LP_CUDA_CONFLICT_CALLBACKS)
+		return "; another CUPTI client (the PyTorch profiler?) took the activity buffers "
+		       "during the run: records after that are missing, their number unknown";
+	if (m & LP_CUDA_CONFLICT_STOPPED)
+		return "; the capture stopped before the exit (another CUPTI client disabled the "
+		       "activity kinds or took the buffers): records after that are missing, their "
+		       "number unknown";
+	if (m & LP_CUDA_CONFLICT_FLUSH_TIMEOUT)
+		return "; the flush at exit did not finish in time: the last records are "
+		       "missing, their number unknown";
+	if (m & LP_CUDA_CONFLICT_BUFFERS)
+		return "; buffer requests were refused (LATPROF_CUDA_BUFFER_MB): records lost";
+	if (m & LP_CUDA_CONFLICT_CLOCK)
+		return "; records stamped by another client's clock were dropped";
+	return "";
 }
 
 static int cuda_end_process(struct lp_import *imp, void *state)
@@ -479,6 +571,14 @@ static int cuda_end_process(struct lp_import *imp, void *state)
 			sqlite3_bind_text(st, 11, p->kinds_failed, -1, SQLITE_TRANSIENT);
 		else
 			sqlite3_bind_null(st, 11);
+		sqlite3_bind_int64(st, 12, (int64_t)p->stats.bad_ts);
+		sqlite3_bind_int64(st, 13, (int64_t)p->stats.foreign_ts);
+		sqlite3_bind_int64(st, 14, (int64_t)p->stats.filtered);
+		char conf[128];
+		if (cuda_conflicts(p->stats.conflicts, conf, sizeof(conf)))
+			sqlite3_bind_text(st, 15, conf, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 15);
 		rc = lp_import_step(imp, st);
 	}
 	if (rc == 0 && p->driver_version) {
@@ -492,7 +592,10 @@ static int cuda_end_process(struct lp_import *imp, void *state)
 	}
 	s->procs_captured += captured;
 	s->procs_used += captured || used;
-	s->dropped += (long long)p->stats.dropped;
+	/* Every record lost counts as dropped: CUPTI's, and the collector's
+	 * for timestamps it could not use. */
+	s->dropped += (long long)(p->stats.dropped + p->stats.bad_ts + p->stats.foreign_ts);
+	s->conflicts |= p->stats.conflicts;
 	s->unknown_kinds += (long long)p->stats.unknown_kinds;
 	if (!captured && used && why[0] && !s->status[0])
 		snprintf(s->status, sizeof(s->status), "%s", why);
@@ -503,13 +606,18 @@ static int cuda_end_process(struct lp_import *imp, void *state)
 static int cuda_finish(struct lp_import *imp, void *state)
 {
 	struct cuda_state *s = state;
-	char status[800];
+	char status[1600];
 	if (s->procs_captured)
 		snprintf(status, sizeof(status),
 			 "captured: %lld kernels, %lld memcpys, %lld memsets, %lld syncs, %lld API "
-			 "calls in %d process%s; %lld records dropped by CUPTI%s%s",
+			 "calls in %d process%s; %s%lld records dropped by CUPTI%s%s%s",
 			 s->kernels, s->memcpys, s->memsets, s->syncs, s->api, s->procs_captured,
-			 s->procs_captured == 1 ? "" : "es", s->dropped,
+			 s->procs_captured == 1 ? "" : "es",
+			 s->conflicts & (LP_CUDA_CONFLICT_CALLBACKS |
+					 LP_CUDA_CONFLICT_FLUSH_TIMEOUT | LP_CUDA_CONFLICT_STOPPED)
+			     ? "at least "
+			     : "",
+			 s->dropped, cuda_conflict_note(s->conflicts),
 			 s->status[0] ? "; other processes: " : "", s->status);
 	else if (s->procs_used)
 		snprintf(status, sizeof(status), "not captured: %s", s->status);
@@ -520,6 +628,9 @@ static int cuda_finish(struct lp_import *imp, void *state)
 	rc = rc ? rc : lp_import_meta(imp, "cuda.status", status, 0);
 	rc = rc ? rc : lp_import_meta(imp, "cuda.dropped_records", NULL, s->dropped);
 	rc = rc ? rc : lp_import_meta(imp, "cuda.unknown_kinds", NULL, s->unknown_kinds);
+	char conf[128];
+	if (cuda_conflicts(s->conflicts, conf, sizeof(conf)))
+		rc = rc ? rc : lp_import_meta(imp, "cuda.conflicts", conf, 0);
 	return rc;
 }
 
@@ -550,8 +661,8 @@ static int cuda_begin(struct lp_import *imp, void **state)
 		 "correlation_id, start_ns, end_ns, return_value) VALUES (?,?,?,?,?,?,?,?,?)");
 	s->ins_dev = lp_import_prepare(
 	    imp, "INSERT INTO gpu_devices(process_id, device, name, sm_count, cc_major, cc_minor, "
-		 "memory_bytes, core_clock_khz, mem_bandwidth_kbs) VALUES (?1,?2,(SELECT value "
-		 "FROM strings WHERE id = ?3),?4,?5,?6,?7,?8,?9)");
+		 "memory_bytes, core_clock_khz, mem_bandwidth_kbs, uuid, pci_bus_id) VALUES "
+		 "(?1,?2,(SELECT value FROM strings WHERE id = ?3),?4,?5,?6,?7,?8,?9,?10,?11)");
 	s->ins_ovh = lp_import_prepare(
 	    imp, "INSERT INTO gpu_overhead(process_id, kind, object_kind, object_id, "
 		 "correlation_id, start_ns, end_ns) VALUES (?,?,?,?,?,?,?)");
@@ -559,9 +670,13 @@ static int cuda_begin(struct lp_import *imp, void **state)
 	    imp, "INSERT INTO gpu_allocs(process_id, op, ts_ns, address, bytes, memory_kind, "
 		 "device, context, stream, correlation_id, async) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
 	s->ins_capture = lp_import_prepare(
-	    imp, "INSERT INTO cuda_capture(process_id, started, code, message, records, dropped, "
-		 "unknown_kinds, log_drops, buffers, buffer_denied, kinds_failed) VALUES "
-		 "(?,?,?,?,?,?,?,?,?,?,?)");
+	    imp,
+	    "INSERT INTO cuda_capture(process_id, started, code, message, records, dropped, "
+	    "unknown_kinds, log_drops, buffers, buffer_denied, kinds_failed, bad_timestamps, "
+	    "foreign_timestamps, filtered_api, conflicts) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	s->ins_api_count = lp_import_prepare(
+	    imp, "INSERT OR REPLACE INTO cuda_api_counts(process_id, domain, cbid, name_id, "
+		 "calls, total_ns) VALUES (?,?,?,?,?,?)");
 	s->get_string = lp_import_prepare(imp, "SELECT value FROM strings WHERE id = ?");
 	s->find_modules = lp_import_prepare(
 	    imp, "SELECT path FROM modules WHERE process_id = ? AND (path LIKE '%/libcuda.so%' "
@@ -570,7 +685,7 @@ static int cuda_begin(struct lp_import *imp, void **state)
 	    imp, "UPDATE gpu_devices SET driver_version = ? WHERE process_id = ?");
 	if (!s->ins_kernel || !s->ins_memcpy || !s->ins_memset || !s->ins_sync || !s->ins_api ||
 	    !s->ins_dev || !s->ins_ovh || !s->ins_alloc || !s->ins_capture || !s->get_string ||
-	    !s->find_modules || !s->set_driver)
+	    !s->find_modules || !s->set_driver || !s->ins_api_count)
 		return -EIO;
 	return 0;
 }
@@ -580,9 +695,10 @@ static void cuda_destroy(void *state)
 	struct cuda_state *s = state;
 	if (!s)
 		return;
-	sqlite3_stmt *v[] = {s->ins_kernel,  s->ins_memcpy, s->ins_memset,   s->ins_sync,
-			     s->ins_api,     s->ins_dev,    s->ins_ovh,	     s->ins_alloc,
-			     s->ins_capture, s->get_string, s->find_modules, s->set_driver};
+	sqlite3_stmt *v[] = {s->ins_kernel,   s->ins_memcpy, s->ins_memset,   s->ins_sync,
+			     s->ins_api,      s->ins_dev,    s->ins_ovh,      s->ins_alloc,
+			     s->ins_capture,  s->get_string, s->find_modules, s->set_driver,
+			     s->ins_api_count};
 	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
 		sqlite3_finalize(v[i]);
 	lp_map_free(&s->demangled);

@@ -764,6 +764,41 @@ int lp_fx_finish(struct lp_fx *fx)
 	return rc ? rc : fx_capture_records(fx);
 }
 
+int lp_fx_bad_time(struct lp_fx *fx, enum lp_fx_kind kind, int64_t start, int64_t end)
+{
+	if (start > 0 && end > 0 && end >= start)
+		return 0;
+	fx->bad_time[kind]++;
+	return 1;
+}
+
+/* "1 kernel, 2 API calls": the records lp_fx_bad_time dropped; "" for none. */
+static long long fx_bad_time_text(const struct lp_fx *fx, char *buf, size_t len)
+{
+	static const char *const what[LP_FXK_N][2] = {
+	    [LP_FXK_KERNEL] = {"kernel", "kernels"},
+	    [LP_FXK_MEMCPY] = {"memcpy", "memcpys"},
+	    [LP_FXK_MEMSET] = {"memset", "memsets"},
+	    [LP_FXK_SYNC] = {"sync", "syncs"},
+	    [LP_FXK_API] = {"API call", "API calls"},
+	    [LP_FXK_RANGE] = {"range or mark", "ranges or marks"},
+	    [LP_FXK_OSRT] = {"OS runtime call", "OS runtime calls"},
+	};
+	long long total = 0;
+	size_t off = 0;
+	buf[0] = 0;
+	for (int k = 0; k < LP_FXK_N; k++) {
+		long long n = fx->bad_time[k];
+		if (!n)
+			continue;
+		total += n;
+		int w = snprintf(buf + off, len - off, "%s%lld %s", off ? ", " : "", n,
+				 what[k][n != 1]);
+		off = w > 0 && (size_t)w < len - off ? off + (size_t)w : len - 1;
+	}
+	return total;
+}
+
 static int fx_meta_text(struct lp_fx *fx, const char *key, const char *v)
 {
 	return v && v[0] ? lp_import_meta(fx->imp, key, v, 0) : 0;
@@ -783,7 +818,7 @@ int lp_fx_meta(struct lp_fx *fx)
 	 * foreign capture has none of that, so those rows go. */
 	int rc = fx_exec(fx, "DELETE FROM meta WHERE key IN ('log_version', 'host', "
 			     "'wall_start', 'dropped_records', 'dropped_chunks', "
-			     "'dropped_strings', 'unclosed_logs')");
+			     "'dropped_strings', 'unclosed_logs', 'low_fd_logs')");
 	rc = rc ? rc : lp_import_meta(imp, "import.source", fx->source, 0);
 	rc = rc ? rc : lp_import_meta(imp, "import.producer", fx->producer, 0);
 	rc = rc ? rc : fx_meta_text(fx, "import.producer_version", fx->producer_version);
@@ -793,6 +828,10 @@ int lp_fx_meta(struct lp_fx *fx)
 	rc = rc ? rc : lp_import_meta(imp, "import.not_recorded", fx->not_recorded, 0);
 	rc = rc ? rc : lp_import_meta(imp, "import.unattributed_gpu_ops", NULL, fx->unattributed);
 	rc = rc ? rc : lp_import_meta(imp, "import.syncs_by_api_name", NULL, fx->syncs_by_name);
+	char bad[256];
+	long long nbad = fx_bad_time_text(fx, bad, sizeof(bad));
+	rc = rc ? rc : lp_import_meta(imp, "import.dropped_bad_time", NULL, nbad);
+	rc = rc ? rc : fx_meta_text(fx, "import.dropped_bad_time_detail", bad);
 	rc = rc ? rc : fx_meta_text(fx, "import.default_request", fx->default_request);
 	rc = rc ? rc : fx_meta_text(fx, "host", fx->host);
 	rc = rc ? rc : fx_meta_text(fx, "wall_start", fx->wall_start);

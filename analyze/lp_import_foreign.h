@@ -27,6 +27,18 @@ struct lp_fx_op {
 #define LP_FX_COPY_CALLS "cu*Memcpy*"
 #define LP_FX_SET_CALLS "cu*Memset*"
 
+/* Kinds of records lp_fx_bad_time counts, in the order the report names them. */
+enum lp_fx_kind {
+	LP_FXK_KERNEL,
+	LP_FXK_MEMCPY,
+	LP_FXK_MEMSET,
+	LP_FXK_SYNC,
+	LP_FXK_API,
+	LP_FXK_RANGE, /* ranges and marks */
+	LP_FXK_OSRT,  /* OS runtime calls (lock waits, blocking calls) */
+	LP_FXK_N
+};
+
 struct lp_fx {
 	struct lp_import *imp;
 	sqlite3_stmt *ins_proc, *ins_thread, *ins_kernel, *ins_memcpy, *ins_memset, *ins_sync,
@@ -43,7 +55,8 @@ struct lp_fx {
 	/* rows written */
 	long long kernels, memcpys, memsets, syncs, api, ranges, marks, lock_waits, cond_waits,
 	    allocs, devices, blocking;
-	long long unattributed; /* GPU work whose launching call is not in the capture */
+	long long unattributed;	      /* GPU work whose launching call is not in the capture */
+	long long bad_time[LP_FXK_N]; /* records dropped by lp_fx_bad_time, per kind */
 	/* Set by an importer whose correlation ids are final as rows are
 	 * written (nsys; Kineto unless flows rewrite them): unattributed is
 	 * then tallied as rows come (lp_corrtally.h), not looked up per row by
@@ -124,6 +137,13 @@ int lp_fx_lock_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *
 int lp_fx_block_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *call,
 		     const char *category, const char *fd_kind, int64_t start, int64_t end,
 		     int64_t result);
+
+/* A record with a zero or inverted timestamp (start or end at or before 0
+ * on the source's clock, or end before start): a record the source flushed
+ * before it was complete (CUPTI's forced flush returns kernels still running
+ * with start or end 0). 1 when it is to be dropped, counted by kind; the
+ * importer writes nothing of it. */
+int lp_fx_bad_time(struct lp_fx *fx, enum lp_fx_kind kind, int64_t start, int64_t end);
 
 /* GPU rows written with proc 0 go to the process whose API call has their
  * correlation id, else to fallback. */

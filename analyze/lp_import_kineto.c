@@ -3,7 +3,8 @@
  * PyTorch profiler (Kineto) traces -> a latprof database, streamed: every
  * event becomes its row as it is parsed (lp_json_stream.h), so memory does
  * not grow with the trace. Mapping (categories compared without case: the
- * 2021 format wrote Kernel, Runtime, Memcpy, Memset, Operator):
+ * 2021 format wrote Kernel, Runtime, Memcpy, Memset, Operator; thread ids
+ * may be text, "1890023232" or "stream 7"):
  *   kernel, gpu_memcpy, gpu_memset, cuda_sync   -> kernels, memcpys, memsets, syncs
  *   cuda_runtime, cuda_driver                   -> cuda_api (runtime, driver)
  *   user_annotation, cpu_op, python_function,
@@ -144,6 +145,7 @@ struct kineto {
 	size_t ndevs;
 	int64_t min_ts, base_ns;
 	long long events, skipped, flows, truncated;
+	long long strings_cut; /* to LP_JSTR_KEEP bytes by the reader */
 	/* Counted as rows are written, for kfinish: rows whose correlation id
 	 * is 0 (flows may give them one), API calls per processes.id. */
 	long long no_corr;
@@ -166,12 +168,21 @@ static int64_t kint(const struct kineto *k, const struct lp_jobj *o, enum lp_kke
 	return lp_jfield_int(kfield(k, o, key), dflt);
 }
 
+/* cat compared without case, a space as '_' ("Python function"). */
+static int kcat_is(const char *cat, const char *name)
+{
+	for (; *cat && *name; cat++, name++)
+		if (tolower((unsigned char)*cat) != *name && !(*cat == ' ' && *name == '_'))
+			return 0;
+	return !*cat && !*name;
+}
+
 static enum lp_kcat kineto_cat(const char *cat)
 {
 	/* every event asks: the first letter rules out most names */
 	int c0 = cat ? tolower((unsigned char)cat[0]) : 0;
 	for (size_t i = 0; c0 && i < sizeof(lp_kcats) / sizeof(lp_kcats[0]); i++)
-		if (lp_kcats[i].cat[0] == c0 && !strcasecmp(cat, lp_kcats[i].cat))
+		if (lp_kcats[i].cat[0] == c0 && kcat_is(cat, lp_kcats[i].cat))
 			return lp_kcats[i].k;
 	return LP_K_OTHER;
 }
@@ -182,27 +193,64 @@ static const char *kstr(const struct kineto *k, const struct lp_jobj *o, enum lp
 	return f && (f->type == LP_JSTR || f->type == LP_JNUM) ? f->val : NULL;
 }
 
-/* pid/tid: numbers for real processes and threads ("Spans", "Traces" are
- * the viewer's own rows). */
+/* "1890023232" or "stream 7" (a GPU row): the number; -1 for other text. */
+static int64_t kid_text(const char *s)
+{
+	if (!strncasecmp(s, "stream ", 7))
+		s += 7;
+	int64_t v = 0;
+	int nd = 0;
+	for (; *s >= '0' && *s <= '9' && nd < 18; s++, nd++)
+		v = v * 10 + (*s - '0');
+	return nd && !*s ? v : -1;
+}
+
+/* pid/tid: numbers for real processes and threads, or their decimal text
+ * (schemaVersion 1 traces wrote "tid": "1890023232" for host threads and
+ * "stream 7" for GPU streams); other text ("Spans", "Traces", the viewer's
+ * own rows) is no process or thread. */
 static int kid(const struct kineto *k, const struct lp_jobj *o, enum lp_kkey key, int64_t *v)
 {
 	const struct lp_jfield *f = kfield(k, o, key);
+	if (f && f->type == LP_JSTR) {
+		*v = kid_text(f->val);
+		return *v >= 0;
+	}
 	if (!f || f->type != LP_JNUM)
 		return 0;
 	*v = lp_jfield_int(f, 0);
 	return 1;
 }
 
+/* start and end in ns; end before start where dur is negative. */
 static int kts(struct kineto *k, const struct lp_jobj *o, int64_t *start, int64_t *end)
 {
 	const char *ts = kstr(k, o, KK_TS), *dur = kstr(k, o, KK_DUR);
 	int64_t d = 0;
 	if (!ts || lp_json_us_to_ns(ts, start) || (dur && lp_json_us_to_ns(dur, &d)))
 		return 0;
-	*end = *start + (d > 0 ? d : 0);
-	if (*start < k->min_ts)
-		k->min_ts = *start;
+	*end = *start + d;
 	return 1;
+}
+
+/* The kind lp_fx_bad_time counts an event of category c as. */
+static enum lp_fx_kind kkind(enum lp_kcat c)
+{
+	switch (c) {
+	case LP_K_KERNEL:
+		return LP_FXK_KERNEL;
+	case LP_K_MEMCPY:
+		return LP_FXK_MEMCPY;
+	case LP_K_MEMSET:
+		return LP_FXK_MEMSET;
+	case LP_K_SYNC:
+		return LP_FXK_SYNC;
+	case LP_K_RUNTIME:
+	case LP_K_DRIVER:
+		return LP_FXK_API;
+	default:
+		return LP_FXK_RANGE;
+	}
 }
 
 /* ---- GPU events ------------------------------------------------------------------------ */
@@ -406,6 +454,13 @@ static int kmeta(struct kineto *k, const struct lp_jobj *o, int64_t pid, int64_t
 	return 0;
 }
 
+/* Launch flows: "ac2g", or "async" named "launch" (schemaVersion 1). */
+static int kflow_cat(const struct kineto *k, const struct lp_jobj *o, const char *cat)
+{
+	const char *name = cat && !strcasecmp(cat, "async") ? kstr(k, o, KK_NAME) : NULL;
+	return cat && (!strcasecmp(cat, "ac2g") || (name && !strcmp(name, "launch")));
+}
+
 static int kflow(struct kineto *k, const struct lp_jobj *o, const char *ph, int64_t pid,
 		 int64_t tid)
 {
@@ -455,13 +510,18 @@ static int kevent(struct kineto *k, const struct lp_jobj *o)
 	if (!strcmp(ph, "M"))
 		return kmeta(k, o, pid, tid);
 	const char *cat = kstr(k, o, KK_CAT);
-	if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && cat && !strcasecmp(cat, "ac2g"))
+	if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && kflow_cat(k, o, cat))
 		return kflow(k, o, ph, pid, tid);
 	enum lp_kcat c = kineto_cat(cat);
 	if (strcmp(ph, "X") || c == LP_K_OTHER || !kts(k, o, &start, &end)) {
 		k->skipped++;
 		return 0;
 	}
+	/* A zero CUPTI timestamp is ts 0 (epoch clock) or -baseTimeNanoseconds. */
+	if (lp_fx_bad_time(&k->fx, kkind(c), k->base_ns + start, k->base_ns + end))
+		return 0;
+	if (start < k->min_ts)
+		k->min_ts = start;
 	struct lp_fx_op op;
 	const char *sync;
 	switch (c) {
@@ -494,6 +554,11 @@ static int kelement(void *ctx, int which, const struct lp_jobj *o)
 {
 	struct kineto *k = ctx;
 	return which == 1 ? kdevice(k, o) : kevent(k, o);
+}
+
+static void kcut(void *ctx, uint64_t strings)
+{
+	((struct kineto *)ctx)->strings_cut = (long long)strings;
 }
 
 static int ktop(void *ctx, const char *key, const char *val, enum lp_jtype type)
@@ -602,7 +667,7 @@ static int kfinish(struct kineto *k)
 static int kineto_fill(struct lp_import *imp, void *ctx)
 {
 	struct kineto *k = ctx;
-	static const struct lp_jstream_ops ops = {.element = kelement, .top = ktop};
+	static const struct lp_jstream_ops ops = {.element = kelement, .top = ktop, .cut = kcut};
 	k->imp = imp;
 	for (int i = 0; i < KK_N; i++)
 		lp_jkey_init(&k->keys[i], lp_kkey_paths[i]);
@@ -653,6 +718,7 @@ static int kineto_meta(struct lp_import *imp, void *ctx)
 	rc = rc ? rc : lp_import_meta(imp, "import.skipped_events", NULL, k->skipped);
 	rc = rc ? rc : lp_import_meta(imp, "import.flows", NULL, k->flows);
 	rc = rc ? rc : lp_import_meta(imp, "import.truncated_events", NULL, k->truncated);
+	rc = rc ? rc : lp_import_meta(imp, "import.truncated_strings", NULL, k->strings_cut);
 	if (rc == 0 && k->unit[0])
 		rc = lp_import_meta(imp, "import.display_time_unit", k->unit, 0);
 	return rc;

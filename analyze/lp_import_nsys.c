@@ -45,17 +45,17 @@ struct nsys {
 	struct lp_fx fx;
 	struct lp_import *imp;
 	sqlite3_stmt *get_string, *get_pname;
-	struct lp_map strs;	     /* (StringIds.id << 2 | how) + 1 -> strings.id */
-	struct lp_map dom_names;     /* (pid << 32 | domainId) + 1 -> domains.id */
-	struct lp_map gpu_procs;     /* processes.id -> 1: processes with GPU work */
-	struct lp_map osrt_kinds;    /* StringIds.id + 1 -> nsys_osrt_kind() */
-	struct lp_map call_kinds;    /* StringIds.id + 1 -> nsys_call_kind() */
+	struct lp_map strs;	   /* (StringIds.id << 2 | how) + 1 -> strings.id */
+	struct lp_map dom_names;   /* (pid << 32 | domainId) + 1 -> domains.id */
+	struct lp_map gpu_procs;   /* processes.id -> 1: processes with GPU work */
+	struct lp_map osrt_kinds;  /* StringIds.id + 1 -> nsys_osrt_kind() */
+	struct lp_map call_kinds;  /* StringIds.id + 1 -> nsys_call_kind() */
 	struct lp_map sync_copies; /* (processes.id << 32 | correlationId) + 1 -> LP_CALL_SYNC_* */
 	int sync_copies_unfit;	   /* a call that does not fit the key: SQL decides */
-	struct lp_map devices;	     /* (processes.id << 32 | device) + 1 of GPU work */
-	uint64_t last_device;	     /* the last key put there */
-	int devices_unfit;	     /* a pair that does not fit the key */
-	long long alloc_calls;	     /* allocation API calls */
+	struct lp_map devices;	   /* (processes.id << 32 | device) + 1 of GPU work */
+	uint64_t last_device;	   /* the last key put there */
+	int devices_unfit;	   /* a pair that does not fit the key */
+	long long alloc_calls;	   /* allocation API calls */
 	int64_t prev_tid, prev_corr; /* API de-duplication (schema 2.9.1) */
 	int twins;		     /* the export lists calls twice: read them sorted */
 	int sorted;		     /* the calls being read come sorted */
@@ -564,6 +564,20 @@ static void nsys_kind_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 	sqlite3_result_text(c, s, -1, SQLITE_STATIC);
 }
 
+/* nsys_ts(start, end, lp_fx_kind) -> 0 for a record lp_fx_bad_time drops
+ * (counted), 1 otherwise: a non-integer time is for nsys_op and nsys_api to
+ * refuse. */
+static void nsys_ts_fn(sqlite3_context *c, int argc, sqlite3_value **v)
+{
+	struct nsys *n = sqlite3_user_data(c);
+	assert(argc == 3);
+	int keep = sqlite3_value_type(v[0]) != SQLITE_INTEGER ||
+		   sqlite3_value_type(v[1]) != SQLITE_INTEGER ||
+		   !lp_fx_bad_time(&n->fx, (enum lp_fx_kind)sqlite3_value_int(v[2]),
+				   sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1]));
+	sqlite3_result_int(c, keep);
+}
+
 static int nsys_functions(struct nsys *n)
 {
 	static const struct {
@@ -572,7 +586,8 @@ static int nsys_functions(struct nsys *n)
 		void (*fn)(sqlite3_context *, int, sqlite3_value **);
 	} f[] = {{"nsys_op", 8, nsys_op_fn},	   {"nsys_api", 6, nsys_api_fn},
 		 {"nsys_async", 3, nsys_async_fn}, {"nsys_v", 1, nsys_v_fn},
-		 {"nsys_str", 2, nsys_str_fn},	   {"nsys_kind", 2, nsys_kind_fn}};
+		 {"nsys_str", 2, nsys_str_fn},	   {"nsys_kind", 2, nsys_kind_fn},
+		 {"nsys_ts", 3, nsys_ts_fn}};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		/* not SQLITE_DETERMINISTIC: called for every row, in order */
 		if (sqlite3_create_function(n->imp->db, f[i].name, f[i].nargs,
@@ -651,7 +666,8 @@ static const char lp_kernel_sql[] =
     "mangled_id, name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, static_smem, "
     "dynamic_smem, registers, graph_id) "
     "SELECT nsys_op(c0, c1, c2, c3, c4, c5, c6, 0), c2, c3, c4, c5, c0, " LP_END ", "
-    "nsys_str(c8, 0), nsys_str(c7, 0), c9, c10, c11, c12, c13, c14, c15, c16, c17, c18 FROM s";
+    "nsys_str(c8, 0), nsys_str(c7, 0), c9, c10, c11, c12, c13, c14, c15, c16, c17, c18 FROM s "
+    "WHERE nsys_ts(c0, c1, 0)";
 
 /* nsys does not say which API issued a copy; CUPTI's async flag is not
  * exported, so the runtime call's name decides (lp_fx_finish). */
@@ -662,7 +678,8 @@ static const char lp_memcpy_sql[] =
     "INSERT INTO memcpys(process_id, device, context, stream, correlation_id, start_ns, end_ns, "
     "bytes, copy_kind, src_kind, dst_kind, async) "
     "SELECT nsys_op(c0, c1, c2, c3, c4, c5, c6, 1), c2, c3, c4, c5, c0, " LP_END ", "
-    "c7, nsys_kind(c8, 0), nsys_kind(c9, 1), nsys_kind(c10, 1), nsys_async(c6, c5, 2) FROM s";
+    "c7, nsys_kind(c8, 0), nsys_kind(c9, 1), nsys_kind(c10, 1), nsys_async(c6, c5, 2) FROM s "
+    "WHERE nsys_ts(c0, c1, 1)";
 
 static const struct col lp_memset_cols[] = {
     LP_OP_COLS, {"bytes", 1 | LP_COL_INT}, {"value", LP_COL_INT}, {"memKind", 0}};
@@ -671,7 +688,7 @@ static const char lp_memset_sql[] =
     "INSERT INTO memsets(process_id, device, context, stream, correlation_id, start_ns, end_ns, "
     "bytes, value, memory_kind, async) "
     "SELECT nsys_op(c0, c1, c2, c3, c4, c5, c6, 2), c2, c3, c4, c5, c0, " LP_END ", "
-    "c7, c8, nsys_kind(c9, 1), nsys_async(c6, c5, 4) FROM s";
+    "c7, c8, nsys_kind(c9, 1), nsys_async(c6, c5, 4) FROM s WHERE nsys_ts(c0, c1, 2)";
 
 /* An eventId of -1 (or none) is no event. */
 static const struct col lp_sync_cols[] = {LP_OP_COLS, {"syncType", 1}, {"eventId", 0}};
@@ -680,7 +697,7 @@ static const char lp_sync_sql[] =
     "INSERT INTO syncs(process_id, type, context, stream, event, correlation_id, start_ns, "
     "end_ns) "
     "SELECT nsys_op(c0, c1, c2, c3, c4, c5, c6, 3), nsys_kind(c7, 2), c3, c4, "
-    "nullif(CAST(c8 AS INTEGER), -1), c5, c0, " LP_END " FROM s";
+    "nullif(CAST(c8 AS INTEGER), -1), c5, c0, " LP_END " FROM s WHERE nsys_ts(c0, c1, 3)";
 
 /* ---- API calls ---------------------------------------------------------------------- */
 
@@ -699,7 +716,7 @@ static const struct col lp_api_cols[] = {
 	"INSERT INTO cuda_api(process_id, thread_id, domain, cbid, name_id, correlation_id, "      \
 	"start_ns, end_ns, return_value) "                                                         \
 	"SELECT nsys_v(0), nsys_v(1), " domain ", 0, nsys_v(2), c3, c0, " LP_END ", c6 "           \
-	"FROM s WHERE nsys_api(c0, c1, c2, c3, c4, ifnull(c5, 0))"
+	"FROM s WHERE nsys_ts(c0, c1, 4) AND nsys_api(c0, c1, c2, c3, c4, ifnull(c5, 0))"
 
 /* ---- NVTX ----------------------------------------------------------------------------- */
 
@@ -776,6 +793,11 @@ static int nsys_nvtx_row(sqlite3_stmt *st, void *ctx)
 	    (type != LP_NVTX_MARK && type != LP_NVTXT_MARK && type != LP_NVTX_PUSHPOP &&
 	     type != LP_NVTXT_PUSHPOP && type != LP_NVTX_STARTEND && type != LP_NVTXT_STARTEND))
 		return rc;
+	int64_t t0 = sqlite3_column_int64(st, 0);
+	int open = type == LP_NVTX_MARK || type == LP_NVTXT_MARK ||
+		   sqlite3_column_type(st, 1) == SQLITE_NULL;
+	if (lp_fx_bad_time(&n->fx, LP_FXK_RANGE, t0, open ? t0 : sqlite3_column_int64(st, 1)))
+		return 0;
 	int64_t g = sqlite3_column_int64(st, 3), pid = (g >> 24) & 0xffffff;
 	int64_t proc = nsys_proc(n, g);
 	int64_t thread = proc ? nsys_thread(n, proc, g) : 0;
@@ -941,6 +963,9 @@ static int nsys_osrt_row(sqlite3_stmt *st, void *ctx)
 		if (lp_map_put(&n->osrt_kinds, (uint64_t)sid + 1, kind))
 			return -ENOMEM;
 	}
+	if (kind && lp_fx_bad_time(&n->fx, LP_FXK_OSRT, sqlite3_column_int64(st, 0),
+				   sqlite3_column_int64(st, 1)))
+		return 0;
 	return kind ? nsys_osrt_call(n, st, kind, sid) : 0;
 }
 

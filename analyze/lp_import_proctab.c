@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,9 +82,10 @@ static int ptab_apply(struct lp_ptab *t, const struct lp_ptab_rec *r, const unsi
 		im->lost = r->lost;
 	if (r->ts > im->end_ns)
 		im->end_ns = r->ts;
-	size_t fixed = r->type == LP_PTAB_START	 ? sizeof(struct lp_ptab_start)
-		       : r->type == LP_PTAB_EXIT ? sizeof(struct lp_ptab_exit)
-						 : 0;
+	size_t fixed = r->type == LP_PTAB_START	  ? sizeof(struct lp_ptab_start)
+		       : r->type == LP_PTAB_EXIT  ? sizeof(struct lp_ptab_exit)
+		       : r->type == LP_PTAB_CLONE ? sizeof(struct lp_ptab_clone)
+						  : 0;
 	if (body_len < fixed || r->len > body_len - fixed)
 		return 0; /* cannot happen with a good checksum, but never trust */
 	const unsigned char *text = body + fixed;
@@ -99,10 +101,26 @@ static int ptab_apply(struct lp_ptab *t, const struct lp_ptab_rec *r, const unsi
 		return im->cmdline ? 0 : -ENOMEM;
 	}
 	if (r->type == LP_PTAB_EXEC) {
+		size_t pl = strnlen((const char *)text, r->len);
 		free(im->exec_path);
-		im->exec_path = ptab_text(text, strnlen((const char *)text, r->len), &(size_t){0});
-		im->how = 0; /* an exit after this: the exec failed */
+		free(im->exec_why);
+		im->exec_why = NULL;
+		im->exec_path = ptab_text(text, pl, &(size_t){0});
+		im->how = 0;			      /* an exit after this: the exec failed */
+		if (im->exec_path && pl + 1 < r->len) /* why it is not recorded, after a NUL */
+			im->exec_why = ptab_text(
+			    text + pl + 1, strnlen((const char *)text + pl + 1, r->len - pl - 1),
+			    &(size_t){0});
 		return im->exec_path ? 0 : -ENOMEM;
+	}
+	if (r->type == LP_PTAB_CLONE) {
+		struct lp_ptab_clone c;
+		memcpy(&c, body, sizeof(c));
+		if (c.flags & CLONE_THREAD)
+			im->clone_threads++;
+		else
+			im->clone_procs++;
+		return 0;
 	}
 	if (r->type == LP_PTAB_EXIT) {
 		struct lp_ptab_exit e;
@@ -111,6 +129,8 @@ static int ptab_apply(struct lp_ptab *t, const struct lp_ptab_rec *r, const unsi
 		im->how = e.how ? e.how : 1;
 		free(im->exec_path);
 		im->exec_path = NULL;
+		free(im->exec_why);
+		im->exec_why = NULL;
 		free(im->title);
 		im->title = ptab_text(text, r->len, &im->title_len);
 		return im->title ? 0 : -ENOMEM;
@@ -186,6 +206,7 @@ void lp_ptab_free(struct lp_ptab *t)
 		free(t->v[i].cmdline);
 		free(t->v[i].title);
 		free(t->v[i].exec_path);
+		free(t->v[i].exec_why);
 	}
 	free(t->v);
 	free(t->order);
@@ -242,6 +263,7 @@ static int ptab_insert(struct lp_import *imp, sqlite3_stmt *ins, sqlite3_stmt *t
 		sqlite3_bind_null(ins, 11);
 	bind_text_or_null(ins, 12, ptab_how(im));
 	bind_text_or_null(ins, 13, im->exec_path);
+	bind_text_or_null(ins, 14, im->exec_path ? im->exec_why : NULL);
 	free(cmd);
 	free(title);
 	if (lp_import_step(imp, ins))
@@ -296,12 +318,15 @@ int lp_ptab_begin(struct lp_import *imp, struct lp_ptab *t, const struct lp_log 
 	qsort(t->order, t->n_order, sizeof(*t->order), ptab_cmp);
 	t->ins = lp_import_prepare(
 	    imp, "INSERT INTO processes(pid, ppid, start_ns, log_closed, dropped_records, end_ns, "
-		 "cmdline, exe, title, exit_status, exit_signal, exit_how, exec_path) "
-		 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+		 "cmdline, exe, title, exit_status, exit_signal, exit_how, exec_path, "
+		 "exec_unrecorded) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	t->thr = lp_import_prepare(
 	    imp, "INSERT INTO threads(process_id, tid, parent_tid, name, start_ns) "
 		 "VALUES (?,?,?,?,?)");
-	return t->ins && t->thr ? 0 : -EIO;
+	t->clones = lp_import_prepare(
+	    imp, "UPDATE processes SET raw_clone_threads = ?, raw_clone_processes = ? "
+		 "WHERE pid = ? AND start_ns = ?");
+	return t->ins && t->thr && t->clones ? 0 : -EIO;
 }
 
 int lp_ptab_import_before(struct lp_import *imp, struct lp_ptab *t, const struct lp_log *next)
@@ -329,11 +354,33 @@ void lp_ptab_release(struct lp_ptab *t)
 {
 	sqlite3_finalize(t->ins);
 	sqlite3_finalize(t->thr);
-	t->ins = t->thr = NULL;
+	sqlite3_finalize(t->clones);
+	t->ins = t->thr = t->clones = NULL;
+}
+
+/* Tasks made by raw clone(), on every image's row, with a log or not (the
+ * table is the one place an image without a log can say it). */
+static int ptab_clones(struct lp_import *imp, struct lp_ptab *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct lp_ptab_image *im = &t->v[i];
+		if (!im->clone_threads && !im->clone_procs)
+			continue;
+		sqlite3_bind_int64(t->clones, 1, im->clone_threads);
+		sqlite3_bind_int64(t->clones, 2, im->clone_procs);
+		sqlite3_bind_int64(t->clones, 3, im->pid);
+		sqlite3_bind_int64(t->clones, 4, (int64_t)im->start_ns);
+		if (lp_import_step(imp, t->clones))
+			return -EIO;
+	}
+	return 0;
 }
 
 int lp_ptab_end(struct lp_import *imp, struct lp_ptab *t)
 {
+	int rc = t->clones ? ptab_clones(imp, t) : 0;
 	lp_ptab_release(t);
+	if (rc)
+		return rc;
 	return lp_import_meta(imp, "import.ptab_damaged", NULL, t->damaged);
 }

@@ -17,7 +17,9 @@ struct lp_ptab_image {
 	uint32_t pid, ppid, parent_tid;
 	uint64_t start_ns, realtime_ns, end_ns;
 	char comm[17];
-	char *cmdline, *title, *exec_path; /* argv and title NUL-separated */
+	char *cmdline, *title, *exec_path;   /* argv and title NUL-separated */
+	char *exec_why;			     /* why the program exec'd is not recorded, or NULL */
+	uint32_t clone_threads, clone_procs; /* tasks made by raw clone() */
 	size_t cmdline_len, title_len;
 	int32_t status;
 	uint32_t how;  /* enum lp_exit_how, 0: no exit record */
@@ -38,7 +40,7 @@ struct lp_ptab {
 	long long damaged;    /* stretches of the file that were not records */
 	/* lp_ptab_begin .. lp_ptab_end: the images without a log, in order */
 	size_t *order, n_order, next;
-	sqlite3_stmt *ins, *thr;
+	sqlite3_stmt *ins, *thr, *clones;
 	struct lp_ptab_counts counts;
 };
 

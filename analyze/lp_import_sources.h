@@ -31,7 +31,12 @@ int lp_import_core_reaped(const char *path);
 struct lp_inf_wait;
 int lp_core_inflight(struct lp_import *imp, const struct lp_inf_wait *w, uint32_t stack);
 
-/* Checks an output path before anything runs: 0 or -errno with err set. */
+/* Checks a database's output path before anything runs (the rule of
+ * lp_file_output_check, plus what SQLite and NAME_MAX accept of its
+ * temporary name): 0 or -errno with err set. */
 int lp_import_output_check(const char *out, int force, char *err, size_t errlen);
+/* Any output file: its directory exists and is writable; not a symbolic
+ * link, only a regular file, an existing one only with force. */
+int lp_file_output_check(const char *out, int force, char *err, size_t errlen);
 
 #endif

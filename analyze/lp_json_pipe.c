@@ -68,6 +68,7 @@ struct jpipe {
 	int rc;
 	char err[512];
 	uint64_t bytes;
+	uint64_t cut; /* strings the reader cut (lp_jstream_ops.cut) */
 };
 
 /* ---- reader thread ---------------------------------------------------------------- */
@@ -151,9 +152,15 @@ static int jpipe_raw(void *ctx, const uint8_t *buf, size_t len)
 	return jpipe_put(ctx, &h, NULL, (const char *)buf);
 }
 
+/* Called at the reader's end: kept for the caller's thread. */
+static void jpipe_cut(void *ctx, uint64_t strings)
+{
+	((struct jpipe *)ctx)->cut = strings;
+}
+
 static void *jpipe_reader(void *arg)
 {
-	static const struct lp_jstream_ops ops = {jpipe_element, jpipe_top, jpipe_raw};
+	static const struct lp_jstream_ops ops = {jpipe_element, jpipe_top, jpipe_raw, jpipe_cut};
 	struct jpipe *q = arg;
 	int rc = lp_jstream_read_serial(q->path, &ops, q, NULL, &q->bytes, q->err, sizeof(q->err));
 	q->rc = rc; /* read by the caller once it sees done, under the lock */
@@ -261,6 +268,8 @@ int lp_jstream_read(const char *path, const struct lp_jstream_ops *ops, void *ct
 	err[0] = 0;
 	if (rc == 0 && (rc = q->rc))
 		snprintf(err, errlen, "%s", q->err);
+	if (rc == 0 && q->cut && ops->cut)
+		ops->cut(ctx, q->cut);
 	if (sha256_hex) {
 		uint8_t d[SHA256_DIGEST_SIZE];
 		sha256_digest(&sha, sizeof(d), d);

@@ -177,6 +177,7 @@ struct jparse {
 	int elem_depth; /* depth of the element being collected, 0 = none */
 	int which;	/* 0 traceEvents, 1 deviceProperties */
 	int rc;		/* a callback's error */
+	int cut;	/* the next string yajl gives was cut (jfeed) */
 	char path[LP_JPATH_MAX];
 	struct lp_jobj obj;
 };
@@ -304,8 +305,18 @@ static void jnext(struct jparse *p)
 	}
 }
 
+/* A string that jfeed cut: its element holds less than the input. */
+static void jcut_seen(struct jparse *p)
+{
+	if (p->cut && p->elem_depth)
+		p->obj.truncated = 1;
+	p->cut = 0;
+}
+
 static int jscalar(struct jparse *p, enum lp_jtype type, const char *v, size_t len)
 {
+	if (type == LP_JSTR)
+		jcut_seen(p);
 	if (p->elem_depth && p->depth >= p->elem_depth) {
 		jstore(p, type, v, len);
 	} else if (p->depth == 1 && !p->lv[0].is_array && p->ops->top) {
@@ -343,6 +354,7 @@ static int jkey(void *ctx, const unsigned char *k, size_t len)
 {
 	struct jparse *p = ctx;
 	struct jlevel *l = jtop(p);
+	jcut_seen(p);
 	if (!l)
 		return 1;
 	/* keys are kept to 63 bytes, in paths as at the top */
@@ -441,10 +453,27 @@ static const yajl_callbacks lp_jcallbacks = {
 
 /* ---- feeding ---------------------------------------------------------------------- */
 
+/* Where the input is, token-wise, between two pieces: yajl keeps a token
+ * that spans pieces in a buffer and lexes it again from its first byte with
+ * each new piece, so a string of n bytes would cost n * n / piece. jfeed
+ * gives yajl at most LP_JSTR_KEEP bytes of any string and scans the rest
+ * here, once; numbers, the other unbounded token, are bounded by
+ * LP_JNUM_MAX. */
+struct jlex {
+	uint8_t in_str;	 /* inside a string */
+	uint8_t esc;	 /* inside an escape: jesc_byte */
+	uint8_t cutting; /* the rest of this string is being dropped */
+	size_t len;	 /* raw bytes of this string so far (given to yajl) */
+	size_t numlen;	 /* number characters in a row outside strings */
+};
+
 struct jreader {
 	struct jparse *p;
 	yajl_handle h;
-	uint64_t fed; /* JSON bytes given to yajl */
+	uint64_t fed;  /* JSON bytes read before the piece yajl has now */
+	uint64_t cut;  /* strings cut to LP_JSTR_KEEP bytes */
+	size_t num_at; /* jskip_out's refusal: where the number starts in the piece */
+	struct jlex lex;
 	char *err;
 	size_t errlen;
 };
@@ -466,12 +495,170 @@ static int jfail(struct jreader *r, const unsigned char *buf, size_t len)
 	return -EINVAL;
 }
 
+static int jbad(struct jreader *r, uint64_t at, const char *what)
+{
+	snprintf(r->err, r->errlen, "invalid JSON near byte %llu: %s", (unsigned long long)at,
+		 what);
+	return -EINVAL;
+}
+
+/* buf[from, to) to yajl; base: input offset of buf. */
+static int jparse_piece(struct jreader *r, const unsigned char *buf, size_t from, size_t to,
+			uint64_t base)
+{
+	if (from == to)
+		return 0;
+	r->fed = base + from;
+	if (yajl_parse(r->h, buf + from, to - from) != yajl_status_ok)
+		return jfail(r, buf + from, to - from);
+	return 0;
+}
+
+/* One byte of an escape (x->esc > 0): the letter after the backslash
+ * (esc 1), or a hex digit of \uXXXX (esc 5 to 2: digits left + 1). Returns
+ * 0, or -1 where JSON has no such escape. */
+static int jesc_byte(struct jlex *x, unsigned char c)
+{
+	if (x->esc == 1) {
+		x->esc = c == 'u' ? 5 : 0;
+		return c && strchr("u\"\\/bfnrt", c) ? 0 : -1;
+	}
+	x->esc = x->esc == 2 ? 0 : (uint8_t)(x->esc - 1);
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') ? 0 : -1;
+}
+
+/* The rest of a cut string, from buf[i]: dropped, but checked as yajl
+ * would have (no control bytes, valid escapes). The closing quote's
+ * offset, len when the string goes on; -1 with the error set. */
+static long jskip_cut(struct jreader *r, const unsigned char *buf, size_t i, size_t len,
+		      uint64_t base)
+{
+	struct jlex *x = &r->lex;
+	for (; i < len; i++) {
+		unsigned char c = buf[i];
+		if (x->esc) {
+			if (jesc_byte(x, c))
+				return jbad(r, base + i, "invalid escape inside a string"), -1;
+		} else if (c == '\\') {
+			x->esc = 1;
+		} else if (c == '"') {
+			return (long)i;
+		} else if (c < 0x20) {
+			return jbad(r, base + i, "invalid character inside a string"), -1;
+		}
+	}
+	return (long)len;
+}
+
+/* Outside strings: to the next quote, counting number characters. */
+static long jskip_out(struct jreader *r, const unsigned char *buf, size_t i, size_t len,
+		      uint64_t base)
+{
+	struct jlex *x = &r->lex;
+	for (; i < len; i++) {
+		unsigned char c = buf[i];
+		if (c == '"')
+			return (long)i;
+		if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' ||
+		    c == 'E') {
+			if (++x->numlen > LP_JNUM_MAX) {
+				r->num_at = i + 1 >= x->numlen ? i + 1 - x->numlen : 0;
+				return jbad(r, base + i, "a number of more than 4096 characters"),
+				       -1;
+			}
+		} else {
+			x->numlen = 0;
+		}
+	}
+	return (long)len;
+}
+
+/* Inside a kept string, from buf[i]: to its closing quote (returned), or
+ * to where it is to be cut (x->cutting set), or to len. */
+static size_t jscan_kept(struct jlex *x, const unsigned char *buf, size_t i, size_t len)
+{
+	while (i < len) {
+		if (x->esc) {
+			/* yajl checks the escapes of kept text */
+			(void)jesc_byte(x, buf[i]);
+			x->len++;
+			i++;
+			continue;
+		}
+		size_t room = x->len < LP_JSTR_KEEP ? LP_JSTR_KEEP - x->len : 0;
+		size_t lim = len - i > room ? i + room : len, j = i;
+		while (j < lim && buf[j] != '"' && buf[j] != '\\')
+			j++;
+		x->len += j - i;
+		i = j;
+		if (i == len || buf[i] == '"')
+			return i;
+		if (buf[i] == '\\') {
+			x->esc = 1;
+			x->len++;
+			i++;
+			continue;
+		}
+		/* at the cap: cut before a character, not inside one (at most 3
+		 * bytes more of a UTF-8 sequence) */
+		if ((buf[i] & 0xc0) != 0x80 || x->len >= LP_JSTR_KEEP + 3) {
+			x->cutting = 1;
+			return i;
+		}
+		x->len++;
+		i++;
+	}
+	return i;
+}
+
+/* One piece of input: to yajl, less what strings hold beyond LP_JSTR_KEEP. */
 static int jfeed(struct jreader *r, const unsigned char *buf, size_t len)
 {
-	if (yajl_parse(r->h, buf, len) != yajl_status_ok)
-		return jfail(r, buf, len);
-	r->fed += len;
-	return 0;
+	struct jlex *x = &r->lex;
+	uint64_t base = r->fed;
+	size_t i = 0, from = 0;
+	int rc = 0;
+	while (rc == 0 && i < len) {
+		long at;
+		if (!x->in_str) {
+			if ((at = jskip_out(r, buf, i, len, base)) < 0) {
+				/* the elements before the number first, as yajl
+				 * would have given them */
+				rc = jparse_piece(r, buf, from, r->num_at > from ? r->num_at : from,
+						  base);
+				return rc ? rc : -EINVAL;
+			}
+			i = (size_t)at;
+			if (i < len) {
+				*x = (struct jlex){.in_str = 1};
+				i++;
+			}
+		} else if (x->cutting) {
+			if ((at = jskip_cut(r, buf, i, len, base)) < 0)
+				return -EINVAL;
+			from = i = (size_t)at;
+			if (i < len) { /* the closing quote, to yajl with what follows */
+				*x = (struct jlex){0};
+				r->p->cut = 1;
+				i++;
+			}
+		} else {
+			i = jscan_kept(x, buf, i, len);
+			if (x->cutting) {
+				rc = jparse_piece(r, buf, from, i, base);
+				from = i;
+				r->cut++;
+			} else if (i < len) {
+				x->in_str = 0;
+				x->numlen = 0;
+				i++;
+			}
+		}
+	}
+	if (rc == 0 && !x->cutting)
+		rc = jparse_piece(r, buf, from, len, base);
+	r->fed = base + len;
+	return rc;
 }
 
 static int jend(struct jreader *r)
@@ -522,6 +709,8 @@ int lp_jstream_read_mem(const uint8_t *data, size_t len, const struct lp_jstream
 		return rc;
 	rc = jfeed(&r, data, len);
 	rc = rc ? rc : jend(&r);
+	if (rc == 0 && r.cut && ops->cut)
+		ops->cut(ctx, r.cut);
 	jfree(&r);
 	return rc;
 }
@@ -607,6 +796,8 @@ int lp_jstream_read_serial(const char *path, const struct lp_jstream_ops *ops, v
 	}
 	if (rc == 0)
 		rc = jend(&r);
+	if (rc == 0 && r.cut && ops->cut)
+		ops->cut(ctx, r.cut);
 	if (in_bytes)
 		*in_bytes = r.fed;
 	if (sha256_hex && !ops->raw) {

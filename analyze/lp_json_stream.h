@@ -15,6 +15,13 @@
 #include <stdint.h>
 
 #define LP_JOBJ_MAXF 96
+/* One string's kept length (raw JSON bytes): the rest of a longer string is
+ * scanned, not kept; such an element is marked truncated and the read counts
+ * the strings it cut (lp_jstream_ops.cut). Half an element's arena, so that
+ * the element's other fields still fit. */
+#define LP_JSTR_KEEP 32768
+/* A number token longer than this is refused as input no profiler writes. */
+#define LP_JNUM_MAX 4096
 #define LP_JOBJ_ARENA 65536
 #define LP_JOBJ_SLOTS 128 /* a power of two above LP_JOBJ_MAXF */
 
@@ -69,6 +76,10 @@ struct lp_jstream_ops {
 	 * where set, the reader leaves the SHA-256 to it (sha256_hex is not
 	 * written). */
 	int (*raw)(void *ctx, const uint8_t *buf, size_t len);
+	/* Optional: after a read without error that cut strings to
+	 * LP_JSTR_KEEP bytes, how many (called once, from the caller's
+	 * thread). */
+	void (*cut)(void *ctx, uint64_t strings);
 };
 
 /*

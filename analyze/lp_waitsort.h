@@ -16,7 +16,7 @@
  * opens a new run; the runs are about as many as the threads. Draining
  * merges them through a binary heap keyed by (start, arrival), so equal
  * starts keep their log order: O(n log k) for k runs, and the rows
- * themselves are read once, in place. 48 bytes a row are held until the
+ * themselves are read once, in place. 56 bytes a row are held until the
  * caller drains, which it does every LP_WAITSORT_CAP rows and at the end;
  * rows of two drains are each in order, not with each other.
  */
@@ -26,12 +26,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Rows held before the caller drains: 48 MiB. */
+/* Rows held before the caller drains: 56 MiB. */
 #define LP_WAITSORT_CAP ((size_t)1 << 20)
 
 /* A lock wait as lock_waits stores it; ids are the database's own. */
 struct lp_waitsort_row {
 	int64_t start_ns, dur_ns;
+	int64_t runq_ns;		       /* -1: unknown */
 	uint32_t lock_id, thread_id, stack_id; /* stack 0: none */
 	uint32_t owner_tid;		       /* 0: unknown */
 	uint32_t flags;

@@ -18,7 +18,7 @@ struct check_item {
 
 struct check_args {
 	const char *db, *junit, *request;
-	int strict;
+	int strict, force;
 	struct check_item *items;
 	size_t n, cap;
 };
@@ -31,15 +31,25 @@ static int bad_expr(const char *where, const char *text, size_t pos, const char 
 	return LP_EXIT_USAGE;
 }
 
+/* An expectation that parses but cannot mean anything: one line. */
+static int bad_meaning(const char *where, const char *text, const char *msg)
+{
+	return lp_cli_error("%s%sexpectation '%s': %s", where ? where : "", where ? ": " : "", text,
+			    msg);
+}
+
 static int add_expr(struct check_args *a, const char *text, const char *where)
 {
-	char err[256];
+	char err[1024];
 	size_t pos = 0;
 	if (a->n == a->cap) {
 		a->cap = a->cap ? a->cap * 2 : 8;
 		a->items = xrealloc(a->items, a->cap * sizeof(*a->items));
 	}
-	if (lp_expect_parse(text, &a->items[a->n].e, &pos, err, sizeof(err)))
+	int rc = lp_expect_parse(text, &a->items[a->n].e, &pos, err, sizeof(err));
+	if (rc == -EDOM)
+		return bad_meaning(where, text, err);
+	if (rc)
 		return bad_expr(where, text, pos, err);
 	a->n++;
 	return 0;
@@ -90,6 +100,8 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 				a->request = v;
 		} else if (!strcmp(s, "--strict")) {
 			a->strict = 1;
+		} else if (!strcmp(s, "--force") || !strcmp(s, "-f")) {
+			a->force = 1;
 		} else if (s[0] == '-' && s[1]) {
 			return lp_cli_usage_error("check", "unknown option '%s'", s);
 		} else if (!a->db) {
@@ -104,6 +116,8 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		return lp_cli_usage_error("check", "give the database to check");
 	if (!a->n)
 		return lp_cli_usage_error("check", "give at least one --expect or --expect-file");
+	if (a->junit && lp_cli_out_check(a->junit, a->force, 0, &a->db, 1))
+		return LP_EXIT_USAGE;
 	return 0;
 }
 
@@ -160,7 +174,7 @@ static void print_item(const struct check_item *it)
 
 static int write_junit(const struct check_args *a, int fails, int errors)
 {
-	FILE *f = lp_cli_fopen_out(a->junit); /* never through a symlink */
+	FILE *f = lp_cli_fopen_out(a->junit, a->force);
 	char b[64];
 	if (!f)
 		return LP_EXIT_USAGE;
@@ -217,6 +231,13 @@ static int check_cmd(int argc, char **argv)
 		goto out;
 	}
 	ctx.strict = a.strict;
+	/* Every name checked before any verdict: a typo is never a pass. */
+	for (size_t i = 0; i < a.n; i++)
+		if (lp_expect_check(&ctx, &a.items[i].e, err, sizeof(err))) {
+			rc = bad_meaning(NULL, a.items[i].e.text, err);
+			lp_expect_ctx_close(&ctx);
+			goto out;
+		}
 	for (size_t i = 0; i < a.n; i++) {
 		lp_expect_eval(&ctx, &a.items[i].e, &a.items[i].r);
 		fails += a.items[i].r.status == LP_EXP_FAIL;
@@ -249,7 +270,7 @@ const struct lp_cmd lp_cmd_check = {
     .run = check_cmd,
     .summary = "assert latency expectations on a run; exit 1 when one fails",
     .usage = "usage: latprof check FILE.db --expect EXPR... [--expect-file F] [--junit OUT.xml]\n"
-	     "                     [--request NAME] [--strict]\n\n"
+	     "                     [--request NAME] [--strict] [--force]\n\n"
 	     "EXPR is metric(selector) op value[unit], e.g.\n"
 	     "  'p99(request) < 50ms'  'p50(stage:infer) < 8ms'  'share(lock-wait) < 20%'\n"
 	     "  'count(lock:queue_lock) <= 100'  'count(finding:lock-contention) == 0'\n"
@@ -258,12 +279,18 @@ const struct lp_cmd lp_cmd_check = {
 	     "           category: lock-wait, cond-wait, cpu (CUDA ones when recorded)\n"
 	     "ops: < <= > >= == !=   units: ns us ms s (time, required), % (share)\n"
 	     "share is the selector's total time over all request time. --expect-file\n"
-	     "takes one expression per line ('#' starts a comment).\n\n"
+	     "takes one expression per line ('#' starts a comment). An existing OUT.xml\n"
+	     "is overwritten only with -f/--force (never FILE.db).\n\n"
 	     "A quantile or mean is printed with its 95% interval (bootstrap over the\n"
 	     "run's requests), e.g. 'measured 41.20 ms, 95% CI 38.00 ms - 47.90 ms, from\n"
 	     "1200 samples'. --strict: a bound passes only when the interval's far end\n"
 	     "meets it too (the upper end for < and <=); a quantile with fewer than 10\n"
 	     "samples beyond it has no interval and fails in strict mode.\n\n"
-	     "Exit status: 0 all pass, 1 one failed, 2 bad input or an expectation that\n"
-	     "cannot be evaluated (unknown stage, findings not available).\n",
+	     "Every expectation is checked before any is evaluated: a finding id or\n"
+	     "category latprof does not know, a stage or range the run does not have, a\n"
+	     "negative or hex limit, a share above 100% or a fractional count is refused\n"
+	     "with one line naming it (a lock name is not checked: the database holds\n"
+	     "only contended locks, so one that never waited counts 0).\n\n"
+	     "Exit status: 0 all pass, 1 one failed, 2 bad input, a refused expectation\n"
+	     "or one that cannot be evaluated (no NVTX ranges, findings not available).\n",
 };

@@ -8,7 +8,6 @@
 #include "lp_cli.h"
 #include "lp_diff.h"
 #include "lp_diff_html.h"
-#include "lp_import_sources.h"
 #include "lp_report_diff.h"
 
 struct diff_args {
@@ -140,9 +139,14 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 	    strcmp(a->format, "json") && strcmp(a->format, "html"))
 		return lp_cli_usage_error(
 		    "diff", "--format is text, markdown, json or html (not '%s')", a->format);
-	char err[1024];
-	if (a->output && lp_import_output_check(a->output, a->force, err, sizeof(err)))
-		return lp_cli_error("%s", err);
+	if (a->output) {
+		const char **in = xcalloc(a->nbase + a->nnew, sizeof(*in));
+		memcpy(in, a->base, a->nbase * sizeof(*in));
+		memcpy(in + a->nbase, a->new_, a->nnew * sizeof(*in));
+		int rc = lp_cli_out_check(a->output, a->force, 0, in, a->nbase + a->nnew);
+		free(in);
+		return rc;
+	}
 	return 0;
 }
 
@@ -155,7 +159,7 @@ static int diff_write(const struct diff_args *a, const struct lp_side *base,
 	if (strcmp(a->format, "html") == 0 &&
 	    !(page = lp_diff_html_build(base, new_, d, err, sizeof(err))))
 		return lp_cli_error("%s", err);
-	FILE *f = a->output ? lp_cli_fopen_out(a->output) : stdout;
+	FILE *f = a->output ? lp_cli_fopen_out(a->output, a->force) : stdout;
 	if (f && page)
 		lp_diff_html_write(f, page);
 	else if (f && strcmp(a->format, "json") == 0)

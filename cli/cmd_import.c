@@ -104,6 +104,8 @@ static int import_cmd(int argc, char **argv)
 	char err[1024];
 	const char *in = argv[optind];
 	int rc;
+	if (lp_cli_out_check(out, io.force, 1, &in, 1))
+		return LP_EXIT_USAGE;
 	switch (import_detect(in, err, sizeof(err))) {
 	case LP_IN_LOGS:
 		rc = import_logs(in, out, &io);

@@ -459,19 +459,11 @@ static int parse_fmt(const char *s, enum lp_fmt *fmt)
 	return lp_cli_usage_error("report", "--format is text, json or csv, not '%s'", s);
 }
 
-/* Never write the report over the database it reads. */
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
 static int report_write(const struct view *v, const struct report_opts *o, void *res,
-			const char *out, const char *origin)
+			const char *out, int force, const char *origin)
 {
 	FILE *f = stdout;
-	if (out && !(f = lp_cli_fopen_out(out)))
+	if (out && !(f = lp_cli_fopen_out(out, force)))
 		return LP_EXIT_USAGE;
 	/* An imported capture says so first: its numbers are another profiler's. */
 	if (origin && o->fmt == LP_FMT_TEXT && v != &lp_html_view)
@@ -490,7 +482,7 @@ static int report_write(const struct view *v, const struct report_opts *o, void 
 
 static int report_cmd(int argc, char **argv)
 {
-	struct option longopts[LP_N_VIEWS + 8] = {
+	struct option longopts[LP_N_VIEWS + 9] = {
 	    {"top", required_argument, NULL, LP_OPT_TOP},
 	    {"format", required_argument, NULL, LP_OPT_FORMAT},
 	    {"output", required_argument, NULL, 'o'},
@@ -498,8 +490,9 @@ static int report_cmd(int argc, char **argv)
 	    {"stage-depth", required_argument, NULL, LP_OPT_STAGE_DEPTH},
 	    {"rule-threshold", required_argument, NULL, LP_OPT_RULE_THR},
 	    {"html", required_argument, NULL, LP_OPT_HTML},
+	    {"force", no_argument, NULL, 'f'},
 	};
-	size_t nopt = 7;
+	size_t nopt = 8;
 	for (size_t i = 0; i < LP_N_VIEWS; i++)
 		if (lp_views[i].flag)
 			longopts[nopt++] = (struct option){lp_views[i].flag, no_argument, NULL,
@@ -507,10 +500,10 @@ static int report_cmd(int argc, char **argv)
 	struct report_opts o = {.top = 10, .fmt = LP_FMT_TEXT};
 	const struct view *view = NULL;
 	const char *out = NULL;
-	int c;
+	int c, force = 0;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:f", longopts, NULL)) != -1) {
 		if (c == LP_OPT_TOP) {
 			if (parse_top(optarg, &o.top))
 				return LP_EXIT_USAGE;
@@ -519,6 +512,8 @@ static int report_cmd(int argc, char **argv)
 				return LP_EXIT_USAGE;
 		} else if (c == 'o') {
 			out = optarg;
+		} else if (c == 'f') {
+			force = 1;
 		} else if (c == LP_OPT_REQUEST) {
 			o.request = optarg;
 		} else if (c == LP_OPT_STAGE_DEPTH) {
@@ -564,8 +559,8 @@ static int report_cmd(int argc, char **argv)
 		return lp_cli_usage_error("report", "--%s has no %s output",
 					  view->flag ? view->flag : "(summary)",
 					  lp_fmt_names[o.fmt]);
-	if (out && same_file(out, path))
-		return lp_cli_error("refusing to write the report over the database %s", path);
+	if (out && lp_cli_out_check(out, force, 0, &path, 1))
+		return LP_EXIT_USAGE;
 
 	char err[1024];
 	sqlite3 *db;
@@ -586,7 +581,7 @@ static int report_cmd(int argc, char **argv)
 	sqlite3_close(db);
 	if (!res)
 		return lp_cli_error("%s: %s", path, err);
-	int rc = report_write(view, &o, res, out, origin);
+	int rc = report_write(view, &o, res, out, force, origin);
 	view->free(res);
 	return rc;
 }
@@ -595,7 +590,8 @@ const struct lp_cmd lp_cmd_report = {
     .name = "report",
     .run = report_cmd,
     .summary = "report on a recorded run",
-    .usage = "usage: latprof report FILE.db [VIEW] [--top N] [--format text|json|csv] [-o OUT]\n\n"
+    .usage = "usage: latprof report FILE.db [VIEW] [--top N] [--format text|json|csv] [-o OUT]\n"
+	     "                      [--force]\n\n"
 	     "Without a VIEW: the top three bottleneck findings, the run summary\n"
 	     "(processes, exit status, threads, duration,\n"
 	     "records dropped, GPU data), the per-request breakdown when the run has NVTX\n"
@@ -624,7 +620,8 @@ const struct lp_cmd lp_cmd_report = {
 	     "options:\n"
 	     "  --top N      rows per table (locks, call sites, threads); default 10\n"
 	     "  --format F   text (default), json (schemas/report-*.schema.json) or csv\n"
-	     "  -o OUT       write to OUT instead of standard output\n\n"
+	     "  -o OUT       write to OUT instead of standard output\n"
+	     "  -f, --force  overwrite an existing OUT (or --html file); never FILE.db\n\n"
 	     "A file that is not a latprof database of this schema version is refused\n"
 	     "with exit status 2; the database is only read.\n",
 };

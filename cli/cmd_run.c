@@ -27,10 +27,15 @@
 #include "lp_inf_table.h"
 #include "lp_import_sources.h"
 
+/* 0, or -ENOENT when nothing of that name exists, -EACCES (-EISDIR) when
+ * one exists that cannot be run: a shell's 127 and 126. */
 static int find_program(const char *prog, char *out, size_t len)
 {
+	struct stat st;
 	if (strchr(prog, '/')) {
 		snprintf(out, len, "%s", prog);
+		if (stat(prog, &st) == 0 && S_ISDIR(st.st_mode))
+			return -EISDIR;
 		return access(prog, X_OK) == 0 ? 0 : -errno;
 	}
 	const char *path = getenv("PATH");
@@ -38,11 +43,13 @@ static int find_program(const char *prog, char *out, size_t len)
 	int rc = -ENOENT;
 	for (char *save, *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
 		snprintf(out, len, "%s/%s", *dir ? dir : ".", prog);
-		struct stat st;
-		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) {
+		if (stat(out, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (access(out, X_OK) == 0) {
 			rc = 0;
 			break;
 		}
+		rc = -EACCES; /* execvp too goes on searching, then says so */
 	}
 	free(copy);
 	return rc;
@@ -402,6 +409,26 @@ static int run_parse(int argc, char **argv, struct lp_run_opts *o)
 	return optind;
 }
 
+/* The private log directory, named by its absolute path whatever TMPDIR
+ * is: the app and every process it starts are handed it (LATPROF_DIR) and
+ * create their logs there after any chdir. */
+static int make_logdir(struct lp_run_opts *o)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX];
+	tmp = tmp && *tmp ? tmp : "/tmp";
+	if (!realpath(tmp, dir))
+		return lp_cli_error("cannot create a log directory in %s (TMPDIR): %s", tmp,
+				    strerror(errno));
+	if (snprintf(o->logdir, sizeof(o->logdir), "%s/latprof-XXXXXX", dir) >=
+	    (int)sizeof(o->logdir))
+		return lp_cli_error("TMPDIR %s is too long a path for the log directory", tmp);
+	if (!mkdtemp(o->logdir))
+		return lp_cli_error("cannot create a log directory in %s: %s", tmp,
+				    strerror(errno));
+	return 0;
+}
+
 static int run_run(int argc, char **argv)
 {
 	struct lp_run_opts o = {0};
@@ -412,7 +439,12 @@ static int run_run(int argc, char **argv)
 	char **app_argv = argv + first;
 	if (lp_run_check_env())
 		return LP_EXIT_USAGE;
-	if (find_program(app_argv[0], prog, sizeof(prog)))
+	int found = find_program(app_argv[0], prog, sizeof(prog));
+	if (found == -EACCES || found == -EISDIR) {
+		lp_cli_error("cannot run '%s': %s", app_argv[0], strerror(-found));
+		return 126; /* as a shell: found, not executable */
+	}
+	if (found)
 		return lp_cli_error("cannot find program '%s'", app_argv[0]);
 	if (lp_run_prepare_output(&o))
 		return LP_EXIT_USAGE;
@@ -423,11 +455,8 @@ static int run_run(int argc, char **argv)
 	if (access(preload, R_OK) != 0)
 		return lp_cli_error("missing %s (reinstall latprof)", preload);
 	free(preload);
-	const char *tmp = getenv("TMPDIR");
-	snprintf(o.logdir, sizeof(o.logdir), "%s/latprof-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(o.logdir))
-		return lp_cli_error("cannot create a log directory in %s: %s",
-				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	if (make_logdir(&o))
+		return LP_EXIT_USAGE;
 	/* Without it (a full disk) processes keep their waits in progress in
 	 * TLS, and a killed process's are lost, as before. */
 	lp_inflight_make(o.logdir);

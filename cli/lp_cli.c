@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "lp_cli.h"
 #include "lp_db.h"
+#include "lp_import_sources.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -157,15 +158,44 @@ const char *lp_cli_suggest(const char *word, const char *const *candidates, size
 	return best;
 }
 
-FILE *lp_cli_fopen_out(const char *path)
+int lp_cli_out_check(const char *out, int force, int db, const char *const *inputs, size_t ninputs)
+{
+	struct stat so, si;
+	char err[1024];
+	if (stat(out, &so) == 0)
+		for (size_t i = 0; i < ninputs; i++) {
+			if (!inputs[i] || stat(inputs[i], &si) != 0 || si.st_dev != so.st_dev ||
+			    si.st_ino != so.st_ino)
+				continue;
+			if (!strcmp(out, inputs[i]))
+				return lp_cli_error(
+				    "%s is an input of this command; refusing to write "
+				    "over it (--force or not)",
+				    out);
+			return lp_cli_error("%s is the input %s (the same file); refusing to write "
+					    "over it (--force or not)",
+					    out, inputs[i]);
+		}
+	if ((db ? lp_import_output_check : lp_file_output_check)(out, force, err, sizeof(err)))
+		return lp_cli_error("%s", err);
+	return 0;
+}
+
+FILE *lp_cli_fopen_out(const char *path, int force)
 {
 	struct stat st;
 	/* O_NONBLOCK: opening a FIFO for writing would otherwise wait for a
 	 * reader. Truncate only once we know it is a regular file. */
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0666);
+	int fd = open(
+	    path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (force ? 0 : O_EXCL),
+	    0666);
 	if (fd < 0) {
-		if (errno == ELOOP)
+		struct stat l;
+		if (errno == ELOOP ||
+		    (errno == EEXIST && lstat(path, &l) == 0 && S_ISLNK(l.st_mode)))
 			lp_cli_error("%s is a symbolic link; refusing to write through it", path);
+		else if (errno == EEXIST)
+			lp_cli_error("%s exists; use --force to overwrite it", path);
 		else
 			lp_cli_error("cannot write %s: %s", path, strerror(errno));
 		return NULL;

@@ -36,10 +36,20 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Directory holding liblatprof_*.so: <dir of the latprof binary>/../lib/latprof. */
 const char *lp_cli_libdir(void);
-/* Open an output file for writing, truncated: never through a symlink
- * (O_NOFOLLOW) and only a regular file (a FIFO or device is refused, without
- * blocking). NULL with one clear `latprof:` line printed on failure. */
-FILE *lp_cli_fopen_out(const char *path);
+/* The one rule for every file a command writes (run, import, report -o and
+ * --html, export --chrome, check --junit, diff -o, plot's charts): never one
+ * of the command's inputs (the same file by device and inode, however the
+ * path is spelled; --force does not change that), never an existing file
+ * without force, never through a symbolic link, only a regular file, into a
+ * directory that exists and is writable; a database (db) also within the
+ * path limits of SQLite and NAME_MAX. 0, or LP_EXIT_USAGE after one
+ * `latprof:` line, before anything is computed or run. */
+int lp_cli_out_check(const char *out, int force, int db, const char *const *inputs, size_t ninputs);
+/* Open an output file lp_cli_out_check passed, for writing: without force
+ * it must not exist (O_EXCL: never a file made since the check); never
+ * through a symlink (O_NOFOLLOW) and only a regular file (a FIFO or device
+ * is refused, without blocking). NULL with one `latprof:` line on failure. */
+FILE *lp_cli_fopen_out(const char *path, int force);
 
 /* The request an imported capture names (meta import.default_request:
  * Kineto's ProfilerStep) when the user gave none; NULL otherwise. */

@@ -83,6 +83,13 @@ int lp_run_prepare_output(struct lp_run_opts *o)
 			 "%s", ".latprof-probe");
 		if (lp_import_output_check(probe, 1, err, sizeof(err)))
 			return lp_cli_error("%s", err), -1;
+		/* The path limits with the widest pid (pid_max is at most 2^22). */
+		char widest[PATH_MAX];
+		int dummy = 0;
+		if (run_output_expand(o->output_pattern, 4194304, widest, sizeof(widest), &dummy))
+			return -1;
+		if (lp_import_output_check(widest, 1, err, sizeof(err)))
+			return lp_cli_error("%s", err), -1;
 		return 0;
 	}
 	if (lp_import_output_check(o->output, o->force, err, sizeof(err)))

@@ -2,9 +2,10 @@
 /*
  * What latprof run could not record, said by name at the end of a run:
  * programs the interposer cannot attach to (static, set-user-ID: the
- * loader ignores LD_PRELOAD), children that exec'd and wrote no event log
- * (the same, or no free file descriptor under RLIMIT_NOFILE), and threads
- * whose CPU counters could not be opened.
+ * loader ignores LD_PRELOAD; 32-bit, or exec'd in a chroot: the recorder
+ * left itself out of their LD_PRELOAD), children that exec'd and wrote no
+ * event log, tasks made by a raw clone(), threads whose CPU counters could
+ * not be opened, and descriptors of the app's that latprof held.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -21,6 +22,20 @@
 #include "lp_cli.h"
 #include "lp_cmd_run.h"
 #include "lp_db.h"
+
+/* 1: an ELF of another class than ours (a 32-bit program). */
+static int run_summary_other_class(const char *prog)
+{
+	int fd = open(prog, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	unsigned char id[EI_NIDENT];
+	int other = pread(fd, id, sizeof(id), 0) == (ssize_t)sizeof(id) &&
+		    !memcmp(id, ELFMAG, SELFMAG) &&
+		    id[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32);
+	close(fd);
+	return other;
+}
 
 static int run_summary_is_static(const char *prog)
 {
@@ -85,19 +100,79 @@ static const char *resolve(const char *name, char *buf, size_t len)
 	return found;
 }
 
+#define RUN_ELF_CLASS_WHY                                                                          \
+	"is a 32-bit program (another ELF class than latprof's interposer, which it cannot "       \
+	"load): latprof left itself out of its LD_PRELOAD, so nothing inside it is recorded"
+
+/* The recorder's reason (processes.exec_unrecorded), else what the path
+ * tells, else the causes left. */
+static const char *unrecorded_why(const char *path, const char *known)
+{
+	char buf[PATH_MAX];
+	if (known && !strcmp(known, "elf-class"))
+		return RUN_ELF_CLASS_WHY;
+	if (known && !strcmp(known, "chroot"))
+		return "was exec'd in a chroot where latprof's library is absent: latprof left "
+		       "itself out of its LD_PRELOAD, so nothing inside it is recorded";
+	const char *prog = path ? resolve(path, buf, sizeof(buf)) : NULL;
+	const char *why = prog ? lp_run_unattachable(prog) : NULL;
+	if (why)
+		return why;
+	if (prog && run_summary_other_class(prog))
+		return RUN_ELF_CLASS_WHY;
+	return "it started no recorder (no free file descriptor under RLIMIT_NOFILE, or "
+	       "LD_PRELOAD changed by the app)";
+}
+
 static int unrecorded_row(sqlite3_stmt *st, void *ctx)
 {
 	int *n = ctx;
 	const char *path = (const char *)sqlite3_column_text(st, 1);
-	char buf[PATH_MAX];
-	const char *why = path ? lp_run_unattachable(resolve(path, buf, sizeof(buf))) : NULL;
 	fprintf(stderr, "latprof: not recorded: pid %lld, which exec'd %s: %s\n",
 		(long long)sqlite3_column_int64(st, 0), path ? path : "?",
-		why ? why
-		    : "it wrote no event log (no free file descriptor under RLIMIT_NOFILE, or "
-		      "it dropped latprof from LD_PRELOAD itself)");
+		unrecorded_why(path, (const char *)sqlite3_column_text(st, 2)));
 	++*n;
 	return 0;
+}
+
+/* Tasks made by raw clone() (outside pthread_create and fork): counted by
+ * their parents, nothing of theirs recorded. */
+static void raw_clones(sqlite3 *db)
+{
+	int64_t thr = lp_db_int(db, "SELECT coalesce(sum(raw_clone_threads), 0) FROM processes", 0);
+	int64_t proc =
+	    lp_db_int(db, "SELECT coalesce(sum(raw_clone_processes), 0) FROM processes", 0);
+	if (!thr && !proc)
+		return;
+	int64_t pid = lp_db_int(db,
+				"SELECT pid FROM processes WHERE raw_clone_threads + "
+				"raw_clone_processes > 0 ORDER BY id LIMIT 1",
+				0);
+	int64_t parents = lp_db_int(
+	    db, "SELECT count(*) FROM processes WHERE raw_clone_threads + raw_clone_processes > 0",
+	    0);
+	fprintf(stderr,
+		"latprof: not recorded: %lld thread%s and %lld process%s made by a raw clone() "
+		"(pid %lld%s), outside pthread_create and fork, which latprof follows: nothing "
+		"they did is in the recording\n",
+		(long long)thr, thr == 1 ? "" : "s", (long long)proc, proc == 1 ? "" : "es",
+		(long long)pid, parents > 1 ? ", ..." : "");
+}
+
+/* Event logs whose descriptor sat among the app's own: RLIMIT_NOFILE at or
+ * below 512 leaves no room above them (the process table's descriptor is
+ * then opened for each record instead, and holds none). */
+static void low_fd(sqlite3 *db)
+{
+	char buf[32];
+	long long n = lp_db_meta(db, "low_fd_logs", buf, sizeof(buf)) ? atoll(buf) : 0;
+	if (n > 0)
+		fprintf(
+		    stderr,
+		    "latprof: %lld process%s ran with RLIMIT_NOFILE at or below 512: latprof "
+		    "held one of %s descriptors for its event log (under a limit, it could open "
+		    "one file fewer)\n",
+		    n, n == 1 ? "" : "es", n == 1 ? "its" : "their");
 }
 
 static void unrecorded(sqlite3 *db, const char *dbpath)
@@ -106,9 +181,12 @@ static void unrecorded(sqlite3 *db, const char *dbpath)
 	int n = 0;
 	/* An image that ended by exec and that no recorded image continues. */
 	lp_db_each(db,
-		   "SELECT p.pid, p.exec_path FROM processes p WHERE p.exec_path IS NOT NULL AND "
-		   "NOT EXISTS (SELECT 1 FROM processes q WHERE q.exec_from = p.id) ORDER BY p.id",
+		   "SELECT p.pid, p.exec_path, p.exec_unrecorded FROM processes p WHERE "
+		   "p.exec_path IS NOT NULL AND NOT EXISTS (SELECT 1 FROM processes q WHERE "
+		   "q.exec_from = p.id) ORDER BY p.id",
 		   NULL, 0, unrecorded_row, &n, err, sizeof(err));
+	raw_clones(db);
+	low_fd(db);
 	/* Threads with no counter values in processes where other threads
 	 * have some: their own group failed to open (a process that counted
 	 * nothing at all is named by the sources' line). */
@@ -135,12 +213,25 @@ static void unrecorded(sqlite3 *db, const char *dbpath)
 			err);
 		return;
 	}
-	if (none > killed)
+	/* The recorder says which groups ran out of descriptors (CNT_NOFD);
+	 * the others' counts were never read: the thread ended before its
+	 * group was opened or first read, or its process ended by _exit. */
+	char buf[32];
+	int64_t nofd = lp_db_meta(db, "counters.threads_no_fd", buf, sizeof(buf)) ? atoll(buf) : 0;
+	if (nofd > none - killed)
+		nofd = none - killed;
+	if (nofd > 0)
 		fprintf(stderr,
 			"latprof: %lld of %lld threads of counting processes have no CPU "
 			"counters: their counter group could not be opened (out of file "
-			"descriptors: RLIMIT_NOFILE?) or they ended before the first read\n",
-			(long long)(none - killed), (long long)all);
+			"descriptors: RLIMIT_NOFILE)\n",
+			(long long)nofd, (long long)all);
+	if (none - killed - nofd > 0)
+		fprintf(stderr,
+			"latprof: %lld of %lld threads of counting processes have no CPU "
+			"counters: they ended before their counts were read (before their counter "
+			"group was opened or first read, or in a process that ended by _exit)\n",
+			(long long)(none - killed - nofd), (long long)all);
 	if (killed > 0)
 		fprintf(stderr,
 			"latprof: %lld threads of processes killed by a signal have no CPU "

@@ -1145,6 +1145,8 @@ static int lp_open_log(void)
 	g.ino = st.st_ino;
 	g.fd = fd;
 	g.hdr = p;
+	if (hi < 0) /* it takes one of the app's descriptors: latprof run says so */
+		__atomic_fetch_or(&g.hdr->flags, LP_LOGF_LOWFD, __ATOMIC_RELAXED);
 	g.ready = 0;
 	g.next_id = 0;
 	g.next_seq = 0;
@@ -1247,6 +1249,31 @@ void lp_core_on_log_open(void (*fn)(void))
 	g.on_open = fn;
 }
 
+static void (*lp_on_exit[4])(void);
+
+void lp_core_on_exit(void (*fn)(void))
+{
+	for (size_t i = 0; i < sizeof(lp_on_exit) / sizeof(lp_on_exit[0]); i++) {
+		void (*none)(void) = NULL;
+		if (__atomic_compare_exchange_n(&lp_on_exit[i], &none, fn, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE) ||
+		    none == fn)
+			return;
+	}
+}
+
+static void lp_run_on_exit(void)
+{
+	static int ran;
+	if (__atomic_exchange_n(&ran, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (size_t i = 0; i < sizeof(lp_on_exit) / sizeof(lp_on_exit[0]); i++) {
+		void (*fn)(void) = __atomic_load_n(&lp_on_exit[i], __ATOMIC_ACQUIRE);
+		if (fn)
+			fn();
+	}
+}
+
 void lp_core_after_fork_child(void)
 {
 	if (!lp_core_active())
@@ -1332,11 +1359,21 @@ int lp_core_in_vfork(void)
 	return lp_vf.pid != 0;
 }
 
-void lp_core_before_exec(const char *path)
+void lp_core_before_exec(const char *path, const char *why)
 {
 	if (!lp_core_active())
 		return;
 	size_t len = path ? strnlen(path, PATH_MAX) : 0;
+	char text[PATH_MAX + 64];
+	size_t wl = why ? strnlen(why, 63) : 0;
+	/* why after the path's NUL: an importer that does not know it reads the path */
+	if (path && wl && len + 1 + wl <= sizeof(text)) {
+		memcpy(text, path, len);
+		text[len] = 0;
+		memcpy(text + len + 1, why, wl);
+		path = text;
+		len += 1 + wl;
+	}
 	if (lp_vf.pid) {
 		lp_ptab_put_child(LP_PTAB_EXEC, lp_vf.pid, lp_vf.start_ns, lp_now(), NULL, 0, path,
 				  len);
@@ -1353,6 +1390,27 @@ void lp_core_before_exec(const char *path)
 			memcpy(r + 1, path, len);
 		lp_rec_commit();
 	}
+}
+
+void lp_core_raw_clone(uint64_t flags, uint32_t tid)
+{
+	if (!lp_core_active() || lp_vf.pid)
+		return;
+	struct lp_ptab_clone c = {.flags = flags, .tid = tid};
+	lp_ptab_put(LP_PTAB_CLONE, g.pid, g.start_ns, lp_now(), &c, sizeof(c), NULL, 0);
+}
+
+void lp_core_detach_child(void)
+{
+	int saved = errno;
+	__atomic_store_n(&g.active, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&g.log_open, 0, __ATOMIC_RELEASE);
+	g.open_failed = 1;
+	g.exited = 1;
+	/* Our own copies of the mappings; the descriptor may be the parent's
+	 * too (CLONE_FILES): left open. */
+	lp_unmap_all();
+	errno = saved;
 }
 
 /* The title as it is now: servers rewrite their argv area (postgres:
@@ -1386,6 +1444,8 @@ void lp_core_exit(int status, unsigned how)
 		}
 		return;
 	}
+	if (!__atomic_load_n(&g.exited, __ATOMIC_ACQUIRE))
+		lp_run_on_exit(); /* before g.exited: their records still go to the log */
 	if (__atomic_exchange_n(&g.exited, 1, __ATOMIC_ACQ_REL))
 		return;
 	if (!__atomic_load_n(&g.log_open, __ATOMIC_ACQUIRE)) {

@@ -48,11 +48,26 @@ LP_EXPORT int lp_core_in_vfork(void);
 /* fn runs on the thread that creates the log, right after the log's start
  * records (the interposer opens that thread's counters there). */
 LP_EXPORT void lp_core_on_log_open(void (*fn)(void));
+/* fn runs first in lp_core_exit (exit, _exit, _Exit, return from main, the
+ * core's destructor), once, before the exit record: a source that holds
+ * records outside the log (CUPTI's activity buffers) hands them over there.
+ * Several sources may register (up to 4); never in a vfork child. */
+LP_EXPORT void lp_core_on_exit(void (*fn)(void));
 /* Write the exit record (to the log, or to the table when there is none)
  * and mark the log closed. Safe to call twice. */
 LP_EXPORT void lp_core_exit(int status, unsigned how);
-/* Before exec*(): record it (log or table); the new image starts afresh. */
-LP_EXPORT void lp_core_before_exec(const char *path);
+/* Before exec*(): record it (log or table); the new image starts afresh.
+ * why: NULL, or why the new image will not be recorded (the interposer
+ * leaves itself out of its LD_PRELOAD), kept after the path's NUL. */
+LP_EXPORT void lp_core_before_exec(const char *path, const char *why);
+/* After a raw clone() (one that bypassed pthread_create and fork) made
+ * task tid with these clone flags: the process table counts it for this
+ * image, since nothing the task does is recorded. */
+LP_EXPORT void lp_core_raw_clone(uint64_t flags, uint32_t tid);
+/* In a child of a raw clone() without CLONE_VM: a copy of our memory that
+ * no fork handler ran in. It records nothing from now on: its records
+ * would land in the parent's log, which it still maps. */
+LP_EXPORT void lp_core_detach_child(void);
 /* This run's log directory (LATPROF_DIR as read at start-up), or NULL
  * while no log is open. For files shared by the run's processes. */
 LP_EXPORT const char *lp_core_dir(void);

@@ -831,11 +831,21 @@ static void lp_cnt_list(struct lp_cnt_thread *t)
 }
 
 #ifdef LATPROF_HAVE_LIBPFM
+static void lp_cnt_record_nofd(int err)
+{
+	uint64_t *r = lp_rec_begin(LP_REC_CNT_NOFD, (uint32_t)err, sizeof(*r));
+	if (r) {
+		*r = lp_now();
+		lp_rec_commit();
+	}
+}
+
 /* Opens t's groups with every event of the set that opens. */
 static void lp_cnt_group_open(struct lp_cnt_thread *t)
 {
 	int seq[LP_CNT_MAX_EVENTS];
 	int has_hw = lp_cnt_has_hw();
+	int nofd = 0; /* EMFILE/ENFILE from an open */
 	t->mask = 0;
 	t->n = 0;
 	for (int g = 0; g < 2; g++) {
@@ -848,6 +858,8 @@ static void lp_cnt_group_open(struct lp_cnt_thread *t)
 				continue;
 			a.disabled = t->grp[g] < 0; /* the leader: enabled below */
 			int fd = lp_cnt_open_one(&a, t->grp[g]);
+			if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+				nofd = errno;
 			if (fd < 0)
 				continue; /* the thread's mask says it is missing */
 			fd = lp_cnt_highfd(fd);
@@ -866,6 +878,8 @@ static void lp_cnt_group_open(struct lp_cnt_thread *t)
 		t->order[k] = (uint8_t)__builtin_popcount(t->mask & ((1u << seq[k]) - 1));
 	t->leader = t->grp[0] >= 0 ? t->grp[0] : t->grp[1];
 	t->cpu_before_ns = lp_cnt_thread_cpu();
+	if (t->leader < 0 && nofd) /* latprof run says why this thread has none */
+		lp_cnt_record_nofd(nofd);
 }
 #endif
 

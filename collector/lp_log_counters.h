@@ -35,6 +35,9 @@ enum lp_cnt_rec_type {
 	 * another thread of the process, still alive when the process exited,
 	 * written by the exiting thread */
 	LP_REC_CNT_TOTAL_OF = 131,
+	/* aux = errno (EMFILE, ENFILE); u64 ts: this thread's counter group
+	 * could not be opened, out of file descriptors (it has no counters) */
+	LP_REC_CNT_NOFD = 132,
 };
 
 /* lp_rec_cnt_config.flags */

@@ -26,7 +26,8 @@ enum lp_rec_cuda_type {
 	LP_REC_CUDA_OVERHEAD = 70,
 	LP_REC_CUDA_MEMORY = 71, /* MEMORY2: allocation or release */
 	LP_REC_CUDA_DEVICE = 72,
-	LP_REC_CUDA_STATS = 73, /* dropped and skipped records */
+	LP_REC_CUDA_STATS = 73,	    /* dropped and skipped records */
+	LP_REC_CUDA_API_COUNT = 74, /* aux = LP_CUDA_API_*: a filtered API's calls */
 };
 
 /* lp_rec_cuda_status.phase */
@@ -35,6 +36,7 @@ enum lp_cuda_phase {
 	LP_CUDA_START_FAILED = 2, /* nothing is captured; code/message say why */
 	LP_CUDA_KIND_FAILED = 3,  /* one activity kind could not be enabled */
 	LP_CUDA_FLUSHED = 4,	  /* forced flush done (exit, cudaDeviceReset) */
+	LP_CUDA_NOTE = 5,	  /* capture goes on, with a limit the message names */
 };
 
 struct lp_rec_cuda_status {
@@ -122,6 +124,9 @@ struct lp_rec_cuda_memory {
 	uint32_t pad;
 };
 
+#define LP_CUDA_DEVICE_PCI 0x1u /* pci_* are valid */
+#define LP_CUDA_DEVICE_MIG 0x2u /* uuid is the MIG instance's */
+
 struct lp_rec_cuda_device {
 	uint64_t global_memory;	   /* bytes */
 	uint64_t memory_bandwidth; /* KB/s as CUPTI reports it */
@@ -130,7 +135,12 @@ struct lp_rec_cuda_device {
 	uint32_t cc_major, cc_minor;
 	uint32_t core_clock_khz;
 	uint32_t name; /* string id */
+	/* From here on: absent in older logs (payload LP_CUDA_DEVICE_V1_SIZE). */
+	uint8_t uuid[16]; /* CUpti_ActivityDevice5.uuid (migUuid under MIG); all 0 unknown */
+	uint32_t pci_domain, pci_bus, pci_device; /* cuDeviceGetPCIBusId */
+	uint32_t flags;				  /* LP_CUDA_DEVICE_* */
 };
+#define LP_CUDA_DEVICE_V1_SIZE 40u
 
 struct lp_rec_cuda_stats {
 	uint64_t ts;
@@ -140,6 +150,31 @@ struct lp_rec_cuda_stats {
 	uint64_t log_drops;	/* records the core log refused */
 	uint64_t buffers;	/* completed buffers */
 	uint64_t buffer_denied; /* buffer requests refused (memory limit) */
+	/* From here on: absent in older logs (payload LP_CUDA_STATS_V1_SIZE). */
+	uint64_t bad_ts;     /* dropped: start or end 0, or end < start (forced flush) */
+	uint64_t foreign_ts; /* dropped: stamped by another client's clock */
+	uint64_t filtered;   /* API calls kept as counts (LP_REC_CUDA_API_COUNT) */
+	uint32_t conflicts;  /* LP_CUDA_CONFLICT_* */
+	uint32_t pad;
+};
+#define LP_CUDA_STATS_V1_SIZE 56u
+
+/* lp_rec_cuda_stats.conflicts: what another CUPTI client or the exit did. */
+#define LP_CUDA_CONFLICT_SUBSCRIBER 0x1u    /* cuptiSubscribe refused: no reset flush */
+#define LP_CUDA_CONFLICT_CALLBACKS 0x2u	    /* our buffers never came back: re-registered */
+#define LP_CUDA_CONFLICT_CLOCK 0x4u	    /* records not on latprof's clock */
+#define LP_CUDA_CONFLICT_FLUSH_TIMEOUT 0x8u /* the final flush did not finish in time */
+#define LP_CUDA_CONFLICT_BUFFERS 0x10u	    /* buffer requests refused: records lost */
+#define LP_CUDA_CONFLICT_STOPPED                                                                   \
+	0x20u /* capture ended before the exit: kinds off or buffers taken */
+
+/* A runtime or driver API that is counted, not recorded call by call
+ * (cudaGetDevice, cuCtxGetCurrent...): totals so far, the latest wins. */
+struct lp_rec_cuda_api_count {
+	uint64_t calls;
+	uint64_t total_ns;
+	uint32_t cbid;
+	uint32_t name; /* string id of cuptiGetCallbackName, 0 if unknown */
 };
 
 #endif

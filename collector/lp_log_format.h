@@ -28,6 +28,7 @@
 
 /* Header flags. */
 #define LP_LOGF_CLOSED 0x1u /* the process ran its exit path */
+#define LP_LOGF_LOWFD 0x2u  /* its descriptor is below 512: RLIMIT_NOFILE left no room above */
 
 enum lp_clock_kind {
 	LP_CLOCK_MONOTONIC_NS = 1, /* timestamps are CLOCK_MONOTONIC ns */
@@ -192,6 +193,16 @@ enum lp_lock_kind {
  * lp_inflight_format.h); end is its death. With LP_WAITF_UNFINISHED. */
 #define LP_WAITF_DIED 0x8u
 
+/*
+ * runq: of a wait's time, the part the thread spent runnable but waiting
+ * for a CPU (after its wake-up, or preempted inside the call), in ns, at
+ * most end - start; LP_RUNQ_UNKNOWN when not measured (the thread's first
+ * recorded wait, no schedstat, a wait the exit sweep wrote). Records
+ * written before the field existed end before it: their runq is unknown
+ * (LP_REC_*_V1_SIZE).
+ */
+#define LP_RUNQ_UNKNOWN UINT64_MAX
+
 struct lp_rec_lock_wait {
 	uint64_t lock;	/* address of the lock object */
 	uint64_t start; /* ns: before the blocking call */
@@ -200,7 +211,10 @@ struct lp_rec_lock_wait {
 	uint32_t owner; /* tid holding it when the wait began, 0 if unknown */
 	uint32_t flags;
 	uint32_t pad;
+	uint64_t runq; /* ns waiting for a CPU, or LP_RUNQ_UNKNOWN */
 };
+#define LP_REC_LOCK_WAIT_V1_SIZE 40u
+_Static_assert(sizeof(struct lp_rec_lock_wait) == 48, "lock wait size");
 
 enum lp_cond_kind {
 	LP_COND_WAIT = 1,
@@ -214,7 +228,10 @@ struct lp_rec_cond_wait {
 	uint64_t end;
 	uint32_t stack;
 	uint32_t flags; /* LP_WAITF_* */
+	uint64_t runq;	/* ns waiting for a CPU, or LP_RUNQ_UNKNOWN */
 };
+#define LP_REC_COND_WAIT_V1_SIZE 40u
+_Static_assert(sizeof(struct lp_rec_cond_wait) == 48, "cond wait size");
 
 struct lp_rec_child_status {
 	uint64_t ts;
@@ -255,6 +272,7 @@ enum lp_block_call {
 	LP_BLK_PSELECT = 33,
 	LP_BLK_EPOLL_WAIT = 34,
 	LP_BLK_EPOLL_PWAIT = 35,
+	LP_BLK_IO_URING_ENTER = 36, /* with IORING_ENTER_GETEVENTS and min_complete > 0 */
 	LP_BLK_FSYNC = 40,
 	LP_BLK_FDATASYNC = 41,
 	LP_BLK_GETADDRINFO = 44, /* name lookups (DNS): socket I/O */
@@ -299,6 +317,9 @@ struct lp_rec_block {
 	uint32_t stack;	  /* stack id, 0 if none */
 	uint32_t fd_kind; /* lp_fd_kind */
 	uint32_t flags;	  /* LP_WAITF_UNFINISHED, else 0 */
+	uint64_t runq;	  /* ns waiting for a CPU, or LP_RUNQ_UNKNOWN */
 };
+#define LP_REC_BLOCK_V1_SIZE 40u
+_Static_assert(sizeof(struct lp_rec_block) == 48, "block size");
 
 #endif

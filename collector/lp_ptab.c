@@ -9,7 +9,10 @@
  * Like the log descriptor the table's is high-numbered and close-on-exec,
  * and the app may close it and reuse the number: every write first checks
  * with fstat() that the descriptor still names our file, and reopens it by
- * path if not; the app's own file is never written. A file size limit
+ * path if not; the app's own file is never written. Where RLIMIT_NOFILE
+ * leaves no room above LP_PTAB_FD_MIN (ulimit -n 8), a descriptor kept
+ * open would take one of the app's few: each record then opens the table,
+ * writes and closes it (a few records per process). A file size limit
  * (RLIMIT_FSIZE) is respected with a margin, so a write never raises
  * SIGXFSZ in the app.
  */
@@ -42,6 +45,7 @@ static struct {
 	uint64_t fsize; /* RLIMIT_FSIZE at open, UINT64_MAX: none */
 	uint64_t lost;	/* this image's records that were not written */
 	int fresh;	/* just opened and checked: the next write needs no fstat */
+	int transient;	/* no descriptor kept between records (lp_ptab_reopen) */
 	uint64_t fresh_size;
 	char path[PATH_MAX];
 } lp_pt = {.fd = -1};
@@ -70,6 +74,12 @@ static int lp_ptab_reopen(void)
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -EINVAL;
+	}
+	if (hi < 0) { /* EINVAL: the limit is at or below LP_PTAB_FD_MIN */
+		close(fd);
+		lp_pt.transient = 1;
+		lp_pt.fd = -1;
+		return 0;
 	}
 	lp_pt.fd = fd; /* an old number belongs to the app now: never close it */
 	lp_pt.dev = st.st_dev;
@@ -125,8 +135,9 @@ static int lp_ptab_fd(uint64_t *size)
 }
 
 /* The descriptor for a vfork child, which must not change lp_pt (its
- * parent's memory): the inherited one if it still names the table, else a
- * fresh one the caller closes (*own set). */
+ * parent's memory), and for every record where none is kept (transient):
+ * the inherited one if it still names the table, else a fresh one the
+ * caller closes (*own set). */
 static int lp_ptab_child_fd(uint64_t *size, int *own)
 {
 	struct stat st;
@@ -183,7 +194,7 @@ static int lp_ptab_write(int child, uint16_t type, uint32_t pid, uint64_t start_
 	r.check = XXH32_digest(&h);
 	uint64_t cur = 0;
 	int own = 0;
-	int fd = child ? lp_ptab_child_fd(&cur, &own) : lp_ptab_fd(&cur);
+	int fd = child || lp_pt.transient ? lp_ptab_child_fd(&cur, &own) : lp_ptab_fd(&cur);
 	ssize_t w = -1;
 	if (fd >= 0 &&
 	    (lp_pt.fsize == UINT64_MAX || cur + size + LP_PTAB_FSIZE_MARGIN <= lp_pt.fsize)) {

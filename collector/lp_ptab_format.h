@@ -31,6 +31,7 @@ enum lp_ptab_type {
 	LP_PTAB_START = 1, /* lp_ptab_start + argv (NUL-separated) */
 	LP_PTAB_EXEC = 2,  /* path passed to exec */
 	LP_PTAB_EXIT = 3,  /* lp_ptab_exit + title (/proc/self/cmdline at exit) */
+	LP_PTAB_CLONE = 4, /* lp_ptab_clone: a task made by a raw clone(), not recorded */
 };
 
 /* Every record: this header, a fixed part by type, `len` bytes of text,
@@ -62,5 +63,14 @@ struct lp_ptab_exit {
 	uint32_t how; /* enum lp_exit_how (lp_log_format.h) */
 };
 _Static_assert(sizeof(struct lp_ptab_exit) == 8, "process table exit");
+
+/* Written by any image, with a log or not; an importer that does not know
+ * the type skips it. */
+struct lp_ptab_clone {
+	uint64_t flags; /* the clone flags (CLONE_THREAD, CLONE_VM, ...) */
+	uint32_t tid;	/* the new task's id */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct lp_ptab_clone) == 16, "process table clone");
 
 #endif

@@ -51,6 +51,7 @@
 #include "lp_inflight.h"
 #include "lp_raw.h"
 #include "lp_rseq.h"
+#include "lp_runq.h"
 
 #define LP_BLK_DEFAULT_NS 10000u
 #define LP_BLK_SITES 4096u /* call-site cache slots (lp_blk_site) */
@@ -92,6 +93,8 @@ struct lp_blk_real {
 		       const sigset_t *);
 	int (*epoll_wait)(int, struct epoll_event *, int, int);
 	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+	int (*uring_enter)(unsigned, unsigned, unsigned, unsigned, sigset_t *, size_t);
+	int (*uring_enter2)(unsigned, unsigned, unsigned, unsigned, sigset_t *, size_t);
 	int (*fsync)(int);
 	int (*fdatasync)(int);
 	long (*syscall)(long, ...);
@@ -165,6 +168,8 @@ static const struct lp_sym lp_blk_syms[] = {
     LP_BSYM(pselect, "pselect"),
     LP_BSYM(epoll_wait, "epoll_wait"),
     LP_BSYM(epoll_pwait, "epoll_pwait"),
+    LP_BSYM(uring_enter, "io_uring_enter"),
+    LP_BSYM(uring_enter2, "io_uring_enter2"),
     LP_BSYM(fsync, "fsync"),
     LP_BSYM(fdatasync, "fdatasync"),
     LP_BSYM(join, "pthread_join"),
@@ -428,6 +433,7 @@ __attribute__((noinline, cold)) static void lp_blk_record(uint32_t call, int fd,
 	uint64_t site = lp_blk_site(ra, t1 - t0);
 	uint32_t kind = site & LP_BLK_SELF ? LP_BLK_FD_PERF : lp_blk_fd_kind(fd);
 	if (kind != LP_BLK_FD_PERF) {
+		uint64_t runq = lp_runq_take(t0, t1);
 		struct lp_rec_block *r = lp_rec_begin(LP_REC_BLOCK, call, sizeof(*r));
 		if (r) {
 			r->start = t0;
@@ -437,6 +443,7 @@ __attribute__((noinline, cold)) static void lp_blk_record(uint32_t call, int fd,
 			r->stack = (uint32_t)site;
 			r->fd_kind = kind;
 			r->flags = 0;
+			r->runq = runq;
 			lp_rec_commit();
 		}
 	}
@@ -513,6 +520,7 @@ void lp_blk_unfinished(const struct lp_inflight *w, uint32_t tid, uint64_t t0)
 	r->stack = (uint32_t)stack;
 	r->fd_kind = kind;
 	r->flags = LP_WAITF_UNFINISHED;
+	r->runq = LP_RUNQ_UNKNOWN; /* read on another thread */
 	lp_rec_commit();
 }
 
@@ -736,6 +744,53 @@ LP_BLK_HOOK(int, epoll_pwait, epoll_pwait, LP_BLK_EPOLL_PWAIT, -1,
 	    (int ep, struct epoll_event *ev, int n, int ms, const sigset_t *ss),
 	    (ep, ev, n, ms, ss), LP_RAW(SYS_epoll_pwait, ep, ev, n, ms, ss, 8))
 
+/* ---- waiting for io_uring completions ----------------------------------- */
+
+/* io_uring_enter waits only with IORING_ENTER_GETEVENTS and a min_complete
+ * above 0; a submission alone returns at once and is not timed. liburing
+ * exports io_uring_enter/io_uring_enter2 (its own waits make the syscall
+ * inline, which no hook sees); syscall(SYS_io_uring_enter, ...) is timed
+ * by the syscall() hook below. */
+#ifndef IORING_ENTER_GETEVENTS
+#define IORING_ENTER_GETEVENTS 1u
+#endif
+
+static inline int lp_blk_uring_waits(unsigned long min_complete, unsigned long flags)
+{
+	return (flags & IORING_ENTER_GETEVENTS) && (unsigned)min_complete > 0;
+}
+
+/* The wrapper's own syscall(SYS_io_uring_enter) (a liburing built on
+ * libc's syscall()) is this wait: the guard keeps it from a second record.
+ * Not a cancellation point, so the guard cannot be left set. */
+static int lp_blk_uring_once(int (*fn)(unsigned, unsigned, unsigned, unsigned, sigset_t *, size_t),
+			     unsigned fd, unsigned submit, unsigned wait, unsigned flags,
+			     sigset_t *sig, size_t sz)
+{
+	lp_pre_guard = 1;
+	int rc = fn(fd, submit, wait, flags, sig, sz);
+	lp_pre_guard = 0;
+	return rc;
+}
+
+/* Both forward six arguments: a program's own io_uring_enter of another
+ * arity (a hand-written wrapper that takes the sigset size) that a library
+ * calls through the PLT gets every register it reads. */
+#define LP_BLK_URING(name, field)                                                                  \
+	LP_HOOK int name(unsigned fd, unsigned submit, unsigned wait, unsigned flags,              \
+			 sigset_t *sig, size_t sz)                                                 \
+	{                                                                                          \
+		__typeof__(lp_br.field) fn = LP_BREAL(field);                                      \
+		if (!fn) /* not loaded: the syscall liburing would make */                         \
+			return (int)LP_RAW(SYS_io_uring_enter, fd, submit, wait, flags, sig, sz);  \
+		if (!lp_blk_uring_waits(wait, flags) || !lp_blk_on())                              \
+			return fn(fd, submit, wait, flags, sig, sz);                               \
+		return LP_BLK_TIMED(LP_BLK_IO_URING_ENTER, (int)fd,                                \
+				    lp_blk_uring_once(fn, fd, submit, wait, flags, sig, sz));      \
+	}
+LP_BLK_URING(io_uring_enter, uring_enter)
+LP_BLK_URING(io_uring_enter2, uring_enter2)
+
 /* ---- waiting for a thread: a main thread joining its workers is idle --- */
 
 /* pthread_join returns the error number; it never sets errno. The timed
@@ -862,7 +917,18 @@ __attribute__((no_sanitize("address"))) LP_HOOK long syscall(long nr, ...)
 	long (*fn)(long, ...) = LP_BREAL(syscall);
 	if (__builtin_expect(!fn, 0))
 		return lp_raw_syscall(nr, a, b, c, d, e, f);
-	if (nr != SYS_futex || !lp_blk_futex_wait(b) || !lp_blk_on())
-		return fn(nr, a, b, c, d, e, f);
-	return LP_BLK_TIMED(LP_BLK_FUTEX, -1, fn(nr, a, b, c, d, e, f));
+	if (nr == SYS_futex && lp_blk_futex_wait(b) && lp_blk_on())
+		return LP_BLK_TIMED(LP_BLK_FUTEX, -1, fn(nr, a, b, c, d, e, f));
+	if (nr == SYS_io_uring_enter && lp_blk_uring_waits(c, d) && lp_blk_on())
+		return LP_BLK_TIMED(LP_BLK_IO_URING_ENTER, (int)a, fn(nr, a, b, c, d, e, f));
+	if ((nr == SYS_clone || nr == SYS_clone3) && lp_pre_recording()) {
+		long rc = fn(nr, a, b, c, d, e, f);
+		/* clone3's flags: the kernel read its struct, so it is there */
+		if (rc >= 0)
+			rc = lp_pre_raw_clone_after(rc, nr == SYS_clone
+							    ? (unsigned long)a
+							    : (unsigned long)*(const uint64_t *)a);
+		return rc;
+	}
+	return fn(nr, a, b, c, d, e, f);
 }

@@ -46,8 +46,8 @@ __thread struct lp_inf_thread lp_inf __attribute__((tls_model("initial-exec")));
 uint32_t lp_inf_gen = 1; /* tab_gen 0 < 1: a new process's table is unused */
 
 static struct lp_inf_thread *lp_inf_tab[LP_INF_MAX];
-static uint32_t lp_inf_hi;	/* entries below this were ever claimed */
-static uint32_t lp_inf_tab_gen; /* the generation the table's entries belong to */
+static uint32_t lp_inf_hi;	 /* entries below this were ever claimed */
+static uint32_t lp_inf_tab_gen;	 /* the generation the table's entries belong to */
 static uint32_t lp_inf_tab_lock; /* the holder's tid, or 0 */
 static pthread_key_t lp_inf_key;
 static int lp_inf_key_ok;
@@ -340,9 +340,11 @@ static void lp_inf_take(struct lp_inflight *s, uint64_t now)
 	uint64_t end = now > start ? now : start;
 	uint32_t stack = w.stack ? w.stack : lp_pre_site_stack((void *)(uintptr_t)w.ra);
 	if (type == LP_REC_LOCK_WAIT)
-		lp_lock_write(tid, aux, w.obj, start, end, 0, LP_WAITF_UNFINISHED, stack);
+		lp_lock_write(tid, aux, w.obj, start, end, 0, LP_WAITF_UNFINISHED, stack,
+			      LP_RUNQ_UNKNOWN);
 	else
-		lp_cond_write(tid, aux, w.obj, w.obj2, start, end, stack, LP_WAITF_UNFINISHED);
+		lp_cond_write(tid, aux, w.obj, w.obj2, start, end, stack, LP_WAITF_UNFINISHED,
+			      LP_RUNQ_UNKNOWN);
 }
 
 /* Each registered thread of this image: take its wait (write it, at

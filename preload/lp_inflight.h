@@ -107,10 +107,11 @@ void lp_inf_before_exec(void);
  * threshold, its descriptor's kind. */
 void lp_blk_unfinished(const struct lp_inflight *w, uint32_t tid, uint64_t start);
 /* One LOCK_WAIT or COND_WAIT record for thread tid (lp_locks.c): the
- * hooks' own (their thread) and the sweep's (the waiting thread). */
+ * hooks' own (their thread) and the sweep's (the waiting thread; runq
+ * LP_RUNQ_UNKNOWN). */
 void lp_lock_write(uint32_t tid, uint32_t kind, uint64_t lock, uint64_t t0, uint64_t t1,
-		   uint32_t owner, uint32_t flags, uint32_t stack);
+		   uint32_t owner, uint32_t flags, uint32_t stack, uint64_t runq);
 void lp_cond_write(uint32_t tid, uint32_t kind, uint64_t cond, uint64_t mutex, uint64_t t0,
-		   uint64_t t1, uint32_t stack, uint32_t flags);
+		   uint64_t t1, uint32_t stack, uint32_t flags, uint64_t runq);
 
 #endif

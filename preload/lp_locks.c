@@ -13,6 +13,7 @@
 
 #include "lp_core.h"
 #include "lp_inflight.h"
+#include "lp_runq.h"
 
 enum lp_op { LP_OP_PLAIN, LP_OP_TIMED, LP_OP_CLOCK };
 
@@ -39,7 +40,7 @@ static int lp_lock_begin(uint32_t kind, const void *lock, void *ra, uint32_t sta
 }
 
 void lp_lock_write(uint32_t tid, uint32_t kind, uint64_t lock, uint64_t t0, uint64_t t1,
-		   uint32_t owner, uint32_t flags, uint32_t stack)
+		   uint32_t owner, uint32_t flags, uint32_t stack, uint64_t runq)
 {
 	struct lp_rec_lock_wait *r = lp_rec_begin_for(tid, LP_REC_LOCK_WAIT, kind, sizeof(*r));
 	if (!r)
@@ -51,11 +52,12 @@ void lp_lock_write(uint32_t tid, uint32_t kind, uint64_t lock, uint64_t t0, uint
 	r->owner = owner;
 	r->flags = flags;
 	r->pad = 0;
+	r->runq = runq;
 	lp_rec_commit();
 }
 
 void lp_cond_write(uint32_t tid, uint32_t kind, uint64_t cond, uint64_t mutex, uint64_t t0,
-		   uint64_t t1, uint32_t stack, uint32_t flags)
+		   uint64_t t1, uint32_t stack, uint32_t flags, uint64_t runq)
 {
 	struct lp_rec_cond_wait *r = lp_rec_begin_for(tid, LP_REC_COND_WAIT, kind, sizeof(*r));
 	if (!r)
@@ -66,6 +68,7 @@ void lp_cond_write(uint32_t tid, uint32_t kind, uint64_t cond, uint64_t mutex, u
 	r->end = t1;
 	r->stack = stack;
 	r->flags = flags;
+	r->runq = runq;
 	lp_rec_commit();
 }
 
@@ -75,7 +78,8 @@ __attribute__((noinline)) static void lp_lock_record(uint32_t kind, const void *
 {
 	if (lp_inf_end(mine))
 		return; /* the exit sweep wrote it */
-	lp_lock_write(lp_tid(), kind, (uint64_t)(uintptr_t)lock, t0, t1, owner, flags, stack);
+	lp_lock_write(lp_tid(), kind, (uint64_t)(uintptr_t)lock, t0, t1, owner, flags, stack,
+		      lp_runq_take(t0, t1));
 }
 
 /* ---- mutexes ---------------------------------------------------------- */
@@ -505,7 +509,7 @@ __attribute__((noinline)) static int lp_cond_slow(pthread_cond_t *c, pthread_mut
 	lp_pre_modules_refresh();
 	uint32_t stack = lp_pre_stack(ra);
 	lp_cond_write(lp_tid(), kind, (uint64_t)(uintptr_t)c, (uint64_t)(uintptr_t)m, t0, t1, stack,
-		      lp_flags(rc));
+		      lp_flags(rc), lp_runq_take(t0, t1));
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;

@@ -73,6 +73,7 @@ static const struct lp_sym lp_syms[] = {
     LP_SYM(prctl, "prctl"),
     LP_SYM(fork, "fork"),
     LP_SYM(vfork, "vfork"),
+    LP_SYM(clone, "clone"),
     LP_SYM(execve, "execve"),
     LP_SYM(execv, "execv"),
     LP_SYM(execvp, "execvp"),

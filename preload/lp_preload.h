@@ -51,6 +51,7 @@ struct lp_real {
 	int (*prctl)(int, ...);
 	pid_t (*fork)(void);
 	pid_t (*vfork)(void);
+	int (*clone)(int (*)(void *), void *, int, void *, ...);
 	int (*execve)(const char *, char *const[], char *const[]);
 	int (*execv)(const char *, char *const[]);
 	int (*execvp)(const char *, char *const[]);
@@ -103,6 +104,9 @@ void lp_pre_resolve_slot(void **slot);
 /* Resolve every real function not resolved yet (before a fork or vfork:
  * the child must not call dlsym). */
 void lp_pre_resolve(void);
+/* syscall(SYS_clone or SYS_clone3) made by the app returned rc with these
+ * clone flags (lp_proc.c): counted in the parent, a child detached. */
+long lp_pre_raw_clone_after(long rc, unsigned long flags);
 /* A table entry: the slot that holds the real function, its name, version. */
 #define LP_SYM_AT(slot_, name_, ver_)                                                              \
 	{                                                                                          \

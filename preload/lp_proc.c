@@ -7,7 +7,10 @@
 #include "lp_preload.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include "lp_core.h"
 #include "lp_counters.h"
 #include "lp_inflight.h"
+#include "lp_raw.h"
 
 /* ---- threads ---------------------------------------------------------- */
 
@@ -301,6 +305,88 @@ LP_HOOK pid_t vfork(void)
 }
 #endif
 
+/* ---- raw clone ---------------------------------------------------------- */
+
+/*
+ * clone() called by the app itself (glibc's pthread_create, fork and
+ * posix_spawn use an internal one that no hook sees): a task made outside
+ * the hooks, which records nothing, so the parent counts it in the process
+ * table (lp_core_raw_clone) for latprof run to name. A child without
+ * CLONE_VM is a copy of our memory in which no fork handler ran: its
+ * records would land in the parent's log, so it is detached before fn
+ * runs. A child with CLONE_VM shares our memory, which it must not change.
+ */
+struct lp_clone_start {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static int lp_clone_child(void *p)
+{
+	/* our own copy of the parent's stack frame, taken by the clone */
+	struct lp_clone_start s = *(struct lp_clone_start *)p;
+	__atomic_store_n(&lp_pre_on, 0, __ATOMIC_RELEASE);
+	lp_core_detach_child();
+	return s.fn(s.arg);
+}
+
+static void lp_clone_note(long rc, unsigned long flags)
+{
+	if (rc <= 0 || !lp_pre_recording())
+		return;
+	int saved = errno;
+	lp_pre_guard = 1;
+	lp_core_raw_clone(flags, (uint32_t)rc);
+	lp_pre_guard = 0;
+	errno = saved;
+}
+
+/* The three optional arguments are always passed on, as glibc's clone
+ * reads them (the last from the caller's stack: not instrumented, as
+ * syscall()). */
+__attribute__((no_sanitize("address"))) LP_HOOK int clone(int (*fn)(void *), void *stack, int flags,
+							  void *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	pid_t *ptid = va_arg(ap, pid_t *);
+	void *tls = va_arg(ap, void *);
+	pid_t *ctid = va_arg(ap, pid_t *);
+	va_end(ap);
+	int (*real)(int (*)(void *), void *, int, void *, ...) = LP_REAL(clone);
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!lp_pre_recording())
+		return real(fn, stack, flags, arg, ptid, tls, ctid);
+	struct lp_clone_start s = {fn, arg};
+	int own = !(flags & CLONE_VM) && fn;
+	int rc =
+	    real(own ? lp_clone_child : fn, stack, flags, own ? (void *)&s : arg, ptid, tls, ctid);
+	lp_clone_note(rc, (unsigned long)(unsigned)flags);
+	return rc;
+}
+
+/* syscall(SYS_clone / SYS_clone3, ...) from the app, after the real call
+ * (lp_block.c's syscall hook): in the parent, count it; in a child that
+ * has its own memory, detach it. A child with CLONE_VM returns here only
+ * on the parent's stack (no new stack given), and writes nothing of ours. */
+long lp_pre_raw_clone_after(long rc, unsigned long flags)
+{
+	if (rc == 0) {
+		if (!(flags & CLONE_VM)) {
+			int saved = errno;
+			__atomic_store_n(&lp_pre_on, 0, __ATOMIC_RELEASE);
+			lp_core_detach_child();
+			errno = saved;
+		}
+		return rc;
+	}
+	lp_clone_note(rc, flags);
+	return rc;
+}
+
 /* ---- the environment of exec'd children -------------------------------- */
 
 /*
@@ -339,6 +425,9 @@ static const char *lp_env_kept[LP_ENV_N]; /* "NAME=value" in lp_env_store, or NU
  * (a sanitizer runtime may come first), without the user's own entries. */
 static char lp_env_ours[4096];
 static size_t lp_env_ours_len;
+/* The path of our library in it: a program exec'd where that path does not
+ * lead to it (a chroot) cannot load it. */
+static char lp_env_lib[4096];
 
 static void lp_env_capture_ours(const char *kv)
 {
@@ -351,6 +440,11 @@ static void lp_env_capture_ours(const char *kv)
 	memcpy(lp_env_ours, v, n);
 	lp_env_ours[n] = 0;
 	lp_env_ours_len = n;
+	const char *start = lib;
+	while (start > v && start[-1] != ':' && start[-1] != ' ')
+		start--;
+	if (*start == '/') /* absolute: the same file wherever the exec happens */
+		memcpy(lp_env_lib, start, (size_t)(lib - start) + strlen(LP_PRELOAD_LIB));
 }
 
 void lp_env_capture(void)
@@ -446,26 +540,123 @@ static char *const *lp_env_fix(char *const envp[], char **out, size_t cap, char 
 	return out;
 }
 
-/* In a hook with an envp: a fixed copy on this frame's stack when needed. */
-#define LP_ENV_FIX(envp)                                                                           \
-	size_t env_cap_ = lp_env_need(envp);                                                       \
+/* ---- programs that cannot load the interposer ---------------------------- */
+
+/*
+ * ld.so prints "ERROR: ld.so: object ... cannot be preloaded" on the
+ * program's stderr, which is the app's, for each LD_PRELOAD entry it cannot
+ * load: a 32-bit program from a 64-bit run (wrong ELF class), or one exec'd
+ * in a chroot where our library's path leads nowhere. Such a program is
+ * exec'd without our entries in its LD_PRELOAD (the user's own stay), and
+ * the exec record says why, for latprof run to name it. A name that exec
+ * searches in PATH (execvp) is not looked up: checked only with a '/'.
+ */
+#if __SIZEOF_POINTER__ == 8
+#define LP_ELF_CLASS ELFCLASS64
+#else
+#define LP_ELF_CLASS ELFCLASS32
+#endif
+
+static const char *lp_exec_why(const char *path, int searched)
+{
+	if (!lp_env_ours_len || !lp_env_lib[0] || !path ||
+	    (!lp_pre_recording() && !lp_core_in_vfork()))
+		return NULL;
+	/* Raw calls: no hook, no libc text a vfork child would fault in. */
+	int saved = errno;
+	const char *why = NULL;
+	if (LP_RAW(SYS_faccessat, AT_FDCWD, lp_env_lib, F_OK, 0, 0, 0) != 0 &&
+	    (errno == ENOENT || errno == ENOTDIR)) {
+		why = "chroot";
+	} else if (!searched || strchr(path, '/')) {
+		long fd = LP_RAW(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+		unsigned char id[EI_NIDENT];
+		if (fd >= 0) {
+			if (LP_RAW(SYS_pread64, fd, id, sizeof(id), 0, 0, 0) == (long)sizeof(id) &&
+			    !memcmp(id, ELFMAG, SELFMAG) && id[EI_CLASS] != LP_ELF_CLASS)
+				why = "elf-class";
+			LP_RAW(SYS_close, fd, 0, 0, 0, 0, 0);
+		}
+	}
+	errno = saved;
+	return why;
+}
+
+/* tok (n bytes) is one of our LD_PRELOAD entries. */
+static int lp_env_is_ours(const char *tok, size_t n)
+{
+	for (const char *p = lp_env_ours; *p;) {
+		size_t k = strcspn(p, ": ");
+		if (k == n && !memcmp(p, tok, n))
+			return 1;
+		p += k + (p[k] != 0);
+	}
+	return 0;
+}
+
+/* Entries envp needs for a program that cannot load us: 0 when its
+ * LD_PRELOAD names none of ours. */
+static size_t lp_env_strip_need(char *const envp[])
+{
+	long at = lp_env_find(envp, "LD_PRELOAD=");
+	if (at < 0 || !strstr(envp[at], LP_PRELOAD_LIB))
+		return 0;
+	size_t n = 0;
+	while (envp[n] && n < LP_ENV_MAX_CHILD)
+		n++;
+	return n < LP_ENV_MAX_CHILD ? n + 1 : 0;
+}
+
+/* envp with our entries out of LD_PRELOAD (the variable left out when
+ * nothing of the user's remains), into out[cap]; pre (len) holds it. */
+static char *const *lp_env_strip(char *const envp[], char **out, size_t cap, char *pre, size_t len)
+{
+	static const char name[] = "LD_PRELOAD=";
+	size_t n = 0, used = sizeof(name) - 1;
+	long at = lp_env_find(envp, name);
+	memcpy(pre, name, used);
+	for (const char *p = envp[at] + used; *p;) {
+		size_t k = strcspn(p, ": ");
+		if (k && !lp_env_is_ours(p, k) && used + k + 2 <= len) {
+			if (used > sizeof(name) - 1)
+				pre[used++] = ':';
+			memcpy(pre + used, p, k);
+			used += k;
+		}
+		p += k + (p[k] != 0);
+	}
+	pre[used] = 0;
+	for (long i = 0; envp[i] && n + 1 < cap; i++)
+		if (i != at)
+			out[n++] = envp[i];
+		else if (used > sizeof(name) - 1)
+			out[n++] = pre;
+	out[n] = NULL;
+	return out;
+}
+
+/* In a hook with an envp: a fixed copy on this frame's stack when needed;
+ * why (lp_exec_why): the program cannot load us, so ours go. */
+#define LP_ENV_FIX(envp, why)                                                                      \
+	size_t env_cap_ = (why) ? lp_env_strip_need(envp) : lp_env_need(envp);                     \
 	char *env_out_[env_cap_ ? env_cap_ : 1];                                                   \
 	char env_pre_[env_cap_ ? 8192 : 1];                                                        \
 	if (env_cap_)                                                                              \
-	envp = lp_env_fix(envp, env_out_, env_cap_, env_pre_, sizeof(env_pre_))
+	envp = (why) ? lp_env_strip(envp, env_out_, env_cap_, env_pre_, sizeof(env_pre_))          \
+		     : lp_env_fix(envp, env_out_, env_cap_, env_pre_, sizeof(env_pre_))
 
 /* ---- exec ------------------------------------------------------------- */
 
-static void lp_exec_note(const char *path)
+static void lp_exec_note(const char *path, const char *why)
 {
 	if (lp_core_in_vfork()) { /* guarded already; to the table */
-		lp_core_before_exec(path);
+		lp_core_before_exec(path, why);
 		return;
 	}
 	if (!lp_pre_recording())
 		return;
 	lp_pre_guard = 1;
-	lp_core_before_exec(path); /* keeps errno */
+	lp_core_before_exec(path, why); /* keeps errno */
 	lp_inf_before_exec();
 	lp_pre_guard = 0;
 }
@@ -481,8 +672,9 @@ static void lp_exec_note(const char *path)
 LP_HOOK int execve(const char *path, char *const argv[], char *const envp[])
 {
 	LP_NOSYS_IF_NULL(execve);
-	lp_exec_note(path);
-	LP_ENV_FIX(envp);
+	const char *why = lp_exec_why(path, 0);
+	lp_exec_note(path, why);
+	LP_ENV_FIX(envp, why);
 	return lp_real.execve(path, argv, envp);
 }
 
@@ -490,9 +682,10 @@ LP_HOOK int execve(const char *path, char *const argv[], char *const envp[])
 LP_HOOK int execv(const char *path, char *const argv[])
 {
 	LP_NOSYS_IF_NULL(execv);
-	lp_exec_note(path);
+	const char *why = lp_exec_why(path, 0);
+	lp_exec_note(path, why);
 	char *const *envp = environ;
-	LP_ENV_FIX(envp);
+	LP_ENV_FIX(envp, why);
 	if (envp != environ && LP_REAL(execve))
 		return lp_real.execve(path, argv, envp);
 	return lp_real.execv(path, argv);
@@ -501,9 +694,10 @@ LP_HOOK int execv(const char *path, char *const argv[])
 LP_HOOK int execvp(const char *file, char *const argv[])
 {
 	LP_NOSYS_IF_NULL(execvp);
-	lp_exec_note(file);
+	const char *why = lp_exec_why(file, 1);
+	lp_exec_note(file, why);
 	char *const *envp = environ;
-	LP_ENV_FIX(envp);
+	LP_ENV_FIX(envp, why);
 	if (envp != environ && LP_REAL(execvpe))
 		return lp_real.execvpe(file, argv, envp);
 	return lp_real.execvp(file, argv);
@@ -512,8 +706,9 @@ LP_HOOK int execvp(const char *file, char *const argv[])
 LP_HOOK int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	LP_NOSYS_IF_NULL(execvpe);
-	lp_exec_note(file);
-	LP_ENV_FIX(envp);
+	const char *why = lp_exec_why(file, 1);
+	lp_exec_note(file, why);
+	LP_ENV_FIX(envp, why);
 	return lp_real.execvpe(file, argv, envp);
 }
 
@@ -524,7 +719,8 @@ LP_HOOK int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_act
 {
 	if (!LP_REAL(posix_spawn))
 		return ENOSYS;
-	LP_ENV_FIX(envp);
+	const char *why = lp_exec_why(path, 0);
+	LP_ENV_FIX(envp, why);
 	return lp_real.posix_spawn(pid, path, fa, attr, argv, envp);
 }
 
@@ -533,13 +729,15 @@ LP_HOOK int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_ac
 {
 	if (!LP_REAL(posix_spawnp))
 		return ENOSYS;
-	LP_ENV_FIX(envp);
+	const char *why = lp_exec_why(file, 1);
+	LP_ENV_FIX(envp, why);
 	return lp_real.posix_spawnp(pid, file, fa, attr, argv, envp);
 }
 
 LP_HOOK int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	LP_NOSYS_IF_NULL(fexecve);
+	const char *why = NULL;
 	if (lp_pre_recording() || lp_core_in_vfork()) {
 		/* "/proc/self/fd/<fd>" built by hand: no printf in a hook. */
 		char link[32] = "/proc/self/fd/", digits[12], path[4096];
@@ -555,9 +753,10 @@ LP_HOOK int fexecve(int fd, char *const argv[], char *const envp[])
 		ssize_t got = readlink(link, path, sizeof(path) - 1);
 		errno = saved;
 		path[got > 0 ? got : 0] = 0;
-		lp_exec_note(got > 0 ? path : link);
+		why = lp_exec_why(link, 0);
+		lp_exec_note(got > 0 ? path : link, why);
 	}
-	LP_ENV_FIX(envp);
+	LP_ENV_FIX(envp, why);
 	return lp_real.fexecve(fd, argv, envp);
 }
 

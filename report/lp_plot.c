@@ -617,6 +617,11 @@ int lp_plot_render_chart(const char *dir, const struct lp_plot_chart *c, const v
 	return rc;
 }
 
+const char *lp_plot_chart_name(int i)
+{
+	return i >= 0 && i < LP_PLOT_NCHARTS ? lp_charts[i].c.name : NULL;
+}
+
 int lp_plot_render(const char *dir, const struct lp_plot_input *in, enum lp_plot_fmt fmt,
 		   struct lp_plot_result res[LP_PLOT_NCHARTS], char *err, size_t errlen)
 {

@@ -66,6 +66,10 @@ unsigned char *lp_plot_top_stages(const struct lp_breakdown *b, size_t k);
  * to a bound, else 0 (it draws a bounded sample, said in its key). */
 size_t lp_plot_lat_points(const struct lp_timeseries *ts);
 
+/* The file stem of chart i (0 to LP_PLOT_NCHARTS - 1): its files are
+ * DIR/NAME.dat, DIR/NAME.gp and DIR/NAME.EXT. */
+const char *lp_plot_chart_name(int i);
+
 /* Writes every chart with data into dir (created if missing) and runs
  * gnuplot there. res gets one entry per chart. Returns the number of
  * images made, or -errno with err (gnuplot failing is an error). */

@@ -60,6 +60,13 @@ static void txt_extras(FILE *f, const struct lp_cuda_report *r)
 			r->launch_delay.n, lp_txt_ns((double)r->launch_delay.med, b[0], 32),
 			lp_txt_ns(r->launch_delay.mean, b[1], 32),
 			lp_txt_ns((double)r->launch_delay.max, b[2], 32));
+	if (r->graph_launches)
+		fprintf(f,
+			"CUDA graphs: %" PRId64 " launches ran %" PRId64
+			" kernel nodes (%.1f per launch); the delay above counts each launch once, "
+			"to its first node\n",
+			r->graph_launches, r->graph_kernels,
+			(double)r->graph_kernels / (double)r->graph_launches);
 	if (r->requests)
 		fprintf(f, "GPU idle inside %" PRId64 " requests: %s of %s (%.1f%%)\n", r->requests,
 			lp_txt_ns((double)r->gpu_idle_ns, b[0], 32),
@@ -195,9 +202,11 @@ void lp_cuda_write_json(FILE *f, const struct lp_cuda_report *r)
 		r->cap.captured ? "true" : "false");
 	lp_json_str(f, r->cap.status);
 	fprintf(f,
-		", \"cupti_dropped_records\": %" PRId64 ", \"total_ns\": %" PRId64
-		", \"devices\": %" PRId64 ", \"by_device\": %s,\n \"rows\": [",
-		r->cap.dropped, r->total_ns, r->devices, r->devices > 1 ? "true" : "false");
+		", \"cupti_dropped_records\": %" PRId64 ", \"records_missing_unknown\": %s"
+		", \"total_ns\": %" PRId64 ", \"devices\": %" PRId64
+		", \"by_device\": %s,\n \"rows\": [",
+		r->cap.dropped, r->cap.missing_unknown ? "true" : "false", r->total_ns, r->devices,
+		r->devices > 1 ? "true" : "false");
 	for (size_t i = 0; i < r->n; i++) {
 		fputs(i ? ",\n  {" : "\n  {", f);
 		json_dev(f, r, i);
@@ -240,8 +249,10 @@ void lp_cuda_write_json(FILE *f, const struct lp_cuda_report *r)
 	}
 	fputs("],\n \"launch_delay\": {", f);
 	json_stat(f, &r->launch_delay);
+	fprintf(f, "},\n \"graph_launches\": %" PRId64 ", \"graph_kernels\": %" PRId64,
+		r->graph_launches, r->graph_kernels);
 	fprintf(f,
-		"},\n \"gpu_idle\": {\"requests\": %" PRId64 ", \"request_ns\": %" PRId64
+		",\n \"gpu_idle\": {\"requests\": %" PRId64 ", \"request_ns\": %" PRId64
 		", \"idle_ns\": %" PRId64 "},\n \"stages\": [",
 		r->requests, r->request_ns, r->gpu_idle_ns);
 	for (size_t i = 0; i < r->nstages; i++) {

@@ -98,8 +98,8 @@ static void text_named(FILE *f, const char *title, const struct lp_diff_named *v
 		int w = 40 - (int)strlen(v[i].name);
 		fprintf(f, "%*s %12s %12s %9s %8lld %8lld\n", w > 0 ? w : 0, "",
 			lp_fixed_ns(v[i].base_per_req, b1, sizeof(b1)),
-			lp_fixed_ns(v[i].new_per_req, b2, sizeof(b2)), fmt_rel(v[i].rel, b3, sizeof(b3)),
-			v[i].base_count, v[i].new_count);
+			lp_fixed_ns(v[i].new_per_req, b2, sizeof(b2)),
+			fmt_rel(v[i].rel, b3, sizeof(b3)), v[i].base_count, v[i].new_count);
 	}
 	if (n > 10)
 		fprintf(f, "  ... %zu more\n", n - 10);
@@ -154,10 +154,13 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 		else
 			snprintf(how, sizeof(how), "runs, then requests");
 		fprintf(f, "%*s %-6s %12s %12s %9s %20s %9s %25s  %-20s %s", w > 0 ? w : 0, "",
-			r->metric_name, lp_fixed_ns(r->base, b[0], 32), lp_fixed_ns(r->new_, b[1], 32),
-			fmt_rel(r->rel, b[2], 32), fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), n,
-			how, r->verdict == LP_V_REGRESSION ? "REGRESSION" : lp_verdict_name(r->verdict));
-		if (r->verdict == LP_V_NOT_ENOUGH)
+			r->metric_name, lp_fixed_ns(r->base, b[0], 32),
+			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32),
+			fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), n, how,
+			r->absent			? r->why
+			: r->verdict == LP_V_REGRESSION ? "REGRESSION"
+							: lp_verdict_name(r->verdict));
+		if (r->verdict == LP_V_NOT_ENOUGH && !r->absent)
 			fprintf(f, " (%s)", r->why);
 		fputc('\n', f);
 	}
@@ -216,9 +219,10 @@ void lp_diff_write_markdown(FILE *f, const struct lp_diff *d)
 			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32),
 			fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), r->method ? r->method : "-",
 			r->n_base, r->n_new, r->runs_base, r->runs_new,
-			r->verdict == LP_V_REGRESSION ? "**" : "", lp_verdict_name(r->verdict),
+			r->verdict == LP_V_REGRESSION ? "**" : "",
+			r->absent ? r->why : lp_verdict_name(r->verdict),
 			r->verdict == LP_V_REGRESSION ? "**" : "");
-		if (r->verdict == LP_V_NOT_ENOUGH)
+		if (r->verdict == LP_V_NOT_ENOUGH && !r->absent)
 			fprintf(f, " (%s)", r->why);
 		fputs(" |\n", f);
 	}

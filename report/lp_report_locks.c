@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Lock contention report: text (aligned columns), JSON, CSV. */
+#define _GNU_SOURCE
 #include "lp_report_locks.h"
 
 #include <inttypes.h>
+#include <locale.h>
+#include <pthread.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "lp_out.h"
 
@@ -11,28 +15,58 @@
 
 /* ---- text helpers ----------------------------------------------------- */
 
+static locale_t txt_utf8;
+static pthread_once_t txt_utf8_once = PTHREAD_ONCE_INIT;
+
+static void txt_utf8_init(void)
+{
+	txt_utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+/* Columns one character (n bytes of valid UTF-8) takes on a terminal:
+ * wcwidth in a UTF-8 locale (2 for CJK and most emoji, 0 for combining
+ * marks), whatever the process's own locale; 1 without one. */
+static size_t txt_char_width(const unsigned char *p, int n)
+{
+	if (n <= 1)
+		return 1;
+	pthread_once(&txt_utf8_once, txt_utf8_init);
+	if (!txt_utf8)
+		return 1;
+	locale_t old = uselocale(txt_utf8);
+	mbstate_t st = {0};
+	wchar_t wc;
+	int w = mbrtowc(&wc, (const char *)p, (size_t)n, &st) == (size_t)n ? wcwidth(wc) : 1;
+	uselocale(old);
+	return w < 0 ? 1 : (size_t)w;
+}
+
+/* The display width of s as lp_txt_cell writes it, up to 'stop' columns. */
+static size_t txt_width(const unsigned char *p, size_t stop)
+{
+	size_t w = 0;
+	while (*p && w <= stop) {
+		int n = lp_utf8_len(p);
+		w += txt_char_width(p, n);
+		p += n > 1 ? n : 1;
+	}
+	return w;
+}
+
 size_t lp_txt_cell(char *dst, size_t len, const char *s, size_t maxw)
 {
 	size_t w = 0, o = 0;
 	if (!s)
 		s = "-";
 	const unsigned char *p = (const unsigned char *)s;
+	/* Cut: what fits in maxw - 3 columns, then "..." (no dots under 4). */
+	int cut = txt_width(p, maxw) > maxw;
+	size_t room = cut && maxw >= 4 ? maxw - 3 : maxw;
 	while (*p && o + 5 < len) {
-		if (w == maxw && maxw < 4)
-			break;
-		if (w == maxw) { /* cut: replace the last 3 characters by "..." */
-			while (o && w > maxw - 3) {
-				do
-					o--;
-				while (o && ((unsigned char)dst[o] & 0xc0) == 0x80);
-				w--;
-			}
-			memcpy(dst + o, "...", 3);
-			o += 3;
-			w += 3;
-			break;
-		}
 		int n = lp_utf8_len(p);
+		size_t cw = txt_char_width(p, n);
+		if (w + cw > room)
+			break;
 		if (n <= 1) {
 			dst[o++] = (n == 1 && *p >= 0x20 && *p != 0x7f) ? (char)*p : '?';
 			p++;
@@ -41,7 +75,12 @@ size_t lp_txt_cell(char *dst, size_t len, const char *s, size_t maxw)
 			o += (size_t)n;
 			p += n;
 		}
-		w++;
+		w += cw;
+	}
+	if (cut && maxw >= 4 && o + 4 <= len) {
+		memcpy(dst + o, "...", 3);
+		o += 3;
+		w += 3;
 	}
 	dst[o] = 0;
 	return w;

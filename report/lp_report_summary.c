@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lp_db.h"
+#include "lp_json_stream.h"
 #include "lp_out.h"
 #include "lp_report_locks.h"
 
@@ -58,7 +59,9 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s)
 	if (s->import_source) /* nsys and Kineto do not say what they lost */
 		fputs("\n  dropped while recording: not recorded in the source capture\n", f);
 	else
-		fprintf(f, "\n  dropped while recording: %lld records, %lld chunks, %lld names or stacks\n",
+		fprintf(f,
+			"\n  dropped while recording: %lld records, %lld chunks, %lld names or "
+			"stacks\n",
 			s->dropped_records, s->dropped_chunks, s->dropped_strings);
 	fputs("  GPU: ", f);
 	fputs(s->gpu_captured ? "captured" : "no GPU data", f);
@@ -286,8 +289,23 @@ const char *lp_report_origin(sqlite3 *db, char *buf, size_t len)
 	char missing[512];
 	if (!lp_db_meta(db, "import.not_recorded", missing, sizeof(missing)))
 		missing[0] = 0;
-	snprintf(buf, len, "imported from %s%s%s %s (schema %s)%s%s", prod, ver[0] ? " " : "", ver,
-		 strcmp(src, "nsys") ? "trace" : "export", schema,
-		 missing[0] ? "\nnot recorded in the source capture: " : "", missing);
+	int n = snprintf(buf, len, "imported from %s%s%s %s (schema %s)%s%s", prod,
+			 ver[0] ? " " : "", ver, strcmp(src, "nsys") ? "trace" : "export", schema,
+			 missing[0] ? "\nnot recorded in the source capture: " : "", missing);
+	size_t off = n > 0 && (size_t)n < len ? (size_t)n : len - 1;
+	/* what the import left out of the source, said where the origin is */
+	char bad[256], cut[32];
+	if (lp_db_meta(db, "import.dropped_bad_time_detail", bad, sizeof(bad)))
+		off += (size_t)snprintf(buf + off, len - off,
+					"\ndropped from the source capture: %s with a zero or "
+					"inverted timestamp (records the source flushed before "
+					"they were complete)",
+					bad);
+	off = off < len ? off : len - 1;
+	if (lp_db_meta(db, "import.truncated_strings", cut, sizeof(cut)) && strcmp(cut, "0"))
+		snprintf(buf + off, len - off,
+			 "\ncut to their first %d bytes: %s string%s of the "
+			 "source longer than that",
+			 LP_JSTR_KEEP, cut, strcmp(cut, "1") ? "s" : "");
 	return buf;
 }

@@ -22,3 +22,13 @@ set_target_properties(cuda_pipeline PROPERTIES
 set_property(TARGET cuda_pipeline PROPERTY COMPILE_OPTIONS -Xcompiler=-Wall,-Wextra)
 target_include_directories(cuda_pipeline PRIVATE ${NVTX3_INCLUDE})
 target_link_libraries(cuda_pipeline PRIVATE ${CMAKE_DL_LIBS})
+
+# GPU work whose counts and cudaEvent timings the program prints itself:
+# the second source of tests/gpu/truth.py.
+add_executable(cuda_truth ${CMAKE_CURRENT_LIST_DIR}/cuda/cuda_truth.cu)
+set_target_properties(cuda_truth PROPERTIES
+  CUDA_RUNTIME_LIBRARY Shared
+  CUDA_ARCHITECTURES "75;90"
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/samples)
+set_property(TARGET cuda_truth PROPERTY COMPILE_OPTIONS -Xcompiler=-Wall,-Wextra)
+target_include_directories(cuda_truth PRIVATE ${NVTX3_INCLUDE})

@@ -14,7 +14,11 @@
  *                      [--file PATH] [--stats FILE]
  * The stats are key=value totals over all requests: <stage>_wall_ns (time in
  * the stage), <stage>_call_ns (time inside its blocking calls), <stage>_cpu_ns
- * (the thread's CPU time in the stage, CLOCK_THREAD_CPUTIME_ID).
+ * (the thread's CPU time in the stage, CLOCK_THREAD_CPUTIME_ID),
+ * <stage>_runq_ns (of <stage>_call_ns, the time the thread waited for a CPU:
+ * the kernel's run_delay, /proc/thread-self/schedstat, read where the call
+ * is timed; 0 where the kernel does not keep it), <stage>_queued_ns (the
+ * same over the whole stage).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,7 +49,8 @@ static struct {
 	const char *file, *stats;
 } cfg = {20, 2000, 3, "offcpu_stages.dat", NULL};
 
-static uint64_t wall_ns[ST_N], call_ns[ST_N], cpu_ns[ST_N];
+static uint64_t wall_ns[ST_N], call_ns[ST_N], cpu_ns[ST_N], runq_ns[ST_N], queued_ns[ST_N];
+static int schedstat = -1;
 static int sock[2], pipefd[2];
 static volatile int stop_spinning, spinners_run;
 
@@ -53,6 +59,20 @@ static uint64_t clock_ns(clockid_t c)
 	struct timespec ts;
 	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's run_delay (ns on a run queue since it began). By
+ * syscall(): a pread() preempted on a busy machine would be recorded as
+ * file I/O of the stage. */
+static uint64_t run_delay_ns(void)
+{
+	char buf[96];
+	unsigned long long cpu, delay;
+	long n = schedstat < 0 ? -1 : syscall(SYS_pread64, schedstat, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return sscanf(buf, "%llu %llu", &cpu, &delay) == 2 ? delay : 0;
 }
 
 static void sleep_us(long us)
@@ -127,10 +147,11 @@ static void make_file(void)
 	close(fd);
 }
 
-/* The stage's own work; returns the time spent inside its blocking call. */
-static uint64_t stage_work(int st, long id, int dfd, void *dbuf)
+/* The stage's own work; returns the time spent inside its blocking call,
+ * and adds the run-queue time in it to *runq. */
+static uint64_t stage_work(int st, long id, int dfd, void *dbuf, uint64_t *runq)
 {
-	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), t1 = t0;
+	uint64_t r0 = run_delay_ns(), t0 = clock_ns(CLOCK_MONOTONIC), t1 = t0;
 	char c = 'r';
 	switch (st) {
 	case ST_SLEEP:
@@ -148,6 +169,7 @@ static uint64_t stage_work(int st, long id, int dfd, void *dbuf)
 	case ST_SOCKET:
 		if (send(sock[0], &c, 1, 0) != 1) /* the request */
 			exit(2);
+		r0 = run_delay_ns();
 		t0 = clock_ns(CLOCK_MONOTONIC);
 		if (recv(sock[0], &c, 1, 0) != 1)
 			exit(2);
@@ -156,10 +178,12 @@ static uint64_t stage_work(int st, long id, int dfd, void *dbuf)
 		struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
 		if (write(kick[1], &c, 1) != 1)
 			exit(2);
+		r0 = run_delay_ns();
 		t0 = clock_ns(CLOCK_MONOTONIC);
 		if (poll(&p, 1, -1) != 1)
 			exit(2);
 		t1 = clock_ns(CLOCK_MONOTONIC);
+		*runq += run_delay_ns() - r0;
 		if (read(pipefd[0], &c, 1) != 1)
 			exit(2);
 		return t1 - t0;
@@ -173,7 +197,9 @@ static uint64_t stage_work(int st, long id, int dfd, void *dbuf)
 		spinners_run = 0;
 		return 0;
 	}
-	return clock_ns(CLOCK_MONOTONIC) - t0;
+	t1 = clock_ns(CLOCK_MONOTONIC);
+	*runq += run_delay_ns() - r0;
+	return t1 - t0;
 }
 
 static void request(long id, int dfd, void *dbuf)
@@ -181,9 +207,11 @@ static void request(long id, int dfd, void *dbuf)
 	nvtxRangePushA("request");
 	for (int st = 0; st < ST_N; st++) {
 		uint64_t w0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		uint64_t q0 = run_delay_ns();
 		nvtxRangePushA(stage_names[st]);
-		call_ns[st] += stage_work(st, id, dfd, dbuf);
+		call_ns[st] += stage_work(st, id, dfd, dbuf, &runq_ns[st]);
 		nvtxRangePop();
+		queued_ns[st] += run_delay_ns() - q0;
 		cpu_ns[st] += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		wall_ns[st] += clock_ns(CLOCK_MONOTONIC) - w0;
 	}
@@ -235,10 +263,14 @@ static void write_stats(void)
 	}
 	fprintf(f, "requests=%ld\n", cfg.requests);
 	for (int st = 0; st < ST_N; st++)
-		fprintf(f, "%s_wall_ns=%llu\n%s_call_ns=%llu\n%s_cpu_ns=%llu\n", stage_names[st],
-			(unsigned long long)wall_ns[st], stage_names[st],
+		fprintf(f,
+			"%s_wall_ns=%llu\n%s_call_ns=%llu\n%s_cpu_ns=%llu\n%s_runq_ns=%llu\n"
+			"%s_queued_ns=%llu\n",
+			stage_names[st], (unsigned long long)wall_ns[st], stage_names[st],
 			(unsigned long long)call_ns[st], stage_names[st],
-			(unsigned long long)cpu_ns[st]);
+			(unsigned long long)cpu_ns[st], stage_names[st],
+			(unsigned long long)runq_ns[st], stage_names[st],
+			(unsigned long long)queued_ns[st]);
 	if (f != stdout)
 		fclose(f);
 }
@@ -246,6 +278,7 @@ static void write_stats(void)
 int main(int argc, char **argv)
 {
 	parse(argc, argv);
+	schedstat = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	make_file();
 	int dfd = open(cfg.file, O_RDONLY | O_DIRECT);
 	if (dfd < 0) {

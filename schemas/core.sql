@@ -28,6 +28,9 @@ CREATE TABLE processes (
   exit_signal INTEGER,
   exit_how    TEXT,
   exec_path   TEXT,              -- ended by a successful exec: the program exec'd
+  exec_unrecorded TEXT,          -- why that program is not recorded, when known: elf-class, chroot
+  raw_clone_threads   INTEGER NOT NULL DEFAULT 0, -- threads it made by raw clone(): not recorded
+  raw_clone_processes INTEGER NOT NULL DEFAULT 0, -- processes it made by raw clone(): not recorded
   log_closed  INTEGER NOT NULL DEFAULT 0,
   dropped_records INTEGER NOT NULL DEFAULT 0,
   dropped_chunks  INTEGER NOT NULL DEFAULT 0,
@@ -103,6 +106,7 @@ CREATE TABLE lock_waits (
                                   -- the process's exit, which is its end
   class     INTEGER NOT NULL DEFAULT 0 REFERENCES wait_classes(id), -- set after import
   owner_range_id INTEGER,         -- ranges.id: the owner's innermost open NVTX range then
+  runq_ns   INTEGER,             -- of dur_ns, runnable but waiting for a CPU; NULL unknown
   PRIMARY KEY (start_ns, id)
 ) WITHOUT ROWID;
 
@@ -117,7 +121,8 @@ CREATE TABLE cond_waits (
   timed     INTEGER NOT NULL DEFAULT 0,
   stack_id  INTEGER REFERENCES stacks(id),
   flags     INTEGER NOT NULL DEFAULT 0, -- as lock_waits.flags
-  class     INTEGER NOT NULL DEFAULT 4 REFERENCES wait_classes(id) -- set after import
+  class     INTEGER NOT NULL DEFAULT 4 REFERENCES wait_classes(id), -- set after import
+  runq_ns   INTEGER                -- as lock_waits.runq_ns
 );
 
 -- Blocking calls that lasted at least the run's threshold (latprof run
@@ -135,8 +140,9 @@ CREATE TABLE blocking_calls (
   fd_kind   TEXT,               -- file, socket, pipe, eventfd, tty, other, unknown
   result    INTEGER NOT NULL,   -- return value, or -errno when it failed; 0 when unfinished
   stack_id  INTEGER REFERENCES stacks(id),
-  flags     INTEGER NOT NULL DEFAULT 0 -- 4 unfinished: still in the call at the process's exit,
-                                       -- which is its end (as lock_waits.flags)
+  flags     INTEGER NOT NULL DEFAULT 0, -- 4 unfinished: still in the call at the process's exit,
+                                        -- which is its end (as lock_waits.flags)
+  runq_ns   INTEGER                -- as lock_waits.runq_ns
 );
 
 -- What a recorded wait was waiting for (analyze/lp_import_waits.c decides,

@@ -16,7 +16,9 @@ CREATE TABLE gpu_devices (
   memory_bytes  INTEGER,
   core_clock_khz INTEGER,
   mem_bandwidth_kbs INTEGER,
-  driver_version TEXT                  -- NULL when unknown
+  driver_version TEXT,                 -- NULL when unknown
+  uuid          TEXT,                  -- 'GPU-xxxxxxxx-...' ('MIG-...' for a MIG instance); NULL unknown
+  pci_bus_id    TEXT                   -- '0000:17:00.0'; NULL unknown
 );
 
 CREATE TABLE kernels (
@@ -148,7 +150,23 @@ CREATE TABLE cuda_capture (
   log_drops      INTEGER NOT NULL DEFAULT 0,  -- refused by the event log
   buffers        INTEGER NOT NULL DEFAULT 0,
   buffer_denied  INTEGER NOT NULL DEFAULT 0,
-  kinds_failed   TEXT                -- activity kinds that could not be enabled
+  kinds_failed   TEXT,               -- activity kinds that could not be enabled
+  bad_timestamps INTEGER NOT NULL DEFAULT 0,  -- dropped: start/end 0 or end < start (work still running at a forced flush)
+  foreign_timestamps INTEGER NOT NULL DEFAULT 0, -- dropped: stamped by another CUPTI client's clock
+  filtered_api   INTEGER NOT NULL DEFAULT 0,  -- API calls kept as counts only (cuda_api_counts)
+  conflicts      TEXT                -- what limited the capture: subscriber, callbacks, clock, flush_timeout, buffers, stopped
+);
+
+-- Query APIs called by the thousand (cudaGetDevice, cuCtxGetCurrent...):
+-- counted per process, not recorded call by call.
+CREATE TABLE cuda_api_counts (
+  process_id     INTEGER NOT NULL REFERENCES processes(id),
+  domain         TEXT NOT NULL,   -- runtime, driver
+  cbid           INTEGER NOT NULL,
+  name_id        INTEGER REFERENCES strings(id),
+  calls          INTEGER NOT NULL,
+  total_ns       INTEGER NOT NULL,
+  PRIMARY KEY (process_id, domain, cbid)
 );
 
 -- All GPU operations of a process on one timeline.

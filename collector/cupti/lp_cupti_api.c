@@ -48,6 +48,7 @@ static void lp_api_do_load(void)
 	    LP_SYM(ActivityRegisterTimestampCallback),
 	    LP_SYM(ActivityRegisterCallbacks),
 	    LP_SYM(ActivityEnable),
+	    LP_SYM(ActivitySetAttribute),
 	    LP_SYM(ActivityFlushPeriod),
 	    LP_SYM(ActivityFlushAll),
 	    LP_SYM(ActivityGetNumDroppedRecords),

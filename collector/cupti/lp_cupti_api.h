@@ -21,6 +21,7 @@ struct lp_cupti_api {
 	CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc,
 						 CUpti_BuffersCallbackCompleteFunc);
 	CUptiResult (*ActivityEnable)(CUpti_ActivityKind);
+	CUptiResult (*ActivitySetAttribute)(CUpti_ActivityAttribute, size_t *, void *);
 	CUptiResult (*ActivityFlushPeriod)(uint32_t);
 	CUptiResult (*ActivityFlushAll)(uint32_t);
 	CUptiResult (*ActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t *);

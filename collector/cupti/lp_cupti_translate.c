@@ -11,8 +11,10 @@
 #define _CUPTI_ACTIVITY_DEPRECATED_H_
 #include <cupti.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lp_core.h"
@@ -80,6 +82,9 @@ LP_SIZE(CUpti_ActivityDevice5, 184);
 LP_AT(CUpti_ActivityDevice5, numMultiprocessors, 44);
 LP_AT(CUpti_ActivityDevice5, computeCapabilityMajor, 104);
 LP_AT(CUpti_ActivityDevice5, name, 136);
+LP_AT(CUpti_ActivityDevice5, uuid, 120);
+LP_AT(CUpti_ActivityDevice5, isMigEnabled, 145);
+LP_AT(CUpti_ActivityDevice5, migUuid, 160);
 
 /* Interned API names, per domain and callback id (ids are small, dense). */
 #define LP_CBID_CACHE 2048
@@ -221,6 +226,97 @@ static int lp_tr_sync(const CUpti_ActivitySynchronization2 *s)
 	return 0;
 }
 
+/* Calls a program makes by the thousand per request to ask what it already
+ * knows (the current device or context, the last error), each cheaper than
+ * the record that would describe it: counted per API, not recorded one by
+ * one, as Kineto leaves them out. Their time still shows in the calling
+ * thread's on-CPU time. */
+static const struct {
+	uint8_t driver;
+	uint16_t cbid;
+} lp_filtered_apis[] = {
+    {0, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020},
+    {0, CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020},
+    {0, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020},
+    {0, CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020},
+    {0, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000},
+    {0, CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000},
+    {1, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent},
+    {1, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice},
+    {1, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute},
+    {1, CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing},
+    {1, CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress},
+    {1, CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2},
+};
+#define LP_NFILTERED (sizeof(lp_filtered_apis) / sizeof(lp_filtered_apis[0]))
+static uint64_t lp_filtered_calls[LP_NFILTERED], lp_filtered_ns[LP_NFILTERED];
+
+/* The collector's own threads (the flush thread, the synchronize threads):
+ * their driver calls are latprof's, not the app's. */
+#define LP_OWN_MAX 8
+static uint32_t lp_own_tids[LP_OWN_MAX];
+static uint64_t lp_probe_seen;
+
+void lp_cupti_own_thread(uint32_t tid)
+{
+	for (size_t i = 0; i < LP_OWN_MAX; i++) {
+		uint32_t none = 0;
+		if (__atomic_compare_exchange_n(&lp_own_tids[i], &none, tid, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE) ||
+		    none == tid)
+			return;
+	}
+}
+
+uint64_t lp_cupti_probe_seen(void)
+{
+	return __atomic_load_n(&lp_probe_seen, __ATOMIC_ACQUIRE);
+}
+
+/* 1: a filtered call (counted), 2: one of the collector's own (the final
+ * flush's probe counted apart), 0: an app call to record. */
+static int lp_filtered(const CUpti_ActivityAPI *a, int driver)
+{
+	for (size_t i = 0; i < LP_OWN_MAX; i++) {
+		uint32_t own = __atomic_load_n(&lp_own_tids[i], __ATOMIC_ACQUIRE);
+		if (!own)
+			break;
+		if (a->threadId != own)
+			continue;
+		if (driver && a->cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent)
+			__atomic_add_fetch(&lp_probe_seen, 1, __ATOMIC_RELEASE);
+		return 2; /* neither recorded nor counted as the app's */
+	}
+	for (size_t i = 0; i < LP_NFILTERED; i++)
+		if (lp_filtered_apis[i].driver == driver && lp_filtered_apis[i].cbid == a->cbid) {
+			__atomic_add_fetch(&lp_filtered_calls[i], 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&lp_filtered_ns[i], a->end - a->start, __ATOMIC_RELAXED);
+			return 1;
+		}
+	return 0;
+}
+
+void lp_cupti_api_counts(void)
+{
+	for (size_t i = 0; i < LP_NFILTERED; i++) {
+		uint64_t n = __atomic_load_n(&lp_filtered_calls[i], __ATOMIC_RELAXED);
+		if (!n)
+			continue;
+		int driver = lp_filtered_apis[i].driver;
+		uint32_t name = lp_api_name(driver, lp_filtered_apis[i].cbid);
+		struct lp_rec_cuda_api_count *r =
+		    lp_rec_begin(LP_REC_CUDA_API_COUNT,
+				 driver ? LP_CUDA_API_DRIVER : LP_CUDA_API_RUNTIME, sizeof(*r));
+		if (!r)
+			return;
+		r->calls = n;
+		r->total_ns = __atomic_load_n(&lp_filtered_ns[i], __ATOMIC_RELAXED);
+		r->cbid = lp_filtered_apis[i].cbid;
+		r->name = name;
+		lp_rec_commit();
+	}
+}
+
 static int lp_tr_api(const CUpti_ActivityAPI *a, int driver)
 {
 	uint32_t name = lp_api_name(driver, (uint32_t)a->cbid);
@@ -270,9 +366,39 @@ static int lp_tr_memory(const CUpti_ActivityMemory4 *m)
 	return 0;
 }
 
+void *lp_cupti_driver_sym(const char *name)
+{
+	static void *drv;
+	if (!drv)
+		drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *fn = drv ? dlsym(drv, name) : NULL;
+	return fn ? fn : dlsym(RTLD_DEFAULT, name);
+}
+
+/* "0000:17:00.0" from the driver: with the UUID, what tells apart two
+ * ranks that each see their GPU as device 0 (CUDA_VISIBLE_DEVICES). */
+static void lp_device_pci(uint32_t ordinal, struct lp_rec_cuda_device *r)
+{
+	CUresult (*get)(CUdevice *, int) =
+	    (CUresult(*)(CUdevice *, int))lp_cupti_driver_sym("cuDeviceGet");
+	CUresult (*bus)(char *, int, CUdevice) =
+	    (CUresult(*)(char *, int, CUdevice))lp_cupti_driver_sym("cuDeviceGetPCIBusId");
+	CUdevice dev;
+	char id[32] = "";
+	unsigned dom, b, d;
+	if (get && bus && get(&dev, (int)ordinal) == CUDA_SUCCESS &&
+	    bus(id, (int)sizeof(id), dev) == CUDA_SUCCESS &&
+	    sscanf(id, "%x:%x:%x", &dom, &b, &d) == 3) {
+		r->pci_domain = dom, r->pci_bus = b, r->pci_device = d;
+		r->flags |= LP_CUDA_DEVICE_PCI;
+	}
+}
+
 static int lp_tr_device(const CUpti_ActivityDevice5 *d)
 {
 	uint32_t name = lp_str(d->name);
+	struct lp_rec_cuda_device pci = {0};
+	lp_device_pci(d->id, &pci); /* before begin: no driver call inside a record */
 	LP_BEGIN(r, lp_rec_cuda_device, 0);
 	r->global_memory = d->globalMemorySize;
 	r->memory_bandwidth = d->globalMemoryBandwidth;
@@ -282,12 +408,80 @@ static int lp_tr_device(const CUpti_ActivityDevice5 *d)
 	r->cc_minor = d->computeCapabilityMinor;
 	r->core_clock_khz = d->coreClockRate;
 	r->name = name;
+	r->flags = pci.flags;
+	r->pci_domain = pci.pci_domain, r->pci_bus = pci.pci_bus, r->pci_device = pci.pci_device;
+	if (d->isMigEnabled) {
+		memcpy(r->uuid, d->migUuid.bytes, sizeof(r->uuid));
+		r->flags |= LP_CUDA_DEVICE_MIG;
+	} else {
+		memcpy(r->uuid, d->uuid.bytes, sizeof(r->uuid));
+	}
 	lp_rec_commit();
 	return 0;
 }
 
-static int lp_tr_one(const CUpti_Activity *a, struct lp_cupti_counts *c)
+/* A forced flush hands over records still being filled: a kernel still
+ * running comes back with end (or start) 0 (cuptiActivityFlushAll, "forced
+ * flush"). Such a record, or one whose end precedes its start, has no
+ * duration to give; it is dropped here and counted, never imported as a
+ * kernel that ran from 0 to now. A timestamp past `limit` (the time the
+ * buffer was read plus a minute) came from another client's timestamp
+ * callback, not from latprof's clock: dropped and counted too. */
+static int lp_ts_check(uint64_t start, uint64_t end, uint64_t limit, struct lp_cupti_counts *c)
 {
+	if (!start || !end || end < start) {
+		c->bad_ts++;
+		return 1;
+	}
+	if (end > limit) {
+		c->foreign_ts++;
+		return 1;
+	}
+	return 0;
+}
+
+#define LP_TS(T, a, s, e) lp_ts_check(((const T *)(a))->s, ((const T *)(a))->e, limit, c)
+
+/* 0 translated, 1 skipped (counted in c), -ENOSPC the log refused it. */
+static int lp_tr_one(const CUpti_Activity *a, uint64_t limit, struct lp_cupti_counts *c)
+{
+	int bad = 0;
+	switch (a->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		bad = LP_TS(CUpti_ActivityKernel10, a, start, end);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		bad = LP_TS(CUpti_ActivityMemcpy6, a, start, end);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		bad = LP_TS(CUpti_ActivityMemcpyPtoP4, a, start, end);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		bad = LP_TS(CUpti_ActivityMemset4, a, start, end);
+		break;
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		bad = LP_TS(CUpti_ActivitySynchronization2, a, start, end);
+		break;
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+		bad = LP_TS(CUpti_ActivityAPI, a, start, end);
+		if (!bad) {
+			int f = lp_filtered((const CUpti_ActivityAPI *)a,
+					    a->kind == CUPTI_ACTIVITY_KIND_DRIVER);
+			c->filtered += f == 1;
+			if (f)
+				return 1;
+		}
+		break;
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+		bad = LP_TS(CUpti_ActivityOverhead3, a, start, end);
+		break;
+	default:
+		break;
+	}
+	if (bad)
+		return 1;
 	switch (a->kind) {
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
@@ -319,11 +513,11 @@ static int lp_tr_one(const CUpti_Activity *a, struct lp_cupti_counts *c)
 uint64_t lp_cupti_translate(uint8_t *buf, size_t valid, struct lp_cupti_counts *c)
 {
 	CUpti_Activity *a = NULL;
-	uint64_t seen = 0;
+	uint64_t seen = 0, limit = lp_now() + 60ull * 1000000000ull;
 	if (!buf || !valid || lp_cupti_api_load(NULL, 0))
 		return 0;
 	while (lp_cupti.ActivityGetNextRecord(buf, valid, &a) == CUPTI_SUCCESS) {
-		int rc = lp_tr_one(a, c);
+		int rc = lp_tr_one(a, limit, c);
 		seen++;
 		if (rc == 0)
 			c->records++;
@@ -353,7 +547,7 @@ void lp_cupti_status(unsigned phase, int code, unsigned detail, unsigned driver_
 }
 
 void lp_cupti_stats(const struct lp_cupti_counts *c, uint64_t dropped, uint64_t buffers,
-		    uint64_t denied)
+		    uint64_t denied, uint32_t conflicts)
 {
 	struct lp_rec_cuda_stats *r = lp_rec_begin(LP_REC_CUDA_STATS, 0, sizeof(*r));
 	if (!r)
@@ -365,5 +559,10 @@ void lp_cupti_stats(const struct lp_cupti_counts *c, uint64_t dropped, uint64_t 
 	r->log_drops = c->log_drops;
 	r->buffers = buffers;
 	r->buffer_denied = denied;
+	r->bad_ts = c->bad_ts;
+	r->foreign_ts = c->foreign_ts;
+	r->filtered = c->filtered;
+	r->conflicts = conflicts | (denied ? LP_CUDA_CONFLICT_BUFFERS : 0);
+	r->pad = 0;
 	lp_rec_commit();
 }

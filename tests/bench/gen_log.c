@@ -42,6 +42,7 @@ static void *gen_thread(void *arg)
 		r->owner = 0;
 		r->flags = 0;
 		r->pad = 0;
+		r->runq = (uint64_t)(i % 13) * 700u;
 		lp_rec_commit();
 	}
 	return NULL;

@@ -40,6 +40,15 @@ within a 30% noise margin (tests/lib/lpgate.py); the others print figures.
                         (targets >= 50 MB/s, peak RSS < 300 MB and
                         independent of the trace's size); LP_BENCH_RT=1 as
                         for diff
+  run_bench.py import-kineto-string  `latprof import` of a small Kineto trace
+                        holding one string of 8, 32, 64 and 256 MiB
+                        (LP_BENCH_STRING_MB), medians of LP_BENCH_KINETO_ROUNDS
+                        (default 3): wall and CPU, and both per MiB of string
+                        over the floor (the same trace without the string,
+                        measured in the same run); target: the largest's
+                        per-MiB time within 1.5x the 8 MiB one's (linear in
+                        string length; CPU time is the figure a loaded machine
+                        leaves intact)
 """
 import os
 import resource
@@ -482,11 +491,45 @@ def bench_import_kineto():
     print("=== end ===")
 
 
+def bench_import_kineto_string():
+    import_gen()
+    import kinetogen
+    sizes = [int(x) for x in os.environ.get("LP_BENCH_STRING_MB", "8 32 64 256").split()]
+    rounds = int(os.environ.get("LP_BENCH_KINETO_ROUNDS", "3"))
+    d = tempfile.mkdtemp(prefix="lpbench-")
+    src, db = os.path.join(d, "str.pt.trace.json"), os.path.join(d, "str.db")
+    print("=== bench: latprof import of a Kineto trace holding one huge string ===")
+    print(f"rounds               {rounds} per size, medians (load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} CPUs)")
+
+    def medians(nbytes):
+        kinetogen.huge_string(src, nbytes)
+        os.sync()  # the next import is not to compete with the write-back
+        runs = [timed_import(src, db) for _ in range(rounds)]
+        os.unlink(src)
+        return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
+
+    floor = medians(0)
+    print(f"floor (no string)    {floor[0]:7.3f} s wall, {floor[1]:.3f} s CPU")
+    per = {}
+    for mb in sizes:
+        w = medians(mb << 20)
+        per[mb] = [max(w[i] - floor[i], 1e-3) / mb for i in (0, 1)]
+        print(f"{mb:4d} MiB string      {w[0]:7.3f} s wall, {w[1]:.3f} s CPU; per MiB over the "
+              f"floor: {per[mb][0] * 1000:.2f} ms wall, {per[mb][1] * 1000:.2f} ms CPU")
+    shutil.rmtree(d, ignore_errors=True)
+    lo, hi = min(sizes), max(sizes)
+    print(f"per-MiB time         {per[hi][0] / per[lo][0]:.2f}x wall, {per[hi][1] / per[lo][1]:.2f}x "
+          f"CPU at {hi} MiB vs {lo} MiB (target <= 1.5x: linear in string length)")
+    print("=== end ===")
+
+
 if __name__ == "__main__":
     what = sys.argv[1:] or ["lock", "block", "import", "symcache", "diff"]
     benches = {"lock": bench_lock, "block": bench_block, "import": bench_import,
                "symcache": bench_symcache, "diff": bench_diff, "import-nsys": bench_import_nsys,
-               "import-kineto": bench_import_kineto}
+               "import-kineto": bench_import_kineto,
+               "import-kineto-string": bench_import_kineto_string}
     for w in what:
         benches[w]()
     lpgate.finish()

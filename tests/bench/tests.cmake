@@ -29,6 +29,9 @@ lp_py_test(bench_import_kineto run_bench.py LABELS bench TIMEOUT 3600 ARGS impor
 add_executable(bench_fork ${CMAKE_CURRENT_LIST_DIR}/bench_fork.c)
 set_target_properties(bench_fork PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bench)
 lp_py_test(bench_spawn bench_spawn.py LABELS bench TIMEOUT 900)
+# One huge string in a Kineto trace: import time linear in its length.
+lp_py_test(bench_import_kineto_string run_bench.py LABELS bench TIMEOUT 1800
+  ARGS import-kineto-string)
 
 # Thread-creation storms: each thread's start and end cost, bare vs latprof.
 add_executable(bench_threads ${CMAKE_CURRENT_LIST_DIR}/bench_threads.c)

@@ -15,3 +15,12 @@ lp_py_test(block_postgres test_postgres.py LABELS e2e TIMEOUT 300)
 set_tests_properties(block_postgres PROPERTIES RUN_SERIAL TRUE)
 # a DNS server answering late, in a namespace of its own (root, else skipped)
 lp_py_test(block_lookup test_lookup.py LABELS e2e)
+# Run-queue time inside waits: socketpair ping-pong, more threads than
+# CPUs and fewer, against each thread's own schedstat
+add_executable(lp_runqprog ${CMAKE_CURRENT_LIST_DIR}/lp_runqprog.c)
+target_compile_options(lp_runqprog PRIVATE -g -O1)
+target_link_libraries(lp_runqprog PRIVATE Threads::Threads)
+set_target_properties(lp_runqprog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
+lp_py_test(block_runq test_runq.py LABELS e2e)
+# its threads' run-queue time is the measure: alone
+set_tests_properties(block_runq PROPERTIES RUN_SERIAL TRUE)

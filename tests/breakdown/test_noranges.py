@@ -14,9 +14,14 @@ check(not doc["has_ranges"] and doc["request"] is None and doc["stages"] == [],
 conn = db(run)
 waits = conn.execute("SELECT sum(dur_ns) FROM lock_waits").fetchone()[0] or 0
 check(waits > 0, f"lock_server contended ({waits / 1e6:.1f} ms of lock wait recorded)")
+# a wait's run-queue part (after the wake-up, waiting for a CPU) is preempted
+runq = conn.execute("SELECT coalesce(sum(runq_ns), 0) FROM lock_waits").fetchone()[0]
 run_lw = doc["run"]["categories"]["lock_wait"]
-check(abs(run_lw - waits) <= 0.01 * waits,
-      f"run lock wait {run_lw} ns = the database's {waits} ns (within 1%)")
+check(abs(run_lw - (waits - runq)) <= 0.01 * waits,
+      f"run lock wait {run_lw} ns = the database's {waits} ns less their run-queue part "
+      f"{runq} ns (within 1%)")
+check(doc["run"]["categories"]["preempted"] >= runq,
+      f"run preempted {doc['run']['categories']['preempted']} ns holds the waits' run-queue part")
 tt = doc["run"]["thread_time_ns"]
 check(sum(doc["run"]["categories"].values()) == tt, "categories add up to thread time")
 check(len(doc["threads"]) == conn.execute("SELECT count(*) FROM threads").fetchone()[0],

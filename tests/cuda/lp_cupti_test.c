@@ -25,7 +25,6 @@
 #include "lp_log_cuda.h"
 #include "lp_check.h"
 
-
 /* A buffer of records laid out as CUPTI lays them: back to back, each the
  * size of its (latest) struct. */
 struct buf {
@@ -230,8 +229,23 @@ static int record(const char *dir, uint64_t *seen, struct lp_cupti_counts *c)
 	api(&b2, 0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 11, 20000, 20100);
 	kernel(&b2, "_Z5scalePfif", 11, 20500, 21500);
 	*seen += lp_cupti_translate(b2.b, b2.len, c);
+	/* a forced flush's buffer: a kernel still running (end 0), one whose
+	 * end precedes its start, a call stamped by another client's clock (an
+	 * hour past now), and a query API that is counted, not recorded */
+	static struct buf b3;
+	kernel(&b3, "_Z5scalePfif", 12, 22000, 0);
+	((CUpti_ActivityKernel10 *)b3.b)->end = 0;
+	kernel(&b3, "_Z5scalePfif", 13, 23000, 22500);
+	api(&b3, 0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 14, 0, 100);
+	((CUpti_ActivityAPI *)(b3.b + 2 * sizeof(CUpti_ActivityKernel10)))->start =
+	    lp_now() + 3600ull * 1000000000ull;
+	((CUpti_ActivityAPI *)(b3.b + 2 * sizeof(CUpti_ActivityKernel10)))->end =
+	    lp_now() + 3600ull * 1000000000ull + 100;
+	api(&b3, 0, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 15, 24000, 24250);
+	*seen += lp_cupti_translate(b3.b, b3.len, c);
+	lp_cupti_api_counts();
 	lp_cupti_status(LP_CUDA_STARTED, 0, 10, 13000, "CUPTI activity capture started");
-	lp_cupti_stats(c, 7 /* as cuptiActivityGetNumDroppedRecords would report */, 2, 0);
+	lp_cupti_stats(c, 7 /* as cuptiActivityGetNumDroppedRecords would report */, 2, 0, 0);
 	lp_core_exit(0, LP_EXIT_RETURN);
 	return 0;
 }
@@ -327,8 +341,17 @@ static void test_rows(sqlite3 *db)
 	CHECK(q(db, "SELECT started FROM cuda_capture") == 1, "capture marked started");
 	CHECK(q(db, "SELECT value FROM meta WHERE key = 'cuda.captured'") == 1,
 	      "meta cuda.captured");
-	CHECK(q(db, "SELECT value FROM meta WHERE key = 'cuda.dropped_records'") == 7,
-	      "meta cuda.dropped_records");
+	CHECK(q(db, "SELECT value FROM meta WHERE key = 'cuda.dropped_records'") == 7 + 2 + 1,
+	      "meta cuda.dropped_records: CUPTI's 7, 2 bad spans, 1 foreign clock");
+	CHECK(q(db, "SELECT bad_timestamps * 100 + foreign_timestamps * 10 + filtered_api FROM "
+		    "cuda_capture") == 211,
+	      "cuda_capture: bad_timestamps 2, foreign_timestamps 1, filtered_api 1");
+	CHECK(q(db, "SELECT calls * 1000 + total_ns FROM cuda_api_counts a JOIN strings s ON s.id "
+		    "= a.name_id WHERE s.value = 'cudaGetDevice_v3020' AND a.domain = 'runtime'") ==
+		  1250,
+	      "cuda_api_counts: 1 cudaGetDevice call of 250 ns");
+	CHECK(q(db, "SELECT count(*) FROM kernels WHERE end_ns <= start_ns OR start_ns = 0") == 0,
+	      "no kernel without a span");
 }
 
 static void test_analysis(sqlite3 *db)
@@ -446,6 +469,68 @@ static void test_injection(const char *dir, const char *lib)
 	sqlite3_close(db);
 }
 
+/* A log as collectors before the UUID and timestamp counts wrote it: the
+ * DEVICE and STATS records end at their first 40 and 56 bytes. It still
+ * imports, the new columns unknown (NULL) or 0. */
+static void test_old_log(void)
+{
+	char dir[] = "/tmp/lp-cupti-old-XXXXXX", out[600];
+	if (!mkdtemp(dir))
+		return;
+	pid_t p = fork();
+	if (p == 0) {
+		setenv("LATPROF_DIR", dir, 1);
+		if (lp_core_init())
+			_exit(1);
+		uint32_t name = lp_intern_string("NVIDIA Old GPU", 14);
+		struct lp_rec_cuda_device *d =
+		    lp_rec_begin(LP_REC_CUDA_DEVICE, 0, LP_CUDA_DEVICE_V1_SIZE);
+		if (d) {
+			memset(d, 0, LP_CUDA_DEVICE_V1_SIZE);
+			d->sm_count = 80, d->cc_major = 7, d->name = name;
+			lp_rec_commit();
+		}
+		struct lp_rec_cuda_kernel *k = lp_rec_begin(LP_REC_CUDA_KERNEL, 0, sizeof(*k));
+		if (k) {
+			memset(k, 0, sizeof(*k));
+			k->start = T0, k->end = T0 + 500, k->correlation = 1, k->name = name;
+			lp_rec_commit();
+		}
+		lp_cupti_status(LP_CUDA_STARTED, 0, 10, 12000, "CUPTI activity capture started");
+		struct lp_rec_cuda_stats *st =
+		    lp_rec_begin(LP_REC_CUDA_STATS, 0, LP_CUDA_STATS_V1_SIZE);
+		if (st) {
+			memset(st, 0, LP_CUDA_STATS_V1_SIZE);
+			st->ts = lp_now(), st->records = 2, st->dropped = 3, st->buffers = 1;
+			lp_rec_commit();
+		}
+		lp_core_exit(0, LP_EXIT_RETURN);
+		_exit(0);
+	}
+	int wst;
+	waitpid(p, &wst, 0);
+	snprintf(out, sizeof(out), "%s/old.db", dir);
+	CHECK(WIFEXITED(wst) && WEXITSTATUS(wst) == 0 && import(dir, out) == 0,
+	      "a log with the older DEVICE and STATS layouts imports");
+	sqlite3 *db;
+	if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		return;
+	CHECK(q(db, "SELECT count(*) FROM gpu_devices WHERE sm_count = 80 AND uuid IS NULL AND "
+		    "pci_bus_id IS NULL") == 1,
+	      "old device record: row kept, uuid and PCI id unknown");
+	CHECK(q(db, "SELECT dropped * 100 + bad_timestamps * 10 + (conflicts IS NULL) FROM "
+		    "cuda_capture") == 301,
+	      "old stats record: dropped 3, new counts 0, no conflict");
+	CHECK(q(db, "SELECT count(*) FROM kernels") == 1, "old log's kernel imported");
+	sqlite3_close(db);
+	if (!lp_check_failures) { /* kept for inspection when a check failed */
+		char cmd[700];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd))
+			printf("note: %s not removed\n", dir);
+	}
+}
+
 int main(void)
 {
 	/* The injection library as latprof run uses it (LP_BUILD from ctest). */
@@ -463,21 +548,26 @@ int main(void)
 		uint64_t seen = 0;
 		struct lp_cupti_counts c = {0};
 		int rc = record(dir, &seen, &c);
-		uint64_t v[4] = {seen, c.records, c.unknown_kinds, c.log_drops};
+		uint64_t v[7] = {seen,	   c.records,	 c.unknown_kinds, c.log_drops,
+				 c.bad_ts, c.foreign_ts, c.filtered};
 		if (write(pfd[1], v, sizeof(v)) != sizeof(v))
 			rc = -1;
 		_exit(rc ? 1 : 0);
 	}
-	uint64_t v[4] = {0};
+	uint64_t v[7] = {0};
 	int st;
 	if (read(pfd[0], v, sizeof(v)) != sizeof(v))
 		lp_check_failures++;
 	waitpid(p, &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "recording process");
-	CHECK(v[0] == 24 && v[1] == 23 && v[2] == 1 && v[3] == 0,
+	CHECK(v[0] == 28 && v[1] == 23 && v[2] == 1 && v[3] == 0,
 	      "translator walked %llu records: %llu translated, %llu unknown, %llu log drops",
 	      (unsigned long long)v[0], (unsigned long long)v[1], (unsigned long long)v[2],
 	      (unsigned long long)v[3]);
+	CHECK(v[4] == 2 && v[5] == 1 && v[6] == 1,
+	      "dropped at record time: %llu with a zero or inverted span, %llu on a foreign clock; "
+	      "%llu query call counted",
+	      (unsigned long long)v[4], (unsigned long long)v[5], (unsigned long long)v[6]);
 	snprintf(out, sizeof(out), "%s/x.db", dir);
 	CHECK(import(dir, out) == 0, "latprof import");
 	sqlite3 *db;
@@ -486,6 +576,7 @@ int main(void)
 		test_analysis(db);
 		sqlite3_close(db);
 	}
+	test_old_log();
 	snprintf(dir2, sizeof(dir2), "/tmp/lp-cupti-inj-XXXXXX");
 	if (mkdtemp(dir2))
 		test_injection(dir2, lib);

@@ -18,14 +18,15 @@ if(TARGET latprof_cupti AND NVTX3_INCLUDE)
   add_library(fake_cupti SHARED ${CMAKE_CURRENT_LIST_DIR}/fake_cupti.c)
   target_include_directories(fake_cupti PRIVATE ${CUPTI_INCLUDE})
   target_compile_definitions(fake_cupti PRIVATE LP_REAL_CUPTI="${lp_real_cupti}")
-  target_link_libraries(fake_cupti PRIVATE ${CMAKE_DL_LIBS})
+  target_link_libraries(fake_cupti PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
   target_link_options(fake_cupti PRIVATE -Wl,-soname,libcupti.so.13)
   set_target_properties(fake_cupti PROPERTIES OUTPUT_NAME cupti SUFFIX ".so.13" PREFIX "lib"
     C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/cuda/fake)
   add_executable(fake_cupti_app ${CMAKE_CURRENT_LIST_DIR}/fake_cupti_app.c)
-  target_include_directories(fake_cupti_app PRIVATE ${NVTX3_INCLUDE})
-  target_link_libraries(fake_cupti_app PRIVATE ${CMAKE_DL_LIBS})
-  set_target_properties(fake_cupti_app PROPERTIES
+  target_include_directories(fake_cupti_app PRIVATE ${NVTX3_INCLUDE} ${CUPTI_INCLUDE})
+  target_link_libraries(fake_cupti_app PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+  # The driver entry points the collector looks up (dlsym) live in the app.
+  set_target_properties(fake_cupti_app PROPERTIES ENABLE_EXPORTS ON
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/cuda)
   add_dependencies(fake_cupti_app fake_cupti latprof_cupti)
   lp_py_test(cuda_collector test_collector.py LABELS e2e)

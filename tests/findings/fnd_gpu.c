@@ -315,7 +315,7 @@ int main(int argc, char **argv)
 	}
 	if (mode >= 0)
 		pipeline(requests, mode, &cnt);
-	lp_cupti_stats(&cnt, 0, (uint64_t)requests + 1, 0);
+	lp_cupti_stats(&cnt, 0, (uint64_t)requests + 1, 0, 0);
 	printf("records %llu, log drops %llu\n", (unsigned long long)cnt.records,
 	       (unsigned long long)cnt.log_drops);
 	return cnt.log_drops ? 1 : 0;

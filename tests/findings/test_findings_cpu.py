@@ -25,9 +25,17 @@ def run(name, *cmd):
 # run with the defaults measured 9-18% on this machine, close to the 5% bar).
 doc = run("lock", lock_server, "--threads", "4", "--requests", "1000", "--work-us", "50",
           "--locked-us", "100")
-check(doc["findings"] and doc["findings"][0]["id"] == "lock-contention",
-      f"global lock: lock-contention is the top finding ({ids(doc)})")
-f = doc["findings"][0]
+# 4 threads on 2 cores: when other load keeps them waiting for a CPU
+# (61% of their time at a load average of 88, 3.3 runnable on average),
+# cpu-saturated is found too and may rank first by its saving; of the rest,
+# the lock comes first.
+other = [x for x in doc["findings"] if x["id"] != "cpu-saturated"]
+check(other and other[0]["id"] == "lock-contention",
+      f"global lock: lock-contention is the top finding besides cpu-saturated ({ids(doc)})")
+sat = finding(doc, "cpu-saturated") if "cpu-saturated" in ids(doc) else None
+check(sat is None or ev(sat, "runnable_threads") > ev(sat, "cpus"),
+      f"cpu-saturated only with more runnable threads than cores ({sat and sat['summary']})")
+f = other[0]
 check(f["subject"] == "model_lock", f"it names the lock: {f['subject']}")
 check(any("lock_server.c" in s["what"] for s in f["sites"]["items"]),
       f"and its call site: {[s['what'] for s in f['sites']['items']]}")

@@ -15,14 +15,14 @@ build=${LP_GPU_BUILD:-$src/build-gpu}
 
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.cmake.log" 2>&1 ||
 	{ tail -20 "$build.cmake.log"; echo "bundle: configure failed" >&2; exit 1; }
-make -C "$build" -j"$(nproc)" latprof latprof_preload latprof_nvtx latprof_cupti cuda_pipeline \
+make -C "$build" -j"$(nproc)" latprof latprof_preload latprof_nvtx latprof_cupti cuda_pipeline cuda_truth \
 	>"$build.make.log" 2>&1 || { tail -30 "$build.make.log"; echo "bundle: build failed" >&2; exit 1; }
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib/latprof" "$out/samples" "$out/deps"
 cp "$build/bin/latprof" "$out/bin/"
 cp "$build"/lib/latprof/*.so "$out/lib/latprof/"
-cp "$build/samples/cuda_pipeline" "$out/samples/"
+cp "$build/samples/cuda_pipeline" "$build/samples/cuda_truth" "$out/samples/"
 
 # Libraries every target has: glibc's and the compiler runtime. Bundling
 # them would replace the target's own, newer ones.

@@ -47,3 +47,26 @@ check(p.returncode == 2 and p.stderr.count("\n") == 1 and "check.py:" in p.stder
       f"a database without GPU tables: exit 2 with one line ({p.stderr.strip()})")
 p = run_check(dbs["slow"])
 check(p.returncode == 2, "one database only: usage, exit 2")
+
+# tests/gpu/truth.py (the second-source checks) on the stand-in CUPTI's
+# graph and SIGTERM runs (tests/cuda/fake_cupti.c): it passes when the
+# program's line matches the capture and fails when a count does not.
+app = os.path.join(BUILD, "tests", "cuda", "fake_cupti_app")
+truth = os.path.join(SRC, "tests", "gpu", "truth.py")
+if os.path.exists(app):
+    env = {"LD_LIBRARY_PATH": os.path.join(BUILD, "tests", "cuda", "fake")}
+    for mode, rc, line, bad in (
+            ("graph", 0, "truth graph launches 20 nodes 50 kernels 1000",
+             "truth graph launches 20 nodes 50 kernels 1050"),
+            ("sigterm", 143, "truth kill launches 999 kernels 1000",
+             "truth kill launches 1000 kernels 1001")):
+        out = os.path.join(d, f"truth_{mode}.db")
+        latprof("run", "--cuda=on", "-o", out, "--", app, mode, env=env, check=rc)
+        for text, want in ((line, 0), (bad, 1)):
+            with open(os.path.join(d, "truth.out"), "w") as f:
+                f.write(text + "\n")
+            p = subprocess.run([sys.executable, truth, out, os.path.join(d, "truth.out")],
+                               capture_output=True, text=True, env={**os.environ, "LATPROF": LATPROF})
+            print(p.stdout, end="")
+            check(p.returncode == want and ("gpu-truth: PASS" if want == 0 else "gpu-truth: FAIL")
+                  in p.stdout, f"truth.py {mode}: '{text}' -> exit {p.returncode} (want {want})")

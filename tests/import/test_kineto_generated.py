@@ -82,6 +82,52 @@ tz = kinetogen.training("current", steps=9)
 cz, outz = imported(tz, "zipped.pt.trace.json.gz")
 common(cz, outz, tz, "gzip")
 
+# TensorBoard-plugin era (PyTorch 1.8, schemaVersion 1): thread ids as text
+# ("3100", "stream 7"), GPU events under pid 0, some without device/stream
+# args, steps as Operator events, "Python function" frames, async/launch flows
+def v1_counts(c, out, t, label, nsteps):
+    e = t.expect
+    with open(os.path.join(T, label + ".json")) as f:
+        nev = len(json.load(f)["traceEvents"])
+    check(q1(c, "SELECT count(*) FROM kernels") == len(e["kernels"]) and
+          q1(c, "SELECT sum(dur_ns) FROM kernels") == sum(d for _, d in e["kernels"]) and
+          q1(c, "SELECT count(*) FROM kernels WHERE device = 0 AND stream = 7") == len(e["kernels"]),
+          f"{label}: all {len(e['kernels'])} kernels, durations exact to the ns, on device 0 "
+          f"stream 7 (from pid 0 and tid 'stream 7' where the args do not say)")
+    check(q1(c, "SELECT count(*) FROM memcpys") == e["memcpys"] == nsteps and
+          q1(c, "SELECT count(*) FROM memsets") == e["memsets"] == nsteps and
+          q1(c, "SELECT count(*) FROM cuda_api WHERE domain = 'runtime'") == e["runtime"],
+          f"{label}: {e['memcpys']} memcpys, {e['memsets']} memsets, {e['runtime']} runtime calls")
+    check(q1(c, "SELECT count(*) FROM gpu_launches") == len(e["kernels"]) + 2 * nsteps,
+          f"{label}: every kernel, copy and memset joined to its launching call")
+    check(q1(c, "SELECT count(*) FROM ranges r JOIN domains d ON d.id = r.domain_id WHERE "
+                "d.name = 'cpu_op'") == e["ops"] + e["steps"] and
+          q1(c, "SELECT count(*) FROM ranges_named WHERE name = 'ProfilerStep'") == e["steps"] ==
+          nsteps and
+          q1(c, "SELECT count(*) FROM ranges r JOIN domains d ON d.id = r.domain_id WHERE "
+                "d.name = 'python_function'") == e["py"] == nsteps,
+          f"{label}: {e['ops']} operators and {e['steps']} ProfilerStep operators, "
+          f"{e['py']} Python frames")
+    check(q1(c, "SELECT count(*) FROM processes") == 1 and
+          q1(c, "SELECT name FROM threads WHERE tid = ?", kinetogen.TID) == "main-thread" and
+          q1(c, "SELECT count(*) FROM threads") == 1,
+          f"{label}: one process, its thread '3100' named from the M event")
+    check(q1(c, "SELECT value FROM meta WHERE key = 'import.events'") == nev and
+          q1(c, "SELECT value FROM meta WHERE key = 'import.skipped_events'") == 3,
+          f"{label}: {nev} events read, 3 skipped (the Traces span, 2 instant events)")
+    bd = json.loads(latprof("report", out, "--breakdown", "--format", "json", check=0).stdout)
+    check(bd["request"]["name"] == "ProfilerStep" and bd["request"]["stats"]["n"] == nsteps,
+          f"{label}: the {nsteps} ProfilerStep#N operators are the default requests")
+
+
+for corr in (True, False):
+    label = "v1" if corr else "v1-flows"
+    t1 = kinetogen.training("v1", steps=40, with_corr=corr)
+    c1, out1 = imported(t1, label + ".json")
+    v1_counts(c1, out1, t1, label, 40)
+check(q1(c1, "SELECT value FROM meta WHERE key = 'import.flows'") == 2 * 40 * 4,
+      "v1-flows: the async/launch flows read (4 launches a step, s and f)")
+
 # GPU work whose launching call is outside the trace: counted, whether ids
 # are tallied as rows come (correlation ids) or looked up at the end (flows)
 for flavour, corr in (("current", True), ("2021", False)):

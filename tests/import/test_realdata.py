@@ -58,8 +58,9 @@ def every_report(path, origin):
             p = latprof("report", path, *([v] if v else []), "--format", fmt)
             if p.returncode != 0:
                 fail(f"report {v} --format {fmt} on {path}: {p.stderr}")
-    latprof("report", path, "--html", os.path.join(T, "r.html"), check=0)
-    latprof("export", path, "--chrome", os.path.join(T, "t.json"), check=0)
+    # One name for every capture: --force replaces the previous one's.
+    latprof("report", path, "--html", os.path.join(T, "r.html"), "--force", check=0)
+    latprof("export", path, "--chrome", os.path.join(T, "t.json"), "--force", check=0)
     latprof("plot", path, "-o", os.path.join(T, "plots-" + os.path.basename(path)), check=0)
     check(True, f"every report, --html, export --chrome and plot run on {os.path.basename(path)}")
 

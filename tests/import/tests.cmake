@@ -12,3 +12,8 @@ lp_py_test(import_batch_rows test_batch_rows.py LABELS e2e)
 # one: same elements in the same order with a slow caller, errors as one line.
 lp_c_test(import_json_pipe SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_json_pipe.c
   LIBS latprof_analyze LABELS unit tsan)
+# Records with a zero or inverted timestamp (incomplete at the source's
+# flush): dropped and counted, reports otherwise byte-identical.
+lp_py_test(import_bad_timestamps test_bad_timestamps.py LABELS e2e)
+# One huge string in a Kineto trace: kept to 32 KiB, counted, linear time.
+lp_py_test(import_huge_string test_huge_string.py LABELS e2e)

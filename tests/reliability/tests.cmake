@@ -64,8 +64,53 @@ set_tests_properties(rel_storms PROPERTIES RUN_SERIAL TRUE)
 lp_py_test(rel_addrspace test_addrspace.py LABELS e2e reliability)
 lp_py_test(rel_uid_drop test_uid_drop.py LABELS e2e reliability)
 
+# Issue 31: relative TMPDIR and long output paths, one output rule for every
+# command, expectations refused before evaluation, and the small ones.
+lp_py_test(rel_paths test_paths.py LABELS e2e reliability)
+lp_py_test(rel_outputs test_outputs.py LABELS e2e reliability)
+lp_py_test(rel_expect test_expect.py LABELS e2e reliability)
+lp_py_test(rel_small test_small.py LABELS e2e reliability)
+
 # The recording core and the importer under many threads, linked directly
 # (no LD_PRELOAD): the one test the ThreadSanitizer tier runs.
 lp_c_test(rel_core_stress SOURCES ${CMAKE_CURRENT_LIST_DIR}/core_stress.c
   LIBS latprof_core latprof_analyze Threads::Threads LABELS unit tsan sanitize)
 target_include_directories(rel_core_stress PRIVATE ${PROJECT_SOURCE_DIR}/collector)
+
+# What is not recorded is said, and the app keeps its descriptors: raw
+# clone() tasks, io_uring waits, 32-bit and chrooted children, RLIMIT_NOFILE
+# (docs/reliability.md).
+add_executable(lp_rel_unseen ${CMAKE_CURRENT_LIST_DIR}/lp_rel_unseen.c)
+target_compile_options(lp_rel_unseen PRIVATE -O2)
+target_link_libraries(lp_rel_unseen PRIVATE Threads::Threads)
+set_target_properties(lp_rel_unseen PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${lp_rel_dir})
+# Its io_uring waits through a library's exported io_uring_enter2, as an
+# app linked with liburing makes them.
+add_library(lp_rel_uringlib SHARED ${CMAKE_CURRENT_LIST_DIR}/lp_rel_uringlib.c)
+set_target_properties(lp_rel_uringlib PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${lp_rel_dir})
+add_executable(lp_rel_uringapp ${CMAKE_CURRENT_LIST_DIR}/lp_rel_unseen.c)
+target_compile_definitions(lp_rel_uringapp PRIVATE LP_REL_URINGLIB)
+target_link_libraries(lp_rel_uringapp PRIVATE lp_rel_uringlib Threads::Threads)
+set_target_properties(lp_rel_uringapp PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${lp_rel_dir})
+# A 32-bit build of it, where the compiler has a 32-bit libc (gcc-multilib);
+# sanitizer runtimes have no 32-bit copy here: plain flags only.
+if(NOT LATPROF_SANITIZE AND NOT LATPROF_FUZZ)
+  include(CheckCSourceCompiles)
+  set(CMAKE_REQUIRED_FLAGS -m32)
+  set(CMAKE_REQUIRED_LINK_OPTIONS -m32)
+  check_c_source_compiles("#include <stdio.h>\nint main(void) { return puts(\"\") < 0; }"
+    LP_HAVE_M32)
+  unset(CMAKE_REQUIRED_FLAGS)
+  unset(CMAKE_REQUIRED_LINK_OPTIONS)
+  if(LP_HAVE_M32)
+    add_executable(lp_rel_unseen32 ${CMAKE_CURRENT_LIST_DIR}/lp_rel_unseen.c)
+    target_compile_options(lp_rel_unseen32 PRIVATE -m32 -O2)
+    target_link_options(lp_rel_unseen32 PRIVATE -m32 -pthread)
+    set_target_properties(lp_rel_unseen32 PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${lp_rel_dir})
+  endif()
+endif()
+lp_py_test(rel_raw_clone test_raw_clone.py LABELS e2e reliability)
+lp_py_test(rel_uring test_uring.py LABELS e2e reliability)
+lp_py_test(rel_foreign_exec test_foreign_exec.py LABELS e2e reliability)
+lp_py_test(rel_nofile test_nofile.py LABELS e2e reliability)
+lp_py_test(rel_counters_why test_counters_why.py LABELS e2e reliability)

@@ -1,0 +1,65 @@
+"""Debian's memcached (8 worker threads) under memcaslap (4 client threads,
+32 connections) on loopback: each of its threads against the kernel's own
+accounting of it (/proc/PID/task/TID/schedstat, sampled every 20 ms until
+just before SIGTERM). latprof's preempted time of each thread must be its
+run_delay within 15% (plus 2% of its life: what the last sample and the
+shutdown may add). A worker woken from epoll_wait that waits for a CPU
+waited for a CPU, not for the network."""
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import lptest
+from lptest import check, latprof, tmpdir, within
+from reallib import need_cmd, pidfile_pid, start_memcached, stop, wait_port
+
+need_cmd("memcached", "memcaslap")
+if lptest.sanitizer():
+    lptest.skip(f"{lptest.sanitizer()} build: instrumented code changes the CPU figures")
+
+
+def sample(pid, sched, done):
+    while not done.is_set():
+        try:
+            for t in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                    cpu, queued, _ = f.read().split()
+                sched[int(t)] = (int(cpu), int(queued))
+        except (OSError, ValueError):
+            pass  # a thread or the process ended between the listing and the read
+        time.sleep(0.02)
+
+
+rec, port, pidfile, path = start_memcached(tmpdir(), threads=8)
+sched, done = {}, threading.Event()
+try:
+    check(wait_port(port, rec), f"memcached listens on 127.0.0.1:{port}")
+    pid = pidfile_pid(pidfile)
+    t = threading.Thread(target=sample, args=(pid, sched, done))
+    t.start()
+    load = subprocess.run(["memcaslap", "-s", f"127.0.0.1:{port}", "-t", "4s", "-T", "4",
+                           "-c", "32"], capture_output=True, text=True, timeout=40)
+    check(load.returncode == 0 and "TPS" in load.stdout, "memcaslap ran 4 s of load")
+    done.set()
+    t.join()
+    os.kill(pid, signal.SIGTERM)
+finally:
+    done.set()
+    out, err = stop(rec)
+check(rec.returncode == 0 and os.path.exists(path), f"recorded memcached ({err.strip()[-200:]})")
+doc = json.loads(latprof("report", path, "--breakdown", "--format", "json", check=0).stdout)
+rows = [t for t in doc["threads"] if t["tid"] in sched]
+check(len(rows) >= 9, f"{len(rows)} of memcached's threads have the kernel's figures")
+busy = 0
+for t in rows:
+    cpu, queued = sched[t["tid"]]
+    pre_ns = t["categories"]["preempted"]
+    busy += queued > 0.05 * t["time_ns"]
+    check(within(pre_ns, queued, rel=0.15, abs_=0.02 * t["time_ns"]),
+          f"tid {t['tid']} ({t['name']}): preempted {pre_ns / 1e6:.1f} ms, schedstat run_delay "
+          f"{queued / 1e6:.1f} ms (of {t['time_ns'] / 1e6:.0f} ms)")
+check(busy >= 1, f"{busy} threads waited 5% of their life or more for a CPU: the comparison "
+                 "is not only of zeros")

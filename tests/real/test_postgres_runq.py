@@ -1,0 +1,118 @@
+"""PostgreSQL under pgbench over a Unix socket, pinned to 2 CPUs: each
+backend (one process per client) against the kernel's own accounting of it
+(/proc/PID/schedstat, sampled every 20 ms while it lives: time on a CPU,
+time on a run queue). latprof's preempted time of each backend that lived
+a second or more must be its run_delay within 15% (plus the 20 ms the last
+sample may miss). Without NVTX ranges the rules still judge the run: 12
+clients on 2 CPUs (12 backends, more runnable than the cores) get the
+cpu-saturated finding; 1 client does not."""
+import glob
+import json
+import os
+import pwd
+import signal
+import subprocess
+import threading
+import time
+
+import lptest
+from lptest import check, latprof, tmpdir, within
+from reallib import findings, stop
+
+bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+if not bins or not os.access(os.path.join(bins[-1], "pgbench"), os.X_OK):
+    lptest.skip("PostgreSQL is not installed (scripts/setup.sh installs postgresql)")
+if lptest.sanitizer():
+    lptest.skip(f"{lptest.sanitizer()} build: instrumented code changes the CPU figures")
+if (os.cpu_count() or 1) < 2 or subprocess.run(["taskset", "-c", "0,1", "true"]).returncode:
+    lptest.skip("needs 2 CPUs that taskset can pin to")
+B = bins[-1]
+d = tmpdir()
+os.chmod(d, 0o755)
+pre = []
+if os.geteuid() == 0:  # postgres refuses to run as root: nobody owns its dir
+    nobody = pwd.getpwnam("nobody")
+    os.chown(d, nobody.pw_uid, nobody.pw_gid)
+    pre = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
+data = os.path.join(d, "data")
+r = subprocess.run([*pre, f"{B}/initdb", "-D", data, "-A", "trust", "-U", "postgres",
+                    "--no-sync"], capture_output=True, text=True, timeout=60)
+check(r.returncode == 0, f"initdb in {data} ({r.stderr.strip()[-200:]})")
+pg = ["-h", d, "-p", "5434", "-U", "postgres"]
+
+
+def sample(postmaster, sched, done):
+    """Every 20 ms: the schedstat of each child of the postmaster."""
+    while not done.is_set():
+        try:
+            with open(f"/proc/{postmaster}/task/{postmaster}/children") as f:
+                kids = [int(k) for k in f.read().split()]
+        except OSError:
+            kids = []
+        for k in kids:
+            try:
+                with open(f"/proc/{k}/schedstat") as f:
+                    cpu, queued, _ = f.read().split()
+                sched[k] = (int(cpu), int(queued))
+            except (OSError, ValueError):
+                pass  # ended between the listing and the read
+        time.sleep(0.02)
+
+
+def record(clients):
+    path = os.path.join(d, f"pg{clients}.db")
+    env = dict(os.environ, TMPDIR=d)
+    rec = subprocess.Popen([*pre, "taskset", "-c", "0,1", lptest.LATPROF, "run", "-o", path, "--",
+                            f"{B}/postgres", "-D", data, "-k", d, "-p", "5434", "-c",
+                            "listen_addresses=", "-c", "fsync=off"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    sched, done = {}, threading.Event()
+    try:
+        for _ in range(225):
+            if subprocess.run([f"{B}/pg_isready", *pg[:4]], capture_output=True).returncode == 0:
+                break
+            if rec.poll() is not None:
+                break
+            time.sleep(0.2)
+        with open(os.path.join(data, "postmaster.pid")) as f:
+            postmaster = int(f.readline())
+        if clients > 1:
+            r = subprocess.run([f"{B}/pgbench", "-i", "-s", "2", "-q", *pg, "postgres"],
+                               capture_output=True, text=True, timeout=60)
+            check(r.returncode == 0, f"pgbench -i ({r.stderr.strip()[-200:]})")
+        t = threading.Thread(target=sample, args=(postmaster, sched, done))
+        t.start()
+        r = subprocess.run(["taskset", "-c", "0,1", f"{B}/pgbench", "-c", str(clients), "-j",
+                            str(min(clients, 2)), "-T", "4", *pg, "postgres"],
+                           capture_output=True, text=True, timeout=60)
+        done.set()
+        t.join()
+        check(r.returncode == 0 and "tps" in r.stdout, f"pgbench: {clients} clients for 4 s")
+        os.kill(postmaster, signal.SIGINT)  # fast shutdown
+    finally:
+        done.set()
+        out, err = stop(rec, timeout=40)
+    check(rec.returncode == 0 and os.path.exists(path), f"recorded postgres ({err.strip()[-200:]})")
+    return path, sched
+
+
+for clients in (12, 1):
+    path, sched = record(clients)
+    doc = json.loads(latprof("report", path, "--breakdown", "--format", "json", check=0).stdout)
+    rows = [t for t in doc["threads"] if t["tid"] in sched and t["time_ns"] >= 1e9]
+    check(len(rows) >= clients, f"{clients} clients: {len(rows)} backends of 1 s or more, each "
+                                f"with the kernel's figures")
+    for t in rows:
+        cpu, queued = sched[t["tid"]]
+        pre_ns = t["categories"]["preempted"]
+        check(within(pre_ns, queued, rel=0.15, abs_=0.02 * t["time_ns"] + 20e6),
+              f"{clients} clients, pid {t['tid']}: preempted {pre_ns / 1e6:.1f} ms, schedstat "
+              f"run_delay {queued / 1e6:.1f} ms (of {t['time_ns'] / 1e6:.0f} ms)")
+    fdoc = findings(path)
+    sat = next((f for f in fdoc["findings"] if f["id"] == "cpu-saturated"), None)
+    if clients > 2:
+        check(sat is not None, f"{clients} clients on 2 CPUs: {sat and sat['summary']}")
+    else:
+        r = next(r for r in fdoc["rules"] if r["id"] == "cpu-saturated")
+        check(sat is None, f"1 client: no cpu-saturated finding ({r['state']}, {r.get('value')})")
