@@ -28,7 +28,9 @@
  * parent's thread). The app may close or reuse the number (a daemon
  * closing every descriptor): a read that does not parse as schedstat, or
  * goes backwards, ends the thread's use of it without closing it (it may
- * be the app's now).
+ * be the app's now). It lives at LP_RUNQ_FD_MIN or above; where
+ * RLIMIT_NOFILE leaves no room there, each read opens and closes it, so
+ * the app keeps every descriptor its limit allows.
  */
 #define _GNU_SOURCE
 #include "lp_runq.h"
@@ -41,7 +43,11 @@
 #include "lp_core.h"
 #include "lp_raw.h"
 
-enum { RUNQ_NEW = 0, RUNQ_OPEN = 1, RUNQ_OFF = 2 };
+enum { RUNQ_NEW = 0, RUNQ_OPEN = 1, RUNQ_OFF = 2, RUNQ_TRANSIENT = 3 };
+
+/* Our descriptor is kept at or above this number, out of the range apps
+ * count on (as the log's and the process table's are). */
+#define LP_RUNQ_FD_MIN 512
 
 struct lp_runq_thread {
 	int state; /* RUNQ_* */
@@ -100,26 +106,42 @@ static int lp_runq_num(const char **p, const char *end, uint64_t *v)
 	return s > d;
 }
 
+static long lp_runq_open(void)
+{
+	return LP_RAW(SYS_openat, AT_FDCWD, "/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC, 0,
+		      0, 0);
+}
+
 /* CPU ns and run-queue ns of the calling thread: 1, or 0 (then its
  * descriptor is no longer used). */
 static int lp_runq_read(struct lp_runq_thread *t, uint64_t *cpu, uint64_t *delay)
 {
-	if (t->state == RUNQ_NEW) {
-		long fd = LP_RAW(SYS_openat, AT_FDCWD, "/proc/thread-self/schedstat",
-				 O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (t->state == RUNQ_NEW || t->state == RUNQ_TRANSIENT) {
+		long fd = lp_runq_open();
 		if (fd < 0) {
 			t->state = RUNQ_OFF;
 			return 0;
 		}
-		t->fd = (int)fd;
-		t->state = RUNQ_OPEN;
-		if (lp_runq_key_ok)
-			pthread_setspecific(lp_runq_key, (void *)1);
+		long hi = t->state == RUNQ_TRANSIENT
+			      ? -1
+			      : LP_RAW(SYS_fcntl, fd, F_DUPFD_CLOEXEC, LP_RUNQ_FD_MIN, 0, 0, 0);
+		if (hi >= 0) {
+			LP_RAW(SYS_close, fd, 0, 0, 0, 0, 0);
+			t->fd = (int)hi;
+			t->state = RUNQ_OPEN;
+			if (lp_runq_key_ok)
+				pthread_setspecific(lp_runq_key, (void *)1);
+		} else {
+			t->fd = (int)fd;
+			t->state = RUNQ_TRANSIENT;
+		}
 	}
-	if (t->state != RUNQ_OPEN)
+	if (t->state != RUNQ_OPEN && t->state != RUNQ_TRANSIENT)
 		return 0;
 	char buf[96];
 	long n = LP_RAW(SYS_pread64, t->fd, buf, sizeof(buf), 0, 0, 0);
+	if (t->state == RUNQ_TRANSIENT)
+		LP_RAW(SYS_close, t->fd, 0, 0, 0, 0, 0);
 	const char *p = buf, *end = buf + (n > 0 ? n : 0);
 	uint64_t pcount;
 	/* "cpu_ns run_delay_ns timeslices\n" */
