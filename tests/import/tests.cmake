@@ -12,3 +12,9 @@ lp_py_test(import_batch_rows test_batch_rows.py LABELS e2e)
 # one: same elements in the same order with a slow caller, errors as one line.
 lp_c_test(import_json_pipe SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_json_pipe.c
   LIBS latprof_analyze LABELS unit tsan)
+# Every lock wait written imports with its exact duration, 0 ns included.
+add_executable(gen_waits ${CMAKE_CURRENT_LIST_DIR}/gen_waits.c)
+target_link_libraries(gen_waits PRIVATE latprof_core Threads::Threads)
+set_target_properties(gen_waits PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin
+  BUILD_RPATH ${CMAKE_BINARY_DIR}/lib/latprof)
+lp_py_test(import_waits_exact test_waits_exact.py LABELS unit)
