@@ -17,6 +17,7 @@ lines, string literals, array sizes ([N]), the text of error messages
 free()/finalize/close calls (a leak that only a leak checker sees).
 """
 import argparse
+import json
 import os
 import random
 import re
@@ -237,8 +238,23 @@ def run(cmd, timeout, **kw):
         return -9, out.decode(errors="replace"), True
 
 
-def build(work, timeout):
-    return run(["cmake", "--build", os.path.join(work, "build"), "-j", str(JOBS)], timeout)
+def build(work, timeout, targets=None):
+    return run(["cmake", "--build", os.path.join(work, "build"), "-j", str(JOBS)] +
+               (["--target"] + sorted(targets) if targets else []), timeout)
+
+
+def test_binaries(work):
+    """{test: build target} for the tests that run a binary of the build (C
+    tests: the target carries the test's binary name)."""
+    bdir = os.path.join(work, "build")
+    p = subprocess.run(["ctest", "--test-dir", bdir, "--show-only=json-v1"],
+                       capture_output=True, text=True)
+    out = {}
+    for t in json.loads(p.stdout).get("tests", []):
+        cmd = t.get("command") or []
+        if cmd and os.path.realpath(cmd[0]).startswith(os.path.realpath(bdir) + os.sep):
+            out[t["name"]] = os.path.basename(cmd[0])
+    return out
 
 
 def ctest(work, args, timeout, stop=True):
@@ -352,6 +368,7 @@ def main():
     rc, out, _ = build(work, 3600)
     if rc:
         sys.exit("mutate: the unmutated tree does not build\n" + out[-3000:])
+    bins = test_binaries(work)
     log(f"mutate: baseline built ({time.time() - t0:.0f} s)")
 
     # The tests each mutant runs, which must pass on the unmutated tree.
@@ -387,22 +404,27 @@ def main():
         try:
             with open(path, "w") as fh:
                 fh.write(mtext)
-            rc, out, to = build(work, a.timeout)
+            mapped, unit_rest = plans[f]
+            # The CLI and the C tests this mutant runs: nothing else links analyze/.
+            rc, out, to = build(work, a.timeout, {"latprof"} |
+                                {bins[t] for t in mapped + unit_rest if t in bins})
             if rc:
                 verdict, by = "skip", "does not compile" if not to else "build timeout"
             else:
-                mapped, unit_rest = plans[f]
-                # A mutant that loops: 3x the tests' unmutated time (60 s at least).
-                limit = min(a.timeout, time.time() - t0 + 60 +
-                            3 * sum(took.get(t, 30) for t in mapped + unit_rest))
+                # A mutant that loops: 30 s + 2x the tests' unmutated time.
+                limit = min(a.timeout, time.time() - t0 + 30 +
+                            2 * sum(took.get(t, 30) for t in mapped + unit_rest))
                 left = limit - (time.time() - t0)
                 verdict, by = "survived", ""
-                for group in (mapped, unit_rest):
-                    group = [t for t in group if t not in bad]
-                    if not group or left <= 0:
+                # Cheapest first (unmutated times), so most kills cost seconds.
+                tests = sorted((t for t in mapped + unit_rest if t not in bad),
+                               key=lambda t: took.get(t, 30))
+                for lo, hi in ((0, 1), (1, 5), (5, 1e9)):
+                    group = [t for t in tests if lo <= took.get(t, 30) < hi]
+                    if not group:
                         continue
                     rx = "^(" + "|".join(map(re.escape, group)) + ")$"
-                    rc, out, to = ctest(work, ["-R", rx], left)
+                    rc, out, to = ctest(work, ["-R", rx], max(left, 60))
                     left = limit - (time.time() - t0)
                     if to:
                         verdict, by = "killed", "timeout"
