@@ -8,7 +8,7 @@ exact one programmed.
 - tail-outlier: 100 requests of 1 ms, 5 of 3 ms: p99 / p50 = 3.0;
 - cold-start: the first request of 100 takes 3 ms, the rest 1 ms: 3.0;
 - lock-contention: 50 waits of 100 us on one lock inside 100 ms of
-  requests: 0.05."""
+  requests: 0.05; its example request has 100 us at stake."""
 import json
 import os
 import sqlite3
@@ -103,6 +103,9 @@ f = fires(doc, "lock-contention")
 check(len(f) == 1 and f[0]["value"] == 0.05 and f[0]["subject"] == "model_lock",
       f"5 ms of waits on model_lock in 100 ms of requests: lock-contention fires at exactly "
       f"0.05 ({[(x['value'], x.get('subject')) for x in f]})")
+ex = f[0]["example"] if f else None
+check(ex and ex["dur_ns"] == MS and ex["at_stake_ns"] == 100000,
+      f"its example: a 1 ms request with its 100 us wait at stake ({ex})")
 doc, r = rules(lock_db(99000))
 check(not fires(doc, "lock-contention") and r["lock-contention"]["value"] == 4999000 / 1e8,
       f"1 us less wait: lock-contention quiet, value {r['lock-contention'].get('value')}")
