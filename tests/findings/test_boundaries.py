@@ -8,7 +8,11 @@ exact one programmed.
 - tail-outlier: 100 requests of 1 ms, 5 of 3 ms: p99 / p50 = 3.0;
 - cold-start: the first request of 100 takes 3 ms, the rest 1 ms: 3.0;
 - lock-contention: 50 waits of 100 us on one lock inside 100 ms of
-  requests: 0.05; its example request has 100 us at stake."""
+  requests: 0.05; its example request has 100 us at stake;
+- sleep-in-request and blocking-io-in-request: 50 calls of 100 us (nanosleep,
+  read on a file) inside 100 ms of requests: 0.05, with the evidence, the
+  summary's figures and the saving exactly; quiet ones report their value
+  (0 without any call)."""
 import json
 import os
 import sqlite3
@@ -49,6 +53,23 @@ def tail_db(slow):
 def cold_db(first):
     path = os.path.join(D, f"cold_{first}.db")
     make_db(path, [request(first if i == 0 else MS) for i in range(N)])
+    return path
+
+
+def block_db(category, call, last):
+    """50 blocking calls of 100 us, the last one `last` ns, inside the first
+    50 requests' infer stage."""
+    path = os.path.join(D, f"block_{category}_{last}.db")
+    make_db(path, [request(MS) for _ in range(N)])
+    c = sqlite3.connect(path)
+    infer = c.execute("SELECT s.start_ns FROM ranges s JOIN strings n ON n.id = s.name_id "
+                      "WHERE n.value = 'infer' ORDER BY s.start_ns LIMIT 50").fetchall()
+    c.executemany("INSERT INTO blocking_calls (thread_id, start_ns, dur_ns, call, category, "
+                  "result) VALUES (1, ?, ?, ?, ?, 0)",
+                  [(s + 1000, last if i == 49 else 100000, call, category)
+                   for i, (s,) in enumerate(infer)])
+    c.commit()
+    c.close()
     return path
 
 
@@ -109,3 +130,26 @@ check(ex and ex["dur_ns"] == MS and ex["at_stake_ns"] == 100000,
 doc, r = rules(lock_db(99000))
 check(not fires(doc, "lock-contention") and r["lock-contention"]["value"] == 4999000 / 1e8,
       f"1 us less wait: lock-contention quiet, value {r['lock-contention'].get('value')}")
+ex = r["sleep-in-request"]
+check(ex["state"] == "quiet" and ex["value"] == 0,
+      f"no sleep call: sleep-in-request quiet with value 0 ({ex.get('state')}, {ex.get('value')})")
+
+for rid, category, call in (("sleep-in-request", "sleep", "nanosleep"),
+                            ("blocking-io-in-request", "file_io", "read")):
+    doc, r = rules(block_db(category, call, 100000))
+    f = fires(doc, rid)
+    check(len(f) == 1 and f[0]["value"] == 0.05,
+          f"50 {call} calls of 100 us in 100 ms of requests: {rid} fires at exactly 0.05 "
+          f"({[x['value'] for x in f]}, {r[rid].get('state')})")
+    ev = {e["key"]: e["value"] for e in f[0]["evidence"]}
+    check(ev.get("calls") == 50 and ev.get("per_request") == 0.5 and
+          ev.get("blocked_ns") == 5 * MS and ev.get("share") == 0.05,
+          f"{rid}: evidence 50 calls, 0.5 per request, 5 ms, 0.05 ({ev})")
+    check("5.0% of their time in 50 " in f[0]["summary"] and
+          "(0.50 per request, 0.100 ms each on average)" in f[0]["summary"],
+          f"{rid}: summary {f[0]['summary']!r}")
+    check(f[0]["saving_ns"] == 5 * MS and f[0]["basis_ns"] == 5 * MS,
+          f"{rid}: saving = basis = 5 ms ({f[0]['saving_ns']}, {f[0]['basis_ns']})")
+    doc, r = rules(block_db(category, call, 99000))
+    check(not fires(doc, rid) and r[rid]["value"] == 4999000 / 1e8,
+          f"1 us less: {rid} quiet, value {r[rid].get('value')}")
