@@ -12,7 +12,8 @@ exact one programmed.
 - sleep-in-request and blocking-io-in-request: 50 calls of 100 us (nanosleep,
   read on a file) inside 100 ms of requests: 0.05, with the evidence, the
   summary's figures and the saving exactly; quiet ones report their value
-  (0 without any call)."""
+  (0 without any call);
+- gil-contention: the same 50 waits, of wait class gil: 0.05."""
 import json
 import os
 import sqlite3
@@ -38,6 +39,10 @@ def rules(path):
     p = latprof("report", path, "--bottlenecks", "--format", "json", check=0)
     doc = json.loads(p.stdout)
     return doc, {r["id"]: r for r in doc["rules"]}
+
+
+def ids(doc):
+    return [f["id"] for f in doc["findings"]]
 
 
 def fires(doc, rid):
@@ -73,10 +78,10 @@ def block_db(category, call, last):
     return path
 
 
-def lock_db(last):
+def lock_db(last, cls=0):
     """50 waits of 100 us, the last one `last` ns, inside the first 50
-    requests' infer stage."""
-    path = os.path.join(D, f"lock_{last}.db")
+    requests' infer stage; wait class cls (0 contention, 1 gil)."""
+    path = os.path.join(D, f"lock_{last}_{cls}.db")
     make_db(path, [request(MS) for _ in range(N)])
     c = sqlite3.connect(path)
     c.execute("INSERT INTO locks (id, process_id, address, kind, name) VALUES "
@@ -84,8 +89,8 @@ def lock_db(last):
     infer = c.execute("SELECT s.start_ns FROM ranges s JOIN strings n ON n.id = s.name_id "
                       "WHERE n.value = 'infer' ORDER BY s.start_ns LIMIT 50").fetchall()
     for i, (s,) in enumerate(infer):
-        c.execute("INSERT INTO lock_waits (id, lock_id, thread_id, start_ns, dur_ns) VALUES "
-                  "(?, 1, 1, ?, ?)", (i + 1, s + 1000, last if i == 49 else 100000))
+        c.execute("INSERT INTO lock_waits (id, lock_id, thread_id, start_ns, dur_ns, class) "
+                  "VALUES (?, 1, 1, ?, ?, ?)", (i + 1, s + 1000, last if i == 49 else 100000, cls))
     c.commit()
     c.close()
     return path
@@ -153,3 +158,15 @@ for rid, category, call in (("sleep-in-request", "sleep", "nanosleep"),
     doc, r = rules(block_db(category, call, 99000))
     check(not fires(doc, rid) and r[rid]["value"] == 4999000 / 1e8,
           f"1 us less: {rid} quiet, value {r[rid].get('value')}")
+
+# gil-contention: the same waits, class gil (CPython's take_gil).
+doc, r = rules(lock_db(100000, cls=1))
+f = fires(doc, "gil-contention")
+check(len(f) == 1 and f[0]["value"] == 0.05 and not fires(doc, "lock-contention"),
+      f"50 GIL waits of 100 us in 100 ms of requests: gil-contention fires at exactly 0.05, "
+      f"lock-contention does not ({ids(doc)}, {r['gil-contention'].get('state')})")
+check(f[0]["saving_ns"] == f[0]["basis_ns"] == 5 * MS,
+      f"gil-contention: saving = basis = 5 ms ({f[0]['saving_ns']}, {f[0]['basis_ns']})")
+doc, r = rules(lock_db(99000, cls=1))
+check(not fires(doc, "gil-contention") and r["gil-contention"]["value"] == 4999000 / 1e8,
+      f"1 us less: gil-contention quiet, value {r['gil-contention'].get('value')}")
