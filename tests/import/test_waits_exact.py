@@ -37,6 +37,11 @@ check(sum(r["dur_ns"] for r in rows) == sum(DURS),
       f"total wait {sum(r['dur_ns'] for r in rows)} ns = {sum(DURS)} ns written")
 check(c.execute("SELECT count(*) FROM locks").fetchone()[0] == len(DURS),
       f"{len(DURS)} locks, one per wait")
+# What only `latprof run` knows (its command line, the app's CPUs, the
+# host's) is not in meta after a plain import.
+runmeta = [r[0] for r in c.execute("SELECT key FROM meta WHERE key LIKE 'run.%' OR "
+                                   "key LIKE 'host.%'")]
+check(runmeta == [], f"latprof import writes no run.* or host.* meta ({runmeta})")
 # The report counts every one of them too: --locks lists each mutex with
 # its one wait (--top covers them all).
 doc = json.loads(latprof("report", path, "--locks", "--top", "20", "--format", "json").stdout)
