@@ -13,8 +13,9 @@ that runs past the per-mutant timeout counts as killed (the tests noticed).
 
 Not sampled, on purpose (docs/mutation.md says why): comments, preprocessor
 lines, string literals, array sizes ([N]), the text of error messages
-(snprintf/findings_skip/... arguments are strings: left alone), and dropped
-free()/finalize/close calls (a leak that only a leak checker sees).
+(snprintf/findings_skip/... arguments are strings: left alone), lines that
+handle ENOMEM, assert() (compiled out of the release build), and dropped
+free()/*_free()/finalize/close calls (a leak that only a leak checker sees).
 """
 import argparse
 import json
@@ -37,8 +38,8 @@ OP_RE = re.compile(r"<<=|>>=|<<|>>|->|<=|>=|==|!=|&&|\|\||<|>")
 INT_RE = re.compile(r"(?<![\w.])(\d+)([uUlL]*)(?![\w.])")
 FLT_RE = re.compile(r"(?<![\w.])(\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+)(?![\w.])")
 STR_RE = re.compile(r'"(?:\\.|[^"\\])*"' + r"|'(?:\\.|[^'\\])*'")
-DROP_KEEP = re.compile(r"^\s*(free|sqlite3_finalize|sqlite3_close|close|fclose|munmap|"
-                       r"lp_db_close|closedir|pclose)\s*\(")
+DROP_KEEP = re.compile(r"^\s*(\w*free|sqlite3_finalize|sqlite3_close|close|fclose|munmap|"
+                       r"lp_db_close|closedir|pclose|\w+_release|\w+_destroy)\s*\(")
 # Expression statements worth dropping: assignments, ++/--, calls.
 DROP_RE = re.compile(r"^\s*(?!return\b|goto\b|break\b|continue\b|case\b|default\b|else\b)"
                      r"[A-Za-z_(*][^;{}]*;\s*$")
@@ -109,7 +110,9 @@ def sites(path):
     for i, m in enumerate(masked):
         if m is None:
             continue
-        if "ENOMEM" in m:  # out-of-memory paths: no test can reach them
+        if "ENOMEM" in m or re.match(r"\s*assert\s*\(", m):
+            # out-of-memory paths: no test reaches them; assert(): compiled
+            # out (-DNDEBUG) in the release build the tests run
             depth += m.count("{") - m.count("}")
             continue
         in_func = depth > 0
