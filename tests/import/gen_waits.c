@@ -5,7 +5,9 @@
  * gen_waits DIR DUR_NS...; DIR must exist. Wait k is on its own mutex (the
  * address of locks[k]), starts 10 us after wait k-1 and lasts the k-th
  * duration exactly. Prints "lock_waits=N start=T0 lock=ADDR,..." so the
- * test knows every value written.
+ * test knows every value written. An argument bCALL:KIND is a blocking call
+ * instead (enum lp_block_call, on a descriptor of enum lp_fd_kind KIND, fd
+ * 3 + k; none for KIND 0) lasting 1 ms, counted in "blocks=N".
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -33,8 +35,24 @@ int main(int argc, char **argv)
 	uint64_t pcs[2] = {0x401000u, 0x402000u};
 	uint32_t stack = lp_intern_stack(pcs, 2);
 	uint64_t t0 = lp_now();
-	int n = argc - 2, written = 0;
+	int n = argc - 2, written = 0, blocks = 0;
 	for (int k = 0; k < n; k++) {
+		unsigned call, kind;
+		if (sscanf(argv[k + 2], "b%u:%u", &call, &kind) == 2) {
+			struct lp_rec_block *b = lp_rec_begin(LP_REC_BLOCK, call, sizeof(*b));
+			if (!b)
+				continue;
+			b->start = t0 + (uint64_t)k * 10000u;
+			b->end = b->start + 1000000u;
+			b->result = 0;
+			b->fd = kind ? 3 + k : -1;
+			b->stack = stack;
+			b->fd_kind = kind;
+			b->flags = 0;
+			lp_rec_commit();
+			blocks++;
+			continue;
+		}
 		struct lp_rec_lock_wait *r =
 		    lp_rec_begin(LP_REC_LOCK_WAIT, LP_LOCK_MUTEX, sizeof(*r));
 		if (!r)
@@ -50,9 +68,12 @@ int main(int argc, char **argv)
 		written++;
 	}
 	lp_core_exit(0, LP_EXIT_RETURN);
-	printf("lock_waits=%d start=%llu lock=", written, (unsigned long long)t0);
-	for (int k = 0; k < n; k++)
-		printf("%s%llu", k ? "," : "", (unsigned long long)(uintptr_t)&locks[k]);
+	printf("blocks=%d lock_waits=%d start=%llu lock=", blocks, written, (unsigned long long)t0);
+	for (int k = 0, first = 1; k < n; k++)
+		if (argv[k + 2][0] != 'b')
+			printf("%s%llu", first ? "" : ",",
+			       (unsigned long long)(uintptr_t)&locks[k]),
+			    first = 0;
 	printf("\n");
 	return 0;
 }

@@ -18,3 +18,4 @@ target_link_libraries(gen_waits PRIVATE latprof_core Threads::Threads)
 set_target_properties(gen_waits PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin
   BUILD_RPATH ${CMAKE_BINARY_DIR}/lib/latprof)
 lp_py_test(import_waits_exact test_waits_exact.py LABELS unit)
+lp_py_test(import_block_categories test_block_categories.py LABELS unit)
