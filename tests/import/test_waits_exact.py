@@ -22,7 +22,9 @@ check(gen.returncode == 0 and out.get("lock_waits") == str(len(DURS)),
 t0 = int(out["start"])
 addr = [int(a) for a in out["lock"].split(",")]
 path = os.path.join(T, "waits.db")
-latprof("import", logs, "-o", path)
+imp = latprof("import", logs, "-o", path)
+check(f"imported 1 process log: 1 threads, {len(DURS)} lock waits (0 records dropped while "
+      "recording)" in imp.stderr, f"import's counts: {imp.stderr.strip()!r}")
 c = db(path)
 rows = c.execute("SELECT l.address, w.start_ns, w.dur_ns, w.flags FROM lock_waits w "
                  "JOIN locks l ON l.id = w.lock_id ORDER BY w.start_ns").fetchall()
