@@ -49,6 +49,11 @@ check(q1(c, "SELECT name FROM threads WHERE tid = ?", TID) == "gen-worker",
       "thread named from ThreadNames (globalTid decoded)")
 check(q1(c, "SELECT count(*) FROM kernels") == 4 and q1(c, "SELECT sum(dur_ns) FROM kernels") == 6900,
       "4 kernels, 6900 ns")
+# nsysgen names each kernel NAME(...) demangled, _ZNAME mangled.
+names = c.execute("SELECT n.value, m.value FROM kernels k JOIN strings n ON n.id = k.name_id "
+                  "LEFT JOIN strings m ON m.id = k.mangled_id").fetchall()
+check(len(names) == 4 and all(m == "_Z" + n.split("(")[0] for n, m in names),
+      f"each kernel keeps its demangled and mangled names ({[tuple(r) for r in names]})")
 check(q1(c, "SELECT value FROM meta WHERE key = 'import.unattributed_gpu_ops'") == 1 and
       q1(c, "SELECT count(*) FROM kernels WHERE correlation_id = 99") == 1,
       "the kernel launched before the capture is kept and counted unattributed")
