@@ -74,6 +74,14 @@ static int findings_skip(struct lp_fnd_ctx *c, const char *why)
 	return -ENODATA;
 }
 
+/* Whether a measured value crosses rule r's threshold thr (its default or
+ * the --rule-threshold override), by the rule's own comparison: every rule
+ * compares through here, so the table and docs/rules.md stay the truth. */
+int lp_rule_passes(const struct lp_rule *r, double value, double thr)
+{
+	return r->cmp == LP_CMP_LT ? value < thr : value >= thr;
+}
+
 static int findings_quiet(struct lp_fnd_ctx *c, double value)
 {
 	c->has_value = 1;
@@ -454,7 +462,7 @@ static int rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	for (size_t i = 0; i < n && found < 3; i++) {
 		double share = findings_share(acc[i].in_ns, scope);
 		int tail = acc[i].id == tail_lock;
-		if (share < thr && !tail)
+		if (!lp_rule_passes(r, share, thr) && !tail)
 			continue;
 		const struct lp_lock_row *row = lp_lock_row(c, acc[i].id);
 		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
@@ -640,7 +648,7 @@ static int rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	int64_t total = a.ns, waits = a.n;
 	double share = findings_share(total, c->req_ns);
 	int found = 0;
-	if (share >= thr) {
+	if (lp_rule_passes(r, share, thr)) {
 		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
 		if (!f)
 			rc = -ENOMEM;
@@ -904,7 +912,7 @@ static int rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	if (!b->tail.valid || b->req.p50 <= 0)
 		return findings_skip(c, "too few requests for a p99 (the breakdown needs 20)");
 	double ratio = (double)b->req.p99 / (double)b->req.p50;
-	if (ratio <= thr)
+	if (!lp_rule_passes(r, ratio, thr))
 		return findings_quiet(c, ratio);
 	struct lp_finding *f = lp_fnd_new(c, r, ratio, thr);
 	if (!f)
@@ -986,7 +994,8 @@ static int rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 		size_t j = i, lead = 0;
 		for (; j < c->nreq && c->req[j].thread == c->req[i].thread; j++) {
 			int64_t dur = c->req[j].end - c->req[j].start;
-			if (lead == j - i && lead < limit && (double)dur > thr * (double)p50) {
+			if (lead == j - i && lead < limit &&
+			    lp_rule_passes(r, (double)dur / (double)p50, thr)) {
 				lead++;
 				cold++;
 				cold_ns += dur;
@@ -1112,7 +1121,7 @@ static int rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 		excess = 0;
 	double mig_per = isnan(mig) ? NAN : mig / nr;
 	double value = excess + (isnan(mig_per) ? 0 : mig_per);
-	if (value < thr)
+	if (!lp_rule_passes(r, value, thr))
 		return findings_quiet(c, value);
 	struct lp_finding *f = lp_fnd_new(c, r, value, thr);
 	if (!f)
@@ -1183,7 +1192,7 @@ static int rule_block(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr,
 		return rc;
 	double share = findings_share(a.ns, c->req_ns);
 	int found = 0;
-	if (a.n > 0 && share >= thr) {
+	if (a.n > 0 && lp_rule_passes(r, share, thr)) {
 		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
 		if (!f) {
 			acc_free(&a);
@@ -1253,7 +1262,7 @@ static int rule_starved(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 					"--counters default)");
 	int64_t pre_ns = b->req_cat_ns[pre];
 	double share = findings_share(pre_ns, tot);
-	if (share < thr)
+	if (!lp_rule_passes(r, share, thr))
 		return findings_quiet(c, share);
 	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
 	if (!f)
@@ -1417,7 +1426,7 @@ static int rule_sync_memcpy(struct lp_fnd_ctx *c, const struct lp_rule *r, doubl
 			   "NOT (copy_kind = 'HtoD' AND bytes <= 65536)");
 	double share = findings_share(a.ns, c->has_req ? c->req_ns : c->thread_ns);
 	int found = 0;
-	if (a.n > 0 && share >= thr) {
+	if (a.n > 0 && lp_rule_passes(r, share, thr)) {
 		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
 		if (!f) {
 			acc_free(&a);
@@ -1461,7 +1470,7 @@ static int rule_pageable(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 		return rc;
 	double per = c->has_req ? (double)a.n / (double)c->nreq : (double)a.n;
 	int found = 0;
-	if (a.n > 0 && (double)a.n >= thr) {
+	if (a.n > 0 && lp_rule_passes(r, (double)a.n, thr)) {
 		struct lp_finding *f = lp_fnd_new(c, r, (double)a.n, thr);
 		if (!f) {
 			acc_free(&a);
@@ -1505,7 +1514,7 @@ static int rule_sync(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	double per = (double)a.n / (double)c->nreq;
 	double share = findings_share(a.ns, c->req_ns);
 	int found = 0;
-	if (per >= thr) {
+	if (lp_rule_passes(r, per, thr)) {
 		struct lp_finding *f = lp_fnd_new(c, r, per, thr);
 		if (!f) {
 			acc_free(&a);
@@ -1582,7 +1591,7 @@ static int rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	double med_share = nreq ? (double)lp_pctl(permille, (size_t)nreq, 50) / 1e6 : 0;
 	free(permille);
 	double share = findings_share(idle, gpu_req_ns);
-	if (!nreq || med_share < thr)
+	if (!nreq || !lp_rule_passes(r, med_share, thr))
 		return findings_quiet(c, med_share);
 	struct lp_finding *f = lp_fnd_new(c, r, med_share, thr);
 	if (!f)
@@ -1644,7 +1653,7 @@ static int rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, dou
 	int64_t all = findings_q1(c, "SELECT count(*) FROM kernels");
 	double per = c->has_req ? (double)a.n / (double)c->nreq : (double)a.n;
 	int found = 0;
-	if (a.n > 0 && per >= thr) {
+	if (a.n > 0 && lp_rule_passes(r, per, thr)) {
 		struct lp_finding *f = lp_fnd_new(c, r, per, thr);
 		if (!f) {
 			acc_free(&a);
@@ -1704,7 +1713,7 @@ static int rule_overlap(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 		    c, "no pipelined GPU work: copies or kernels missing or negligible");
 	int64_t possible = min64(copy, kern);
 	double v = findings_share(both, possible);
-	if (v >= thr)
+	if (!lp_rule_passes(r, v, thr))
 		return findings_quiet(c, v);
 	struct lp_finding *f = lp_fnd_new(c, r, v, thr);
 	if (!f)
@@ -1742,7 +1751,7 @@ static int rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 		return rc;
 	double per = (double)a.n / (double)c->nreq;
 	int found = 0;
-	if (a.n > 0 && (double)a.n >= thr) {
+	if (a.n > 0 && lp_rule_passes(r, (double)a.n, thr)) {
 		struct lp_finding *f = lp_fnd_new(c, r, (double)a.n, thr);
 		if (!f) {
 			acc_free(&a);
@@ -1865,7 +1874,7 @@ static int rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	}
 	free(a.threads);
 	double share = findings_share(a.in_ns, scope);
-	if (share < thr)
+	if (!lp_rule_passes(r, share, thr))
 		return findings_quiet(c, share);
 	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
 	if (!f)
@@ -1968,7 +1977,7 @@ static int rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	}
 	double per_req_thread = (double)a.req_cpu / (double)a.req_threads;
 	double value = per_req_thread > 0 ? (double)a.top_cpu / per_req_thread : 0;
-	if (value < thr || a.top_cpu <= 0) {
+	if (!lp_rule_passes(r, value, thr) || a.top_cpu <= 0) {
 		free(a.top_name);
 		return findings_quiet(c, value);
 	}

@@ -56,6 +56,8 @@ struct lp_rule {
 extern const struct lp_rule lp_rules[];
 extern const size_t lp_nrules;
 const struct lp_rule *lp_rule_find(const char *id);
+/* value against thr by r->cmp: >= thr, or < thr for LP_CMP_LT rules. */
+int lp_rule_passes(const struct lp_rule *r, double value, double thr);
 
 #define LP_FND_MAXNUM 8
 #define LP_FND_MAXSITES 5

@@ -1,6 +1,6 @@
 """Damaged input: one clear stderr line, exit 2, input unchanged.
-Cases: truncated log, log of another format version, random bytes, output
-in a missing directory (`latprof report` cases: test_damaged_report.py)."""
+Cases: truncated log, log of another format version, each impossible header
+field alone, random bytes, output in a missing directory (`latprof report` cases: test_damaged_report.py)."""
 import glob
 import os
 import shutil
@@ -53,6 +53,25 @@ def other_version(path):
 
 case("truncated", truncate)
 case("other-version", other_version)
+
+
+def field(off, value):
+    """Set one uint32 of struct lp_log_header (collector/lp_log_format.h)."""
+    def mutate(path):
+        with open(path, "r+b") as f:
+            f.seek(off)
+            f.write(struct.pack("<I", value))
+    return mutate
+
+
+# Each impossible header size alone is a damaged header: header_size (16),
+# chunk_size (20: small, unaligned, huge), max_chunks (24), clock_kind (28).
+case("header-size", field(16, 4096 + 8))
+case("chunk-small", field(20, 2048))
+case("chunk-unaligned", field(20, 65536 + 4))
+case("chunk-huge", field(20, (1 << 30) + 8))
+case("no-chunks", field(24, 0))
+case("clock-kind", field(28, 99))
 
 rd = os.path.join(d, "random")
 os.mkdir(rd)

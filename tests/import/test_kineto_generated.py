@@ -170,3 +170,15 @@ with open(keep, "w") as f:
 one_line_exit2(latprof("import", os.path.join(T, "truncated.json.gz"), "-o", keep, "--force"),
                "truncated gzip over an existing output")
 check(open(keep).read() == "earlier result", "the earlier output is left as it was")
+
+# A newer trace: timestamps count from baseTimeNanoseconds, which dates the
+# run (1.7e18 ns: 2023-11-14T22:13:20Z) in meta wall_start.
+based = kinetogen.Trace(base_us=0)
+based.step(1, 1000, 2000)
+src = os.path.join(T, "based.json")
+with open(src, "w") as f:
+    f.write(based.text().replace('"schemaVersion": 1,', '"schemaVersion": 1,\n  '
+                                 '"baseTimeNanoseconds": 1700000000000000000,', 1))
+latprof("import", src, "-o", src + ".db", check=0)
+ws = q1(db(src + ".db"), "SELECT value FROM meta WHERE key = 'wall_start'")
+check(ws == "2023-11-14T22:13:20Z", f"baseTimeNanoseconds dates the run: wall_start {ws}")

@@ -3,6 +3,7 @@ documented export schema, in the shapes the real files lack: schema 2.9 and
 3.24 layouts, OSRT_API lock calls, NVTX domains and nesting, a kernel
 launched before the capture, a missing required column, an unknown
 producer, a damaged file and wrong column types."""
+import hashlib
 import json
 import sqlite3
 import os
@@ -49,6 +50,24 @@ check(q1(c, "SELECT name FROM threads WHERE tid = ?", TID) == "gen-worker",
       "thread named from ThreadNames (globalTid decoded)")
 check(q1(c, "SELECT count(*) FROM kernels") == 4 and q1(c, "SELECT sum(dur_ns) FROM kernels") == 6900,
       "4 kernels, 6900 ns")
+# Where the rows came from: the file's digest and a status with the counts.
+with open(src, "rb") as f:
+    digest = hashlib.sha256(f.read()).hexdigest()
+check(q1(c, "SELECT value FROM meta WHERE key = 'import.sha256'") == digest,
+      f"meta import.sha256 is the export's SHA-256 ({digest[:12]}...)")
+status = q1(c, "SELECT value FROM meta WHERE key = 'cuda.status'") or ""
+check(status.startswith("imported from new.sqlite: 4 kernels, 1 memcpys, 0 memsets, 1 syncs, "
+                         "5 API calls (1 GPU operations without"), f"meta cuda.status: {status!r}")
+# The process spans everything it did: its first API call, range or GPU op.
+first = min(q1(c, f"SELECT min(start_ns) FROM {t}") for t in ("cuda_api", "kernels", "ranges"))
+check(q1(c, "SELECT start_ns FROM processes") == first,
+      f"the process starts at its first event ({q1(c, 'SELECT start_ns FROM processes')}, "
+      f"{first})")
+# nsysgen names each kernel NAME(...) demangled, _ZNAME mangled.
+names = c.execute("SELECT n.value, m.value FROM kernels k JOIN strings n ON n.id = k.name_id "
+                  "LEFT JOIN strings m ON m.id = k.mangled_id").fetchall()
+check(len(names) == 4 and all(m == "_Z" + n.split("(")[0] for n, m in names),
+      f"each kernel keeps its demangled and mangled names ({[tuple(r) for r in names]})")
 check(q1(c, "SELECT value FROM meta WHERE key = 'import.unattributed_gpu_ops'") == 1 and
       q1(c, "SELECT count(*) FROM kernels WHERE correlation_id = 99") == 1,
       "the kernel launched before the capture is kept and counted unattributed")

@@ -17,3 +17,10 @@ lp_c_test(import_json_pipe SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_json_pipe.c
 lp_py_test(import_bad_timestamps test_bad_timestamps.py LABELS e2e)
 # One huge string in a Kineto trace: kept to 32 KiB, counted, linear time.
 lp_py_test(import_huge_string test_huge_string.py LABELS e2e)
+# Every lock wait written imports with its exact duration, 0 ns included.
+add_executable(gen_waits ${CMAKE_CURRENT_LIST_DIR}/gen_waits.c)
+target_link_libraries(gen_waits PRIVATE latprof_core Threads::Threads)
+set_target_properties(gen_waits PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin
+  BUILD_RPATH ${CMAKE_BINARY_DIR}/lib/latprof)
+lp_py_test(import_waits_exact test_waits_exact.py LABELS unit)
+lp_py_test(import_block_categories test_block_categories.py LABELS unit)

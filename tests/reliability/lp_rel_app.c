@@ -6,15 +6,18 @@
  *                     padded to PAD bytes) and count each one in the shared
  *                     file SIDE only after the record was committed; prints
  *                     "events <total>" and exits 0 when done
- *   crash segv|abort  contend a lock, then crash
+ *   crash segv|abort  contend a lock, make REL_SURE_WAITS (5) sure waits on
+ *                     rel_sure_lock, then crash
  *   threads N         N short-lived threads over the run, 8 alive at a time
  *   fork N            N processes forked at once (all alive together)
  *   sighandler MS     3 threads contend while SIGALRM handlers take a lock
  *   dlopen LIB N      N rounds of dlopen, contend on the library's lock, dlclose
  *   closefds FILE     close every descriptor, reopen FILE (fd 0), contend,
  *                     write a known text to FILE
- *   daemon MARK       contend, daemon(), contend again, write MARK
- *   term READY        contend until SIGTERM; the handler makes it exit 7
+ *   daemon MARK       contend, daemon(), contend again and make 5 sure waits
+ *                     on rel_sure_lock, write MARK
+ *   term READY        5 sure waits on rel_sure_lock, then contend until
+ *                     SIGTERM; the handler makes it exit 7
  *   envchange         unsetenv/setenv LATPROF_* then fork a child that records
  *   hello             print a line, exit 5 (static and setuid builds)
  *   stacks THREADS N  THREADS threads each take a lock N times, each time
@@ -52,6 +55,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -181,11 +185,60 @@ static int mode_events(const char *side, int threads, long n, long pad)
 
 /* ---- faults -------------------------------------------------------------- */
 
+/* Exactly REL_SURE_WAITS lock waits, however loaded the machine: each
+ * round the main thread holds rel_sure_lock, starts a thread that locks
+ * it, and lets go only once that thread sleeps in futex() on the lock's
+ * word (/proc/self/task/TID/syscall), so its lock call found the lock
+ * taken and is one recorded wait. Tests assert the count on this lock. */
+#define REL_SURE_WAITS 5
+pthread_mutex_t rel_sure_lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile pid_t rel_sure_tid;
+
+static void *sure_waiter(void *arg)
+{
+	(void)arg;
+	rel_sure_tid = gettid();
+	pthread_mutex_lock(&rel_sure_lock);
+	pthread_mutex_unlock(&rel_sure_lock);
+	return NULL;
+}
+
+/* The thread sleeps in futex(2) on addr. */
+static int in_futex_on(pid_t tid, const void *addr)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	unsigned long nr = 0, a0 = 0;
+	int n = fgets(buf, sizeof(buf), f) ? sscanf(buf, "%lu %lx", &nr, &a0) : 0;
+	fclose(f);
+	return n == 2 && nr == SYS_futex && a0 == (unsigned long)(uintptr_t)addr;
+}
+
+static void sure_waits(void)
+{
+	for (int i = 0; i < REL_SURE_WAITS; i++) {
+		pthread_t t;
+		pthread_mutex_lock(&rel_sure_lock);
+		rel_sure_tid = 0;
+		if (pthread_create(&t, NULL, sure_waiter, NULL))
+			die("pthread_create");
+		while (!rel_sure_tid || !in_futex_on(rel_sure_tid, &rel_sure_lock))
+			usleep(100);
+		pthread_mutex_unlock(&rel_sure_lock);
+		pthread_join(t, NULL);
+	}
+}
+
 /* A real SIGSEGV even in a UBSan build (which would report the null store
  * and exit 1 instead). */
 __attribute__((no_sanitize("undefined"))) static int mode_crash(const char *how)
 {
 	contend_threads(3, 300);
+	sure_waits();
+	printf("sure_waits %d\n", REL_SURE_WAITS);
 	printf("about to crash: %s\n", how);
 	fflush(stdout);
 	if (!strcmp(how, "abort"))
@@ -412,9 +465,11 @@ static int mode_daemon(const char *mark)
 	if (daemon(0, 0))
 		die("daemon");
 	contend_threads(3, 200);
+	sure_waits();
 	FILE *f = fopen(mark, "w");
 	if (f) {
-		fprintf(f, "pid=%d counter=%ld\n", (int)getpid(), rel_counter);
+		fprintf(f, "pid=%d counter=%ld sure_waits=%d\n", (int)getpid(), rel_counter,
+			REL_SURE_WAITS);
 		fclose(f);
 	}
 	return 0;
@@ -431,6 +486,8 @@ static int mode_term(const char *ready)
 	struct sigaction sa = {.sa_handler = on_term};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
+	sure_waits();
+	printf("sure_waits %d\n", REL_SURE_WAITS);
 	pthread_t t[3];
 	for (int i = 0; i < 3; i++)
 		pthread_create(&t[i], NULL, contend, (void *)(intptr_t)100000000);

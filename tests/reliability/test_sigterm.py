@@ -31,5 +31,14 @@ c = open_db(out)
 r = c.execute("SELECT exit_status, exit_signal FROM processes WHERE parent_id IS NULL").fetchone()
 check(r["exit_status"] == 7 and r["exit_signal"] is None,
       f"the database records exit 7 ({r['exit_status']}, signal {r['exit_signal']})")
-n = q1(c, "SELECT count(*) FROM lock_waits")
-check(n > 0, f"the {n} lock waits before SIGTERM are imported")
+# Before it got ready the app made 5 waits for sure (lp_rel_app's
+# REL_SURE_WAITS), on rel_sure_lock; then 3 threads contend on rel_lock.
+check("sure_waits 5" in so, "the app made 5 sure waits")
+sure = q1(c, "SELECT count(*) FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+             "WHERE l.name = 'rel_sure_lock'")
+check(sure == 5, f"the 5 sure lock waits before SIGTERM are imported ({sure})")
+n = q1(c, "SELECT count(*) FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+          "WHERE l.name = 'rel_lock'")
+check(n > 0, f"the {n} waits of the contending threads until SIGTERM are imported")
+procs, threads = q1(c, "SELECT count(*) FROM processes"), q1(c, "SELECT count(*) FROM threads")
+check(procs == 1 and threads == 9, f"1 process ({procs}), 1 + 5 + 3 threads ({threads})")

@@ -27,9 +27,16 @@ row = c.execute("SELECT id, end_ns, exit_status FROM processes WHERE pid = ? "
                 "ORDER BY id DESC LIMIT 1", (dpid,)).fetchone()
 check(row is not None and row["end_ns"] is not None and row["exit_status"] == 0,
       f"the daemon (pid {dpid}) is recorded with its exit: {tuple(row) if row else None}")
+# After daemon(), the daemon made 5 waits for sure on rel_sure_lock
+# (sure_waits=5 in the mark) in 1 + 3 + 5 threads.
+sure = int(re.search(r"sure_waits=(\d+)", open(mark).read()).group(1))
 waits = q1(c, "SELECT count(*) FROM lock_waits w JOIN threads t ON t.id = w.thread_id "
-              "WHERE t.process_id = ?", row["id"])
-check(waits > 0, f"the daemon's lock waits after daemon() are recorded ({waits})")
+              "JOIN locks l ON l.id = w.lock_id WHERE t.process_id = ? AND "
+              "l.name = 'rel_sure_lock'", row["id"])
+check(sure == 5 and waits == sure,
+      f"the daemon's {sure} sure lock waits after daemon() are recorded ({waits})")
+threads = q1(c, "SELECT count(*) FROM threads WHERE process_id = ?", row["id"])
+check(threads == 9, f"the daemon's 1 + 3 + 5 threads are recorded ({threads})")
 check("still running" not in p.stderr and "logs kept" not in p.stderr,
       "nothing left running, logs removed")
 

@@ -44,6 +44,8 @@ lp_py_test(rel_unattachable test_unattachable.py LABELS e2e reliability)
 lp_py_test(rel_sigterm test_sigterm.py LABELS e2e reliability)
 lp_py_test(rel_signals_once test_signals_once.py LABELS e2e reliability)
 lp_py_test(rel_followed test_followed.py LABELS e2e reliability)
+# Its one case that needs CPU counters, apart: a skip there skips only it.
+lp_py_test(rel_followed_counters test_followed.py LABELS e2e reliability ARGS counters)
 lp_py_test(rel_messages test_messages.py LABELS e2e reliability)
 lp_py_test(rel_html_bound test_html_bound.py LABELS e2e reliability TIMEOUT 600)
 lp_py_test(rel_security test_security.py LABELS e2e reliability)
