@@ -1358,7 +1358,7 @@ static int rule_saturated(struct lp_fnd_ctx *c, const struct lp_rule *r, double 
 	int64_t cpus = lp_db_int(c->db, "SELECT value FROM meta WHERE key = 'run.cpus_allowed'", 0);
 	if (cpus <= 0)
 		cpus = lp_db_int(c->db, "SELECT value FROM meta WHERE key = 'host.cpus_online'", 0);
-	if (share < thr || (cpus > 0 && nrun <= (double)cpus))
+	if (!lp_rule_passes(r, share, thr) || (cpus > 0 && nrun <= (double)cpus))
 		return findings_quiet(c, share);
 	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
 	if (!f)
