@@ -366,3 +366,16 @@ check("GPU allocation sizes and addresses (no CUDA_GPU_MEMORY_USAGE_EVENTS: 4 al
       in p.stdout.splitlines()[1], "the header says the sizes are not recorded in the source capture")
 check(q1(db(out), "SELECT value FROM meta WHERE key = 'import.unsized_alloc_calls'") == 0,
       "with memory-usage events: nothing said missing")
+
+# ---- the process spans its GPU work -------------------------------------------------------
+# The last thing the process did is a kernel running long after its launch
+# returned: the process ends when that kernel ends, starts at its first call.
+gl_src = os.path.join(T, "gpu_last.sqlite")
+nsysgen.make(gl_src, kernels=[(1000, 5000, 1, "k_a(float *)"), (6000, 300000, 2, "k_long(float *)")],
+             runtime=[(800, 990, TID, 1, "cudaLaunchKernel"), (5800, 5990, TID, 2, "cudaLaunchKernel")])
+gl_db = os.path.join(T, "gpu_last.db")
+latprof("import", gl_src, "-o", gl_db, check=0)
+c = db(gl_db)
+span = c.execute("SELECT start_ns, end_ns FROM processes").fetchall()
+check([tuple(r) for r in span] == [(800, 300000)],
+      f"one process from its first call (800) to its last kernel's end (300000): {[tuple(r) for r in span]}")
