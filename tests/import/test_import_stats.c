@@ -6,7 +6,9 @@
  * recording of known content (lp_core linked directly: 1000 records of a
  * type no source owns) imported with stats prefilled with garbage, then
  * again into a second database with the same struct: exact counts both
- * times, and the database's own meta rows agree.
+ * times, and the database's own meta rows agree. Halfway through the log,
+ * a child-status record shorter than its struct (what a damaged log holds):
+ * skipped, and the records after it are read all the same.
  */
 #define _GNU_SOURCE
 #include <sqlite3.h>
@@ -17,6 +19,7 @@
 #include "lp_check.h"
 #include "lp_core.h"
 #include "lp_import.h"
+#include "lp_log_format.h"
 
 #define NREC 1000
 #define LP_TEST_REC_TYPE 250 /* no source owns it: counted as unknown */
@@ -69,6 +72,13 @@ int main(void)
 		return fprintf(stderr, "lp_core_init failed\n"), 1;
 	int written = 0;
 	for (int i = 0; i < NREC; i++) {
+		if (i == NREC / 2) {
+			uint64_t *c = lp_rec_begin(LP_REC_CHILD_STATUS, 0, 8); /* ts only */
+			if (c) {
+				c[0] = 1;
+				lp_rec_commit();
+			}
+		}
 		uint64_t *p = lp_rec_begin(LP_TEST_REC_TYPE, 0, 8);
 		if (p) {
 			p[0] = (uint64_t)i;
