@@ -8,7 +8,10 @@
  * again into a second database with the same struct: exact counts both
  * times, and the database's own meta rows agree. Halfway through the log,
  * a child-status record shorter than its struct (what a damaged log holds):
- * skipped, and the records after it are read all the same.
+ * skipped, and the records after it are read all the same; and two NVTX
+ * category names, one of them lost while recording (its string never
+ * defined, as when the string table is full): that one is left out, the
+ * other imported, the log read on.
  */
 #define _GNU_SOURCE
 #include <sqlite3.h>
@@ -20,6 +23,7 @@
 #include "lp_core.h"
 #include "lp_import.h"
 #include "lp_log_format.h"
+#include "lp_log_nvtx.h"
 
 #define NREC 1000
 #define LP_TEST_REC_TYPE 250 /* no source owns it: counted as unknown */
@@ -60,6 +64,11 @@ static void import_once(const char *dir, const char *out, struct lp_import_stats
 	      "records as the database's import.records (>= %d): stats %lld, meta %lld", NREC,
 	      st->records, recs);
 	CHECK(dropped == 0, "meta dropped_records 0, got %lld", dropped);
+	long long cats =
+	    q(out, "SELECT count(*) FROM categories WHERE category = 1 AND name = 'cat-io'");
+	long long ncat = q(out, "SELECT count(*) FROM categories");
+	CHECK(cats == 1 && ncat == 1,
+	      "category 1 'cat-io' imported, the lost name left out: %lld of %lld", cats, ncat);
 }
 
 int main(void)
@@ -72,6 +81,18 @@ int main(void)
 		return fprintf(stderr, "lp_core_init failed\n"), 1;
 	int written = 0;
 	for (int i = 0; i < NREC; i++) {
+		if (i == NREC / 4) {
+			uint32_t name[2] = {lp_intern_string("cat-io", 6), 0x7fff0001u /* lost */};
+			for (int k = 0; k < 2; k++) {
+				struct lp_rec_nvtx_category *c =
+				    lp_rec_begin(LP_REC_NVTX_CATEGORY, 0, sizeof(*c));
+				if (c) {
+					c->category = (uint32_t)k + 1;
+					c->name = name[k];
+					lp_rec_commit();
+				}
+			}
+		}
 		if (i == NREC / 2) {
 			uint64_t *c = lp_rec_begin(LP_REC_CHILD_STATUS, 0, 8); /* ts only */
 			if (c) {
