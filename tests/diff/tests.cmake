@@ -9,3 +9,5 @@ lp_py_test(diff_damage test_diff_damage.py LABELS e2e reliability)
 lp_py_test(diff_noise_floor test_noise_floor.py LABELS unit)
 # New and resolved findings, each named, on synthetic runs with known findings.
 lp_py_test(diff_findings test_diff_findings.py LABELS unit)
+# Request ranges only, no stages: the diff of the outermost rows alone.
+lp_py_test(diff_requests_only test_diff_requests_only.py LABELS unit)

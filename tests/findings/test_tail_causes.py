@@ -4,7 +4,8 @@ infer and hold it 4x the stage's time, so their infer grows by 2 ms of
 lock wait on infer_lock plus 2 ms without any wait (the holder's CPU).
 tail-outlier must name both (each >= 20% of the growth), the lock with its
 name, and no output (findings, breakdown; JSON and CSV) may hold a
-negative time."""
+negative time. With CPU counters that show the stage on the CPU throughout,
+the causes are the same to the nanosecond (nothing descheduled)."""
 import csv
 import io
 import json
@@ -98,3 +99,34 @@ if "join wait" in jwhat:
     s = jt["sites"]["items"][jwhat.index("join wait")]
     g = s["ns"] / jt["sites"]["items"][1]["count"]
     check(1.7e6 <= g <= 2.3e6, f"join wait grows {g / 1e6:.2f} ms per tail request (2 ms programmed)")
+
+# The same tail with CPU counters that show every range on the CPU the whole
+# time (task-clock = wall: the lock waits spin): nothing was descheduled, so
+# the causes are the same to the nanosecond as without counters.
+cpath = os.path.join(tmpdir(), "tail_cnt.db")
+c = sqlite3.connect(path)
+c.execute("VACUUM INTO ?", (cpath,))
+c.close()
+c = sqlite3.connect(cpath)
+with open(os.path.join(os.environ.get("LP_SRC", "."), "schemas", "counters.sql")) as f:
+    c.executescript(f.read())
+c.execute("INSERT INTO counter_events (id, process_id, idx, name, available) VALUES "
+          "(1, 1, 0, 'task-clock', 1)")
+c.execute("INSERT INTO range_counters (range_id, event_id, delta, scaled) "
+          "SELECT id, 1, end_ns - start_ns, 0 FROM ranges")
+c.commit()
+c.close()
+cbd = json.loads(latprof("report", cpath, "--breakdown", "--format", "json", check=0).stdout)
+cnt = cbd["tail"]["counters"] if isinstance(cbd.get("tail"), dict) else None
+check(cnt is not None and cnt["off_cpu_tail_ns"] == 0 and cnt["off_cpu_median_ns"] == 0 and
+      not cnt["descheduled"], f"the tail stage's counters are read: on CPU throughout ({cnt})")
+cdoc = json.loads(latprof("report", cpath, "--bottlenecks", "--format", "json", check=0).stdout)
+ct = next((f for f in cdoc["findings"] if f["id"] == "tail-outlier"), None)
+
+
+def site_list(f):
+    return [(s["what"], s["count"], s["ns"]) for s in f["sites"]["items"]] if f else None
+
+
+check(ct is not None and site_list(ct) == site_list(tail),
+      f"with counters, the same causes to the ns: {site_list(ct)} vs {site_list(tail)}")

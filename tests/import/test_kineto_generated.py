@@ -48,6 +48,13 @@ def common(c, out, t, label):
     check(q1(c, "SELECT count(*) FROM ranges r JOIN ranges p ON p.id = r.parent_id JOIN strings s "
                 "ON s.id = p.name_id WHERE s.value = 'ProfilerStep'") == e["ops"],
           f"{label}: every operator nests in its ProfilerStep")
+    # The process spans everything it did, host events and the GPU work
+    # adopted from the trace's GPU pseudo-processes alike.
+    tabs = ("ranges", "cuda_api", "kernels", "memcpys", "memsets", "syncs")
+    first = min(v for v in (q1(c, f"SELECT min(start_ns) FROM {t}") for t in tabs) if v is not None)
+    last = max(v for v in (q1(c, f"SELECT max(end_ns) FROM {t}") for t in tabs) if v is not None)
+    span = tuple(c.execute("SELECT start_ns, end_ns FROM processes").fetchone())
+    check(span == (first, last), f"{label}: the process spans [{first}, {last}]: {span}")
     bd = json.loads(latprof("report", out, "--breakdown", "--format", "json", check=0).stdout)
     check(bd["request"]["name"] == "ProfilerStep" and bd["request"]["stats"]["n"] == e["steps"],
           f"{label}: the {e['steps']} ProfilerStep#N ranges are the default requests")

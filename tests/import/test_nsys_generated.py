@@ -366,3 +366,40 @@ check("GPU allocation sizes and addresses (no CUDA_GPU_MEMORY_USAGE_EVENTS: 4 al
       in p.stdout.splitlines()[1], "the header says the sizes are not recorded in the source capture")
 check(q1(db(out), "SELECT value FROM meta WHERE key = 'import.unsized_alloc_calls'") == 0,
       "with memory-usage events: nothing said missing")
+
+# ---- the process spans its GPU work -------------------------------------------------------
+# The last thing the process did is a kernel running long after its launch
+# returned: the process ends when that kernel ends, starts at its first call.
+gl_src = os.path.join(T, "gpu_last.sqlite")
+nsysgen.make(gl_src, kernels=[(1000, 5000, 1, "k_a(float *)"), (6000, 300000, 2, "k_long(float *)")],
+             runtime=[(800, 990, TID, 1, "cudaLaunchKernel"), (5800, 5990, TID, 2, "cudaLaunchKernel")])
+gl_db = os.path.join(T, "gpu_last.db")
+latprof("import", gl_src, "-o", gl_db, check=0)
+c = db(gl_db)
+span = c.execute("SELECT start_ns, end_ns FROM processes").fetchall()
+check([tuple(r) for r in span] == [(800, 300000)],
+      f"one process from its first call (800) to its last kernel's end (300000): {[tuple(r) for r in span]}")
+
+# ---- correlation ids are per process ------------------------------------------------------
+# A second process (pid 7) makes an API call with correlation id 50; a kernel
+# of the first process carries id 50 too but no call of its own launched it:
+# it is unattributed (with the kernel launched before the capture: 2), as
+# the join on (process, correlation id) says.
+tp_src = os.path.join(T, "two_proc.sqlite")
+nsysgen.make(tp_src, kernels=KERNELS + [(95000, 96000, 50, "k_orphan(float *)")],
+             runtime=RUNTIME)
+L = sqlite3.connect(tp_src)
+L.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (94000, 94500, 0, ?, 50, "
+          "(SELECT nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1), 0, NULL)",
+          (nsysgen.gtid(7, 8),))
+L.commit()
+L.close()
+tp_db = os.path.join(T, "two_proc.db")
+p = latprof("import", tp_src, "-o", tp_db, check=0)
+c = db(tp_db)
+orphans = q1(c, "SELECT count(*) FROM kernels k WHERE NOT EXISTS (SELECT 1 FROM cuda_api a WHERE "
+                "a.process_id = k.process_id AND a.correlation_id = k.correlation_id)")
+check(q1(c, "SELECT count(*) FROM processes") == 2 and orphans == 2 and
+      q1(c, "SELECT value FROM meta WHERE key = 'import.unattributed_gpu_ops'") == 2,
+      f"two processes; unattributed GPU ops counted per process: 2 (SQL says {orphans}, meta "
+      f"{q1(c, 'SELECT value FROM meta WHERE key = ?', 'import.unattributed_gpu_ops')})")

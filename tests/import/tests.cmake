@@ -24,3 +24,9 @@ set_target_properties(gen_waits PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINA
   BUILD_RPATH ${CMAKE_BINARY_DIR}/lib/latprof)
 lp_py_test(import_waits_exact test_waits_exact.py LABELS unit)
 lp_py_test(import_block_categories test_block_categories.py LABELS unit)
+# lp_import_dir's stats: every field this import's own, whatever the
+# caller's struct held (a recording made by lp_core linked in); a short
+# child-status record and an NVTX category whose name was lost are skipped.
+lp_c_test(import_stats_out SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_import_stats.c
+  LIBS latprof_core latprof_analyze Threads::Threads LABELS unit)
+target_include_directories(import_stats_out PRIVATE ${PROJECT_SOURCE_DIR}/collector)
