@@ -5,6 +5,7 @@
 #include "lp_db.h"
 #include "lp_findings.h"
 #include "lp_stats.h"
+#include "lp_suggest.h"
 #include "lp_util.h"
 
 #include <ctype.h>
@@ -129,30 +130,7 @@ static int category_known(const char *name)
 /* Closest of n names within 2 edits, or NULL. */
 static const char *closest(const char *word, const char *const *names, size_t n)
 {
-	const char *best = NULL;
-	size_t best_d = 3, la = strlen(word);
-	if (la > 40)
-		return NULL;
-	for (size_t k = 0; k < n; k++) {
-		size_t lb = strlen(names[k]), d[41][41];
-		if (lb > 40)
-			continue;
-		for (size_t i = 0; i <= la; i++)
-			d[i][0] = i;
-		for (size_t j = 0; j <= lb; j++)
-			d[0][j] = j;
-		for (size_t i = 1; i <= la; i++)
-			for (size_t j = 1; j <= lb; j++) {
-				size_t a = d[i - 1][j - 1] + (word[i - 1] != names[k][j - 1]);
-				size_t b = d[i - 1][j] + 1, cc = d[i][j - 1] + 1;
-				d[i][j] = a < b ? (a < cc ? a : cc) : (b < cc ? b : cc);
-			}
-		if (d[la][lb] < best_d) {
-			best_d = d[la][lb];
-			best = names[k];
-		}
-	}
-	return best;
+	return lp_suggest(word, names, n);
 }
 
 /* "unknown WHAT 'ARG' (did you mean X?); the WHATs are A B C" into the

@@ -3,6 +3,7 @@
 #include "lp_cli.h"
 #include "lp_db.h"
 #include "lp_import_sources.h"
+#include "lp_suggest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -119,43 +120,9 @@ const char *lp_cli_libdir(void)
 	return dir;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 32 || lb > 32)
-		return 99;
-	size_t d[33][33];
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-			size_t m = sub < del ? sub : del;
-			m = m < ins ? m : ins;
-			/* transposition counts as one edit ("reprot") */
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < m)
-				m = d[i - 2][j - 2] + 1;
-			d[i][j] = m;
-		}
-	return d[la][lb];
-}
-
 const char *lp_cli_suggest(const char *word, const char *const *candidates, size_t n)
 {
-	const char *best = NULL;
-	size_t best_d = 3;
-	for (size_t i = 0; i < n; i++) {
-		size_t d = edit_distance(word, candidates[i]);
-		if (d < best_d) {
-			best_d = d;
-			best = candidates[i];
-		}
-	}
-	return best;
+	return lp_suggest(word, candidates, n);
 }
 
 int lp_cli_out_check(const char *out, int force, int db, const char *const *inputs, size_t ninputs)
