@@ -79,6 +79,10 @@ static int add_file(struct check_args *a, const char *path)
 	return rc;
 }
 
+/* The long options parse_args takes: the names a misspelt one is held to. */
+static const char *const check_options[] = {"expect",  "expect-file", "junit",
+					    "request", "strict",      "force"};
+
 static int parse_args(int argc, char **argv, struct check_args *a)
 {
 	int rc = 0;
@@ -103,7 +107,9 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		} else if (!strcmp(s, "--force") || !strcmp(s, "-f")) {
 			a->force = 1;
 		} else if (s[0] == '-' && s[1]) {
-			return lp_cli_usage_error("check", "unknown option '%s'", s);
+			return lp_cli_bad_option_names("check", s, check_options,
+						       sizeof(check_options) /
+							   sizeof(check_options[0]));
 		} else if (!a->db) {
 			a->db = s;
 		} else {

@@ -67,6 +67,11 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
 	return NULL;
 }
 
+/* The long options parse_args takes: the names a misspelt one is held to. */
+static const char *const diff_options[] = {"alpha",  "base",	"force",       "format",
+					   "metric", "new",	"no-findings", "noise",
+					   "output", "request", "threshold",   "vs"};
+
 static int parse_args(int argc, char **argv, struct diff_args *a)
 {
 	const char ***list = NULL;
@@ -119,7 +124,9 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 		} else if (strcmp(s, "--force") == 0 || strcmp(s, "-f") == 0) {
 			a->force = 1;
 		} else if (s[0] == '-' && s[1]) {
-			return lp_cli_usage_error("diff", "unknown or incomplete option '%s'", s);
+			return lp_cli_bad_option_names("diff", s, diff_options,
+						       sizeof(diff_options) /
+							   sizeof(diff_options[0]));
 		} else if (list) {
 			(*list)[(*nlist)++] = s;
 		} else {

@@ -27,8 +27,7 @@ static int export_cmd(int argc, char **argv)
 		else if (c == 'f')
 			force = 1;
 		else
-			return lp_cli_usage_error("export", "unknown or incomplete option '%s'",
-						  argv[optind - 1]);
+			return lp_cli_bad_option("export", argv[optind - 1], longopts);
 	}
 	if (optind != argc - 1)
 		return lp_cli_usage_error("export", "give exactly one database file");

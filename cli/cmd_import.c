@@ -94,8 +94,7 @@ static int import_cmd(int argc, char **argv)
 		else if (c == 'f')
 			io.force = 1;
 		else
-			return lp_cli_usage_error("import", "unknown or incomplete option '%s'",
-						  argv[optind - 1]);
+			return lp_cli_bad_option("import", argv[optind - 1], longopts);
 	}
 	if (optind != argc - 1)
 		return lp_cli_usage_error("import", "give exactly one log directory or capture");

@@ -62,8 +62,7 @@ static int plot_cmd(int argc, char **argv)
 				    "plot", "--format is svg, png or pdf, not '%s'", optarg);
 			fmt = (enum lp_plot_fmt)i;
 		} else {
-			return lp_cli_usage_error("plot", "unknown or incomplete option '%s'",
-						  argv[optind - 1]);
+			return lp_cli_bad_option("plot", argv[optind - 1], longopts);
 		}
 	}
 	if (optind != argc - 1)

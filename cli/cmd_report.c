@@ -540,8 +540,7 @@ static int report_cmd(int argc, char **argv)
 				return lp_cli_usage_error("report", "choose one view per report");
 			view = &lp_views[c - LP_OPT_VIEW0];
 		} else {
-			return lp_cli_usage_error("report", "unknown or incomplete option '%s'",
-						  argv[optind - 1]);
+			return lp_cli_bad_option("report", argv[optind - 1], longopts);
 		}
 	}
 	if (optind != argc - 1)

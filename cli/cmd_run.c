@@ -397,8 +397,7 @@ static int run_parse(int argc, char **argv, struct lp_run_opts *o)
 			lp_cli_print_help(&lp_cmd_run);
 			exit(0);
 		default:
-			lp_cli_usage_error("run", "unknown or incomplete option '%s'",
-					   argv[optind - 1]);
+			lp_cli_bad_option("run", argv[optind - 1], lp_run_longopts);
 			return -1;
 		}
 	}

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +36,41 @@ int lp_cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, " (see 'latprof %s --help')\n", cmd);
 	return LP_EXIT_USAGE;
+}
+
+/* The long option nearest to word ("--lcoks" -> "locks"), its name without
+ * dashes and without an "=value"; NULL when none is within 2 edits. */
+static const char *option_suggest(const char *word, const char *const *names, size_t n)
+{
+	char bare[64];
+	if (strncmp(word, "--", 2))
+		return NULL; /* a short option: a letter is no word to correct */
+	word += 2;
+	size_t len = strcspn(word, "=");
+	if (!len || len >= sizeof(bare))
+		return NULL;
+	memcpy(bare, word, len);
+	bare[len] = 0;
+	const char *near = lp_suggest(bare, names, n);
+	return near && strcmp(near, bare) ? near : NULL; /* itself: a value is missing */
+}
+
+int lp_cli_bad_option_names(const char *cmd, const char *word, const char *const *names, size_t n)
+{
+	const char *near = option_suggest(word, names, n);
+	if (near)
+		return lp_cli_usage_error(
+		    cmd, "unknown or incomplete option '%s' (did you mean '--%s'?)", word, near);
+	return lp_cli_usage_error(cmd, "unknown or incomplete option '%s'", word);
+}
+
+int lp_cli_bad_option(const char *cmd, const char *word, const struct option *opts)
+{
+	const char *names[64];
+	size_t n = 0;
+	for (; opts && opts->name && n < sizeof(names) / sizeof(names[0]); opts++)
+		names[n++] = opts->name;
+	return lp_cli_bad_option_names(cmd, word, names, n);
 }
 
 void lp_cli_print_help(const struct lp_cmd *cmd)

@@ -26,6 +26,11 @@ extern const struct lp_cmd *const lp_commands[]; /* NULL-terminated */
 int lp_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "latprof <cmd>: unknown option..." plus the usage hint; returns 2. */
 int lp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "unknown or incomplete option 'WORD'" as a usage error, with the nearest
+ * of the command's long options when one is within 2 edits. */
+struct option;
+int lp_cli_bad_option(const char *cmd, const char *word, const struct option *opts);
+int lp_cli_bad_option_names(const char *cmd, const char *word, const char *const *names, size_t n);
 void lp_cli_print_help(const struct lp_cmd *cmd);
 
 void *xmalloc(size_t n);

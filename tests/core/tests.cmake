@@ -13,6 +13,8 @@ lp_py_test(core_process_tree test_process_tree.py LABELS e2e)
 lp_py_test(core_stress test_stress.py LABELS e2e TIMEOUT 600)
 lp_py_test(core_damaged_input test_damaged_input.py LABELS e2e)
 lp_py_test(core_damaged_report test_damaged_report.py LABELS e2e)
+# A misspelt long option names the one meant; no guess for far words.
+lp_py_test(core_option_suggest test_option_suggest.py LABELS e2e)
 lp_py_test(core_output_names test_output_names.py LABELS e2e)
 lp_py_test(core_process_fold test_process_fold.py LABELS unit)
 lp_py_test(core_proctab test_proctab.py LABELS e2e)
