@@ -4,7 +4,10 @@ A missing package skips (77) and says which."""
 import importlib.util
 import json
 import os
+import glob
+import pwd
 import shutil
+import subprocess
 import sys
 
 import lptest
@@ -77,6 +80,27 @@ def start_recording(db, *cmd, env=None, pre=()):
     return subprocess.Popen([*pre, lptest.LATPROF, "run", "-o", db, "--", *cmd], env=e,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
+
+
+def postgres_cluster(d):
+    """A new PostgreSQL data directory in d (skips when PostgreSQL is not
+    installed): (bin dir, the prefix that runs a command as the directory's
+    owner, data dir). As root, nobody owns d: postgres refuses to run as root."""
+    bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+    if not bins or not os.access(os.path.join(bins[-1], "pgbench"), os.X_OK):
+        lptest.skip("PostgreSQL is not installed (scripts/setup.sh installs postgresql)")
+    os.chmod(d, 0o755)
+    pre = []
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam("nobody")
+        os.chown(d, nobody.pw_uid, nobody.pw_gid)
+        pre = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
+               "--clear-groups"]
+    data = os.path.join(d, "data")
+    r = subprocess.run([*pre, f"{bins[-1]}/initdb", "-D", data, "-A", "trust", "-U", "postgres",
+                        "--no-sync"], capture_output=True, text=True, timeout=60)
+    lptest.check(r.returncode == 0, f"initdb in {data} ({r.stderr.strip()[-200:]})")
+    return bins[-1], pre, data
 
 
 def start_memcached(d, threads=4):

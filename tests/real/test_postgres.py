@@ -4,37 +4,23 @@ Backends wait for LWLocks on private POSIX semaphores (PGSemaphoreLock), so
 the innermost frame says nothing: latprof must attribute the waits to the
 LWLock call sites above the wrapper (LWLockAcquire <- caller), and show the
 backends by the titles postgres gives them, not 19 identical command lines."""
-import glob
 import os
-import pwd
 import signal
 import subprocess
 import time
 
 import lptest
 from lptest import check, db, latprof, tmpdir
-from reallib import locks, stop
+from reallib import locks, postgres_cluster, stop
 
-bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
-if not bins or not os.access(os.path.join(bins[-1], "pgbench"), os.X_OK):
-    lptest.skip("PostgreSQL is not installed (scripts/setup.sh installs postgresql)")
-B = bins[-1]
 d = tmpdir()
-os.chmod(d, 0o755)
-pre = []
-if os.geteuid() == 0:  # postgres refuses to run as root: nobody owns its dir
-    nobody = pwd.getpwnam("nobody")
-    os.chown(d, nobody.pw_uid, nobody.pw_gid)
-    pre = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
+B, pre, data = postgres_cluster(d)
 
 
 def as_owner(*cmd, **kw):
     return subprocess.run([*pre, *cmd], capture_output=True, text=True, timeout=60, **kw)
 
 
-data = os.path.join(d, "data")
-r = as_owner(f"{B}/initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
-check(r.returncode == 0, f"initdb in {data} ({r.stderr.strip()[-200:]})")
 path = os.path.join(d, "pg.db")
 port = "5433"
 env = dict(os.environ, TMPDIR=d)

@@ -6,10 +6,8 @@ a second or more must be its run_delay within 15% (plus the 20 ms the last
 sample may miss). Without NVTX ranges the rules still judge the run: 12
 clients on 2 CPUs (12 backends, more runnable than the cores) get the
 cpu-saturated finding; 1 client does not."""
-import glob
 import json
 import os
-import pwd
 import signal
 import subprocess
 import threading
@@ -17,27 +15,14 @@ import time
 
 import lptest
 from lptest import check, latprof, tmpdir, within
-from reallib import findings, stop
+from reallib import findings, postgres_cluster, stop
 
-bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
-if not bins or not os.access(os.path.join(bins[-1], "pgbench"), os.X_OK):
-    lptest.skip("PostgreSQL is not installed (scripts/setup.sh installs postgresql)")
 if lptest.sanitizer():
     lptest.skip(f"{lptest.sanitizer()} build: instrumented code changes the CPU figures")
 if (os.cpu_count() or 1) < 2 or subprocess.run(["taskset", "-c", "0,1", "true"]).returncode:
     lptest.skip("needs 2 CPUs that taskset can pin to")
-B = bins[-1]
 d = tmpdir()
-os.chmod(d, 0o755)
-pre = []
-if os.geteuid() == 0:  # postgres refuses to run as root: nobody owns its dir
-    nobody = pwd.getpwnam("nobody")
-    os.chown(d, nobody.pw_uid, nobody.pw_gid)
-    pre = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
-data = os.path.join(d, "data")
-r = subprocess.run([*pre, f"{B}/initdb", "-D", data, "-A", "trust", "-U", "postgres",
-                    "--no-sync"], capture_output=True, text=True, timeout=60)
-check(r.returncode == 0, f"initdb in {data} ({r.stderr.strip()[-200:]})")
+B, pre, data = postgres_cluster(d)
 pg = ["-h", d, "-p", "5434", "-U", "postgres"]
 
 
