@@ -22,7 +22,7 @@ PER_REQ = 1 + len(STAGES)
 
 
 def schema_version():
-    with open(os.path.join(SRC, "analyze", "lp_db.h")) as f:
+    with open(os.path.join(SRC, "db", "lp_db.h")) as f:
         return int(re.search(r"#define LP_SCHEMA_VERSION (\d+)", f.read()).group(1))
 
 

@@ -15,7 +15,7 @@ SRC = os.environ.get("LP_SRC", os.path.join(os.path.dirname(__file__), "..", "..
 
 
 def schema_version():
-    with open(os.path.join(SRC, "analyze", "lp_db.h")) as f:
+    with open(os.path.join(SRC, "db", "lp_db.h")) as f:
         return int(re.search(r"#define LP_SCHEMA_VERSION (\d+)", f.read()).group(1))
 
 

@@ -82,7 +82,7 @@ def record(db, *cmd, args=(), check_app=0, env=None):
 
 def schema_version():
     """LP_SCHEMA_VERSION of analyze/lp_db.h: what the importer stamps."""
-    with open(os.path.join(SRC, "analyze", "lp_db.h")) as f:
+    with open(os.path.join(SRC, "db", "lp_db.h")) as f:
         return int(re.search(r"#define LP_SCHEMA_VERSION (\d+)", f.read()).group(1))
 
 

@@ -5,7 +5,7 @@ tests/README.md:
 2. In-app code (collector/, preload/) reads environment variables only in
    start-up functions: after that the environment is the app's.
 3. One read path (issue 13): no code in analyze/ steps a statement itself;
-   rows are read through analyze/lp_db.c (lp_db_query, lp_db_each,
+   rows are read through db/lp_db.c (lp_db_query, lp_db_each,
    lp_db_step_all, lp_db_lookup and the lookups with a default), which
    check for SQLITE_DONE. The importer's write helper lp_import_step is the
    one other caller: it steps INSERTs, one row each, and checks the result."""
@@ -19,15 +19,15 @@ SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|PRAGMA|CREATE|DROP|WHERE|FROM)
 TEXT_CONV = re.compile(r"%[-0-9.*]*[sqQw]")
 # (file, function): why the formatted text cannot come from recorded data.
 SQL_ALLOW = {
-    ("analyze/lp_db.c", "lp_db_count"): "table name: a constant at every call site",
-    ("analyze/lp_db_check.c", "check_table"):
+    ("db/lp_db.c", "lp_db_count"): "table name: a constant at every call site",
+    ("db/lp_db_check.c", "check_table"):
         "table name: read back from the importer's own schemas in an in-memory database",
-    ("analyze/lp_diff.c", "has_column"): "table name: a constant at every call site",
-    ("analyze/lp_diff.c", "load_kernels"): "column expressions chosen from constants",
-    ("analyze/lp_locks.c", "wait_totals"): "table name: lock_waits or cond_waits",
-    ("analyze/lp_import_batch.c", "batch_insert_for"):
+    ("analysis/compare/lp_diff.c", "has_column"): "table name: a constant at every call site",
+    ("analysis/compare/lp_diff.c", "load_kernels"): "column expressions chosen from constants",
+    ("analysis/lp_locks.c", "wait_totals"): "table name: lock_waits or cond_waits",
+    ("import/lp_import_batch.c", "batch_insert_for"):
         "virtual table name and INSERT head: constants of lp_import_core.c; columns c0-c7, 0, NULL",
-    ("analyze/lp_import_nsys.c", "nsys_select"):
+    ("import/captures/lp_import_nsys.c", "nsys_select"):
         "nsys table and column names and ORDER BY/WHERE tails: constants of lp_import_nsys.c",
 }
 GETENV_ALLOW = {
@@ -40,6 +40,8 @@ GETENV_ALLOW = {
     ("preload/lp_block.c", "lp_block_init"): "from the preload constructor only",
     ("collector/nvtx/lp_nvtx.c", "lp_tsc_init"): "NVTX injection init only",
 }
+# The import and analysis code (docs/architecture.md), walked with their subfolders.
+TOOL = ("util", "db", "import", "analysis")
 FUNC = re.compile(r"^[A-Za-z_][\w \*]*?\b(\w+)\s*\([^;]*$")
 
 
@@ -61,7 +63,7 @@ def sources(*dirs):
 
 
 bad = []
-for rel, lines in sources("analyze", "report", "cli"):
+for rel, lines in sources(*TOOL, "report", "cli"):
     for i, line in enumerate(lines):
         if not FMT.search(line):
             continue
@@ -101,8 +103,8 @@ check(callers == {"lp_core_init"}, f"lp_core.c reads settings only in lp_core_in
 # importer's write helper. A loop that steps by itself ends at a read error
 # exactly as at its last row: the report is then computed from part of the
 # data. Strict on purpose: single-row lookups go through lp_db.c too.
-STEP_ALLOW = {("analyze/lp_import.c", "lp_import_step"): "INSERTs, result checked"}
-bad = calls_outside(r"\bsqlite3_step\s*\(", STEP_ALLOW, ("analyze",), skip=("analyze/lp_db.c",))
+STEP_ALLOW = {("import/lp_import.c", "lp_import_step"): "INSERTs, result checked"}
+bad = calls_outside(r"\bsqlite3_step\s*\(", STEP_ALLOW, TOOL, skip=("db/lp_db.c",))
 check(not bad, "analyze/ reads rows only through lp_db.c (no sqlite3_step elsewhere)" + bad)
 
 # 4. Names (issue 13): `lp_` names what other files may call. A static
@@ -110,14 +112,15 @@ check(not bad, "analyze/ reads rows only through lp_db.c (no sqlite3_step elsewh
 # carries no `lp_` prefix unless a header declares that name (then it is
 # the file's side of a shared declaration, e.g. struct lp_fnd_ctx).
 headers = ""
-for d in ("analyze", "report", "cli", "collector", "preload"):
-    for f in sorted(os.listdir(os.path.join(SRC, d))):
-        if f.endswith(".h"):
-            headers += open(os.path.join(SRC, d, f), encoding="utf-8").read()
+for d in (*TOOL, "report", "cli", "collector", "preload", "format"):
+    for root, _, files in os.walk(os.path.join(SRC, d)):
+        for f in sorted(files):
+            if f.endswith(".h"):
+                headers += open(os.path.join(root, f), encoding="utf-8").read()
 declared = set(re.findall(r"\blp_\w+", headers))
 STATIC_LP = re.compile(r"^(?:static\s+[^;=()]*?\b(lp_\w+)\s*\(|struct\s+(lp_\w+)\s*\{)")
 bad = []
-for rel, lines in sources("analyze", "report", "cli"):
+for rel, lines in sources(*TOOL, "report", "cli"):
     for i, line in enumerate(lines):
         m = STATIC_LP.match(line)
         name = m and (m.group(1) or m.group(2))
