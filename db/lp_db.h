@@ -7,6 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A string of an imported capture is stored up to its first LP_JSTR_KEEP
+ * raw JSON bytes (meta import.truncated_strings counts the longer ones; the
+ * run summary says so). Half an element's arena of the JSON reader
+ * (import/captures/lp_json_stream.h), so that the element's other fields
+ * still fit. */
+#define LP_JSTR_KEEP 32768
+
 /* Bump when a table in schemas/ changes shape; reports refuse others. */
 #define LP_SCHEMA_VERSION 4
 
@@ -14,6 +21,11 @@
  * of LP_SCHEMA_VERSION. On failure returns -errno-style code and writes one
  * human sentence into err. Refuses FIFOs and devices. */
 int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen);
+
+/* The schema of every table the importer creates (schemas/<source>.sql, one text
+ * per import source), NULL-terminated. The importer's sources create their
+ * tables from these texts; the check below reads them without the importer. */
+extern const char *const lp_db_schemas[];
 
 /* A database the importer wrote must hold every table it creates: 0, or
  * -1 with "PATH is damaged: table 'T' is missing..." (analyze/lp_db_check.c;

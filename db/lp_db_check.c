@@ -14,9 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "lp_import.h"
-#include "lp_import_sources.h"
-
 /*
  * The check is most of the cost of opening a small database (a quarter of
  * `latprof report` on a short run), and one process opens the same file
@@ -61,9 +58,8 @@ static int check_list_names(char *err, size_t errlen)
 	sqlite3 *ref = NULL;
 	int rc =
 	    sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK ? 0 : -1;
-	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
-		if (lp_import_sources[i]->schema)
-			rc = lp_db_exec(ref, lp_import_sources[i]->schema, err, errlen);
+	for (int i = 0; rc == 0 && lp_db_schemas[i]; i++)
+		rc = lp_db_exec(ref, lp_db_schemas[i], err, errlen);
 	lp_check_n = 0;
 	if (rc == 0)
 		rc = lp_db_each(ref,

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "lp_db.h"
-#include "lp_json_stream.h"
 #include "lp_out.h"
 #include "lp_report_locks.h"
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "lp_corrtally.h"
+#include "lp_cuda_kinds.h" /* lp_fx_copy_kind... */
 #include "lp_import.h"
 #include "lp_map.h"
 
@@ -157,9 +158,5 @@ int lp_fx_meta(struct lp_fx *fx);
 int lp_fx_sha256_file(const char *path, char hex[65]);
 void lp_fx_sha256_hex(const uint8_t digest[32], char hex[65]);
 
-/* Kind names of schemas/cuda.sql for CUPTI's enums (shared with nsys). */
-const char *lp_fx_copy_kind(int64_t v);
-const char *lp_fx_mem_kind(int64_t v);
-const char *lp_fx_sync_type(int64_t v);
 
 #endif

@@ -14,12 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lp_db.h" /* LP_JSTR_KEEP */
+
 #define LP_JOBJ_MAXF 96
-/* One string's kept length (raw JSON bytes): the rest of a longer string is
- * scanned, not kept; such an element is marked truncated and the read counts
- * the strings it cut (lp_jstream_ops.cut). Half an element's arena, so that
- * the element's other fields still fit. */
-#define LP_JSTR_KEEP 32768
+/* One string's kept length, LP_JSTR_KEEP (db/lp_db.h: the summary reports
+ * it): the rest of a longer string is scanned, not kept; such an element is
+ * marked truncated and the read counts the strings it cut
+ * (lp_jstream_ops.cut). */
 /* A number token longer than this is refused as input no profiler writes. */
 #define LP_JNUM_MAX 4096
 #define LP_JOBJ_ARENA 65536

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "lp_db.h"
-#include "lp_import_foreign.h"
+#include "lp_cuda_kinds.h"
 #include "lp_import.h"
 #include "lp_import_sources.h"
 #include "lp_log_cuda.h"

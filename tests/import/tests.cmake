@@ -30,3 +30,6 @@ lp_py_test(import_block_categories test_block_categories.py LABELS unit)
 lp_c_test(import_stats_out SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_import_stats.c
   LIBS latprof_core latprof_analyze Threads::Threads LABELS unit)
 target_include_directories(import_stats_out PRIVATE ${PROJECT_SOURCE_DIR}/collector)
+# The database check's schema list (db/) holds every import source's schema.
+lp_c_test(import_db_schemas SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_db_schemas.c
+  LIBS latprof_import LABELS unit)

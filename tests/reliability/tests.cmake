@@ -52,6 +52,9 @@ lp_py_test(rel_security test_security.py LABELS e2e reliability)
 lp_py_test(rel_env test_env.py LABELS e2e reliability)
 lp_py_test(rel_wait test_wait.py LABELS e2e reliability)
 lp_py_test(rel_lint test_lint.py LABELS unit reliability)
+# One-way dependencies between folders (docs/architecture.md): includes and
+# the read-only libraries' link needs.
+lp_py_test(rel_arch test_arch.py LABELS unit reliability lint)
 # Damaged database pages: each report exits 2 with one line or prints the
 # undamaged report (issue 13).
 lp_py_test(rel_damage test_damage.py LABELS e2e reliability)
