@@ -15,43 +15,41 @@
 
 #include "lp_cli.h"
 #include "lp_import.h"
-#include "lp_import_nsys.h"
+#include "lp_captures.h"
 
-enum lp_input { LP_IN_LOGS, LP_IN_NSYS, LP_IN_KINETO, LP_IN_UNKNOWN };
-
-/* SQLite's header, gzip's magic, or JSON's opening brace or bracket. */
-static enum lp_input import_detect(const char *path, char *err, size_t errlen)
+/* A log directory (NULL, *is_dir set), the capture format whose probe
+ * takes the file's first bytes, or NULL with err set. */
+static const struct lp_capture_format *import_detect(const char *path, int *is_dir, char *err,
+						     size_t errlen)
 {
 	struct stat st;
-	unsigned char head[16] = {0};
+	unsigned char head[LP_CAPTURE_HEAD] = {0};
+	*is_dir = 0;
 	if (stat(path, &st) != 0) {
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return LP_IN_UNKNOWN;
+		return NULL;
 	}
-	if (S_ISDIR(st.st_mode))
-		return LP_IN_LOGS;
+	if (S_ISDIR(st.st_mode)) {
+		*is_dir = 1;
+		return NULL;
+	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, head, sizeof(head)) : -1;
 	if (fd >= 0)
 		close(fd);
 	if (n < 0) {
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return LP_IN_UNKNOWN;
+		return NULL;
 	}
-	if (n == 16 && !memcmp(head, "SQLite format 3", 16))
-		return LP_IN_NSYS;
-	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
-		return LP_IN_KINETO;
-	ssize_t i = 0;
-	while (i < n && strchr(" \t\r\n", head[i]))
-		i++;
-	if (i < n && (head[i] == '{' || head[i] == '['))
-		return LP_IN_KINETO;
-	snprintf(err, errlen,
-		 "%s is neither a latprof log directory, an Nsight Systems SQLite export nor a "
-		 "Kineto trace (.json, .json.gz)",
-		 path);
-	return LP_IN_UNKNOWN;
+	for (int i = 0; lp_capture_formats[i]; i++)
+		if (lp_capture_formats[i]->probe(head, (size_t)n))
+			return lp_capture_formats[i];
+	int len = snprintf(err, errlen, "%s is neither a latprof log directory", path);
+	for (int i = 0; lp_capture_formats[i] && len >= 0 && (size_t)len < errlen; i++)
+		len += snprintf(err + len, errlen - (size_t)len, "%s%s",
+				lp_capture_formats[i + 1] ? ", " : " nor ",
+				lp_capture_formats[i]->noun);
+	return NULL;
 }
 
 static int import_logs(const char *dir, const char *out, const struct lp_import_opts *io)
@@ -105,24 +103,18 @@ static int import_cmd(int argc, char **argv)
 	int rc;
 	if (lp_cli_out_check(out, io.force, 1, &in, 1))
 		return LP_EXIT_USAGE;
-	switch (import_detect(in, err, sizeof(err))) {
-	case LP_IN_LOGS:
+	int is_dir;
+	const struct lp_capture_format *fmt = import_detect(in, &is_dir, err, sizeof(err));
+	if (is_dir) {
 		rc = import_logs(in, out, &io);
 		if (rc != LP_EXIT_OK)
 			return rc;
-		break;
-	case LP_IN_NSYS:
-		if (lp_import_nsys(in, out, &io, err, sizeof(err)))
-			return lp_cli_error("%s", err);
-		fprintf(stderr, "latprof: imported Nsight Systems export %s\n", in);
-		break;
-	case LP_IN_KINETO:
-		if (lp_import_kineto(in, out, &io, err, sizeof(err)))
-			return lp_cli_error("%s", err);
-		fprintf(stderr, "latprof: imported Kineto trace %s\n", in);
-		break;
-	default:
+	} else if (!fmt) {
 		return lp_cli_error("%s", err);
+	} else {
+		if (fmt->import(in, out, &io, err, sizeof(err)))
+			return lp_cli_error("%s", err);
+		fprintf(stderr, "latprof: imported %s %s\n", fmt->what, in);
 	}
 	fprintf(stderr, "latprof: wrote %s\n", out);
 	return LP_EXIT_OK;

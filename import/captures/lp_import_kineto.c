@@ -29,7 +29,8 @@
 
 #include "lp_db.h"
 #include "lp_import_foreign.h"
-#include "lp_import_nsys.h"
+#include "lp_captures.h"
+#include "lp_import_kineto.h"
 #include "lp_json_stream.h"
 #include "lp_nvtx_db.h"
 #include "lp_util.h"
@@ -754,3 +755,22 @@ int lp_import_kineto(const char *path, const char *out, const struct lp_import_o
 	free(k.api_calls);
 	return rc;
 }
+
+/* gzip's magic, or JSON's opening brace or bracket after white space. */
+static int kineto_probe(const unsigned char *head, size_t n)
+{
+	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
+		return 1;
+	size_t i = 0;
+	while (i < n && strchr(" \t\r\n", head[i]))
+		i++;
+	return i < n && (head[i] == '{' || head[i] == '[');
+}
+
+const struct lp_capture_format lp_capture_kineto = {
+    .name = "kineto",
+    .what = "Kineto trace",
+    .noun = "a Kineto trace (.json, .json.gz)",
+    .probe = kineto_probe,
+    .import = lp_import_kineto,
+};

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "lp_import_nsys.h"
+#include "lp_captures.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -1326,3 +1327,17 @@ int lp_import_nsys(const char *path, const char *out, const struct lp_import_opt
 	sqlite3_close(src);
 	return rc;
 }
+
+/* SQLite's header: the whole 16 bytes, its NUL included. */
+static int nsys_probe(const unsigned char *head, size_t n)
+{
+	return n == 16 && !memcmp(head, "SQLite format 3", 16);
+}
+
+const struct lp_capture_format lp_capture_nsys = {
+    .name = "nsys",
+    .what = "Nsight Systems export",
+    .noun = "an Nsight Systems SQLite export",
+    .probe = nsys_probe,
+    .import = lp_import_nsys,
+};

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Importers of captures other profilers wrote (lp_import_nsys.c,
- * lp_import_kineto.c): each writes an ordinary latprof database. */
+/* The importer of Nsight Systems SQLite exports (lp_import_nsys.c): an
+ * ordinary latprof database. */
 #ifndef LP_IMPORT_NSYS_H
 #define LP_IMPORT_NSYS_H
 
@@ -13,10 +13,5 @@
  * only on success. */
 int lp_import_nsys(const char *path, const char *out, const struct lp_import_opts *opts, char *err,
 		   size_t errlen);
-
-/* A PyTorch profiler (Kineto) Chrome trace, .json or .json.gz. Same
- * contract. */
-int lp_import_kineto(const char *path, const char *out, const struct lp_import_opts *opts,
-		     char *err, size_t errlen);
 
 #endif

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lp_import_nsys.h"
+#include "lp_import_kineto.h"
 
 static char dir[64], trace[128], outpath[128];
 
