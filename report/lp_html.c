@@ -17,13 +17,18 @@
 #include "lp_plot.h"
 #include "lp_summary.h"
 #include "lp_timeseries.h"
+#include "lp_view.h"
 
+/* The sections that are a view of their own come from that view's analyze
+ * (report/lp_view_*.c), so the page and `report --VIEW` show the same
+ * numbers; the breakdown and the findings share the ranges they load, and
+ * the time series and timelines are the page's own. */
 struct html_page {
-	struct lp_run_summary run;
+	struct lp_run_summary *run;	    /* lp_view_processes */
+	struct lp_lock_report *locks;	    /* lp_view_locks */
+	struct lp_cuda_report *kern, *mcpy; /* lp_view_kernels, lp_view_memcpy */
 	struct lp_findings fnd;
 	struct lp_breakdown bd;
-	struct lp_lock_report locks;
-	struct lp_cuda_report kern, mcpy;
 	struct lp_timeseries ts;
 	struct lp_req_timeline tl[2];
 	int has_gnuplot;
@@ -71,16 +76,17 @@ void *lp_html_build(sqlite3 *db, const struct lp_html_opts *o, char *err, size_t
 	struct lp_bd_opts bo = {
 	    .request = o->request, .stage_depth = o->stage_depth, .keep_ranges = &ranges};
 	struct lp_findings_opts fo = {.request = o->request};
-	int rc = lp_summary_analyze(db, &pg->run, err, errlen) ||
+	struct lp_view_opts vo = {.top = o->top};
+	int rc = !(pg->run = lp_view_processes.analyze(db, &vo, err, errlen)) ||
 		 lp_breakdown_compute(db, &bo, &pg->bd, err, errlen);
 	if (!rc && o->stage_depth <= 1) {
 		fo.bd = &pg->bd;
 		fo.ranges = &ranges;
 	}
 	rc = rc || lp_findings_analyze(db, &fo, &pg->fnd, err, errlen) ||
-	     lp_locks_analyze(db, o->top, &pg->locks, err, errlen) ||
-	     lp_cuda_analyze(db, LP_CUDA_KERNELS, &pg->kern, err, errlen) ||
-	     lp_cuda_analyze(db, LP_CUDA_MEMCPY, &pg->mcpy, err, errlen) ||
+	     !(pg->locks = lp_view_locks.analyze(db, &vo, err, errlen)) ||
+	     !(pg->kern = lp_view_kernels.analyze(db, &vo, err, errlen)) ||
+	     !(pg->mcpy = lp_view_memcpy.analyze(db, &vo, err, errlen)) ||
 	     lp_timeseries_compute(db, &pg->bd, &ranges, &pg->ts, err, errlen);
 	lp_rset_free(&ranges);
 	if (rc) {
@@ -103,12 +109,16 @@ void lp_html_free(void *page)
 	struct html_page *pg = page;
 	if (!pg)
 		return;
-	lp_summary_free(&pg->run);
+	if (pg->run)
+		lp_view_processes.free(pg->run);
+	if (pg->locks)
+		lp_view_locks.free(pg->locks);
+	if (pg->kern)
+		lp_view_kernels.free(pg->kern);
+	if (pg->mcpy)
+		lp_view_memcpy.free(pg->mcpy);
 	lp_findings_free(&pg->fnd);
 	lp_breakdown_free(&pg->bd);
-	lp_lock_report_free(&pg->locks);
-	lp_cuda_report_free(&pg->kern);
-	lp_cuda_report_free(&pg->mcpy);
 	lp_timeseries_free(&pg->ts);
 	lp_req_timeline_free(&pg->tl[0]);
 	lp_req_timeline_free(&pg->tl[1]);
@@ -660,7 +670,7 @@ void lp_html_write(FILE *f, const void *page)
 	const struct html_page *pg = page;
 	lp_html_head(f, "latprof report", NULL);
 	fputs("<header><h1>latprof report</h1><p class=\"cmd\">", f);
-	lp_html_str(f, pg->run.run_cmdline ? pg->run.run_cmdline : "");
+	lp_html_str(f, pg->run->run_cmdline ? pg->run->run_cmdline : "");
 	fputs("</p><nav><a href=\"#findings\">findings</a><a href=\"#summary\">summary</a>"
 	      "<a href=\"#breakdown\">breakdown</a><a href=\"#tail\">tail</a>"
 	      "<a href=\"#charts\">charts</a><a href=\"#locks\">locks</a>"
@@ -668,13 +678,13 @@ void lp_html_write(FILE *f, const void *page)
 	      "<a href=\"#timeline\">timelines</a></nav></header>\n",
 	      f);
 	w_findings(f, &pg->fnd);
-	w_summary(f, &pg->run);
+	w_summary(f, pg->run);
 	w_breakdown(f, &pg->bd);
 	w_tail(f, &pg->bd);
 	lp_html_charts_section(f, "latprof report FILE.db --html OUT.html", pg->has_gnuplot,
 			       pg->chart_err, pg->charts, pg->svg, LP_PLOT_NCHARTS);
-	w_locks(f, &pg->locks);
-	w_gpu(f, &pg->kern, &pg->mcpy);
+	w_locks(f, pg->locks);
+	w_gpu(f, pg->kern, pg->mcpy);
 	w_slowest(f, &pg->bd);
 	w_timelines(f, pg);
 	if (pg->ts.nreq && !lp_plot_lat_points(&pg->ts))
@@ -691,6 +701,6 @@ void lp_html_write(FILE *f, const void *page)
 		"text, JSON and CSV reports list everything.</p>\n",
 		LP_HTML_ROWS, LP_HTML_TL_ITEMS);
 	fputs("<p class=\"note\">latprof ", f);
-	lp_html_str(f, pg->run.latprof_version);
+	lp_html_str(f, pg->run->latprof_version);
 	fputs("</p></footer></body></html>\n", f);
 }
