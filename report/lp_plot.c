@@ -341,7 +341,10 @@ static void stage_dat(FILE *f, const void *arg)
 	const struct lp_breakdown *b = in->bd;
 	fputs("# per stage: its p50, p90 and p99 per-request time (ns), as report --breakdown\n",
 	      f);
-	fputs("# rows: percentile; columns: stage 1..N in the order of the script's titles\n", f);
+	fputs("# rows: percentile; columns: stage 1..N in the order of the script's titles, then\n"
+	      "# the whole request's own percentile (stages peak in different requests: their\n"
+	      "# percentiles do not add up to the request's)\n",
+	      f);
 	unsigned char *on = stage_on(b);
 	if (!on)
 		return;
@@ -358,7 +361,8 @@ static void stage_dat(FILE *f, const void *arg)
 			int64_t v = r == 0 ? st->p50 : r == 1 ? st->p90 : st->p99;
 			fprintf(f, " %lld", (long long)v);
 		}
-		fputc('\n', f);
+		const struct lp_dist *rq = &b->req;
+		fprintf(f, " %lld\n", (long long)(r == 0 ? rq->p50 : r == 1 ? rq->p90 : rq->p99));
 	}
 	free(on);
 }
@@ -367,10 +371,11 @@ static void stage_gp(FILE *f, const void *arg, const char *name)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_breakdown *b = in->bd;
-	fputs("# Each segment is that stage's own percentile: the stack is not the request's\n"
-	      "# percentile (stages peak in different requests).\n",
+	fputs("# Each bar is that stage's own percentile, side by side and never stacked:\n"
+	      "# stages peak in different requests, so their percentiles do not add up; the\n"
+	      "# last bar of each group is the whole request's percentile.\n",
 	      f);
-	fputs("set style data histograms\nset style histogram rowstacked\n"
+	fputs("set style data histograms\nset style histogram clustered gap 1\n"
 	      "set style fill solid 0.85 border -1\nset boxwidth 0.6\n"
 	      "set ylabel 'per-request stage time (ms)'\nset yrange [0:*]\n",
 	      f);
@@ -401,7 +406,11 @@ static void stage_gp(FILE *f, const void *arg, const char *name)
 		}
 		fputs(" noenhanced", f);
 	}
-	fputc('\n', f);
+	size_t ncol = 0;
+	for (size_t s = 0; s < b->nstages; s++)
+		ncol += on[s];
+	fprintf(f, ", \\\n     '%s.dat' using ($%zu/1e6) title 'whole request' lc rgb '#bbbbbb'\n",
+		name, ncol + 2);
 	free(on);
 }
 
