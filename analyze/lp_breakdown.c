@@ -36,13 +36,33 @@ static int load_waits(sqlite3 *db, const char *table, const char *sql, struct lp
 	return rc;
 }
 
+/* Waits of class gil (lp_waits.h), on the GIL's mutex or its condition
+ * variable: their own category, named as the findings and the lock table
+ * name them, instead of lock wait or cond wait. */
+static int load_gil_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
+{
+	static const char *const sql[] = {
+	    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), lock_id "
+	    "FROM lock_waits WHERE class = 1",
+	    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), "
+	    "coalesce(mutex_lock_id, 0) FROM cond_waits WHERE class = 1",
+	};
+	static const char *const table[] = {"lock_waits", "cond_waits"};
+	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
+		int rc = load_waits(db, table[i], sql[i], out, err, errlen);
+		if (rc && rc != -ENOENT)
+			return rc;
+	}
+	return 0;
+}
+
 /* Semaphores and Python locks are recorded as lock_waits too (kind 'sem'):
  * for this split a semaphore is a lock, so they stay in lock wait. */
 static int load_lock_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
 	return load_waits(db, "lock_waits",
 			  "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), "
-			  "lock_id FROM lock_waits",
+			  "lock_id FROM lock_waits WHERE class IS NOT 1",
 			  out, err, errlen);
 }
 
@@ -50,7 +70,7 @@ static int load_cond_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t e
 {
 	return load_waits(db, "cond_waits",
 			  "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), 0 "
-			  "FROM cond_waits",
+			  "FROM cond_waits WHERE class IS NOT 1",
 			  out, err, errlen);
 }
 
@@ -162,6 +182,7 @@ static const char *describe_site(sqlite3 *db, int64_t stack, char *buf, size_t l
 
 /* Order is precedence: a poll inside cudaStreamSynchronize is CUDA time. */
 const struct lp_bd_category lp_bd_categories[] = {
+    {"gil_wait", "GIL wait", load_gil_waits, describe_lock},
     {"lock_wait", "lock wait", load_lock_waits, describe_lock},
     {"cond_wait", "cond wait", load_cond_waits, NULL},
     {"sync_wait", "sync wait", lp_cuda_load_sync_wait, NULL},

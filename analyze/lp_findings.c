@@ -1106,9 +1106,9 @@ static int rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 		return findings_skip(c, "context-switches was not counted for the request ranges");
 	/* Blocking waits switch out voluntarily: one switch each is expected. */
 	int64_t waits = 0, wait_ns = 0;
-	static const char *const waits_cats[] = {"lock_wait", "cond_wait",  "sync_wait",
-						 "sleep",     "file_io",    "socket_io",
-						 "poll_wait", "other_block"};
+	static const char *const waits_cats[] = {"gil_wait",  "lock_wait", "cond_wait",
+						 "sync_wait", "sleep",	   "file_io",
+						 "socket_io", "poll_wait", "other_block"};
 	for (size_t k = 0; k < sizeof(waits_cats) / sizeof(waits_cats[0]); k++) {
 		int i = bd_cat(c->bd, waits_cats[k]);
 		wait_ns += i >= 0 ? c->bd->req_cat_ns[i] : 0;

@@ -552,11 +552,13 @@ static int tl_load(sqlite3 *db, struct tl_ctx *c, char *err, size_t errlen)
 		rc =
 		    lp_db_each(db,
 			       "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
-			       "COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), 1, 0 "
+			       "COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), "
+			       "CASE w.class WHEN 1 THEN 8 ELSE 1 END, 0 "
 			       "FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
 			       "WHERE w.start_ns < ?2 AND w.start_ns + w.dur_ns > ?1 "
 			       "UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, "
-			       "'condition wait', 2, 0 FROM cond_waits "
+			       "CASE class WHEN 1 THEN 'GIL' ELSE 'condition wait' END, "
+			       "CASE class WHEN 1 THEN 8 ELSE 2 END, 0 FROM cond_waits "
 			       "WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
 			       w, 2, tl_wait_row, c, err, errlen);
 	if (!rc && lp_db_has_table(db, "blocking_calls"))

@@ -71,7 +71,8 @@ void lp_timeseries_free(struct lp_timeseries *ts);
 /* ---- one request, end to end (the timeline) ---- */
 
 /* LP_TL_SLEEP, _IO (file and socket), _WAIT (poll and other blocking
- * calls): blocking_calls by category. */
+ * calls): blocking_calls by category. LP_TL_GIL: a lock or condition wait
+ * of class gil (lp_waits.h), which LP_TL_LOCK and LP_TL_COND leave out. */
 enum lp_tl_kind {
 	LP_TL_RANGE,
 	LP_TL_LOCK,
@@ -80,7 +81,8 @@ enum lp_tl_kind {
 	LP_TL_GPU,
 	LP_TL_SLEEP,
 	LP_TL_IO,
-	LP_TL_WAIT
+	LP_TL_WAIT,
+	LP_TL_GIL
 };
 
 struct lp_tl_item {

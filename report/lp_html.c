@@ -15,6 +15,7 @@
 #include "lp_locks.h"
 #include "lp_out.h"
 #include "lp_plot.h"
+#include "lp_report_summary.h"
 #include "lp_summary.h"
 #include "lp_timeseries.h"
 #include "lp_view.h"
@@ -227,21 +228,43 @@ static void w_summary(FILE *f, const struct lp_run_summary *r)
 	fputs("</tr></table>\n<table><tr><th>pid</th><th class=\"l\">command line</th>"
 	      "<th class=\"l\">ended</th><th>threads</th></tr>\n",
 	      f);
-	size_t nprocs = r->n_procs < LP_HTML_ROWS ? r->n_procs : LP_HTML_ROWS;
+	/* The text report's rows: launchers folded, identical siblings once. */
+	struct lp_summary_row *rows = calloc(r->n_procs + 1, sizeof(*rows));
+	size_t launchers = 0, hidden = 0,
+	       nrows = rows ? lp_summary_fold(r, rows, &launchers, &hidden) : 0;
+	size_t nprocs = nrows < LP_HTML_ROWS ? nrows : LP_HTML_ROWS;
 	for (size_t i = 0; i < nprocs; i++) {
-		const struct lp_summary_proc *p = &r->procs[i];
+		const struct lp_summary_proc *p = rows[i].p;
 		fprintf(f, "<tr><td>%d</td><td class=\"l cmd\">", p->pid);
-		lp_html_str(f, p->cmdline ? p->cmdline : "(unknown)");
+		if (rows[i].count > 1)
+			fprintf(f, "%zu x ", rows[i].count);
+		lp_html_str(f, rows[i].name ? rows[i].name : "(unknown)");
+		if (rows[i].via[0]) {
+			fputs(" (via ", f);
+			lp_html_str(f, rows[i].via);
+			fputc(')', f);
+		}
 		fputs("</td><td class=\"l\">", f);
-		lp_html_str(f, p->exit_how ? p->exit_how : "unknown");
-		if (p->exit_signal)
+		if (r->import_source) /* a foreign capture has no exit status */
+			fputs("not recorded", f);
+		else
+			lp_html_str(f, p->exit_how ? p->exit_how : "unknown");
+		if (r->import_source)
+			;
+		else if (p->exit_signal)
 			fprintf(f, " (signal %d)", p->exit_signal);
 		else if (p->has_status)
 			fprintf(f, " (status %d)", p->exit_status);
 		fprintf(f, "</td><td>%lld</td></tr>\n", p->threads);
 	}
+	free(rows);
 	fputs("</table>\n", f);
-	w_more(f, nprocs, r->n_procs, "processes", "sqlite3 FILE.db 'SELECT * FROM processes'");
+	if (launchers || hidden)
+		fprintf(f,
+			"<p class=\"note\">%zu launcher image%s folded, %zu process%s without "
+			"recorded events not shown: latprof report --processes lists all.</p>\n",
+			launchers, launchers == 1 ? "" : "s", hidden, hidden == 1 ? "" : "es");
+	w_more(f, nprocs, nrows, "processes", "latprof report --processes");
 	fputs("</section>\n", f);
 }
 
@@ -536,7 +559,7 @@ static void w_slowest(FILE *f, const struct lp_breakdown *b)
 static const char *const lp_tl_fill[] = {
     [LP_TL_RANGE] = "#6baed6", [LP_TL_LOCK] = "#ee6677", [LP_TL_COND] = "#ee9944",
     [LP_TL_API] = "#66bb66",   [LP_TL_GPU] = "#aa66cc",	 [LP_TL_SLEEP] = "#bbbbbb",
-    [LP_TL_IO] = "#ccbb44",    [LP_TL_WAIT] = "#997755",
+    [LP_TL_IO] = "#ccbb44",    [LP_TL_WAIT] = "#997755", [LP_TL_GIL] = "#cc3366",
 };
 
 static double tl_x(const struct lp_req_timeline *t, int64_t ns)
@@ -620,7 +643,9 @@ static void w_timeline(FILE *f, const struct lp_req_timeline *t, const struct lp
 			x, yy, w, TL_ROW - 2, lp_tl_fill[it->kind],
 			it->kind == LP_TL_RANGE ? " stroke=\"#fff\""
 						: " stroke=\"#222\" stroke-width=\"0.5\"");
-		lp_html_str(f, it->kind == LP_TL_LOCK ? "lock wait: " : "");
+		lp_html_str(f, it->kind == LP_TL_LOCK  ? "lock wait: "
+			       : it->kind == LP_TL_GIL ? "GIL wait: "
+						       : "");
 		lp_html_str(f, it->name);
 		fputs(" ", f);
 		lp_html_dur(f, (double)(it->end_ns - it->start_ns));
@@ -651,6 +676,7 @@ static void w_timelines(FILE *f, const struct html_page *pg)
 		return;
 	}
 	fputs("<p class=\"note\">Stages as bars on thread lanes (nesting downwards); "
+	      "<span style=\"color:#cc3366\">&#9632;</span> GIL wait, "
 	      "<span style=\"color:#ee6677\">&#9632;</span> lock wait, "
 	      "<span style=\"color:#ee9944\">&#9632;</span> condition wait, "
 	      "<span style=\"color:#66bb66\">&#9632;</span> CUDA API, "

@@ -1,0 +1,136 @@
+"""The pictures agree with the JSON report, on a real recording of a
+GIL-bound Python server (tests/real/py_server.py, 4 threads) started through
+launchers (sh and env exec'ing each other, two short helper processes):
+- every wait of class gil is named "GIL wait" in the breakdown (text, JSON,
+  HTML) and in the request timelines, never "cond wait"/"condition wait",
+  and the breakdown's GIL time is the program's GIL waits inside requests,
+  computed here from the database;
+- the HTML's process table is the text report's: launchers folded into the
+  image they exec'd, processes without events left out, with the same
+  counts in its note;
+- the HTML's request timelines are the requests at the report's p50 and p99;
+- utilization.dat (the heatmap) gives each thread's on-CPU, preempted and
+  waiting time per bin, and their totals are the breakdown's threads rows."""
+import html
+import json
+import os
+import re
+import sqlite3
+import sys
+
+from lptest import SRC, check, latprof, record, tmpdir
+import vislib
+
+sys.path.insert(0, os.path.join(SRC, "tests", "real"))
+from reallib import need_python  # noqa: E402
+
+need_python("nvtx")
+d = tmpdir()
+db = os.path.join(d, "py.db")
+server = os.path.join(SRC, "tests", "real", "py_server.py")
+REQ = 120
+# sh runs two helpers (processes without events), then execs env, which
+# execs Python.
+record(db, "sh", "-c", f"/bin/true; /bin/true; exec env '{sys.executable}' '{server}' "
+       f"--requests {REQ} --threads 4 --work python")
+
+
+def report(*args):
+    return latprof("report", db, *args, check=0).stdout
+
+
+bd = json.loads(report("--breakdown", "--format", "json"))
+cats = {c["name"]: c["label"] for c in bd["categories"]}
+check(cats.get("gil_wait") == "GIL wait", f"the breakdown has a 'GIL wait' category ({cats})")
+req = bd["request"]["categories"]
+check(bd["request"]["stats"]["n"] == REQ, f"{REQ} requests")
+
+# The program's GIL waits inside requests, from the database: waits of
+# class gil without their run-queue tail, merged per thread, overlapped
+# with each request range on its thread.
+c = sqlite3.connect(db)
+waits = {}
+for t, s, e in c.execute(
+        "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0) FROM lock_waits "
+        "WHERE class = 1 UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns - "
+        "coalesce(runq_ns, 0) FROM cond_waits WHERE class = 1"):
+    waits.setdefault(t, []).append((s, e))
+merged = {}
+for t, iv in waits.items():
+    out = []
+    for s, e in sorted(iv):
+        if e <= s:
+            continue
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    merged[t] = out
+want = 0
+for t, s, e in c.execute(
+        "SELECT r.start_thread_id, r.start_ns, r.end_ns FROM ranges r JOIN strings n ON "
+        "n.id = r.name_id JOIN domains d ON d.id = r.domain_id WHERE n.value = 'request' "
+        "AND d.name = 'pysrv'"):
+    want += sum(max(0, min(b, e) - max(a, s)) for a, b in merged.get(t, []))
+check(want > 0 and req["gil_wait"] == want,
+      f"breakdown GIL wait {req['gil_wait']} ns = the db's GIL waits inside requests {want} ns")
+ncond = c.execute("SELECT count(*) FROM cond_waits WHERE class = 1").fetchone()[0]
+check(ncond > 0, f"the GIL's condition waits were recorded ({ncond})")
+fnd = json.loads(report("--bottlenecks", "--format", "json"))
+ids = [f["id"] for f in fnd["findings"]]
+check("gil-contention" in ids, f"the findings name the GIL ({ids})")
+waitcats = ("gil_wait", "lock_wait", "cond_wait", "sleep", "file_io", "socket_io", "poll_wait",
+            "other_block")
+top = max(waitcats, key=lambda k: req.get(k, 0))
+check(top == "gil_wait", f"the breakdown's largest wait category is GIL wait ({top})")
+text = report("--breakdown")
+head = next(l for l in text.splitlines() if l.startswith("stage "))
+check("GIL wait" in head, "the text breakdown has a GIL wait column")
+
+out = os.path.join(d, "py.html")
+page = vislib.report_html(db, out)
+sec = page[page.index('<section id="breakdown">'):]
+sec = sec[:sec.index("</section>")]
+check("<th>GIL wait</th>" in sec, "the HTML breakdown has a GIL wait column")
+tl = page[page.index('<section id="timeline">'):]
+tl = tl[:tl.index("</section>")]
+titles = re.findall(r"<title>(.*?)</title>", tl)
+gil_items = [t for t in titles if t.startswith("GIL wait: ") or t.startswith("GIL ")]
+check(not any(t.startswith("condition wait") for t in titles) or
+      c.execute("SELECT count(*) FROM cond_waits WHERE class <> 1").fetchone()[0] > 0,
+      "no timeline bar calls a GIL wait a condition wait")
+check(len(gil_items) > 0, f"the timelines draw GIL waits as GIL ({len(gil_items)} bars)")
+# The timelines' requests are the report's p50 and p99 (nearest rank).
+UNIT = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
+for label, key in (("median request", "p50_ns"), ("p99 request", "p99_ns")):
+    m = re.search(rf"<h3>{label}: ([0-9.]+) (ns|µs|ms|s) at ", tl)
+    got = float(m.group(1)) * UNIT[m.group(2)] if m else None
+    exp = bd["request"]["stats"][key]
+    check(got is not None and abs(got - exp) <= 0.001 * exp + 1,
+          f"the {label} timeline is {got} ns, the report's {key} {exp}")
+
+# Processes: the HTML's rows are the text report's.
+rows_txt = []
+lines = report().splitlines()
+i = next(k for k, l in enumerate(lines) if l.lstrip().startswith("pid ") and "command" in l)
+for l in lines[i + 1:]:
+    m = re.match(r"^\s+(\d+)\s+\d+\s+\d+\s+\S+ \S+\s+.*?\s{2}(.*)$", l)
+    if not m:
+        break
+    rows_txt.append(int(m.group(1)))
+folded = re.search(r"\((\d+) launcher images? folded, (\d+) process(?:es)? without", report())
+summ = page[page.index('<section id="summary">'):]
+summ = summ[:summ.index("</section>")]
+rows_html = [int(p) for p in re.findall(r'<tr><td>(\d+)</td><td class="l cmd">', summ)]
+note = re.search(r"(\d+) launcher images? folded, (\d+) process(?:es)? without", summ)
+check(rows_html == rows_txt and len(rows_html) == 1,
+      f"HTML process rows {rows_html} = the text report's {rows_txt}")
+# Launcher images: sh, its two forks before each exec'd /bin/true, env.
+check(folded and note and folded.groups() == note.groups() and
+      note.groups() == ("4", "2"),
+      f"HTML and text fold the same: 4 launcher images (sh, 2 forks of sh, env), 2 helpers "
+      f"({note.groups() if note else None}, text {folded.groups() if folded else None})")
+via = re.search(r"\(via ([^)]*)\)", html.unescape(summ))
+check(via and via.group(1) == "sh > env", f"the server's row says via sh > env ({via and via.group(1)})")
+allp = json.loads(report("--processes", "--format", "json"))["run"]["processes"]
+check(len(allp) == 7, f"--processes lists all 7 process images ({len(allp)})")
