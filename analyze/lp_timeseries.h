@@ -34,6 +34,12 @@ struct lp_ts_lane {
 	int pid;
 	double *busy; /* [nbins] fraction of the bin, 0..1 */
 	int64_t total_busy_ns;
+	/* CPU lanes with task-clock: the fractions of each bin on a CPU and
+	 * preempted (runnable, off the CPU: outside recorded waits and not on a
+	 * CPU, plus the waits' run-queue tails); the rest of the thread's life
+	 * is waiting. NULL without task-clock (busy is then all we know). */
+	double *oncpu, *preempted;
+	int64_t total_oncpu_ns, total_preempted_ns;
 };
 
 #define LP_TS_MAXBINS 200

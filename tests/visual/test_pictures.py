@@ -9,8 +9,9 @@ launchers (sh and env exec'ing each other, two short helper processes):
   image they exec'd, processes without events left out, with the same
   counts in its note;
 - the HTML's request timelines are the requests at the report's p50 and p99;
-- utilization.dat (the heatmap) gives each thread's on-CPU, preempted and
-  waiting time per bin, and their totals are the breakdown's threads rows."""
+- utilization.dat (the heatmap) gives each thread's on-CPU and preempted
+  time per bin (the rest is waiting), and their totals are the breakdown's
+  threads rows: a preempted thread is not drawn busy."""
 import html
 import json
 import os
@@ -134,3 +135,33 @@ via = re.search(r"\(via ([^)]*)\)", html.unescape(summ))
 check(via and via.group(1) == "sh > env", f"the server's row says via sh > env ({via and via.group(1)})")
 allp = json.loads(report("--processes", "--format", "json"))["run"]["processes"]
 check(len(allp) == 7, f"--processes lists all 7 process images ({len(allp)})")
+
+# The heatmap: utilization.dat's on-CPU (index 0) and preempted (index 1)
+# fractions, summed over the bins of each server thread, are that thread's
+# on_cpu and preempted in the breakdown's threads rows (task-clock spread
+# over the thread's time outside waits; rounding and bin edges within 2%).
+plots = os.path.join(d, "plots")
+latprof("plot", db, "-o", plots, check=0)
+gp = open(os.path.join(plots, "utilization.gp")).read()
+dat = open(os.path.join(plots, "utilization.dat")).read()
+check("set multiplot" in gp and "index 1" in gp, "the heatmap has an on-CPU and a preempted panel")
+binns = int(re.search(r"time bin of (\d+) ns", dat).group(1))
+blocks = [[[float(x) for x in l.split()] for l in b.splitlines() if l and not l.startswith("#")]
+          for b in dat.split("\n\n\n")]
+check(len(blocks) == 2 and len(blocks[0]) == len(blocks[1]),
+      f"utilization.dat holds two matrices of the same lanes ({[len(b) for b in blocks]})")
+tics = re.search(r"set ytics \((.*?)\) noenhanced", gp).group(1)
+names = [m.group(1) for m in re.finditer(r"'((?:[^']|'')*)' \d+", tics)]
+server = [t for t in bd["threads"] if t["cpu_ns"] is not None and
+          names.count(f"CPU {t['name']} {t['tid']}") == 1 and t["name"].startswith("python")]
+check(len(server) >= 5, f"the heatmap draws the server's main and 4 worker threads ({len(server)})")
+for t in server:
+    i = names.index(f"CPU {t['name']} {t['tid']}")
+    on, pre = sum(blocks[0][i]) * binns, sum(blocks[1][i]) * binns
+    c = t["categories"]
+    tol = 0.02 * t["time_ns"] + 2 * binns
+    check(abs(on - c["on_cpu"]) <= tol and abs(pre - c["preempted"]) <= tol,
+          f"thread {t['tid']}: heatmap on-CPU {on:.0f} / preempted {pre:.0f} ns against the "
+          f"breakdown's {c['on_cpu']} / {c['preempted']} ns (within {tol:.0f})")
+    check(all(a + b <= 1.0001 for a, b in zip(blocks[0][i], blocks[1][i])),
+          f"thread {t['tid']}: on-CPU + preempted never exceed a bin")
