@@ -289,6 +289,39 @@ static int key_matches(const struct lp_rkey *k, const char *req)
 	return 0;
 }
 
+static const struct lp_rset *key_cmp_rs;
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct lp_rkey *x = &key_cmp_rs->keys[*(const size_t *)a];
+	const struct lp_rkey *y = &key_cmp_rs->keys[*(const size_t *)b];
+	int c = strcmp(x->domain, y->domain);
+	c = c ? c : strcmp(x->name, y->name);
+	return c ? c
+		 : (*(const size_t *)a > *(const size_t *)b) -
+		       (*(const size_t *)a < *(const size_t *)b);
+}
+
+/* grp[k]: the first key (lowest index) with k's domain and name. */
+static void key_groups(const struct lp_rset *rs, size_t *grp)
+{
+	size_t *idx = malloc((rs->nkeys + 1) * sizeof(*idx));
+	for (size_t k = 0; k < rs->nkeys; k++)
+		grp[k] = k;
+	if (!idx) /* out of memory: each key alone, as before names were grouped */
+		return;
+	for (size_t k = 0; k < rs->nkeys; k++)
+		idx[k] = k;
+	key_cmp_rs = rs;
+	qsort(idx, rs->nkeys, sizeof(*idx), key_cmp);
+	for (size_t i = 1; i < rs->nkeys; i++) {
+		const struct lp_rkey *x = &rs->keys[idx[i - 1]], *y = &rs->keys[idx[i]];
+		if (!strcmp(x->domain, y->domain) && !strcmp(x->name, y->name))
+			grp[idx[i]] = grp[idx[i - 1]];
+	}
+	free(idx);
+}
+
 /* Marks request keys in isreq[]; returns how many keys match. */
 static int pick_request(const struct lp_rset *rs, const char *req, uint8_t *isreq, int64_t *rootcnt)
 {
@@ -302,23 +335,49 @@ static int pick_request(const struct lp_rset *rs, const char *req, uint8_t *isre
 		return found;
 	}
 	int64_t *tot = calloc(rs->nkeys, sizeof(*tot));
-	if (!tot)
+	size_t *grp = malloc((rs->nkeys + 1) * sizeof(*grp));
+	if (!tot || !grp) {
+		free(tot);
+		free(grp);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < rs->n; i++)
 		if (rs->r[i].parent < 0 && rs->r[i].depth == 0) {
 			rootcnt[rs->r[i].key]++;
 			tot[rs->r[i].key] += rs->r[i].end - rs->r[i].start;
 		}
-	ptrdiff_t best = -1;
-	for (size_t k = 0; k < rs->nkeys; k++)
-		if (rootcnt[k] && (best < 0 || rootcnt[k] > rootcnt[best] ||
-				   (rootcnt[k] == rootcnt[best] && tot[k] > tot[best])))
-			best = (ptrdiff_t)k;
-	free(tot);
-	if (best >= 0) {
-		isreq[best] = 1;
-		found = 1;
+	/* One name may be several keys (an imported capture's processes each
+	 * name it): the request is the name, counted over all of them, as
+	 * --request NAME and the rules count it. */
+	int64_t *gcnt = calloc(rs->nkeys, sizeof(*gcnt)), *gtot = calloc(rs->nkeys, sizeof(*gtot));
+	if (!gcnt || !gtot) {
+		free(tot);
+		free(grp);
+		free(gcnt);
+		free(gtot);
+		return -ENOMEM;
 	}
+	key_groups(rs, grp);
+	for (size_t k = 0; k < rs->nkeys; k++) {
+		gcnt[grp[k]] += rootcnt[k];
+		gtot[grp[k]] += tot[k];
+	}
+	ptrdiff_t best = -1;
+	for (size_t k = 0; k < rs->nkeys; k++) {
+		size_t g = grp[k], b = best < 0 ? 0 : grp[best];
+		if (rootcnt[k] &&
+		    (best < 0 || gcnt[g] > gcnt[b] || (gcnt[g] == gcnt[b] && gtot[g] > gtot[b])))
+			best = (ptrdiff_t)k;
+	}
+	for (size_t k = 0; best >= 0 && k < rs->nkeys; k++)
+		if (grp[k] == grp[best]) {
+			isreq[k] = 1;
+			found++;
+		}
+	free(tot);
+	free(grp);
+	free(gcnt);
+	free(gtot);
 	return found;
 }
 
