@@ -88,7 +88,8 @@ enum lp_tl_kind {
 	LP_TL_SLEEP,
 	LP_TL_IO,
 	LP_TL_WAIT,
-	LP_TL_GIL
+	LP_TL_GIL,
+	LP_TL_RUNQ /* a wait's run-queue tail (runq_ns): preempted */
 };
 
 struct lp_tl_item {

@@ -560,6 +560,7 @@ static const char *const lp_tl_fill[] = {
     [LP_TL_RANGE] = "#6baed6", [LP_TL_LOCK] = "#ee6677", [LP_TL_COND] = "#ee9944",
     [LP_TL_API] = "#66bb66",   [LP_TL_GPU] = "#aa66cc",	 [LP_TL_SLEEP] = "#bbbbbb",
     [LP_TL_IO] = "#ccbb44",    [LP_TL_WAIT] = "#997755", [LP_TL_GIL] = "#cc3366",
+    [LP_TL_RUNQ] = "#fc8d59",
 };
 
 static double tl_x(const struct lp_req_timeline *t, int64_t ns)
@@ -683,7 +684,9 @@ static void w_timelines(FILE *f, const struct html_page *pg)
 	      "<span style=\"color:#aa66cc\">&#9632;</span> GPU work, "
 	      "<span style=\"color:#bbbbbb\">&#9632;</span> sleep, "
 	      "<span style=\"color:#ccbb44\">&#9632;</span> file or socket I/O, "
-	      "<span style=\"color:#997755\">&#9632;</span> poll or other blocking call. "
+	      "<span style=\"color:#997755\">&#9632;</span> poll or other blocking call, "
+	      "<span style=\"color:#fc8d59\">&#9632;</span> preempted: the end of a wait spent "
+	      "runnable, waiting for a CPU (its run-queue time). "
 	      "Hover for names and durations.</p>\n",
 	      f);
 	w_timeline(f, &pg->tl[0], &pg->ts);
