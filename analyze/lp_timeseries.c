@@ -701,17 +701,18 @@ static int tl_load(sqlite3 *db, struct tl_ctx *c, char *err, size_t errlen)
 			       "FROM blocking_calls WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
 			       w, 2, tl_wait_row, c, err, errlen);
 	/* The waits' run-queue tails: woken, runnable, waiting for a CPU. */
-	static const char *const runq_tables[] = {"lock_waits", "cond_waits", "blocking_calls"};
-	for (size_t i = 0; i < sizeof(runq_tables) / sizeof(runq_tables[0]); i++) {
-		char sql[320];
-		snprintf(sql, sizeof(sql),
-			 "SELECT thread_id, start_ns + dur_ns - runq_ns, start_ns + dur_ns, "
-			 "'preempted (run queue)', 9, 0 FROM %s WHERE runq_ns > 0 AND "
-			 "runq_ns <= dur_ns AND start_ns < ?2 AND start_ns + dur_ns > ?1",
-			 runq_tables[i]);
-		if (!rc && lp_db_has_table(db, runq_tables[i]))
-			rc = lp_db_each(db, sql, w, 2, tl_wait_row, c, err, errlen);
-	}
+#define LP_TL_RUNQ_SQL(table)                                                                      \
+	"SELECT thread_id, start_ns + dur_ns - runq_ns, start_ns + dur_ns, "                       \
+	"'preempted (run queue)', 9, 0 FROM " table " WHERE runq_ns > 0 AND runq_ns <= dur_ns "    \
+	"AND start_ns < ?2 AND start_ns + dur_ns > ?1"
+	static const char *const runq_table[] = {"lock_waits", "cond_waits", "blocking_calls"};
+	static const char *const runq_sql[] = {LP_TL_RUNQ_SQL("lock_waits"),
+					       LP_TL_RUNQ_SQL("cond_waits"),
+					       LP_TL_RUNQ_SQL("blocking_calls")};
+#undef LP_TL_RUNQ_SQL
+	for (size_t i = 0; i < sizeof(runq_sql) / sizeof(runq_sql[0]); i++)
+		if (!rc && lp_db_has_table(db, runq_table[i]))
+			rc = lp_db_each(db, runq_sql[i], w, 2, tl_wait_row, c, err, errlen);
 	if (!rc && lp_db_has_table(db, "cuda_api")) {
 		rc = lp_db_each(db,
 				"SELECT a.thread_id, a.start_ns, a.end_ns, s.value, 3, "
