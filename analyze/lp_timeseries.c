@@ -680,18 +680,17 @@ static int tl_load(sqlite3 *db, struct tl_ctx *c, char *err, size_t errlen)
 	    a, 3, tl_range_row, c, err, errlen);
 	int64_t w[2] = {t->start_ns, t->end_ns};
 	if (!rc && lp_db_has_table(db, "lock_waits"))
-		rc =
-		    lp_db_each(db,
-			       "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
-			       "COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), "
-			       "CASE w.class WHEN 1 THEN 8 ELSE 1 END, 0 "
-			       "FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
-			       "WHERE w.start_ns < ?2 AND w.start_ns + w.dur_ns > ?1 "
-			       "UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, "
-			       "CASE class WHEN 1 THEN 'GIL' ELSE 'condition wait' END, "
-			       "CASE class WHEN 1 THEN 8 ELSE 2 END, 0 FROM cond_waits "
-			       "WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
-			       w, 2, tl_wait_row, c, err, errlen);
+		rc = lp_db_each(db,
+				"SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
+				"COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), "
+				"CASE w.class WHEN 1 THEN 8 ELSE 1 END, 0 "
+				"FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+				"WHERE w.start_ns < ?2 AND w.start_ns + w.dur_ns > ?1 "
+				"UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, "
+				"CASE class WHEN 1 THEN 'GIL' ELSE 'condition wait' END, "
+				"CASE class WHEN 1 THEN 8 ELSE 2 END, 0 FROM cond_waits "
+				"WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
+				w, 2, tl_wait_row, c, err, errlen);
 	if (!rc && lp_db_has_table(db, "blocking_calls"))
 		rc =
 		    lp_db_each(db,
@@ -700,7 +699,7 @@ static int tl_load(sqlite3 *db, struct tl_ctx *c, char *err, size_t errlen)
 			       "WHEN 'file_io' THEN 6 WHEN 'socket_io' THEN 6 ELSE 7 END, 0 "
 			       "FROM blocking_calls WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
 			       w, 2, tl_wait_row, c, err, errlen);
-	/* The waits' run-queue tails: woken, runnable, waiting for a CPU. */
+		/* The waits' run-queue tails: woken, runnable, waiting for a CPU. */
 #define LP_TL_RUNQ_SQL(table)                                                                      \
 	"SELECT thread_id, start_ns + dur_ns - runq_ns, start_ns + dur_ns, "                       \
 	"'preempted (run queue)', 9, 0 FROM " table " WHERE runq_ns > 0 AND runq_ns <= dur_ns "    \
