@@ -247,6 +247,8 @@ static int wait_row(sqlite3_stmt *st, void *vctx)
  * rest of that time is preempted (runnable, off the CPU), as are the
  * waits' run-queue tails. Lanes without task-clock keep oncpu NULL.
  */
+#define LP_TS_MAXSAMPLES 2000000
+
 struct tc_ctx {
 	struct lane_ctx *c;
 	int64_t th, ts, v; /* the previous point */
@@ -315,17 +317,25 @@ static int ts_cpu_split(sqlite3 *db, struct lane_ctx *c, char *err, size_t errle
 	struct tc_ctx x = {c, -1, 0, 0, calloc(c->ncpu, sizeof(double *)), 0};
 	if (!x.acc)
 		return -ENOMEM;
-	/* The points: 0 when the counters opened, the samples, the total at exit. */
-	int rc = lp_db_each(
-	    db,
+	/* The points: 0 when the counters opened, the samples, the total at exit.
+	 * Past LP_TS_MAXSAMPLES samples (one per range boundary: millions at the
+	 * run sizes the page is bounded for) only the first and the last: the
+	 * sort would cost more than the rest of the page, and the bins are
+	 * coarser than the samples anyway. */
+	static const char all_sql[] =
 	    "WITH e AS (SELECT id FROM counter_events WHERE name = 'task-clock' AND available) "
-	    "SELECT thread_id, start_ns, 0 FROM thread_counters WHERE start_ns IS NOT NULL "
-	    "AND event_id IN e UNION ALL SELECT s.thread_id, s.ts_ns, v.value FROM counter_values "
-	    "v "
-	    "JOIN counter_samples s ON s.id = v.sample_id WHERE v.event_id IN e "
-	    "UNION ALL SELECT thread_id, end_ns, value FROM thread_counters WHERE event_id IN e "
-	    "ORDER BY 1, 2, 3",
-	    NULL, 0, tc_row, &x, err, errlen);
+	    "SELECT thread_id, start_ns, 0 FROM thread_counters WHERE start_ns IS NOT NULL AND "
+	    "event_id IN e UNION ALL SELECT s.thread_id, s.ts_ns, v.value FROM counter_values v "
+	    "JOIN counter_samples s ON s.id = v.sample_id WHERE v.event_id IN e UNION ALL "
+	    "SELECT thread_id, end_ns, value FROM thread_counters WHERE event_id IN e "
+	    "ORDER BY 1, 2, 3";
+	static const char ends_sql[] =
+	    "WITH e AS (SELECT id FROM counter_events WHERE name = 'task-clock' AND available) "
+	    "SELECT thread_id, start_ns, 0 FROM thread_counters WHERE start_ns IS NOT NULL AND "
+	    "event_id IN e UNION ALL SELECT thread_id, end_ns, value FROM thread_counters "
+	    "WHERE event_id IN e ORDER BY 1, 2, 3";
+	int many = lp_db_int(db, "SELECT count(*) FROM counter_samples", 0) > LP_TS_MAXSAMPLES;
+	int rc = lp_db_each(db, many ? ends_sql : all_sql, NULL, 0, tc_row, &x, err, errlen);
 	for (size_t i = 0; i < c->ncpu; i++) {
 		struct lp_ts_lane *l = &ts->lanes[i];
 		if (!rc && x.acc[i]) {
