@@ -34,8 +34,9 @@ LP_VIEW_WRITER(bd_csv, lp_breakdown_write_csv)
 const struct lp_view lp_view_breakdown = {
     .flag = "breakdown",
     .help = "per-request latency by stage from NVTX ranges: count, mean,\n"
-	    "p50/p90/p99/max, share, lock wait / cond wait / cpu split,\n"
-	    "tail attribution (p99 vs median) and the slowest requests",
+	    "p50/p90/p99/max, share; time split into GIL / lock / cond wait,\n"
+	    "I/O, on-CPU, preempted; tail attribution (p99 vs median) and\n"
+	    "the slowest requests",
     .options_help = "--request NAME    the request range (NAME or DOMAIN::NAME); default:\n"
 		    "                  the most frequent outermost range\n"
 		    "--stage-depth N   stages are ranges N levels below it (default 1)",
