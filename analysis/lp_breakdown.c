@@ -36,13 +36,33 @@ static int load_waits(sqlite3 *db, const char *table, const char *sql, struct lp
 	return rc;
 }
 
+/* Waits of class gil (lp_waits.h), on the GIL's mutex or its condition
+ * variable: their own category, named as the findings and the lock table
+ * name them, instead of lock wait or cond wait. */
+static int load_gil_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
+{
+	static const char *const sql[] = {
+	    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), lock_id "
+	    "FROM lock_waits WHERE class = 1",
+	    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), "
+	    "coalesce(mutex_lock_id, 0) FROM cond_waits WHERE class = 1",
+	};
+	static const char *const table[] = {"lock_waits", "cond_waits"};
+	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
+		int rc = load_waits(db, table[i], sql[i], out, err, errlen);
+		if (rc && rc != -ENOENT)
+			return rc;
+	}
+	return 0;
+}
+
 /* Semaphores and Python locks are recorded as lock_waits too (kind 'sem'):
  * for this split a semaphore is a lock, so they stay in lock wait. */
 static int load_lock_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
 	return load_waits(db, "lock_waits",
 			  "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), "
-			  "lock_id FROM lock_waits",
+			  "lock_id FROM lock_waits WHERE class IS NOT 1",
 			  out, err, errlen);
 }
 
@@ -50,7 +70,7 @@ static int load_cond_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t e
 {
 	return load_waits(db, "cond_waits",
 			  "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), 0 "
-			  "FROM cond_waits",
+			  "FROM cond_waits WHERE class IS NOT 1",
 			  out, err, errlen);
 }
 
@@ -162,6 +182,7 @@ static const char *describe_site(sqlite3 *db, int64_t stack, char *buf, size_t l
 
 /* Order is precedence: a poll inside cudaStreamSynchronize is CUDA time. */
 const struct lp_bd_category lp_bd_categories[] = {
+    {"gil_wait", "GIL wait", load_gil_waits, describe_lock},
     {"lock_wait", "lock wait", load_lock_waits, describe_lock},
     {"cond_wait", "cond wait", load_cond_waits, NULL},
     {"sync_wait", "sync wait", lp_cuda_load_sync_wait, NULL},
@@ -268,6 +289,39 @@ static int key_matches(const struct lp_rkey *k, const char *req)
 	return 0;
 }
 
+static const struct lp_rset *key_cmp_rs;
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct lp_rkey *x = &key_cmp_rs->keys[*(const size_t *)a];
+	const struct lp_rkey *y = &key_cmp_rs->keys[*(const size_t *)b];
+	int c = strcmp(x->domain, y->domain);
+	c = c ? c : strcmp(x->name, y->name);
+	return c ? c
+		 : (*(const size_t *)a > *(const size_t *)b) -
+		       (*(const size_t *)a < *(const size_t *)b);
+}
+
+/* grp[k]: the first key (lowest index) with k's domain and name. */
+static void key_groups(const struct lp_rset *rs, size_t *grp)
+{
+	size_t *idx = malloc((rs->nkeys + 1) * sizeof(*idx));
+	for (size_t k = 0; k < rs->nkeys; k++)
+		grp[k] = k;
+	if (!idx) /* out of memory: each key alone, as before names were grouped */
+		return;
+	for (size_t k = 0; k < rs->nkeys; k++)
+		idx[k] = k;
+	key_cmp_rs = rs;
+	qsort(idx, rs->nkeys, sizeof(*idx), key_cmp);
+	for (size_t i = 1; i < rs->nkeys; i++) {
+		const struct lp_rkey *x = &rs->keys[idx[i - 1]], *y = &rs->keys[idx[i]];
+		if (!strcmp(x->domain, y->domain) && !strcmp(x->name, y->name))
+			grp[idx[i]] = grp[idx[i - 1]];
+	}
+	free(idx);
+}
+
 /* Marks request keys in isreq[]; returns how many keys match. */
 static int pick_request(const struct lp_rset *rs, const char *req, uint8_t *isreq, int64_t *rootcnt)
 {
@@ -281,23 +335,49 @@ static int pick_request(const struct lp_rset *rs, const char *req, uint8_t *isre
 		return found;
 	}
 	int64_t *tot = calloc(rs->nkeys, sizeof(*tot));
-	if (!tot)
+	size_t *grp = malloc((rs->nkeys + 1) * sizeof(*grp));
+	if (!tot || !grp) {
+		free(tot);
+		free(grp);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < rs->n; i++)
 		if (rs->r[i].parent < 0 && rs->r[i].depth == 0) {
 			rootcnt[rs->r[i].key]++;
 			tot[rs->r[i].key] += rs->r[i].end - rs->r[i].start;
 		}
-	ptrdiff_t best = -1;
-	for (size_t k = 0; k < rs->nkeys; k++)
-		if (rootcnt[k] && (best < 0 || rootcnt[k] > rootcnt[best] ||
-				   (rootcnt[k] == rootcnt[best] && tot[k] > tot[best])))
-			best = (ptrdiff_t)k;
-	free(tot);
-	if (best >= 0) {
-		isreq[best] = 1;
-		found = 1;
+	/* One name may be several keys (an imported capture's processes each
+	 * name it): the request is the name, counted over all of them, as
+	 * --request NAME and the rules count it. */
+	int64_t *gcnt = calloc(rs->nkeys, sizeof(*gcnt)), *gtot = calloc(rs->nkeys, sizeof(*gtot));
+	if (!gcnt || !gtot) {
+		free(tot);
+		free(grp);
+		free(gcnt);
+		free(gtot);
+		return -ENOMEM;
 	}
+	key_groups(rs, grp);
+	for (size_t k = 0; k < rs->nkeys; k++) {
+		gcnt[grp[k]] += rootcnt[k];
+		gtot[grp[k]] += tot[k];
+	}
+	ptrdiff_t best = -1;
+	for (size_t k = 0; k < rs->nkeys; k++) {
+		size_t g = grp[k], b = best < 0 ? 0 : grp[best];
+		if (rootcnt[k] &&
+		    (best < 0 || gcnt[g] > gcnt[b] || (gcnt[g] == gcnt[b] && gtot[g] > gtot[b])))
+			best = (ptrdiff_t)k;
+	}
+	for (size_t k = 0; best >= 0 && k < rs->nkeys; k++)
+		if (grp[k] == grp[best]) {
+			isreq[k] = 1;
+			found++;
+		}
+	free(tot);
+	free(grp);
+	free(gcnt);
+	free(gtot);
 	return found;
 }
 

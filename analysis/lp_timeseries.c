@@ -3,6 +3,7 @@
 #include "lp_timeseries.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,7 @@ struct lane_ctx {
 	size_t cap;
 	int64_t **alive, **wait; /* per CPU lane, [nbins] ns */
 	size_t ncpu;
+	int64_t **runq; /* per CPU lane, [nbins]: the waits' run-queue tails */
 };
 
 static int thread_row(sqlite3_stmt *st, void *vctx)
@@ -219,8 +221,11 @@ static int wait_row(sqlite3_stmt *st, void *vctx)
 	int64_t a = sqlite3_column_int64(st, 1), z = sqlite3_column_int64(st, 2);
 	int cond = sqlite3_column_int(st, 3);
 	struct lp_ts_lane *l = bsearch(&th, ts->lanes, c->ncpu, sizeof(*l), lane_cmp);
+	int64_t runq = sqlite3_column_int64(st, 4);
 	if (l)
 		bin_add(ts, c->wait[l - ts->lanes], a, z);
+	if (l && runq > 0 && runq <= z - a)
+		bin_add(ts, c->runq[l - ts->lanes], z - runq, z);
 	if (cond == 2) /* a blocking call: off the CPU, not a lock or condition wait */
 		return 0;
 	bin_add(ts, cond ? ts->cond_wait_ns : ts->lock_wait_ns, a, z);
@@ -233,25 +238,156 @@ static int wait_row(sqlite3_stmt *st, void *vctx)
 	return 0;
 }
 
+/*
+ * On-CPU and preempted time per CPU lane, from task-clock: the thread's
+ * cumulative task-clock at its counter samples (range boundaries) and at
+ * exit, each interval's increase spread over the interval's bins in
+ * proportion to their time outside recorded waits (a thread runs little
+ * while it waits). Per bin, on-CPU is at most the time outside waits; the
+ * rest of that time is preempted (runnable, off the CPU), as are the
+ * waits' run-queue tails. Lanes without task-clock keep oncpu NULL.
+ */
+#define LP_TS_MAXSAMPLES 2000000
+
+struct tc_ctx {
+	struct lane_ctx *c;
+	int64_t th, ts, v; /* the previous point */
+	double **acc;	   /* per CPU lane, [nbins] task-clock ns; NULL until seen */
+	int err;
+};
+
+static double avail_ns(const struct lane_ctx *c, size_t i, size_t b)
+{
+	int64_t v = c->alive[i][b] - c->wait[i][b];
+	return v > 0 ? (double)v : 0;
+}
+
+static void tc_spread(struct tc_ctx *x, size_t i, int64_t a, int64_t z, double d)
+{
+	const struct lp_timeseries *ts = x->c->ts;
+	if (a < ts->start_ns)
+		a = ts->start_ns;
+	if (z > ts->end_ns)
+		z = ts->end_ns;
+	if (z <= a || d <= 0 || ts->nbins == 0)
+		return;
+	size_t b0 = (size_t)((a - ts->start_ns) / ts->bin_ns);
+	size_t b1 = (size_t)((z - 1 - ts->start_ns) / ts->bin_ns);
+	if (b1 >= ts->nbins)
+		b1 = ts->nbins - 1;
+	double wsum = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t b = b0; b <= b1; b++) {
+			int64_t bs = ts->start_ns + (int64_t)b * ts->bin_ns;
+			int64_t be = bs + bin_len(ts, b);
+			int64_t o = (z < be ? z : be) - (a > bs ? a : bs);
+			if (o <= 0)
+				continue;
+			/* weight: the overlap's share of the bin's time outside waits */
+			double w = (double)o * avail_ns(x->c, i, b) / (double)bin_len(ts, b);
+			if (!pass)
+				wsum += w;
+			else if (wsum > 0)
+				x->acc[i][b] += d * w / wsum;
+		}
+}
+
+static int tc_row(sqlite3_stmt *st, void *vctx)
+{
+	struct tc_ctx *x = vctx;
+	int64_t th = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
+	int64_t v = sqlite3_column_int64(st, 2);
+	struct lp_ts_lane *l = bsearch(&th, x->c->ts->lanes, x->c->ncpu, sizeof(*l), lane_cmp);
+	if (l && th == x->th && t > x->ts && v >= x->v) {
+		size_t i = (size_t)(l - x->c->ts->lanes);
+		if (!x->acc[i] && !(x->acc[i] = calloc(x->c->ts->nbins, sizeof(double))))
+			return -ENOMEM;
+		tc_spread(x, i, x->ts, t, (double)(v - x->v));
+	}
+	x->th = th, x->ts = t, x->v = v;
+	return 0;
+}
+
+static int ts_cpu_split(sqlite3 *db, struct lane_ctx *c, char *err, size_t errlen)
+{
+	struct lp_timeseries *ts = c->ts;
+	if (!c->ncpu || !lp_db_has_table(db, "counter_samples") ||
+	    !lp_db_has_table(db, "thread_counters"))
+		return 0;
+	struct tc_ctx x = {c, -1, 0, 0, calloc(c->ncpu, sizeof(double *)), 0};
+	if (!x.acc)
+		return -ENOMEM;
+	/* The points: 0 when the counters opened, the samples, the total at exit.
+	 * Past LP_TS_MAXSAMPLES samples (one per range boundary: millions at the
+	 * run sizes the page is bounded for) only the first and the last: the
+	 * sort would cost more than the rest of the page, and the bins are
+	 * coarser than the samples anyway. */
+	static const char all_sql[] =
+	    "WITH e AS (SELECT id FROM counter_events WHERE name = 'task-clock' AND available) "
+	    "SELECT thread_id, start_ns, 0 FROM thread_counters WHERE start_ns IS NOT NULL AND "
+	    "event_id IN e UNION ALL SELECT s.thread_id, s.ts_ns, v.value FROM counter_values v "
+	    "JOIN counter_samples s ON s.id = v.sample_id WHERE v.event_id IN e UNION ALL "
+	    "SELECT thread_id, end_ns, value FROM thread_counters WHERE event_id IN e "
+	    "ORDER BY 1, 2, 3";
+	static const char ends_sql[] =
+	    "WITH e AS (SELECT id FROM counter_events WHERE name = 'task-clock' AND available) "
+	    "SELECT thread_id, start_ns, 0 FROM thread_counters WHERE start_ns IS NOT NULL AND "
+	    "event_id IN e UNION ALL SELECT thread_id, end_ns, value FROM thread_counters "
+	    "WHERE event_id IN e ORDER BY 1, 2, 3";
+	int many = lp_db_int(db, "SELECT count(*) FROM counter_samples", 0) > LP_TS_MAXSAMPLES;
+	int rc = lp_db_each(db, many ? ends_sql : all_sql, NULL, 0, tc_row, &x, err, errlen);
+	for (size_t i = 0; i < c->ncpu; i++) {
+		struct lp_ts_lane *l = &ts->lanes[i];
+		if (!rc && x.acc[i]) {
+			l->oncpu = calloc(ts->nbins, sizeof(double));
+			l->preempted = calloc(ts->nbins, sizeof(double));
+			if (!l->oncpu || !l->preempted)
+				rc = -ENOMEM;
+		}
+		for (size_t b = 0; !rc && l->oncpu && b < ts->nbins; b++) {
+			double av = avail_ns(c, i, b), on = x.acc[i][b] < av ? x.acc[i][b] : av;
+			int64_t rq = c->runq[i][b] < c->wait[i][b] ? c->runq[i][b] : c->wait[i][b];
+			double pre = av - on + (double)rq, len = (double)bin_len(ts, b);
+			l->oncpu[b] = on / len;
+			l->preempted[b] = pre / len;
+			l->total_oncpu_ns += llround(on);
+			l->total_preempted_ns += llround(pre);
+		}
+		free(x.acc[i]);
+	}
+	free(x.acc);
+	return rc;
+}
+
 static int ts_cpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *err, size_t errlen)
 {
-	struct lane_ctx c = {ts, *cap, NULL, NULL, 0};
+	struct lane_ctx c = {ts, *cap, NULL, NULL, 0, NULL};
 	int64_t end = ts->end_ns;
 	int rc = lp_db_each(db,
 			    "SELECT t.id, t.tid, t.name, p.pid, COALESCE(t.start_ns, p.start_ns), "
 			    "COALESCE(t.end_ns, p.end_ns, ?1) FROM threads t "
 			    "JOIN processes p ON p.id = t.process_id ORDER BY t.id",
 			    &end, 1, thread_row, &c, err, errlen);
+	c.runq = calloc(c.ncpu + 1, sizeof(*c.runq));
+	for (size_t i = 0; !rc && c.runq && i < c.ncpu; i++)
+		if (!(c.runq[i] = calloc(ts->nbins + 1, sizeof(int64_t))))
+			rc = -ENOMEM;
+	if (!rc && !c.runq)
+		rc = -ENOMEM;
 	if (!rc && lp_db_has_table(db, "lock_waits"))
 		rc = lp_db_each(db,
-				"SELECT thread_id, start_ns, start_ns + dur_ns, 0 FROM lock_waits "
-				"UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, 1 "
-				"FROM cond_waits",
+				"SELECT thread_id, start_ns, start_ns + dur_ns, 0, "
+				"coalesce(runq_ns, 0) FROM lock_waits "
+				"UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, 1, "
+				"coalesce(runq_ns, 0) FROM cond_waits",
 				NULL, 0, wait_row, &c, err, errlen);
 	if (!rc && lp_db_has_table(db, "blocking_calls"))
-		rc = lp_db_each(
-		    db, "SELECT thread_id, start_ns, start_ns + dur_ns, 2 FROM blocking_calls",
-		    NULL, 0, wait_row, &c, err, errlen);
+		rc = lp_db_each(db,
+				"SELECT thread_id, start_ns, start_ns + dur_ns, 2, "
+				"coalesce(runq_ns, 0) FROM blocking_calls",
+				NULL, 0, wait_row, &c, err, errlen);
+	if (!rc)
+		rc = ts_cpu_split(db, &c, err, errlen);
 	for (size_t i = 0; i < c.ncpu; i++) {
 		struct lp_ts_lane *l = &ts->lanes[i];
 		for (size_t b = 0; !rc && b < ts->nbins; b++) {
@@ -262,9 +398,12 @@ static int ts_cpu(sqlite3 *db, struct lp_timeseries *ts, size_t *cap, char *err,
 		}
 		free(c.alive[i]);
 		free(c.wait[i]);
+		if (c.runq)
+			free(c.runq[i]);
 	}
 	free(c.alive);
 	free(c.wait);
+	free(c.runq);
 	*cap = c.cap;
 	return rc;
 }
@@ -375,6 +514,8 @@ void lp_timeseries_free(struct lp_timeseries *ts)
 	for (size_t i = 0; i < ts->nlanes; i++) {
 		free(ts->lanes[i].name);
 		free(ts->lanes[i].busy);
+		free(ts->lanes[i].oncpu);
+		free(ts->lanes[i].preempted);
 	}
 	free(ts->lanes);
 	free(ts->lock_wait_ns);
@@ -549,16 +690,17 @@ static int tl_load(sqlite3 *db, struct tl_ctx *c, char *err, size_t errlen)
 	    a, 3, tl_range_row, c, err, errlen);
 	int64_t w[2] = {t->start_ns, t->end_ns};
 	if (!rc && lp_db_has_table(db, "lock_waits"))
-		rc =
-		    lp_db_each(db,
-			       "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
-			       "COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), 1, 0 "
-			       "FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
-			       "WHERE w.start_ns < ?2 AND w.start_ns + w.dur_ns > ?1 "
-			       "UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, "
-			       "'condition wait', 2, 0 FROM cond_waits "
-			       "WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
-			       w, 2, tl_wait_row, c, err, errlen);
+		rc = lp_db_each(db,
+				"SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
+				"COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), "
+				"CASE w.class WHEN 1 THEN 8 ELSE 1 END, 0 "
+				"FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
+				"WHERE w.start_ns < ?2 AND w.start_ns + w.dur_ns > ?1 "
+				"UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, "
+				"CASE class WHEN 1 THEN 'GIL' ELSE 'condition wait' END, "
+				"CASE class WHEN 1 THEN 8 ELSE 2 END, 0 FROM cond_waits "
+				"WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
+				w, 2, tl_wait_row, c, err, errlen);
 	if (!rc && lp_db_has_table(db, "blocking_calls"))
 		rc =
 		    lp_db_each(db,
@@ -567,6 +709,19 @@ static int tl_load(sqlite3 *db, struct tl_ctx *c, char *err, size_t errlen)
 			       "WHEN 'file_io' THEN 6 WHEN 'socket_io' THEN 6 ELSE 7 END, 0 "
 			       "FROM blocking_calls WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
 			       w, 2, tl_wait_row, c, err, errlen);
+		/* The waits' run-queue tails: woken, runnable, waiting for a CPU. */
+#define LP_TL_RUNQ_SQL(table)                                                                      \
+	"SELECT thread_id, start_ns + dur_ns - runq_ns, start_ns + dur_ns, "                       \
+	"'preempted (run queue)', 9, 0 FROM " table " WHERE runq_ns > 0 AND runq_ns <= dur_ns "    \
+	"AND start_ns < ?2 AND start_ns + dur_ns > ?1"
+	static const char *const runq_table[] = {"lock_waits", "cond_waits", "blocking_calls"};
+	static const char *const runq_sql[] = {LP_TL_RUNQ_SQL("lock_waits"),
+					       LP_TL_RUNQ_SQL("cond_waits"),
+					       LP_TL_RUNQ_SQL("blocking_calls")};
+#undef LP_TL_RUNQ_SQL
+	for (size_t i = 0; i < sizeof(runq_sql) / sizeof(runq_sql[0]); i++)
+		if (!rc && lp_db_has_table(db, runq_table[i]))
+			rc = lp_db_each(db, runq_sql[i], w, 2, tl_wait_row, c, err, errlen);
 	if (!rc && lp_db_has_table(db, "cuda_api")) {
 		rc = lp_db_each(db,
 				"SELECT a.thread_id, a.start_ns, a.end_ns, s.value, 3, "

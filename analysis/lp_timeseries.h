@@ -34,6 +34,12 @@ struct lp_ts_lane {
 	int pid;
 	double *busy; /* [nbins] fraction of the bin, 0..1 */
 	int64_t total_busy_ns;
+	/* CPU lanes with task-clock: the fractions of each bin on a CPU and
+	 * preempted (runnable, off the CPU: outside recorded waits and not on a
+	 * CPU, plus the waits' run-queue tails); the rest of the thread's life
+	 * is waiting. NULL without task-clock (busy is then all we know). */
+	double *oncpu, *preempted;
+	int64_t total_oncpu_ns, total_preempted_ns;
 };
 
 #define LP_TS_MAXBINS 200
@@ -71,7 +77,8 @@ void lp_timeseries_free(struct lp_timeseries *ts);
 /* ---- one request, end to end (the timeline) ---- */
 
 /* LP_TL_SLEEP, _IO (file and socket), _WAIT (poll and other blocking
- * calls): blocking_calls by category. */
+ * calls): blocking_calls by category. LP_TL_GIL: a lock or condition wait
+ * of class gil (lp_waits.h), which LP_TL_LOCK and LP_TL_COND leave out. */
 enum lp_tl_kind {
 	LP_TL_RANGE,
 	LP_TL_LOCK,
@@ -80,7 +87,9 @@ enum lp_tl_kind {
 	LP_TL_GPU,
 	LP_TL_SLEEP,
 	LP_TL_IO,
-	LP_TL_WAIT
+	LP_TL_WAIT,
+	LP_TL_GIL,
+	LP_TL_RUNQ /* a wait's run-queue tail (runq_ns): preempted */
 };
 
 struct lp_tl_item {

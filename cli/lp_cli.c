@@ -75,7 +75,11 @@ int lp_cli_bad_option(const char *cmd, const char *word, const struct option *op
 
 void lp_cli_print_help(const struct lp_cmd *cmd)
 {
-	printf("latprof %s: %s\n\n%s", cmd->name, cmd->summary, cmd->usage);
+	printf("latprof %s: %s\n\n", cmd->name, cmd->summary);
+	if (cmd->write_help)
+		cmd->write_help(stdout);
+	else
+		fputs(cmd->usage, stdout);
 }
 
 static void oom(void)

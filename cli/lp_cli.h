@@ -18,6 +18,9 @@ struct lp_cmd {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 	const char *usage; /* full help text */
+	/* When set, writes the help text instead of usage: a command whose
+	 * help comes from a table (report's views). */
+	void (*write_help)(FILE *f);
 };
 
 extern const struct lp_cmd *const lp_commands[]; /* NULL-terminated */

@@ -15,15 +15,21 @@
 #include "lp_locks.h"
 #include "lp_out.h"
 #include "lp_plot.h"
+#include "lp_report_summary.h"
 #include "lp_summary.h"
 #include "lp_timeseries.h"
+#include "lp_view.h"
 
+/* The sections that are a view of their own come from that view's analyze
+ * (report/lp_view_*.c), so the page and `report --VIEW` show the same
+ * numbers; the breakdown and the findings share the ranges they load, and
+ * the time series and timelines are the page's own. */
 struct html_page {
-	struct lp_run_summary run;
+	struct lp_run_summary *run;	    /* lp_view_processes */
+	struct lp_lock_report *locks;	    /* lp_view_locks */
+	struct lp_cuda_report *kern, *mcpy; /* lp_view_kernels, lp_view_memcpy */
 	struct lp_findings fnd;
 	struct lp_breakdown bd;
-	struct lp_lock_report locks;
-	struct lp_cuda_report kern, mcpy;
 	struct lp_timeseries ts;
 	struct lp_req_timeline tl[2];
 	int has_gnuplot;
@@ -71,16 +77,17 @@ void *lp_html_build(sqlite3 *db, const struct lp_html_opts *o, char *err, size_t
 	struct lp_bd_opts bo = {
 	    .request = o->request, .stage_depth = o->stage_depth, .keep_ranges = &ranges};
 	struct lp_findings_opts fo = {.request = o->request};
-	int rc = lp_summary_analyze(db, &pg->run, err, errlen) ||
+	struct lp_view_opts vo = {.top = o->top};
+	int rc = !(pg->run = lp_view_processes.analyze(db, &vo, err, errlen)) ||
 		 lp_breakdown_compute(db, &bo, &pg->bd, err, errlen);
 	if (!rc && o->stage_depth <= 1) {
 		fo.bd = &pg->bd;
 		fo.ranges = &ranges;
 	}
 	rc = rc || lp_findings_analyze(db, &fo, &pg->fnd, err, errlen) ||
-	     lp_locks_analyze(db, o->top, &pg->locks, err, errlen) ||
-	     lp_cuda_analyze(db, LP_CUDA_KERNELS, &pg->kern, err, errlen) ||
-	     lp_cuda_analyze(db, LP_CUDA_MEMCPY, &pg->mcpy, err, errlen) ||
+	     !(pg->locks = lp_view_locks.analyze(db, &vo, err, errlen)) ||
+	     !(pg->kern = lp_view_kernels.analyze(db, &vo, err, errlen)) ||
+	     !(pg->mcpy = lp_view_memcpy.analyze(db, &vo, err, errlen)) ||
 	     lp_timeseries_compute(db, &pg->bd, &ranges, &pg->ts, err, errlen);
 	lp_rset_free(&ranges);
 	if (rc) {
@@ -103,12 +110,16 @@ void lp_html_free(void *page)
 	struct html_page *pg = page;
 	if (!pg)
 		return;
-	lp_summary_free(&pg->run);
+	if (pg->run)
+		lp_view_processes.free(pg->run);
+	if (pg->locks)
+		lp_view_locks.free(pg->locks);
+	if (pg->kern)
+		lp_view_kernels.free(pg->kern);
+	if (pg->mcpy)
+		lp_view_memcpy.free(pg->mcpy);
 	lp_findings_free(&pg->fnd);
 	lp_breakdown_free(&pg->bd);
-	lp_lock_report_free(&pg->locks);
-	lp_cuda_report_free(&pg->kern);
-	lp_cuda_report_free(&pg->mcpy);
 	lp_timeseries_free(&pg->ts);
 	lp_req_timeline_free(&pg->tl[0]);
 	lp_req_timeline_free(&pg->tl[1]);
@@ -217,21 +228,43 @@ static void w_summary(FILE *f, const struct lp_run_summary *r)
 	fputs("</tr></table>\n<table><tr><th>pid</th><th class=\"l\">command line</th>"
 	      "<th class=\"l\">ended</th><th>threads</th></tr>\n",
 	      f);
-	size_t nprocs = r->n_procs < LP_HTML_ROWS ? r->n_procs : LP_HTML_ROWS;
+	/* The text report's rows: launchers folded, identical siblings once. */
+	struct lp_summary_row *rows = calloc(r->n_procs + 1, sizeof(*rows));
+	size_t launchers = 0, hidden = 0,
+	       nrows = rows ? lp_summary_fold(r, rows, &launchers, &hidden) : 0;
+	size_t nprocs = nrows < LP_HTML_ROWS ? nrows : LP_HTML_ROWS;
 	for (size_t i = 0; i < nprocs; i++) {
-		const struct lp_summary_proc *p = &r->procs[i];
+		const struct lp_summary_proc *p = rows[i].p;
 		fprintf(f, "<tr><td>%d</td><td class=\"l cmd\">", p->pid);
-		lp_html_str(f, p->cmdline ? p->cmdline : "(unknown)");
+		if (rows[i].count > 1)
+			fprintf(f, "%zu x ", rows[i].count);
+		lp_html_str(f, rows[i].name ? rows[i].name : "(unknown)");
+		if (rows[i].via[0]) {
+			fputs(" (via ", f);
+			lp_html_str(f, rows[i].via);
+			fputc(')', f);
+		}
 		fputs("</td><td class=\"l\">", f);
-		lp_html_str(f, p->exit_how ? p->exit_how : "unknown");
-		if (p->exit_signal)
+		if (r->import_source) /* a foreign capture has no exit status */
+			fputs("not recorded", f);
+		else
+			lp_html_str(f, p->exit_how ? p->exit_how : "unknown");
+		if (r->import_source)
+			;
+		else if (p->exit_signal)
 			fprintf(f, " (signal %d)", p->exit_signal);
 		else if (p->has_status)
 			fprintf(f, " (status %d)", p->exit_status);
 		fprintf(f, "</td><td>%lld</td></tr>\n", p->threads);
 	}
+	free(rows);
 	fputs("</table>\n", f);
-	w_more(f, nprocs, r->n_procs, "processes", "sqlite3 FILE.db 'SELECT * FROM processes'");
+	if (launchers || hidden)
+		fprintf(f,
+			"<p class=\"note\">%zu launcher image%s folded, %zu process%s without "
+			"recorded events not shown: latprof report --processes lists all.</p>\n",
+			launchers, launchers == 1 ? "" : "s", hidden, hidden == 1 ? "" : "es");
+	w_more(f, nprocs, nrows, "processes", "latprof report --processes");
 	fputs("</section>\n", f);
 }
 
@@ -526,7 +559,8 @@ static void w_slowest(FILE *f, const struct lp_breakdown *b)
 static const char *const lp_tl_fill[] = {
     [LP_TL_RANGE] = "#6baed6", [LP_TL_LOCK] = "#ee6677", [LP_TL_COND] = "#ee9944",
     [LP_TL_API] = "#66bb66",   [LP_TL_GPU] = "#aa66cc",	 [LP_TL_SLEEP] = "#bbbbbb",
-    [LP_TL_IO] = "#ccbb44",    [LP_TL_WAIT] = "#997755",
+    [LP_TL_IO] = "#ccbb44",    [LP_TL_WAIT] = "#997755", [LP_TL_GIL] = "#cc3366",
+    [LP_TL_RUNQ] = "#fc8d59",
 };
 
 static double tl_x(const struct lp_req_timeline *t, int64_t ns)
@@ -610,7 +644,9 @@ static void w_timeline(FILE *f, const struct lp_req_timeline *t, const struct lp
 			x, yy, w, TL_ROW - 2, lp_tl_fill[it->kind],
 			it->kind == LP_TL_RANGE ? " stroke=\"#fff\""
 						: " stroke=\"#222\" stroke-width=\"0.5\"");
-		lp_html_str(f, it->kind == LP_TL_LOCK ? "lock wait: " : "");
+		lp_html_str(f, it->kind == LP_TL_LOCK  ? "lock wait: "
+			       : it->kind == LP_TL_GIL ? "GIL wait: "
+						       : "");
 		lp_html_str(f, it->name);
 		fputs(" ", f);
 		lp_html_dur(f, (double)(it->end_ns - it->start_ns));
@@ -641,13 +677,16 @@ static void w_timelines(FILE *f, const struct html_page *pg)
 		return;
 	}
 	fputs("<p class=\"note\">Stages as bars on thread lanes (nesting downwards); "
+	      "<span style=\"color:#cc3366\">&#9632;</span> GIL wait, "
 	      "<span style=\"color:#ee6677\">&#9632;</span> lock wait, "
 	      "<span style=\"color:#ee9944\">&#9632;</span> condition wait, "
 	      "<span style=\"color:#66bb66\">&#9632;</span> CUDA API, "
 	      "<span style=\"color:#aa66cc\">&#9632;</span> GPU work, "
 	      "<span style=\"color:#bbbbbb\">&#9632;</span> sleep, "
 	      "<span style=\"color:#ccbb44\">&#9632;</span> file or socket I/O, "
-	      "<span style=\"color:#997755\">&#9632;</span> poll or other blocking call. "
+	      "<span style=\"color:#997755\">&#9632;</span> poll or other blocking call, "
+	      "<span style=\"color:#fc8d59\">&#9632;</span> preempted: the end of a wait spent "
+	      "runnable, waiting for a CPU (its run-queue time). "
 	      "Hover for names and durations.</p>\n",
 	      f);
 	w_timeline(f, &pg->tl[0], &pg->ts);
@@ -660,7 +699,7 @@ void lp_html_write(FILE *f, const void *page)
 	const struct html_page *pg = page;
 	lp_html_head(f, "latprof report", NULL);
 	fputs("<header><h1>latprof report</h1><p class=\"cmd\">", f);
-	lp_html_str(f, pg->run.run_cmdline ? pg->run.run_cmdline : "");
+	lp_html_str(f, pg->run->run_cmdline ? pg->run->run_cmdline : "");
 	fputs("</p><nav><a href=\"#findings\">findings</a><a href=\"#summary\">summary</a>"
 	      "<a href=\"#breakdown\">breakdown</a><a href=\"#tail\">tail</a>"
 	      "<a href=\"#charts\">charts</a><a href=\"#locks\">locks</a>"
@@ -668,13 +707,13 @@ void lp_html_write(FILE *f, const void *page)
 	      "<a href=\"#timeline\">timelines</a></nav></header>\n",
 	      f);
 	w_findings(f, &pg->fnd);
-	w_summary(f, &pg->run);
+	w_summary(f, pg->run);
 	w_breakdown(f, &pg->bd);
 	w_tail(f, &pg->bd);
 	lp_html_charts_section(f, "latprof report FILE.db --html OUT.html", pg->has_gnuplot,
 			       pg->chart_err, pg->charts, pg->svg, LP_PLOT_NCHARTS);
-	w_locks(f, &pg->locks);
-	w_gpu(f, &pg->kern, &pg->mcpy);
+	w_locks(f, pg->locks);
+	w_gpu(f, pg->kern, pg->mcpy);
 	w_slowest(f, &pg->bd);
 	w_timelines(f, pg);
 	if (pg->ts.nreq && !lp_plot_lat_points(&pg->ts))
@@ -691,6 +730,6 @@ void lp_html_write(FILE *f, const void *page)
 		"text, JSON and CSV reports list everything.</p>\n",
 		LP_HTML_ROWS, LP_HTML_TL_ITEMS);
 	fputs("<p class=\"note\">latprof ", f);
-	lp_html_str(f, pg->run.latprof_version);
+	lp_html_str(f, pg->run->latprof_version);
 	fputs("</p></footer></body></html>\n", f);
 }

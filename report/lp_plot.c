@@ -341,7 +341,10 @@ static void stage_dat(FILE *f, const void *arg)
 	const struct lp_breakdown *b = in->bd;
 	fputs("# per stage: its p50, p90 and p99 per-request time (ns), as report --breakdown\n",
 	      f);
-	fputs("# rows: percentile; columns: stage 1..N in the order of the script's titles\n", f);
+	fputs("# rows: percentile; columns: stage 1..N in the order of the script's titles, then\n"
+	      "# the whole request's own percentile (stages peak in different requests: their\n"
+	      "# percentiles do not add up to the request's)\n",
+	      f);
 	unsigned char *on = stage_on(b);
 	if (!on)
 		return;
@@ -358,7 +361,8 @@ static void stage_dat(FILE *f, const void *arg)
 			int64_t v = r == 0 ? st->p50 : r == 1 ? st->p90 : st->p99;
 			fprintf(f, " %lld", (long long)v);
 		}
-		fputc('\n', f);
+		const struct lp_dist *rq = &b->req;
+		fprintf(f, " %lld\n", (long long)(r == 0 ? rq->p50 : r == 1 ? rq->p90 : rq->p99));
 	}
 	free(on);
 }
@@ -367,10 +371,11 @@ static void stage_gp(FILE *f, const void *arg, const char *name)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_breakdown *b = in->bd;
-	fputs("# Each segment is that stage's own percentile: the stack is not the request's\n"
-	      "# percentile (stages peak in different requests).\n",
+	fputs("# Each bar is that stage's own percentile, side by side and never stacked:\n"
+	      "# stages peak in different requests, so their percentiles do not add up; the\n"
+	      "# last bar of each group is the whole request's percentile.\n",
 	      f);
-	fputs("set style data histograms\nset style histogram rowstacked\n"
+	fputs("set style data histograms\nset style histogram clustered gap 1\n"
 	      "set style fill solid 0.85 border -1\nset boxwidth 0.6\n"
 	      "set ylabel 'per-request stage time (ms)'\nset yrange [0:*]\n",
 	      f);
@@ -401,7 +406,11 @@ static void stage_gp(FILE *f, const void *arg, const char *name)
 		}
 		fputs(" noenhanced", f);
 	}
-	fputc('\n', f);
+	size_t ncol = 0;
+	for (size_t s = 0; s < b->nstages; s++)
+		ncol += on[s];
+	fprintf(f, ", \\\n     '%s.dat' using ($%zu/1e6) title 'whole request' lc rgb '#bbbbbb'\n",
+		name, ncol + 2);
 	free(on);
 }
 
@@ -419,6 +428,66 @@ static size_t util_n(const struct lp_timeseries *ts)
 	return ts->nlanes < LP_HEAT_MAXLANES ? ts->nlanes : LP_HEAT_MAXLANES;
 }
 
+static const struct lp_timeseries *busy_cmp_ts;
+
+static int busy_desc(const void *a, const void *b)
+{
+	int64_t x = busy_cmp_ts->lanes[*(const size_t *)a].total_busy_ns;
+	int64_t y = busy_cmp_ts->lanes[*(const size_t *)b].total_busy_ns;
+	return x > y   ? -1
+	       : x < y ? 1
+		       : (*(const size_t *)a > *(const size_t *)b) -
+			     (*(const size_t *)a < *(const size_t *)b);
+}
+
+static int idx_asc(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The lanes the heatmap draws, in lane order: all of them, or the
+ * LP_HEAT_MAXLANES busiest (a run through launchers has many short-lived
+ * threads that were never busy). idx has room for util_n(ts). */
+static void util_pick(const struct lp_timeseries *ts, size_t *idx)
+{
+	size_t *all = malloc((ts->nlanes + 1) * sizeof(*all)), n = util_n(ts);
+	if (!all) { /* out of memory: the first lanes */
+		for (size_t i = 0; i < n; i++)
+			idx[i] = i;
+		return;
+	}
+	for (size_t i = 0; i < ts->nlanes; i++)
+		all[i] = i;
+	busy_cmp_ts = ts;
+	qsort(all, ts->nlanes, sizeof(*all), busy_desc);
+	memcpy(idx, all, n * sizeof(*idx));
+	qsort(idx, n, sizeof(*idx), idx_asc);
+	free(all);
+}
+
+/* Whether some lane tells on-CPU from preempted time (task-clock). */
+static int util_split(const struct lp_timeseries *ts)
+{
+	for (size_t l = 0; l < util_n(ts); l++)
+		if (ts->lanes[l].oncpu)
+			return 1;
+	return 0;
+}
+
+static void util_rows(FILE *f, const struct lp_timeseries *ts, int preempted)
+{
+	size_t idx[LP_HEAT_MAXLANES];
+	util_pick(ts, idx);
+	for (size_t l = 0; l < util_n(ts); l++) {
+		const struct lp_ts_lane *ln = &ts->lanes[idx[l]];
+		const double *v = preempted ? ln->preempted : ln->oncpu ? ln->oncpu : ln->busy;
+		for (size_t b = 0; b < ts->nbins; b++)
+			fprintf(f, "%s%.4f", b ? " " : "", v ? v[b] : 0.0);
+		fputc('\n', f);
+	}
+}
+
 static void util_dat(FILE *f, const void *arg)
 {
 	const struct lp_plot_input *in = arg;
@@ -426,43 +495,72 @@ static void util_dat(FILE *f, const void *arg)
 	fprintf(f,
 		"# busy fraction per lane (row, as the script's ytics) and time bin of %lld ns\n",
 		(long long)ts->bin_ns);
-	fputs("# CPU: alive and not in a recorded lock/condition wait or blocking call;"
-	      " GPU: kernels, copies, memsets\n",
+	fputs("# CPU with task-clock: on a CPU; CPU without it (ytic ends in '*'): alive and not"
+	      " in a recorded lock/condition wait or blocking call; GPU: kernels, copies,"
+	      " memsets\n",
 	      f);
-	for (size_t l = 0; l < util_n(ts); l++) {
-		for (size_t b = 0; b < ts->nbins; b++)
-			fprintf(f, "%s%.4f", b ? " " : "", ts->lanes[l].busy[b]);
-		fputc('\n', f);
+	util_rows(f, ts, 0);
+	if (!util_split(ts))
+		return;
+	/* gnuplot's index 1: two blank lines apart */
+	fputs("\n\n# index 1: preempted fraction per lane and bin (runnable but off the CPU:"
+	      " outside recorded waits and not on a CPU, plus the waits' run-queue tails);"
+	      " 0 where task-clock is unknown. The rest of a CPU lane's life is waiting.\n",
+	      f);
+	util_rows(f, ts, 1);
+}
+
+static void util_panel(FILE *f, const struct lp_timeseries *ts, const char *name, int index,
+		       const char *title, const char *palette)
+{
+	size_t n = util_n(ts);
+	double bs = (double)ts->bin_ns / 1e9;
+	fprintf(f, "set title '%s' noenhanced\nset palette defined %s\n", title, palette);
+	fprintf(f, "set yrange [-0.5:%zu.5] reverse\nset xrange [0:%.9f]\n", n - 1,
+		bs * (double)ts->nbins);
+	size_t idx[LP_HEAT_MAXLANES];
+	util_pick(ts, idx);
+	fputs("set ytics (", f);
+	for (size_t l = 0; l < n; l++) {
+		fprintf(f, "%s", l ? ", " : "");
+		char lbl[80];
+		const struct lp_ts_lane *ln = &ts->lanes[idx[l]];
+		snprintf(
+		    lbl, sizeof(lbl), "%s%s%s", ln->kind == LP_LANE_GPU ? "" : "CPU ", ln->name,
+		    ln->kind == LP_LANE_CPU && !ln->oncpu && index == 0 && util_split(ts) ? " *"
+											  : "");
+		lp_plot_gp_str(f, lbl);
+		fprintf(f, " %zu", l);
 	}
+	fputs(") noenhanced\n", f);
+	if (ts->nlanes > n)
+		fprintf(f, "set label 1 'the %zu busiest of %zu lanes' at graph 0, graph -0.12\n",
+			n, ts->nlanes);
+	fprintf(f, "plot '%s.dat' index %d matrix using (($1 + 0.5) * bin):2:3 with image pixels\n",
+		name, index);
 }
 
 static void util_gp(FILE *f, const void *arg, const char *name)
 {
 	const struct lp_plot_input *in = arg;
 	const struct lp_timeseries *ts = in->ts;
-	size_t n = util_n(ts);
-	double bs = (double)ts->bin_ns / 1e9;
-	fprintf(f, "bin = %.9f\n", bs);
-	fputs("set xlabel 'time since run start (s)'\nset cbrange [0:1]\nset cblabel 'busy'\n"
-	      "set palette defined (0 '#f7fbff', 0.5 '#6baed6', 1 '#08306b')\nunset grid\n"
+	static const char blue[] = "(0 '#f7fbff', 0.5 '#6baed6', 1 '#08306b')";
+	fprintf(f, "bin = %.9f\n", (double)ts->bin_ns / 1e9);
+	fputs("set xlabel 'time since run start (s)'\nset cbrange [0:1]\nunset grid\n"
 	      "set key off\n",
 	      f);
-	fprintf(f, "set yrange [-0.5:%zu.5] reverse\nset xrange [0:%.9f]\n", n - 1,
-		bs * (double)ts->nbins);
-	fputs("set ytics (", f);
-	for (size_t l = 0; l < n; l++) {
-		fprintf(f, "%s", l ? ", " : "");
-		char lbl[80];
-		snprintf(lbl, sizeof(lbl), "%s%s", ts->lanes[l].kind == LP_LANE_GPU ? "" : "CPU ",
-			 ts->lanes[l].name);
-		lp_plot_gp_str(f, lbl);
-		fprintf(f, " %zu", l);
+	if (!util_split(ts)) {
+		fputs("set cblabel 'busy'\n", f);
+		util_panel(f, ts, name, 0, "CPU thread and GPU stream utilization", blue);
+		return;
 	}
-	fputs(") noenhanced\n", f);
-	if (ts->nlanes > n)
-		fprintf(f, "set label '%zu more lanes not shown' at graph 0, graph -0.12\n",
-			ts->nlanes - n);
-	fprintf(f, "plot '%s.dat' matrix using (($1 + 0.5) * bin):2:3 with image pixels\n", name);
+	/* Two panels: on a CPU, and preempted; what is in neither is waiting. */
+	fputs("set multiplot layout 2,1\nset cblabel 'fraction of the bin'\n", f);
+	util_panel(f, ts, name, 0,
+		   "on a CPU (task-clock; * = no task-clock: not waiting) / GPU busy", blue);
+	util_panel(f, ts, name, 1, "preempted: runnable, waiting for a CPU",
+		   "(0 '#fff7ec', 0.5 '#fc8d59', 1 '#7f0000')");
+	fputs("unset multiplot\n", f);
 }
 
 /* ---- lock wait over time ---- */

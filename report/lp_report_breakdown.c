@@ -8,6 +8,7 @@
 
 #include "lp_out.h"
 #include "lp_report_locks.h" /* lp_txt_ns, lp_txt_pad */
+#include "lp_view.h"
 
 #define LP_BD_NAME_W 40
 
@@ -620,7 +621,7 @@ void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 
 void lp_breakdown_write_json(FILE *f, const struct lp_breakdown *b)
 {
-	fputs("{\n  \"format\": \"latprof.report.breakdown\",\n  \"version\": 1,\n  ", f);
+	lp_view_json_open(f, "breakdown", 1);
 	lp_breakdown_write_json_members(f, b);
 	fputs("\n}\n", f);
 }
@@ -719,10 +720,8 @@ void lp_range_stats_write_text(FILE *f, const struct lp_range_stats *s)
 
 void lp_range_stats_write_json(FILE *f, const struct lp_range_stats *s)
 {
-	fprintf(f,
-		"{\n  \"format\": \"latprof.report.ranges\",\n  \"version\": 1,\n  "
-		"\"has_ranges\": %s,\n  \"ranges\": [",
-		s->has_ranges ? "true" : "false");
+	lp_view_json_open(f, "ranges", 1);
+	fprintf(f, "\"has_ranges\": %s,\n  \"ranges\": [", s->has_ranges ? "true" : "false");
 	for (size_t i = 0; i < s->n; i++) {
 		fprintf(f, "%s\n    {\"domain\": ", i ? "," : "");
 		lp_json_str(f, s->v[i].domain);

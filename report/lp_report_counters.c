@@ -9,6 +9,7 @@
 #include "lp_db.h"
 #include "lp_out.h"
 #include "lp_report_locks.h" /* lp_txt_ns, lp_txt_pad, lp_txt_cell */
+#include "lp_view.h"
 
 #define LP_CR_NAME_W 28
 
@@ -195,7 +196,8 @@ static void cr_json_ipc(FILE *f, int has, double ipc)
 
 void lp_counters_write_json(FILE *f, const struct lp_counters_report *r)
 {
-	fprintf(f, "{\"has_counters\": %s,\n \"note\": ", r->has_counters ? "true" : "false");
+	lp_view_json_open(f, "counters", 1);
+	fprintf(f, "\"has_counters\": %s,\n \"note\": ", r->has_counters ? "true" : "false");
 	lp_json_str(f, r->note);
 	fputs(",\n \"ipc_unavailable_reason\": ", f);
 	lp_json_str(f, r->ipc_reason);

@@ -9,6 +9,7 @@
 
 #include "lp_out.h"
 #include "lp_report_locks.h" /* lp_txt_ns, lp_txt_cell */
+#include "lp_view.h"
 
 static const char *const lp_view_names[] = {"kernels", "memcpy", "sync", "cuda-api"};
 
@@ -197,8 +198,9 @@ static void json_dev(FILE *f, const struct lp_cuda_report *r, size_t i)
 
 void lp_cuda_write_json(FILE *f, const struct lp_cuda_report *r)
 {
+	lp_view_json_open(f, "cuda", 1);
 	fprintf(f,
-		"{\"view\": \"%s\", \"gpu_captured\": %s, \"gpu_status\": ", lp_view_names[r->view],
+		"\"view\": \"%s\", \"gpu_captured\": %s, \"gpu_status\": ", lp_view_names[r->view],
 		r->cap.captured ? "true" : "false");
 	lp_json_str(f, r->cap.status);
 	fprintf(f,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lp_out.h"
+#include "lp_view.h"
 
 static const char *const lp_sev_name[] = {"", "low", "medium", "high"};
 
@@ -210,8 +211,8 @@ static void json_finding(FILE *f, const struct lp_finding *x)
 
 void lp_findings_write_json(FILE *f, const struct lp_findings *r)
 {
-	fputs("{\n  \"format\": \"latprof.report.findings\",\n  \"version\": 1,\n  \"requests\": ",
-	      f);
+	lp_view_json_open(f, "findings", 1);
+	fputs("\"requests\": ", f);
 	if (r->has_requests) {
 		fputs("{\"name\": ", f);
 		lp_json_str(f, r->req_name);

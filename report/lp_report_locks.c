@@ -10,6 +10,7 @@
 #include <wchar.h>
 
 #include "lp_out.h"
+#include "lp_view.h"
 
 #define LP_NAME_W 40 /* the table cuts names; each lock's section has it whole */
 
@@ -343,8 +344,9 @@ static void json_lock(FILE *f, size_t rank, const struct lp_lock_row *l)
 
 void lp_locks_write_json(FILE *f, const struct lp_lock_report *r)
 {
+	lp_view_json_open(f, "locks", 1);
 	fprintf(f,
-		"{\n  \"format\": \"latprof.report.locks\",\n  \"version\": 1,\n  \"top\": %d,\n"
+		"\"top\": %d,\n"
 		"  \"totals\": {\"threads\": %lld, \"thread_time_ns\": %" PRId64
 		", \"thread_time_basis\": ",
 		r->top, r->n_threads, r->thread_time_ns);

@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lp_db.h"
@@ -152,22 +153,16 @@ static int proc_matters(const struct lp_run_summary *s, const struct lp_summary_
 	return any ? p->events > 0 : s->n_procs == 1 || proc_dur(p) * 10 >= (double)run;
 }
 
-void lp_summary_write_procs(FILE *f, const struct lp_run_summary *s, int all)
+size_t lp_summary_fold(const struct lp_run_summary *s, struct lp_summary_row *rows,
+		       size_t *launchers, size_t *hidden)
 {
-	char via[256], count[32];
-	fputs("       pid      ppid  threads   duration  end                 command\n", f);
-	size_t hidden = 0, launchers = 0;
+	size_t nrows = 0;
+	*launchers = *hidden = 0;
 	for (size_t i = 0; i < s->n_procs; i++) {
 		const struct lp_summary_proc *p = &s->procs[i];
-		if (all) {
-			proc_line(f, p, NULL, p->cmdline, NULL, s->import_source != NULL);
-			if (p->title)
-				fprintf(f, "%55s title at exit: %s\n", "", p->title);
-			continue;
-		}
 		if (!proc_matters(s, p)) {
-			launchers += same_str(p->exit_how, "exec");
-			hidden += !same_str(p->exit_how, "exec");
+			*launchers += same_str(p->exit_how, "exec");
+			*hidden += !same_str(p->exit_how, "exec");
 			continue;
 		}
 		/* identical siblings: shown once, on the first */
@@ -183,11 +178,39 @@ void lp_summary_write_procs(FILE *f, const struct lp_run_summary *s, int all)
 		}
 		if (first != i)
 			continue;
-		report_summary_launchers(s, p, via, sizeof(via));
-		snprintf(count, sizeof(count), "%zu x ", n);
-		proc_line(f, p, n > 1 ? count : NULL, proc_name(p), via[0] ? via : NULL,
-			  s->import_source != NULL);
+		struct lp_summary_row *r = &rows[nrows++];
+		r->p = p;
+		r->name = proc_name(p);
+		r->count = n;
+		report_summary_launchers(s, p, r->via, sizeof(r->via));
 	}
+	return nrows;
+}
+
+void lp_summary_write_procs(FILE *f, const struct lp_run_summary *s, int all)
+{
+	char count[32];
+	fputs("       pid      ppid  threads   duration  end                 command\n", f);
+	if (all) {
+		for (size_t i = 0; i < s->n_procs; i++) {
+			const struct lp_summary_proc *p = &s->procs[i];
+			proc_line(f, p, NULL, p->cmdline, NULL, s->import_source != NULL);
+			if (p->title)
+				fprintf(f, "%55s title at exit: %s\n", "", p->title);
+		}
+		fputc('\n', f);
+		return;
+	}
+	struct lp_summary_row *rows = calloc(s->n_procs + 1, sizeof(*rows));
+	size_t hidden = 0, launchers = 0, n = 0;
+	if (rows) /* out of memory: the footer still counts nothing shown */
+		n = lp_summary_fold(s, rows, &launchers, &hidden);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(count, sizeof(count), "%zu x ", rows[i].count);
+		proc_line(f, rows[i].p, rows[i].count > 1 ? count : NULL, rows[i].name,
+			  rows[i].via[0] ? rows[i].via : NULL, s->import_source != NULL);
+	}
+	free(rows);
 	if (hidden || launchers)
 		fprintf(f,
 			"  (%zu launcher image%s folded, %zu process%s without recorded events "

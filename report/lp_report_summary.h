@@ -15,6 +15,20 @@ void lp_summary_write_text(FILE *f, const struct lp_run_summary *s);
  * image they exec'd and identical siblings as "N x title"; all = 1 lists
  * every process image with its exec command line and title at exit. */
 void lp_summary_write_procs(FILE *f, const struct lp_run_summary *s, int all);
+/* One row of the default view's process table. */
+struct lp_summary_row {
+	const struct lp_summary_proc *p;
+	const char *name; /* its title at exit, else its command line */
+	size_t count;	  /* identical siblings it stands for (1: itself) */
+	char via[256];	  /* the launchers it was exec'd through, "env > pyenv"; "" */
+};
+/* The processes the default view shows (lp_summary_write_procs, all = 0)
+ * into rows (room for s->n_procs): launcher images folded into the image
+ * they exec'd, identical siblings as one row, processes without recorded
+ * events left out; *launchers and *hidden count what was folded and left
+ * out. Returns the number of rows. The HTML page shows the same rows. */
+size_t lp_summary_fold(const struct lp_run_summary *s, struct lp_summary_row *rows,
+		       size_t *launchers, size_t *hidden);
 /* The members of a JSON object (no braces), so a view can embed it. */
 void lp_summary_write_json_members(FILE *f, const struct lp_run_summary *s);
 /* One row per process. */

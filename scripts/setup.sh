@@ -46,8 +46,8 @@ lp_install_packages() {
 }
 
 # The Python tests record programs using PyPI's `nvtx` package; tests/real
-# adds numpy, onnx and onnxruntime.
-LP_PY_PACKAGES=(nvtx numpy onnx onnxruntime)
+# adds numpy, onnx and onnxruntime; the report schema tests use jsonschema.
+LP_PY_PACKAGES=(nvtx numpy onnx onnxruntime jsonschema)
 lp_install_python() {
 	local p missing=()
 	for p in "${LP_PY_PACKAGES[@]}"; do

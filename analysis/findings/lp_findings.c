@@ -144,10 +144,17 @@ static void findings_site(struct lp_finding *f, const char *what, int64_t count,
 
 /* Saving, its basis and the severity; the saving is clamped to the basis
  * and the basis to the scope, whatever the rule computed. */
+/* A basis longer than the time judged (copies on two GPUs against request
+ * time) is capped at it, and then is that time: lp_findings_analyze names
+ * it ("request time", "thread time") once the scope is known. */
+static const char lp_basis_scope[] = "time judged";
+
 static void findings_saving(struct lp_finding *f, int64_t saving, int64_t basis, const char *what)
 {
-	if (f->scope_ns > 0 && basis > f->scope_ns)
+	if (f->scope_ns > 0 && basis > f->scope_ns) {
 		basis = f->scope_ns;
+		what = lp_basis_scope;
+	}
 	if (saving > basis)
 		saving = basis;
 	if (saving < 0)
@@ -1106,9 +1113,9 @@ static int rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 		return findings_skip(c, "context-switches was not counted for the request ranges");
 	/* Blocking waits switch out voluntarily: one switch each is expected. */
 	int64_t waits = 0, wait_ns = 0;
-	static const char *const waits_cats[] = {"lock_wait", "cond_wait",  "sync_wait",
-						 "sleep",     "file_io",    "socket_io",
-						 "poll_wait", "other_block"};
+	static const char *const waits_cats[] = {"gil_wait",  "lock_wait", "cond_wait",
+						 "sync_wait", "sleep",	   "file_io",
+						 "socket_io", "poll_wait", "other_block"};
 	for (size_t k = 0; k < sizeof(waits_cats) / sizeof(waits_cats[0]); k++) {
 		int i = bd_cat(c->bd, waits_cats[k]);
 		wait_ns += i >= 0 ? c->bd->req_cat_ns[i] : 0;
@@ -2322,6 +2329,9 @@ int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct
 	ctx_free(&c);
 	if (rc)
 		return rc;
+	for (size_t i = 0; i < out->n; i++)
+		if (out->v[i].basis == lp_basis_scope)
+			out->v[i].basis = out->has_requests ? "request time" : "thread time";
 	if (out->n > 1) /* qsort(NULL, 0) is undefined */
 		qsort(out->v, out->n, sizeof(*out->v), lp_fnd_cmp);
 	return 0;

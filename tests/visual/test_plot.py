@@ -49,6 +49,14 @@ def main():
         for k in ("p50", "p90", "p99"):
             want = s["stats"][f"{k}_ns"]
             check(sp[k][i] == want, f"stage {s['name']} {k} = {want} ns")
+    # The stages' percentiles never stack: each is its own bar, and the last
+    # column is the request's own percentile, drawn beside them.
+    for k in ("p50", "p90", "p99"):
+        check(len(sp[k]) == len(stages) + 1 and sp[k][-1] == stats[f"{k}_ns"],
+              f"stage chart {k}: the whole request's bar is the report's {stats[k + '_ns']} ns")
+    gp = open(os.path.join(out, "stage_percentiles.gp")).read()
+    check("rowstacked" not in gp and "histogram clustered" in gp,
+          "stage chart: clustered bars, not stacked")
     cdf = [l.split() for l in open(os.path.join(out, "latency_cdf.dat")) if not l.startswith("#")]
     check(abs(float(cdf[-1][1]) - 1) < 1e-9 and int(cdf[-1][0]) == stats["max_ns"],
           "CDF ends at the report's max latency with fraction 1")

@@ -14,3 +14,6 @@ lp_py_test(visual_diff_html test_diff_html.py LABELS e2e)
 # brute-force reference on a hand-built database.
 lp_c_test(lp_timeseries_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_timeseries_test.c
   LIBS latprof_analyze LABELS unit)
+# Pictures against the JSON report on a GIL-bound Python server started
+# through launchers: category names, the process table, timelines, heatmap.
+lp_py_test(visual_pictures test_pictures.py LABELS e2e)
