@@ -47,8 +47,16 @@ static void put_name(FILE *f, const char *s, int markdown)
 
 static void summary_line(FILE *f, const struct lp_diff *d)
 {
-	if (d->regressions)
+	if (d->state == LP_DS_REGRESSION)
 		fprintf(f, "%d regression%s", d->regressions, d->regressions == 1 ? "" : "s");
+	else if (d->state == LP_DS_INCONCLUSIVE)
+		fprintf(f, "inconclusive (%d row%s may be a regression the data cannot confirm)",
+			d->inconclusives, d->inconclusives == 1 ? "" : "s");
+	else if (!isnan(d->resolution))
+		fprintf(f,
+			"no regression larger than %+.1f%% (the resolution: the highest upper "
+			"bound of the intervals)",
+			100 * d->resolution);
 	else
 		fputs("no regression", f);
 	if (d->improvements)
@@ -105,6 +113,54 @@ static void text_named(FILE *f, const char *title, const struct lp_diff_named *v
 		fprintf(f, "  ... %zu more\n", n - 10);
 }
 
+/* Why inconclusive and what to do; noise that may be in any verdict. */
+static void text_notes(FILE *f, const struct lp_diff *d, const char *pre)
+{
+	for (size_t i = 0; i < d->nreasons; i++)
+		fprintf(f, "%swhy inconclusive: %s\n", pre, d->reason[i]);
+	for (size_t i = 0; i < d->nwarn; i++)
+		fprintf(f, "%swarning, noise: %s\n", pre, d->warn[i]);
+}
+
+static const char *fmt_share(double part, double all, char *buf, size_t len)
+{
+	if (isnan(part) || !(all > 0))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.3f ms", part / 1e6);
+	return buf;
+}
+
+/* The on-CPU and preempted time per request of the request and each stage:
+ * a stage slower by preemption keeps its on-CPU time. */
+static void text_cpu(FILE *f, const struct lp_diff *d)
+{
+	char b[6][32];
+	if (!d->ncpu) {
+		fputs("\non-CPU per stage: not computed (--no-findings skips the breakdown)\n", f);
+		return;
+	}
+	fprintf(f, "\non-CPU and preempted time per request%s:\n",
+		d->cpu_known ? "" : " (task-clock not counted: on-CPU unknown)");
+	fprintf(f, "  %-24s %12s %12s %9s %13s %13s\n", "scope", "on-CPU base", "on-CPU new",
+		"change", "preempt base", "preempt new");
+	for (size_t i = 0; i < d->ncpu; i++) {
+		const struct lp_diff_cpu *c = &d->cpu[i];
+		char scope[64];
+		snprintf(scope, sizeof(scope), "%s%s", c->is_request ? "" : "  ", c->scope);
+		fputs("  ", f);
+		put_name(f, scope, 0);
+		int w = 24 - (int)strlen(scope);
+		fprintf(
+		    f, "%*s %12s %12s %9s %13s %13s\n", w > 0 ? w : 0, "",
+		    fmt_share(c->base_oncpu, c->base_wall, b[0], 32),
+		    fmt_share(c->new_oncpu, c->new_wall, b[1], 32),
+		    fmt_rel(c->base_oncpu > 0 ? c->new_oncpu / c->base_oncpu - 1 : NAN, b[2], 32),
+		    fmt_share(c->base_pre, c->base_wall, b[3], 32),
+		    fmt_share(c->new_pre, c->new_wall, b[4], 32));
+	}
+}
+
 static void text_findings(FILE *f, const struct lp_diff *d)
 {
 	if (!d->has_findings) {
@@ -157,13 +213,16 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 			r->metric_name, lp_fixed_ns(r->base, b[0], 32),
 			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32),
 			fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), n, how,
-			r->absent			? r->why
-			: r->verdict == LP_V_REGRESSION ? "REGRESSION"
-							: lp_verdict_name(r->verdict));
-		if (r->verdict == LP_V_NOT_ENOUGH && !r->absent)
+			r->absent				   ? r->why
+			: r->verdict == LP_V_REGRESSION		   ? "REGRESSION"
+			: r->verdict == LP_V_INCONCLUSIVE && r->up ? "INCONCLUSIVE"
+								   : lp_verdict_name(r->verdict));
+		if ((r->verdict == LP_V_NOT_ENOUGH || r->verdict == LP_V_INCONCLUSIVE) &&
+		    !r->absent)
 			fprintf(f, " (%s)", r->why);
 		fputc('\n', f);
 	}
+	text_cpu(f, d);
 	text_named(f, "time by category", d->cats, d->ncats);
 	text_named(f, "lock contention", d->locks, d->nlocks);
 	if (d->has_kernels)
@@ -171,9 +230,11 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 	else
 		fputs("\nGPU kernels: no kernels table on both sides, skipped\n", f);
 	text_findings(f, d);
-	fputs("\nresult: ", f);
-	summary_line(f, d);
 	fputc('\n', f);
+	text_notes(f, d, "");
+	fputs("result: ", f);
+	summary_line(f, d);
+	fprintf(f, " (exit %d)\n", lp_diff_exit_status(d));
 }
 
 static void md_named(FILE *f, const char *title, const struct lp_diff_named *v, size_t n)
@@ -198,9 +259,12 @@ static void md_named(FILE *f, const char *title, const struct lp_diff_named *v, 
 void lp_diff_write_markdown(FILE *f, const struct lp_diff *d)
 {
 	char b[6][32];
-	fprintf(f, "### latprof diff: %s", d->regressions ? "**" : "");
+	int bold = d->state != LP_DS_OK;
+	fprintf(f, "### latprof diff: %s", bold ? "**" : "");
 	summary_line(f, d);
-	fprintf(f, "%s\n\nRequest `", d->regressions ? "**" : "");
+	fprintf(f, "%s\n\n", bold ? "**" : "");
+	text_notes(f, d, "- ");
+	fputs("\nRequest `", f);
 	put_name(f, d->req_name, 1);
 	fprintf(f, "`: base %zu requests (%zu db), new %zu requests (%zu db).\n", d->n_base_req,
 		d->base_dbs, d->n_new_req, d->new_dbs);
@@ -222,7 +286,8 @@ void lp_diff_write_markdown(FILE *f, const struct lp_diff *d)
 			r->verdict == LP_V_REGRESSION ? "**" : "",
 			r->absent ? r->why : lp_verdict_name(r->verdict),
 			r->verdict == LP_V_REGRESSION ? "**" : "");
-		if (r->verdict == LP_V_NOT_ENOUGH && !r->absent)
+		if ((r->verdict == LP_V_NOT_ENOUGH || r->verdict == LP_V_INCONCLUSIVE) &&
+		    !r->absent)
 			fprintf(f, " (%s)", r->why);
 		fputs(" |\n", f);
 	}
@@ -288,6 +353,52 @@ static void json_ids(FILE *f, char **v, size_t n)
 	fputc(']', f);
 }
 
+static void json_notes(FILE *f, const char *key, const char (*v)[200], size_t n)
+{
+	fprintf(f, ",\"%s\":[", key);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		lp_json_str(f, v[i]);
+	}
+	fputc(']', f);
+}
+
+/* The state the exit status follows, its reasons, and the on-CPU and
+ * preempted time per request of each scope. */
+static void json_answer(FILE *f, const struct lp_diff *d)
+{
+	fprintf(f, ",\"state\":\"%s\",\"exit_status\":%d,\"inconclusive_rows\":%d,\"resolution\":",
+		lp_diff_state_name(d->state), lp_diff_exit_status(d), d->inconclusives);
+	json_num(f, d->resolution);
+	json_notes(f, "reasons", d->reason, d->nreasons);
+	json_notes(f, "warnings", d->warn, d->nwarn);
+	if (!d->ncpu) {
+		fputs(",\"cpu\":null", f);
+		return;
+	}
+	fprintf(f, ",\"cpu_counted\":%s,\"cpu\":[", d->cpu_known ? "true" : "false");
+	for (size_t i = 0; i < d->ncpu; i++) {
+		const struct lp_diff_cpu *c = &d->cpu[i];
+		fputs(i ? ",{\"scope\":" : "{\"scope\":", f);
+		lp_json_str(f, c->scope);
+		fprintf(f, ",\"kind\":\"%s\",\"base_ns\":", c->is_request ? "request" : "stage");
+		json_num(f, c->base_wall);
+		fputs(",\"new_ns\":", f);
+		json_num(f, c->new_wall);
+		fputs(",\"base_on_cpu_ns\":", f);
+		json_num(f, c->base_oncpu);
+		fputs(",\"new_on_cpu_ns\":", f);
+		json_num(f, c->new_oncpu);
+		fputs(",\"base_preempted_ns\":", f);
+		json_num(f, c->base_pre);
+		fputs(",\"new_preempted_ns\":", f);
+		json_num(f, c->new_pre);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
 void lp_diff_write_json(FILE *f, const struct lp_diff *d)
 {
 	fputs("{\"schema\":\"latprof-diff/2\",\"request\":", f);
@@ -340,7 +451,10 @@ void lp_diff_write_json(FILE *f, const struct lp_diff *d)
 		json_num(f, r->p);
 		fputs(",\"p_holm\":", f);
 		json_num(f, r->p_adj);
-		fprintf(f, ",\"verdict\":\"%s\",\"why\":", lp_verdict_name(r->verdict));
+		fprintf(f, ",\"verdict\":\"%s\",", lp_verdict_name(r->verdict));
+		if (r->verdict == LP_V_INCONCLUSIVE)
+			fprintf(f, "\"toward\":\"%s\",", r->up ? "regression" : "improvement");
+		fputs("\"why\":", f);
 		if (r->why[0])
 			lp_json_str(f, r->why);
 		else
@@ -348,6 +462,7 @@ void lp_diff_write_json(FILE *f, const struct lp_diff *d)
 		fputc('}', f);
 	}
 	fputc(']', f);
+	json_answer(f, d);
 	json_named(f, "locks", d->locks, d->nlocks);
 	json_named(f, "categories", d->cats, d->ncats);
 	if (d->has_kernels)
