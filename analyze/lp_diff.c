@@ -1394,9 +1394,20 @@ static void judge_row(struct lp_diff *d, struct lp_diff_row *r)
 		  : r->lo > 0 || (r->rel > t && r->hi > t)   ? 1
 		  : r->hi < 0 || (r->rel < -t && r->lo < -t) ? -1
 							     : 0;
+	char why[sizeof(r->why)];
+	if (!dir && r->hi > fmax(LP_DIFF_MAX_RESOLUTION, 3 * (t + r->noise))) {
+		if (!preemption_explains(d, r, 1, why, sizeof(why)))
+			snprintf(why, sizeof(why),
+				 "too wide: the interval [%+.1f%%, %+.1f%%] cannot rule out a "
+				 "large regression",
+				 100 * r->lo, 100 * r->hi);
+		r->verdict = LP_V_INCONCLUSIVE;
+		r->up = 1;
+		memcpy(r->why, why, sizeof(r->why));
+		return;
+	}
 	if (!dir)
 		return;
-	char why[sizeof(r->why)];
 	if (preemption_explains(d, r, dir, why, sizeof(why))) {
 		d->regressions -= r->verdict == LP_V_REGRESSION;
 		d->improvements -= r->verdict == LP_V_IMPROVEMENT;
@@ -1482,7 +1493,7 @@ static void noise_warnings(struct lp_diff *d, const struct lp_side *b, const str
 
 static void judge(struct lp_diff *d, const struct lp_side *b, const struct lp_side *n)
 {
-	int req_tested = 0, preempt = 0, holm = 0, wide = 0, few = 0;
+	int req_tested = 0, preempt = 0, holm = 0, wide = 0, few = 0, coarse = 0;
 	d->resolution = NAN;
 	for (size_t i = 0; i < d->nrows; i++) {
 		struct lp_diff_row *r = &d->rows[i];
@@ -1494,6 +1505,7 @@ static void judge(struct lp_diff *d, const struct lp_side *b, const struct lp_si
 			preempt |= strncmp(r->why, "preemption", 10) == 0;
 			holm |= strstr(r->why, "Holm") != NULL;
 			wide |= strstr(r->why, "both sides") != NULL;
+			coarse |= strncmp(r->why, "too wide", 8) == 0;
 		}
 		if (r->verdict != LP_V_REGRESSION && !isnan(r->hi) &&
 		    (isnan(d->resolution) || r->hi > d->resolution))
@@ -1513,7 +1525,12 @@ static void judge(struct lp_diff *d, const struct lp_side *b, const struct lp_si
 		note(d->reason, &d->nreasons,
 		     "preemption: the change is time waiting for a CPU, not on-CPU time; rerun on "
 		     "a quieter machine (or at real-time priority: chrt -r 1)");
-	if (d->single_run && (holm || wide))
+	if (coarse)
+		note(d->reason, &d->nreasons,
+		     "an interval is too wide to rule out a regression of +%.0f%% or more: "
+		     "run-to-run variance or too few requests; record more requests and runs",
+		     100 * LP_DIFF_MAX_RESOLUTION);
+	if (d->single_run && (holm || wide || coarse))
 		note(d->reason, &d->nreasons,
 		     "one run a side: run-to-run noise is unknown, so each interval is widened by "
 		     "+-%.0f%%; record 3+ runs per side (--base A B C --new D E F)",

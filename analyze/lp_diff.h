@@ -28,6 +28,10 @@
 /* Noise floor with one run on a side: run-to-run change of a metric that
  * A/A runs of samples/infer_server and samples/py_nvtx.py reach (docs/ci.md). */
 #define LP_DIFF_NOISE_DEFAULT 0.10
+/* "No regression" needs every tested row's interval to end below this (or
+ * below three times threshold plus noise floor, if higher): a wider one is
+ * inconclusive, it cannot rule out a large regression. */
+#define LP_DIFF_MAX_RESOLUTION 0.5
 
 enum lp_metric {
 	LP_M_P50,
