@@ -18,3 +18,6 @@ lp_py_test(core_option_suggest test_option_suggest.py LABELS e2e)
 lp_py_test(core_output_names test_output_names.py LABELS e2e)
 lp_py_test(core_process_fold test_process_fold.py LABELS unit)
 lp_py_test(core_proctab test_proctab.py LABELS e2e)
+# cmake --install into a temporary prefix: man pages per command, bash/zsh
+# completion, --version/-V, a recording from the prefix.
+lp_py_test(core_install test_install.py LABELS e2e)
