@@ -19,12 +19,14 @@ struct diff_args {
 	int force;
 };
 
-/* "5%", "5" and "0.5%" are percentages. */
+/* "5%" and "0.5%" are percentages, and so is 0; a bare number other than 0
+ * is refused, as a time without a unit is everywhere (5 could be 5% or 500%). */
 static int parse_threshold(const char *s, double *out)
 {
 	char *end;
 	double v = strtod(s, &end);
-	if (end == s || (*end && strcmp(end, "%") != 0) || !(v >= 0) || isinf(v))
+	if (end == s || (*end && strcmp(end, "%") != 0) || !(v >= 0) || isinf(v) ||
+	    (!*end && v != 0))
 		return -1;
 	*out = v / 100;
 	return 0;
@@ -94,8 +96,9 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 			nlist = &a->nnew;
 		} else if ((v = opt_value(argc, argv, &i, "--threshold"))) {
 			if (parse_threshold(v, &a->opts.threshold))
-				return lp_cli_usage_error("diff", "bad --threshold '%s' (e.g. 5%%)",
-							  v);
+				return lp_cli_usage_error(
+				    "diff",
+				    "bad --threshold '%s' (a percentage with its unit: 5%%)", v);
 		} else if ((v = opt_value(argc, argv, &i, "--alpha"))) {
 			char *end;
 			a->opts.alpha = strtod(v, &end);
@@ -111,8 +114,9 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 				    v);
 		} else if ((v = opt_value(argc, argv, &i, "--noise"))) {
 			if (parse_threshold(v, &a->opts.noise))
-				return lp_cli_usage_error("diff", "bad --noise '%s' (e.g. 10%%)",
-							  v);
+				return lp_cli_usage_error(
+				    "diff", "bad --noise '%s' (a percentage with its unit: 10%%)",
+				    v);
 		} else if ((v = opt_value(argc, argv, &i, "--inconclusive-exit"))) {
 			if (strlen(v) != 1 || !strchr("013", v[0]))
 				return lp_cli_usage_error(
@@ -235,7 +239,8 @@ const struct lp_cmd lp_cmd_diff = {
 	     "  --alpha A        family-wise error rate; intervals are 1 - A (default 0.05)\n"
 	     "  --metric LIST    p50,p90,p99,p999,mean,max,min or any pN such as p95\n"
 	     "                   (default p50,p99)\n"
-	     "  --noise P%       noise floor where a side has one run (default 10%)\n"
+	     "  --noise P%       noise floor where a side has one run (default 10%); a\n"
+	     "                   percentage needs its % (5 alone is refused, 0 is 0)\n"
 	     "  --inconclusive-exit N  exit status when inconclusive: 3 (default), 0 to\n"
 	     "                   pass or 1 to fail a CI gate on it\n"
 	     "  --request NAME   outermost range that is a request (default: most frequent)\n"

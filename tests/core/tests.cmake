@@ -21,3 +21,6 @@ lp_py_test(core_proctab test_proctab.py LABELS e2e)
 # cmake --install into a temporary prefix: man pages per command, bash/zsh
 # completion, --version/-V, a recording from the prefix.
 lp_py_test(core_install test_install.py LABELS e2e)
+# A duration or percentage without its unit is refused alike in run, diff
+# and check (exit 2, one line); with its unit it is taken.
+lp_py_test(core_units test_units.py LABELS e2e)
