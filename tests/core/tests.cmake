@@ -24,3 +24,6 @@ lp_py_test(core_install test_install.py LABELS e2e)
 # A duration or percentage without its unit is refused alike in run, diff
 # and check (exit 2, one line); with its unit it is taken.
 lp_py_test(core_units test_units.py LABELS e2e)
+# README's Getting started as written: install to ~/.local (HOME a temporary
+# directory), record, the NVTX snippets in C, C++ and Python built and run.
+lp_py_test(core_readme test_readme.py LABELS e2e)
