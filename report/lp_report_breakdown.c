@@ -333,8 +333,9 @@ static void text_threads(FILE *f, const struct lp_breakdown *b)
 void lp_breakdown_write_text(FILE *f, const struct lp_breakdown *b)
 {
 	if (!b->has_ranges) {
-		fputs("No NVTX ranges in this run, so no requests or stages; the whole run by "
-		      "category:\n",
+		fputs("No NVTX ranges in this run, so no requests or stages (mark them: C "
+		      "nvtxRangePushA/nvtxRangePop, C++ nvtx3::scoped_range, Python nvtx.annotate; "
+		      "README, Getting started); the whole run by category:\n",
 		      f);
 		text_threads(f, b);
 		return;
