@@ -3,7 +3,44 @@
 #include "lp_out.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+/* Width the text output wraps to: COLUMNS, else the terminal's when f is
+ * one, else 100; never under 60. */
+static int text_width(FILE *f)
+{
+	const char *c = getenv("COLUMNS");
+	long w = c ? strtol(c, NULL, 10) : 0;
+	struct winsize ws;
+	if (w <= 0 && isatty(fileno(f)) && ioctl(fileno(f), TIOCGWINSZ, &ws) == 0)
+		w = ws.ws_col;
+	if (w <= 0)
+		w = 100;
+	return w < 60 ? 60 : w > 400 ? 400 : (int)w;
+}
+
+/* text broken at spaces into lines of at most width columns, the first
+ * after first, the others after indent (text lines split at '\n' too). */
+static void fwrap(FILE *f, const char *first, const char *indent, const char *text, int width)
+{
+	const char *pre = first;
+	while (*text) {
+		size_t room = (size_t)width - strlen(pre), n = strcspn(text, "\n");
+		if (n > room) {
+			size_t k = room;
+			while (k > 0 && text[k] != ' ')
+				k--;
+			n = k ? k : room;
+		}
+		fprintf(f, "%s%.*s\n", pre, (int)n, text);
+		text += n;
+		text += *text == ' ' || *text == '\n';
+		pre = indent;
+	}
+}
 
 static const char *fmt_rel(double rel, char *buf, size_t len)
 {
@@ -113,13 +150,38 @@ static void text_named(FILE *f, const char *title, const struct lp_diff_named *v
 		fprintf(f, "  ... %zu more\n", n - 10);
 }
 
-/* Why inconclusive and what to do; noise that may be in any verdict. */
-static void text_notes(FILE *f, const struct lp_diff *d, const char *pre)
+/* Requests (runs) per side: the request's, then each stage's that differ. */
+static void text_counts(FILE *f, const struct lp_diff *d)
 {
+	const struct lp_diff_row *q = d->nrows ? &d->rows[0] : NULL;
+	if (!q)
+		return;
+	fprintf(f, "requests (runs) base / new: %zu (%zu) / %zu (%zu)", q->n_base, q->runs_base,
+		q->n_new, q->runs_new);
+	for (size_t i = 1; i < d->nrows; i++) {
+		const struct lp_diff_row *r = &d->rows[i];
+		if (r->is_request || !strcmp(r->scope, d->rows[i - 1].scope) ||
+		    (r->n_base == q->n_base && r->n_new == q->n_new &&
+		     r->runs_base == q->runs_base && r->runs_new == q->runs_new))
+			continue;
+		fputs("; ", f);
+		put_name(f, r->scope, 0);
+		fprintf(f, " %zu (%zu) / %zu (%zu)", r->n_base, r->runs_base, r->n_new,
+			r->runs_new);
+	}
+	fputc('\n', f);
+}
+
+/* Why inconclusive and what to do; noise that may be in any verdict. */
+static void text_notes(FILE *f, const struct lp_diff *d, const char *pre, int width)
+{
+	char first[64];
+	snprintf(first, sizeof(first), "%swhy inconclusive: ", pre);
 	for (size_t i = 0; i < d->nreasons; i++)
-		fprintf(f, "%swhy inconclusive: %s\n", pre, d->reason[i]);
+		fwrap(f, first, "  ", d->reason[i], width);
+	snprintf(first, sizeof(first), "%swarning, noise: ", pre);
 	for (size_t i = 0; i < d->nwarn; i++)
-		fprintf(f, "%swarning, noise: %s\n", pre, d->warn[i]);
+		fwrap(f, first, "  ", d->warn[i], width);
 }
 
 static const char *fmt_share(double part, double all, char *buf, size_t len)
@@ -191,37 +253,37 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 	fprintf(f, "': base %zu request%s from %zu database%s, new %zu from %zu\n", d->n_base_req,
 		d->n_base_req == 1 ? "" : "s", d->base_dbs, d->base_dbs == 1 ? "" : "s",
 		d->n_new_req, d->new_dbs);
-	method_line(f, d, "");
-	fprintf(f, "\n%-24s %-6s %12s %12s %9s %20s %9s %25s  %-20s %s\n", "scope", "metric",
-		"base", "new", "change", "interval", "p(Holm)", "requests (runs) base/new",
-		"bootstrap over", "verdict");
+	int width = text_width(f);
+	char *m = NULL;
+	size_t mlen = 0;
+	FILE *mf = open_memstream(&m, &mlen);
+	if (mf) {
+		method_line(mf, d, "");
+		fclose(mf);
+		fwrap(f, "", "  ", m, width);
+	}
+	free(m);
+	fprintf(f, "\n%-16s %-6s %10s %10s %8s %17s %7s  %s\n", "scope", "metric", "base", "new",
+		"change", "interval", "p(Holm)", "verdict");
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct lp_diff_row *r = &d->rows[i];
-		char scope[64], n[64], how[40];
+		char scope[64];
 		snprintf(scope, sizeof(scope), "%s%s", r->is_request ? "" : "  ", r->scope);
 		put_name(f, scope, 0);
-		int w = 24 - (int)strlen(scope);
-		snprintf(n, sizeof(n), "%zu (%zu)/%zu (%zu)", r->n_base, r->runs_base, r->n_new,
-			 r->runs_new);
-		if (!r->method)
-			snprintf(how, sizeof(how), "-");
-		else if (r->noise > 0)
-			snprintf(how, sizeof(how), "requests, floor %g%%", r->noise * 100);
-		else
-			snprintf(how, sizeof(how), "runs, then requests");
-		fprintf(f, "%*s %-6s %12s %12s %9s %20s %9s %25s  %-20s %s", w > 0 ? w : 0, "",
+		int w = 16 - (int)strlen(scope);
+		fprintf(f, "%*s %-6s %10s %10s %8s %17s %7s  %s\n", w > 0 ? w : 0, "",
 			r->metric_name, lp_fixed_ns(r->base, b[0], 32),
 			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32),
-			fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), n, how,
+			fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32),
 			r->absent				   ? r->why
 			: r->verdict == LP_V_REGRESSION		   ? "REGRESSION"
 			: r->verdict == LP_V_INCONCLUSIVE && r->up ? "INCONCLUSIVE"
 								   : lp_verdict_name(r->verdict));
 		if ((r->verdict == LP_V_NOT_ENOUGH || r->verdict == LP_V_INCONCLUSIVE) &&
 		    !r->absent)
-			fprintf(f, " (%s)", r->why);
-		fputc('\n', f);
+			fwrap(f, "    why: ", "         ", r->why, width);
 	}
+	text_counts(f, d);
 	text_cpu(f, d);
 	text_named(f, "time by category", d->cats, d->ncats);
 	text_named(f, "lock contention", d->locks, d->nlocks);
@@ -231,7 +293,7 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 		fputs("\nGPU kernels: no kernels table on both sides, skipped\n", f);
 	text_findings(f, d);
 	fputc('\n', f);
-	text_notes(f, d, "");
+	text_notes(f, d, "", width);
 	fputs("result: ", f);
 	summary_line(f, d);
 	fprintf(f, " (exit %d)\n", lp_diff_exit_status(d));
@@ -263,7 +325,7 @@ void lp_diff_write_markdown(FILE *f, const struct lp_diff *d)
 	fprintf(f, "### latprof diff: %s", bold ? "**" : "");
 	summary_line(f, d);
 	fprintf(f, "%s\n\n", bold ? "**" : "");
-	text_notes(f, d, "- ");
+	text_notes(f, d, "- ", 400);
 	fputs("\nRequest `", f);
 	put_name(f, d->req_name, 1);
 	fprintf(f, "`: base %zu requests (%zu db), new %zu requests (%zu db).\n", d->n_base_req,

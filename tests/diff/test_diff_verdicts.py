@@ -6,7 +6,7 @@ one run a side:
   toward a regression), at the default metrics and at --metric p95,p42; the
   JSON's state, the text's result line and the HTML banner all say what the
   exit status says; the on-CPU time per request of infer grew, the others'
-  did not.
+  did not; the text fits COLUMNS (100 when unset and not a terminal).
 - the same program, the new run beside CPU hogs (normal priority): never
   a regression, a stage's growth that is preemption is inconclusive with
   'preemption' as its reason, and the noise warning names preemption where
@@ -90,6 +90,12 @@ p = latprof("diff", base, slow)
 check(f"(exit {p.returncode})" in p.stdout.splitlines()[-1] and
       p.stdout.splitlines()[-1].startswith("result: "), "the text's last line states the exit")
 check("on-CPU and preempted time per request" in p.stdout, "the text shows on-CPU per stage")
+# The text fits the terminal: COLUMNS, else 100 columns when not a terminal.
+for cols, env in ((100, {"COLUMNS": ""}), (100, {"COLUMNS": "100"}), (120, {"COLUMNS": "120"})):
+    t = latprof("diff", base, slow, "--metric", "p95,p42", env=env).stdout
+    widest = max(len(ln) for ln in t.splitlines())
+    check(widest <= cols, f"diff text with COLUMNS={env['COLUMNS']!r}: widest line {widest} "
+          f"<= {cols}")
 html = os.path.join(d, "slow.html")
 p = latprof("diff", base, slow, "--format", "html", "-o", html)
 with open(html, encoding="utf-8") as f:
