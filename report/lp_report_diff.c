@@ -5,22 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
-
-/* Width the text output wraps to: COLUMNS, else the terminal's when f is
- * one, else 100; never under 60. */
-static int text_width(FILE *f)
-{
-	const char *c = getenv("COLUMNS");
-	long w = c ? strtol(c, NULL, 10) : 0;
-	struct winsize ws;
-	if (w <= 0 && isatty(fileno(f)) && ioctl(fileno(f), TIOCGWINSZ, &ws) == 0)
-		w = ws.ws_col;
-	if (w <= 0)
-		w = 100;
-	return w < 60 ? 60 : w > 400 ? 400 : (int)w;
-}
 
 /* text broken at spaces into lines of at most width columns, the first
  * after first, the others after indent (text lines split at '\n' too). */
@@ -253,7 +237,7 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 	fprintf(f, "': base %zu request%s from %zu database%s, new %zu from %zu\n", d->n_base_req,
 		d->n_base_req == 1 ? "" : "s", d->base_dbs, d->base_dbs == 1 ? "" : "s",
 		d->n_new_req, d->new_dbs);
-	int width = text_width(f);
+	int width = lp_txt_width(f);
 	char *m = NULL;
 	size_t mlen = 0;
 	FILE *mf = open_memstream(&m, &mlen);
