@@ -125,6 +125,13 @@ for metrics in ([], ["--metric", "p95,p42"]):
                 r["scope"] != "request":
             check(r["why"].startswith("preemption"),
                   f"{r['scope']} {r['metric']}: slower by preemption, says so ({r['why']})")
+    page_path = os.path.join(d, f"busy{len(metrics)}.html")
+    h = latprof("diff", base, busy, *metrics, "--format", "html", "-o", page_path)
+    with open(page_path, encoding="utf-8") as f:
+        page = f.read()
+    check(h.returncode == rc and f'data-state="{STATE[rc]}"' in page and
+          all(f"Why inconclusive: {x}" in page.replace("&#39;", "'") for x in j["reasons"]),
+          f"{what}: the HTML banner says '{STATE[rc]}' and every reason, as exit {rc} does")
     demoted = [f"{r['scope']} {r['metric']}" for r in j["rows"]
                if (r["why"] or "").startswith("preemption")]
     print(f"  rows inconclusive for preemption: {demoted}")
