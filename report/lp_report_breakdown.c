@@ -311,14 +311,16 @@ static void text_tail(FILE *f, const struct lp_breakdown *b)
 	}
 }
 
-static void text_slowest(FILE *f, const struct lp_breakdown *b)
+/* Stage columns [from, to) of the slowest requests; the first part with the
+ * requests' own columns, the others keyed by range id alone. */
+static void text_slowest_part(FILE *f, const struct lp_breakdown *b, size_t from, size_t to)
 {
-	if (!b->nslow)
-		return;
-	fprintf(f, "\nSlowest requests (ranges.id, thread, start in CLOCK_MONOTONIC ns and from "
-		   "the run's start):\n");
-	fprintf(f, "%10s %8s %20s %10s %9s", "range id", "tid", "start ns", "+start", "latency");
-	for (size_t i = 0; i < b->nstages; i++) {
+	if (from == 0)
+		fprintf(f, "%10s %8s %20s %10s %9s", "range id", "tid", "start ns", "+start",
+			"latency");
+	else
+		fprintf(f, "%10s", "range id");
+	for (size_t i = from; i < to; i++) {
 		char q[512];
 		qual_name(q, sizeof(q), b->stages[i].domain, b->stages[i].name);
 		fputc(' ', f);
@@ -328,18 +330,41 @@ static void text_slowest(FILE *f, const struct lp_breakdown *b)
 	for (size_t i = 0; i < b->nslow; i++) {
 		const struct lp_bd_slow *s = &b->slow[i];
 		char x[32];
-		fprintf(f, "%10" PRId64 " %8" PRId64 " %20" PRId64 " ", s->range_id, s->tid,
-			s->start_ns);
-		snprintf(x, sizeof(x), "%.3f s", (double)s->rel_ns / 1e9);
-		lp_txt_pad(f, x, 10, 1);
-		fputc(' ', f);
-		text_ns_cell(f, (double)s->dur_ns, 9);
-		for (size_t k = 0; k < b->nstages; k++) {
+		if (from == 0) {
+			fprintf(f, "%10" PRId64 " %8" PRId64 " %20" PRId64 " ", s->range_id, s->tid,
+				s->start_ns);
+			snprintf(x, sizeof(x), "%.3f s", (double)s->rel_ns / 1e9);
+			lp_txt_pad(f, x, 10, 1);
+			fputc(' ', f);
+			text_ns_cell(f, (double)s->dur_ns, 9);
+		} else {
+			fprintf(f, "%10" PRId64, s->range_id);
+		}
+		for (size_t k = from; k < to; k++) {
 			fputc(' ', f);
 			text_ns_cell(f, (double)s->stage_ns[k], 14);
 		}
 		fputc('\n', f);
 	}
+}
+
+/* As many stage columns as fit the terminal in each part (at least one). */
+static void text_slowest(FILE *f, const struct lp_breakdown *b)
+{
+	if (!b->nslow)
+		return;
+	fprintf(f, "\nSlowest requests (ranges.id, thread, start in CLOCK_MONOTONIC ns and from "
+		   "the run's start):\n");
+	size_t width = (size_t)lp_txt_width(f), from = 0;
+	do {
+		size_t fixed = from ? 10 : 61, n = width > fixed ? (width - fixed) / 15 : 0;
+		n = n ? n : 1;
+		size_t to = from + n < b->nstages ? from + n : b->nstages;
+		if (from)
+			fputc('\n', f);
+		text_slowest_part(f, b, from, to);
+		from = to;
+	} while (from < b->nstages);
 }
 
 static void text_threads(FILE *f, const struct lp_breakdown *b)

@@ -43,3 +43,16 @@ for cols in (100, 90):
         name, cells = cells_of(row)
         got = [c for ln in parts if cells_of(ln)[0] == name for c in cells_of(ln)[1]]
         check(sorted(cells) == sorted(got), f"COLUMNS={cols}: {name}'s cells all there")
+
+# The slowest requests: as many stage columns as fit in each part, every
+# stage named in one part's header, every line within COLUMNS.
+for cols in (100, 90):
+    out = latprof("report", run, "--breakdown", env={"COLUMNS": str(cols)}, check=0).stdout
+    sec = out.split("Slowest requests", 1)[1].splitlines()[1:]
+    sec = sec[:next((i for i, ln in enumerate(sec) if ln and not ln[0].isspace() and
+                     not ln.lstrip()[:1].isdigit()), len(sec))]
+    widest = max(len(ln) for ln in sec)
+    check(widest <= cols, f"COLUMNS={cols}: slowest requests' widest line {widest} <= {cols}")
+    heads = " ".join(ln for ln in sec if "range id" in ln)
+    check(all(s in heads for s in ("decode", "preprocess", "infer", "postprocess")),
+          f"COLUMNS={cols}: every stage has its column in some part")
