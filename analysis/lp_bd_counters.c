@@ -40,7 +40,7 @@ static const struct {
 static const char *const cnt_names[LP_BD_NCNT] = {"context_switches_per_request",
 						  "migrations_per_request", "faults_per_request",
 						  "on_cpu_share", "ipc"};
-static const char *const cnt_labels[LP_BD_NCNT] = {"cs/req", "migr/req", "faults/req", "on-CPU",
+static const char *const cnt_labels[LP_BD_NCNT] = {"cs/req", "migr/req", "faults/req", "cpu/wall",
 						   "IPC"};
 
 /* Column availability and reasons for the whole run, from the event list

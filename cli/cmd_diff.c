@@ -19,12 +19,14 @@ struct diff_args {
 	int force;
 };
 
-/* "5%", "5" and "0.5%" are percentages. */
+/* "5%" and "0.5%" are percentages, and so is 0; a bare number other than 0
+ * is refused, as a time without a unit is everywhere (5 could be 5% or 500%). */
 static int parse_threshold(const char *s, double *out)
 {
 	char *end;
 	double v = strtod(s, &end);
-	if (end == s || (*end && strcmp(end, "%") != 0) || !(v >= 0) || isinf(v))
+	if (end == s || (*end && strcmp(end, "%") != 0) || !(v >= 0) || isinf(v) ||
+	    (!*end && v != 0))
 		return -1;
 	*out = v / 100;
 	return 0;
@@ -68,9 +70,9 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
 }
 
 /* The long options parse_args takes: the names a misspelt one is held to. */
-static const char *const diff_options[] = {"alpha",  "base",	"force",       "format",
-					   "metric", "new",	"no-findings", "noise",
-					   "output", "request", "threshold",   "vs"};
+static const char *const diff_options[] = {
+    "alpha",	   "base",  "force",  "format",	 "inconclusive-exit", "metric", "new",
+    "no-findings", "noise", "output", "request", "threshold",	      "vs"};
 
 static int parse_args(int argc, char **argv, struct diff_args *a)
 {
@@ -82,6 +84,7 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 	a->opts.threshold = 0.05;
 	a->opts.alpha = 0.05;
 	a->opts.noise = -1;
+	a->opts.inconclusive_exit = LP_DIFF_EXIT_INCONCLUSIVE;
 	a->format = "text";
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
@@ -93,8 +96,9 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 			nlist = &a->nnew;
 		} else if ((v = opt_value(argc, argv, &i, "--threshold"))) {
 			if (parse_threshold(v, &a->opts.threshold))
-				return lp_cli_usage_error("diff", "bad --threshold '%s' (e.g. 5%%)",
-							  v);
+				return lp_cli_usage_error(
+				    "diff",
+				    "bad --threshold '%s' (a percentage with its unit: 5%%)", v);
 		} else if ((v = opt_value(argc, argv, &i, "--alpha"))) {
 			char *end;
 			a->opts.alpha = strtod(v, &end);
@@ -110,8 +114,14 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 				    v);
 		} else if ((v = opt_value(argc, argv, &i, "--noise"))) {
 			if (parse_threshold(v, &a->opts.noise))
-				return lp_cli_usage_error("diff", "bad --noise '%s' (e.g. 10%%)",
-							  v);
+				return lp_cli_usage_error(
+				    "diff", "bad --noise '%s' (a percentage with its unit: 10%%)",
+				    v);
+		} else if ((v = opt_value(argc, argv, &i, "--inconclusive-exit"))) {
+			if (strlen(v) != 1 || !strchr("013", v[0]))
+				return lp_cli_usage_error(
+				    "diff", "bad --inconclusive-exit '%s' (0, 1 or 3)", v);
+			a->opts.inconclusive_exit = v[0] - '0';
 		} else if ((v = opt_value(argc, argv, &i, "--request"))) {
 			a->opts.request = v;
 		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
@@ -205,7 +215,7 @@ static int diff_cmd(int argc, char **argv)
 	} else {
 		rc = diff_write(&a, &base, &new_, &d);
 		if (rc == LP_EXIT_OK)
-			rc = d.regressions ? LP_EXIT_FAIL : LP_EXIT_OK;
+			rc = lp_diff_exit_status(&d);
 		lp_diff_free(&d);
 	}
 	lp_side_free(&base);
@@ -219,7 +229,7 @@ out:
 const struct lp_cmd lp_cmd_diff = {
     .name = "diff",
     .run = diff_cmd,
-    .summary = "compare runs per stage, one interval per metric; exit 1 on regression",
+    .summary = "compare runs per stage: regression, no regression, or inconclusive",
     .usage = "usage: latprof diff BASE.db NEW.db [options]\n"
 	     "       latprof diff BASE1.db BASE2.db... --vs NEW1.db NEW2.db... [options]\n"
 	     "       (--base A1.db... --new B1.db... also works)\n\n"
@@ -229,7 +239,10 @@ const struct lp_cmd lp_cmd_diff = {
 	     "  --alpha A        family-wise error rate; intervals are 1 - A (default 0.05)\n"
 	     "  --metric LIST    p50,p90,p99,p999,mean,max,min or any pN such as p95\n"
 	     "                   (default p50,p99)\n"
-	     "  --noise P%       noise floor where a side has one run (default 10%)\n"
+	     "  --noise P%       noise floor where a side has one run (default 10%); a\n"
+	     "                   percentage needs its % (5 alone is refused, 0 is 0)\n"
+	     "  --inconclusive-exit N  exit status when inconclusive: 3 (default), 0 to\n"
+	     "                   pass or 1 to fail a CI gate on it\n"
 	     "  --request NAME   outermost range that is a request (default: most frequent)\n"
 	     "  --format F       text, markdown (for a PR comment), json, or html (one\n"
 	     "                   self-contained page: base and new side by side, charts)\n"
@@ -246,5 +259,12 @@ const struct lp_cmd lp_cmd_diff = {
 	     "+threshold and p <= alpha after Holm-Bonferroni across the tested rows. A\n"
 	     "quantile with fewer than 10 requests below or above it on a side (a mean:\n"
 	     "fewer than 20 requests) is 'not enough data', never a verdict.\n\n"
-	     "Exit status: 1 on a regression, 0 otherwise, 2 on bad input.\n",
+	     "The answer is one of three: regression (a row confirmed); inconclusive (a row\n"
+	     "whose estimate or interval points to a regression the test cannot confirm,\n"
+	     "or whose growth is preemption while its on-CPU time did not grow; the reasons\n"
+	     "and what to do are printed); or no regression larger than the resolution\n"
+	     "printed (the highest upper bound of the intervals). A noise warning is\n"
+	     "printed when preemption or the run-to-run spread is large against the effect.\n\n"
+	     "Exit status: 1 on a regression, 3 inconclusive (see --inconclusive-exit),\n"
+	     "0 no regression, 2 on bad input.\n",
 };

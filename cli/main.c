@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 		main_usage(stdout);
 		return LP_EXIT_OK;
 	}
-	if (!strcmp(name, "--version")) {
+	if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
 		printf("latprof %s\n", LATPROF_VERSION);
 		return LP_EXIT_OK;
 	}

@@ -64,20 +64,33 @@ static void run_counters_note(const struct lp_run_opts *o, sqlite3 *db)
 			err);
 }
 
-/* --block-threshold DUR: a number with ns, us, ms or s (plain: us), or
- * 'off'; the interposer reads it in ns from LATPROF_BLOCK_THRESHOLD_NS. */
+/* --block-threshold DUR: a number with ns, us, ms or s, 0 or 'off'; a bare
+ * number other than 0 is refused, as every duration latprof takes (check's
+ * limits): 5 could be any unit. The interposer reads it in ns from
+ * LATPROF_BLOCK_THRESHOLD_NS. */
 static int run_block_option(struct lp_run_opts *o, const char *arg)
 {
 	static const struct {
 		const char *unit;
 		double ns;
-	} units[] = {{"", 1e3}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
 	if (!strcmp(arg, "off")) {
 		snprintf(o->block_ns, sizeof(o->block_ns), "off");
 		return 0;
 	}
 	char *end;
 	double v = strtod(arg, &end);
+	if (end != arg && !*end && v == 0 && isdigit((unsigned char)*arg)) {
+		snprintf(o->block_ns, sizeof(o->block_ns), "0");
+		return 0;
+	}
+	if (end != arg && !*end && isdigit((unsigned char)*arg))
+		return lp_cli_usage_error(
+			   "run",
+			   "--block-threshold %s needs a unit: %sus or %sms (ns, us, "
+			   "ms, s; a number without one is refused)",
+			   arg, arg, arg),
+		       -1;
 	for (size_t i = 0; end != arg && isdigit((unsigned char)*arg) && v >= 0 && v < 1e6 &&
 			   i < sizeof(units) / sizeof(units[0]);
 	     i++)

@@ -282,8 +282,23 @@ static int classes(sqlite3 *db, const char *dbpath)
 	return 0;
 }
 
+/* A run without NVTX ranges has no requests or stages: said once, with how
+ * to add them, instead of each rule saying it has none. */
+static void nvtx_hint(sqlite3 *db)
+{
+	if (lp_db_int(db, "SELECT count(*) FROM (SELECT 1 FROM ranges LIMIT 1)", 1) != 0)
+		return;
+	fputs("latprof: no NVTX ranges: mark each request (and its stages) to get per-request "
+	      "latency, stages and diff: C nvtxRangePushA(\"request\")/nvtxRangePop(), C++ "
+	      "nvtx3::scoped_range r{\"request\"}, Python 'with nvtx.annotate(\"request\"):' "
+	      "(README, Getting started)\n",
+	      stderr);
+}
+
 void lp_run_summary_notes(sqlite3 *db, const char *dbpath)
 {
+	if (db)
+		nvtx_hint(db);
 	/* a read fault stays on the connection: said once, by the first */
 	if (db && classes(db, dbpath) == 0)
 		unrecorded(db, dbpath);

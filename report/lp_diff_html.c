@@ -196,6 +196,8 @@ void lp_diff_html_free(void *page)
 static const char lp_dh_css[] =
     ".verdict{padding:8px 14px;margin:12px 0;border-left:6px solid #228833;"
     "background:#eff8f1}.verdict.bad{border-color:#cc3344;background:#fdf0f1}"
+    ".verdict.unsure{border-color:#ccaa22;background:#fdf8e6}"
+    "tr.inconclusive td{background:#fdf3d0}"
     ".verdict b{font-size:16px}tr.regression td{background:#fbd9dc}"
     "tr.improvement td{background:#dff2e3}tr.notenough td{color:#777}"
     "td.side{background:#f6f8fb}tr.up td{background:#fdf0f1}";
@@ -227,18 +229,35 @@ static void dh_td_p(FILE *f, double p)
 static void w_verdict(FILE *f, const struct diff_html *pg)
 {
 	const struct lp_diff *d = pg->d;
-	fprintf(f, "<section id=\"verdict\"><div class=\"verdict%s\"><b>",
-		d->regressions ? " bad" : "");
-	if (d->regressions)
+	static const char *const cls[] = {
+	    [LP_DS_OK] = "", [LP_DS_REGRESSION] = " bad", [LP_DS_INCONCLUSIVE] = " unsure"};
+	fprintf(f, "<section id=\"verdict\"><div class=\"verdict%s\" data-state=\"%s\"><b>",
+		cls[d->state], lp_diff_state_name(d->state));
+	if (d->state == LP_DS_REGRESSION)
 		fprintf(f, "%d regression%s", d->regressions, d->regressions == 1 ? "" : "s");
+	else if (d->state == LP_DS_INCONCLUSIVE)
+		fprintf(f, "Inconclusive: %d row%s may be a regression the data cannot confirm",
+			d->inconclusives, d->inconclusives == 1 ? "" : "s");
+	else if (!isnan(d->resolution))
+		fprintf(f, "No regression larger than %+.1f%%", 100 * d->resolution);
 	else
 		fputs("No regression", f);
 	if (d->improvements)
 		fprintf(f, ", %d improvement%s", d->improvements, d->improvements == 1 ? "" : "s");
 	fprintf(f,
-		"</b><br>latprof diff exits with status <b>%d</b>: 1 on a regression, 0 "
-		"otherwise, 2 on bad input.</div>\n",
-		d->regressions ? 1 : 0);
+		"</b><br>latprof diff exits with status <b>%d</b>: 1 on a regression, %d "
+		"inconclusive, 0 no regression, 2 on bad input.",
+		lp_diff_exit_status(d), d->opts.inconclusive_exit);
+	for (size_t i = 0; i < d->nreasons; i++) {
+		fputs("<br>Why inconclusive: ", f);
+		lp_html_str(f, d->reason[i]);
+	}
+	fputs("</div>\n", f);
+	for (size_t i = 0; i < d->nwarn; i++) {
+		fputs("<p class=\"note\" id=\"noise-warning\">Noise: ", f);
+		lp_html_str(f, d->warn[i]);
+		fputs("</p>\n", f);
+	}
 	fprintf(f,
 		"<p class=\"note\" id=\"method\">Each stage and metric has its own %.0f%% "
 		"interval of the ratio new/base (bootstrap, %zu resamples, fixed seed; "
@@ -271,16 +290,16 @@ static void w_verdict(FILE *f, const struct diff_html *pg)
 /* Row class, and the verdict in words with a marker so that it reads
  * without colour. */
 static const char *const lp_dh_class[] = {
-    [LP_V_UNCHANGED] = "unchanged",
-    [LP_V_REGRESSION] = "regression",
-    [LP_V_IMPROVEMENT] = "improvement",
-    [LP_V_NOT_ENOUGH] = "notenough",
+    [LP_V_UNCHANGED] = "unchanged",	  [LP_V_REGRESSION] = "regression",
+    [LP_V_IMPROVEMENT] = "improvement",	  [LP_V_NOT_ENOUGH] = "notenough",
+    [LP_V_INCONCLUSIVE] = "inconclusive",
 };
 static const char *const lp_dh_verdict[] = {
     [LP_V_UNCHANGED] = "unchanged",
     [LP_V_REGRESSION] = "&#9650; REGRESSION",
     [LP_V_IMPROVEMENT] = "&#9660; improvement",
     [LP_V_NOT_ENOUGH] = "not enough data",
+    [LP_V_INCONCLUSIVE] = "? inconclusive",
 };
 
 static void dh_td_ci(FILE *f, const struct lp_diff_row *r)
@@ -312,13 +331,39 @@ static void w_metric(FILE *f, const struct lp_diff *d, const char *m)
 		dh_td_ci(f, r);
 		dh_td_p(f, r->p_adj);
 		fprintf(f, "<td class=\"l\">%s", lp_dh_verdict[r->verdict]);
-		if (r->verdict == LP_V_NOT_ENOUGH) {
+		if (r->verdict == LP_V_NOT_ENOUGH || r->verdict == LP_V_INCONCLUSIVE) {
 			fputs(" (", f);
 			lp_html_str(f, r->why);
 			fputc(')', f);
 		}
-		fprintf(f, "</td><td class=\"l\">%s</td><td>%zu / %zu</td><td>%zu / %zu</td></tr>\n",
-			r->method ? r->method : "-", r->n_base, r->n_new, r->runs_base, r->runs_new);
+		fprintf(
+		    f, "</td><td class=\"l\">%s</td><td>%zu / %zu</td><td>%zu / %zu</td></tr>\n",
+		    r->method ? r->method : "-", r->n_base, r->n_new, r->runs_base, r->runs_new);
+	}
+	fputs("</table>\n", f);
+}
+
+/* On-CPU and preempted time per request: a stage slower by preemption
+ * keeps its on-CPU time. */
+static void w_cpu(FILE *f, const struct lp_diff *d)
+{
+	if (!d->ncpu)
+		return;
+	fputs("<h3 id=\"cpu\">On-CPU and preempted time per request</h3>\n<table><tr>"
+	      "<th class=\"l\">stage</th><th>on-CPU base</th><th>on-CPU new</th><th>change</th>"
+	      "<th>preempted base</th><th>preempted new</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < d->ncpu; i++) {
+		const struct lp_diff_cpu *c = &d->cpu[i];
+		fputs("<tr><td class=\"l\">", f);
+		lp_html_str(f, c->is_request ? "(request)" : c->scope);
+		fputs("</td>", f);
+		dh_td_dur(f, c->base_oncpu);
+		dh_td_dur(f, c->new_oncpu);
+		dh_td_rel(f, c->base_oncpu > 0 ? c->new_oncpu / c->base_oncpu - 1 : NAN);
+		dh_td_dur(f, c->base_pre);
+		dh_td_dur(f, c->new_pre);
+		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
 }
@@ -336,6 +381,7 @@ static void w_stages(FILE *f, const struct lp_diff *d)
 		if (k == i)
 			w_metric(f, d, d->rows[i].metric_name);
 	}
+	w_cpu(f, d);
 	fputs("</section>\n", f);
 }
 

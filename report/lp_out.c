@@ -2,7 +2,10 @@
 #include "lp_out.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 /* decimals for us, ms, s; -1: three significant digits */
 static const char *fmt_dur(double ns, int us_dec, int ms_dec, int s_dec, char *buf, size_t len)
@@ -160,4 +163,16 @@ void lp_html_str(FILE *f, const char *str)
 		}
 		s += n;
 	}
+}
+
+int lp_txt_width(FILE *f)
+{
+	const char *c = getenv("COLUMNS");
+	long w = c ? strtol(c, NULL, 10) : 0;
+	struct winsize ws;
+	if (w <= 0 && isatty(fileno(f)) && ioctl(fileno(f), TIOCGWINSZ, &ws) == 0)
+		w = ws.ws_col;
+	if (w <= 0)
+		w = 100;
+	return w < 60 ? 60 : w > 400 ? 400 : (int)w;
 }

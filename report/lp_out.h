@@ -33,5 +33,8 @@ int lp_utf8_len(const unsigned char *s);
 const char *lp_txt_ns(double ns, char *buf, size_t len);
 const char *lp_fixed_ns(double ns, char *buf, size_t len);
 const char *lp_evidence_ns(double ns, char *buf, size_t len);
+/* Columns text written to f may use: COLUMNS, else the terminal's width when
+ * f is one, else 100; at least 60. */
+int lp_txt_width(FILE *f);
 
 #endif

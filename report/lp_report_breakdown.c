@@ -100,7 +100,7 @@ static void text_cnt_notes(FILE *f, const struct lp_breakdown *b)
 {
 	if (!b->has_counters)
 		return;
-	fputs("Counters are per request, from the deltas of the ranges above; on-CPU =\n"
+	fputs("Counters are per request, from the deltas of the ranges above; cpu/wall =\n"
 	      "task-clock / the ranges' wall time (the rest: blocked, sleeping or preempted).\n",
 	      f);
 	int64_t partial = b->req_cnt.ranges < b->req.n;
@@ -135,48 +135,88 @@ static size_t stage_name_w(const struct lp_breakdown *b)
 	return w;
 }
 
-static void text_stages(FILE *f, const struct lp_breakdown *b)
+enum { BD_STATS = 1, BD_CATS = 2, BD_CNTS = 4 };
+
+/* One row of the stage table, with the column groups in parts. */
+static void text_stage_row(FILE *f, const struct lp_breakdown *b, size_t nw, unsigned parts,
+			   const char *name, int64_t count, const struct lp_dist *st, double share,
+			   const int64_t *cat_ns, int64_t total, const struct lp_bd_cnt *cnt)
 {
-	size_t nw = stage_name_w(b);
+	lp_txt_pad(f, name, nw, 0);
+	if (parts & BD_STATS) {
+		fprintf(f, " %8" PRId64 " ", count);
+		text_stat_cells(f, st);
+		fprintf(f, " %6.1f%%", 100.0 * share);
+	}
+	for (int k = 0; (parts & BD_CATS) && k < b->ncat; k++)
+		if (cat_shown(b, k))
+			fprintf(f, "  %9.1f%%", pct(cat_ns[k], total));
+	if (parts & BD_CNTS)
+		text_cnt_cells(f, b, cnt);
+	fputc('\n', f);
+}
+
+static void text_stage_table(FILE *f, const struct lp_breakdown *b, size_t nw, unsigned parts)
+{
 	lp_txt_pad(f, "stage", nw, 0);
-	fprintf(f, " %8s %9s %9s %9s %9s %9s %7s", "count", "mean", "p50", "p90", "p99", "max",
-		"share");
-	for (int k = 0; k < b->ncat; k++) {
+	if (parts & BD_STATS)
+		fprintf(f, " %8s %9s %9s %9s %9s %9s %7s", "count", "mean", "p50", "p90", "p99",
+			"max", "share");
+	for (int k = 0; (parts & BD_CATS) && k < b->ncat; k++) {
 		if (!cat_shown(b, k))
 			continue;
 		fputs("  ", f);
 		lp_txt_pad(f, b->cat_label[k], 10, 1);
 	}
-	text_cnt_header(f, b);
+	if (parts & BD_CNTS)
+		text_cnt_header(f, b);
 	fputc('\n', f);
 	double share = 0;
 	for (size_t i = 0; i < b->nstages; i++) {
 		const struct lp_bd_stage *s = &b->stages[i];
 		char q[512];
 		qual_name(q, sizeof(q), s->domain, s->name);
-		lp_txt_pad(f, q, nw, 0);
-		fprintf(f, " %8" PRId64 " ", s->instances);
-		text_stat_cells(f, &s->st);
-		fprintf(f, " %6.1f%%", 100.0 * s->share);
-		for (int k = 0; k < b->ncat; k++)
-			if (cat_shown(b, k))
-				fprintf(f, "  %9.1f%%", pct(s->cat_ns[k], s->st.total));
-		text_cnt_cells(f, b, &s->cnt);
-		fputc('\n', f);
+		text_stage_row(f, b, nw, parts, q, s->instances, &s->st, s->share, s->cat_ns,
+			       s->st.total, &s->cnt);
 		share += s->share;
 	}
-	lp_txt_pad(f, "(whole request)", nw, 0);
-	fprintf(f, " %8" PRId64 " ", b->req.n);
-	text_stat_cells(f, &b->req);
-	fprintf(f, " %6.1f%%", 100.0 * share);
 	int64_t rt = 0;
 	for (int k = 0; k < b->ncat; k++)
 		rt += b->req_cat_ns[k];
+	text_stage_row(f, b, nw, parts, "(whole request)", b->req.n, &b->req, share, b->req_cat_ns,
+		       rt, &b->req_cnt);
+}
+
+/* One table when it fits the terminal; else the statistics, the categories
+ * and the counters each in a table of their own (the last two together when
+ * they fit), the stage names repeated. */
+static void text_stages(FILE *f, const struct lp_breakdown *b)
+{
+	size_t nw = stage_name_w(b), wstats = 9 + 5 * 10 + 8, wcats = 0, wcnts = 0;
+	size_t width = (size_t)lp_txt_width(f);
 	for (int k = 0; k < b->ncat; k++)
-		if (cat_shown(b, k))
-			fprintf(f, "  %9.1f%%", pct(b->req_cat_ns[k], rt));
-	text_cnt_cells(f, b, &b->req_cnt);
-	fputs("\n", f);
+		wcats += cat_shown(b, k) ? 12 : 0;
+	for (int k = 0; k < LP_BD_NCNT; k++)
+		wcnts += cnt_shown(b, k) ? 12 : 0;
+	if (nw + wstats + wcats + wcnts <= width) {
+		text_stage_table(f, b, nw, BD_STATS | BD_CATS | BD_CNTS);
+	} else if (nw + wstats + wcats <= width) {
+		text_stage_table(f, b, nw, BD_STATS | BD_CATS);
+		fputc('\n', f);
+		text_stage_table(f, b, nw, BD_CNTS);
+	} else {
+		text_stage_table(f, b, nw, BD_STATS);
+		fputc('\n', f);
+		if (nw + wcats + wcnts <= width) {
+			text_stage_table(f, b, nw, BD_CATS | BD_CNTS);
+		} else {
+			text_stage_table(f, b, nw, BD_CATS);
+			if (wcnts) {
+				fputc('\n', f);
+				text_stage_table(f, b, nw, BD_CNTS);
+			}
+		}
+	}
 	fputs("Times are per request (a stage's instances in one request add up); count is\n"
 	      "ranges; share is of all request time; the category columns split each stage's\n"
 	      "own time: recorded waits and blocking calls first, then the rest as on-CPU\n"
@@ -272,14 +312,16 @@ static void text_tail(FILE *f, const struct lp_breakdown *b)
 	}
 }
 
-static void text_slowest(FILE *f, const struct lp_breakdown *b)
+/* Stage columns [from, to) of the slowest requests; the first part with the
+ * requests' own columns, the others keyed by range id alone. */
+static void text_slowest_part(FILE *f, const struct lp_breakdown *b, size_t from, size_t to)
 {
-	if (!b->nslow)
-		return;
-	fprintf(f, "\nSlowest requests (ranges.id, thread, start in CLOCK_MONOTONIC ns and from "
-		   "the run's start):\n");
-	fprintf(f, "%10s %8s %20s %10s %9s", "range id", "tid", "start ns", "+start", "latency");
-	for (size_t i = 0; i < b->nstages; i++) {
+	if (from == 0)
+		fprintf(f, "%10s %8s %20s %10s %9s", "range id", "tid", "start ns", "+start",
+			"latency");
+	else
+		fprintf(f, "%10s", "range id");
+	for (size_t i = from; i < to; i++) {
 		char q[512];
 		qual_name(q, sizeof(q), b->stages[i].domain, b->stages[i].name);
 		fputc(' ', f);
@@ -289,18 +331,41 @@ static void text_slowest(FILE *f, const struct lp_breakdown *b)
 	for (size_t i = 0; i < b->nslow; i++) {
 		const struct lp_bd_slow *s = &b->slow[i];
 		char x[32];
-		fprintf(f, "%10" PRId64 " %8" PRId64 " %20" PRId64 " ", s->range_id, s->tid,
-			s->start_ns);
-		snprintf(x, sizeof(x), "%.3f s", (double)s->rel_ns / 1e9);
-		lp_txt_pad(f, x, 10, 1);
-		fputc(' ', f);
-		text_ns_cell(f, (double)s->dur_ns, 9);
-		for (size_t k = 0; k < b->nstages; k++) {
+		if (from == 0) {
+			fprintf(f, "%10" PRId64 " %8" PRId64 " %20" PRId64 " ", s->range_id, s->tid,
+				s->start_ns);
+			snprintf(x, sizeof(x), "%.3f s", (double)s->rel_ns / 1e9);
+			lp_txt_pad(f, x, 10, 1);
+			fputc(' ', f);
+			text_ns_cell(f, (double)s->dur_ns, 9);
+		} else {
+			fprintf(f, "%10" PRId64, s->range_id);
+		}
+		for (size_t k = from; k < to; k++) {
 			fputc(' ', f);
 			text_ns_cell(f, (double)s->stage_ns[k], 14);
 		}
 		fputc('\n', f);
 	}
+}
+
+/* As many stage columns as fit the terminal in each part (at least one). */
+static void text_slowest(FILE *f, const struct lp_breakdown *b)
+{
+	if (!b->nslow)
+		return;
+	fprintf(f, "\nSlowest requests (ranges.id, thread, start in CLOCK_MONOTONIC ns and from "
+		   "the run's start):\n");
+	size_t width = (size_t)lp_txt_width(f), from = 0;
+	do {
+		size_t fixed = from ? 10 : 61, n = width > fixed ? (width - fixed) / 15 : 0;
+		n = n ? n : 1;
+		size_t to = from + n < b->nstages ? from + n : b->nstages;
+		if (from)
+			fputc('\n', f);
+		text_slowest_part(f, b, from, to);
+		from = to;
+	} while (from < b->nstages);
 }
 
 static void text_threads(FILE *f, const struct lp_breakdown *b)
@@ -334,8 +399,9 @@ static void text_threads(FILE *f, const struct lp_breakdown *b)
 void lp_breakdown_write_text(FILE *f, const struct lp_breakdown *b)
 {
 	if (!b->has_ranges) {
-		fputs("No NVTX ranges in this run, so no requests or stages; the whole run by "
-		      "category:\n",
+		fputs("No NVTX ranges in this run, so no requests or stages (mark them: C "
+		      "nvtxRangePushA/nvtxRangePop, C++ nvtx3::scoped_range, Python nvtx.annotate; "
+		      "README, Getting started); the whole run by category:\n",
 		      f);
 		text_threads(f, b);
 		return;

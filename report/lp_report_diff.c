@@ -3,7 +3,28 @@
 #include "lp_out.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* text broken at spaces into lines of at most width columns, the first
+ * after first, the others after indent (text lines split at '\n' too). */
+static void fwrap(FILE *f, const char *first, const char *indent, const char *text, int width)
+{
+	const char *pre = first;
+	while (*text) {
+		size_t room = (size_t)width - strlen(pre), n = strcspn(text, "\n");
+		if (n > room) {
+			size_t k = room;
+			while (k > 0 && text[k] != ' ')
+				k--;
+			n = k ? k : room;
+		}
+		fprintf(f, "%s%.*s\n", pre, (int)n, text);
+		text += n;
+		text += *text == ' ' || *text == '\n';
+		pre = indent;
+	}
+}
 
 static const char *fmt_rel(double rel, char *buf, size_t len)
 {
@@ -47,8 +68,16 @@ static void put_name(FILE *f, const char *s, int markdown)
 
 static void summary_line(FILE *f, const struct lp_diff *d)
 {
-	if (d->regressions)
+	if (d->state == LP_DS_REGRESSION)
 		fprintf(f, "%d regression%s", d->regressions, d->regressions == 1 ? "" : "s");
+	else if (d->state == LP_DS_INCONCLUSIVE)
+		fprintf(f, "inconclusive (%d row%s may be a regression the data cannot confirm)",
+			d->inconclusives, d->inconclusives == 1 ? "" : "s");
+	else if (!isnan(d->resolution))
+		fprintf(f,
+			"no regression larger than %+.1f%% (the resolution: the highest upper "
+			"bound of the intervals)",
+			100 * d->resolution);
 	else
 		fputs("no regression", f);
 	if (d->improvements)
@@ -105,6 +134,79 @@ static void text_named(FILE *f, const char *title, const struct lp_diff_named *v
 		fprintf(f, "  ... %zu more\n", n - 10);
 }
 
+/* Requests (runs) per side: the request's, then each stage's that differ. */
+static void text_counts(FILE *f, const struct lp_diff *d)
+{
+	const struct lp_diff_row *q = d->nrows ? &d->rows[0] : NULL;
+	if (!q)
+		return;
+	fprintf(f, "requests (runs) base / new: %zu (%zu) / %zu (%zu)", q->n_base, q->runs_base,
+		q->n_new, q->runs_new);
+	for (size_t i = 1; i < d->nrows; i++) {
+		const struct lp_diff_row *r = &d->rows[i];
+		if (r->is_request || !strcmp(r->scope, d->rows[i - 1].scope) ||
+		    (r->n_base == q->n_base && r->n_new == q->n_new &&
+		     r->runs_base == q->runs_base && r->runs_new == q->runs_new))
+			continue;
+		fputs("; ", f);
+		put_name(f, r->scope, 0);
+		fprintf(f, " %zu (%zu) / %zu (%zu)", r->n_base, r->runs_base, r->n_new,
+			r->runs_new);
+	}
+	fputc('\n', f);
+}
+
+/* Why inconclusive and what to do; noise that may be in any verdict. */
+static void text_notes(FILE *f, const struct lp_diff *d, const char *pre, int width)
+{
+	char first[64];
+	snprintf(first, sizeof(first), "%swhy inconclusive: ", pre);
+	for (size_t i = 0; i < d->nreasons; i++)
+		fwrap(f, first, "  ", d->reason[i], width);
+	snprintf(first, sizeof(first), "%swarning, noise: ", pre);
+	for (size_t i = 0; i < d->nwarn; i++)
+		fwrap(f, first, "  ", d->warn[i], width);
+}
+
+static const char *fmt_share(double part, double all, char *buf, size_t len)
+{
+	if (isnan(part) || !(all > 0))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.3f ms", part / 1e6);
+	return buf;
+}
+
+/* The on-CPU and preempted time per request of the request and each stage:
+ * a stage slower by preemption keeps its on-CPU time. */
+static void text_cpu(FILE *f, const struct lp_diff *d)
+{
+	char b[6][32];
+	if (!d->ncpu) {
+		fputs("\non-CPU per stage: not computed (--no-findings skips the breakdown)\n", f);
+		return;
+	}
+	fprintf(f, "\non-CPU and preempted time per request%s:\n",
+		d->cpu_known ? "" : " (task-clock not counted: on-CPU unknown)");
+	fprintf(f, "  %-24s %12s %12s %9s %13s %13s\n", "scope", "on-CPU base", "on-CPU new",
+		"change", "preempt base", "preempt new");
+	for (size_t i = 0; i < d->ncpu; i++) {
+		const struct lp_diff_cpu *c = &d->cpu[i];
+		char scope[64];
+		snprintf(scope, sizeof(scope), "%s%s", c->is_request ? "" : "  ", c->scope);
+		fputs("  ", f);
+		put_name(f, scope, 0);
+		int w = 24 - (int)strlen(scope);
+		fprintf(
+		    f, "%*s %12s %12s %9s %13s %13s\n", w > 0 ? w : 0, "",
+		    fmt_share(c->base_oncpu, c->base_wall, b[0], 32),
+		    fmt_share(c->new_oncpu, c->new_wall, b[1], 32),
+		    fmt_rel(c->base_oncpu > 0 ? c->new_oncpu / c->base_oncpu - 1 : NAN, b[2], 32),
+		    fmt_share(c->base_pre, c->base_wall, b[3], 32),
+		    fmt_share(c->new_pre, c->new_wall, b[4], 32));
+	}
+}
+
 static void text_findings(FILE *f, const struct lp_diff *d)
 {
 	if (!d->has_findings) {
@@ -135,35 +237,38 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 	fprintf(f, "': base %zu request%s from %zu database%s, new %zu from %zu\n", d->n_base_req,
 		d->n_base_req == 1 ? "" : "s", d->base_dbs, d->base_dbs == 1 ? "" : "s",
 		d->n_new_req, d->new_dbs);
-	method_line(f, d, "");
-	fprintf(f, "\n%-24s %-6s %12s %12s %9s %20s %9s %25s  %-20s %s\n", "scope", "metric",
-		"base", "new", "change", "interval", "p(Holm)", "requests (runs) base/new",
-		"bootstrap over", "verdict");
+	int width = lp_txt_width(f);
+	char *m = NULL;
+	size_t mlen = 0;
+	FILE *mf = open_memstream(&m, &mlen);
+	if (mf) {
+		method_line(mf, d, "");
+		fclose(mf);
+		fwrap(f, "", "  ", m, width);
+	}
+	free(m);
+	fprintf(f, "\n%-16s %-6s %10s %10s %8s %17s %7s  %s\n", "scope", "metric", "base", "new",
+		"change", "interval", "p(Holm)", "verdict");
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct lp_diff_row *r = &d->rows[i];
-		char scope[64], n[64], how[40];
+		char scope[64];
 		snprintf(scope, sizeof(scope), "%s%s", r->is_request ? "" : "  ", r->scope);
 		put_name(f, scope, 0);
-		int w = 24 - (int)strlen(scope);
-		snprintf(n, sizeof(n), "%zu (%zu)/%zu (%zu)", r->n_base, r->runs_base, r->n_new,
-			 r->runs_new);
-		if (!r->method)
-			snprintf(how, sizeof(how), "-");
-		else if (r->noise > 0)
-			snprintf(how, sizeof(how), "requests, floor %g%%", r->noise * 100);
-		else
-			snprintf(how, sizeof(how), "runs, then requests");
-		fprintf(f, "%*s %-6s %12s %12s %9s %20s %9s %25s  %-20s %s", w > 0 ? w : 0, "",
+		int w = 16 - (int)strlen(scope);
+		fprintf(f, "%*s %-6s %10s %10s %8s %17s %7s  %s\n", w > 0 ? w : 0, "",
 			r->metric_name, lp_fixed_ns(r->base, b[0], 32),
 			lp_fixed_ns(r->new_, b[1], 32), fmt_rel(r->rel, b[2], 32),
-			fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32), n, how,
-			r->absent			? r->why
-			: r->verdict == LP_V_REGRESSION ? "REGRESSION"
-							: lp_verdict_name(r->verdict));
-		if (r->verdict == LP_V_NOT_ENOUGH && !r->absent)
-			fprintf(f, " (%s)", r->why);
-		fputc('\n', f);
+			fmt_ci(r, b[3], 32), fmt_p(r->p_adj, b[4], 32),
+			r->absent				   ? r->why
+			: r->verdict == LP_V_REGRESSION		   ? "REGRESSION"
+			: r->verdict == LP_V_INCONCLUSIVE && r->up ? "INCONCLUSIVE"
+								   : lp_verdict_name(r->verdict));
+		if ((r->verdict == LP_V_NOT_ENOUGH || r->verdict == LP_V_INCONCLUSIVE) &&
+		    !r->absent)
+			fwrap(f, "    why: ", "         ", r->why, width);
 	}
+	text_counts(f, d);
+	text_cpu(f, d);
 	text_named(f, "time by category", d->cats, d->ncats);
 	text_named(f, "lock contention", d->locks, d->nlocks);
 	if (d->has_kernels)
@@ -171,9 +276,11 @@ void lp_diff_write_text(FILE *f, const struct lp_diff *d)
 	else
 		fputs("\nGPU kernels: no kernels table on both sides, skipped\n", f);
 	text_findings(f, d);
-	fputs("\nresult: ", f);
-	summary_line(f, d);
 	fputc('\n', f);
+	text_notes(f, d, "", width);
+	fputs("result: ", f);
+	summary_line(f, d);
+	fprintf(f, " (exit %d)\n", lp_diff_exit_status(d));
 }
 
 static void md_named(FILE *f, const char *title, const struct lp_diff_named *v, size_t n)
@@ -198,9 +305,12 @@ static void md_named(FILE *f, const char *title, const struct lp_diff_named *v, 
 void lp_diff_write_markdown(FILE *f, const struct lp_diff *d)
 {
 	char b[6][32];
-	fprintf(f, "### latprof diff: %s", d->regressions ? "**" : "");
+	int bold = d->state != LP_DS_OK;
+	fprintf(f, "### latprof diff: %s", bold ? "**" : "");
 	summary_line(f, d);
-	fprintf(f, "%s\n\nRequest `", d->regressions ? "**" : "");
+	fprintf(f, "%s\n\n", bold ? "**" : "");
+	text_notes(f, d, "- ", 400);
+	fputs("\nRequest `", f);
 	put_name(f, d->req_name, 1);
 	fprintf(f, "`: base %zu requests (%zu db), new %zu requests (%zu db).\n", d->n_base_req,
 		d->base_dbs, d->n_new_req, d->new_dbs);
@@ -222,7 +332,8 @@ void lp_diff_write_markdown(FILE *f, const struct lp_diff *d)
 			r->verdict == LP_V_REGRESSION ? "**" : "",
 			r->absent ? r->why : lp_verdict_name(r->verdict),
 			r->verdict == LP_V_REGRESSION ? "**" : "");
-		if (r->verdict == LP_V_NOT_ENOUGH && !r->absent)
+		if ((r->verdict == LP_V_NOT_ENOUGH || r->verdict == LP_V_INCONCLUSIVE) &&
+		    !r->absent)
 			fprintf(f, " (%s)", r->why);
 		fputs(" |\n", f);
 	}
@@ -288,6 +399,52 @@ static void json_ids(FILE *f, char **v, size_t n)
 	fputc(']', f);
 }
 
+static void json_notes(FILE *f, const char *key, const char (*v)[200], size_t n)
+{
+	fprintf(f, ",\"%s\":[", key);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		lp_json_str(f, v[i]);
+	}
+	fputc(']', f);
+}
+
+/* The state the exit status follows, its reasons, and the on-CPU and
+ * preempted time per request of each scope. */
+static void json_answer(FILE *f, const struct lp_diff *d)
+{
+	fprintf(f, ",\"state\":\"%s\",\"exit_status\":%d,\"inconclusive_rows\":%d,\"resolution\":",
+		lp_diff_state_name(d->state), lp_diff_exit_status(d), d->inconclusives);
+	json_num(f, d->resolution);
+	json_notes(f, "reasons", d->reason, d->nreasons);
+	json_notes(f, "warnings", d->warn, d->nwarn);
+	if (!d->ncpu) {
+		fputs(",\"cpu\":null", f);
+		return;
+	}
+	fprintf(f, ",\"cpu_counted\":%s,\"cpu\":[", d->cpu_known ? "true" : "false");
+	for (size_t i = 0; i < d->ncpu; i++) {
+		const struct lp_diff_cpu *c = &d->cpu[i];
+		fputs(i ? ",{\"scope\":" : "{\"scope\":", f);
+		lp_json_str(f, c->scope);
+		fprintf(f, ",\"kind\":\"%s\",\"base_ns\":", c->is_request ? "request" : "stage");
+		json_num(f, c->base_wall);
+		fputs(",\"new_ns\":", f);
+		json_num(f, c->new_wall);
+		fputs(",\"base_on_cpu_ns\":", f);
+		json_num(f, c->base_oncpu);
+		fputs(",\"new_on_cpu_ns\":", f);
+		json_num(f, c->new_oncpu);
+		fputs(",\"base_preempted_ns\":", f);
+		json_num(f, c->base_pre);
+		fputs(",\"new_preempted_ns\":", f);
+		json_num(f, c->new_pre);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
 void lp_diff_write_json(FILE *f, const struct lp_diff *d)
 {
 	fputs("{\"schema\":\"latprof-diff/2\",\"request\":", f);
@@ -340,7 +497,10 @@ void lp_diff_write_json(FILE *f, const struct lp_diff *d)
 		json_num(f, r->p);
 		fputs(",\"p_holm\":", f);
 		json_num(f, r->p_adj);
-		fprintf(f, ",\"verdict\":\"%s\",\"why\":", lp_verdict_name(r->verdict));
+		fprintf(f, ",\"verdict\":\"%s\",", lp_verdict_name(r->verdict));
+		if (r->verdict == LP_V_INCONCLUSIVE)
+			fprintf(f, "\"toward\":\"%s\",", r->up ? "regression" : "improvement");
+		fputs("\"why\":", f);
 		if (r->why[0])
 			lp_json_str(f, r->why);
 		else
@@ -348,6 +508,7 @@ void lp_diff_write_json(FILE *f, const struct lp_diff *d)
 		fputc('}', f);
 	}
 	fputc(']', f);
+	json_answer(f, d);
 	json_named(f, "locks", d->locks, d->nlocks);
 	json_named(f, "categories", d->cats, d->ncats);
 	if (d->has_kernels)

@@ -104,6 +104,12 @@ void lp_findings_write_brief(FILE *f, const struct lp_findings *r, size_t max)
 		text_one(f, r, i, 1);
 }
 
+static int no_nvtx(const struct lp_fnd_rule_status *s)
+{
+	static const char k[] = "no NVTX request ranges";
+	return s->why && !strncmp(s->why, k, sizeof(k) - 1);
+}
+
 void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 {
 	char a[64];
@@ -131,14 +137,27 @@ void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 			report_findings_val(s->threshold, s->rule->unit, t, sizeof(t)));
 	}
 	head = 0;
+	int nvtx = 0;
 	for (size_t i = 0; i < r->nrules; i++) {
 		const struct lp_fnd_rule_status *s = &r->rules[i];
 		if (s->state != LP_RULE_SKIPPED)
 			continue;
 		if (!head++)
 			fputs("not evaluated:\n", f);
+		if (no_nvtx(s)) {
+			nvtx++;
+			continue;
+		}
 		fprintf(f, "  %-18s %s\n", s->rule->id, s->why ? s->why : "");
 	}
+	/* the rules that need requests, once, with how to mark them */
+	for (size_t i = 0, k = 0; nvtx && i < r->nrules; i++)
+		if (r->rules[i].state == LP_RULE_SKIPPED && no_nvtx(&r->rules[i]))
+			fprintf(f, "%s%s", k++ ? ", " : "  ", r->rules[i].rule->id);
+	if (nvtx)
+		fputs(": no NVTX request ranges (mark requests: C nvtxRangePushA/nvtxRangePop, C++ "
+		      "nvtx3::scoped_range, Python nvtx.annotate; README, Getting started)\n",
+		      f);
 }
 
 static void jnum(FILE *f, double v)

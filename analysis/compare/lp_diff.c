@@ -9,6 +9,7 @@
 #include "lp_util.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <math.h>
 #include <stdint.h>
@@ -82,9 +83,25 @@ const char *lp_verdict_name(enum lp_verdict v)
 		return "improvement";
 	case LP_V_NOT_ENOUGH:
 		return "not enough data";
+	case LP_V_INCONCLUSIVE:
+		return "inconclusive";
 	default:
 		return "unchanged";
 	}
+}
+
+const char *lp_diff_state_name(enum lp_diff_state s)
+{
+	return s == LP_DS_REGRESSION	 ? "regression"
+	       : s == LP_DS_INCONCLUSIVE ? "inconclusive"
+					 : "no regression";
+}
+
+int lp_diff_exit_status(const struct lp_diff *d)
+{
+	return d->state == LP_DS_REGRESSION	? 1
+	       : d->state == LP_DS_INCONCLUSIVE ? d->opts.inconclusive_exit
+						: 0;
 }
 
 /* ---------------------------------------------------------------- samples */
@@ -532,6 +549,33 @@ static int load_locks(sqlite3 *db, struct lp_side *side, char *err, size_t errle
 			  NULL, 0, named_row_add, &c, err, errlen);
 }
 
+/* Each stage's time, on-CPU and preempted parts (and the request's under
+ * its own name): what tells a stage's own slowdown from a CPU it waited for. */
+static int load_stage_cpu(const struct lp_breakdown *bd, struct lp_side *side)
+{
+	int on = bd->ncat - LP_BD_NREST + LP_BD_ONCPU,
+	    pre = bd->ncat - LP_BD_NREST + LP_BD_PREEMPTED;
+	int rc = 0;
+	side->cpu_dbs++;
+	side->cpu_known += bd->has_counters != 0;
+	for (size_t i = 0; !rc && i < bd->nstages; i++) {
+		const struct lp_bd_stage *st = &bd->stages[i];
+		if (st->unattributed)
+			continue;
+		int64_t wall = 0;
+		for (int k = 0; k < bd->ncat; k++)
+			wall += st->cat_ns[k];
+		if ((rc = named_add(&side->st_wall, &side->nst_wall, st->name, (double)wall,
+				    st->st.n)) ||
+		    (rc = named_add(&side->st_oncpu, &side->nst_oncpu, st->name,
+				    (double)st->cat_ns[on], st->st.n)))
+			break;
+		rc = named_add(&side->st_pre, &side->nst_pre, st->name, (double)st->cat_ns[pre],
+			       st->st.n);
+	}
+	return rc;
+}
+
 /* Request time by breakdown category (lock wait, sleep, socket I/O, on-CPU,
  * preempted, ...): where the time went, whatever the stages are called.
  * Pooled over the side's runs. */
@@ -549,6 +593,8 @@ static int load_cats(sqlite3 *db, const char *path, struct lp_side *side, char *
 		if (bd.req_cat_ns[k])
 			rc = named_add(&side->cats, &side->ncats, bd.cat_name[k],
 				       (double)bd.req_cat_ns[k], bd.req.n);
+	if (!rc && bd.has_ranges)
+		rc = load_stage_cpu(&bd, side);
 	lp_breakdown_free(&bd);
 	return rc;
 }
@@ -890,6 +936,15 @@ void lp_side_free(struct lp_side *side)
 	for (size_t i = 0; i < side->nfindings; i++)
 		free(side->findings[i]);
 	free(side->findings);
+	for (size_t i = 0; i < side->nst_wall; i++)
+		free(side->st_wall[i].name);
+	for (size_t i = 0; i < side->nst_oncpu; i++)
+		free(side->st_oncpu[i].name);
+	for (size_t i = 0; i < side->nst_pre; i++)
+		free(side->st_pre[i].name);
+	free(side->st_wall);
+	free(side->st_oncpu);
+	free(side->st_pre);
 	memset(side, 0, sizeof(*side));
 }
 
@@ -1225,6 +1280,275 @@ static int id_minus(char **a, size_t na, char **b, size_t nb, char ***out, size_
 	return 0;
 }
 
+/* ---- the answer: three states, the resolution, the reasons ---- */
+
+static double per_req(const struct lp_named_total *v, size_t n, const char *name)
+{
+	const struct lp_named_total *x = named_find(v, n, name);
+	return x && x->count > 0 ? x->total_ns / (double)x->count : 0;
+}
+
+static double cats_total(const struct lp_side *s)
+{
+	double t = 0;
+	for (size_t i = 0; i < s->ncats; i++)
+		t += s->cats[i].total_ns;
+	return t;
+}
+
+static int cpu_add(struct lp_diff *d, const char *scope, int is_request)
+{
+	struct lp_diff_cpu *p = realloc(d->cpu, (d->ncpu + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	d->cpu = p;
+	p = &p[d->ncpu];
+	memset(p, 0, sizeof(*p));
+	p->is_request = is_request;
+	if (!(p->scope = strdup(scope)))
+		return -ENOMEM;
+	d->ncpu++;
+	return 0;
+}
+
+/* The request's and each stage's time, on-CPU and preempted parts per
+ * request on both sides; none when a side has no breakdown (--no-findings). */
+static int build_cpu(struct lp_diff *d, const struct lp_side *b, const struct lp_side *n)
+{
+	if (!b->cpu_dbs || !n->cpu_dbs)
+		return 0;
+	d->cpu_known = b->cpu_known == b->cpu_dbs && n->cpu_known == n->cpu_dbs;
+	double breq = (double)b->req.n, nreq = (double)n->req.n;
+	if (cpu_add(d, d->req_name, 1))
+		return -ENOMEM;
+	struct lp_diff_cpu *c = &d->cpu[0];
+	c->base_wall = breq > 0 ? cats_total(b) / breq : 0;
+	c->new_wall = nreq > 0 ? cats_total(n) / nreq : 0;
+	c->base_oncpu = per_req(b->cats, b->ncats, "on_cpu");
+	c->new_oncpu = per_req(n->cats, n->ncats, "on_cpu");
+	c->base_pre = per_req(b->cats, b->ncats, "preempted");
+	c->new_pre = per_req(n->cats, n->ncats, "preempted");
+	for (size_t i = 0; i < b->nst_wall; i++) {
+		const char *s = b->st_wall[i].name;
+		if (!named_find(n->st_wall, n->nst_wall, s))
+			continue;
+		if (cpu_add(d, s, 0))
+			return -ENOMEM;
+		c = &d->cpu[d->ncpu - 1];
+		c->base_wall = per_req(b->st_wall, b->nst_wall, s);
+		c->new_wall = per_req(n->st_wall, n->nst_wall, s);
+		c->base_oncpu = per_req(b->st_oncpu, b->nst_oncpu, s);
+		c->new_oncpu = per_req(n->st_oncpu, n->nst_oncpu, s);
+		c->base_pre = per_req(b->st_pre, b->nst_pre, s);
+		c->new_pre = per_req(n->st_pre, n->nst_pre, s);
+	}
+	for (size_t i = 0; !d->cpu_known && i < d->ncpu; i++)
+		d->cpu[i].base_oncpu = d->cpu[i].new_oncpu = NAN;
+	return 0;
+}
+
+static const struct lp_diff_cpu *cpu_of(const struct lp_diff *d, const struct lp_diff_row *r)
+{
+	for (size_t i = 0; i < d->ncpu; i++)
+		if (d->cpu[i].is_request == r->is_request &&
+		    (r->is_request || strcmp(d->cpu[i].scope, r->scope) == 0))
+			return &d->cpu[i];
+	return NULL;
+}
+
+/*
+ * Whether a change in direction dir (+1 slower, -1 faster) of this scope is
+ * preemption rather than its own time: the preempted time per request moved
+ * that way by at least half the change of its time, while its on-CPU time
+ * did not move that way beyond the threshold (busy work that ends on the
+ * clock loses on-CPU time when preempted).
+ */
+static int preemption_explains(const struct lp_diff *d, const struct lp_diff_row *r, int dir,
+			       char *why, size_t len)
+{
+	const struct lp_diff_cpu *c = cpu_of(d, r);
+	if (!c)
+		return 0;
+	double dw = dir * (c->new_wall - c->base_wall), dp = dir * (c->new_pre - c->base_pre);
+	double don = dir * (c->new_oncpu - c->base_oncpu);
+	if (!(dp > 0) || dp < 0.5 * dw)
+		return 0;
+	if (!isnan(don) && don > d->opts.threshold * c->base_oncpu)
+		return 0;
+	char on[48] = "on-CPU not counted";
+	if (!isnan(don) && c->base_oncpu > 0)
+		snprintf(on, sizeof(on), "on-CPU %+.1f%%",
+			 100 * (c->new_oncpu / c->base_oncpu - 1));
+	snprintf(why, len, "preemption: preempted %.3f -> %.3f ms per request, %s",
+		 c->base_pre / 1e6, c->new_pre / 1e6, on);
+	return 1;
+}
+
+static void judge_row(struct lp_diff *d, struct lp_diff_row *r)
+{
+	double t = d->opts.threshold;
+	if (r->verdict == LP_V_NOT_ENOUGH || isnan(r->lo))
+		return;
+	int dir = r->verdict == LP_V_REGRESSION		     ? 1
+		  : r->verdict == LP_V_IMPROVEMENT	     ? -1
+		  : r->lo > 0 || (r->rel > t && r->hi > t)   ? 1
+		  : r->hi < 0 || (r->rel < -t && r->lo < -t) ? -1
+							     : 0;
+	char why[sizeof(r->why)];
+	if (!dir && r->hi > fmax(LP_DIFF_MAX_RESOLUTION, 3 * (t + r->noise))) {
+		if (!preemption_explains(d, r, 1, why, sizeof(why)))
+			snprintf(why, sizeof(why),
+				 "too wide: the interval [%+.1f%%, %+.1f%%] cannot rule out a "
+				 "large regression",
+				 100 * r->lo, 100 * r->hi);
+		r->verdict = LP_V_INCONCLUSIVE;
+		r->up = 1;
+		memcpy(r->why, why, sizeof(r->why));
+		return;
+	}
+	if (!dir)
+		return;
+	if (preemption_explains(d, r, dir, why, sizeof(why))) {
+		d->regressions -= r->verdict == LP_V_REGRESSION;
+		d->improvements -= r->verdict == LP_V_IMPROVEMENT;
+	} else if (r->verdict != LP_V_UNCHANGED) {
+		return;
+	} else if ((dir > 0 ? r->lo : -r->hi) > t) {
+		snprintf(
+		    why, sizeof(why),
+		    "interval beyond the threshold but p %.3g > alpha after Holm over %zu rows",
+		    r->p_adj, d->ntested);
+	} else {
+		snprintf(why, sizeof(why),
+			 "%s: the interval [%+.1f%%, %+.1f%%] reaches both sides of the threshold",
+			 dir > 0 ? "maybe slower" : "maybe faster", 100 * r->lo, 100 * r->hi);
+	}
+	r->verdict = LP_V_INCONCLUSIVE;
+	r->up = dir > 0;
+	memcpy(r->why, why, sizeof(r->why));
+}
+
+static void note(char (*v)[200], size_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note(char (*v)[200], size_t *n, const char *fmt, ...)
+{
+	if (*n >= LP_DIFF_NOTES)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v[(*n)++], sizeof(v[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* Largest relative spread of the runs' medians on a side, 0 with one run. */
+static double run_spread(const struct lp_series *s, size_t nruns)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	size_t k = 0;
+	for (size_t i = 0; i < nruns; i++) {
+		if (!s->run_n || !s->run_n[i])
+			continue;
+		double m = lp_quantile_nearest(s->run_v[i], s->run_n[i], 0.5);
+		lo = fmin(lo, m);
+		hi = fmax(hi, m);
+		k++;
+	}
+	return k >= 2 && lo > 0 ? hi / lo - 1 : 0;
+}
+
+/* Preemption or run-to-run spread as large as half the effect (or half the
+ * threshold where the effect is smaller): the verdicts may measure the
+ * machine, not the program. The effect is the change of request time
+ * outside preemption where the breakdown ran, else the largest tested
+ * change of a request metric. */
+static void noise_warnings(struct lp_diff *d, const struct lp_side *b, const struct lp_side *n)
+{
+	double t = d->opts.threshold, eff = 0;
+	const struct lp_diff_cpu *c = d->ncpu && d->cpu[0].base_wall > 0 ? &d->cpu[0] : NULL;
+	if (c)
+		eff =
+		    fabs((c->new_wall - c->new_pre) - (c->base_wall - c->base_pre)) / c->base_wall;
+	else
+		for (size_t i = 0; i < d->nrows; i++)
+			if (d->rows[i].is_request && !isnan(d->rows[i].lo))
+				eff = fmax(eff, fabs(d->rows[i].rel));
+	double bar = 0.5 * fmax(eff, t);
+	if (c) {
+		double pb = c->base_pre / c->base_wall, pn = c->new_pre / fmax(c->new_wall, 1);
+		if (fmax(pb, pn) >= bar)
+			note(
+			    d->warn, &d->nwarn,
+			    "preemption: %.1f%% of request time on the base side, %.1f%% on the "
+			    "new, against an effect of %.1f%% outside it: the machine's load is in "
+			    "the numbers",
+			    100 * pb, 100 * pn, 100 * eff);
+	}
+	double sb = run_spread(&b->req, b->ndbs), sn = run_spread(&n->req, n->ndbs);
+	if (fmax(sb, sn) >= bar)
+		note(d->warn, &d->nwarn,
+		     "run-to-run spread: request p50 varies %.1f%% between base runs, %.1f%% "
+		     "between new runs, against an effect of %.1f%%",
+		     100 * sb, 100 * sn, 100 * eff);
+}
+
+static void judge(struct lp_diff *d, const struct lp_side *b, const struct lp_side *n)
+{
+	int req_tested = 0, preempt = 0, holm = 0, wide = 0, few = 0, coarse = 0;
+	d->resolution = NAN;
+	for (size_t i = 0; i < d->nrows; i++) {
+		struct lp_diff_row *r = &d->rows[i];
+		judge_row(d, r);
+		req_tested |= r->is_request && !isnan(r->lo);
+		few |= r->is_request && r->verdict == LP_V_NOT_ENOUGH;
+		if (r->verdict == LP_V_INCONCLUSIVE && r->up) {
+			d->inconclusives++;
+			preempt |= strncmp(r->why, "preemption", 10) == 0;
+			holm |= strstr(r->why, "Holm") != NULL;
+			wide |= strstr(r->why, "both sides") != NULL;
+			coarse |= strncmp(r->why, "too wide", 8) == 0;
+		}
+		if (r->verdict != LP_V_REGRESSION && !isnan(r->hi) &&
+		    (isnan(d->resolution) || r->hi > d->resolution))
+			d->resolution = r->hi;
+	}
+	noise_warnings(d, b, n);
+	d->state = d->regressions			      ? LP_DS_REGRESSION
+		   : d->inconclusives || (!req_tested && few) ? LP_DS_INCONCLUSIVE
+							      : LP_DS_OK;
+	if (d->state != LP_DS_INCONCLUSIVE)
+		return;
+	if (!req_tested && few)
+		note(d->reason, &d->nreasons,
+		     "too few requests: no request metric has enough on both sides; record "
+		     "longer runs or ask --metric p50");
+	if (preempt)
+		note(d->reason, &d->nreasons,
+		     "preemption: the change is time waiting for a CPU, not on-CPU time; rerun on "
+		     "a quieter machine (or at real-time priority: chrt -r 1)");
+	if (coarse)
+		note(d->reason, &d->nreasons,
+		     "an interval is too wide to rule out a regression of +%.0f%% or more: "
+		     "run-to-run variance or too few requests; record more requests and runs",
+		     100 * LP_DIFF_MAX_RESOLUTION);
+	if (d->single_run && (holm || wide || coarse))
+		note(d->reason, &d->nreasons,
+		     "one run a side: run-to-run noise is unknown, so each interval is widened by "
+		     "+-%.0f%%; record 3+ runs per side (--base A B C --new D E F)",
+		     100 * d->noise);
+	if (holm)
+		note(d->reason, &d->nreasons,
+		     "not confirmed after Holm over %zu rows: ask fewer metrics (--metric p50) or "
+		     "record more runs",
+		     d->ntested);
+	if (wide && !d->single_run)
+		note(d->reason, &d->nreasons,
+		     "run-to-run variance is large against the effect: the interval reaches both "
+		     "sides of the threshold; record more runs per side");
+	else if (wide)
+		note(d->reason, &d->nreasons,
+		     "the interval reaches both sides of the threshold: record more requests");
+}
+
 int lp_diff_compute(const struct lp_side *base, const struct lp_side *new_,
 		    const struct lp_diff_opts *opts, struct lp_diff *d, char *err, size_t errlen)
 {
@@ -1254,7 +1578,7 @@ int lp_diff_compute(const struct lp_side *base, const struct lp_side *new_,
 		    (rc = add_rows(d, s, 0, NULL, &new_->stages[i], ms, nms)))
 			goto nomem;
 	}
-	if ((rc = test_rows(d, base, new_)) ||
+	if ((rc = test_rows(d, base, new_)) || (rc = build_cpu(d, base, new_)) ||
 	    (rc = diff_named(base->locks, base->nlocks, new_->locks, new_->nlocks,
 			     (double)base->req.n, (double)new_->req.n, &d->locks, &d->nlocks)) ||
 	    (rc = diff_named(base->cats, base->ncats, new_->cats, new_->ncats, (double)base->req.n,
@@ -1272,6 +1596,7 @@ int lp_diff_compute(const struct lp_side *base, const struct lp_side *new_,
 	     (rc = id_minus(base->findings, base->nfindings, new_->findings, new_->nfindings,
 			    &d->resolved_findings, &d->n_resolved_findings))))
 		goto nomem;
+	judge(d, base, new_);
 	return 0;
 nomem:
 	snprintf(err, errlen, "out of memory");
@@ -1303,5 +1628,8 @@ void lp_diff_free(struct lp_diff *d)
 	free_named(d->kernels, d->nkernels);
 	free_ids(d->new_findings, d->n_new_findings);
 	free_ids(d->resolved_findings, d->n_resolved_findings);
+	for (size_t i = 0; i < d->ncpu; i++)
+		free(d->cpu[i].scope);
+	free(d->cpu);
 	memset(d, 0, sizeof(*d));
 }

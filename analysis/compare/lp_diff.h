@@ -28,6 +28,10 @@
 /* Noise floor with one run on a side: run-to-run change of a metric that
  * A/A runs of samples/infer_server and samples/py_nvtx.py reach (docs/ci.md). */
 #define LP_DIFF_NOISE_DEFAULT 0.10
+/* "No regression" needs every tested row's interval to end below this (or
+ * below three times threshold plus noise floor, if higher): a wider one is
+ * inconclusive, it cannot rule out a large regression. */
+#define LP_DIFF_MAX_RESOLUTION 0.5
 
 enum lp_metric {
 	LP_M_P50,
@@ -95,6 +99,12 @@ struct lp_side {
 	int has_findings;
 	char **findings;
 	size_t nfindings;
+	/* Per stage, from the breakdown (not with --no-findings): its time, its
+	 * on-CPU part and its preempted part, pooled; count = requests with the
+	 * stage. cpu_known: every database counted task-clock. */
+	struct lp_named_total *st_wall, *st_oncpu, *st_pre;
+	size_t nst_wall, nst_oncpu, nst_pre;
+	int cpu_known, cpu_dbs;
 };
 
 /*
@@ -121,6 +131,10 @@ enum lp_verdict {
 	LP_V_REGRESSION,
 	LP_V_IMPROVEMENT,
 	LP_V_NOT_ENOUGH, /* too few requests (beyond the quantile) on a side */
+	/* Neither confirmed nor ruled out: the estimate or the interval points
+	 * to a change beyond the threshold that the test does not confirm, or
+	 * the change is preemption, not the stage's own time (why says which). */
+	LP_V_INCONCLUSIVE,
 };
 const char *lp_verdict_name(enum lp_verdict v);
 
@@ -132,7 +146,11 @@ struct lp_diff_opts {
 	size_t nquant;
 	double noise; /* noise floor with one run on a side; < 0: the default */
 	const char *request;
+	int inconclusive_exit; /* exit status when inconclusive (LP_DIFF_EXIT_INCONCLUSIVE) */
 };
+/* latprof diff's exit status: 0 no regression, 1 regression, 2 bad input,
+ * 3 inconclusive (--inconclusive-exit changes the last). */
+#define LP_DIFF_EXIT_INCONCLUSIVE 3
 
 /*
  * One comparison: a metric of the request or a stage. Its verdict comes
@@ -159,8 +177,9 @@ struct lp_diff_row {
 	double p_adj;		    /* Holm-adjusted over all tested rows */
 	const char *method;	    /* "bootstrap over requests" or "... runs, then requests" */
 	enum lp_verdict verdict;
-	char why[96]; /* for not enough data: which side lacks what */
-	int absent;   /* the stage is on one side only: 1 not on the base side, 2 not on the new */
+	char why[160]; /* not enough data: which side lacks what; inconclusive: why */
+	int up;	       /* inconclusive toward a regression (1) or an improvement (0) */
+	int absent;    /* the stage is on one side only: 1 not on the base side, 2 not on the new */
 };
 
 struct lp_diff_named {
@@ -171,6 +190,30 @@ struct lp_diff_named {
 	double rel; /* of per-request values; NAN when base is 0 */
 };
 
+/* A scope's time per request (requests holding it), split by the
+ * breakdown: what on-CPU time and preemption each side had. */
+struct lp_diff_cpu {
+	char *scope;
+	int is_request;
+	double base_wall, new_wall;
+	double base_oncpu, new_oncpu; /* NAN where task-clock was not counted */
+	double base_pre, new_pre;
+};
+
+/*
+ * The answer of the whole comparison, the same for the exit status and
+ * every writer: a regression (some row confirmed), inconclusive (some row
+ * points to a regression the data cannot confirm, or the request itself
+ * has too few requests for any metric), or no regression larger than the
+ * stated resolution.
+ */
+enum lp_diff_state { LP_DS_OK, LP_DS_REGRESSION, LP_DS_INCONCLUSIVE };
+const char *lp_diff_state_name(enum lp_diff_state s);
+struct lp_diff;
+/* The exit status of a computed diff: what every writer states too. */
+int lp_diff_exit_status(const struct lp_diff *d);
+
+#define LP_DIFF_NOTES 6
 struct lp_diff {
 	struct lp_diff_opts opts;
 	char *req_name;
@@ -193,6 +236,18 @@ struct lp_diff {
 	int has_findings; /* a findings provider ran on both sides */
 	char **new_findings, **resolved_findings;
 	size_t n_new_findings, n_resolved_findings;
+	struct lp_diff_cpu *cpu; /* the request first, then the stages */
+	size_t ncpu;
+	int cpu_known; /* both sides counted task-clock in every run */
+	enum lp_diff_state state;
+	int inconclusives; /* rows inconclusive toward a regression */
+	/* No regression above this (the largest upper bound of the interval
+	 * over rows that are not regressions), NAN when no row was tested. */
+	double resolution;
+	char reason[LP_DIFF_NOTES][200]; /* why inconclusive, and what to do */
+	size_t nreasons;
+	char warn[LP_DIFF_NOTES][200]; /* noise: preemption or run-to-run spread */
+	size_t nwarn;
 };
 
 int lp_diff_compute(const struct lp_side *base, const struct lp_side *new_,

@@ -654,16 +654,17 @@ void lp_expect_eval(struct lp_expect_ctx *c, const struct lp_expect *e, struct l
 		r->status = LP_EXP_ERROR;
 	else
 		r->status = compare(r->measured, e->op, e->value) ? LP_EXP_PASS : LP_EXP_FAIL;
-	/* strict: the bound of the interval on the limit's side must pass too */
-	if (r->status == LP_EXP_PASS && c->strict &&
+	/* The bound of the interval on the limit's side must pass too: else
+	 * inconclusive, a failure in strict mode. */
+	if (r->status == LP_EXP_PASS &&
 	    (e->op == LP_OP_LT || e->op == LP_OP_LE || e->op == LP_OP_GT || e->op == LP_OP_GE)) {
 		double b = e->op == LP_OP_LT || e->op == LP_OP_LE ? r->hi : r->lo;
 		if (isnan(b) && e->sel != LP_SEL_FINDING && is_time_metric(e->metric) &&
 		    !isnan(lp_metric_q(e->metric))) {
-			r->status = LP_EXP_FAIL;
+			r->status = c->strict ? LP_EXP_FAIL : LP_EXP_INCONCLUSIVE;
 			r->strict_fail = 2;
 		} else if (!isnan(b) && !compare(b, e->op, e->value)) {
-			r->status = LP_EXP_FAIL;
+			r->status = c->strict ? LP_EXP_FAIL : LP_EXP_INCONCLUSIVE;
 			r->strict_fail = 1;
 		}
 	}

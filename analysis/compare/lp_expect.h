@@ -50,14 +50,17 @@ struct lp_expect {
 int lp_expect_parse(const char *text, struct lp_expect *e, size_t *pos, char *err, size_t errlen);
 void lp_expect_free(struct lp_expect *e);
 
-enum lp_expect_status { LP_EXP_PASS, LP_EXP_FAIL, LP_EXP_ERROR };
+/* INCONCLUSIVE: the measured value meets the limit but its interval's far
+ * end does not, or a quantile has too few samples beyond it for an
+ * interval (--strict makes that a FAIL). */
+enum lp_expect_status { LP_EXP_PASS, LP_EXP_FAIL, LP_EXP_ERROR, LP_EXP_INCONCLUSIVE };
 
 struct lp_expect_result {
 	enum lp_expect_status status;
 	double measured;
 	double lo, hi; /* 95% interval of a quantile or mean (bootstrap over requests), NAN: none */
 	size_t samples;
-	int strict_fail; /* strict mode failed it: 1 the bound, 2 no interval (too few samples) */
+	int strict_fail; /* the far end missed it: 1 the bound, 2 no interval (too few samples) */
 	char why[256];	 /* for LP_EXP_ERROR: why there is no measurement */
 };
 

@@ -17,3 +17,5 @@ lp_py_test(breakdown_python test_python.py LABELS e2e)
 lp_py_test(bench_breakdown ../bench/bench_breakdown.py LABELS bench TIMEOUT 1200)
 lp_py_test(breakdown_counters test_counters_columns.py LABELS e2e)
 lp_py_test(breakdown_split_load test_split_load.py LABELS e2e)
+# The stage table fits COLUMNS: one table, or parts with the same cells.
+lp_py_test(breakdown_text_width test_text_width.py LABELS e2e)

@@ -18,3 +18,12 @@ lp_py_test(core_option_suggest test_option_suggest.py LABELS e2e)
 lp_py_test(core_output_names test_output_names.py LABELS e2e)
 lp_py_test(core_process_fold test_process_fold.py LABELS unit)
 lp_py_test(core_proctab test_proctab.py LABELS e2e)
+# cmake --install into a temporary prefix: man pages per command, bash/zsh
+# completion, --version/-V, a recording from the prefix.
+lp_py_test(core_install test_install.py LABELS e2e)
+# A duration or percentage without its unit is refused alike in run, diff
+# and check (exit 2, one line); with its unit it is taken.
+lp_py_test(core_units test_units.py LABELS e2e)
+# README's Getting started as written: install to ~/.local (HOME a temporary
+# directory), record, the NVTX snippets in C, C++ and Python built and run.
+lp_py_test(core_readme test_readme.py LABELS e2e)

@@ -35,7 +35,7 @@ def interleaved(extra):
 
 def diff(base, new, *args):
     p = latprof("diff", *base, "--vs", *new, "--metric", METRICS, "--format", "json", *args)
-    check(p.returncode in (0, 1), f"diff ran (exit {p.returncode}) {p.stderr.strip()}")
+    check(p.returncode in (0, 1, 3), f"diff ran (exit {p.returncode}) {p.stderr.strip()}")
     j = json.loads(p.stdout)
     for r in j["rows"]:
         print(f"  {r['scope']:12} {r['metric']} base {r['base_ns']/1e6:.3f} ms new "

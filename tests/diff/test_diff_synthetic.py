@@ -28,7 +28,7 @@ def flagged(a, b):
     # Threshold and noise floor 0: only the intervals decide, the strictest setting.
     p = latprof("diff", a, b, "--threshold", "0%", "--noise", "0%", "--format", "json",
                 "--metric", "p50,p90,mean")
-    check(p.returncode in (0, 1), f"diff exits 0 or 1 (got {p.returncode}: {p.stderr.strip()})")
+    check(p.returncode in (0, 1, 3), f"diff exits 0, 1 or 3 (got {p.returncode}: {p.stderr.strip()})")
     j = json.loads(p.stdout)
     bad = [r for r in j["rows"] if r["verdict"] in ("regression", "improvement")]
     return j, bad, p.returncode

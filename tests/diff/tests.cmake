@@ -11,3 +11,6 @@ lp_py_test(diff_noise_floor test_noise_floor.py LABELS unit)
 lp_py_test(diff_findings test_diff_findings.py LABELS unit)
 # Request ranges only, no stages: the diff of the outermost rows alone.
 lp_py_test(diff_requests_only test_diff_requests_only.py LABELS unit)
+# Three answers on real runs, one a side: a 30% slower stage, and the same
+# program beside CPU hogs (preemption).
+lp_py_test(diff_verdicts test_diff_verdicts.py LABELS e2e)

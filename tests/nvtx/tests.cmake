@@ -20,3 +20,5 @@ if(NVTX3_INCLUDE)
   lp_py_test(nvtx_python test_nvtx_python.py LABELS e2e)
   lp_py_test(bench_nvtx_pushpop bench_nvtx.py LABELS bench TIMEOUT 900)
 endif()
+# A run without NVTX ranges says once how to add them.
+lp_py_test(nvtx_hint test_nvtx_hint.py LABELS e2e)

@@ -4,7 +4,8 @@ alarms of A/A comparisons and power against a slowed stage, counted.
   A/A: 8 runs of one configuration for two programs (samples/infer_server,
        busy-wait stages in C; samples/py_nvtx.py, NVTX stages from PyPI
        nvtx); all 28 pairs with one run per side at default settings: at
-       most 1 exits 1. 10 disjoint 3-vs-3 splits of the 8 runs: none.
+       most 1 exits 1 (a false alarm; exit 3, inconclusive, is counted and
+       printed, not an alarm). 10 disjoint 3-vs-3 splits of the 8 runs: none.
   Power: infer 10% slower, 3 runs per side: exit 1 naming infer in >= 9
        of 10 trials; 25% slower, one run per side: >= 9 of 10.
   Every row's verdict comes from its own interval: no two rows of a
@@ -88,8 +89,9 @@ print("py_nvtx.py requests in the slow (GIL hand-over) mode, each A/A run: " +
 
 def diff(base, new, *args):
     p = latprof("diff", *base, "--vs", *new, "--format", "json", *args)
-    check(p.returncode in (0, 1), f"diff exits 0 or 1 (got {p.returncode}: {p.stderr.strip()})") \
-        if p.returncode not in (0, 1) else None
+    check(p.returncode in (0, 1, 3),
+          f"diff exits 0, 1 or 3 (got {p.returncode}: {p.stderr.strip()})") \
+        if p.returncode not in (0, 1, 3) else None
     j = json.loads(p.stdout)
     return p.returncode, j
 
@@ -131,11 +133,14 @@ while len(splits) < 10:
 
 for name, runs in (("infer_server (C)", C), ("py_nvtx.py (Python)", P)):
     alarms = []
+    unsure = 0
     for a, b in itertools.combinations(range(8), 2):
         rc, j = diff([runs[a]], [runs[b]])
+        unsure += rc == 3
         if rc == 1:
             alarms.append(f"{a + 1} vs {b + 1}: {'; '.join(flagged(j))}")
-    print(f"A/A {name}, one run per side: {len(alarms)} of 28 pairs exit 1")
+    print(f"A/A {name}, one run per side: {len(alarms)} of 28 pairs exit 1, {unsure} exit 3 "
+          "(inconclusive)")
     for x in alarms:
         print("   ", x)
     check(len(alarms) <= 1, f"A/A {name}: {len(alarms)} false alarms of 28 (at most 1)")
