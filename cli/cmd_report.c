@@ -40,6 +40,7 @@ struct report_opts {
 	enum lp_fmt fmt;
 	const char *request;		 /* --breakdown --request NAME */
 	int stage_depth;		 /* --breakdown --stage-depth N */
+	int native;			 /* --locks --native: native call sites only */
 	struct lp_fnd_override over[64]; /* --rule-threshold ID=VALUE */
 	size_t nover;
 };
@@ -59,7 +60,7 @@ struct view {
 static void *view_locks(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	struct lp_lock_report *r = xcalloc(1, sizeof(*r));
-	if (lp_locks_analyze(db, o->top, r, err, errlen)) {
+	if (lp_locks_analyze_flags(db, o->top, o->native ? LP_LOCKS_NATIVE : 0, r, err, errlen)) {
 		lp_lock_report_free(r);
 		free(r);
 		return NULL;
@@ -434,6 +435,7 @@ enum {
 	LP_OPT_STAGE_DEPTH,
 	LP_OPT_RULE_THR,
 	LP_OPT_HTML,
+	LP_OPT_NATIVE,
 	LP_OPT_VIEW0
 };
 
@@ -482,7 +484,7 @@ static int report_write(const struct view *v, const struct report_opts *o, void 
 
 static int report_cmd(int argc, char **argv)
 {
-	struct option longopts[LP_N_VIEWS + 9] = {
+	struct option longopts[LP_N_VIEWS + 10] = {
 	    {"top", required_argument, NULL, LP_OPT_TOP},
 	    {"format", required_argument, NULL, LP_OPT_FORMAT},
 	    {"output", required_argument, NULL, 'o'},
@@ -491,8 +493,9 @@ static int report_cmd(int argc, char **argv)
 	    {"rule-threshold", required_argument, NULL, LP_OPT_RULE_THR},
 	    {"html", required_argument, NULL, LP_OPT_HTML},
 	    {"force", no_argument, NULL, 'f'},
+	    {"native", no_argument, NULL, LP_OPT_NATIVE},
 	};
-	size_t nopt = 8;
+	size_t nopt = 9;
 	for (size_t i = 0; i < LP_N_VIEWS; i++)
 		if (lp_views[i].flag)
 			longopts[nopt++] = (struct option){lp_views[i].flag, no_argument, NULL,
@@ -514,6 +517,8 @@ static int report_cmd(int argc, char **argv)
 			out = optarg;
 		} else if (c == 'f') {
 			force = 1;
+		} else if (c == LP_OPT_NATIVE) {
+			o.native = 1;
 		} else if (c == LP_OPT_REQUEST) {
 			o.request = optarg;
 		} else if (c == LP_OPT_STAGE_DEPTH) {
@@ -551,6 +556,8 @@ static int report_cmd(int argc, char **argv)
 	    view != &lp_html_view && (o.stage_depth || strcmp(view->flag, "bottlenecks")))
 		return lp_cli_usage_error("report",
 					  "--request and --stage-depth go with --breakdown");
+	if (o.native && (!view->flag || strcmp(view->flag, "locks")))
+		return lp_cli_usage_error("report", "--native goes with --locks");
 	if (o.nover && view->flag && strcmp(view->flag, "bottlenecks"))
 		return lp_cli_usage_error("report", "--rule-threshold goes with --bottlenecks");
 	const char *path = argv[optind];
@@ -597,7 +604,9 @@ const struct lp_cmd lp_cmd_report = {
 	     "ranges, then the most contended locks.\n\n"
 	     "views:\n"
 	     "  --locks      contended locks: waits, total/mean/p50/p99/max wait, share of\n"
-	     "               thread time, call sites, waiter and owner threads\n"
+	     "               thread time, call sites, waiter and owner threads; a wait with\n"
+	     "               Python frames has its Python call site (docs/python.md)\n"
+	     "     --native          native call sites even where waits have Python frames\n"
 	     "  --breakdown  per-request latency by stage from NVTX ranges: count, mean,\n"
 	     "               p50/p90/p99/max, share, lock wait / cond wait / cpu split,\n"
 	     "               tail attribution (p99 vs median) and the slowest requests\n"
