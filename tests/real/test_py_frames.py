@@ -5,7 +5,9 @@ python3.N on the PATH; a missing one is skipped with its name). Each
 version: the interpreter's frames were read; the lock is named by its
 Python call site, the .py file and line the program itself records at the
 acquire; every wait on it carries that site; the GIL row's main holder is
-parse_payload; the native chain stays in JSON and in --locks --native."""
+parse_payload; the findings say the same (lock-contention's site,
+gil-contention's holders); the native chain stays in JSON and in --locks
+--native."""
 import glob
 import json
 import os
@@ -13,7 +15,7 @@ import shutil
 
 import lptest
 from lptest import check, db, q1, record, tmpdir
-from reallib import locks, script
+from reallib import findings, found, locks, script
 
 VERSIONS = ("3.10", "3.11", "3.12", "3.13")
 
@@ -63,6 +65,14 @@ for ver in VERSIONS:
           f"({[(h['function'], round(h['share'], 2)) for h in gil[0]['py_holders']][:3]})")
     check(gil[0]["py_holders"][0]["share"] >= 0.5,
           f"{ver}: {me['gil_function']} held the GIL in >= 50% of GIL wait time")
+    doc = findings(path)
+    lc, gc = found(doc, "lock-contention"), found(doc, "gil-contention")
+    want = f"py_handler.py:{me['line']} serve_one"
+    check(lc and lc[0]["sites"]["items"][0]["what"] == want,
+          f"{ver}: lock-contention's call site is {want}")
+    check(gc and gc[0]["sites"]["items"][0]["what"] == f"{me['gil_function']} in py_handler.py"
+          and f"holders ran {me['gil_function']} in py_handler.py" in gc[0]["summary"],
+          f"{ver}: gil-contention lists the holders' functions: {gc[0]['summary'] if gc else ''}")
     nat = locks(path, "--native")
     ns = [x for x in nat["locks"] if x["address"] == l["address"]][0]["sites"][0]
     check(not ns["python"] and ns["file"] != me["file"],
