@@ -169,12 +169,24 @@ static struct {
 	struct py_layout L;
 } py;
 
+/*
+ * Recent stacks by what identifies them: each frame's code object, code
+ * unit, name and file name objects (the strings of a code object are
+ * immutable, so the same four values are the same text). A hit skips the
+ * formatting and the interning, most of a walk's cost. One word a slot,
+ * read and written whole: the key's upper 40 bits and the string id
+ * (below 2^24); a miss or a torn race only costs the slow path.
+ */
+#define PY_CACHE 4096
+static uint64_t py_cache[PY_CACHE];
+
 /* This thread's state as last validated, and its GIL's condition. */
 static __thread uintptr_t py_ts, py_ts_bad, py_gil;
 
 static void py_forked(void)
 {
 	py.noted = 0;
+	memset(py_cache, 0, sizeof(py_cache)); /* string ids are the parent log's */
 	py.pid = getpid();
 }
 
@@ -425,6 +437,38 @@ static int py_walk(uintptr_t f, unsigned max, char *out, size_t cap, size_t *len
 	return (int)n;
 }
 
+static uint64_t py_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+/* The key of the stack from f outwards, read directly (the own thread's
+ * frames, once checked); 0 when there is none. */
+static uint64_t py_key(uintptr_t f)
+{
+	const struct py_layout *L = &py.L;
+	uint64_t h = 0x243f6a8885a308d3ull;
+	unsigned n = 0;
+	for (unsigned steps = 0; f && n < PY_DEPTH && steps < PY_STEPS; steps++) {
+		uintptr_t code, back;
+		int64_t idx;
+		int show = py_frame(f, &code, &idx, &back, 0);
+		if (show < 0)
+			return 0;
+		if (show) {
+			uintptr_t name, file;
+			if (py_ptr(&name, code + (uintptr_t)L->co_name, 0) ||
+			    py_ptr(&file, code + (uintptr_t)L->co_filename, 0))
+				return 0;
+			h = py_mix(py_mix(py_mix(py_mix(h, code), (uint64_t)idx), name), file);
+			n++;
+		}
+		f = back;
+	}
+	return n ? h | 1 : 0;
+}
+
 /* The calling thread's state when it is one of this thread's, else 0. */
 static uintptr_t py_self(void)
 {
@@ -519,11 +563,20 @@ void lp_py_frames(struct lp_py_wait *w)
 		char text[PY_TEXT];
 		size_t len = 0;
 		int safe = !__atomic_load_n(&py.checked, __ATOMIC_RELAXED);
-		int n = py_walk(py_top(ts, safe), PY_DEPTH, text, sizeof(text), &len, safe);
-		if (n > 0) {
+		uintptr_t top = py_top(ts, safe);
+		uint64_t key = safe ? 0 : py_key(top);
+		uint64_t *slot = &py_cache[key % PY_CACHE],
+			 hit = __atomic_load_n(slot, __ATOMIC_RELAXED);
+		int n = 0;
+		if (key && hit >> 24 == key >> 24) {
+			w->frames = (uint32_t)(hit & 0xffffff);
+		} else if ((n = py_walk(top, PY_DEPTH, text, sizeof(text), &len, safe)) > 0) {
 			if (safe)
 				__atomic_store_n(&py.checked, 1, __ATOMIC_RELAXED);
 			w->frames = lp_intern_string(text, len - 1);
+			if (key && w->frames && w->frames < (1u << 24))
+				__atomic_store_n(slot, (key >> 24) << 24 | w->frames,
+						 __ATOMIC_RELAXED);
 		} else if (n < 0 && safe) {
 			py.status = LP_PY_CHECK;
 			py.noted = 0;
