@@ -658,8 +658,10 @@ static int lock_name(struct lp_lock_row *l)
 
 static int locks_detail(struct q *q, struct lp_lock_report *r, int flags)
 {
-	struct batch b = {q, r, !(flags & LP_LOCKS_NATIVE) && lp_db_has_table(q->db, "py_waits"),
-			  NULL, NULL};
+	/* a run without Python frames keeps the native query: no join */
+	int python = !(flags & LP_LOCKS_NATIVE) && lp_db_has_table(q->db, "py_waits") &&
+		     lp_db_int(q->db, "SELECT EXISTS (SELECT 1 FROM py_waits)", 0);
+	struct batch b = {q, r, python, NULL, NULL};
 	int rc = r->n ? batch_init(&b) : 0;
 	if (r->n) {
 		rc = rc ? rc : batch_percentiles(&b);

@@ -48,10 +48,11 @@ struct py_layout {
 	int fr_back, fr_code, fr_instr, fr_owner;
 	int lasti_int; /* 3.10: fr_instr is an int index, not a pointer */
 	int co_filename, co_name, co_firstlineno, co_linetable, co_code;
-	int str_state, str_length, str_ascii_size, str_utf8, str_utf8_len;
-	int gil_in_runtime; /* >= 0: the GIL lies at _PyRuntime + this */
-	int interp_gil;	    /* else: the interpreter's pointer to its GIL */
-	int loc_table;	    /* 3.11+: the location table, else 3.10's pairs */
+	int str_state, str_length, str_ascii_size;
+	int str_compact_size; /* PyCompactUnicodeObject: its code points follow */
+	int gil_in_runtime;   /* >= 0: the GIL lies at _PyRuntime + this */
+	int interp_gil;	      /* else: the interpreter's pointer to its GIL */
+	int loc_table;	      /* 3.11+: the location table, else 3.10's pairs */
 };
 
 /* From each version's Include/cpython/pystate.h, Include/cpython/code.h,
@@ -76,8 +77,7 @@ static const struct py_layout py_310 = {.ts_interp = 16,
 					.str_state = 32,
 					.str_length = 16,
 					.str_ascii_size = 48,
-					.str_utf8 = 56,
-					.str_utf8_len = 48,
+					.str_compact_size = 72,
 					.gil_in_runtime = 352,
 					.interp_gil = -1,
 					.loc_table = 0};
@@ -100,8 +100,7 @@ static const struct py_layout py_311 = {.ts_interp = 16,
 					.str_state = 32,
 					.str_length = 16,
 					.str_ascii_size = 48,
-					.str_utf8 = 56,
-					.str_utf8_len = 48,
+					.str_compact_size = 72,
 					.gil_in_runtime = 360,
 					.interp_gil = -1,
 					.loc_table = 1};
@@ -124,8 +123,7 @@ static const struct py_layout py_312 = {.ts_interp = 16,
 					.str_state = 32,
 					.str_length = 16,
 					.str_ascii_size = 40,
-					.str_utf8 = 48,
-					.str_utf8_len = 40,
+					.str_compact_size = 56,
 					.gil_in_runtime = -1,
 					.interp_gil = 384,
 					.loc_table = 1};
@@ -222,27 +220,72 @@ static int py_typed(uintptr_t obj, uintptr_t type, int safe)
 	return obj && type && py_ptr(&t, obj + 8, safe) == 0 && t == type;
 }
 
-/* A str object's text (ASCII, or its cached UTF-8) into out: its length,
- * or -1. The separators of the record become '?'. */
+/* The len code points of kind bytes each at data, as UTF-8 into out. */
+static int py_str_ucs(uintptr_t data, int64_t len, unsigned kind, char *out, size_t cap, int safe)
+{
+	unsigned char raw[256];
+	size_t o = 0;
+	if ((kind != 1 && kind != 2 && kind != 4) || len < 0)
+		return -1;
+	size_t n = (size_t)len * kind < sizeof(raw) ? (size_t)len * kind : sizeof(raw) / 4 * 4;
+	if (py_rd(raw, data, n, safe))
+		return -1;
+	for (size_t i = 0; i + kind <= n; i += kind) {
+		uint32_t c = kind == 1	 ? raw[i]
+			     : kind == 2 ? (uint32_t)(raw[i] | raw[i + 1] << 8)
+					 : (uint32_t)(raw[i] | raw[i + 1] << 8 | raw[i + 2] << 16 |
+						      (uint32_t)raw[i + 3] << 24);
+		unsigned char u[4];
+		size_t k = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+		if (c > 0x10ffff || o + k >= cap)
+			break;
+		if (k == 1)
+			u[0] = (unsigned char)(c == PY_FRAME_SEP || c == PY_FIELD_SEP || c == '\n'
+						   ? '?'
+						   : c);
+		else if (k == 2)
+			u[0] = (unsigned char)(0xc0 | c >> 6),
+			u[1] = (unsigned char)(0x80 | (c & 63));
+		else if (k == 3)
+			u[0] = (unsigned char)(0xe0 | c >> 12),
+			u[1] = (unsigned char)(0x80 | (c >> 6 & 63)),
+			u[2] = (unsigned char)(0x80 | (c & 63));
+		else
+			u[0] = (unsigned char)(0xf0 | c >> 18),
+			u[1] = (unsigned char)(0x80 | (c >> 12 & 63)),
+			u[2] = (unsigned char)(0x80 | (c >> 6 & 63)),
+			u[3] = (unsigned char)(0x80 | (c & 63));
+		memcpy(out + o, u, k);
+		o += k;
+	}
+	out[o] = 0;
+	return (int)o;
+}
+
+/* A str object's text (ASCII, or its code points as UTF-8) into out:
+ * its length, or -1 when it is no str. The separators of the record
+ * become '?'. */
 static int py_str(uintptr_t o, char *out, size_t cap, int safe)
 {
 	unsigned char h[80];
 	const struct py_layout *L = &py.L;
-	size_t hs = (size_t)L->str_ascii_size + (L->str_utf8 >= 0 ? 16 : 0);
+	size_t hs = (size_t)L->str_ascii_size; /* no further: a short string ends there */
 	if (hs > sizeof(h) || py_rd(h, o, hs, safe) || py_at(h, 8) != py.str_type)
 		return -1;
 	uint32_t state;
 	memcpy(&state, h + L->str_state, 4);
 	int64_t len = (int64_t)py_at(h, L->str_length);
 	uintptr_t data = 0;
-	if ((state & 0x60) == 0x60) /* compact and ASCII: the bytes follow the header */
+	if ((state & 0x60) == 0x60) { /* compact and ASCII: the bytes follow the header */
 		data = o + (uintptr_t)L->str_ascii_size;
-	else if ((state & 0x20) && L->str_utf8 >= 0) {
-		data = py_at(h, L->str_utf8);
-		len = (int64_t)py_at(h, L->str_utf8_len);
+	} else if (state & 0x20) { /* compact: 1, 2 or 4 bytes a code point, as UTF-8 */
+		return py_str_ucs(o + (uintptr_t)L->str_compact_size, len, (state >> 2) & 7, out,
+				  cap, safe);
 	}
-	if (!data || len < 0)
-		return -1;
+	if (!data || len < 0) { /* a str, but no UTF-8 of it to read: shown as ? */
+		snprintf(out, cap, "?");
+		return 1;
+	}
 	size_t n = (size_t)len < cap - 1 ? (size_t)len : cap - 1;
 	if (py_rd(out, data, n, safe))
 		return -1;
@@ -648,8 +691,7 @@ static int py_layout_313(void)
 				.str_state = (int)d.un_state,
 				.str_length = (int)d.un_length,
 				.str_ascii_size = (int)d.un_ascii_size,
-				.str_utf8 = -1,
-				.str_utf8_len = -1,
+				.str_compact_size = (int)d.un_ascii_size + 16,
 				.gil_in_runtime = -1,
 				.interp_gil = (int)d.is_ceval_gil,
 				.loc_table = 1};

@@ -30,6 +30,14 @@ def find_python(ver):
 
 d = tmpdir()
 tested = []
+# A function whose name is not ASCII (its code points, not a UTF-8 cache,
+# are what the interpreter keeps): its lock's site names it.
+NONASCII = os.path.join(d, "nonascii.py")
+with open(NONASCII, "w", encoding="utf-8") as f:
+    f.write("import threading, time\nlk = threading.Lock()\ndef обработка():\n"
+            "    with lk:\n        time.sleep(0.002)\ndef w():\n"
+            "    for _ in range(10): обработка()\nts = [threading.Thread(target=w) "
+            "for _ in range(3)]\n[t.start() for t in ts]; [t.join() for t in ts]\n")
 for ver in VERSIONS:
     py = find_python(ver)
     if not py:
@@ -73,6 +81,12 @@ for ver in VERSIONS:
     check(gc and gc[0]["sites"]["items"][0]["what"] == f"{me['gil_function']} in py_handler.py"
           and f"holders ran {me['gil_function']} in py_handler.py" in gc[0]["summary"],
           f"{ver}: gil-contention lists the holders' functions: {gc[0]['summary'] if gc else ''}")
+    pna = os.path.join(d, f"na{ver}.db")
+    record(pna, py, NONASCII)
+    na = [l for l in locks(pna)["locks"] if l["class"] == "contention" and l["sites"] and
+          l["sites"][0]["file"] == NONASCII]
+    check(na and na[0]["sites"][0]["function"] == "обработка" and na[0]["sites"][0]["line"] == 4,
+          f"{ver}: a non-ASCII function name: {na[0]['sites'][0]['where'] if na else None}")
     nat = locks(path, "--native")
     ns = [x for x in nat["locks"] if x["address"] == l["address"]][0]["sites"][0]
     check(not ns["python"] and ns["file"] != me["file"],
