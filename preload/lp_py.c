@@ -53,6 +53,10 @@ struct py_layout {
 	int gil_in_runtime;   /* >= 0: the GIL lies at _PyRuntime + this */
 	int interp_gil;	      /* else: the interpreter's pointer to its GIL */
 	int loc_table;	      /* 3.11+: the location table, else 3.10's pairs */
+	/* A threading.Thread's name (its _name attribute): where a frame's
+	 * first local lies, the type's fields, and how instances keep their
+	 * attributes (the minor version: 10 to 13). */
+	int fr_locals, tp_flags, tp_basicsize, tp_dictoffset, ht_cached_keys, attrs;
 };
 
 /* From each version's Include/cpython/pystate.h, Include/cpython/code.h,
@@ -80,7 +84,13 @@ static const struct py_layout py_310 = {.ts_interp = 16,
 					.str_compact_size = 72,
 					.gil_in_runtime = 352,
 					.interp_gil = -1,
-					.loc_table = 0};
+					.loc_table = 0,
+					.fr_locals = 352,
+					.tp_flags = 168,
+					.tp_basicsize = 32,
+					.tp_dictoffset = 288,
+					.ht_cached_keys = 872,
+					.attrs = 10};
 static const struct py_layout py_311 = {.ts_interp = 16,
 					.ts_thread_id = 152,
 					.ts_native_tid = 160,
@@ -103,7 +113,13 @@ static const struct py_layout py_311 = {.ts_interp = 16,
 					.str_compact_size = 72,
 					.gil_in_runtime = 360,
 					.interp_gil = -1,
-					.loc_table = 1};
+					.loc_table = 1,
+					.fr_locals = 72,
+					.tp_flags = 168,
+					.tp_basicsize = 32,
+					.tp_dictoffset = 288,
+					.ht_cached_keys = 872,
+					.attrs = 11};
 static const struct py_layout py_312 = {.ts_interp = 16,
 					.ts_thread_id = 136,
 					.ts_native_tid = 144,
@@ -126,7 +142,13 @@ static const struct py_layout py_312 = {.ts_interp = 16,
 					.str_compact_size = 56,
 					.gil_in_runtime = -1,
 					.interp_gil = 384,
-					.loc_table = 1};
+					.loc_table = 1,
+					.fr_locals = 72,
+					.tp_flags = 168,
+					.tp_basicsize = 32,
+					.tp_dictoffset = 288,
+					.ht_cached_keys = 880,
+					.attrs = 12};
 
 /* The head of 3.13's _Py_DebugOffsets (Include/internal/pycore_runtime.h),
  * at offset 0 of _PyRuntime: every field an offset or a size. */
@@ -180,6 +202,7 @@ static uint64_t py_cache[PY_CACHE];
 
 /* This thread's state as last validated, and its GIL's condition. */
 static __thread uintptr_t py_ts, py_ts_bad, py_gil;
+static __thread int py_name_due; /* a new thread state: look for its Thread's name */
 
 static void py_forked(void)
 {
@@ -533,6 +556,7 @@ static uintptr_t py_self(void)
 		gil = 0;
 	py_gil = gil;
 	py_ts = ts;
+	py_name_due = 1;
 	return ts;
 }
 
@@ -568,6 +592,144 @@ static void py_holder(struct lp_py_wait *w, uintptr_t self)
 			return;
 		}
 	}
+}
+
+/* ---- threading's name for the thread ----------------------------------
+ * A threading.Thread runs its target under Thread._bootstrap_inner(self):
+ * self is that frame's first local, its name the _name attribute. Read
+ * once per thread state, all through process_vm_readv: instance
+ * attributes are kept differently in each version (docs/python.md). */
+
+/* Index of the str key `want` among the entries of the keys object at
+ * keys, and the entry's own value (combined tables); -1 when absent. */
+static int py_keys_find(uintptr_t keys, const char *want, uintptr_t *value)
+{
+	unsigned char h[40];
+	uintptr_t entries;
+	int64_t n;
+	size_t esz;
+	if (py.L.attrs == 10) { /* 3.10 Objects/dict-common.h */
+		if (py_rd(h, keys, 40, 1))
+			return -1;
+		int64_t size = (int64_t)py_at(h, 8);
+		n = (int64_t)py_at(h, 32);
+		size_t ix = size <= 0xff ? 1 : size <= 0xffff ? 2 : size <= 0xffffffffLL ? 4 : 8;
+		entries = keys + 40 + (uintptr_t)size * ix;
+		esz = 24; /* hash, key, value */
+	} else {	  /* 3.11+ Include/internal/pycore_dict.h */
+		if (py_rd(h, keys, 32, 1) || h[9] > 40)
+			return -1;
+		n = (int64_t)py_at(h, 24);
+		entries = keys + 32 + ((uintptr_t)1 << h[9]);
+		esz = h[10] == 0 ? 24 : 16; /* general: hash, key, value; else key, value */
+	}
+	for (int64_t i = 0; i < n && i < 64; i++) {
+		uintptr_t e[3];
+		char key[16];
+		if (py_rd(e, entries + (uintptr_t)i * esz, esz, 1))
+			return -1;
+		uintptr_t k = esz == 24 ? e[1] : e[0];
+		if (k && py_str(k, key, sizeof(key), 1) > 0 && !strcmp(key, want)) {
+			*value = esz == 24 ? e[2] : e[1];
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* Attribute want of the dict object at dict (values at values_off in its
+ * split values). */
+static uintptr_t py_dict_get(uintptr_t dict, const char *want, uintptr_t values_off)
+{
+	uintptr_t keys, values, v = 0;
+	if (!dict || py_ptr(&keys, dict + 32, 1) || py_ptr(&values, dict + 40, 1))
+		return 0;
+	int i = py_keys_find(keys, want, &v);
+	if (i < 0)
+		return 0;
+	if (values && py_ptr(&v, values + values_off + (uintptr_t)i * 8, 1))
+		return 0;
+	return v;
+}
+
+/* Attribute want of the instance at obj. */
+static uintptr_t py_attr(uintptr_t obj, const char *want)
+{
+	const struct py_layout *L = &py.L;
+	uintptr_t type, flags, dict = 0, values = 0, keys, v = 0;
+	if (py_ptr(&type, obj + 8, 1) || py_ptr(&flags, type + (uintptr_t)L->tp_flags, 1))
+		return 0;
+	if (L->attrs == 10) {
+		intptr_t off;
+		if (py_ptr((uintptr_t *)&off, type + (uintptr_t)L->tp_dictoffset, 1) || off <= 0 ||
+		    py_ptr(&dict, obj + (uintptr_t)off, 1))
+			return 0;
+		return py_dict_get(dict, want, 0);
+	}
+	if (!(flags & 16)) /* Py_TPFLAGS_MANAGED_DICT */
+		return 0;
+	uintptr_t values_off = 0;
+	if (L->attrs == 11) { /* values at obj - 4 words, else the dict at - 3 */
+		if (py_ptr(&values, obj - 32, 1) || (!values && py_ptr(&dict, obj - 24, 1)))
+			return 0;
+	} else if (L->attrs == 12) { /* one word at - 3: the values (odd) or the dict */
+		uintptr_t dv;
+		if (py_ptr(&dv, obj - 24, 1))
+			return 0;
+		if (dv & 1) /* stored as the values' address less one */
+			values = dv + 1;
+		else
+			dict = dv;
+	} else { /* 13: inline values after the object while valid, else the dict */
+		uintptr_t basic;
+		unsigned char hdr[4];
+		values_off = 8;
+		if (py_ptr(&basic, type + (uintptr_t)L->tp_basicsize, 1))
+			return 0;
+		if ((flags & 4) && py_rd(hdr, obj + basic, 4, 1) == 0 && hdr[3])
+			values = obj + basic;
+		else if (py_ptr(&dict, obj - 24, 1))
+			return 0;
+	}
+	if (!values)
+		return py_dict_get(dict, want, values_off);
+	if (py_ptr(&keys, type + (uintptr_t)L->ht_cached_keys, 1) || !keys)
+		return 0;
+	int i = py_keys_find(keys, want, &v);
+	if (i < 0 || py_ptr(&v, values + values_off + (uintptr_t)i * 8, 1))
+		return 0;
+	return v;
+}
+
+/* The name of the threading.Thread this thread state runs, into out: its
+ * length; 0 when the thread runs no Python yet (ask again), -1 when it is
+ * no threading thread or the name cannot be read. */
+static int py_thread_name(uintptr_t ts, char *out, size_t cap)
+{
+	const struct py_layout *L = &py.L;
+	uintptr_t f = py_top(ts, 1);
+	unsigned seen = 0;
+	for (unsigned steps = 0; f && steps < PY_STEPS; steps++) {
+		uintptr_t code, back, name, file, self;
+		int64_t idx;
+		int show = py_frame(f, &code, &idx, &back, 1);
+		if (show < 0)
+			return -1;
+		char fn[32], path[PY_NAME];
+		if (show && py_ptr(&name, code + (uintptr_t)L->co_name, 1) == 0 &&
+		    py_str(name, fn, sizeof(fn), 1) > 0 && !strcmp(fn, "_bootstrap_inner") &&
+		    py_ptr(&file, code + (uintptr_t)L->co_filename, 1) == 0 &&
+		    py_str(file, path, sizeof(path), 1) > 12 &&
+		    !strcmp(path + strlen(path) - 12, "threading.py")) {
+			if (py_ptr(&self, f + (uintptr_t)L->fr_locals, 1) || !self)
+				return -1;
+			uintptr_t v = py_attr(self, "_name");
+			return v ? py_str(v, out, cap, 1) : -1;
+		}
+		f = back;
+		seen++;
+	}
+	return seen ? -1 : 0;
 }
 
 void lp_py_holder(struct lp_py_wait *w, const void *cond)
@@ -625,6 +787,13 @@ void lp_py_frames(struct lp_py_wait *w)
 			py.noted = 0;
 			py_note();
 		}
+	}
+	if (ts && py_name_due) { /* once per thread state */
+		char name[64];
+		int n = py_thread_name(ts, name, sizeof(name));
+		py_name_due = n == 0;
+		if (n > 0)
+			lp_pre_thread_name(lp_tid(), name);
 	}
 	if (w->h_code) { /* the holder's frame, read before the wait */
 		char text[2 * PY_NAME + 32];
@@ -694,7 +863,13 @@ static int py_layout_313(void)
 				.str_compact_size = (int)d.un_ascii_size + 16,
 				.gil_in_runtime = -1,
 				.interp_gil = (int)d.is_ceval_gil,
-				.loc_table = 1};
+				.loc_table = 1,
+				.fr_locals = (int)d.fr_localsplus,
+				.tp_flags = 168,
+				.tp_basicsize = 32,
+				.tp_dictoffset = 288,
+				.ht_cached_keys = 880,
+				.attrs = 13};
 	/* the fixed-size reads of py_emit, py_walk and py_str */
 	if (L->co_linetable + 8 > 160 || L->fr_owner + 1 > 104 || L->str_ascii_size > 80 ||
 	    L->co_filename + 8 > L->co_linetable + 8 || L->co_name + 8 > L->co_linetable + 8 ||

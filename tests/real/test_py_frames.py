@@ -6,7 +6,7 @@ Debian's own python3.11 when it is another build. Each
 version: the interpreter's frames were read; the lock is named by its
 Python call site, the .py file and line the program itself records at the
 acquire; every wait on it carries that site; the GIL row's main holder is
-parse_payload; the findings say the same (lock-contention's site,
+parse_payload; the threads have threading's names; the findings say the same (lock-contention's site,
 gil-contention's holders); the native chain stays in JSON and in --locks
 --native."""
 import glob
@@ -61,6 +61,10 @@ for label, v, py in runs:
     check(q1(c, "SELECT frames FROM py_runtimes") == "read" and
           q1(c, "SELECT version FROM py_runtimes").startswith(v + "."),
           f"{ver}: frames read from CPython {q1(c, 'SELECT version FROM py_runtimes')}")
+    names = sorted(r[0] for r in c.execute(
+        "SELECT t.name FROM threads t JOIN processes p ON p.id = t.process_id "
+        "WHERE t.tid != p.pid"))
+    check(names == sorted(me["threads"]), f"{ver}: the threads have threading's names {names}")
     lk = locks(path)
     mine = [l for l in lk["locks"] if l["class"] == "contention" and l["sites"] and
             l["sites"][0]["file"] == me["file"] and l["sites"][0]["line"] == me["line"]]

@@ -39,3 +39,6 @@ check(len(at) == len(rows), f"all {len(rows)} include infer() at "
       f"({len(at)})")
 threads = {r[0] for r in rows}
 check(len(threads) >= 2, f"on {len(threads)} pool threads")
+names = [c.execute("SELECT name FROM threads WHERE id = ?", (t,)).fetchone()[0] for t in threads]
+check(all(n.startswith("ThreadPoolExecutor-") for n in names),
+      f"the pool threads have the executor's names: {sorted(names)}")
