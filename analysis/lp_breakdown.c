@@ -93,10 +93,37 @@ static int lock_name_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
+/* "handler.py:42 serve_one": a Python call site (docs/python.md). */
+static int py_site_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lock_name *d = ctx;
+	const char *file = (const char *)sqlite3_column_text(st, 0);
+	const char *fn = (const char *)sqlite3_column_text(st, 2);
+	const char *base = file && strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	snprintf(d->buf, d->len, "%s:%d %s", base ? base : "?", sqlite3_column_int(st, 1),
+		 fn ? fn : "?");
+	return 0;
+}
+
+/* A lock no symbol names is named by its most frequent Python call site,
+ * where its waits have Python frames. */
 static const char *describe_lock(sqlite3 *db, int64_t id, char *buf, size_t len)
 {
 	struct lock_name d = {buf, len};
 	struct lp_db_arg a = LP_DB_INT(id);
+	char site[256];
+	struct lock_name p = {site, sizeof(site)};
+	if (lp_db_int_args(db, "SELECT name IS NULL FROM locks WHERE id = ?", &a, 1, 0) &&
+	    lp_db_has_table(db, "py_waits") &&
+	    lp_db_lookup(db,
+			 "SELECT f.file, f.line, f.function FROM lock_waits w JOIN py_waits pw ON "
+			 "pw.thread_id = w.thread_id AND pw.start_ns = w.start_ns JOIN py_stacks s "
+			 "ON s.id = pw.py_stack_id JOIN py_frames f ON f.id = s.site_frame WHERE "
+			 "w.lock_id = ? GROUP BY f.id ORDER BY count(*) DESC, f.id LIMIT 1",
+			 &a, 1, py_site_row, &p)) {
+		snprintf(buf, len, "Python lock at %s", site);
+		return buf;
+	}
 	return lp_db_lookup(db, "SELECT name, kind, address FROM locks WHERE id = ?", &a, 1,
 			    lock_name_row, &d)
 		   ? buf
@@ -172,6 +199,18 @@ static const char *describe_site(sqlite3 *db, int64_t stack, char *buf, size_t l
 	buf[0] = 0;
 	if (!stack)
 		return NULL;
+	if (lp_db_has_table(db, "py_waits")) /* "recv on socket in handler.py:42 serve_one" */
+		lp_db_each(
+		    db,
+		    "SELECT b.call, b.fd_kind, (SELECT substr(f.file, length(rtrim(f.file, "
+		    "replace(f.file, '/', ''))) + 1) || ':' || f.line || ' ' || f.function "
+		    "FROM py_waits pw JOIN py_stacks s ON s.id = pw.py_stack_id JOIN "
+		    "py_frames f ON f.id = s.site_frame WHERE pw.thread_id = b.thread_id AND "
+		    "pw.start_ns = b.start_ns) AS py FROM blocking_calls b WHERE "
+		    "b.stack_id = ?1 AND py IS NOT NULL LIMIT 1",
+		    &arg, 1, site_row, &d, err, sizeof(err));
+	if (buf[0])
+		return buf;
 	lp_db_each(db,
 		   "SELECT b.call, b.fd_kind, f.function FROM blocking_calls b "
 		   "LEFT JOIN stacks s ON s.id = b.stack_id LEFT JOIN frames f ON f.id = "

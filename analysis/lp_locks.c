@@ -148,6 +148,7 @@ static int class_totals(struct q *q, struct lp_lock_report *r)
 struct batch {
 	struct q *q;
 	struct lp_lock_report *r;
+	int python;    /* the database has Python frames and they are wanted */
 	char *in;      /* "(3,1,7)": the listed lock ids, integers only */
 	size_t *order; /* row indexes sorted by lock id, for row_of */
 };
@@ -260,7 +261,12 @@ static char *site_where(const struct lp_lock_site *s)
 {
 	char *w = NULL;
 	int n;
-	if (s->function && s->file)
+	if (s->python) { /* handler.py:42 serve_one */
+		const char *base =
+		    s->file && strrchr(s->file, '/') ? strrchr(s->file, '/') + 1 : s->file;
+		n = asprintf(&w, "%s:%d %s", base ? base : "?", s->line,
+			     s->function ? s->function : "?");
+	} else if (s->function && s->file)
 		n = asprintf(&w, "%s %s:%d", s->function, s->file, s->line);
 	else if (s->function && s->module)
 		n = asprintf(&w, "%s (%s+0x%" PRIx64 ")", s->function, s->module, s->offset);
@@ -276,6 +282,8 @@ static char *site_where(const struct lp_lock_site *s)
 static void site_free(struct lp_lock_site *s)
 {
 	free(s->chain);
+	free(s->source);
+	free(s->py_chain);
 	free(s->where);
 	free(s->function);
 	free(s->file);
@@ -423,8 +431,38 @@ static int site_row(sqlite3_stmt *st, void *ctx)
 	s->wait_ns = sqlite3_column_int64(st, 7);
 	s->stack = sqlite3_column_type(st, 8) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 8);
 	s->depth = sqlite3_column_int(st, 9);
+	if (sqlite3_column_count(st) > 10) {
+		s->python = sqlite3_column_int(st, 10);
+		s->source = col_str(st, 11, &oom);
+		s->py_stack = sqlite3_column_int64(st, 12);
+	}
 	s->where = site_where(s);
 	return oom || !s->where ? -ENOMEM : 0;
+}
+
+/* "fn" of one Python frame, for the Python chain. */
+static int py_chain_row(sqlite3_stmt *st, void *ctx)
+{
+	char **chain = ctx, *n = NULL;
+	const char *fn = (const char *)sqlite3_column_text(st, 0);
+	if (asprintf(&n, "%s%s%s", *chain ? *chain : "", *chain ? " <- " : "", fn ? fn : "?") < 0)
+		return -ENOMEM;
+	free(*chain);
+	*chain = n;
+	return 0;
+}
+
+/* The Python site and the two frames outside it, from one of its stacks. */
+static int site_py_chain(struct q *q, struct lp_lock_site *s)
+{
+	int64_t args[1] = {s->py_stack};
+	return lp_db_each(
+	    q->db,
+	    "SELECT f.function FROM py_stack_frames sf JOIN py_frames f ON f.id = "
+	    "sf.frame_id WHERE sf.stack_id = ?1 AND sf.depth >= (SELECT x.depth FROM "
+	    "py_stack_frames x JOIN py_stacks p ON p.id = x.stack_id WHERE "
+	    "x.stack_id = ?1 AND x.frame_id = p.site_frame) ORDER BY sf.depth LIMIT 3",
+	    args, 1, py_chain_row, &s->py_chain, q->err, q->errlen);
 }
 
 /* Every site of every listed lock (the innermost frame of each wait's
@@ -432,14 +470,29 @@ static int site_row(sqlite3_stmt *st, void *ctx)
  * site names heap locks, so sites are cut to top N only after lock_name. */
 static int batch_sites(struct batch *b)
 {
-	sqlite3_stmt *st = batch_prepare(
-	    b, "SELECT w.lock_id, f.function, f.file, f.line, f.module, f.offset, count(*), "
-	       "SUM(w.dur_ns), min(w.stack_id), coalesce(sd.depth, 0) FROM temp.lp_rw "
-	       "w LEFT JOIN temp.lp_site_depth sd ON sd.stack_id = w.stack_id "
-	       "LEFT JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth = "
-	       "coalesce(sd.depth, 0) LEFT JOIN frames f ON f.id = sf.frame_id "
-	       "WHERE w.lock_id IN %s GROUP BY w.lock_id, sf.frame_id ORDER BY w.lock_id, 8 DESC, "
-	       "7 DESC");
+	static const char native[] =
+	    "SELECT w.lock_id, f.function, f.file, f.line, f.module, f.offset, count(*), "
+	    "SUM(w.dur_ns), min(w.stack_id), coalesce(sd.depth, 0) FROM temp.lp_rw "
+	    "w LEFT JOIN temp.lp_site_depth sd ON sd.stack_id = w.stack_id "
+	    "LEFT JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth = "
+	    "coalesce(sd.depth, 0) LEFT JOIN frames f ON f.id = sf.frame_id "
+	    "WHERE w.lock_id IN %s GROUP BY w.lock_id, sf.frame_id ORDER BY w.lock_id, 8 DESC, "
+	    "7 DESC";
+	/* a wait with Python frames has its Python site (py_stacks.site_frame) */
+	static const char python[] =
+	    "SELECT w.lock_id, coalesce(pf.function, f.function), coalesce(pf.file, f.file), "
+	    "coalesce(pf.line, f.line), CASE WHEN pf.id IS NULL THEN f.module END, "
+	    "CASE WHEN pf.id IS NULL THEN f.offset END, count(*), SUM(w.dur_ns), min(w.stack_id), "
+	    "coalesce(sd.depth, 0), pf.id IS NOT NULL, pf.source, min(pw.py_stack_id) "
+	    "FROM temp.lp_rw w LEFT JOIN temp.lp_site_depth sd ON sd.stack_id = w.stack_id "
+	    "LEFT JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth = "
+	    "coalesce(sd.depth, 0) LEFT JOIN frames f ON f.id = sf.frame_id "
+	    "LEFT JOIN py_waits pw ON pw.thread_id = w.thread_id AND pw.start_ns = w.start_ns "
+	    "LEFT JOIN py_stacks ps ON ps.id = pw.py_stack_id "
+	    "LEFT JOIN py_frames pf ON pf.id = ps.site_frame "
+	    "WHERE w.lock_id IN %s GROUP BY w.lock_id, CASE WHEN pf.id IS NULL THEN sf.frame_id "
+	    "ELSE -pf.id END ORDER BY w.lock_id, 8 DESC, 7 DESC";
+	sqlite3_stmt *st = batch_prepare(b, b->python ? python : native);
 	if (!st)
 		return -EIO;
 	int rc = q_run(b->q, st, site_row, b);
@@ -452,8 +505,41 @@ static int batch_sites(struct batch *b)
 			struct lp_lock_site *s = &b->r->locks[i].sites[k];
 			if (s->stack && k < (size_t)b->r->top)
 				rc = site_chain(b->q, s, s->stack, s->depth);
+			if (rc == 0 && s->python && s->py_stack && k < (size_t)b->r->top)
+				rc = site_py_chain(b->q, s);
 		}
 	return rc;
+}
+
+static int py_holder_row(sqlite3_stmt *st, void *ctx)
+{
+	struct batch *b = ctx;
+	struct lp_lock_row *l = row_of(b, sqlite3_column_int64(st, 0));
+	if (!l)
+		return 0;
+	l->py_holder_waits += sqlite3_column_int64(st, 3);
+	if (l->n_py_holders == (size_t)b->r->top)
+		return 0;
+	if (!l->py_holders && !(l->py_holders = calloc((size_t)b->r->top, sizeof(*l->py_holders))))
+		return -ENOMEM;
+	struct lp_py_holder *h = &l->py_holders[l->n_py_holders++];
+	int oom = 0;
+	h->function = col_str(st, 1, &oom);
+	h->file = col_str(st, 2, &oom);
+	h->count = sqlite3_column_int64(st, 3);
+	h->wait_ns = sqlite3_column_int64(st, 4);
+	return oom ? -ENOMEM : 0;
+}
+
+/* GIL rows: the Python functions the GIL's holders ran, by wait time. */
+static int batch_py_holders(struct batch *b)
+{
+	sqlite3_stmt *st = batch_prepare(
+	    b, "SELECT w.lock_id, f.function, f.file, count(*), SUM(w.dur_ns) FROM temp.lp_rw w "
+	       "JOIN py_waits pw ON pw.thread_id = w.thread_id AND pw.start_ns = w.start_ns "
+	       "JOIN py_frames f ON f.id = pw.holder_frame_id WHERE w.lock_id IN %s AND "
+	       "w.class = 1 GROUP BY 1, 2, 3 ORDER BY 1, 5 DESC, 4 DESC, 2");
+	return st ? q_run(b->q, st, py_holder_row, b) : -EIO;
 }
 
 struct thread_load {
@@ -557,6 +643,8 @@ static int lock_name(struct lp_lock_row *l)
 		n = asprintf(&l->name, "GIL (%s)", l->symbol ? l->symbol : "CPython");
 	else if (l->symbol)
 		n = asprintf(&l->name, "%s", l->symbol);
+	else if (l->n_sites && l->sites[best].python && !l->folded)
+		n = asprintf(&l->name, "Python lock at %s", l->sites[best].where);
 	else if (l->folded && l->n_sites)
 		n = asprintf(&l->name, "%lld per-thread semaphores at %s", l->folded,
 			     l->sites[best].where);
@@ -568,9 +656,12 @@ static int lock_name(struct lp_lock_row *l)
 	return n < 0 ? -ENOMEM : 0;
 }
 
-static int locks_detail(struct q *q, struct lp_lock_report *r)
+static int locks_detail(struct q *q, struct lp_lock_report *r, int flags)
 {
-	struct batch b = {q, r, NULL, NULL};
+	/* a run without Python frames keeps the native query: no join */
+	int python = !(flags & LP_LOCKS_NATIVE) && lp_db_has_table(q->db, "py_waits") &&
+		     lp_db_int(q->db, "SELECT EXISTS (SELECT 1 FROM py_waits)", 0);
+	struct batch b = {q, r, python, NULL, NULL};
 	int rc = r->n ? batch_init(&b) : 0;
 	if (r->n) {
 		rc = rc ? rc : batch_percentiles(&b);
@@ -578,6 +669,7 @@ static int locks_detail(struct q *q, struct lp_lock_report *r)
 		rc = rc ? rc : batch_threads(&b, 0);
 		rc = rc ? rc : batch_threads(&b, 1);
 		rc = rc ? rc : batch_holders(&b);
+		rc = rc || !b.python ? rc : batch_py_holders(&b);
 	}
 	for (size_t i = 0; rc == 0 && i < r->n; i++) {
 		struct lp_lock_row *l = &r->locks[i];
@@ -668,7 +760,7 @@ int lp_locks_analyze_flags(sqlite3 *db, int top, int flags, struct lp_lock_repor
 		rc = rc ? rc : rows_prepare(&q, !(flags & LP_LOCKS_NOFOLD));
 		rc = rc ? rc : lock_rows(&q, r);
 	}
-	rc = rc ? rc : locks_detail(&q, r);
+	rc = rc ? rc : locks_detail(&q, r, flags);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory while analyzing locks");
 	return rc;
@@ -691,6 +783,11 @@ void lp_lock_report_free(struct lp_lock_report *r)
 		free(l->kind);
 		free(l->process);
 		free(l->holder_stage);
+		for (size_t j = 0; j < l->n_py_holders; j++) {
+			free(l->py_holders[j].function);
+			free(l->py_holders[j].file);
+		}
+		free(l->py_holders);
 		for (size_t j = 0; j < l->n_sites; j++)
 			site_free(&l->sites[j]);
 		free(l->sites);

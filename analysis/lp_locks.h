@@ -36,6 +36,21 @@ struct lp_lock_site {
 	int depth;     /* of the site in its stacks: 0 innermost, 1-2 above wrappers */
 	int64_t stack; /* one stack through this site (stacks.id), 0 without */
 	char *chain;   /* 3 frames from the site (from the wrapper below it): "a <- b <- c" */
+	/* A Python site (the wait's innermost Python frame outside threading,
+	 * queue and concurrent: docs/python.md): function, file and line are
+	 * Python's, chain stays the native one, py_chain is Python's. */
+	int python;
+	char *source;	/* the line's text when the file was readable at import */
+	char *py_chain; /* "serve_one <- worker <- run" */
+	int64_t py_stack;
+};
+
+/* A GIL wait's holder: the Python function the thread holding the GIL
+ * ran when the wait began (racy by nature: docs/python.md). */
+struct lp_py_holder {
+	char *function, *file;
+	long long count;
+	int64_t wait_ns;
 };
 
 struct lp_lock_thread {
@@ -78,6 +93,10 @@ struct lp_lock_row {
 	 * were in n_processes > 1 processes. */
 	long long folded;
 	long long n_processes;
+	/* GIL rows: holders' functions by wait time, at most top */
+	struct lp_py_holder *py_holders;
+	size_t n_py_holders;
+	long long py_holder_waits; /* waits whose holder's function is known */
 };
 
 struct lp_lock_report {
@@ -103,6 +122,9 @@ int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, 
 /* LP_LOCKS_NOFOLD: one row per lock, per-thread semaphores included (the
  * lock rules, which rank lock_waits by lock_id). */
 #define LP_LOCKS_NOFOLD 1
+/* LP_LOCKS_NATIVE: native call sites even where a wait has Python frames
+ * (`latprof report --locks --native`). */
+#define LP_LOCKS_NATIVE 2
 int lp_locks_analyze_flags(sqlite3 *db, int top, int flags, struct lp_lock_report *r, char *err,
 			   size_t errlen);
 void lp_lock_report_free(struct lp_lock_report *r);

@@ -38,6 +38,7 @@ enum {
 	LP_OPT_REQUEST,
 	LP_OPT_STAGE_DEPTH,
 	LP_OPT_RULE_THR,
+	LP_OPT_NATIVE,
 	LP_OPT_VIEW0
 };
 
@@ -96,6 +97,8 @@ static int check_view_opts(const struct lp_view *view, const struct report_opts 
 					  "--request and --stage-depth go with --breakdown");
 	if (o->v.nover && !(view->takes & LP_VIEW_RULE_THR))
 		return lp_cli_usage_error("report", "--rule-threshold goes with --bottlenecks");
+	if (o->v.native && !(view->takes & LP_VIEW_NATIVE))
+		return lp_cli_usage_error("report", "--native goes with --locks");
 	if (!view->write[o->fmt])
 		return lp_cli_usage_error("report", "--%s has no %s output",
 					  view->flag ? view->flag : "(summary)",
@@ -131,7 +134,7 @@ static int report_run(const char *path, const struct lp_view *view, struct repor
 
 static int report_cmd(int argc, char **argv)
 {
-	struct option longopts[LP_MAX_VIEWS + 8] = {
+	struct option longopts[LP_MAX_VIEWS + 9] = {
 	    {"top", required_argument, NULL, LP_OPT_TOP},
 	    {"format", required_argument, NULL, LP_OPT_FORMAT},
 	    {"output", required_argument, NULL, 'o'},
@@ -139,8 +142,9 @@ static int report_cmd(int argc, char **argv)
 	    {"stage-depth", required_argument, NULL, LP_OPT_STAGE_DEPTH},
 	    {"rule-threshold", required_argument, NULL, LP_OPT_RULE_THR},
 	    {"force", no_argument, NULL, 'f'},
+	    {"native", no_argument, NULL, LP_OPT_NATIVE},
 	};
-	size_t nopt = 7, nviews = 0;
+	size_t nopt = 8, nviews = 0;
 	for (; lp_views[nviews] && nviews < LP_MAX_VIEWS; nviews++)
 		if (lp_views[nviews]->flag)
 			longopts[nopt++] =
@@ -165,6 +169,8 @@ static int report_cmd(int argc, char **argv)
 			out = optarg;
 		} else if (c == 'f') {
 			force = 1;
+		} else if (c == LP_OPT_NATIVE) {
+			o.v.native = 1;
 		} else if (c == LP_OPT_REQUEST) {
 			o.v.request = optarg;
 		} else if (c == LP_OPT_STAGE_DEPTH) {

@@ -101,6 +101,10 @@ enum lp_rec_type {
 	LP_REC_CUDA_LAST = 127,
 	LP_REC_COUNTERS_FIRST = 128,
 	LP_REC_COUNTERS_LAST = 159,
+	LP_REC_PY_FIRST = 160,
+	LP_REC_PY_WAIT = 160, /* lp_rec_py_wait: the Python side of one wait */
+	LP_REC_PY_INFO = 161, /* lp_rec_py_info: the CPython found, once */
+	LP_REC_PY_LAST = 175,
 };
 
 /* A CTX record opens each stretch of records one thread wrote into a chunk;
@@ -232,6 +236,30 @@ struct lp_rec_cond_wait {
 };
 #define LP_REC_COND_WAIT_V1_SIZE 40u
 _Static_assert(sizeof(struct lp_rec_cond_wait) == 48, "cond wait size");
+
+/* The Python side of one wait of the writing thread: the wait whose
+ * record (LOCK_WAIT, COND_WAIT or BLOCK) has this start. */
+struct lp_rec_py_wait {
+	uint64_t start;
+	uint32_t frames;       /* STRING id: frames, innermost first (0 none) */
+	uint32_t holder_tid;   /* GIL waits: the thread holding the GIL, 0 unknown */
+	uint32_t holder_frame; /* STRING id: the holder's innermost frame, 0 none */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct lp_rec_py_wait) == 24, "py wait size");
+
+/* lp_rec_py_info.status */
+enum lp_py_status {
+	LP_PY_READ = 1,	   /* frames are read */
+	LP_PY_UNKNOWN = 2, /* a version whose layout latprof does not know */
+	LP_PY_CHECK = 3,   /* the layout check failed: no frames */
+	LP_PY_NOREAD = 4,  /* no safe way to check the layout (process_vm_readv) */
+};
+
+struct lp_rec_py_info {
+	uint32_t version; /* PY_VERSION_HEX of the interpreter */
+	uint32_t status;  /* enum lp_py_status */
+};
 
 struct lp_rec_child_status {
 	uint64_t ts;

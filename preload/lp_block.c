@@ -49,6 +49,7 @@
 #include "lp_blk_clock.h"
 #include "lp_core.h"
 #include "lp_inflight.h"
+#include "lp_py.h"
 #include "lp_raw.h"
 #include "lp_rseq.h"
 #include "lp_runq.h"
@@ -434,6 +435,8 @@ __attribute__((noinline, cold)) static void lp_blk_record(uint32_t call, int fd,
 	uint32_t kind = site & LP_BLK_SELF ? LP_BLK_FD_PERF : lp_blk_fd_kind(fd);
 	if (kind != LP_BLK_FD_PERF) {
 		uint64_t runq = lp_runq_take(t0, t1);
+		struct lp_py_wait py = {0};
+		lp_py_frames(&py);
 		struct lp_rec_block *r = lp_rec_begin(LP_REC_BLOCK, call, sizeof(*r));
 		if (r) {
 			r->start = t0;
@@ -446,6 +449,7 @@ __attribute__((noinline, cold)) static void lp_blk_record(uint32_t call, int fd,
 			r->runq = runq;
 			lp_rec_commit();
 		}
+		lp_py_write(&py, t0);
 	}
 	lp_pre_guard = 0;
 	errno = saved;

@@ -13,6 +13,7 @@
 
 #include "lp_core.h"
 #include "lp_inflight.h"
+#include "lp_py.h"
 #include "lp_runq.h"
 
 enum lp_op { LP_OP_PLAIN, LP_OP_TIMED, LP_OP_CLOCK };
@@ -25,9 +26,11 @@ static uint32_t lp_flags(int rc)
 /* The waiter's stack, taken after trylock failed and before it blocks:
  * never while it holds the lock, where the unwind and the intern lookup
  * would lengthen every other thread's wait. */
-__attribute__((noinline)) static uint32_t lp_lock_stack(void *ra)
+__attribute__((noinline)) static uint32_t lp_lock_stack(void *ra, struct lp_py_wait *py)
 {
 	lp_pre_modules_refresh();
+	*py = (struct lp_py_wait){0};
+	lp_py_frames(py);
 	return lp_pre_stack(ra);
 }
 
@@ -74,12 +77,14 @@ void lp_cond_write(uint32_t tid, uint32_t kind, uint64_t cond, uint64_t mutex, u
 
 __attribute__((noinline)) static void lp_lock_record(uint32_t kind, const void *lock, uint64_t t0,
 						     uint64_t t1, uint32_t owner, uint32_t flags,
-						     uint32_t stack, int mine)
+						     uint32_t stack, int mine,
+						     const struct lp_py_wait *py)
 {
 	if (lp_inf_end(mine))
 		return; /* the exit sweep wrote it */
 	lp_lock_write(lp_tid(), kind, (uint64_t)(uintptr_t)lock, t0, t1, owner, flags, stack,
 		      lp_runq_take(t0, t1));
+	lp_py_write(py, t0);
 }
 
 /* ---- mutexes ---------------------------------------------------------- */
@@ -115,12 +120,13 @@ __attribute__((noinline)) static int lp_mutex_slow(pthread_mutex_t *m, enum lp_o
 	int saved = errno;
 	lp_pre_guard = 1;
 	uint32_t owner = (uint32_t)__atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
-	uint32_t stack = lp_lock_stack(ra);
+	struct lp_py_wait py;
+	uint32_t stack = lp_lock_stack(ra, &py);
 	uint64_t t0 = lp_now();
 	int mine = lp_lock_begin(LP_LOCK_MUTEX, m, ra, stack, t0);
 	int rc = lp_mutex_call(m, op, clk, ts);
 	uint64_t t1 = lp_now();
-	lp_lock_record(LP_LOCK_MUTEX, m, t0, t1, owner, lp_flags(rc), stack, mine);
+	lp_lock_record(LP_LOCK_MUTEX, m, t0, t1, owner, lp_flags(rc), stack, mine, &py);
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;
@@ -242,13 +248,14 @@ __attribute__((noinline)) static int lp_rw_slow(pthread_rwlock_t *l, int wr, enu
 	int saved = errno;
 	lp_pre_guard = 1;
 	uint32_t owner = (uint32_t)__atomic_load_n(&l->__data.__cur_writer, __ATOMIC_RELAXED);
-	uint32_t stack = lp_lock_stack(ra);
+	struct lp_py_wait py;
+	uint32_t stack = lp_lock_stack(ra, &py);
 	uint32_t kind = wr ? LP_LOCK_RWLOCK_WR : LP_LOCK_RWLOCK_RD;
 	uint64_t t0 = lp_now();
 	int mine = lp_lock_begin(kind, l, ra, stack, t0);
 	int rc = lp_rw_call(l, wr, op, clk, ts);
 	uint64_t t1 = lp_now();
-	lp_lock_record(kind, l, t0, t1, owner, lp_flags(rc), stack, mine);
+	lp_lock_record(kind, l, t0, t1, owner, lp_flags(rc), stack, mine, &py);
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;
@@ -328,14 +335,15 @@ __attribute__((noinline)) static int lp_spin_slow(pthread_spinlock_t *l, void *r
 		return lp_spin_call(l);
 	int saved = errno;
 	lp_pre_guard = 1;
-	uint32_t stack = lp_lock_stack(ra);
+	struct lp_py_wait py;
+	uint32_t stack = lp_lock_stack(ra, &py);
 	/* pthread_spinlock_t is a volatile int: pass the address only. */
 	const void *lock = (const void *)(uintptr_t)l;
 	uint64_t t0 = lp_now();
 	int mine = lp_lock_begin(LP_LOCK_SPIN, lock, ra, stack, t0);
 	int rc = lp_spin_call(l);
 	uint64_t t1 = lp_now();
-	lp_lock_record(LP_LOCK_SPIN, lock, t0, t1, 0, lp_flags(rc), stack, mine);
+	lp_lock_record(LP_LOCK_SPIN, lock, t0, t1, 0, lp_flags(rc), stack, mine, &py);
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;
@@ -419,7 +427,8 @@ __attribute__((noinline)) static int lp_sem_slow(sem_t *s, enum lp_op op, clocki
 	if (!lp_pre_recording() || lp_pre_own_pc(ra))
 		return lp_sem_call(s, op, clk, ts);
 	lp_pre_guard = 1;
-	uint32_t stack = lp_lock_stack(ra);
+	struct lp_py_wait py;
+	uint32_t stack = lp_lock_stack(ra, &py);
 	errno = saved;
 	uint64_t t0 = lp_now();
 	int mine = lp_lock_begin(LP_LOCK_SEM, s, ra, stack, t0);
@@ -427,7 +436,7 @@ __attribute__((noinline)) static int lp_sem_slow(sem_t *s, enum lp_op op, clocki
 	uint64_t t1 = lp_now();
 	int err = errno;
 	uint32_t flags = rc == 0 ? 0 : err == ETIMEDOUT ? LP_WAITF_TIMEDOUT : LP_WAITF_FAILED;
-	lp_lock_record(LP_LOCK_SEM, s, t0, t1, 0, flags, stack, mine);
+	lp_lock_record(LP_LOCK_SEM, s, t0, t1, 0, flags, stack, mine, &py);
 	lp_pre_guard = 0;
 	errno = err;
 	return rc;
@@ -496,6 +505,8 @@ __attribute__((noinline)) static int lp_cond_slow(pthread_cond_t *c, pthread_mut
 	int saved = errno;
 	lp_pre_guard = 1;
 	uint32_t kind = op == LP_OP_PLAIN ? LP_COND_WAIT : LP_COND_TIMEDWAIT;
+	struct lp_py_wait py;
+	lp_py_holder(&py, c);
 	uint64_t t0 = lp_now();
 	int mine = lp_inf_begin((uint32_t)LP_REC_COND_WAIT << 8 | kind, (uint64_t)(uintptr_t)c,
 				(uint64_t)(uintptr_t)m, ra, 0, 0, t0);
@@ -508,8 +519,10 @@ __attribute__((noinline)) static int lp_cond_slow(pthread_cond_t *c, pthread_mut
 	}
 	lp_pre_modules_refresh();
 	uint32_t stack = lp_pre_stack(ra);
+	lp_py_frames(&py);
 	lp_cond_write(lp_tid(), kind, (uint64_t)(uintptr_t)c, (uint64_t)(uintptr_t)m, t0, t1, stack,
 		      lp_flags(rc), lp_runq_take(t0, t1));
+	lp_py_write(&py, t0);
 	lp_pre_guard = 0;
 	errno = saved;
 	return rc;

@@ -17,6 +17,7 @@
 
 #include "lp_core.h"
 #include "lp_counters.h"
+#include "lp_py.h"
 
 #define LP_STACK_MAX 40
 #define LP_TID_SLOTS 4096u
@@ -329,6 +330,7 @@ __attribute__((constructor)) static void lp_pre_init(void)
 		uint64_t adds = 0;
 		dl_iterate_phdr(lp_adds_cb, &adds);
 		__atomic_store_n(&lp_mod_adds, adds, __ATOMIC_RELAXED);
+		lp_py_probe();
 		__atomic_store_n(&lp_pre_on, 1, __ATOMIC_RELEASE);
 	}
 	lp_pre_guard = 0;

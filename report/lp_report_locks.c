@@ -198,10 +198,35 @@ static void locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row *l)
 		lp_txt_pad(f, lp_txt_ns((double)l->sites[i].wait_ns, buf, sizeof(buf)), 9, 1);
 		fputs("  ", f);
 		lp_txt_pad(f, l->sites[i].where, 0, 0);
+		if (l->sites[i].source) {
+			fputs("  \"", f);
+			lp_txt_pad(f, l->sites[i].source, 0, 0);
+			fputc('"', f);
+		}
 		fputc('\n', f);
-		if (l->sites[i].chain) { /* the site and the two frames above it */
+		/* the site and the two frames above it: Python's where it has
+		 * them (the native chain is in JSON and --native) */
+		const char *chain = l->sites[i].py_chain ? l->sites[i].py_chain : l->sites[i].chain;
+		if (chain) {
 			fputs("                                  ", f);
-			lp_txt_pad(f, l->sites[i].chain, 0, 0);
+			lp_txt_pad(f, chain, 0, 0);
+			fputc('\n', f);
+		}
+	}
+	if (l->n_py_holders) {
+		fprintf(f, "   GIL holders' Python functions (%lld of %lld waits known)\n",
+			l->py_holder_waits, l->count);
+		for (size_t i = 0; i < l->n_py_holders; i++) {
+			const struct lp_py_holder *h = &l->py_holders[i];
+			const char *base =
+			    h->file && strrchr(h->file, '/') ? strrchr(h->file, '/') + 1 : h->file;
+			fprintf(f, "     %5.1f%% of GIL wait  %10lld waits  ",
+				l->total_ns > 0 ? 100.0 * (double)h->wait_ns / (double)l->total_ns
+						: 0,
+				h->count);
+			lp_txt_pad(f, h->function, 0, 0);
+			fputs(" in ", f);
+			lp_txt_pad(f, base, 0, 0);
 			fputc('\n', f);
 		}
 	}
@@ -303,6 +328,10 @@ static void json_site(FILE *f, const struct lp_lock_site *s)
 		fputs(", \"offset\": null", f);
 	fprintf(f, ", \"depth\": %d, \"chain\": ", s->depth);
 	lp_json_str(f, s->chain);
+	fprintf(f, ", \"python\": %s, \"source\": ", s->python ? "true" : "false");
+	lp_json_str(f, s->source);
+	fputs(", \"py_chain\": ", f);
+	lp_json_str(f, s->py_chain);
 	fprintf(f, ", \"count\": %lld, \"wait_ns\": %" PRId64 "}", s->count, s->wait_ns);
 }
 
@@ -337,6 +366,19 @@ static void json_lock(FILE *f, size_t rank, const struct lp_lock_row *l)
 	if (l->folded)
 		fprintf(f, ",\n      \"folded\": %lld,\n      \"processes\": %lld", l->folded,
 			l->n_processes);
+	fprintf(f, ",\n      \"py_holder_waits\": %lld,\n      \"py_holders\": [",
+		l->py_holder_waits);
+	for (size_t i = 0; i < l->n_py_holders; i++) {
+		const struct lp_py_holder *h = &l->py_holders[i];
+		fputs(i ? ", {\"function\": " : "{\"function\": ", f);
+		lp_json_str(f, h->function);
+		fputs(", \"file\": ", f);
+		lp_json_str(f, h->file);
+		fprintf(f, ", \"count\": %lld, \"wait_ns\": %" PRId64 ", \"share\": %.6f}",
+			h->count, h->wait_ns,
+			l->total_ns > 0 ? (double)h->wait_ns / (double)l->total_ns : 0);
+	}
+	fputc(']', f);
 	fprintf(f, ",\n      \"owner_unknown\": %lld,\n      \"holder_stage\": ", l->owner_unknown);
 	lp_json_str(f, l->holder_stage);
 	fprintf(f, ",\n      \"holder_stage_waits\": %lld\n    }", l->holder_stage_waits);

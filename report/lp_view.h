@@ -24,6 +24,7 @@ enum {
 	LP_VIEW_REQUEST = 1,	 /* --request NAME (and an import's default request) */
 	LP_VIEW_STAGE_DEPTH = 2, /* --stage-depth N */
 	LP_VIEW_RULE_THR = 4,	 /* --rule-threshold ID=VALUE */
+	LP_VIEW_NATIVE = 8,	 /* --native: native call sites only */
 };
 
 struct lp_fnd_override;
@@ -34,6 +35,7 @@ struct lp_view_opts {
 	int stage_depth;
 	const struct lp_fnd_override *over;
 	size_t nover;
+	int native;
 };
 
 typedef void (*lp_view_writer)(FILE *f, const void *res);

@@ -19,7 +19,7 @@ static void *locks_analyze(sqlite3 *db, const struct lp_view_opts *o, char *err,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (lp_locks_analyze(db, o->top, r, err, errlen)) {
+	if (lp_locks_analyze_flags(db, o->top, o->native ? LP_LOCKS_NATIVE : 0, r, err, errlen)) {
 		locks_free(r);
 		return NULL;
 	}
@@ -33,7 +33,10 @@ LP_VIEW_WRITER(locks_csv, lp_locks_write_csv)
 const struct lp_view lp_view_locks = {
     .flag = "locks",
     .help = "contended locks: waits, total/mean/p50/p99/max wait, share of\n"
-	    "thread time, call sites, waiter and owner threads",
+	    "thread time, call sites, waiter and owner threads; a wait with\n"
+	    "Python frames has its Python call site (docs/python.md)",
+    .options_help = "--native          native call sites even where waits have Python frames",
+    .takes = LP_VIEW_NATIVE,
     .schema = "locks",
     .schema_version = 1,
     .analyze = locks_analyze,

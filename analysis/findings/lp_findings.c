@@ -1865,8 +1865,60 @@ static int gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
 			NULL, 0, gil_stage_row, f, c->err, c->errlen);
 }
 
+/* The Python functions the GIL's holders ran when GIL waits began
+ * (py_waits.holder_frame_id, docs/python.md), by wait time. */
+struct gil_holders {
+	char text[600];
+	size_t len;
+	int64_t total_ns, top_ns;
+	struct lp_finding *f; /* sites go here when the stages are not the sites */
+};
+
+static int gil_holder_row(sqlite3_stmt *st, void *ctx)
+{
+	struct gil_holders *h = ctx;
+	const char *fn = (const char *)sqlite3_column_text(st, 0);
+	const char *file = (const char *)sqlite3_column_text(st, 1);
+	const char *base = file && strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	int64_t ns = sqlite3_column_int64(st, 2);
+	if (!h->top_ns)
+		h->top_ns = ns;
+	double pct = h->total_ns > 0 ? 100.0 * (double)ns / (double)h->total_ns : 0;
+	int n = snprintf(h->text + h->len, sizeof(h->text) - h->len, "%s%s in %s (%.0f%%)",
+			 h->len ? ", " : "", fn ? fn : "?", base ? base : "?", pct);
+	if (n > 0 && (size_t)n < sizeof(h->text) - h->len)
+		h->len += (size_t)n;
+	if (h->f) {
+		char *what = findings_fmt("%s in %s", fn ? fn : "?", base ? base : "?");
+		findings_site(h->f, what, sqlite3_column_int64(st, 3), ns);
+		free(what);
+	}
+	return 0;
+}
+
+static int gil_holders(struct lp_fnd_ctx *c, struct gil_holders *h)
+{
+	if (!lp_db_has_table(c->db, "py_waits"))
+		return 0;
+	h->total_ns =
+	    lp_db_int(c->db,
+		      "SELECT (SELECT coalesce(sum(dur_ns), 0) FROM lock_waits WHERE class = "
+		      "1) + (SELECT coalesce(sum(dur_ns), 0) FROM cond_waits WHERE class = 1)",
+		      0);
+	return lp_db_each(
+	    c->db,
+	    "WITH g(th, s, d) AS (SELECT thread_id, start_ns, dur_ns FROM lock_waits "
+	    "WHERE class = 1 UNION ALL SELECT thread_id, start_ns, dur_ns FROM "
+	    "cond_waits WHERE class = 1) SELECT f.function, f.file, sum(g.d), count(*) "
+	    "FROM g JOIN py_waits pw ON pw.thread_id = g.th AND pw.start_ns = g.s "
+	    "JOIN py_frames f ON f.id = pw.holder_frame_id GROUP BY 1, 2 "
+	    "ORDER BY 3 DESC, 1 LIMIT 3",
+	    NULL, 0, gil_holder_row, h, c->err, c->errlen);
+}
+
 /* The GIL: CPython threads waiting in take_gil (wait class gil) inside
- * requests. Sites are the request's stages the waits fell in. */
+ * requests. Sites are the request's stages the waits fell in, else the
+ * Python functions the GIL's holders ran. */
 static int rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 {
 	int64_t scope = c->has_req ? c->req_ns : c->thread_ns;
@@ -1904,10 +1956,19 @@ static int rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 		if (rs)
 			return rs;
 	}
+	struct gil_holders h = {.f = c->has_req ? NULL : f};
+	if (!c->has_req)
+		f->site_kind = "GIL holders' functions";
+	if ((rc = gil_holders(c, &h)))
+		return rc;
+	if (h.top_ns && h.total_ns > 0)
+		findings_num(f, "holder_top_share", "of GIL wait behind the holders' top function",
+			     "share", (double)h.top_ns / (double)h.total_ns);
 	f->summary = findings_fmt(
-	    "%s threads waited %.1f%% of %s for the GIL (%lld threads, %lld waits)",
+	    "%s threads waited %.1f%% of %s for the GIL (%lld threads, %lld waits)%s%s",
 	    c->has_req ? "request" : "the run's", 100 * share,
-	    c->has_req ? "request time" : "their time", (long long)a.nthreads, (long long)a.waits);
+	    c->has_req ? "request time" : "their time", (long long)a.nthreads, (long long)a.waits,
+	    h.len ? "; the GIL's holders ran " : "", h.text);
 	findings_saving(f, a.in_ns, a.in_ns, c->has_req ? "GIL wait inside requests" : "GIL wait");
 	findings_example(c, f);
 	return 1;

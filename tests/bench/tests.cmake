@@ -41,3 +41,5 @@ set_target_properties(bench_threads PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_
 # The gate itself: a build with a slowed record path must fail the bench.
 lp_py_test(bench_gate_slowed test_bench_gate.py LABELS bench TIMEOUT 900)
 lp_py_test(bench_thread_storms bench_threads.py LABELS bench TIMEOUT 900)
+# Python frames per recorded wait (docs/python.md): with against without.
+lp_py_test(bench_py_frames bench_py_frames.py LABELS bench TIMEOUT 900)
