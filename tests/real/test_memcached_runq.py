@@ -15,6 +15,7 @@ import time
 import lptest
 from lptest import check, latprof, tmpdir, within
 from reallib import need_cmd, pidfile_pid, start_memcached, stop, wait_port
+from lpaccount import check_account
 
 need_cmd("memcached", "memcaslap")
 if lptest.sanitizer():
@@ -63,3 +64,5 @@ for t in rows:
           f"{queued / 1e6:.1f} ms (of {t['time_ns'] / 1e6:.0f} ms)")
 check(busy >= 1, f"{busy} threads waited 5% of their life or more for a CPU: the comparison "
                  "is not only of zeros")
+# the findings of the run as one account (tests/lib/lpaccount.py)
+check_account(path)
