@@ -720,20 +720,30 @@ static void finding_free(struct lp_finding *x)
 }
 
 /*
- * One account (sorted by saving, largest first): a finding's saving is what
- * is left of its category's time once larger findings on the same category
- * took theirs (the breakdown's time in it over requests, or over all
- * threads without them), and what is left of the scope once all larger
- * findings took theirs. The first finding on a category holds it; a later
- * one names it in counted_in. A finding left under LP_FND_MIN_SHARE of the
- * scope is dropped: its rule goes quiet with its value and what it would
- * have saved.
+ * One account (causes, then symptoms: each sorted by saving, largest
+ * first): a finding's saving is what is left of its category's time once
+ * the findings before it on the same category took theirs (the
+ * breakdown's time in it over requests, or over all threads without them),
+ * and what is left of the scope once all findings before it took theirs. The first finding on a
+ * category holds it; a later one names it in counted_in. A finding left under LP_FND_MIN_SHARE of
+ * the scope is dropped: its rule goes quiet with its value and what it would have saved.
  */
 static void findings_account(struct lp_findings *out, const struct lp_breakdown *b)
 {
 	int64_t used[LP_BD_MAXCAT] = {0}, total = 0;
 	const char *holder[LP_BD_MAXCAT] = {0};
 	size_t k = 0;
+	/* causes first, then symptoms, each largest first: out->v is sorted,
+	 * so a stable pass over the causes and then the symptoms keeps that */
+	struct lp_finding *ord = malloc((out->n ? out->n : 1) * sizeof(*ord));
+	if (!ord)
+		return;
+	for (int pass = 0, j = 0; pass < 2; pass++)
+		for (size_t i = 0; i < out->n; i++)
+			if (!out->v[i].rule->symptom == !pass)
+				ord[j++] = out->v[i];
+	memcpy(out->v, ord, out->n * sizeof(*ord));
+	free(ord);
 	for (size_t i = 0; i < out->n; i++) {
 		struct lp_finding *f = &out->v[i];
 		int cat = f->category ? lp_fnd_bd_cat(b, f->category) : -1;

@@ -79,6 +79,10 @@ struct lp_rule {
 	const char *title_whole_run;
 	/* Why the rule needs requests, after "no NVTX request ranges: ". */
 	const char *why_requests;
+	/* It measures an effect (time off the CPU, a long tail) whose cause
+	 * another rule may name: in the account it draws on its category after
+	 * the rules that name causes, and points to them. */
+	int symptom;
 };
 
 extern const struct lp_rule *const lp_rules[];

@@ -146,4 +146,5 @@ const struct lp_rule lp_rule_cpu_interference = {
     .fix = "Pin serving threads to dedicated cores (taskset -c, cgroups cpusets), run no more busy "
 	   "threads than cores, and keep background jobs off those cores.",
     .eval = rule_cpu,
+    .symptom = 1,
 };

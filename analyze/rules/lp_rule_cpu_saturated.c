@@ -125,4 +125,5 @@ const struct lp_rule lp_rule_cpu_saturated = {
 	"Run fewer busy threads than the cores the app may use (client and worker pools, "
 	"connections, parallel builds), or give it more cores; the threads listed waited longest.",
     .eval = rule_saturated,
+    .symptom = 1,
 };

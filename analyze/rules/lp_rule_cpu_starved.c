@@ -80,4 +80,5 @@ const struct lp_rule lp_rule_cpu_starved = {
 	   "affinity mask), pin serving threads to cores of their own, and keep background work "
 	   "off those cores.",
     .eval = rule_starved,
+    .symptom = 1,
 };

@@ -23,7 +23,7 @@ struct spin_acc {
 /* A thread on a CPU less than this share of the window does not spin: a
  * helper that wakes for its work now and then (an OpenBLAS thread, a
  * timer) is no pool burning cores. */
-#define LP_SPIN_BUSY 0.2
+#define LP_SPIN_BUSY 0.1
 
 static int spin_row(sqlite3_stmt *st, void *ctx)
 {

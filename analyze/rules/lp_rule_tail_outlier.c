@@ -299,4 +299,5 @@ const struct lp_rule lp_rule_tail_outlier = {
     .fix = "Look at the stage and category named in the evidence: that is where the slow requests "
 	   "spend their extra time; fix that, not the median path.",
     .eval = rule_tail,
+    .symptom = 1,
 };
