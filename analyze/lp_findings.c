@@ -747,6 +747,8 @@ static void findings_account(struct lp_findings *out, const struct lp_breakdown 
 	for (size_t i = 0; i < out->n; i++) {
 		struct lp_finding *f = &out->v[i];
 		int cat = f->category ? lp_fnd_bd_cat(b, f->category) : -1;
+		if (cat < 0) /* a category this breakdown does not have */
+			f->category = NULL;
 		int64_t saving = f->saving_ns;
 		if (cat >= 0) {
 			int64_t have =

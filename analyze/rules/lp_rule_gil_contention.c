@@ -135,6 +135,8 @@ static int rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r)
 	    "%s threads waited %.1f%% of %s for the GIL (%lld threads, %lld waits)",
 	    c->has_req ? "request" : "the run's", 100 * share,
 	    c->has_req ? "request time" : "their time", (long long)a.nthreads, (long long)a.waits);
+	/* the breakdown's GIL category where it has one; else none: its
+	 * waits are lock and condition waits there */
 	lp_fnd_category(f, "gil_wait");
 	lp_fnd_saving(f, a.in_ns, a.in_ns, c->has_req ? "GIL wait inside requests" : "GIL wait");
 	lp_fnd_example(c, f);
