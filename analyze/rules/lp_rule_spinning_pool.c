@@ -181,4 +181,5 @@ const struct lp_rule lp_rule_spinning_pool = {
 	   "OMP_NUM_THREADS, torch.set_num_threads) and disable spinning (onnxruntime "
 	   "session.intra_op.allow_spinning=0, OMP_WAIT_POLICY=passive).",
     .eval = rule_spin,
+    .title_whole_run = "A thread pool spins beside the serving threads",
 };
