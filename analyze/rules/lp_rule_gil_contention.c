@@ -18,10 +18,18 @@
 	"SELECT thread_id, start_ns, start_ns + dur_ns, flags FROM lock_waits WHERE class = 1 "    \
 	"UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, flags FROM cond_waits "          \
 	"WHERE class = 1"
+/* The same waits with the end of their blocked part: the run-queue time
+ * after the wake-up (runq_ns, from schedstat) is the breakdown's preempted,
+ * counted there. */
+#define LP_GIL_WAITS_BLOCKED                                                                       \
+	"SELECT thread_id, start_ns, start_ns + dur_ns, flags, start_ns + dur_ns - "               \
+	"coalesce(runq_ns, 0) FROM lock_waits WHERE class = 1 UNION ALL SELECT thread_id, "        \
+	"start_ns, start_ns + dur_ns, flags, start_ns + dur_ns - coalesce(runq_ns, 0) FROM "       \
+	"cond_waits WHERE class = 1"
 
 struct gil_acc {
 	struct lp_fnd_ctx *c;
-	int64_t in_ns, waits, timed_out;
+	int64_t in_ns, blocked_ns, waits, timed_out;
 	int64_t *threads; /* distinct thread ids that waited inside requests */
 	size_t nthreads, cap;
 };
@@ -34,6 +42,9 @@ static int gil_row(sqlite3_stmt *st, void *ctx)
 	    lp_fnd_attr(a->c, th, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
 	if (in <= 0)
 		return 0;
+	int64_t s = sqlite3_column_int64(st, 1), eb = sqlite3_column_int64(st, 4);
+	a->blocked_ns +=
+	    a->c->has_req ? lp_ivset_overlap(&a->c->reqset, th, s, eb) : (eb > s ? eb - s : 0);
 	a->in_ns += in;
 	a->waits++;
 	a->timed_out += (sqlite3_column_int64(st, 3) & 1) != 0;
@@ -99,9 +110,9 @@ static int gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
 static int rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r)
 {
 	int64_t scope = c->has_req ? c->req_ns : c->thread_ns;
-	struct gil_acc a = {c, 0, 0, 0, NULL, 0, 0};
+	struct gil_acc a = {.c = c};
 	lp_fnd_stake_reset(c);
-	int rc = lp_db_each(c->db, LP_GIL_WAITS, NULL, 0, gil_row, &a, c->err, c->errlen);
+	int rc = lp_db_each(c->db, LP_GIL_WAITS_BLOCKED, NULL, 0, gil_row, &a, c->err, c->errlen);
 	if (rc) {
 		free(a.threads);
 		return rc;
@@ -138,7 +149,9 @@ static int rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r)
 	/* the breakdown's GIL category where it has one; else none: its
 	 * waits are lock and condition waits there */
 	lp_fnd_category(f, "gil_wait");
-	lp_fnd_saving(f, a.in_ns, a.in_ns, c->has_req ? "GIL wait inside requests" : "GIL wait");
+	/* saving: the blocked part; waiting for a CPU once woken is preempted */
+	lp_fnd_saving(f, a.blocked_ns, a.in_ns,
+		      c->has_req ? "GIL wait inside requests" : "GIL wait");
 	lp_fnd_example(c, f);
 	return 1;
 }
