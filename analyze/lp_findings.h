@@ -10,13 +10,13 @@
  * in cudaMemcpy, the tail requests' excess...), and the basis is never
  * more than the request time (or, without NVTX requests, the run's thread
  * time). The findings of a run are one account: findings that draw on the
- * same breakdown category share its time (the largest keeps it, the others
- * keep only what is left and name it in counted_in), the savings add up to
- * at most the scope, and a finding left under LP_FND_MIN_SHARE of the scope
- * is not listed (its rule is quiet with its value). Findings are sorted by
- * saving. Rules whose inputs are missing (no
- * GPU data, no counters, no request ranges) are listed as not evaluated,
- * with the reason. Rendered by report/lp_report_findings.c.
+ * same breakdown category share its time (causes before symptoms, largest
+ * first: the first keeps it, the others keep only what is left and name it
+ * in counted_in), the savings add up to at most the scope, and a finding
+ * left under LP_FND_MIN_SHARE of the scope is not listed (its rule is quiet
+ * with its value). Findings are sorted by saving. Rules whose inputs are
+ * missing (no GPU data, no counters, no request ranges) are listed as not
+ * evaluated, with the reason. Rendered by report/lp_report_findings.c.
  *
  * Adding a rule: one file in analyze/rules/ with its entry (struct lp_rule)
  * and eval function, and one line in analyze/lp_rules.c; docs/rules.md.
