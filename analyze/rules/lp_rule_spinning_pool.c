@@ -138,15 +138,25 @@ static int rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r)
 	f->subject = lp_fnd_fmt("thread %lld%s%s%s%s%s", (long long)a.top_tid,
 				a.top_name ? " (" : "", a.top_name ? a.top_name : "",
 				a.top_name ? ")" : "", base ? " in " : "", base ? base : "");
-	lp_fnd_num(f, "pool_thread_cpu_ns", "busiest non-request thread's CPU while serving", "ns",
-		   (double)a.top_cpu);
-	lp_fnd_num(f, "request_thread_cpu_ns", "mean request thread's CPU while serving", "ns",
-		   per_req_thread);
-	lp_fnd_num(f, "pool_threads", "non-request threads", "count", (double)a.pool_threads);
-	lp_fnd_num(f, "request_threads", "request threads", "count", (double)a.req_threads);
+	/* the keys stay; without requests the serving threads are the pollers */
+	int q = c->has_req;
+	lp_fnd_num(f, "pool_thread_cpu_ns",
+		   q ? "busiest non-request thread's CPU while serving"
+		     : "busiest thread's CPU that serves no poll",
+		   "ns", (double)a.top_cpu);
+	lp_fnd_num(f, "request_thread_cpu_ns",
+		   q ? "mean request thread's CPU while serving" : "mean serving thread's CPU",
+		   "ns", per_req_thread);
+	lp_fnd_num(f, "pool_threads", q ? "non-request threads" : "threads that serve no poll",
+		   "count", (double)a.pool_threads);
+	lp_fnd_num(f, "request_threads",
+		   q ? "request threads" : "serving threads (waiting in poll)", "count",
+		   (double)a.req_threads);
 	double all = (double)(a.pool_cpu + a.req_cpu);
-	lp_fnd_num(f, "pool_cpu_share", "non-request threads' share of the process CPU", "share",
-		   all > 0 ? (double)a.pool_cpu / all : 0);
+	lp_fnd_num(f, "pool_cpu_share",
+		   q ? "non-request threads' share of the process CPU"
+		     : "the other threads' share of the process CPU",
+		   "share", all > 0 ? (double)a.pool_cpu / all : 0);
 	if (lib)
 		lp_fnd_site(f, lib, 0, 0);
 	f->site_kind = "library";
