@@ -186,7 +186,7 @@ static void w_findings(FILE *f, const struct lp_findings *fd)
 		lp_html_dur(f, (double)x->saving_ns);
 		fprintf(f, " (%.1f%% of %s)<br>Fix: ", 100 * x->share,
 			fd->has_requests ? "request time" : "thread time");
-		lp_html_str(f, x->rule->fix);
+		lp_html_str(f, x->fix ? x->fix : x->rule->fix);
 		fputs("</div>\n", f);
 	}
 	size_t skipped = 0;

@@ -59,6 +59,10 @@ static void text_one(FILE *f, const struct lp_findings *r, size_t i, int brief)
 		lp_evidence_ns((double)x->saving_ns, a, sizeof(a)), 100 * x->share,
 		report_findings_scope(r), lp_evidence_ns((double)x->basis_ns, b, sizeof(b)),
 		x->basis);
+	if (x->counted_in)
+		fprintf(f,
+			"   the rest of that time is counted in %s (the same time, named once)\n",
+			x->counted_in);
 	if (x->ex.valid)
 		fprintf(f,
 			"   example: request range %" PRId64 " on tid %" PRId64
@@ -67,7 +71,7 @@ static void text_one(FILE *f, const struct lp_findings *r, size_t i, int brief)
 			lp_evidence_ns((double)x->ex.dur_ns, a, sizeof(a)),
 			lp_evidence_ns((double)x->ex.at_stake_ns, c, sizeof(c)));
 	if (brief) {
-		fprintf(f, "   fix: %s\n", x->rule->fix);
+		fprintf(f, "   fix: %s\n", x->fix ? x->fix : x->rule->fix);
 		return;
 	}
 	fprintf(f, "   measured: %s = %s (threshold %s %s)\n", x->rule->measures,
@@ -89,7 +93,7 @@ static void text_one(FILE *f, const struct lp_findings *r, size_t i, int brief)
 			"   example request: starts at %" PRId64
 			" ns (CLOCK_MONOTONIC), ends at %" PRId64 " ns\n",
 			x->ex.start_ns, x->ex.start_ns + x->ex.dur_ns);
-	fprintf(f, "   fix: %s\n\n", x->rule->fix);
+	fprintf(f, "   fix: %s\n\n", x->fix ? x->fix : x->rule->fix);
 }
 
 void lp_findings_write_brief(FILE *f, const struct lp_findings *r, size_t max)
@@ -133,8 +137,15 @@ void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 		char v[64] = "-", t[64];
 		if (s->has_value)
 			report_findings_val(s->value, s->rule->unit, v, sizeof(v));
-		fprintf(f, "  %-18s %s (threshold %s %s)\n", s->rule->id, v, cmp_name(s->rule->cmp),
+		fprintf(f, "  %-18s %s (threshold %s %s)", s->rule->id, v, cmp_name(s->rule->cmp),
 			report_findings_val(s->threshold, s->rule->unit, t, sizeof(t)));
+		if (s->counted_in)
+			fprintf(f, "; its time is counted in %s", s->counted_in);
+		else if (s->below_min)
+			fprintf(f, "; it would save %s, under %.0f%% of the %s time",
+				lp_evidence_ns((double)s->saving_ns, a, sizeof(a)),
+				100 * LP_FND_MIN_SHARE, r->has_requests ? "request" : "thread");
+		fputc('\n', f);
 	}
 	head = 0;
 	int nvtx = 0;
@@ -164,6 +175,14 @@ static void jnum(FILE *f, double v)
 {
 	char b[64];
 	fputs(isfinite(v) ? num_str(v, b, sizeof(b)) : "null", f);
+}
+
+static void jstr_or_null(FILE *f, const char *s)
+{
+	if (s)
+		lp_json_str(f, s);
+	else
+		fputs("null", f);
 }
 
 static void json_finding(FILE *f, const struct lp_finding *x)
@@ -224,7 +243,11 @@ static void json_finding(FILE *f, const struct lp_finding *x)
 	else
 		fputs("null", f);
 	fputs(",\n     \"fix\": ", f);
-	lp_json_str(f, x->rule->fix);
+	lp_json_str(f, x->fix ? x->fix : x->rule->fix);
+	fputs(", \"category\": ", f);
+	jstr_or_null(f, x->category);
+	fputs(", \"counted_in\": ", f);
+	jstr_or_null(f, x->counted_in);
 	fputc('}', f);
 }
 
@@ -264,6 +287,13 @@ void lp_findings_write_json(FILE *f, const struct lp_findings *r)
 		fputs(", \"why\": ", f);
 		if (s->why)
 			lp_json_str(f, s->why);
+		else
+			fputs("null", f);
+		fputs(", \"counted_in\": ", f);
+		jstr_or_null(f, s->counted_in);
+		fputs(", \"unlisted_saving_ns\": ", f);
+		if (s->below_min)
+			fprintf(f, "%" PRId64, s->saving_ns);
 		else
 			fputs("null", f);
 		fputc('}', f);
@@ -332,7 +362,7 @@ static void csv_finding(FILE *f, size_t rank, const struct lp_finding *x)
 			e->at_stake_ns);
 	else
 		fputs(",,,,,,", f);
-	lp_csv_str(f, x->rule->fix);
+	lp_csv_str(f, x->fix ? x->fix : x->rule->fix);
 	fputs(",\r\n", f); /* why: only for rules not evaluated */
 }
 

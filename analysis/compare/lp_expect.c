@@ -159,7 +159,7 @@ static int known_name(struct cursor *c, struct lp_expect *e)
 	size_t n = 0;
 	if (e->sel == LP_SEL_FINDING && !lp_rule_find(e->arg)) {
 		for (size_t k = 0; k < lp_nrules && n < ARRAY_SIZE(names); k++)
-			names[n++] = lp_rules[k].id;
+			names[n++] = lp_rules[k]->id;
 		return unknown_name(c, "finding", e->arg, names, n);
 	}
 	if (e->sel == LP_SEL_CATEGORY && !category_known(e->arg)) {

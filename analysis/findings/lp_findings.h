@@ -9,11 +9,17 @@
  * measured from (basis_ns: the lock wait inside requests, the blocked time
  * in cudaMemcpy, the tail requests' excess...), and the basis is never
  * more than the request time (or, without NVTX requests, the run's thread
- * time). Findings are sorted by saving. Rules whose inputs are missing (no
- * GPU data, no counters, no request ranges) are listed as not evaluated,
- * with the reason. Rendered by report/lp_report_findings.c.
+ * time). The findings of a run are one account: findings that draw on the
+ * same breakdown category share its time (causes before symptoms, largest
+ * first: the first keeps it, the others keep only what is left and name it
+ * in counted_in), the savings add up to at most the scope, and a finding
+ * left under LP_FND_MIN_SHARE of the scope is not listed (its rule is quiet
+ * with its value). Findings are sorted by saving. Rules whose inputs are
+ * missing (no GPU data, no counters, no request ranges) are listed as not
+ * evaluated, with the reason. Rendered by report/lp_report_findings.c.
  *
- * Adding a rule: one entry in lp_rules[] (lp_findings.c) and its function.
+ * Adding a rule: one file in analyze/rules/ with its entry (struct lp_rule)
+ * and eval function, and one line in analyze/lp_rules.c; docs/rules.md.
  */
 #ifndef LP_FINDINGS_H
 #define LP_FINDINGS_H
@@ -34,30 +40,59 @@ enum lp_fnd_sev { LP_SEV_LOW = 1, LP_SEV_MEDIUM, LP_SEV_HIGH };
 /* How a rule compares its measured value with its threshold. */
 enum lp_fnd_cmp { LP_CMP_GE, LP_CMP_LT };
 
-struct lp_finding;
-struct lp_fnd_ctx; /* the inputs every rule shares (lp_findings.c) */
+/* What a rule needs recorded; the engine checks each before the rule runs
+ * and lists the rule as not evaluated, with the reason, when one is
+ * missing. */
+enum lp_fnd_need {
+	LP_NEED_GPU = 1 << 0,	     /* CUDA activity was captured */
+	LP_NEED_REQUESTS = 1 << 1,   /* NVTX request ranges */
+	LP_NEED_TIME = 1 << 2,	     /* request time, or thread time without requests */
+	LP_NEED_BLOCKING = 1 << 3,   /* the blocking_calls table */
+	LP_NEED_RANGE_CPU = 1 << 4,  /* CPU counters on the request ranges */
+	LP_NEED_THREAD_CPU = 1 << 5, /* task-clock per thread */
+};
 
+struct lp_finding;
+struct lp_fnd_ctx; /* the inputs every rule shares (analyze/lp_fnd_rule.h) */
+
+/*
+ * A rule's registry entry: one per file in analyze/rules/, listed in
+ * analyze/lp_rules.c. docs/rules.md has a row per entry with its id, unit,
+ * comparison, threshold and needs (tests/findings/test_rules.c compares
+ * them).
+ */
 struct lp_rule {
 	const char *id, *title;
 	const char *measures; /* what the value is, e.g. "lock wait / request time" */
 	const char *unit;     /* of value and threshold: "share", "count", "ratio" */
 	enum lp_fnd_cmp cmp;  /* finding when value >= threshold, or < it */
 	double threshold;     /* default; --rule-threshold ID=VALUE overrides */
+	unsigned needs;	      /* enum lp_fnd_need */
 	const char *fix;
-	/* Appends its findings to c (lp_fnd_new in lp_findings.c) and returns
-	 * how many, 0 when quiet (the measured value noted), -ENODATA with the
-	 * missing input noted, -errno on errors. */
-	int (*eval)(struct lp_fnd_ctx *c, const struct lp_rule *r, double threshold);
+	/* Measures, judges the value against the threshold (lp_fnd_judge) and
+	 * appends its findings (lp_fnd_new); returns how many, 0 when quiet,
+	 * -ENODATA with a missing input of its own noted (lp_fnd_skip),
+	 * -errno on errors. */
+	int (*eval)(struct lp_fnd_ctx *c, const struct lp_rule *r);
 	/* The title of a finding over a run without requests (the whole
 	 * run's thread time), when `title` speaks of requests; NULL: title. */
 	const char *title_whole_run;
+	/* Why the rule needs requests, after "no NVTX request ranges: ". */
+	const char *why_requests;
+	/* It measures an effect (time off the CPU, a long tail) whose cause
+	 * another rule may name: in the account it draws on its category after
+	 * the rules that name causes, and points to them. */
+	int symptom;
 };
 
-extern const struct lp_rule lp_rules[];
+extern const struct lp_rule *const lp_rules[];
 extern const size_t lp_nrules;
 const struct lp_rule *lp_rule_find(const char *id);
 /* value against thr by r->cmp: >= thr, or < thr for LP_CMP_LT rules. */
 int lp_rule_passes(const struct lp_rule *r, double value, double thr);
+/* Findings whose saving is below this share of the scope are not listed:
+ * their rule is quiet, with its value. */
+#define LP_FND_MIN_SHARE 0.01
 
 #define LP_FND_MAXNUM 8
 #define LP_FND_MAXSITES 5
@@ -102,10 +137,16 @@ struct lp_finding {
 	struct lp_fnd_site site[LP_FND_MAXSITES];
 	size_t nsite;
 	struct lp_fnd_example ex;
+	const char *fix;      /* static: the rule's, or advice for this run */
+	const char *category; /* static: the breakdown category the saving is from */
+	/* static: the rule id of the finding that holds this one's time (the
+	 * shared cause), when part of its saving was counted there; or NULL */
+	const char *counted_in;
 };
 
 /* Per rule: what happened to it in this run. */
-enum lp_fnd_state { LP_RULE_FOUND = 1, LP_RULE_QUIET, LP_RULE_SKIPPED };
+/* LP_RULE_FOUND_KEPT: the engine's own, while it keeps the account. */
+enum lp_fnd_state { LP_RULE_FOUND = 1, LP_RULE_QUIET, LP_RULE_SKIPPED, LP_RULE_FOUND_KEPT };
 
 struct lp_fnd_rule_status {
 	const struct lp_rule *rule;
@@ -114,6 +155,11 @@ struct lp_fnd_rule_status {
 	int has_value;
 	double value; /* measured (quiet rules too), when has_value */
 	char *why;    /* SKIPPED: the missing input */
+	/* QUIET after the account: the finding it made is not listed, its
+	 * time is counted in this rule's finding (static id), or NULL */
+	const char *counted_in;
+	int below_min;	   /* QUIET after the account: it crossed the threshold */
+	int64_t saving_ns; /* when below_min: what it alone would save */
 };
 
 struct lp_findings {

@@ -14,7 +14,13 @@ woken poll that waited for a CPU counted as poll wait for all that time
 Idle: 1 pair on the same 2 CPUs (one thread runs at a time): on a quiet
 machine near-zero preempted (2% against 50%); here other tenants' load
 decides it (below), so it must not exceed the busy case's and must still
-be its own schedstat.
+be its own schedstat. Absolutely: beside it runs a bare probe, the same
+program with 1 pair and no latprof, on the same CPUs at the same time
+(together still 2 runnable threads at most on 2 CPUs); its threads' own
+schedstat run_delay share is what other tenants' load costs one pair. The
+recorded pair's preempted share must be that within 5 points: near zero
+of its own making (on a quiet machine the probe's share is near zero, and
+so the bound).
 
 Without NVTX requests the rules still judge the run: cpu-saturated names
 the busy case (more runnable threads of its own than CPUs) with the
@@ -44,21 +50,32 @@ d = tmpdir()
 # rule below tells the two apart by the app's own runnable threads.
 
 
-def record(pairs):
-    run, own = f"{d}/runq{pairs}.db", f"{d}/own{pairs}.txt"
-    for p in (run, own):
-        if os.path.exists(p):
-            os.unlink(p)
-    cmd = ["taskset", "-c", "0,1", LATPROF, "run", "-o", run, "--", PROG, str(pairs), str(MSGS),
-           str(WORK_US), own]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if p.returncode:
-        fail(f"{' '.join(cmd)} exited {p.returncode}\n{p.stderr}")
+def own_lines(path):
     mine = {}
-    with open(own) as f:
+    with open(path) as f:
         for ln in f:
             kv = dict(x.split("=") for x in ln.split())
             mine[int(kv["tid"])] = {k: int(v) for k, v in kv.items()}
+    return mine
+
+
+def record(pairs, probe=None):
+    """Records PAIRS pairs; with probe (a path), a bare 1-pair run of the
+    program beside it writes its threads' schedstat there."""
+    run, own = f"{d}/runq{pairs}.db", f"{d}/own{pairs}.txt"
+    for p in (run, own, probe):
+        if p and os.path.exists(p):
+            os.unlink(p)
+    cmd = ["taskset", "-c", "0,1", LATPROF, "run", "-o", run, "--", PROG, str(pairs), str(MSGS),
+           str(WORK_US), own]
+    bare = subprocess.Popen(["taskset", "-c", "0,1", PROG, "1", str(MSGS), str(WORK_US), probe]) \
+        if probe else None
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if bare and bare.wait(timeout=300):
+        fail(f"the bare probe exited {bare.returncode}")
+    if p.returncode:
+        fail(f"{' '.join(cmd)} exited {p.returncode}\n{p.stderr}")
+    mine = own_lines(own)
     check(len(mine) == 2 * pairs, f"{pairs} pairs: {2 * pairs} threads wrote their schedstat")
     rows = {t["tid"]: t for t in breakdown(run)["threads"]}
     return run, mine, rows
@@ -120,8 +137,9 @@ def saturation(pairs, run, mine, rows):
 
 def attempt():
     checks, shares = [], {}
+    probe = f"{d}/probe.txt"
     for pairs in (6, 1):
-        run, mine, rows = record(pairs)
+        run, mine, rows = record(pairs, probe if pairs == 1 else None)
         got, shares[pairs] = per_thread(pairs, run, mine, rows)
         checks += got + saturation(pairs, run, mine, rows)
         conn = db(run)
@@ -136,6 +154,12 @@ def attempt():
         checks.append((q1(conn, "SELECT count(*) FROM blocking_calls "
                                 "WHERE runq_ns < 0 OR runq_ns > dur_ns") == 0,
                        f"{pairs} pairs: every runq_ns within 0..dur_ns"))
+    bare = own_lines(probe)
+    others = sum(o["run_delay_ns"] for o in bare.values()) / sum(o["wall_ns"] for o in bare.values())
+    checks.append((len(bare) == 2 and shares[1] <= others + 0.05,
+                   f"1 pair on 2 CPUs: preempted {100 * shares[1]:.1f}% of thread time, within 5 "
+                   f"points of what others' load cost the bare probe pair beside it "
+                   f"({100 * others:.1f}% of its threads' time, their schedstat)"))
     checks.append((shares[1] < shares[6] + 0.10,
                    f"1 pair on 2 CPUs: preempted {100 * shares[1]:.1f}% of thread time, not "
                    f"above 6 pairs' {100 * shares[6]:.1f}% (+ 10 points of others' load)"))

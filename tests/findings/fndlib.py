@@ -8,6 +8,7 @@ from lptest import BUILD, SRC, check, fail, latprof, record, sample, skip, tmpdi
 
 sys.path.insert(0, os.path.join(SRC, "tests", "locks"))
 from locklib import validate  # noqa: E402
+from lpaccount import check_account  # noqa: E402
 
 SCHEMA = os.path.join(SRC, "schemas", "report-findings.schema.json")
 GPU_RULES = ["sync-memcpy", "pageable-memcpy", "excessive-sync", "gpu-idle", "small-kernels",
@@ -31,6 +32,7 @@ def findings(db, *args):
     if errs:
         fail("findings JSON does not follow report-findings.schema.json:\n" + "\n".join(errs[:20]))
     check_bounds(doc, db)
+    check_account(db)
     return doc
 
 
@@ -60,6 +62,29 @@ def finding(doc, rid):
         if f["id"] == rid:
             return f
     fail(f"no {rid} finding; found {ids(doc)}; rules {doc['rules']}")
+
+
+def fired(doc, rid):
+    """rid crossed its threshold: its finding, or None when the account
+    left it quiet because a larger finding counts its time (counted_in)."""
+    r = rule(doc, rid)
+    if r["state"] == "quiet" and r["counted_in"] is not None:
+        print(f"ok: {rid} crossed its threshold ({r['value']}); its time is counted in "
+              f"{r['counted_in']}")
+        return None
+    return finding(doc, rid)
+
+
+def wait_less_runq(db, lock):
+    """The waits on lock, less the part each spent waiting for a CPU after
+    it was woken (the breakdown's preempted: runq_ns)."""
+    import sqlite3
+    c = sqlite3.connect(db)
+    v = c.execute("SELECT count(*), sum(w.dur_ns), sum(w.dur_ns - coalesce(w.runq_ns, 0)) FROM "
+                  "lock_waits w JOIN locks l ON l.id = w.lock_id WHERE l.name = ? AND "
+                  "w.class = 0", (lock,)).fetchone()
+    c.close()
+    return v
 
 
 def ev(f, key):

@@ -14,10 +14,17 @@ if(NVTX3_INCLUDE)
     set_target_properties(fnd_gpu PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
   endif()
 endif()
+# fnd_spin: a poll server without NVTX beside a spinning or a passive pool.
+add_executable(fnd_spin ${CMAKE_CURRENT_LIST_DIR}/fnd_spin.c)
+target_link_libraries(fnd_spin PRIVATE Threads::Threads)
+set_target_properties(fnd_spin PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
+lp_py_test(findings_spin test_findings_spin.py LABELS e2e)
 lp_py_test(findings_cpu test_findings_cpu.py LABELS e2e TIMEOUT 600)
 lp_py_test(findings_gpu test_findings_gpu.py LABELS e2e)
 lp_py_test(findings_cli test_findings_cli.py LABELS e2e)
 lp_py_test(findings_csv test_findings_csv.py LABELS e2e)
+# Whose load, what a thread is for, one account (fnd_cpu, with other programs beside).
+lp_py_test(findings_load test_findings_load.py LABELS e2e TIMEOUT 600)
 lp_py_test(findings_tail_causes test_tail_causes.py LABELS unit)
 # The rule table against docs/rules.md, and each rule at its threshold.
 lp_c_test(findings_rules_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rules.c

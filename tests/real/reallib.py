@@ -29,6 +29,10 @@ def need_cmd(*paths):
 
 
 def findings(db, *args):
+    """The findings JSON, checked as one account (tests/lib/lpaccount.py)."""
+    from lpaccount import check_account
+    if not args:
+        check_account(db)
     return json.loads(latprof("report", db, "--bottlenecks", "--format", "json", *args,
                               check=0).stdout)
 

@@ -11,6 +11,7 @@ import subprocess
 import lptest
 from lptest import check, db, tmpdir
 from reallib import locks, need_cmd, pidfile_pid, start_memcached, stop, wait_port
+from lpaccount import check_account
 
 need_cmd("memcached", "memcaslap")
 rec, port, pidfile, path = start_memcached(tmpdir())
@@ -50,3 +51,5 @@ check(len(alive) == nthreads - 1 and all(v > 0 for _, v in alive),
       f"{len(alive)} of {nthreads} threads still running at exit have their task-clock "
       f"(the main thread wrote its own): workers "
       f"{[round(v / 1e6, 1) for n, v in alive if n == 'mc-worker']} ms")
+# the findings of the run as one account (tests/lib/lpaccount.py)
+check_account(path)

@@ -13,6 +13,7 @@ import time
 
 from lptest import check, db, tmpdir
 from reallib import need_cmd, pidfile_pid, start_memcached, stop, wait_port
+from lpaccount import check_account
 
 need_cmd("memcached")
 rec, port, pidfile, path = start_memcached(tmpdir())
@@ -67,3 +68,5 @@ for tid, kind in sorted(kernel.items()):
           f"death ({[(r['what'], r['kind']) for r in mine]})")
 check(len(kernel) >= 5 and set(got) <= set(kernel),
       f"{len(kernel)} threads, each found ({len(got)}), none other")
+# the findings of the run as one account (tests/lib/lpaccount.py)
+check_account(path)

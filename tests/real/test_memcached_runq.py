@@ -1,10 +1,13 @@
 """Debian's memcached (8 worker threads) under memcaslap (4 client threads,
-32 connections) on loopback: each of its threads against the kernel's own
+32 connections) on loopback, then with 1 worker and 1 connection. The first:
+each of its threads against the kernel's own
 accounting of it (/proc/PID/task/TID/schedstat, sampled every 20 ms until
 just before SIGTERM). latprof's preempted time of each thread must be its
 run_delay within 15% (plus 2% of its life: what the last sample and the
 shutdown may add). A worker woken from epoll_wait that waits for a CPU
-waited for a CPU, not for the network."""
+waited for a CPU, not for the network. Without NVTX requests the rules
+still judge it: the 8 busy workers on this machine's 2 CPUs get the
+cpu-saturated finding; 1 worker does not, whatever the other load."""
 import json
 import os
 import signal
@@ -15,6 +18,7 @@ import time
 import lptest
 from lptest import check, latprof, tmpdir, within
 from reallib import need_cmd, pidfile_pid, start_memcached, stop, wait_port
+from lpaccount import check_account
 
 need_cmd("memcached", "memcaslap")
 if lptest.sanitizer():
@@ -33,23 +37,33 @@ def sample(pid, sched, done):
         time.sleep(0.02)
 
 
-rec, port, pidfile, path = start_memcached(tmpdir(), threads=8)
-sched, done = {}, threading.Event()
-try:
-    check(wait_port(port, rec), f"memcached listens on 127.0.0.1:{port}")
-    pid = pidfile_pid(pidfile)
-    t = threading.Thread(target=sample, args=(pid, sched, done))
-    t.start()
-    load = subprocess.run(["memcaslap", "-s", f"127.0.0.1:{port}", "-t", "4s", "-T", "4",
-                           "-c", "32"], capture_output=True, text=True, timeout=40)
-    check(load.returncode == 0 and "TPS" in load.stdout, "memcaslap ran 4 s of load")
-    done.set()
-    t.join()
-    os.kill(pid, signal.SIGTERM)
-finally:
-    done.set()
-    out, err = stop(rec)
-check(rec.returncode == 0 and os.path.exists(path), f"recorded memcached ({err.strip()[-200:]})")
+def record(threads, clients, conns):
+    """memcached with `threads` workers under memcaslap's `clients` threads
+    and `conns` connections for 4 s: (database, its threads' schedstat)."""
+    rec, port, pidfile, path = start_memcached(tmpdir(), threads=threads)
+    sched, done = {}, threading.Event()
+    try:
+        check(wait_port(port, rec), f"memcached listens on 127.0.0.1:{port}")
+        pid = pidfile_pid(pidfile)
+        t = threading.Thread(target=sample, args=(pid, sched, done))
+        t.start()
+        load = subprocess.run(["memcaslap", "-s", f"127.0.0.1:{port}", "-t", "4s", "-T",
+                               str(clients), "-c", str(conns)], capture_output=True, text=True,
+                              timeout=40)
+        check(load.returncode == 0 and "TPS" in load.stdout,
+              f"memcaslap ran 4 s of load ({clients} threads, {conns} connections)")
+        done.set()
+        t.join()
+        os.kill(pid, signal.SIGTERM)
+    finally:
+        done.set()
+        out, err = stop(rec)
+    check(rec.returncode == 0 and os.path.exists(path),
+          f"recorded memcached ({err.strip()[-200:]})")
+    return path, sched
+
+
+path, sched = record(8, 4, 32)
 doc = json.loads(latprof("report", path, "--breakdown", "--format", "json", check=0).stdout)
 rows = [t for t in doc["threads"] if t["tid"] in sched]
 check(len(rows) >= 9, f"{len(rows)} of memcached's threads have the kernel's figures")
@@ -63,3 +77,22 @@ for t in rows:
           f"{queued / 1e6:.1f} ms (of {t['time_ns'] / 1e6:.0f} ms)")
 check(busy >= 1, f"{busy} threads waited 5% of their life or more for a CPU: the comparison "
                  "is not only of zeros")
+# the findings of the run as one account (tests/lib/lpaccount.py); without
+# NVTX the rules judge the run per thread: 8 workers kept busy by 32
+# connections outnumber the 2 CPUs
+fdoc = check_account(path)
+sat = next((f for f in fdoc["findings"] if f["id"] == "cpu-saturated"), None)
+ev = {n["key"]: n["value"] for n in sat["evidence"]} if sat else {}
+if len(os.sched_getaffinity(0)) <= 4:
+    check(sat is not None and ev.get("runnable_threads", 0) > ev.get("cpus", 0) > 0,
+          f"8 workers, 32 connections: cpu-saturated ({sat and sat['summary']})")
+else:
+    print(f"SKIP-PART: {len(os.sched_getaffinity(0))} CPUs: 8 workers need not outnumber them")
+
+# one worker, one connection: fewer runnable threads than CPUs, no verdict of
+# saturation whatever the machine's other load
+path1, _ = record(1, 1, 1)
+fdoc = check_account(path1)
+r = next(r for r in fdoc["rules"] if r["id"] == "cpu-saturated")
+check(r["state"] != "found", f"1 worker, 1 connection: no cpu-saturated finding ({r['state']}, "
+                             f"{r['value']})")

@@ -8,6 +8,7 @@ import os
 
 from lptest import check, db, q1, record, tmpdir
 from reallib import locks, need_cmd
+from lpaccount import check_account
 
 need_cmd("pigz")
 d = tmpdir()
@@ -34,3 +35,5 @@ check(all(s["chain"] and s["chain"].count(" <- ") == 2 for s in (a, b)),
       f"three-frame chains: {a['chain']} | {b['chain']}")
 deep = q1(conn, "SELECT min(depth) FROM stacks s JOIN lock_waits w ON w.stack_id = s.id")
 check(deep >= 3, f"whole stacks stay in the database (>= {deep} frames each)")
+# the findings of the run as one account (tests/lib/lpaccount.py)
+check_account(path)

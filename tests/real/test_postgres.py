@@ -12,6 +12,7 @@ import time
 import lptest
 from lptest import check, db, latprof, tmpdir
 from reallib import locks, postgres_cluster, stop
+from lpaccount import check_account
 
 d = tmpdir()
 B, pre, data = postgres_cluster(d)
@@ -99,3 +100,5 @@ check("postgres: " in table and " x postgres: " in table,
       "the default report shows processes by title, identical siblings folded")
 allp = latprof("report", path, "--processes", check=0).stdout
 check(allp.count("title at exit: postgres: ") == len(titled), "--processes lists every title")
+# the findings of the run as one account (tests/lib/lpaccount.py)
+check_account(path)

@@ -20,6 +20,7 @@ import time
 
 from lptest import LATPROF, check, fail, latprof, tmpdir
 from reallib import need_cmd
+from lpaccount import check_account
 
 need_cmd("xz")
 d = tmpdir()
@@ -95,3 +96,5 @@ workers = [t for t in threads if t["tid"] != pid]  # the main thread's tid is th
 idle = min(workers, key=lambda t: sched[t["tid"]][0])  # the worker with the small block
 check(idle["categories"]["cond_wait"] >= 0.5 * idle["time_ns"],
       f"the worker with the small block waits for work until exit ({idle['categories']})")
+# the findings of the run as one account (tests/lib/lpaccount.py)
+check_account(run)

@@ -181,7 +181,7 @@ check(len(blocks) == 2 and len(blocks[0]) == len(blocks[1]),
 tics = re.search(r"set ytics \((.*?)\) noenhanced", gp).group(1)
 names = [m.group(1) for m in re.finditer(r"'((?:[^']|'')*)' \d+", tics)]
 server = [t for t in bd["threads"] if t["cpu_ns"] is not None and
-          names.count(f"CPU {t['name']} {t['tid']}") == 1 and t["name"].startswith("python")]
+          names.count(f"CPU {t['name']} {t['tid']}") == 1 and t["name"] not in ("sh", "env")]
 check(len(server) >= 5, f"the heatmap draws the server's main and 4 worker threads ({len(server)})")
 for t in server:
     i = names.index(f"CPU {t['name']} {t['tid']}")
