@@ -255,14 +255,15 @@ int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_heade
 
 static int64_t core_lock(struct lp_import *imp, uint64_t addr, uint32_t kind)
 {
-	static const char *const kinds[] = {"?", "mutex", "rwlock", "rwlock", "sem", "spin"};
+	static const char *const kinds[] = {"?",   "mutex", "rwlock", "rwlock",
+					    "sem", "spin",  "futex"};
 	struct core_state *s = lp_core;
 	uint64_t id;
 	if (lp_map_get(&s->locks, addr, &id))
 		return (int64_t)id;
 	sqlite3_bind_int64(s->ins_lock, 1, imp->proc->id);
 	sqlite3_bind_int64(s->ins_lock, 2, (int64_t)addr);
-	sqlite3_bind_text(s->ins_lock, 3, kinds[kind < 6 ? kind : 0], -1, SQLITE_STATIC);
+	sqlite3_bind_text(s->ins_lock, 3, kinds[kind < 7 ? kind : 0], -1, SQLITE_STATIC);
 	if (lp_import_step(imp, s->ins_lock))
 		return 0;
 	id = (uint64_t)sqlite3_last_insert_rowid(imp->db);

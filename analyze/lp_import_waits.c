@@ -31,6 +31,7 @@
 #include "lp_db.h"
 #include "lp_import.h"
 #include "lp_waits.h"
+#include "lp_waits_futex.h"
 
 /*
  * Each step runs only when its guard (a query of one integer) is non-zero,
@@ -54,9 +55,10 @@ struct classify_step {
  * and share temp tables, so they share this guard. A capture imported
  * from Kineto has ranges but no waits: 0.4 s of a 256 MiB trace was spent
  * here for nothing. */
-#define LP_WAITS_IDLE_WHEN                                                                       \
-	"SELECT EXISTS (SELECT 1 FROM ranges WHERE depth = 0) AND "                              \
-	"(EXISTS (SELECT 1 FROM cond_waits) OR EXISTS (SELECT 1 FROM locks WHERE kind = 'sem'))"
+#define LP_WAITS_IDLE_WHEN                                                                         \
+	"SELECT EXISTS (SELECT 1 FROM ranges WHERE depth = 0) AND "                                \
+	"(EXISTS (SELECT 1 FROM cond_waits) OR EXISTS (SELECT 1 FROM locks WHERE kind IN "         \
+	"('sem', 'futex')))"
 
 static const struct classify_step lp_waits_steps[] = {
     /* 1. gil */
@@ -73,6 +75,23 @@ static const struct classify_step lp_waits_steps[] = {
      "UPDATE lock_waits SET class = 1 WHERE lock_id IN (SELECT id FROM temp.lp_gil_lock) "
      "OR stack_id IN (SELECT id FROM temp.lp_gil_stack);"
      "DROP TABLE temp.lp_gil_lock; DROP TABLE temp.lp_gil_stack;"},
+    /* 1b. futex words (lp_waits_futex.h): condition and parker waits are
+     * signal, as pthread condition waits are; so is a word only one thread
+     * ever waited on that no lock frame names (a one-shot event, a join) */
+    {"SELECT EXISTS (SELECT 1 FROM locks WHERE kind = 'futex')",
+     "CREATE TEMP TABLE lp_fx AS SELECT w.stack_id AS id, max(CASE WHEN " LP_FUTEX_LOCK_FN
+     " THEN 2 WHEN " LP_FUTEX_SIGNAL_FN " THEN 1 ELSE 0 END) AS how FROM (SELECT DISTINCT "
+     "stack_id FROM lock_waits WHERE lock_id IN (SELECT id FROM locks WHERE kind = 'futex')) w "
+     "JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth < 6 "
+     "JOIN frames f ON f.id = sf.frame_id GROUP BY w.stack_id;"
+     "CREATE TEMP TABLE lp_fx_one AS SELECT lock_id AS id FROM lock_waits WHERE lock_id IN "
+     "(SELECT id FROM locks WHERE kind = 'futex') GROUP BY lock_id "
+     "HAVING count(DISTINCT thread_id) = 1;"
+     "UPDATE lock_waits SET class = 4 WHERE class = 0 AND lock_id IN (SELECT id FROM locks "
+     "WHERE kind = 'futex') AND (stack_id IN (SELECT id FROM temp.lp_fx WHERE how = 1) OR "
+     "(lock_id IN (SELECT id FROM temp.lp_fx_one) AND coalesce(stack_id NOT IN "
+     "(SELECT id FROM temp.lp_fx WHERE how = 2), 1)));"
+     "DROP TABLE temp.lp_fx; DROP TABLE temp.lp_fx_one;"},
     /* 2. join, 3. signal: semaphores waited on once */
     {"SELECT EXISTS (SELECT 1 FROM locks WHERE kind = 'sem')",
      /* a wait is found by its key (start_ns, id): lock_waits is clustered */
@@ -103,9 +122,14 @@ static const struct classify_step lp_waits_steps[] = {
      "FROM temp.lp_req r WHERE r.thread_id = cond_waits.thread_id AND r.start_ns < "
      "cond_waits.start_ns + cond_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"},
     {"SELECT EXISTS (SELECT 1 FROM ranges WHERE depth = 0) AND "
-     "EXISTS (SELECT 1 FROM locks WHERE kind = 'sem')",
+     "EXISTS (SELECT 1 FROM locks WHERE kind IN ('sem', 'futex'))",
      "UPDATE lock_waits SET class = 2 WHERE class IN (0, 4) AND thread_id IN "
      "(SELECT id FROM temp.lp_worker) AND lock_id IN (SELECT id FROM locks WHERE kind = 'sem') "
+     "AND NOT COALESCE((SELECT r.end_ns > lock_waits.start_ns FROM temp.lp_req r WHERE "
+     "r.thread_id = lock_waits.thread_id AND r.start_ns < lock_waits.start_ns + "
+     "lock_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"
+     "UPDATE lock_waits SET class = 2 WHERE class = 4 AND thread_id IN "
+     "(SELECT id FROM temp.lp_worker) AND lock_id IN (SELECT id FROM locks WHERE kind = 'futex') "
      "AND NOT COALESCE((SELECT r.end_ns > lock_waits.start_ns FROM temp.lp_req r WHERE "
      "r.thread_id = lock_waits.thread_id AND r.start_ns < lock_waits.start_ns + "
      "lock_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"},

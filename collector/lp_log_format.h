@@ -179,6 +179,9 @@ enum lp_lock_kind {
 	LP_LOCK_RWLOCK_WR = 3,
 	LP_LOCK_SEM = 4,
 	LP_LOCK_SPIN = 5,
+	/* a futex word waited on through syscall(SYS_futex): owner is the
+	 * thread that woke the waiter, 0 if unknown */
+	LP_LOCK_FUTEX = 6,
 };
 
 /* lp_rec_lock_wait.flags */

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Frames of the runtimes that wait on futex words themselves (Rust's std,
+ * parking_lot), as SQL conditions on frames.function `f.function`: which
+ * waits are for a lock and which for a condition or a parker
+ * (lp_import_waits.c), and which frames are the runtime's lock code that a
+ * call site skips (lp_locks.c), as it skips lock wrappers. Names appear
+ * demangled (legacy Rust mangling) or raw (v0 mangling, "_R...": its
+ * identifiers are length-prefixed, "14lock_contended").
+ */
+#ifndef LP_WAITS_FUTEX_H
+#define LP_WAITS_FUTEX_H
+
+/* A lock's slow path: std's Mutex/RwLock, parking_lot's raw locks. */
+#define LP_FUTEX_LOCK_FN                                                                           \
+	"(f.function LIKE '%lock\\_contended%' ESCAPE '\\' OR f.function LIKE "                    \
+	"'%read\\_contended%' ESCAPE '\\' OR f.function LIKE '%write\\_contended%' ESCAPE '\\' "   \
+	"OR f.function LIKE '%lock\\_slow%' ESCAPE '\\' OR f.function LIKE "                       \
+	"'%lock\\_exclusive\\_slow%' ESCAPE '\\' OR f.function LIKE '%lock\\_shared\\_slow%' "     \
+	"ESCAPE '\\')"
+
+/* A condition variable's or a parker's wait: woken by a signal, not by a
+ * release. */
+#define LP_FUTEX_SIGNAL_FN                                                                         \
+	"(f.function LIKE '%Condvar%' OR f.function LIKE '%Parker%' OR f.function LIKE "           \
+	"'%thread\\_parking%' ESCAPE '\\' OR f.function LIKE '%::park%' OR f.function LIKE "       \
+	"'%4park%' OR f.function LIKE '%Once%wait%')"
+
+/* The runtime's own frames between a futex wait and the code that asked
+ * for the lock: the syscall wrapper, the futex helpers, the lock's slow
+ * path. */
+#define LP_FUTEX_RUNTIME_FN                                                                        \
+	"(f.function = 'syscall' OR f.function LIKE '%futex\\_wait%' ESCAPE '\\' OR "              \
+	"f.function LIKE 'std::sys::sync::%' OR f.function LIKE '%3std3sys4sync%' OR "             \
+	"f.function LIKE 'std::sys::pal::unix::futex::%' OR f.function LIKE "                      \
+	"'%3std3sys3pal4unix5futex%' OR " LP_FUTEX_LOCK_FN ")"
+
+#endif
