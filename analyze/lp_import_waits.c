@@ -11,6 +11,10 @@
  *     lock's name comes from libpython's or python's dynamic symbols, so
  *     this holds for stripped builds; with symbols, a take_gil/drop_gil top
  *     frame says the same.
+ *  1a. idle: a wait inside a function that waits for work (queue.SimpleQueue
+ *     .get, Rust's mpsc receive; lp_waits_futex.h), in requests or not.
+ *  1b. signal: a futex wait of a condition variable or a parker, or on a
+ *     word one thread alone waited on with no lock frame (lp_waits_futex.h).
  *  2. join: a semaphore waited on once, released as another thread of the
  *     process ended (it started before the wait and ended during it or
  *     within 50 ms after): how Python's Thread.join() looks (the thread's
@@ -75,6 +79,15 @@ static const struct classify_step lp_waits_steps[] = {
      "UPDATE lock_waits SET class = 1 WHERE lock_id IN (SELECT id FROM temp.lp_gil_lock) "
      "OR stack_id IN (SELECT id FROM temp.lp_gil_stack);"
      "DROP TABLE temp.lp_gil_lock; DROP TABLE temp.lp_gil_stack;"},
+    /* 1a. idle by the function that waits for work (lp_waits_futex.h) */
+    {"SELECT EXISTS (SELECT 1 FROM frames f WHERE " LP_IDLE_FN ")",
+     "CREATE TEMP TABLE lp_idle_stack AS SELECT DISTINCT sf.stack_id AS id FROM stack_frames sf "
+     "JOIN frames f ON f.id = sf.frame_id WHERE sf.depth < 4 AND " LP_IDLE_FN ";"
+     "UPDATE lock_waits SET class = 2 WHERE class != 1 AND stack_id IN "
+     "(SELECT id FROM temp.lp_idle_stack);"
+     "UPDATE cond_waits SET class = 2 WHERE class != 1 AND stack_id IN "
+     "(SELECT id FROM temp.lp_idle_stack);"
+     "DROP TABLE temp.lp_idle_stack;"},
     /* 1b. futex words (lp_waits_futex.h): condition and parker waits are
      * signal, as pthread condition waits are; so is a word only one thread
      * ever waited on that no lock frame names (a one-shot event, a join) */

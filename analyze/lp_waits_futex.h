@@ -35,4 +35,10 @@
 	"f.function LIKE 'std::sys::pal::unix::futex::%' OR f.function LIKE "                      \
 	"'%3std3sys3pal4unix5futex%' OR " LP_FUTEX_LOCK_FN ")"
 
+/* A wait for work, by the function that waits (within the innermost four
+ * frames): CPython's queue.SimpleQueue.get (a Pool's task handler,
+ * concurrent.futures' idle workers), Rust's std::sync::mpsc receive. Class
+ * idle wherever it happens, requests or not. */
+#define LP_IDLE_FN "(f.function = '_queue_SimpleQueue_get_impl' OR f.function LIKE '%mpmc%recv%')"
+
 #endif

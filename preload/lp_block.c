@@ -955,6 +955,8 @@ __attribute__((noinline)) static long lp_blk_futex(long (*fn)(long, ...), long a
 		return fn(SYS_futex, a, b, c, d, e, f);
 	int saved = errno;
 	lp_pre_guard = 1;
+	if (!(b & FUTEX_PRIVATE_FLAG))
+		lp_lock_shared_note((const void *)a);
 	lp_pre_modules_refresh();
 	uint32_t stack = lp_pre_stack(ra);
 	uint64_t t0 = lp_now();
