@@ -65,6 +65,27 @@ struct classify_step {
 	"('sem', 'futex')))"
 
 static const struct classify_step lp_waits_steps[] = {
+    /* 0. a JVM monitor entry parks on the thread's own condition variable:
+     * it is a wait for the Java object's monitor, a lock wait on one lock
+     * per process (the object is not recorded) */
+    {"SELECT EXISTS (SELECT 1 FROM frames f WHERE " LP_JVM_MONITOR_FN ")",
+     "CREATE TEMP TABLE lp_mon AS SELECT sf.stack_id AS id, min(f.module) AS module "
+     "FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.depth < 4 "
+     "AND " LP_JVM_MONITOR_FN " AND NOT EXISTS (SELECT 1 FROM stack_frames x JOIN frames g ON "
+     "g.id = x.frame_id WHERE x.stack_id = sf.stack_id AND x.depth < 6 AND "
+     "g.function LIKE 'ObjectMonitor::wait(%') GROUP BY sf.stack_id;"
+     "INSERT INTO locks(process_id, address, kind, name, module) SELECT t.process_id, 0, "
+     "'monitor', 'Java object monitors (synchronized)', min(m.module) FROM cond_waits c "
+     "JOIN temp.lp_mon m ON m.id = c.stack_id JOIN threads t ON t.id = c.thread_id "
+     "GROUP BY t.process_id;"
+     "INSERT INTO lock_waits(id, lock_id, thread_id, start_ns, dur_ns, stack_id, flags, class, "
+     "runq_ns) SELECT (SELECT coalesce(max(id), 0) FROM lock_waits) + row_number() OVER "
+     "(ORDER BY c.start_ns, c.id), l.id, c.thread_id, c.start_ns, c.dur_ns, c.stack_id, "
+     "c.flags, 0, c.runq_ns FROM cond_waits c JOIN threads t ON t.id = c.thread_id "
+     "JOIN locks l ON l.process_id = t.process_id AND l.kind = 'monitor' AND l.address = 0 "
+     "WHERE c.stack_id IN (SELECT id FROM temp.lp_mon);"
+     "DELETE FROM cond_waits WHERE stack_id IN (SELECT id FROM temp.lp_mon);"
+     "DROP TABLE temp.lp_mon;"},
     /* 1. gil */
     {"SELECT EXISTS (SELECT 1 FROM locks WHERE name = '_PyRuntime' OR name LIKE "
      "'\\_PyRuntime+%' ESCAPE '\\') OR EXISTS (SELECT 1 FROM frames WHERE function IN "
@@ -82,7 +103,7 @@ static const struct classify_step lp_waits_steps[] = {
     /* 1a. idle by the function that waits for work (lp_waits_futex.h) */
     {"SELECT EXISTS (SELECT 1 FROM frames f WHERE " LP_IDLE_FN ")",
      "CREATE TEMP TABLE lp_idle_stack AS SELECT DISTINCT sf.stack_id AS id FROM stack_frames sf "
-     "JOIN frames f ON f.id = sf.frame_id WHERE sf.depth < 4 AND " LP_IDLE_FN ";"
+     "JOIN frames f ON f.id = sf.frame_id WHERE sf.depth < 6 AND " LP_IDLE_FN ";"
      "UPDATE lock_waits SET class = 2 WHERE class != 1 AND stack_id IN "
      "(SELECT id FROM temp.lp_idle_stack);"
      "UPDATE cond_waits SET class = 2 WHERE class != 1 AND stack_id IN "

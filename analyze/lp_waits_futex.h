@@ -33,12 +33,30 @@
 	"(f.function = 'syscall' OR f.function LIKE '%futex\\_wait%' ESCAPE '\\' OR "              \
 	"f.function LIKE 'std::sys::sync::%' OR f.function LIKE '%3std3sys4sync%' OR "             \
 	"f.function LIKE 'std::sys::pal::unix::futex::%' OR f.function LIKE "                      \
-	"'%3std3sys3pal4unix5futex%' OR " LP_FUTEX_LOCK_FN ")"
+	"'%3std3sys3pal4unix5futex%' OR f.function LIKE 'os::PlatformEvent::park%' OR "            \
+	"f.function LIKE 'ObjectMonitor::%' OR f.function LIKE 'ObjectSynchronizer::%' "           \
+	"OR " LP_FUTEX_LOCK_FN ")"
 
-/* A wait for work, by the function that waits (within the innermost four
+/* A wait for work, by the function that waits (within the innermost six
  * frames): CPython's queue.SimpleQueue.get (a Pool's task handler,
- * concurrent.futures' idle workers), Rust's std::sync::mpsc receive. Class
- * idle wherever it happens, requests or not. */
-#define LP_IDLE_FN "(f.function = '_queue_SimpleQueue_get_impl' OR f.function LIKE '%mpmc%recv%')"
+ * concurrent.futures' idle workers), Rust's std::sync::mpsc receive, the
+ * JVM's own threads waiting for their next job (VM operations, service,
+ * watcher, compiler, GC workers, signal dispatcher). Class idle wherever it
+ * happens, requests or not. */
+#define LP_IDLE_FN                                                                                 \
+	"(f.function = '_queue_SimpleQueue_get_impl' OR f.function LIKE '%mpmc%recv%' OR "         \
+	"f.function LIKE 'VMThread::wait\\_for\\_operation%' ESCAPE '\\' OR f.function LIKE "      \
+	"'ServiceThread::service\\_thread\\_entry%' ESCAPE '\\' OR f.function LIKE "               \
+	"'WatcherThread::sleep%' OR f.function LIKE 'CompileQueue::get%' OR f.function LIKE "      \
+	"'WorkerThreads%' OR f.function LIKE 'WorkerThread::run%' OR f.function LIKE "             \
+	"'GangWorker::loop%' OR f.function LIKE 'ConcurrentGCThread::%' OR f.function LIKE "       \
+	"'MonitorDeflationThread::%' OR f.function LIKE 'NotificationThread::%' OR "               \
+	"f.function LIKE 'os::signal\\_wait%' ESCAPE '\\' OR f.function LIKE "                     \
+	"'G1%Thread::run\\_service%' ESCAPE '\\' OR f.function LIKE 'G1%Thread::wait%')"
+
+/* A JVM thread entering a Java object's monitor (synchronized): its park
+ * inside ObjectMonitor::enter, not a condition wait. */
+#define LP_JVM_MONITOR_FN                                                                          \
+	"(f.function LIKE 'ObjectMonitor::EnterI(%' OR f.function LIKE 'ObjectMonitor::enter(%')"
 
 #endif
