@@ -302,6 +302,12 @@ static struct lp_lock_site *site_push(struct lp_lock_row *l)
  * it; once more when that frame is itself shared by two or more locks.
  * lp_site_depth maps each stack of a ranked wait to its site's depth. The
  * whole stack stays in the database; only the name shown moves. */
+#define LP_SITE_NOT_START                                                                          \
+	"UPDATE temp.lp_site_depth SET depth = depth - 1 WHERE depth > 0 AND EXISTS (SELECT 1 "    \
+	"FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.stack_id = "            \
+	"lp_site_depth.stack_id AND sf.depth = lp_site_depth.depth AND f.function IN "             \
+	"('start_thread', '__clone3', '__clone', 'clone', 'clone3', 'thread_start'));"
+
 static const char lp_site_depth_sql[] =
     /* lp_ws: each (lock, stack) pair of the ranked waits, with the range of
      * thread ids and the highest class: the one scan and sort of all waits;
@@ -331,7 +337,11 @@ static const char lp_site_depth_sql[] =
     "sf.depth > lp_site_depth.depth AND NOT coalesce(" LP_FUTEX_RUNTIME_FN ", 0)), depth) "
     "WHERE EXISTS (SELECT 1 FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE "
     "sf.stack_id = lp_site_depth.stack_id AND sf.depth = lp_site_depth.depth "
-    "AND " LP_FUTEX_RUNTIME_FN ");";
+    "AND " LP_FUTEX_RUNTIME_FN ");"
+    /* Above a wrapper called from one line of a thread's function, the
+     * frame chosen can be libc's thread start (start_thread, __clone3):
+     * the app's frame below it names the site. */
+    LP_SITE_NOT_START LP_SITE_NOT_START;
 
 /* Per-thread semaphores (PostgreSQL's PGSemaphore: each backend sleeps on
  * its own, others post it) are no lock: the lock is whatever the wrapper
