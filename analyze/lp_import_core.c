@@ -308,7 +308,11 @@ static int64_t core_lock_shared_id(struct lp_import *imp, uint64_t addr, int64_t
 	key->lock_id = made;
 	const char *base = strrchr(key->path, '/');
 	char name[320];
-	snprintf(name, sizeof(name), "%s+0x%llx", base ? base + 1 : key->path,
+	/* inherited MAP_SHARED | MAP_ANONYMOUS memory maps as /dev/zero */
+	snprintf(name, sizeof(name), "%s+0x%llx",
+		 !strcmp(key->path, "/dev/zero") ? "shared anonymous memory"
+		 : base				 ? base + 1
+						 : key->path,
 		 (unsigned long long)key->offset);
 	sqlite3_bind_text(s->upd_lock_name, 1, name, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(s->upd_lock_name, 2, key->path, -1, SQLITE_TRANSIENT);
