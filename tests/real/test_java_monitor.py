@@ -13,12 +13,16 @@ per process (the Java object is not recorded): JFR's own threads' monitor
 waits land on it too, so the figures are compared on the worker threads."""
 import json
 import os
+import sys
 import re
 import shutil
 import subprocess
 
 from lptest import check, db, record, tmpdir, within
-from reallib import findings, first_app_finding, need_cmd
+from reallib import findings, first_app_finding, locks, need_cmd
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "locks"))
+from locklib import check_schema  # noqa: E402
 
 need_cmd("javac", "java")
 d = tmpdir()
@@ -87,3 +91,5 @@ else:
     check(jfr_ns > 0 and within(lp_ns, jfr_ns, rel=0.10),
           f"under JFR: worker monitor waits {lp_ns / 1e9:.3f} s within 10% of JFR's "
           f"JavaMonitorEnter {jfr_ns / 1e9:.3f} s ({len(ev)} events)")
+
+check_schema(locks(run), "--locks --format json")

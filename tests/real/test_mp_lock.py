@@ -9,10 +9,14 @@ handler thread, which waits for work in queue.SimpleQueue.get, is class
 idle and in no finding; the first finding past the machine's CPU
 load (cpu-saturated, cpu-starved: other jobs of a busy host) names the
 shared lock."""
+import os
 import sys
 
 from lptest import check, db, record, tmpdir, within
-from reallib import findings, first_app_finding, script
+from reallib import findings, first_app_finding, locks, script
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "locks"))
+from locklib import check_schema  # noqa: E402
 
 d = tmpdir()
 out, run = f"{d}/out.txt", f"{d}/mp.db"
@@ -54,3 +58,5 @@ check(first.get("id") == "lock-contention" and first.get("subject") == lock["nam
       f"{lock['name']} ({[(f['id'], f['subject']) for f in doc['findings']]})")
 check(all("SimpleQueue" not in str(f.get("sites")) for f in doc["findings"]),
       "no finding is about the task handler's wait for work")
+
+check_schema(locks(run), "--locks --format json")

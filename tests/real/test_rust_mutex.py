@@ -10,10 +10,14 @@ lock_contended; the owners are the threads that woke the waiters; the
 Condvar waits are class signal, not contention; the first finding names
 SESSIONS."""
 import os
+import sys
 import subprocess
 
 from lptest import check, db, record, tmpdir, within
-from reallib import findings, first_app_finding, need_cmd
+from reallib import findings, first_app_finding, locks, need_cmd
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "locks"))
+from locklib import check_schema  # noqa: E402
 
 need_cmd("rustc")
 d = tmpdir()
@@ -57,3 +61,5 @@ check(first.get("id") == "lock-contention" and first.get("subject") == "rust_mut
 site = first["sites"]["items"][0]["what"]
 check(site.startswith("rust_mutex::serve_request"),
       f"its call site is the app's serve_request, not std's lock code ({site})")
+
+check_schema(locks(run), "--locks --format json")
