@@ -16,9 +16,11 @@ extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *st
 /* Rust's legacy mangling is Itanium's with a last component "h" + 16 hex
  * digits, a hash of the crate's build: noise in a report, so it goes
  * ("rust_mutex::SESSIONS", not "rust_mutex::SESSIONS::h3e0fe84161121740"). */
-static void demangle_rust_hash(char *d)
+static void demangle_rust_hash(const char *name, char *d)
 {
-	size_t n = strlen(d);
+	size_t m = strlen(name), n = strlen(d);
+	if (m < 23 || name[m - 1] != 'E' || memcmp(name + m - 20, "17h", 3) != 0)
+		return; /* not "..17h<16 hex>E": no Rust hash */
 	if (n < 21 || memcmp(d + n - 19, "::h", 3) != 0)
 		return;
 	for (size_t i = n - 16; i < n; i++)
@@ -36,7 +38,7 @@ char *lp_demangle(const char *name)
 	int status = -1;
 	char *d = __cxa_demangle(name, NULL, NULL, &status);
 	if (d && status == 0) {
-		demangle_rust_hash(d);
+		demangle_rust_hash(name, d);
 		return d;
 	}
 	free(d);
