@@ -12,6 +12,7 @@
 #include "lp_db.h"
 #include "lp_stats.h"
 #include "lp_waits.h"
+#include "lp_waits_futex.h"
 
 struct q {
 	sqlite3 *db;
@@ -309,6 +310,12 @@ static struct lp_lock_site *site_push(struct lp_lock_row *l)
  * it; once more when that frame is itself shared by two or more locks.
  * lp_site_depth maps each stack of a ranked wait to its site's depth. The
  * whole stack stays in the database; only the name shown moves. */
+#define LP_SITE_NOT_START                                                                          \
+	"UPDATE temp.lp_site_depth SET depth = depth - 1 WHERE depth > 0 AND EXISTS (SELECT 1 "    \
+	"FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.stack_id = "            \
+	"lp_site_depth.stack_id AND sf.depth = lp_site_depth.depth AND f.function IN "             \
+	"('start_thread', '__clone3', '__clone', 'clone', 'clone3', 'thread_start'));"
+
 static const char lp_site_depth_sql[] =
     /* lp_ws: each (lock, stack) pair of the ranked waits, with the range of
      * thread ids and the highest class: the one scan and sort of all waits;
@@ -329,7 +336,20 @@ static const char lp_site_depth_sql[] =
     "SELECT ws.stack_id AS stack_id, max(CASE WHEN s1.stack_id IS NULL THEN 0 WHEN "
     "s1.frame_id IN (SELECT frame_id FROM w1) AND EXISTS (SELECT 1 FROM stack_frames x WHERE "
     "x.stack_id = ws.stack_id AND x.depth = 2) THEN 2 ELSE 1 END) AS depth FROM ws "
-    "LEFT JOIN s1 ON s1.stack_id = ws.stack_id GROUP BY ws.stack_id;";
+    "LEFT JOIN s1 ON s1.stack_id = ws.stack_id GROUP BY ws.stack_id;"
+    /* A futex wait's stack starts in the runtime's lock code (Rust std's
+     * lock_contended, the syscall wrapper): its site is the first frame
+     * above it, as for a lock wrapper (lp_waits_futex.h). */
+    "UPDATE temp.lp_site_depth SET depth = coalesce((SELECT min(sf.depth) FROM stack_frames sf "
+    "JOIN frames f ON f.id = sf.frame_id WHERE sf.stack_id = lp_site_depth.stack_id AND "
+    "sf.depth > lp_site_depth.depth AND NOT coalesce(" LP_FUTEX_RUNTIME_FN ", 0)), depth) "
+    "WHERE EXISTS (SELECT 1 FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE "
+    "sf.stack_id = lp_site_depth.stack_id AND sf.depth = lp_site_depth.depth "
+    "AND " LP_FUTEX_RUNTIME_FN ");"
+    /* Above a wrapper called from one line of a thread's function, the
+     * frame chosen can be libc's thread start (start_thread, __clone3):
+     * the app's frame below it names the site. */
+    LP_SITE_NOT_START LP_SITE_NOT_START;
 
 /* Per-thread semaphores (PostgreSQL's PGSemaphore: each backend sleeps on
  * its own, others post it) are no lock: the lock is whatever the wrapper

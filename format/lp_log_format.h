@@ -93,6 +93,7 @@ enum lp_rec_type {
 	LP_REC_COND_WAIT = 12,	  /* aux = lp_cond_kind; lp_rec_cond_wait */
 	LP_REC_CHILD_STATUS = 13, /* lp_rec_child_status: a wait() result */
 	LP_REC_BLOCK = 14,	  /* aux = lp_block_call; lp_rec_block */
+	LP_REC_LOCK_SHARED = 15,  /* aux = path length; lp_rec_lock_shared */
 	LP_REC_CORE_LAST = 31,
 
 	LP_REC_NVTX_FIRST = 32,
@@ -183,6 +184,24 @@ enum lp_lock_kind {
 	LP_LOCK_RWLOCK_WR = 3,
 	LP_LOCK_SEM = 4,
 	LP_LOCK_SPIN = 5,
+	/* a futex word waited on through syscall(SYS_futex): owner is the
+	 * thread that woke the waiter, 0 if unknown */
+	LP_LOCK_FUTEX = 6,
+};
+
+/*
+ * A lock in shared memory (a process-shared semaphore or mutex, a futex
+ * without FUTEX_PRIVATE_FLAG, in a MAP_SHARED mapping): the mapping's
+ * identity, the same in every process that maps it, at whatever address.
+ * Written by a thread before its first recorded wait on that address.
+ * The struct is followed by char path[aux]: the mapping's path in
+ * /proc/PID/maps, no NUL.
+ */
+struct lp_rec_lock_shared {
+	uint64_t lock;	 /* the address this process waits on */
+	uint64_t dev;	 /* the mapping's device, as makedev(major, minor) */
+	uint64_t ino;	 /* its inode */
+	uint64_t offset; /* the lock's offset in the file or shared memory object */
 };
 
 /* lp_rec_lock_wait.flags */

@@ -905,6 +905,86 @@ static int lp_blk_futex_wait(long op)
 	}
 }
 
+/*
+ * A futex wait is a wait on the lock (or condition, or parker) at its
+ * address: Rust's std locks, parking_lot and InnoDB's latches wait on
+ * futexes directly. It is written as a lock wait of kind LP_LOCK_FUTEX,
+ * with the waiter's stack taken before it sleeps (as for a pthread mutex)
+ * and when it lasted the blocking-call threshold; the importer classes it
+ * by its frames (lock, condition, parker). The thread that woke it, read
+ * from a small table the wake side fills, is its owner: the thread that
+ * released the lock the waiter wanted.
+ */
+#define LP_FUTEX_WAKERS 1024u
+#define LP_FUTEX_TID_BITS 22u /* pid_max is at most 2^22 */
+static uint64_t lp_futex_wakers[LP_FUTEX_WAKERS];
+
+static int lp_blk_futex_wakes(long op)
+{
+	int cmd = (int)(op & FUTEX_CMD_MASK);
+	return cmd == FUTEX_WAKE || cmd == FUTEX_WAKE_BITSET || cmd == FUTEX_WAKE_OP;
+}
+
+static uint64_t *lp_futex_slot(long addr, uint64_t *tag)
+{
+	uint64_t a = (uint64_t)addr >> 2;
+	*tag = a << LP_FUTEX_TID_BITS;
+	uint64_t h = a * 0x9e3779b97f4a7c15ull;
+	return &lp_futex_wakers[(h >> 40) & (LP_FUTEX_WAKERS - 1)];
+}
+
+/* The waker's side: one store, only while recording. */
+static void lp_blk_futex_woke(long addr)
+{
+	if (!__atomic_load_n(&lp_pre_on, __ATOMIC_RELAXED))
+		return;
+	uint64_t tag;
+	uint64_t *slot = lp_futex_slot(addr, &tag);
+	__atomic_store_n(slot, tag | lp_tid(), __ATOMIC_RELAXED);
+}
+
+/* The last thread that woke a waiter of addr, 0 if unknown. */
+static uint32_t lp_futex_waker(long addr)
+{
+	uint64_t tag;
+	uint64_t v = __atomic_load_n(lp_futex_slot(addr, &tag), __ATOMIC_RELAXED);
+	uint64_t mask = (1ull << LP_FUTEX_TID_BITS) - 1;
+	return (v & ~mask) == tag ? (uint32_t)(v & mask) : 0;
+}
+
+__attribute__((noinline)) static long lp_blk_futex(long (*fn)(long, ...), long a, long b, long c,
+						   long d, long e, long f, void *ra)
+{
+	if (lp_pre_own_pc(ra))
+		return fn(SYS_futex, a, b, c, d, e, f);
+	int saved = errno;
+	lp_pre_guard = 1;
+	if (!(b & FUTEX_PRIVATE_FLAG))
+		lp_lock_shared_note((const void *)a);
+	lp_pre_modules_refresh();
+	uint32_t stack = lp_pre_stack(ra);
+	uint64_t t0 = lp_now();
+	int mine = lp_inf_begin((uint32_t)LP_REC_LOCK_WAIT << 8 | LP_LOCK_FUTEX, (uint64_t)a, 0, ra,
+				stack, 0, t0);
+	errno = saved;
+	long rc = fn(SYS_futex, a, b, c, d, e, f);
+	int err = errno;
+	uint64_t t1 = lp_now();
+	if (!lp_inf_end(mine) && t1 - t0 >= __atomic_load_n(&lp_blk_clk.thr_ns, __ATOMIC_RELAXED)) {
+		/* EAGAIN (the word changed first) and EINTR end a wait the
+		 * caller retries: neither is a failure of the lock. */
+		uint32_t flags = rc == 0 || err == EAGAIN || err == EINTR ? 0
+				 : err == ETIMEDOUT			  ? LP_WAITF_TIMEDOUT
+									  : LP_WAITF_FAILED;
+		uint32_t owner = rc == 0 ? lp_futex_waker(a) : 0;
+		lp_lock_write(lp_tid(), LP_LOCK_FUTEX, (uint64_t)a, t0, t1, owner, flags, stack,
+			      lp_runq_take(t0, t1));
+	}
+	lp_pre_guard = 0;
+	errno = err;
+	return rc;
+}
+
 /* Six arguments are always passed on, as glibc's own syscall() reads them:
  * the ones the caller did not pass are whatever the registers held, and the
  * sixth is read from the caller's stack, past what a shorter call pushed
@@ -922,7 +1002,9 @@ __attribute__((no_sanitize("address"))) LP_HOOK long syscall(long nr, ...)
 	if (__builtin_expect(!fn, 0))
 		return lp_raw_syscall(nr, a, b, c, d, e, f);
 	if (nr == SYS_futex && lp_blk_futex_wait(b) && lp_blk_on())
-		return LP_BLK_TIMED(LP_BLK_FUTEX, -1, fn(nr, a, b, c, d, e, f));
+		return lp_blk_futex(fn, a, b, c, d, e, f, __builtin_return_address(0));
+	if (nr == SYS_futex && lp_blk_futex_wakes(b))
+		lp_blk_futex_woke(a);
 	if (nr == SYS_io_uring_enter && lp_blk_uring_waits(c, d) && lp_blk_on())
 		return LP_BLK_TIMED(LP_BLK_IO_URING_ENTER, (int)a, fn(nr, a, b, c, d, e, f));
 	if ((nr == SYS_clone || nr == SYS_clone3) && lp_pre_recording()) {

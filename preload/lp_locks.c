@@ -8,8 +8,13 @@
 #include "lp_preload.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/single_threaded.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "lp_core.h"
 #include "lp_inflight.h"
@@ -17,6 +22,8 @@
 #include "lp_runq.h"
 
 enum lp_op { LP_OP_PLAIN, LP_OP_TIMED, LP_OP_CLOCK };
+
+#define LP_PSHARED_BIT 128 /* glibc PTHREAD_MUTEX_PSHARED_BIT in __kind */
 
 static uint32_t lp_flags(int rc)
 {
@@ -87,6 +94,97 @@ __attribute__((noinline)) static void lp_lock_record(uint32_t kind, const void *
 	lp_py_write(py, t0);
 }
 
+/* ---- process-shared locks --------------------------------------------- */
+
+/*
+ * A process-shared lock lives at a different address in each process that
+ * maps it; its mapping (device, inode, offset: /proc/self/maps) is the same
+ * in all. Each thread writes it once per address it waits on, so the
+ * importer reads it before that thread's waits; a private mapping is
+ * remembered too, so /proc/self/maps is read once per thread and lock.
+ */
+#define LP_SHARED_SEEN 8
+
+static __thread uintptr_t lp_shared_seen[LP_SHARED_SEEN] __attribute__((tls_model("initial-exec")));
+static __thread unsigned lp_shared_next __attribute__((tls_model("initial-exec")));
+
+/* The line of /proc/self/maps that holds addr: 1 shared (r and path
+ * filled), 0 private, -1 not this line. */
+static int lp_shared_line(const char *l, uintptr_t addr, struct lp_rec_lock_shared *r, char *path,
+			  size_t cap, size_t *plen)
+{
+	unsigned long lo, hi, off, ino;
+	unsigned maj, min;
+	char perms[8];
+	int n = 0;
+	if (sscanf(l, "%lx-%lx %7s %lx %x:%x %lu %n", &lo, &hi, perms, &off, &maj, &min, &ino, &n) <
+		7 ||
+	    addr < lo || addr >= hi)
+		return -1;
+	if (perms[3] != 's')
+		return 0;
+	r->dev = makedev(maj, min);
+	r->ino = ino;
+	r->offset = off + (addr - lo);
+	size_t len = n > 0 ? strcspn(l + n, "\n") : 0;
+	static const char del[] = " (deleted)";
+	if (len >= sizeof(del) - 1 &&
+	    !memcmp(l + n + len - (sizeof(del) - 1), del, sizeof(del) - 1))
+		len -= sizeof(del) - 1;
+	*plen = len < cap ? len : cap;
+	memcpy(path, l + n, *plen);
+	return 1;
+}
+
+/* 1 when addr lies in a shared mapping (r, path filled), else 0. */
+static int lp_shared_find(uintptr_t addr, struct lp_rec_lock_shared *r, char *path, size_t cap,
+			  size_t *plen)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[4096];
+	size_t have = 0;
+	int found = -1;
+	for (ssize_t got; found < 0 && (got = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0;) {
+		have += (size_t)got;
+		buf[have] = 0;
+		char *l = buf, *nl;
+		while (found < 0 && (nl = strchr(l, '\n'))) {
+			*nl = 0;
+			found = lp_shared_line(l, addr, r, path, cap, plen);
+			l = nl + 1;
+		}
+		have -= (size_t)(l - buf);
+		memmove(buf, l, have);
+		if (have == sizeof(buf) - 1)
+			have = 0; /* a line longer than the buffer: not a mapping's */
+	}
+	close(fd);
+	return found == 1;
+}
+
+void lp_lock_shared_note(const void *lock)
+{
+	uintptr_t a = (uintptr_t)lock;
+	for (unsigned i = 0; i < LP_SHARED_SEEN; i++)
+		if (lp_shared_seen[i] == a)
+			return;
+	lp_shared_seen[lp_shared_next++ % LP_SHARED_SEEN] = a;
+	struct lp_rec_lock_shared m = {.lock = a};
+	char path[256];
+	size_t plen = 0;
+	if (!lp_shared_find(a, &m, path, sizeof(path), &plen))
+		return;
+	struct lp_rec_lock_shared *r =
+	    lp_rec_begin(LP_REC_LOCK_SHARED, (uint32_t)plen, sizeof(*r) + plen);
+	if (!r)
+		return;
+	*r = m;
+	memcpy(r + 1, path, plen);
+	lp_rec_commit();
+}
+
 /* ---- mutexes ---------------------------------------------------------- */
 
 static int lp_mutex_call(pthread_mutex_t *m, enum lp_op op, clockid_t clk,
@@ -121,6 +219,8 @@ __attribute__((noinline)) static int lp_mutex_slow(pthread_mutex_t *m, enum lp_o
 	lp_pre_guard = 1;
 	uint32_t owner = (uint32_t)__atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
 	struct lp_py_wait py;
+	if (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) & LP_PSHARED_BIT)
+		lp_lock_shared_note(m);
 	uint32_t stack = lp_lock_stack(ra, &py);
 	uint64_t t0 = lp_now();
 	int mine = lp_lock_begin(LP_LOCK_MUTEX, m, ra, stack, t0);
@@ -143,7 +243,6 @@ __attribute__((noinline)) static int lp_mutex_slow(pthread_mutex_t *m, enum lp_o
  * that. Any other kind (recursive, error-checking, robust, PI, elision) has
  * __kind != 0 and goes through glibc.
  */
-#define LP_PSHARED_BIT 128 /* glibc PTHREAD_MUTEX_PSHARED_BIT in __kind */
 
 /* This thread's kernel tid, as glibc stores it in __owner; 0 until the
  * thread's first lock, and again in a forked child (lp_locks_forked). */
@@ -153,6 +252,10 @@ static void lp_locks_forked(void)
 {
 	if (lp_lock_tid) /* no write, no copy-on-write fault, when unset */
 		lp_lock_tid = 0;
+	if (lp_shared_next) { /* the child's log has not seen them */
+		memset(lp_shared_seen, 0, sizeof(lp_shared_seen));
+		lp_shared_next = 0;
+	}
 }
 
 __attribute__((constructor)) static void lp_locks_init(void)
@@ -419,6 +522,20 @@ static int lp_sem_call(sem_t *s, enum lp_op op, clockid_t clk, const struct time
 	return rc;
 }
 
+/* glibc's sem_t (struct new_sem): a 64-bit value, then `private`, which
+ * glibc sets to FUTEX_SHARED, i.e. LLL_SHARED = FUTEX_PRIVATE_FLAG (128:
+ * glibc's futex calls xor it in), for sem_init(pshared = 1) and sem_open,
+ * and to 0 for a private semaphore. */
+static int lp_sem_shared(const sem_t *s)
+{
+#if __SIZEOF_POINTER__ == 8
+	return ((const int *)(const void *)s)[2] == 128;
+#else
+	(void)s;
+	return 0;
+#endif
+}
+
 /* `saved` is errno from before the trywait that failed with EAGAIN. */
 __attribute__((noinline)) static int lp_sem_slow(sem_t *s, enum lp_op op, clockid_t clk,
 						 const struct timespec *ts, int saved, void *ra)
@@ -428,6 +545,8 @@ __attribute__((noinline)) static int lp_sem_slow(sem_t *s, enum lp_op op, clocki
 		return lp_sem_call(s, op, clk, ts);
 	lp_pre_guard = 1;
 	struct lp_py_wait py;
+	if (lp_sem_shared(s))
+		lp_lock_shared_note(s);
 	uint32_t stack = lp_lock_stack(ra, &py);
 	errno = saved;
 	uint64_t t0 = lp_now();

@@ -43,6 +43,27 @@ static const char *report_findings_val(double v, const char *unit, char *buf, si
 	return buf;
 }
 
+/* A rule's value beside its threshold (tstr, already formatted): with more
+ * digits where the usual ones would print the two alike (4.98% is not the
+ * 5.0% threshold; it would read as if the rule should have fired). */
+static const char *report_findings_val_by(double v, double thr, const char *unit, const char *tstr,
+					  char *buf, size_t len)
+{
+	report_findings_val(v, unit, buf, len);
+	if (v == thr || strcmp(buf, tstr) || !strcmp(unit, "ns") || !strcmp(unit, "bytes"))
+		return buf;
+	int share = !strcmp(unit, "share");
+	double k = share ? 100 : 1;
+	char t[64];
+	for (int d = 2; d <= 8; d++) {
+		snprintf(buf, len, share ? "%.*f%%" : "%.*f", d, k * v);
+		snprintf(t, sizeof(t), share ? "%.*f%%" : "%.*f", d, k * thr);
+		if (strcmp(buf, t))
+			break;
+	}
+	return buf;
+}
+
 static const char *report_findings_scope(const struct lp_findings *r)
 {
 	return r->has_requests ? "request time" : "thread time";
@@ -74,9 +95,10 @@ static void text_one(FILE *f, const struct lp_findings *r, size_t i, int brief)
 		fprintf(f, "   fix: %s\n", x->fix ? x->fix : x->rule->fix);
 		return;
 	}
+	report_findings_val(x->threshold, x->rule->unit, b, sizeof(b));
 	fprintf(f, "   measured: %s = %s (threshold %s %s)\n", x->rule->measures,
-		report_findings_val(x->value, x->rule->unit, a, sizeof(a)), cmp_name(x->rule->cmp),
-		report_findings_val(x->threshold, x->rule->unit, b, sizeof(b)));
+		report_findings_val_by(x->value, x->threshold, x->rule->unit, b, a, sizeof(a)),
+		cmp_name(x->rule->cmp), b);
 	fputs("   evidence:\n", f);
 	for (size_t k = 0; k < x->nnum; k++)
 		fprintf(f, "     %-38s %s\n", x->num[k].label,
@@ -135,10 +157,12 @@ void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 		if (!head++)
 			fputs("quiet (below threshold):\n", f);
 		char v[64] = "-", t[64];
+		report_findings_val(s->threshold, s->rule->unit, t, sizeof(t));
 		if (s->has_value)
-			report_findings_val(s->value, s->rule->unit, v, sizeof(v));
+			report_findings_val_by(s->value, s->threshold, s->rule->unit, t, v,
+					       sizeof(v));
 		fprintf(f, "  %-18s %s (threshold %s %s)", s->rule->id, v, cmp_name(s->rule->cmp),
-			report_findings_val(s->threshold, s->rule->unit, t, sizeof(t)));
+			t);
 		if (s->counted_in)
 			fprintf(f, "; its time is counted in %s", s->counted_in);
 		else if (s->below_min)

@@ -87,6 +87,13 @@ struct child_status {
 	uint64_t ts; /* when it was reaped; 0 unknown */
 };
 
+/* A process-shared lock: one locks row for every process that maps it. */
+struct shared_key {
+	uint64_t dev, ino, offset;
+	int64_t lock_id; /* 0 until its first wait */
+	char *path;
+};
+
 struct core_state {
 	sqlite3_stmt *ins_proc, *upd_start, *upd_exit, *upd_title, *upd_exec, *upd_thread_start,
 	    *upd_thread_name, *upd_thread_end, *ins_lock, *upd_lock_name, *upd_proc_end, *ins_block,
@@ -94,6 +101,9 @@ struct core_state {
 	struct lp_batch waits, conds;
 	struct lp_waitsort sorted; /* lock waits not yet in waits */
 	struct lp_map locks;	   /* address -> locks.id, current process */
+	struct lp_map shared;	   /* address -> 1 + index in skeys, current process */
+	struct shared_key *skeys;  /* process-shared locks of the run, by mapping */
+	size_t n_skeys, cap_skeys;
 	struct child_status *children;
 	size_t n_children, cap_children;
 	uint64_t first_realtime_ns;
@@ -142,6 +152,7 @@ int lp_core_begin_process(struct lp_import *imp, const struct lp_log *log)
 	if (!s->first_realtime_ns || h->start_realtime_ns < s->first_realtime_ns)
 		s->first_realtime_ns = h->start_realtime_ns;
 	lp_map_free(&s->locks);
+	lp_map_free(&s->shared);
 	return 0;
 }
 
@@ -253,19 +264,83 @@ int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_heade
 	return 0;
 }
 
+/* LP_REC_LOCK_SHARED: this process's address of a shared lock. */
+static int core_lock_shared(const struct lp_rec_header *h, const struct lp_rec_lock_shared *r,
+			    size_t len)
+{
+	struct core_state *s = lp_core;
+	uint64_t k;
+	if (len < sizeof(*r) || !r->lock || lp_map_get(&s->shared, r->lock, &k))
+		return 0;
+	size_t i = 0;
+	while (i < s->n_skeys && (s->skeys[i].dev != r->dev || s->skeys[i].ino != r->ino ||
+				  s->skeys[i].offset != r->offset))
+		i++;
+	if (i == s->n_skeys) {
+		if (s->n_skeys == s->cap_skeys) {
+			size_t cap = s->cap_skeys ? 2 * s->cap_skeys : 16;
+			void *n = realloc(s->skeys, cap * sizeof(*s->skeys));
+			if (!n)
+				return -ENOMEM;
+			s->skeys = n;
+			s->cap_skeys = cap;
+		}
+		size_t plen = len - sizeof(*r) < h->aux ? len - sizeof(*r) : h->aux;
+		char *path = strndup((const char *)(r + 1), plen);
+		if (!path)
+			return -ENOMEM;
+		s->skeys[s->n_skeys++] = (struct shared_key){r->dev, r->ino, r->offset, 0, path};
+	}
+	return lp_map_put(&s->shared, r->lock, i + 1) ? -ENOMEM : 0;
+}
+
+/* The row of a shared lock another process already made, else 0; a new
+ * row gets the mapping's name ("sem.mp-x1y2+0x0", module the path). */
+static int64_t core_lock_shared_id(struct lp_import *imp, uint64_t addr, int64_t made)
+{
+	struct core_state *s = lp_core;
+	uint64_t k;
+	if (!lp_map_get(&s->shared, addr, &k))
+		return 0;
+	struct shared_key *key = &s->skeys[k - 1];
+	if (!made)
+		return key->lock_id;
+	key->lock_id = made;
+	const char *base = strrchr(key->path, '/');
+	char name[320];
+	/* inherited MAP_SHARED | MAP_ANONYMOUS memory maps as /dev/zero */
+	snprintf(name, sizeof(name), "%s+0x%llx",
+		 !strcmp(key->path, "/dev/zero") ? "shared anonymous memory"
+		 : base				 ? base + 1
+						 : key->path,
+		 (unsigned long long)key->offset);
+	sqlite3_bind_text(s->upd_lock_name, 1, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s->upd_lock_name, 2, key->path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s->upd_lock_name, 3, made);
+	return lp_import_step(imp, s->upd_lock_name) ? -1 : made;
+}
+
 static int64_t core_lock(struct lp_import *imp, uint64_t addr, uint32_t kind)
 {
-	static const char *const kinds[] = {"?", "mutex", "rwlock", "rwlock", "sem", "spin"};
+	static const char *const kinds[] = {"?",   "mutex", "rwlock", "rwlock",
+					    "sem", "spin",  "futex"};
 	struct core_state *s = lp_core;
 	uint64_t id;
 	if (lp_map_get(&s->locks, addr, &id))
 		return (int64_t)id;
+	int64_t shared = s->shared.len ? core_lock_shared_id(imp, addr, 0) : 0;
+	if (shared > 0) {
+		lp_map_put(&s->locks, addr, (uint64_t)shared);
+		return shared;
+	}
 	sqlite3_bind_int64(s->ins_lock, 1, imp->proc->id);
 	sqlite3_bind_int64(s->ins_lock, 2, (int64_t)addr);
-	sqlite3_bind_text(s->ins_lock, 3, kinds[kind < 6 ? kind : 0], -1, SQLITE_STATIC);
+	sqlite3_bind_text(s->ins_lock, 3, kinds[kind < 7 ? kind : 0], -1, SQLITE_STATIC);
 	if (lp_import_step(imp, s->ins_lock))
 		return 0;
 	id = (uint64_t)sqlite3_last_insert_rowid(imp->db);
+	if (s->shared.len && core_lock_shared_id(imp, addr, (int64_t)id) < 0)
+		return 0;
 	lp_map_put(&s->locks, addr, id);
 	return (int64_t)id;
 }
@@ -616,6 +691,8 @@ static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 				   (int64_t)((const struct lp_rec_thread_end *)p)->ts, 0, 0);
 	case LP_REC_CHILD_STATUS:
 		return len >= sizeof(struct lp_rec_child_status) ? core_child(p) : 0;
+	case LP_REC_LOCK_SHARED:
+		return core_lock_shared(h, p, len);
 	case LP_REC_BLOCK: {
 		struct lp_rec_block r;
 		return core_widen(&r, sizeof(r), p, len, LP_REC_BLOCK_V1_SIZE, &r.runq)
@@ -904,6 +981,10 @@ static void core_destroy(void *state)
 	lp_batch_free(&s->conds);
 	lp_waitsort_free(&s->sorted);
 	lp_map_free(&s->locks);
+	lp_map_free(&s->shared);
+	for (size_t i = 0; i < s->n_skeys; i++)
+		free(s->skeys[i].path);
+	free(s->skeys);
 	free(s->children);
 	free(s);
 	lp_core = NULL;

@@ -11,6 +11,10 @@
  *     lock's name comes from libpython's or python's dynamic symbols, so
  *     this holds for stripped builds; with symbols, a take_gil/drop_gil top
  *     frame says the same.
+ *  1a. idle: a wait inside a function that waits for work (queue.SimpleQueue
+ *     .get, Rust's mpsc receive; lp_waits_futex.h), in requests or not.
+ *  1b. signal: a futex wait of a condition variable or a parker, or on a
+ *     word one thread alone waited on with no lock frame (lp_waits_futex.h).
  *  2. join: a semaphore waited on once, released as another thread of the
  *     process ended (it started before the wait and ended during it or
  *     within 50 ms after): how Python's Thread.join() looks (the thread's
@@ -31,6 +35,7 @@
 #include "lp_db.h"
 #include "lp_import.h"
 #include "lp_waits.h"
+#include "lp_waits_futex.h"
 
 /*
  * Each step runs only when its guard (a query of one integer) is non-zero,
@@ -54,11 +59,33 @@ struct classify_step {
  * and share temp tables, so they share this guard. A capture imported
  * from Kineto has ranges but no waits: 0.4 s of a 256 MiB trace was spent
  * here for nothing. */
-#define LP_WAITS_IDLE_WHEN                                                                       \
-	"SELECT EXISTS (SELECT 1 FROM ranges WHERE depth = 0) AND "                              \
-	"(EXISTS (SELECT 1 FROM cond_waits) OR EXISTS (SELECT 1 FROM locks WHERE kind = 'sem'))"
+#define LP_WAITS_IDLE_WHEN                                                                         \
+	"SELECT EXISTS (SELECT 1 FROM ranges WHERE depth = 0) AND "                                \
+	"(EXISTS (SELECT 1 FROM cond_waits) OR EXISTS (SELECT 1 FROM locks WHERE kind IN "         \
+	"('sem', 'futex')))"
 
 static const struct classify_step lp_waits_steps[] = {
+    /* 0. a JVM monitor entry parks on the thread's own condition variable:
+     * it is a wait for the Java object's monitor, a lock wait on one lock
+     * per process (the object is not recorded) */
+    {"SELECT EXISTS (SELECT 1 FROM frames f WHERE " LP_JVM_MONITOR_FN ")",
+     "CREATE TEMP TABLE lp_mon AS SELECT sf.stack_id AS id, min(f.module) AS module "
+     "FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.depth < 4 "
+     "AND " LP_JVM_MONITOR_FN " AND NOT EXISTS (SELECT 1 FROM stack_frames x JOIN frames g ON "
+     "g.id = x.frame_id WHERE x.stack_id = sf.stack_id AND x.depth < 6 AND "
+     "g.function LIKE 'ObjectMonitor::wait(%') GROUP BY sf.stack_id;"
+     "INSERT INTO locks(process_id, address, kind, name, module) SELECT t.process_id, 0, "
+     "'monitor', 'Java object monitors (synchronized)', min(m.module) FROM cond_waits c "
+     "JOIN temp.lp_mon m ON m.id = c.stack_id JOIN threads t ON t.id = c.thread_id "
+     "GROUP BY t.process_id;"
+     "INSERT INTO lock_waits(id, lock_id, thread_id, start_ns, dur_ns, stack_id, flags, class, "
+     "runq_ns) SELECT (SELECT coalesce(max(id), 0) FROM lock_waits) + row_number() OVER "
+     "(ORDER BY c.start_ns, c.id), l.id, c.thread_id, c.start_ns, c.dur_ns, c.stack_id, "
+     "c.flags, 0, c.runq_ns FROM cond_waits c JOIN threads t ON t.id = c.thread_id "
+     "JOIN locks l ON l.process_id = t.process_id AND l.kind = 'monitor' AND l.address = 0 "
+     "WHERE c.stack_id IN (SELECT id FROM temp.lp_mon);"
+     "DELETE FROM cond_waits WHERE stack_id IN (SELECT id FROM temp.lp_mon);"
+     "DROP TABLE temp.lp_mon;"},
     /* 1. gil */
     {"SELECT EXISTS (SELECT 1 FROM locks WHERE name = '_PyRuntime' OR name LIKE "
      "'\\_PyRuntime+%' ESCAPE '\\') OR EXISTS (SELECT 1 FROM frames WHERE function IN "
@@ -73,6 +100,32 @@ static const struct classify_step lp_waits_steps[] = {
      "UPDATE lock_waits SET class = 1 WHERE lock_id IN (SELECT id FROM temp.lp_gil_lock) "
      "OR stack_id IN (SELECT id FROM temp.lp_gil_stack);"
      "DROP TABLE temp.lp_gil_lock; DROP TABLE temp.lp_gil_stack;"},
+    /* 1a. idle by the function that waits for work (lp_waits_futex.h) */
+    {"SELECT EXISTS (SELECT 1 FROM frames f WHERE " LP_IDLE_FN ")",
+     "CREATE TEMP TABLE lp_idle_stack AS SELECT DISTINCT sf.stack_id AS id FROM stack_frames sf "
+     "JOIN frames f ON f.id = sf.frame_id WHERE sf.depth < 6 AND " LP_IDLE_FN ";"
+     "UPDATE lock_waits SET class = 2 WHERE class != 1 AND stack_id IN "
+     "(SELECT id FROM temp.lp_idle_stack);"
+     "UPDATE cond_waits SET class = 2 WHERE class != 1 AND stack_id IN "
+     "(SELECT id FROM temp.lp_idle_stack);"
+     "DROP TABLE temp.lp_idle_stack;"},
+    /* 1b. futex words (lp_waits_futex.h): condition and parker waits are
+     * signal, as pthread condition waits are; so is a word only one thread
+     * ever waited on that no lock frame names (a one-shot event, a join) */
+    {"SELECT EXISTS (SELECT 1 FROM locks WHERE kind = 'futex')",
+     "CREATE TEMP TABLE lp_fx AS SELECT w.stack_id AS id, max(CASE WHEN " LP_FUTEX_LOCK_FN
+     " THEN 2 WHEN " LP_FUTEX_SIGNAL_FN " THEN 1 ELSE 0 END) AS how FROM (SELECT DISTINCT "
+     "stack_id FROM lock_waits WHERE lock_id IN (SELECT id FROM locks WHERE kind = 'futex')) w "
+     "JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth < 6 "
+     "JOIN frames f ON f.id = sf.frame_id GROUP BY w.stack_id;"
+     "CREATE TEMP TABLE lp_fx_one AS SELECT lock_id AS id FROM lock_waits WHERE lock_id IN "
+     "(SELECT id FROM locks WHERE kind = 'futex') GROUP BY lock_id "
+     "HAVING count(DISTINCT thread_id) = 1;"
+     "UPDATE lock_waits SET class = 4 WHERE class = 0 AND lock_id IN (SELECT id FROM locks "
+     "WHERE kind = 'futex') AND (stack_id IN (SELECT id FROM temp.lp_fx WHERE how = 1) OR "
+     "(lock_id IN (SELECT id FROM temp.lp_fx_one) AND coalesce(stack_id NOT IN "
+     "(SELECT id FROM temp.lp_fx WHERE how = 2), 1)));"
+     "DROP TABLE temp.lp_fx; DROP TABLE temp.lp_fx_one;"},
     /* 2. join, 3. signal: semaphores waited on once */
     {"SELECT EXISTS (SELECT 1 FROM locks WHERE kind = 'sem')",
      /* a wait is found by its key (start_ns, id): lock_waits is clustered */
@@ -103,9 +156,14 @@ static const struct classify_step lp_waits_steps[] = {
      "FROM temp.lp_req r WHERE r.thread_id = cond_waits.thread_id AND r.start_ns < "
      "cond_waits.start_ns + cond_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"},
     {"SELECT EXISTS (SELECT 1 FROM ranges WHERE depth = 0) AND "
-     "EXISTS (SELECT 1 FROM locks WHERE kind = 'sem')",
+     "EXISTS (SELECT 1 FROM locks WHERE kind IN ('sem', 'futex'))",
      "UPDATE lock_waits SET class = 2 WHERE class IN (0, 4) AND thread_id IN "
      "(SELECT id FROM temp.lp_worker) AND lock_id IN (SELECT id FROM locks WHERE kind = 'sem') "
+     "AND NOT COALESCE((SELECT r.end_ns > lock_waits.start_ns FROM temp.lp_req r WHERE "
+     "r.thread_id = lock_waits.thread_id AND r.start_ns < lock_waits.start_ns + "
+     "lock_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"
+     "UPDATE lock_waits SET class = 2 WHERE class = 4 AND thread_id IN "
+     "(SELECT id FROM temp.lp_worker) AND lock_id IN (SELECT id FROM locks WHERE kind = 'futex') "
      "AND NOT COALESCE((SELECT r.end_ns > lock_waits.start_ns FROM temp.lp_req r WHERE "
      "r.thread_id = lock_waits.thread_id AND r.start_ns < lock_waits.start_ns + "
      "lock_waits.dur_ns ORDER BY r.start_ns DESC LIMIT 1), 0);"},

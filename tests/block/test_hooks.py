@@ -42,7 +42,17 @@ one(rs, "socket", "recv", "socket", "socket_io", 1)
 one(rs, "socket", "accept", "socket", "socket_io",
     [r["result"] for r in rs if r["call"] == "accept"][0])
 check(all(r["result"] >= 0 for r in rs if r["call"] == "accept"), "accept returned a descriptor")
-one(rs, "futex", "futex", None, "other_block", -110)  # -ETIMEDOUT
+# a futex wait is a wait on the word: a lock wait of kind futex; one thread
+# only ever waited on it and no lock frame is on its stack, so class signal
+fx = db(calls).execute(
+    "SELECT l.kind, w.class, w.flags, w.dur_ns, w.stack_id FROM lock_waits w "
+    "JOIN locks l ON l.id = w.lock_id JOIN threads t ON t.id = w.thread_id "
+    "WHERE t.name = 'futex'").fetchall()
+check(len(fx) == 1 and fx[0]["kind"] == "futex" and fx[0]["class"] == 4 and
+      fx[0]["flags"] == 1 and fx[0]["dur_ns"] >= 0.9 * DELAY and fx[0]["stack_id"],
+      f"futex: a timed-out (flags 1) signal-class futex lock wait, >= 2.7 ms, with a stack "
+      f"({[dict(r) for r in fx]})")
+check(not [r for r in rs if r["call"] == "futex"], "futex: no blocking call as well")
 one(rs, "signals", "sigwait", None, "other_block", 0)
 for call in ("sigwaitinfo", "sigtimedwait"):
     one(rs, "signals", call, None, "other_block", 10)  # SIGUSR1

@@ -132,9 +132,14 @@ check(len(f) == 1 and f[0]["value"] == 0.05 and f[0]["subject"] == "model_lock",
 ex = f[0]["example"] if f else None
 check(ex and ex["dur_ns"] == MS and ex["at_stake_ns"] == 100000,
       f"its example: a 1 ms request with its 100 us wait at stake ({ex})")
-doc, r = rules(lock_db(99000))
+below = lock_db(99000)
+doc, r = rules(below)
 check(not fires(doc, "lock-contention") and r["lock-contention"]["value"] == 4999000 / 1e8,
       f"1 us less wait: lock-contention quiet, value {r['lock-contention'].get('value')}")
+quiet = [ln for ln in latprof("report", below, "--bottlenecks").stdout.splitlines()
+         if ln.split()[:1] == ["lock-contention"]]
+check(quiet and quiet[0].split()[1] == "4.999%",
+      f"the quiet line prints 4.999%, not a value that reads as its 5.0% threshold ({quiet})")
 ex = r["sleep-in-request"]
 check(ex["state"] == "quiet" and ex["value"] == 0,
       f"no sleep call: sleep-in-request quiet with value 0 ({ex.get('state')}, {ex.get('value')})")

@@ -24,7 +24,6 @@ struct lp_stats {
 	pthread_mutex_t lock;
 } stats_table = {0, PTHREAD_MUTEX_INITIALIZER};
 
-
 static int lp_add_phdr(struct dl_phdr_info *info, size_t size, void *ctx)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -127,6 +126,23 @@ int main(void)
 	      "pseudo module -> module+offset");
 	lp_symtab_free(st);
 	lp_symtab_free(NULL);
+
+	/* Rust's legacy mangling: the build hash goes; a C++ name keeps a
+	 * last component that only looks like one. */
+	struct {
+		const char *in, *want;
+	} dm[] = {
+	    {"_ZN10rust_mutex8SESSIONS17h3e0fe84161121740E", "rust_mutex::SESSIONS"},
+	    {"_ZN3foo18h3e0fe84161121740aE", "foo::h3e0fe84161121740a"},
+	    {"_ZN3foo17h3e0fe8416112174xE", "foo::h3e0fe8416112174x"},
+	    {"_ZN5model4lockEv", "model::lock()"},
+	};
+	for (size_t i = 0; i < sizeof(dm) / sizeof(dm[0]); i++) {
+		char *d = lp_demangle(dm[i].in);
+		CHECK(d && !strcmp(d, dm[i].want), "demangle %s: %s, want %s", dm[i].in,
+		      d ? d : "(null)", dm[i].want);
+		free(d);
+	}
 	printf("%d failure(s)\n", lp_check_failures);
 	return lp_check_failures != 0;
 }

@@ -45,3 +45,10 @@ lp_lock_program(lp_joinprog lp_joinprog.c)
 lp_py_test(locks_join_class test_join_class.py LABELS e2e)
 # Per-thread semaphores (PostgreSQL's PGSemaphore) fold into one row per site.
 lp_py_test(locks_fold_sems test_fold_sems.py LABELS unit)
+# A lock wrapper called straight from the thread function: the site is
+# the thread function, not libc's thread start.
+lp_lock_program(lp_wrapsite lp_wrapsite.c)
+lp_py_test(locks_wrapsite test_wrapsite.py LABELS e2e)
+# A PTHREAD_PROCESS_SHARED mutex in inherited shared memory: one lock.
+lp_lock_program(lp_pshared lp_pshared.c)
+lp_py_test(locks_pshared test_pshared.py LABELS e2e)

@@ -50,6 +50,14 @@ def found(doc, rid):
     return [f for f in doc["findings"] if f["id"] == rid]
 
 
+def first_app_finding(doc):
+    """The first finding about the program, past those about the machine's
+    CPU load (cpu-saturated, cpu-starved), which the other jobs of a busy
+    test host can raise first; None when there is none."""
+    return next((f for f in doc["findings"]
+                 if f["id"] not in ("cpu-saturated", "cpu-starved")), None)
+
+
 def script(name):
     return [sys.executable, os.path.join(HERE, name)]
 

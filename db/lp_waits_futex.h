@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Frames of the runtimes that wait on futex words themselves (Rust's std,
+ * parking_lot), as SQL conditions on frames.function `f.function`: which
+ * waits are for a lock and which for a condition or a parker
+ * (lp_import_waits.c), and which frames are the runtime's lock code that a
+ * call site skips (lp_locks.c), as it skips lock wrappers. Names appear
+ * demangled (legacy Rust mangling) or raw (v0 mangling, "_R...": its
+ * identifiers are length-prefixed, "14lock_contended").
+ */
+#ifndef LP_WAITS_FUTEX_H
+#define LP_WAITS_FUTEX_H
+
+/* A lock's slow path: std's Mutex/RwLock, parking_lot's raw locks. */
+#define LP_FUTEX_LOCK_FN                                                                           \
+	"(f.function LIKE '%lock\\_contended%' ESCAPE '\\' OR f.function LIKE "                    \
+	"'%read\\_contended%' ESCAPE '\\' OR f.function LIKE '%write\\_contended%' ESCAPE '\\' "   \
+	"OR f.function LIKE '%lock\\_slow%' ESCAPE '\\' OR f.function LIKE "                       \
+	"'%lock\\_exclusive\\_slow%' ESCAPE '\\' OR f.function LIKE '%lock\\_shared\\_slow%' "     \
+	"ESCAPE '\\')"
+
+/* A condition variable's or a parker's wait: woken by a signal, not by a
+ * release. */
+#define LP_FUTEX_SIGNAL_FN                                                                         \
+	"(f.function LIKE '%Condvar%' OR f.function LIKE '%Parker%' OR f.function LIKE "           \
+	"'%thread\\_parking%' ESCAPE '\\' OR f.function LIKE '%::park%' OR f.function LIKE "       \
+	"'%4park%' OR f.function LIKE '%Once%wait%')"
+
+/* The runtime's own frames between a futex wait and the code that asked
+ * for the lock: the syscall wrapper, the futex helpers, the lock's slow
+ * path. */
+#define LP_FUTEX_RUNTIME_FN                                                                        \
+	"(f.function = 'syscall' OR f.function LIKE '%futex\\_wait%' ESCAPE '\\' OR "              \
+	"f.function LIKE 'std::sys::sync::%' OR f.function LIKE '%3std3sys4sync%' OR "             \
+	"f.function LIKE 'std::sys::pal::unix::futex::%' OR f.function LIKE "                      \
+	"'%3std3sys3pal4unix5futex%' OR f.function LIKE 'os::PlatformEvent::park%' OR "            \
+	"f.function LIKE 'ObjectMonitor::%' OR f.function LIKE 'ObjectSynchronizer::%' "           \
+	"OR " LP_FUTEX_LOCK_FN ")"
+
+/* A wait for work, by the function that waits (within the innermost six
+ * frames): CPython's queue.SimpleQueue.get (a Pool's task handler,
+ * concurrent.futures' idle workers), Rust's std::sync::mpsc receive, the
+ * JVM's own threads waiting for their next job (VM operations, service,
+ * watcher, compiler, GC workers, signal dispatcher). Class idle wherever it
+ * happens, requests or not. */
+#define LP_IDLE_FN                                                                                 \
+	"(f.function = '_queue_SimpleQueue_get_impl' OR f.function LIKE '%mpmc%recv%' OR "         \
+	"f.function LIKE 'VMThread::wait\\_for\\_operation%' ESCAPE '\\' OR f.function LIKE "      \
+	"'ServiceThread::service\\_thread\\_entry%' ESCAPE '\\' OR f.function LIKE "               \
+	"'WatcherThread::sleep%' OR f.function LIKE 'CompileQueue::get%' OR f.function LIKE "      \
+	"'WorkerThreads%' OR f.function LIKE 'WorkerThread::run%' OR f.function LIKE "             \
+	"'GangWorker::loop%' OR f.function LIKE 'ConcurrentGCThread::%' OR f.function LIKE "       \
+	"'MonitorDeflationThread::%' OR f.function LIKE 'NotificationThread::%' OR "               \
+	"f.function LIKE 'os::signal\\_wait%' ESCAPE '\\' OR f.function LIKE "                     \
+	"'G1%Thread::run\\_service%' ESCAPE '\\' OR f.function LIKE 'G1%Thread::wait%')"
+
+/* A JVM thread entering a Java object's monitor (synchronized): its park
+ * inside ObjectMonitor::enter, not a condition wait. */
+#define LP_JVM_MONITOR_FN                                                                          \
+	"(f.function LIKE 'ObjectMonitor::EnterI(%' OR f.function LIKE 'ObjectMonitor::enter(%')"
+
+#endif
