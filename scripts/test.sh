@@ -34,7 +34,7 @@ JOBS=${LP_TEST_JOBS:-$(nproc)}
 LP_TIERS=(
 	"default;$B;;-LE bench|gpu"
 	"asan;build-asan;-DLATPROF_SANITIZE=address,undefined;-LE bench|gpu|fuzz|trials|real"
-	"tsan;build-tsan;-DLATPROF_SANITIZE=thread;-L tsan;rel_core_stress import_json_pipe"
+	"tsan;build-tsan;-DLATPROF_SANITIZE=thread;-L tsan;rel_core_stress json_pipe_unit"
 	"fuzz;build-fuzz;-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DLATPROF_FUZZ=ON;-L fuzz;fuzz_import fuzz_expect fuzz_cupti fuzz_kineto"
 )
 
