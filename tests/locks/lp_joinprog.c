@@ -13,10 +13,10 @@
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "lp_asleep.h"
 
 #define HOLD_MS 5
 #define RUN_MS 50
@@ -45,21 +45,6 @@ static void lp_sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Main's scheduler state from /proc ('S': asleep), '?' when unreadable. */
-static char lp_main_state(void)
-{
-	char path[64], buf[256];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)main_tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return '?';
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
-	return p && p[1] == ' ' ? p[2] : '?';
-}
-
 /* Takes busy_lock, tells main, holds it until main sleeps in it, then
  * HOLD_MS more. Main does nothing else that sleeps once it set locking. */
 static void *lp_holder(void *arg)
@@ -67,12 +52,7 @@ static void *lp_holder(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&busy_lock);
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
-	for (int i = 0; i < 100000; i++) { /* 10 s at most: never hang the test */
-		if (__atomic_load_n(&locking, __ATOMIC_ACQUIRE) && lp_main_state() == 'S')
-			break;
-		struct timespec nap = {0, 100000};
-		nanosleep(&nap, NULL);
-	}
+	lp_wait_asleep(getpid(), main_tid, &locking);
 	lp_sleep_ms(HOLD_MS);
 	pthread_mutex_unlock(&busy_lock);
 	return NULL;
@@ -87,7 +67,7 @@ static void *lp_runner(void *arg)
 int main(void)
 {
 	pthread_t h, r;
-	main_tid = (pid_t)syscall(SYS_gettid);
+	main_tid = lp_gettid();
 	if (pthread_create(&h, NULL, lp_holder, NULL))
 		return 1;
 	while (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {

@@ -13,6 +13,7 @@ function(lp_lock_program name source)
   add_executable(${name} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${source})
   target_compile_options(${name} PRIVATE -g -O1)
   target_link_libraries(${name} PRIVATE Threads::Threads)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/lib) # lp_asleep.h
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/locks)
 endfunction()
 
