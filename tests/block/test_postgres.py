@@ -48,11 +48,14 @@ for pid, cpu_s in sorted(proc.items()):
     on, cpu = c["on_cpu"] / 1e9, (t["cpu_ns"] or 0) / 1e9
     total_on += cpu
     # The thread's task-clock (cpu_ns) is what /proc's utime+stime count;
-    # /proc's figure is the last sample before the backend ended (0.1 s
-    # apart, 10 ms ticks): 4 backends measured 0.98-1.06 of it.
-    check(0.9 * cpu_s <= cpu <= 1.1 * cpu_s + steal,
-          f"backend {pid}: on-CPU {cpu:.3f} s (task-clock) within 10% of /proc utime+stime "
-          f"{cpu_s:.3f} s (+ steal {steal:.3f} s)")
+    # /proc's figure is the last sample before the backend ended, a lower
+    # bound: the sampler forks pgrep and awk every 0.1 s, and on a loaded
+    # machine its last sample can come long before the end (0.080 s read
+    # against 0.101 s counted). So at least that here, and the upper bound
+    # from the exact total below (the postmaster's reaped children).
+    check(0.9 * cpu_s <= cpu,
+          f"backend {pid}: on-CPU {cpu:.3f} s (task-clock) at least 90% of its last /proc "
+          f"utime+stime sample {cpu_s:.3f} s")
     # The on_cpu category is that CPU outside recorded calls; the kernel's
     # CPU inside them (copying WAL pages in write(), a send() waking
     # pgbench) is those calls' I/O time: 0.88-0.95 of it outside in CI.
