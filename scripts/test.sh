@@ -20,8 +20,13 @@ JOBS=${LP_TEST_JOBS:-$(nproc)}
 #  - default: unit, e2e, reliability... and the `trials` label (tests/trials:
 #    latprof diff's A/A false alarms and power on real recordings, counted
 #    and asserted; 2-3 minutes, run serially).
-#  - default: every test but benchmarks and GPU ones, tests/real (label
-#    real: pigz, memcached, PostgreSQL, Python servers) included.
+#  - default: every test but benchmarks, GPU ones and the rebuild tier's,
+#    tests/real (label real: pigz, memcached, PostgreSQL, Python servers)
+#    included.
+#  - rebuild: tests that configure and build another tree of the project
+#    (label rebuild: counters_no_libpfm builds without libpfm4). A build on
+#    every core beside the default tier's timing tests would stretch them,
+#    so they run after it, alone.
 #  - asan: ASan+UBSan (UBSan fatal) over every C target and the in-app
 #    libraries, the whole unit+e2e suite but the trials (docs/reliability.md). Tests that
 #    cannot run instrumented skip (77) or leave out timing checks, and say so.
@@ -32,9 +37,10 @@ JOBS=${LP_TEST_JOBS:-$(nproc)}
 #  - fuzz: each libFuzzer target for LP_FUZZ_SECONDS; crashes are kept in
 #    build-fuzz/tests/fuzz/ (add them to tests/fuzz/<target>/ as regressions).
 LP_TIERS=(
-	"default;$B;;-LE bench|gpu"
-	"asan;build-asan;-DLATPROF_SANITIZE=address,undefined;-LE bench|gpu|fuzz|trials|real"
-	"tsan;build-tsan;-DLATPROF_SANITIZE=thread;-L tsan;rel_core_stress import_json_pipe"
+	"default;$B;;-LE bench|gpu|rebuild"
+	"rebuild;$B;;-L rebuild"
+	"asan;build-asan;-DLATPROF_SANITIZE=address,undefined;-LE bench|gpu|fuzz|trials|real|rebuild"
+	"tsan;build-tsan;-DLATPROF_SANITIZE=thread;-L tsan;rel_core_stress json_pipe_unit"
 	"fuzz;build-fuzz;-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DLATPROF_FUZZ=ON;-L fuzz;fuzz_import fuzz_expect fuzz_cupti fuzz_kineto"
 )
 

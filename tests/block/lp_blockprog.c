@@ -32,8 +32,9 @@
  *           after found"); the test's DNS server answers them late; then
  *           a 3 ms sleep
  *   filelock FILE  a forked child holds an flock and two fcntl record locks
- *           on FILE and lets go of one every 30 ms; thread "filelock" waits
- *           for each in turn: flock(LOCK_EX), fcntl(F_SETLKW), lockf(F_LOCK)
+ *           on FILE and lets go of each 30 ms after thread "filelock" blocked
+ *           on it (/proc/locks); that thread waits for each in turn:
+ *           flock(LOCK_EX), fcntl(F_SETLKW), lockf(F_LOCK)
  *   zero FILE  20 reads of 4 MB from /dev/zero (each some 100 us in the
  *           kernel, on the CPU: no sleep), in thread "zeroread", which
  *           writes to FILE the context switches the kernel counted for
@@ -58,11 +59,14 @@
 #include <sys/eventfd.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "lp_asleep.h"
 
 #define DELAY_US 3000
 
@@ -87,21 +91,32 @@ static void name(const char *n)
 	pthread_setname_np(pthread_self(), n);
 }
 
-/* A helper that writes one byte to fd after the delay. */
+/* A helper that writes one byte to fd the delay after thread tid blocked. */
+struct late_fd {
+	int fd;
+	pid_t tid;
+};
+
 static void *late_write(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
+	struct late_fd lf = *(struct late_fd *)arg;
+	free(arg);
+	lp_wait_asleep(getpid(), lf.tid, NULL);
 	pause_us(DELAY_US);
 	uint64_t one = 1;
-	if (write(fd, &one, sizeof(one)) < 0)
+	if (write(lf.fd, &one, sizeof(one)) < 0)
 		perror("late_write");
 	return NULL;
 }
 
+/* Called by the thread that blocks next, on fd's other end. */
 static void later(int fd)
 {
 	pthread_t th;
-	pthread_create(&th, NULL, late_write, (void *)(intptr_t)fd);
+	struct late_fd *lf = malloc(sizeof(*lf));
+	lf->fd = fd;
+	lf->tid = lp_gettid();
+	pthread_create(&th, NULL, late_write, lf);
 	pthread_detach(th);
 }
 
@@ -184,7 +199,9 @@ static void *t_socket(void *arg)
 	socklen_t al =
 	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a.sun_path + 1));
 	EXPECT(bind(l, (struct sockaddr *)&a, al) == 0 && listen(l, 1) == 0);
+	pid_t acceptor = lp_gettid(), app = getpid();
 	if (fork() == 0) {
+		lp_wait_asleep(app, acceptor, NULL);
 		pause_us(DELAY_US);
 		int s = socket(AF_UNIX, SOCK_STREAM, 0);
 		_exit(connect(s, (struct sockaddr *)&a, al) == 0 ? 0 : 1);
@@ -265,9 +282,10 @@ static void run(void *(*fn)(void *), void *arg)
 	pthread_join(th, NULL);
 }
 
-/* A helper that sends sig to thread th after the delay. */
+/* A helper that sends sig to thread th the delay after it blocked. */
 struct late_sig {
 	pthread_t th;
+	pid_t tid;
 	int sig;
 };
 
@@ -275,6 +293,7 @@ static void *late_kill(void *arg)
 {
 	struct late_sig ls = *(struct late_sig *)arg;
 	free(arg);
+	lp_wait_asleep(getpid(), ls.tid, NULL);
 	pause_us(DELAY_US);
 	pthread_kill(ls.th, ls.sig);
 	return NULL;
@@ -285,6 +304,7 @@ static void signal_later(int sig)
 	pthread_t th;
 	struct late_sig *ls = malloc(sizeof(*ls));
 	ls->th = pthread_self();
+	ls->tid = lp_gettid();
 	ls->sig = sig;
 	pthread_create(&th, NULL, late_kill, ls);
 	pthread_detach(th);
@@ -530,27 +550,52 @@ static void mode_exitwait(const char *path, int sig)
 
 /* ---- filelock ---------------------------------------------------------- */
 
-/* long enough that the parent is surely waiting when a lock is let go,
- * even on a loaded machine */
+/* How long a lock stays held once the parent waits for it. */
 #define HOLD_US 30000
 
-/* The child: locks everything, says so, then lets go of one lock per
- * HOLD_US (the last, bytes 2-3, when it exits). */
+/* Until /proc/locks lists a request of kind ("FLOCK", "POSIX") blocked on
+ * inode ino (a "-> " line), 10 s at most. No fixed hold can promise that
+ * the parent waits: on a loaded machine it may reach its lock call only
+ * after the lock was let go, and take it without waiting. */
+static void filelock_wait_blocked(const char *kind, unsigned long ino)
+{
+	char want[32], ino_s[32], line[256];
+	snprintf(want, sizeof(want), "-> %s", kind);
+	snprintf(ino_s, sizeof(ino_s), ":%lu ", ino);
+	for (int i = 0; i < 10000; i++) {
+		FILE *f = fopen("/proc/locks", "r");
+		int found = 0;
+		while (f && !found && fgets(line, sizeof(line), f))
+			found = strstr(line, want) && strstr(line, ino_s);
+		if (f)
+			fclose(f);
+		if (found)
+			return;
+		pause_us(1000);
+	}
+}
+
+/* The child: locks everything, says so, then lets go of each lock HOLD_US
+ * after the parent blocked on it (the last, bytes 2-3, when it exits). */
 static void filelock_holder(const char *path, int told)
 {
 	int fd = open(path, O_RDWR);
+	struct stat st;
 	struct flock range = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 2};
-	if (fd < 0 || flock(fd, LOCK_EX) || fcntl(fd, F_SETLK, &range))
+	if (fd < 0 || fstat(fd, &st) || flock(fd, LOCK_EX) || fcntl(fd, F_SETLK, &range))
 		_exit(1);
 	range.l_start = 2;
 	if (fcntl(fd, F_SETLK, &range) || write(told, "x", 1) != 1)
 		_exit(1);
+	filelock_wait_blocked("FLOCK", (unsigned long)st.st_ino);
 	pause_us(HOLD_US);
 	flock(fd, LOCK_UN);
+	filelock_wait_blocked("POSIX", (unsigned long)st.st_ino);
 	pause_us(HOLD_US);
 	range.l_start = 0;
 	range.l_type = F_UNLCK;
 	fcntl(fd, F_SETLK, &range);
+	filelock_wait_blocked("POSIX", (unsigned long)st.st_ino);
 	pause_us(HOLD_US);
 	_exit(0);
 }

@@ -10,9 +10,7 @@ rules that name these causes fire, and with --counters none the rest is
 import json
 import os
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.environ["LP_SRC"], "tests", "breakdown"))
 from bdlib import breakdown, need, need_nvtx, settle, stage
 from lptest import LATPROF, check, db, fail, latprof, q1, sample, sanitizer, skip, tmpdir
 from lpaccount import check_account

@@ -48,11 +48,14 @@ for pid, cpu_s in sorted(proc.items()):
     on, cpu = c["on_cpu"] / 1e9, (t["cpu_ns"] or 0) / 1e9
     total_on += cpu
     # The thread's task-clock (cpu_ns) is what /proc's utime+stime count;
-    # /proc's figure is the last sample before the backend ended (0.1 s
-    # apart, 10 ms ticks): 4 backends measured 0.98-1.06 of it.
-    check(0.9 * cpu_s <= cpu <= 1.1 * cpu_s + steal,
-          f"backend {pid}: on-CPU {cpu:.3f} s (task-clock) within 10% of /proc utime+stime "
-          f"{cpu_s:.3f} s (+ steal {steal:.3f} s)")
+    # /proc's figure is the last sample before the backend ended, a lower
+    # bound: the sampler forks pgrep and awk every 0.1 s, and on a loaded
+    # machine its last sample can come long before the end (0.080 s read
+    # against 0.101 s counted). So at least that here, and the upper bound
+    # from the exact total below (the postmaster's reaped children).
+    check(0.9 * cpu_s <= cpu,
+          f"backend {pid}: on-CPU {cpu:.3f} s (task-clock) at least 90% of its last /proc "
+          f"utime+stime sample {cpu_s:.3f} s")
     # The on_cpu category is that CPU outside recorded calls; the kernel's
     # CPU inside them (copying WAL pages in write(), a send() waking
     # pgbench) is those calls' I/O time: 0.88-0.95 of it outside in CI.
@@ -60,11 +63,14 @@ for pid, cpu_s in sorted(proc.items()):
     check(on <= cpu * 1.001 and on + io >= 0.9 * cpu_s,
           f"backend {pid}: on-CPU outside recorded calls {on:.3f} s, at most its task-clock, "
           f"and with its file and socket I/O ({io:.3f} s) at least 90% of /proc's {cpu_s:.3f} s")
-    waiting = c["socket_io"] + c["poll_wait"]
-    check(c["socket_io"] > 0 and c["file_io"] > 0 and waiting > 0.3 * life,
+    # Of the time it was not kept off a CPU by others: on a loaded machine
+    # the preempted share grows (the waits keep their length), and 0.3 of
+    # the whole life no longer holds (1723 of 6004 ms at load 15).
+    waiting, ran = c["socket_io"] + c["poll_wait"], life - c["preempted"]
+    check(c["socket_io"] > 0 and c["file_io"] > 0 and waiting > 0.3 * ran,
           f"backend {pid}: waits on the client (socket I/O {c['socket_io'] / 1e6:.0f} ms + poll "
-          f"{c['poll_wait'] / 1e6:.0f} ms of {life / 1e6:.0f} ms) and the WAL (file I/O "
-          f"{c['file_io'] / 1e6:.0f} ms)")
+          f"{c['poll_wait'] / 1e6:.0f} ms of {ran / 1e6:.0f} ms not preempted) and the WAL "
+          f"(file I/O {c['file_io'] / 1e6:.0f} ms)")
     check(c["cpu_or_preempted"] == 0 and c["on_cpu"] < 0.5 * life,
           f"backend {pid}: mostly off the CPU, and never called cpu ({c['on_cpu'] / 1e6:.0f} ms "
           f"on-CPU)")

@@ -27,10 +27,7 @@ the busy case (more runnable threads of its own than CPUs) with the
 threads' run-queue share, and stays quiet for the idle one."""
 import os
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.environ["LP_SRC"], "tests", "breakdown"))
-sys.path.insert(0, os.path.join(os.environ["LP_SRC"], "tests", "findings"))
 from bdlib import breakdown, settle
 from fndlib import findings, rule
 from lptest import BUILD, LATPROF, check, db, fail, q1, sanitizer, skip, tmpdir, within

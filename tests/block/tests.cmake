@@ -6,6 +6,7 @@ set_tests_properties(block_offcpu PROPERTIES RUN_SERIAL TRUE)
 add_executable(lp_blockprog ${CMAKE_CURRENT_LIST_DIR}/lp_blockprog.c)
 target_compile_options(lp_blockprog PRIVATE -g -O1)
 target_link_libraries(lp_blockprog PRIVATE Threads::Threads)
+target_include_directories(lp_blockprog PRIVATE ${PROJECT_SOURCE_DIR}/tests/lib) # lp_asleep.h
 set_target_properties(lp_blockprog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
 lp_py_test(block_hooks test_hooks.py LABELS e2e)
 lp_py_test(block_exitwait test_exitwait.py LABELS e2e)

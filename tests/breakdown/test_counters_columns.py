@@ -14,7 +14,7 @@ from lptest import check, db, fail, latprof, record, sample, tmpdir
 
 need_nvtx()
 need(sample("counters_demo"), "samples/counters_demo")
-REQS, PAGES = 40, 256
+REQS, PAGES, SLEEP_US = 40, 256, 2000
 COLS = ["context_switches_per_request", "migrations_per_request", "faults_per_request",
         "on_cpu_share", "ipc"]
 d = tmpdir()
@@ -43,20 +43,34 @@ def close(a, b, what):
 def attempt():
     if os.path.exists(run):
         os.unlink(run)
-    record(run, sample("counters_demo"), REQS, PAGES, 1000, 2000)
+    record(run, sample("counters_demo"), REQS, PAGES, 1000, SLEEP_US)
     doc = breakdown(run)
     cs = {n: stage(doc, n)["counters"] for n in ("sleep", "touch", "busy")}
+    # On a busy machine the spinning stage is preempted for most of its
+    # time (on-CPU 0.2 beside 4 busy loops): what holds is the order of the
+    # shares, and where the off-CPU time goes: the busy stage never waits
+    # (on_cpu + preempted is all of it), the sleep stage sleeps at least its
+    # programmed time (the run-queue wait after each wake-up is preempted).
+    busy, slp = stage(doc, "busy")["categories"], stage(doc, "sleep")["categories"]
+    busy_run = (busy.get("on_cpu", 0) + busy.get("preempted", 0)) / max(1, sum(busy.values()))
     return doc, [
-        (0.9 <= cs["sleep"]["context_switches_per_request"] <= 1.3,
-         f"sleep: about 1 context switch per request ({cs['sleep']['context_switches_per_request']})"),
+        # One voluntary switch per sleep; on a busy machine the woken thread
+        # is also preempted now and then (1.5-1.7 per request at load 20).
+        (0.9 <= cs["sleep"]["context_switches_per_request"] <= 4,
+         f"sleep: at least 1 context switch per request, a few more when preempted "
+         f"({cs['sleep']['context_switches_per_request']})"),
         (abs(cs["touch"]["faults_per_request"] - PAGES) <= 0.1 * PAGES,
          f"touch: faults per request within 10% of {PAGES} pages "
          f"({cs['touch']['faults_per_request']})"),
         (cs["busy"]["migrations_per_request"] == 0,
          f"busy (pinned): no migrations ({cs['busy']['migrations_per_request']})"),
-        (cs["sleep"]["on_cpu_share"] < 0.5 and cs["busy"]["on_cpu_share"] > 0.5,
-         f"on-CPU share: sleep {cs['sleep']['on_cpu_share']:.3f} is mostly off the CPU, "
-         f"busy {cs['busy']['on_cpu_share']:.3f} mostly on it")]
+        (cs["sleep"]["on_cpu_share"] < cs["busy"]["on_cpu_share"],
+         f"on-CPU share: sleep {cs['sleep']['on_cpu_share']:.3f} below busy "
+         f"{cs['busy']['on_cpu_share']:.3f}"),
+        (busy_run >= 0.99,
+         f"busy: on-CPU + preempted {busy_run:.3f} of its time, no waits ({busy})"),
+        (slp.get("sleep", 0) >= 0.99 * REQS * SLEEP_US * 1000,
+         f"sleep: its sleep category {slp.get('sleep', 0)} ns >= {REQS} x {SLEEP_US} us")]
 
 
 doc = settle(attempt)

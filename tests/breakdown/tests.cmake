@@ -8,6 +8,10 @@ if(NVTX3_INCLUDE)
   target_link_libraries(bd_nested PRIVATE ${CMAKE_DL_LIBS})
   set_target_properties(bd_nested PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
 endif()
+# lp_breakdown_compute on hand-built databases: stages, shares and the
+# category split against a microsecond-by-microsecond brute force.
+lp_c_test(breakdown_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_breakdown.c
+  LIBS latprof_analyze LABELS unit)
 lp_py_test(breakdown_stages test_stages.py LABELS e2e)
 lp_py_test(breakdown_tail test_tail.py LABELS e2e)
 lp_py_test(breakdown_nesting test_nesting.py LABELS e2e)

@@ -6,11 +6,9 @@ one title show once as "N x title"; `report --processes` lists every image
 with its title at exit."""
 import os
 import sqlite3
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "diff"))
-from lptest import check, latprof, tmpdir  # noqa: E402
-from synth import make_db  # noqa: E402
+from lptest import check, latprof, tmpdir
+from synth import make_db
 
 path = os.path.join(tmpdir(), "procs.db")
 make_db(path, [], with_ranges=False)

@@ -8,7 +8,7 @@ every boundary is read and every range has a delta."""
 import os
 import subprocess
 
-from lptest import BUILD, LATPROF, check, db, q1, record, sanitizer, skip, tmpdir
+from lptest import BUILD, LATPROF, check, db, meta, q1, record, sanitizer, skip, tmpdir
 
 STAGES, TINY, PAGES, THREADS = 3, 100000, 200, 2
 exe = os.path.join(BUILD, "tests", "counters", "ctr_tiny")
@@ -22,10 +22,6 @@ def per_range(c, name, event):
         "SELECT rc.delta FROM range_counters rc JOIN ranges_named r ON r.id = rc.range_id "
         "JOIN counter_events e ON e.id = rc.event_id WHERE r.name = ? AND e.name = ?",
         (name, event))]
-
-
-def meta(c, key):
-    return q1(c, "SELECT value FROM meta WHERE key = ?", key)
 
 
 def counted(c):

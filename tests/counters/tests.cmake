@@ -3,7 +3,9 @@
 lp_py_test(counters_stages test_counters.py LABELS e2e)
 lp_py_test(counters_hw test_counters_hw.py LABELS e2e)
 lp_py_test(counters_paranoid test_paranoid.py LABELS e2e)
-lp_py_test(counters_no_libpfm test_no_libpfm.py LABELS e2e TIMEOUT 1200)
+# It configures and builds a second tree of the whole project, on every core:
+# label `rebuild`, a tier of its own (scripts/test.sh), never beside others.
+lp_py_test(counters_no_libpfm test_no_libpfm.py LABELS rebuild TIMEOUT 1200)
 
 add_executable(bench_counters ${PROJECT_SOURCE_DIR}/tests/bench/bench_counters.c)
 target_compile_options(bench_counters PRIVATE -O2)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# Not run by ctest: regenerates the reference values in lp_stats_test.c (needs scipy).
-# Offline reference generator (scipy 1.17.1); output pasted into lp_stats_test.c.
+# Not run by ctest: regenerates the reference values in test_stats.c (needs scipy).
+# Offline reference generator (scipy 1.17.1); output pasted into test_stats.c.
 import numpy as np
 from scipy.stats import mannwhitneyu
 rng = np.random.default_rng(6)

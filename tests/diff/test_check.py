@@ -8,12 +8,10 @@ databases exit 2."""
 import math
 import os
 import re
-import sys
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(__file__))
-from lptest import check, db, latprof, record, sample, skip, tmpdir  # noqa: E402
-import synth  # noqa: E402
+from lptest import check, db, latprof, record, sample, skip, tmpdir
+import synth
 
 srv = sample("infer_server")
 if not os.path.exists(srv):

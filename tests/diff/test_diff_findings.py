@@ -1,5 +1,5 @@
 """latprof diff names the findings new in the new run and those resolved,
-each of them, on synthetic databases (tests/diff/synth.py) whose findings
+each of them, on synthetic databases (tests/lib/synth.py) whose findings
 are known: the base run is 100 requests of 1 ms (no rule fires); the new
 run has 5 requests of 4 ms (tail-outlier: p99 / p50 = 4) and 10 ms of waits
 on model_lock in its 100 ms of requests (lock-contention: 0.10). Both
@@ -8,11 +8,9 @@ each side, in JSON and in the text."""
 import json
 import os
 import sqlite3
-import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-from lptest import check, latprof, tmpdir  # noqa: E402
-from synth import make_db  # noqa: E402
+from lptest import check, latprof, tmpdir
+from synth import make_db
 
 MS = 1000000
 d = tmpdir()

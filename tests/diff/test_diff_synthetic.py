@@ -6,11 +6,9 @@ other schema versions / no ranges."""
 import json
 import os
 import random
-import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-from lptest import check, latprof, tmpdir  # noqa: E402
-import synth  # noqa: E402
+from lptest import check, latprof, tmpdir
+import synth
 
 d = tmpdir()
 rng = random.Random(6)

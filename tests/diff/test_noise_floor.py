@@ -17,11 +17,9 @@ docs/ci.md). The bootstrap's seed is fixed, so the same pair diffed with
 import json
 import os
 import random
-import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-from lptest import check, latprof, tmpdir  # noqa: E402
-import synth  # noqa: E402
+from lptest import check, latprof, tmpdir
+import synth
 
 d = tmpdir()
 N = 200

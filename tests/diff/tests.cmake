@@ -1,6 +1,10 @@
 # Run comparison: statistics, diff and check (issue 6).
-lp_c_test(lp_stats_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_stats_test.c
+lp_c_test(stats_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_stats.c
   LIBS latprof_analyze LABELS unit)
+# lp_diff_compute on sides built in memory: estimates against brute force,
+# verdicts of scaled samples, the minimum-sample boundary, locks, findings.
+lp_c_test(diff_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_diff.c
+  LIBS latprof_analyze m LABELS unit)
 lp_py_test(diff_synthetic test_diff_synthetic.py LABELS e2e)
 lp_py_test(diff_infer test_diff_infer.py LABELS e2e)
 lp_py_test(diff_check test_check.py LABELS e2e)

@@ -1,5 +1,5 @@
 """Rules at their thresholds, on synthetic databases with the real schema
-(tests/diff/synth.py) whose request times are chosen so the measured value
+(tests/lib/synth.py) whose request times are chosen so the measured value
 lands exactly on the threshold of the rule table, then 1 us below it (the JSON
 prints 6 significant digits). The
 docs (docs/rules.md) say each rule fires at ">= threshold": at the value it
@@ -17,11 +17,9 @@ exact one programmed.
 import json
 import os
 import sqlite3
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "diff"))
-from lptest import check, latprof, tmpdir  # noqa: E402
-from synth import make_db  # noqa: E402
+from lptest import check, latprof, tmpdir
+from synth import make_db
 
 MS = 1000000
 N = 100

@@ -1,5 +1,5 @@
 """Tail attribution with two causes, on a synthetic database with the real
-schema (tests/diff/synth.py): 10% of 400 requests take a lock in stage
+schema (tests/lib/synth.py): 10% of 400 requests take a lock in stage
 infer and hold it 4x the stage's time, so their infer grows by 2 ms of
 lock wait on infer_lock plus 2 ms without any wait (the holder's CPU).
 tail-outlier must name both (each >= 20% of the growth), the lock with its
@@ -12,11 +12,9 @@ import json
 import os
 import random
 import sqlite3
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "diff"))
-from lptest import check, latprof, tmpdir  # noqa: E402
-from synth import STAGES, make_db  # noqa: E402
+from lptest import check, latprof, tmpdir
+from synth import STAGES, make_db
 
 rng = random.Random(7)
 base = {"decode": 0.2e6, "preprocess": 0.2e6, "infer": 1.0e6, "postprocess": 0.2e6}

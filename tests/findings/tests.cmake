@@ -27,7 +27,7 @@ lp_py_test(findings_csv test_findings_csv.py LABELS e2e)
 lp_py_test(findings_load test_findings_load.py LABELS e2e TIMEOUT 600)
 lp_py_test(findings_tail_causes test_tail_causes.py LABELS unit)
 # The rule table against docs/rules.md, and each rule at its threshold.
-lp_c_test(findings_rules_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rules.c
+lp_c_test(findings_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_findings.c
   LIBS latprof_analyze m LABELS unit)
-target_compile_definitions(findings_rules_unit PRIVATE LP_SRC_DIR="${PROJECT_SOURCE_DIR}")
+target_compile_definitions(findings_unit PRIVATE LP_SRC_DIR="${PROJECT_SOURCE_DIR}")
 lp_py_test(findings_boundaries test_boundaries.py LABELS unit)

@@ -6,8 +6,8 @@
  * Each name pointer is replaced by the name's first 8 bytes, which
  * fuzz_cupti turns back into a string. Usage: fuzz_cupti_seed OUT_DIR
  */
-#define main lp_cupti_test_main
-#include "../cuda/lp_cupti_test.c"
+#define main cupti_unit_main
+#include "../cuda/test_cupti.c"
 #undef main
 
 #include <stddef.h>

@@ -8,15 +8,11 @@ import os
 import subprocess
 import time
 
-from lptest import LATPROF, check, db, fail, latprof, q1, sanitizer, tmpdir
+from lptest import LATPROF, check, db, fail, latprof, meta, q1, sanitizer, tmpdir
 import kinetogen
 
 T = tmpdir()
 KEEP = 32768
-
-
-def meta(c, key):
-    return q1(c, "SELECT value FROM meta WHERE key = ?", key)
 
 
 def one_line_exit2(p, what, must):

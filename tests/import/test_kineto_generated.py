@@ -1,4 +1,4 @@
-"""Kineto traces written by tests/import/kinetogen.py: the current and the
+"""Kineto traces written by tests/lib/kinetogen.py: the current and the
 2021 format (capitalized categories, lowercase 'external id', GPU events
 linked to their launch by ac2g flows only), displayTimeUnit "ns" with
 microsecond timestamps, gzip, and damaged inputs."""

@@ -1,4 +1,4 @@
-"""Nsight Systems exports written by tests/import/nsysgen.py from the
+"""Nsight Systems exports written by tests/lib/nsysgen.py from the
 documented export schema, in the shapes the real files lack: schema 2.9 and
 3.24 layouts, OSRT_API lock calls, NVTX domains and nesting, a kernel
 launched before the capture, a missing required column, an unknown

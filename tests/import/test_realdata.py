@@ -4,14 +4,13 @@ source, per-kernel count/total/mean/min/max/median equal SQL over the nsys
 export (what `nsys stats --report cuda_gpu_kern_sum` prints), and every
 report, plot, export and diff runs on the result."""
 import gzip
-import hashlib
 import json
 import os
 import sqlite3
 import sys
 from decimal import Decimal
 
-from lptest import SRC, check, db, fail, latprof, q1, skip, tmpdir
+from lptest import SRC, check, db, fail, latprof, q1, sha256, skip, tmpdir
 
 REAL = os.path.normpath(os.path.join(os.path.abspath(SRC), "..", "shared", "realdata"))
 if not os.path.isdir(REAL):
@@ -27,14 +26,6 @@ if not NSYS or not KINETO:
 T = tmpdir()
 VIEWS = ["", "--locks", "--breakdown", "--ranges", "--counters", "--kernels", "--memcpy",
          "--sync", "--cuda-api", "--bottlenecks"]
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for b in iter(lambda: f.read(1 << 20), b""):
-            h.update(b)
-    return h.hexdigest()
 
 
 def imported(src):

@@ -10,7 +10,7 @@ lp_py_test(import_sync_class test_sync_class.py LABELS e2e)
 lp_py_test(import_batch_rows test_batch_rows.py LABELS e2e)
 # The two-thread Kineto reader (analyze/lp_json_pipe.c) against the one-thread
 # one: same elements in the same order with a slow caller, errors as one line.
-lp_c_test(import_json_pipe SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_json_pipe.c
+lp_c_test(json_pipe_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_json_pipe.c
   LIBS latprof_analyze LABELS unit tsan)
 # Records with a zero or inverted timestamp (incomplete at the source's
 # flush): dropped and counted, reports otherwise byte-identical.
@@ -27,9 +27,9 @@ lp_py_test(import_block_categories test_block_categories.py LABELS unit)
 # lp_import_dir's stats: every field this import's own, whatever the
 # caller's struct held (a recording made by lp_core linked in); a short
 # child-status record and an NVTX category whose name was lost are skipped.
-lp_c_test(import_stats_out SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_import_stats.c
+lp_c_test(import_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_import.c
   LIBS latprof_core latprof_analyze Threads::Threads LABELS unit)
-target_include_directories(import_stats_out PRIVATE ${PROJECT_SOURCE_DIR}/collector)
+target_include_directories(import_unit PRIVATE ${PROJECT_SOURCE_DIR}/collector)
 # The database check's schema list (db/) holds every import source's schema.
 lp_c_test(import_db_schemas SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_db_schemas.c
   LIBS latprof_import LABELS unit)

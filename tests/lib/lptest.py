@@ -1,7 +1,10 @@
 """Helpers for latprof's end-to-end tests: run a program under latprof,
 open the database, assert on recorded numbers. Tests exit 77 to skip
-(ctest SKIP_RETURN_CODE) and always say why."""
+(ctest SKIP_RETURN_CODE) and always say why. The one library every Python
+test imports from: a helper two areas need lives here (or beside it in
+tests/lib), never copied into an area's own module."""
 import atexit
+import hashlib
 import os
 import re
 import shutil
@@ -10,9 +13,12 @@ import subprocess
 import sys
 import tempfile
 
-LATPROF = os.environ.get("LATPROF", "latprof")
-BUILD = os.environ.get("LP_BUILD", "build")
-SRC = os.environ.get("LP_SRC", ".")
+# ctest sets these (tests/CMakeLists.txt); tests/run-one too. Without them,
+# the checkout this file is in and its build/ directory, whatever the cwd.
+SRC = os.environ.get("LP_SRC") or os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BUILD = os.environ.get("LP_BUILD") or os.path.join(SRC, "build")
+LATPROF = os.environ.get("LATPROF") or os.path.join(BUILD, "bin", "latprof")
 
 
 def sample(name):
@@ -107,9 +113,109 @@ def db(path):
     return c
 
 
+def open_db(path):
+    """db(path) of a database latprof must have written."""
+    if not os.path.exists(path):
+        fail(f"no database written at {path}")
+    return db(path)
+
+
 def q1(conn, sql, *params):
     row = conn.execute(sql, params).fetchone()
     return None if row is None else row[0]
+
+
+def meta(conn, key):
+    """The value of one row of the meta table (None when absent)."""
+    return q1(conn, "SELECT value FROM meta WHERE key = ?", key)
+
+
+def sha256(path):
+    """Hex SHA-256 of a file, read in 1 MiB blocks (logs are large)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_kv(path):
+    """key=value lines (or one line of space-separated pairs) -> dict of ints:
+    the side files test programs write with the numbers they know."""
+    out = {}
+    with open(path) as f:
+        for tok in f.read().split():
+            k, _, v = tok.partition("=")
+            out[k] = int(v)
+    return out
+
+
+def one_error_line(p, what):
+    """Bad input, as the project promises it: exit 2, exactly one stderr line
+    starting with 'latprof', nothing on stdout."""
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith("latprof") or p.stdout:
+        fail(f"{what}: want exit 2, one 'latprof...' line on stderr and no stdout; got exit "
+             f"{p.returncode}\nstdout: {p.stdout!r}\nstderr: {p.stderr!r}")
+    print(f"ok: {what}: exit 2, '{lines[0]}'")
+
+
+_TYPES = {"object": dict, "array": list, "string": str, "null": type(None), "boolean": bool,
+          "integer": int, "number": (int, float)}
+
+
+def _is(v, t):
+    if t in ("integer", "number") and isinstance(v, bool):
+        return False
+    return isinstance(v, _TYPES[t])
+
+
+def validate(doc, schema, node=None, path="$"):
+    """The subset of JSON Schema our schemas use (type, const, enum, required,
+    properties, additionalProperties: false, items, $ref, oneOf, minimum,
+    pattern). Returns a list of violations. jsonschema may be missing, and
+    installing it from a test is not allowed."""
+    node = schema if node is None else node
+    if "$ref" in node:
+        ref = node["$ref"]
+        assert ref.startswith("#/"), ref
+        target = schema
+        for part in ref[2:].split("/"):
+            target = target[part]
+        return validate(doc, schema, target, path)
+    errs = []
+    if "oneOf" in node:
+        ok = [alt for alt in node["oneOf"] if not validate(doc, schema, alt, path)]
+        if len(ok) != 1:
+            errs.append(f"{path}: matches {len(ok)} of oneOf")
+        return errs
+    t = node.get("type")
+    if t is not None:
+        ts = t if isinstance(t, list) else [t]
+        if not any(_is(doc, x) for x in ts):
+            return [f"{path}: {doc!r} is not {t}"]
+    if "const" in node and doc != node["const"]:
+        errs.append(f"{path}: {doc!r} != {node['const']!r}")
+    if "enum" in node and doc not in node["enum"]:
+        errs.append(f"{path}: {doc!r} not in {node['enum']}")
+    if "minimum" in node and _is(doc, "number") and doc < node["minimum"]:
+        errs.append(f"{path}: {doc} < {node['minimum']}")
+    if "pattern" in node and isinstance(doc, str) and not re.search(node["pattern"], doc):
+        errs.append(f"{path}: {doc!r} !~ {node['pattern']}")
+    if isinstance(doc, dict):
+        props = node.get("properties", {})
+        for k in node.get("required", []):
+            if k not in doc:
+                errs.append(f"{path}: missing '{k}'")
+        for k, v in doc.items():
+            if k in props:
+                errs += validate(v, schema, props[k], f"{path}.{k}")
+            elif node.get("additionalProperties") is False:
+                errs.append(f"{path}: unexpected '{k}'")
+    if isinstance(doc, list) and "items" in node:
+        for i, v in enumerate(doc):
+            errs += validate(v, schema, node["items"], f"{path}[{i}]")
+    return errs
 
 
 def fail(msg):
@@ -168,3 +274,31 @@ def realtime():
     except OSError:
         ok = False
     return ["chrt", "-r", "1"] if ok else []
+
+
+def need_python(*mods):
+    """Skip unless the Python packages scripts/setup.sh installs are there."""
+    import importlib.util
+    for m in mods:
+        if importlib.util.find_spec(m) is None:
+            skip(f"python package '{m}' is not installed (scripts/setup.sh installs it)")
+
+
+def check_schema(doc, what, name="report-locks"):
+    """Fail unless doc follows schemas/<name>.schema.json (validate, and
+    jsonschema too where it is installed)."""
+    import json
+    path = os.path.join(SRC, "schemas", f"{name}.schema.json")
+    with open(path) as f:
+        schema = json.load(f)
+    errs = validate(doc, schema)
+    try:
+        import jsonschema
+        jsonschema.validate(doc, schema)
+    except ImportError:
+        pass
+    except Exception as e:  # jsonschema.ValidationError
+        errs.append(f"jsonschema: {e}")
+    if errs:
+        fail(f"{what} does not follow {path}:\n" + "\n".join(errs[:20]))
+    print(f"ok: {what} follows {name}.schema.json")

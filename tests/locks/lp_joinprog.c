@@ -6,12 +6,17 @@
  * pthread_join itself, then joins one that runs TIMED_MS with
  * pthread_timedjoin_np (a deadline 10 s away). It prints "join_ns=N" and
  * "timedjoin_ns=N" so the test can hold the recorded joins (blocking_calls,
- * class join in the views) against them.
+ * class join in the views) against them. The holder lets go only once main
+ * sleeps in busy_lock: on a loaded machine main can wake from its poll after
+ * any fixed hold has ended, and would then take the lock uncontended.
  */
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "lp_asleep.h"
 
 #define HOLD_MS 5
 #define RUN_MS 50
@@ -23,6 +28,9 @@ pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
  * that mutex (CI's loaded default tier ranked it as a second contended
  * lock), and the test wants busy_lock to be the only one. */
 static int ready;
+/* Main's tid, and set by main just before it locks busy_lock. */
+static pid_t main_tid;
+static int locking;
 
 static long long lp_now(void)
 {
@@ -37,12 +45,14 @@ static void lp_sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Takes busy_lock, tells main, holds it HOLD_MS. */
+/* Takes busy_lock, tells main, holds it until main sleeps in it, then
+ * HOLD_MS more. Main does nothing else that sleeps once it set locking. */
 static void *lp_holder(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&busy_lock);
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	lp_wait_asleep(getpid(), main_tid, &locking);
 	lp_sleep_ms(HOLD_MS);
 	pthread_mutex_unlock(&busy_lock);
 	return NULL;
@@ -57,12 +67,14 @@ static void *lp_runner(void *arg)
 int main(void)
 {
 	pthread_t h, r;
+	main_tid = lp_gettid();
 	if (pthread_create(&h, NULL, lp_holder, NULL))
 		return 1;
 	while (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
 		struct timespec nap = {0, 100000};
 		nanosleep(&nap, NULL);
 	}
+	__atomic_store_n(&locking, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&busy_lock); /* contended: the holder sleeps in it */
 	pthread_mutex_unlock(&busy_lock);
 	pthread_join(h, NULL);

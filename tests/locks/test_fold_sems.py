@@ -11,12 +11,10 @@ import io
 import json
 import os
 import sqlite3
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "diff"))
-from lptest import check, latprof, tmpdir  # noqa: E402
-from locklib import check_schema  # noqa: E402
-from synth import make_db  # noqa: E402
+from lptest import check, latprof, tmpdir
+from locklib import check_schema
+from synth import make_db
 
 MS = 1_000_000
 path = os.path.join(tmpdir(), "fold.db")

@@ -44,7 +44,7 @@ def _has_file_ref(node):
 def subset_errors(doc, root=SUMMARY, node=None, path="$"):
     """Without jsonschema: walk the schema down to the references into the
     sibling files (locks, findings, breakdown members) and check every part
-    with locklib.validate against the file it belongs to, so that internal
+    with lptest.validate against the file it belongs to, so that internal
     '#/$defs/...' references resolve in the right document."""
     node = root if node is None else node
     if "$ref" in node:

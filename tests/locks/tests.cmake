@@ -1,11 +1,11 @@
 # Lock report and symbolization (issue 2, items 6-7).
-lp_c_test(lp_symbols_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_symbols_test.c
+lp_c_test(symbols_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_symbols.c
   LIBS latprof_analyze LABELS unit)
-target_compile_options(lp_symbols_test PRIVATE -g -O1)
+target_compile_options(symbols_unit PRIVATE -g -O1)
 # The symbol cache: damaged entries, concurrent writers, eviction.
-lp_c_test(lp_symcache_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_symcache_test.c
+lp_c_test(symcache_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_symcache.c
   LIBS latprof_analyze LABELS unit)
-target_compile_options(lp_symcache_test PRIVATE -g -O1)
+target_compile_options(symcache_unit PRIVATE -g -O1)
 
 # A threaded test program with debug info (symbolization needs it), built
 # into tests/locks/ where the tests look for it.
@@ -13,6 +13,7 @@ function(lp_lock_program name source)
   add_executable(${name} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${source})
   target_compile_options(${name} PRIVATE -g -O1)
   target_link_libraries(${name} PRIVATE Threads::Threads)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/lib) # lp_asleep.h
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/locks)
 endfunction()
 
@@ -37,7 +38,7 @@ lp_py_test(locks_symcache test_symcache.py LABELS e2e)
 lp_py_test(locks_holder_stage test_holder_stage.py LABELS e2e)
 
 # Wait classes (issue 15) on a hand-built database with the real schema.
-lp_c_test(lp_waits_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_waits_test.c
+lp_c_test(waits_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_waits.c
   LIBS latprof_analyze LABELS unit)
 
 # A C program's pthread_join is a wait of class join, never contention.

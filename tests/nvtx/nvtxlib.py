@@ -3,6 +3,7 @@ durations from the ranges table, percentiles."""
 import os
 
 import lptest
+from lptest import meta  # noqa: F401 (re-exported for this folder's tests)
 
 
 def cases_bin():
@@ -37,10 +38,6 @@ def pct(v, p):
     """Nearest-rank percentile of a sorted list."""
     i = max(0, min(len(v) - 1, int(round(p / 100.0 * len(v) + 0.5)) - 1))
     return v[i]
-
-
-def meta(conn, key):
-    return lptest.q1(conn, "SELECT value FROM meta WHERE key = ?", key)
 
 
 def stage_p50s(conn, costs, n, where="1=1"):

@@ -5,7 +5,8 @@
  *   uncontend  one thread locks/unlocks N times (no LOCK_WAIT expected)
  *   stress     4 threads x N lock/unlock of one mutex (default 1M)
  *   threads    N short threads (default 500), each named
- *   rwlock     a writer holds an rwlock while readers wait
+ *   rwlock     a writer holds an rwlock while 3 readers wait (20 ms once all
+ *              sleep in it)
  *   errcheck   errorcheck mutex relocked by its owner: EDEADLK passes through
  *   forkexec   fork; child execs /bin/sh -c 'exit 7'; exits with the child's status
  *   exit N     exit(N) from main
@@ -19,6 +20,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "lp_asleep.h"
 
 static pthread_mutex_t lp_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t lp_rw = PTHREAD_RWLOCK_INITIALIZER;
@@ -65,8 +68,15 @@ static void *lp_short(void *arg)
 	return NULL;
 }
 
+/* Each reader's tid, and set by it just before it takes lp_rw. */
+static pid_t lp_reader_tid[3];
+static int lp_reader_in[3];
+
 static void *lp_reader(void *arg)
 {
+	int i = (int)(intptr_t)arg;
+	lp_reader_tid[i] = lp_gettid();
+	__atomic_store_n(&lp_reader_in[i], 1, __ATOMIC_RELEASE);
 	pthread_rwlock_rdlock(&lp_rw);
 	pthread_rwlock_unlock(&lp_rw);
 	return arg;
@@ -115,7 +125,11 @@ int main(int argc, char **argv)
 		pthread_rwlock_wrlock(&lp_rw);
 		pthread_t t[3];
 		for (int i = 0; i < 3; i++)
-			pthread_create(&t[i], NULL, lp_reader, NULL);
+			pthread_create(&t[i], NULL, lp_reader, (void *)(intptr_t)i);
+		/* The hold counts from when the readers sleep in the lock: on a
+		 * loaded machine they may start after any fixed hold ended. */
+		for (int i = 0; i < 3; i++)
+			lp_wait_asleep(getpid(), lp_reader_tid[i], &lp_reader_in[i]);
 		lp_spin_us(20000);
 		pthread_rwlock_unlock(&lp_rw);
 		for (int i = 0; i < 3; i++)

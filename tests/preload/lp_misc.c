@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Preload test program, one mode per run: lp_misc MODE
- *   cond     producer/consumer on a condition variable (COND_WAIT records)
+ *   cond     producer/consumer on a condition variable (COND_WAIT records):
+ *            the producer signals 20 ms after the consumer waits
  *   name     a thread named from the main thread (THREAD_NAME with its tid)
  *   killed   child killed by SIGKILL, reaped with waitid (CHILD_STATUS 9)
  *   vfork    vfork + _exit(5) in the child; exits with the child's status
@@ -12,7 +13,8 @@
  *   vforkloop  3 threads take one mutex in a loop while the main thread
  *            runs 50 vfork + execv("/bin/true"); exits 3 if a child failed
  *   system   system("exit 6"): exits with the shell's status
- *   sem      sem_wait contended, errno kept across a successful wait
+ *   sem      sem_wait contended (posted 20 ms after main waits), errno kept
+ *            across a successful wait
  *   dlopen   dlopen("libm.so.6") by bare name; prints 1 on success
  */
 #define _GNU_SOURCE
@@ -27,13 +29,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lp_asleep.h"
+
 static pthread_mutex_t lp_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t lp_cv = PTHREAD_COND_INITIALIZER;
 static int lp_ready;
+static int lp_waiting; /* set by the consumer, under lp_mu, as it waits */
 static sem_t lp_sem;
 
+/* Signals 20 ms after the consumer waits. Not 20 ms after its start: on a
+ * loaded machine the consumer may reach its wait later than that, find
+ * lp_ready set and never wait. lp_waiting seen under lp_mu means the
+ * consumer released lp_mu inside pthread_cond_wait. */
 static void *lp_producer(void *arg)
 {
+	for (int waiting = 0; !waiting;) {
+		pthread_mutex_lock(&lp_mu);
+		waiting = lp_waiting;
+		pthread_mutex_unlock(&lp_mu);
+		if (!waiting)
+			usleep(1000);
+	}
 	usleep(20000);
 	pthread_mutex_lock(&lp_mu);
 	lp_ready = 1;
@@ -74,8 +90,16 @@ static void *lp_sleeper(void *arg)
 	return arg;
 }
 
+/* Main's tid, and set by main just before it waits on lp_sem. */
+static pid_t lp_main_tid;
+static int lp_sem_waiting;
+
+/* Posts 20 ms after main sleeps in sem_wait (10 s at most): after a fixed
+ * delay from its start, a main thread kept off a loaded CPU could find the
+ * count already up and never wait. */
 static void *lp_poster(void *arg)
 {
+	lp_wait_asleep(getpid(), lp_main_tid, &lp_sem_waiting);
 	usleep(20000);
 	sem_post(&lp_sem);
 	return arg;
@@ -88,8 +112,10 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "cond")) {
 		pthread_create(&t, NULL, lp_producer, NULL);
 		pthread_mutex_lock(&lp_mu);
-		while (!lp_ready)
+		while (!lp_ready) {
+			lp_waiting = 1;
 			pthread_cond_wait(&lp_cv, &lp_mu);
+		}
 		pthread_mutex_unlock(&lp_mu);
 		pthread_join(t, NULL);
 	} else if (!strcmp(mode, "name")) {
@@ -154,7 +180,9 @@ int main(int argc, char **argv)
 		return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
 	} else if (!strcmp(mode, "sem")) {
 		sem_init(&lp_sem, 0, 0);
+		lp_main_tid = lp_gettid();
 		pthread_create(&t, NULL, lp_poster, NULL);
+		__atomic_store_n(&lp_sem_waiting, 1, __ATOMIC_RELEASE);
 		errno = 4321;
 		if (sem_wait(&lp_sem) != 0 || errno != 4321)
 			return 3;

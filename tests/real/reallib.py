@@ -11,15 +11,9 @@ import subprocess
 import sys
 
 import lptest
-from lptest import latprof
+from lptest import latprof, need_python  # noqa: F401
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def need_python(*mods):
-    for m in mods:
-        if importlib.util.find_spec(m) is None:
-            lptest.skip(f"python package '{m}' is not installed (scripts/setup.sh installs it)")
 
 
 def need_cmd(*paths):

@@ -13,7 +13,6 @@ per process (the Java object is not recorded): JFR's own threads' monitor
 waits land on it too, so the figures are compared on the worker threads."""
 import json
 import os
-import sys
 import re
 import shutil
 import subprocess
@@ -21,8 +20,7 @@ import subprocess
 from lptest import check, db, record, tmpdir, within
 from reallib import findings, first_app_finding, locks, need_cmd
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "locks"))
-from locklib import check_schema  # noqa: E402
+from lptest import check_schema  # noqa: E402
 
 need_cmd("javac", "java")
 d = tmpdir()

@@ -10,13 +10,11 @@ idle and in no finding; the first finding past the machine's CPU
 load (cpu-saturated, cpu-starved: other jobs of a busy host) names the
 shared lock."""
 import os
-import sys
 
 from lptest import check, db, record, tmpdir, within
 from reallib import findings, first_app_finding, locks, script
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "locks"))
-from locklib import check_schema  # noqa: E402
+from lptest import check_schema  # noqa: E402
 
 d = tmpdir()
 out, run = f"{d}/out.txt", f"{d}/mp.db"

@@ -10,14 +10,12 @@ lock_contended; the owners are the threads that woke the waiters; the
 Condvar waits are class signal, not contention; the first finding names
 SESSIONS."""
 import os
-import sys
 import subprocess
 
 from lptest import check, db, record, tmpdir, within
 from reallib import findings, first_app_finding, locks, need_cmd
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "locks"))
-from locklib import check_schema  # noqa: E402
+from lptest import check_schema  # noqa: E402
 
 need_cmd("rustc")
 d = tmpdir()

@@ -2,7 +2,8 @@
 import os
 import subprocess
 
-from lptest import BUILD, LATPROF, db, fail, q1
+# open_db and meta re-exported: tests of this folder import them from here.
+from lptest import BUILD, LATPROF, meta, open_db  # noqa: F401
 
 # Small logs: a 1 GiB sparse file per process is slow to import by the dozen.
 SMALL_LOGS = {"LATPROF_LOG_MB": "64"}
@@ -29,16 +30,6 @@ def run(db_path, *cmd, args=(), env=None, timeout=600, **kw):
 def bare(*cmd, timeout=600):
     """The app without latprof: the reference for output and exit status."""
     return subprocess.run(list(map(str, cmd)), capture_output=True, text=True, timeout=timeout)
-
-
-def open_db(path):
-    if not os.path.exists(path):
-        fail(f"no database written at {path}")
-    return db(path)
-
-
-def meta(conn, key):
-    return q1(conn, "SELECT value FROM meta WHERE key = ?", key)
 
 
 def event_counts(conn, prefix="ev t"):

@@ -9,11 +9,8 @@ domain), nothing on stdout. Valid expectations still measure the numbers
 the database holds."""
 import os
 import sqlite3
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "core"))
-from corelib import one_error_line  # noqa: E402
-from lptest import check, latprof, record, sample, skip, tmpdir  # noqa: E402
+from lptest import check, latprof, one_error_line, record, sample, skip, tmpdir
 
 srv = sample("infer_server")
 if not os.path.exists(srv):

@@ -15,11 +15,9 @@ import re
 import shutil
 import sys
 
-from lptest import check, q1, sample, skip, tmpdir
+from lptest import check, q1, read_kv, sample, skip, tmpdir
 from rellib import bare, open_db, relbin, run
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "core"))
-from corelib import read_kv  # noqa: E402
 
 d = tmpdir()
 server = sample("lock_server")

@@ -10,11 +10,8 @@ recording into JSON / XML, `report -o` and `--html` overwrote a user's file,
 import hashlib
 import os
 import shutil
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "core"))
-from corelib import one_error_line  # noqa: E402
-from lptest import check, latprof, record, sample, tmpdir  # noqa: E402
+from lptest import check, latprof, one_error_line, record, sample, tmpdir
 
 d = tmpdir()
 srv = sample("infer_server")

@@ -15,11 +15,8 @@ import os
 import re
 import sqlite3
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "core"))
-from corelib import one_error_line  # noqa: E402
-from lptest import LATPROF, check, latprof, sample, tmpdir  # noqa: E402
+from lptest import LATPROF, check, latprof, one_error_line, sample, tmpdir
 
 d = tmpdir()
 server = sample("lock_server")

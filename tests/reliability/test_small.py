@@ -23,11 +23,8 @@ import sys
 import time
 import unicodedata
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "core"))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "diff"))
-from corelib import one_error_line  # noqa: E402
-from lptest import LATPROF, check, latprof, record, sample, schema_version, tmpdir  # noqa: E402
-import synth  # noqa: E402
+from lptest import LATPROF, check, latprof, one_error_line, record, sample, schema_version, tmpdir
+import synth
 
 d = tmpdir()
 server = sample("lock_server")

@@ -22,8 +22,7 @@ import sys
 
 from lptest import SRC, check, latprof, record, tmpdir
 
-sys.path.insert(0, os.path.join(SRC, "tests", "real"))
-from reallib import need_python  # noqa: E402
+from lptest import need_python  # noqa: E402
 
 need_python("nvtx")
 d = tmpdir()

@@ -12,7 +12,7 @@ lp_py_test(visual_chrome test_chrome.py LABELS e2e)
 lp_py_test(visual_diff_html test_diff_html.py LABELS e2e)
 # lp_timeseries' numbers (the charts' bins, the request timeline) against a
 # brute-force reference on a hand-built database.
-lp_c_test(lp_timeseries_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_timeseries_test.c
+lp_c_test(timeseries_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_timeseries.c
   LIBS latprof_analyze LABELS unit)
 # Pictures against the JSON report on a GIL-bound Python server started
 # through launchers: category names, the process table, timelines, heatmap.

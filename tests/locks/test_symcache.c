@@ -24,7 +24,7 @@
 #include "lp_symcache.h"
 
 static int failures;
-static char root[] = "/tmp/lp_symcache_test-XXXXXX";
+static char root[] = "/tmp/symcache_unit-XXXXXX";
 
 #define CHECK(c, ...)                                                                              \
 	do {                                                                                       \

@@ -1,14 +1,11 @@
-"""Shared by the findings tests: record, report --bottlenecks as JSON, check
+"""Shared by the findings (and block) tests: record, report --bottlenecks as JSON, check
 the schema and the saving bound on every report."""
 import json
 import os
-import sys
 
-from lptest import BUILD, SRC, check, fail, latprof, record, sample, skip, tmpdir  # noqa: F401
-
-sys.path.insert(0, os.path.join(SRC, "tests", "locks"))
-from locklib import validate  # noqa: E402
-from lpaccount import check_account  # noqa: E402
+from lptest import (BUILD, SRC, check, fail, latprof, record, sample, skip, tmpdir,  # noqa: F401
+                    validate)
+from lpaccount import check_account  # noqa: E402,F401
 
 SCHEMA = os.path.join(SRC, "schemas", "report-findings.schema.json")
 GPU_RULES = ["sync-memcpy", "pageable-memcpy", "excessive-sync", "gpu-idle", "small-kernels",

@@ -80,7 +80,7 @@ int main(void)
 		  s.sym_offset == offsetof(struct lp_stats, lock),
 	      "member lock -> %s+0x%llx", s.function ? s.function : "(null)",
 	      (unsigned long long)s.sym_offset);
-	CHECK(s.module && strstr(s.module, "lp_symbols_test"), "data module %s",
+	CHECK(s.module && strstr(s.module, "symbols_unit"), "data module %s",
 	      s.module ? s.module : "(null)");
 
 	void *heap = malloc(64);
@@ -94,7 +94,7 @@ int main(void)
 	CHECK(lp_symtab_lookup_pc(st, pc, &s) == 0 && s.function &&
 		  !strcmp(s.function, "lp_caller"),
 	      "return address -> %s", s.function ? s.function : "(null)");
-	CHECK(s.file && strstr(s.file, "lp_symbols_test.c") && s.line == line,
+	CHECK(s.file && strstr(s.file, "test_symbols.c") && s.line == line,
 	      "file:line %s:%d (want %d)", s.file ? s.file : "(null)", s.line, line);
 
 	/* A libc function: symbol from .dynsym at least, module = libc. Looked

@@ -1,12 +1,9 @@
-"""Shared by the breakdown tests: record, report as JSON, check the schema."""
+"""Shared by the breakdown (and block) tests: record, report as JSON, check
+the schema."""
 import json
 import os
-import sys
 
-from lptest import BUILD, SRC, check, fail, latprof, record, sample, skip, tmpdir
-
-sys.path.insert(0, os.path.join(SRC, "tests", "locks"))
-from locklib import validate  # noqa: E402  (the JSON Schema subset checker)
+from lptest import BUILD, SRC, check, fail, latprof, record, sample, skip, tmpdir, validate
 
 SCHEMA = os.path.join(SRC, "schemas", "report-breakdown.schema.json")
 

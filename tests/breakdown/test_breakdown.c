@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lp_breakdown_compute on databases built by hand with the real schema
+ * (in memory): two hand-checked requests, then 300 seeded random ones on
+ * three threads with lock waits and sleeps that overlap each other and
+ * straddle stage and request edges. Every stage's instances, per-request
+ * distribution, share and category split, the unattributed rest and the
+ * request totals are compared with a brute-force reference that walks each
+ * request microsecond by microsecond.
+ */
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_breakdown.h"
+#include "lp_check.h"
+#include "lp_rnd.h"
+
+extern const char lp_schema_core_sql[], lp_schema_nvtx_sql[];
+
+#define US 1000LL /* the rows are laid out in microseconds */
+
+static sqlite3 *db_new(void)
+{
+	sqlite3 *db;
+	if (sqlite3_open(":memory:", &db) != SQLITE_OK ||
+	    sqlite3_exec(db, lp_schema_core_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, lp_schema_nvtx_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db,
+			 "INSERT INTO processes(id, pid, ppid, start_ns, end_ns) VALUES"
+			 " (1, 500, 1, 0, 1000000000000);"
+			 "INSERT INTO threads(id, process_id, tid, start_ns, end_ns) VALUES"
+			 " (1, 1, 100, 0, 1000000000000), (2, 1, 101, 0, 1000000000000),"
+			 " (3, 1, 102, 0, 1000000000000);"
+			 "INSERT INTO strings(id, value) VALUES (1, 'request'), (2, 'decode'),"
+			 " (3, 'infer');"
+			 "INSERT INTO locks(id, process_id, address, kind, name) VALUES"
+			 " (1, 1, 4096, 'mutex', 'm');",
+			 NULL, NULL, NULL) != SQLITE_OK) {
+		printf("FAIL: setup: %s\n", sqlite3_errmsg(db));
+		exit(1);
+	}
+	return db;
+}
+
+static void exec(sqlite3 *db, const char *sql)
+{
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		printf("FAIL: %s: %s\n", sql, sqlite3_errmsg(db));
+		exit(1);
+	}
+}
+
+static int cat_index(const struct lp_breakdown *b, const char *name)
+{
+	for (int k = 0; k < b->ncat; k++)
+		if (b->cat_name[k] && !strcmp(b->cat_name[k], name))
+			return k;
+	return -1;
+}
+
+static const struct lp_bd_stage *stage_of(const struct lp_breakdown *b, const char *name)
+{
+	for (size_t i = 0; i < b->nstages; i++)
+		if (!strcmp(b->stages[i].name, name))
+			return &b->stages[i];
+	return NULL;
+}
+
+/* Request 1 [0, 100) us on thread 1: decode [10, 40), infer [50, 90); a
+ * lock wait [20, 30) in decode, a sleep [60, 75) in infer and one [95, 99)
+ * in no stage. Request 2 [200, 260): decode [200, 230), infer [235, 255),
+ * a lock wait [225, 240) across decode's end and infer's start. A sleep at
+ * [300, 310), outside every request, counts nowhere. */
+static void test_hand_checked(void)
+{
+	sqlite3 *db = db_new();
+	exec(db,
+	     "INSERT INTO ranges(id, process_id, name_id, start_ns, end_ns, start_thread_id,"
+	     " end_thread_id, parent_id, depth) VALUES"
+	     " (1, 1, 1, 0, 100000, 1, 1, NULL, 0), (2, 1, 2, 10000, 40000, 1, 1, 1, 1),"
+	     " (3, 1, 3, 50000, 90000, 1, 1, 1, 1), (4, 1, 1, 200000, 260000, 1, 1, NULL, 0),"
+	     " (5, 1, 2, 200000, 230000, 1, 1, 4, 1), (6, 1, 3, 235000, 255000, 1, 1, 4, 1);"
+	     "INSERT INTO lock_waits(id, lock_id, thread_id, start_ns, dur_ns) VALUES"
+	     " (1, 1, 1, 20000, 10000), (2, 1, 1, 225000, 15000);"
+	     "INSERT INTO blocking_calls(id, thread_id, start_ns, dur_ns, call, category, result)"
+	     " VALUES (1, 1, 60000, 15000, 'nanosleep', 'sleep', 0),"
+	     " (2, 1, 95000, 4000, 'nanosleep', 'sleep', 0),"
+	     " (3, 1, 300000, 10000, 'nanosleep', 'sleep', 0);");
+	struct lp_bd_opts o = {0};
+	struct lp_breakdown b;
+	char err[256] = "";
+	int rc = lp_breakdown_compute(db, &o, &b, err, sizeof(err));
+	CHECK(rc == 0, "lp_breakdown_compute: %d %s", rc, err);
+	if (rc) {
+		sqlite3_close(db);
+		return;
+	}
+	int lw = cat_index(&b, "lock_wait"), sl = cat_index(&b, "sleep"),
+	    un = b.ncat - LP_BD_NREST + LP_BD_UNSPLIT;
+	CHECK(b.has_ranges && !strcmp(b.req_name, "request") && b.req.n == 2 &&
+		  b.req.total == 160 * US && b.req.max == 100 * US && b.req.p50 == 60 * US,
+	      "requests: 2, 160 us in all, max 100 us, p50 60 us (n %lld total %lld max %lld "
+	      "p50 %lld)",
+	      (long long)b.req.n, (long long)b.req.total, (long long)b.req.max,
+	      (long long)b.req.p50);
+	const struct lp_bd_stage *de = stage_of(&b, "decode"), *in = stage_of(&b, "infer"),
+				 *ua = stage_of(&b, LP_BD_UNATTRIBUTED);
+	CHECK(b.nstages == 3 && de && in && ua && b.stages[2].unattributed,
+	      "stages decode, infer and the unattributed rest, last (%zu)", b.nstages);
+	if (!de || !in || !ua)
+		goto out;
+	/* decode: 30 + 30 us; lock 10 (req 1) + 5 ([225, 230), req 2). */
+	CHECK(de->instances == 2 && de->st.n == 2 && de->st.total == 60 * US &&
+		  de->st.max == 30 * US && de->cat_ns[lw] == 15 * US && de->cat_ns[sl] == 0 &&
+		  de->cat_ns[un] == 45 * US,
+	      "decode: 2 instances, 60 us, lock wait 15 us, the rest 45 us (lock %lld, rest "
+	      "%lld)",
+	      (long long)de->cat_ns[lw], (long long)de->cat_ns[un]);
+	/* infer: 40 + 20 us; sleep 15 (req 1), lock [235, 240) 5 (req 2). */
+	CHECK(in->instances == 2 && in->st.total == 60 * US && in->st.max == 40 * US &&
+		  in->cat_ns[lw] == 5 * US && in->cat_ns[sl] == 15 * US &&
+		  in->cat_ns[un] == 40 * US,
+	      "infer: 60 us, lock wait 5 us, sleep 15 us, the rest 40 us (lock %lld, sleep %lld, "
+	      "rest %lld)",
+	      (long long)in->cat_ns[lw], (long long)in->cat_ns[sl], (long long)in->cat_ns[un]);
+	/* rest: req 1 [0,10) [40,50) [90,100) = 30 us, sleep [95, 99) 4 us;
+	 * req 2 [230, 235) [255, 260) = 10 us, lock [230, 235) 5 us. */
+	CHECK(ua->instances == 2 && ua->st.total == 40 * US && ua->cat_ns[lw] == 5 * US &&
+		  ua->cat_ns[sl] == 4 * US && ua->cat_ns[un] == 31 * US,
+	      "unattributed: 40 us, lock wait 5 us, sleep 4 us, the rest 31 us (%lld, %lld, "
+	      "%lld, %lld)",
+	      (long long)ua->st.total, (long long)ua->cat_ns[lw], (long long)ua->cat_ns[sl],
+	      (long long)ua->cat_ns[un]);
+	CHECK(de->share == 60.0 / 160 && in->share == 60.0 / 160 && ua->share == 40.0 / 160,
+	      "shares 0.375, 0.375, 0.25 (%g, %g, %g)", de->share, in->share, ua->share);
+	CHECK(b.req_cat_ns[lw] == 25 * US && b.req_cat_ns[sl] == 19 * US &&
+		  b.req_cat_ns[un] == 116 * US,
+	      "request time: lock wait 25 us, sleep 19 us (not the one outside requests), the "
+	      "rest 116 us (%lld, %lld, %lld)",
+	      (long long)b.req_cat_ns[lw], (long long)b.req_cat_ns[sl],
+	      (long long)b.req_cat_ns[un]);
+out:
+	lp_breakdown_free(&b);
+	sqlite3_close(db);
+}
+
+#define NREQ 300
+#define NTH 3
+#define NSTG 2 /* decode, infer */
+
+/* What the brute force accumulates per stage (NSTG = the unattributed rest). */
+struct ref_stage {
+	int64_t instances, nreq, total, lock, sleep, rest;
+	int64_t per_req[NREQ];
+};
+
+struct span {
+	int64_t a, z; /* us */
+};
+
+static int in_span(const struct span *v, int n, int64_t t)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i].a <= t && t < v[i].z)
+			return 1;
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int64_t nearest_rank(int64_t *v, size_t n, double p)
+{
+	qsort(v, n, sizeof(*v), cmp_i64);
+	size_t k = 0; /* the smallest k with k + 1 >= p n / 100 */
+	while ((double)(k + 1) < p / 100.0 * (double)n)
+		k++;
+	return v[k < n ? k : n - 1];
+}
+
+/*
+ * Requests laid end to end per thread with gaps; each has decode and, most
+ * of the time, infer after it (two thirds), both inside the request with
+ * gaps around. Waits are drawn per thread anywhere in its timeline: lock
+ * waits and sleeps overlap each other (the lock wait owns the overlap: it
+ * comes first in lp_bd_categories) and cross every edge.
+ */
+static void test_random(void)
+{
+	sqlite3 *db = db_new();
+	static struct span req[NREQ], stg[NREQ][NSTG];
+	static int req_th[NREQ], has[NREQ][NSTG];
+	static struct span lockw[NTH][200], sleepw[NTH][200];
+	int nlock[NTH] = {0}, nsleep[NTH] = {0};
+	int64_t tend[NTH] = {0};
+	char sql[512];
+	int64_t id = 0;
+	lp_rnd_state = 0x5eed5eedULL;
+	exec(db, "BEGIN");
+	for (int r = 0; r < NREQ; r++) {
+		int th = r % NTH;
+		int64_t a = tend[th] + 1 + rnd() % 20, t = a + rnd() % 5;
+		for (int s = 0; s < NSTG; s++) {
+			has[r][s] = s == 0 || rnd() % 3 != 0;
+			if (!has[r][s])
+				continue;
+			stg[r][s].a = t;
+			stg[r][s].z = t + 1 + rnd() % 40;
+			t = stg[r][s].z + rnd() % 5;
+		}
+		req[r] = (struct span){a, t + rnd() % 5 + 1};
+		req_th[r] = th;
+		tend[th] = req[r].z;
+		int64_t rid = ++id;
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO ranges(id, process_id, name_id, start_ns, end_ns,"
+			 " start_thread_id, end_thread_id, parent_id, depth) VALUES"
+			 " (%lld, 1, 1, %lld, %lld, %d, %d, NULL, 0)",
+			 (long long)rid, (long long)(req[r].a * US), (long long)(req[r].z * US),
+			 th + 1, th + 1);
+		exec(db, sql);
+		for (int s = 0; s < NSTG; s++)
+			if (has[r][s]) {
+				snprintf(
+				    sql, sizeof(sql),
+				    "INSERT INTO ranges(id, process_id, name_id, start_ns,"
+				    " end_ns, start_thread_id, end_thread_id, parent_id, depth)"
+				    " VALUES (%lld, 1, %d, %lld, %lld, %d, %d, %lld, 1)",
+				    (long long)++id, s + 2, (long long)(stg[r][s].a * US),
+				    (long long)(stg[r][s].z * US), th + 1, th + 1, (long long)rid);
+				exec(db, sql);
+			}
+	}
+	for (int th = 0; th < NTH; th++) {
+		/* Waits never overlap one of their own kind on a thread (a thread
+		 * waits for one lock at a time): each kind walks forward. */
+		for (int64_t t = rnd() % 30; t < tend[th] && nlock[th] < 200; t += 5 + rnd() % 60) {
+			struct span w = {t, t + 1 + rnd() % 25};
+			lockw[th][nlock[th]++] = w;
+			t = w.z;
+			snprintf(sql, sizeof(sql),
+				 "INSERT INTO lock_waits(id, lock_id, thread_id, start_ns, dur_ns)"
+				 " VALUES (%lld, 1, %d, %lld, %lld)",
+				 (long long)++id, th + 1, (long long)(w.a * US),
+				 (long long)((w.z - w.a) * US));
+			exec(db, sql);
+		}
+		for (int64_t t = rnd() % 30; t < tend[th] && nsleep[th] < 200;
+		     t += 5 + rnd() % 60) {
+			struct span w = {t, t + 1 + rnd() % 25};
+			sleepw[th][nsleep[th]++] = w;
+			t = w.z;
+			snprintf(sql, sizeof(sql),
+				 "INSERT INTO blocking_calls(id, thread_id, start_ns, dur_ns, call,"
+				 " category, result) VALUES (%lld, %d, %lld, %lld, 'nanosleep',"
+				 " 'sleep', 0)",
+				 (long long)++id, th + 1, (long long)(w.a * US),
+				 (long long)((w.z - w.a) * US));
+			exec(db, sql);
+		}
+	}
+	exec(db, "COMMIT");
+
+	/* The brute force: every microsecond of every request. */
+	static struct ref_stage ref[NSTG + 1];
+	static int64_t req_dur[NREQ];
+	int64_t req_total = 0, req_lock = 0, req_sleep = 0, req_rest = 0;
+	for (int r = 0; r < NREQ; r++) {
+		int th = req_th[r];
+		int64_t in_stage[NSTG + 1] = {0};
+		for (int64_t t = req[r].a; t < req[r].z; t++) {
+			int s = NSTG;
+			for (int k = 0; k < NSTG; k++)
+				if (has[r][k] && stg[r][k].a <= t && t < stg[r][k].z)
+					s = k;
+			int lk = in_span(lockw[th], nlock[th], t),
+			    sp = !lk && in_span(sleepw[th], nsleep[th], t);
+			in_stage[s]++;
+			ref[s].lock += lk;
+			ref[s].sleep += sp;
+			ref[s].rest += !lk && !sp;
+			req_lock += lk;
+			req_sleep += sp;
+			req_rest += !lk && !sp;
+		}
+		for (int s = 0; s <= NSTG; s++) {
+			int present = s == NSTG || has[r][s];
+			ref[s].instances += present;
+			if (present && (s < NSTG || in_stage[s] > 0))
+				ref[s].per_req[ref[s].nreq++] = in_stage[s];
+			ref[s].total += in_stage[s];
+		}
+		req_dur[r] = req[r].z - req[r].a;
+		req_total += req_dur[r];
+	}
+
+	struct lp_bd_opts o = {0};
+	struct lp_breakdown b;
+	char err[256] = "";
+	int rc = lp_breakdown_compute(db, &o, &b, err, sizeof(err));
+	CHECK(rc == 0, "lp_breakdown_compute on %d random requests: %d %s", NREQ, rc, err);
+	if (rc) {
+		sqlite3_close(db);
+		return;
+	}
+	int lw = cat_index(&b, "lock_wait"), sl = cat_index(&b, "sleep"),
+	    un = b.ncat - LP_BD_NREST + LP_BD_UNSPLIT;
+	int64_t p50 = nearest_rank(req_dur, NREQ, 50), p99 = nearest_rank(req_dur, NREQ, 99);
+	CHECK(b.req.n == NREQ && b.req.total == req_total * US && b.req.p50 == p50 * US &&
+		  b.req.p99 == p99 * US && b.req.max == req_dur[NREQ - 1] * US,
+	      "requests: %d, total %lld us, p50 %lld us, p99 %lld us as brute force (%lld, "
+	      "%lld, %lld)",
+	      NREQ, (long long)req_total, (long long)p50, (long long)p99,
+	      (long long)(b.req.total / US), (long long)(b.req.p50 / US),
+	      (long long)(b.req.p99 / US));
+	CHECK(b.req_cat_ns[lw] == req_lock * US && b.req_cat_ns[sl] == req_sleep * US &&
+		  b.req_cat_ns[un] == req_rest * US,
+	      "request time split: lock wait %lld us, sleep %lld us (lock wait owns the overlap), "
+	      "rest %lld us (%lld, %lld, %lld)",
+	      (long long)req_lock, (long long)req_sleep, (long long)req_rest,
+	      (long long)(b.req_cat_ns[lw] / US), (long long)(b.req_cat_ns[sl] / US),
+	      (long long)(b.req_cat_ns[un] / US));
+	const char *names[NSTG + 1] = {"decode", "infer", LP_BD_UNATTRIBUTED};
+	for (int s = 0; s <= NSTG; s++) {
+		const struct lp_bd_stage *st = stage_of(&b, names[s]);
+		struct ref_stage *w = &ref[s];
+		if (!st) {
+			CHECK(0, "no stage %s", names[s]);
+			continue;
+		}
+		int64_t max = 0;
+		for (int64_t i = 0; i < w->nreq; i++)
+			max = w->per_req[i] > max ? w->per_req[i] : max;
+		int64_t sp50 = nearest_rank(w->per_req, (size_t)w->nreq, 50);
+		CHECK(st->instances == w->instances && st->st.n == w->nreq &&
+			  st->st.total == w->total * US && st->st.max == max * US &&
+			  st->st.p50 == sp50 * US,
+		      "%s: %lld instances, %lld requests, %lld us, max %lld, p50 %lld us as brute "
+		      "force (%lld, %lld, %lld, %lld, %lld)",
+		      names[s], (long long)w->instances, (long long)w->nreq, (long long)w->total,
+		      (long long)max, (long long)sp50, (long long)st->instances,
+		      (long long)st->st.n, (long long)(st->st.total / US),
+		      (long long)(st->st.max / US), (long long)(st->st.p50 / US));
+		CHECK(st->cat_ns[lw] == w->lock * US && st->cat_ns[sl] == w->sleep * US &&
+			  st->cat_ns[un] == w->rest * US,
+		      "%s: lock wait %lld us, sleep %lld us, rest %lld us (%lld, %lld, %lld)",
+		      names[s], (long long)w->lock, (long long)w->sleep, (long long)w->rest,
+		      (long long)(st->cat_ns[lw] / US), (long long)(st->cat_ns[sl] / US),
+		      (long long)(st->cat_ns[un] / US));
+		double share = (double)w->total / (double)req_total;
+		CHECK(st->share > share - 1e-12 && st->share < share + 1e-12,
+		      "%s: share %.6f of request time (%.6f)", names[s], share, st->share);
+	}
+	lp_breakdown_free(&b);
+	sqlite3_close(db);
+}
+
+int main(void)
+{
+	test_hand_checked();
+	test_random();
+	return lp_check_done();
+}
