@@ -91,6 +91,15 @@ int64_t lp_import_thread(struct lp_import *imp, uint32_t tid)
 	return (int64_t)id;
 }
 
+void *lp_import_state(struct lp_import *imp, const struct lp_import_source *src)
+{
+	struct lp_import_priv *p = imp->priv;
+	for (int i = 0; i < LP_IMPORT_MAX_SOURCES && p->src[i]; i++)
+		if (p->src[i] == src)
+			return p->state[i];
+	return NULL;
+}
+
 int lp_import_meta(struct lp_import *imp, const char *key, const char *text, int64_t num)
 {
 	sqlite3_stmt *st = imp->priv->ins_meta;
