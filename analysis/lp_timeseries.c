@@ -130,8 +130,8 @@ static int ts_requests(sqlite3 *db, const struct lp_breakdown *b, const struct l
 		return rc ? rc : ts_percentiles(ts);
 	}
 	/* The name's ids first, then ranges through their name index: joining
-	 * strings per range made SQLite walk every range in start order (2.3x
-	 * the CPU on 5 M ranges, issue 19). */
+	 * strings per range makes SQLite walk every range in start order
+	 * (docs/perf-notes.md, "Request time series"). */
 	const char *sql =
 	    "SELECT r.id, r.start_ns, r.end_ns - r.start_ns FROM ranges r "
 	    "LEFT JOIN domains d ON d.id = r.domain_id "

@@ -118,9 +118,8 @@ static int64_t import_frame(struct lp_import *imp, uint64_t pc)
 	struct lp_import_priv *p = imp->priv;
 	struct lp_sym sym = {0};
 	uint64_t id;
-	/* 40,000 distinct stacks may share a dozen addresses: symbolizing
-	 * each address once, not once per stack, took an import of such a
-	 * storm from minutes to a second. */
+	/* 40,000 distinct stacks may share a dozen addresses: each address is
+	 * symbolized once, not once per stack (docs/perf-notes.md). */
 	if (pc && lp_map_get(&imp->proc->pcs, pc, &id))
 		return (int64_t)id;
 	int found = imp->proc->symtab && lp_symtab_lookup_pc(imp->proc->symtab, pc, &sym) == 0;

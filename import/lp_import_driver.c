@@ -144,7 +144,7 @@ static uint32_t import_site_stack(struct lp_import *imp, uint64_t ra)
  * it did not handle, or still running. The waits its threads were in, from
  * the run's shared table, go in as unfinished, flagged LP_WAITF_DIED, with
  * no length yet: the importer's core gives them their end once it knows
- * when the process died, or drops them (lp_core_died). */
+ * when the process died, or drops them (core_died in lp_import_core.c). */
 static int import_inflight(struct lp_import *imp, const struct lp_log *log)
 {
 	struct import_run *p = run_of(imp);
@@ -411,13 +411,10 @@ int lp_file_output_check(const char *out, int force, char *err, size_t errlen)
 /*
  * A large import's database has 64 KiB pages: SQLite splits a b-tree page
  * that is full, and a bulk load of 10^6 rows into 4 KiB pages splits (and
- * rebalances) one every 90 rows or so. Median of 7 imports of the import
- * bench's 1 M lock waits: 0.54 s with 4 KiB pages, 0.47 s with 64 KiB
- * (both in start order, index during the load; lp_import_core.c); an
- * nsys export of 1 M rows, 1.20 s against 1.10 s. Reports read such a
- * database as fast (the same 1 M waits: `report` 11.2 s against 11.3 s).
- * Small imports keep SQLite's default 4 KiB: every table and index takes
- * at least one page, and 51 of them at 64 KiB are 3.3 MiB.
+ * rebalances) one every 90 rows or so; reports read such a database as
+ * fast (docs/perf-notes.md, "Import: page size"). Small imports keep
+ * SQLite's default 4 KiB: every table and index takes at least one page,
+ * and 51 of them at 64 KiB are 3.3 MiB.
  */
 #define LP_IMPORT_BIG_BYTES ((int64_t)16 << 20)
 
@@ -429,9 +426,9 @@ static int import_page_size(struct lp_import *imp, int64_t input_bytes)
 }
 
 /* secure_delete, on in Debian's SQLite, zeroes the space a cell leaves
- * when b-tree pages are rebalanced or rewritten: 47 of 6,037 instructions
- * per lock wait (callgrind). Nothing the importer overwrites needs wiping:
- * the file is new, and every value it replaces is its own. */
+ * when b-tree pages are rebalanced or rewritten. Nothing the importer
+ * overwrites needs wiping: the file is new, and every value it replaces is
+ * its own. */
 static int import_setup(struct lp_import *imp, int64_t input_bytes)
 {
 	struct import_run *p = run_of(imp);

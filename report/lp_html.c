@@ -121,7 +121,7 @@ void lp_html_free(void *page)
 /* ---- write ---- */
 
 /*
- * The page stays bounded whatever the run's size (issue 19): every table
+ * The page stays bounded whatever the run's size: every table
  * shows at most LP_HTML_ROWS rows and says how many it left out, the
  * charts draw a bounded sample (report/lp_plot.c), a request timeline at
  * most LP_HTML_TL_ITEMS bars. Every number in it is still computed from

@@ -1776,7 +1776,7 @@ static int rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	return found;
 }
 
-/* ---- Python and thread pools (issue 15) -------------------------------- */
+/* ---- Python and thread pools ------------------------------------------- */
 
 #define LP_GIL_WAITS                                                                               \
 	"SELECT thread_id, start_ns, start_ns + dur_ns, flags FROM lock_waits WHERE class = 1 "    \

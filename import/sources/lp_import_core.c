@@ -28,38 +28,16 @@ extern const char lp_schema_core_sql[];
  * condition waits (few) in log order, flushed at the end of each process.
  * A 0 in an optional column (owner, mutex, stack) stores NULL, as bind_opt.
  *
- * Where an imported lock wait went in log order, with the index made
- * after the load (callgrind, the import bench's 1 M waits, instructions
- * per wait; 5,765 in all): reading and decoding the
- * log, threads, locks and stacks looked up, 300; SQLite's INSERT, 2,970
- * (the b-tree insert 890 of it, the rest its per-row program: a column
- * fetched per value, INTEGER affinity applied twice, the generated end_ns,
- * NOT NULL checks, the record); the start_ns index after the load, 2,460
- * (its sort 1,010). SQLite's own bulk insert of the same rows with bound
- * values costs as much (tests/bench/sqlite_ref.c), so the row decides the
- * rate: the same schema without column types, NOT NULL and end_ns took 650
- * instructions off the INSERT, and rows of start_ns and dur_ns alone go in
- * 1.6-1.8x faster.
- *
- * So lock waits are stored in start order (lp_waitsort.h), across
- * processes, and their start_ns index is made before the load: each key
- * then lands on the index's last page, where SQLite appends without a
- * search from the root, and no sort of all keys follows. With 4 KiB pages
- * that gained little (an earlier try, best of 9: 0.83 s against 0.73 s;
- * SQLite rebalances an index's last three pages at every split, copying
- * them whole); a large import's pages are 64 KiB (lp_import.c
- * import_page_size), which makes splits 16 times rarer. 200,000 waits:
- * 5,820 instructions a wait before, 5,179 after (callgrind); 1 M waits,
- * median of 15 alternating imports: 0.580 s before, 0.465 s after.
- *
- * Then lock_waits became its own start_ns index: a WITHOUT ROWID table
- * keyed by (start_ns, id), where a rowid table kept the index apart, so
- * one b-tree grows where two did and each row is stored once with its
- * key. The importer numbers the rows in the order they go in (id).
- * 1 M waits: 5,183 M instructions before, 4,920 M after (callgrind); the
- * database 49.1 against 35.9 bytes a wait; median CPU of 9 alternating
- * imports 0.71 s against 0.61 s while this VM ran slowly, the same 0.45 s
- * while it ran fast: what it saves is mostly pages written and cached.
+ * The row, not the reading of the log, decides the rate: SQLite's INSERT
+ * and the start_ns index are most of a wait's cost (docs/perf-notes.md,
+ * "Import: lock waits"). So lock waits are stored in start order
+ * (lp_waitsort.h), across processes, into lock_waits, a WITHOUT ROWID
+ * table keyed by (start_ns, id): each key lands on the table's last page,
+ * where SQLite appends without a search from the root, one b-tree grows
+ * where a table and its index would, and no sort of all keys follows. A
+ * large import's pages are 64 KiB (lp_import_driver.c import_page_size),
+ * which makes splits 16 times rarer. The importer numbers the rows in the
+ * order they go in (id).
  */
 #define LP_WAIT_OPT ((1u << 2) | (1u << 6)) /* owner_tid, stack_id */
 #define LP_COND_OPT ((1u << 2) | (1u << 6)) /* mutex_lock_id, stack_id */

@@ -1,4 +1,4 @@
-# CUDA capture (issue 4). Unit tests need only the CUPTI library (no GPU).
+# CUDA capture. Unit tests need only the CUPTI library (no GPU).
 if(TARGET latprof_cupti_tr)
   lp_c_test(lp_cupti_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_cupti_test.c
     LIBS latprof_cupti_tr latprof_analyze LABELS unit)

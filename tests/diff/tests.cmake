@@ -1,4 +1,4 @@
-# Run comparison: statistics, diff and check (issue 6).
+# Run comparison: statistics, diff and check.
 lp_c_test(lp_stats_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_stats_test.c
   LIBS latprof_analyze LABELS unit)
 lp_py_test(diff_synthetic test_diff_synthetic.py LABELS e2e)

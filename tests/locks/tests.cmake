@@ -1,4 +1,4 @@
-# Lock report and symbolization (issue 2, items 6-7).
+# Lock report and symbolization.
 lp_c_test(lp_symbols_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_symbols_test.c
   LIBS latprof_analyze LABELS unit)
 target_compile_options(lp_symbols_test PRIVATE -g -O1)
@@ -33,10 +33,10 @@ lp_py_test(locks_spin test_spin.py LABELS e2e)
 # The symbol cache on a real run: re-imports served from it, damaged entries.
 lp_py_test(locks_symcache test_symcache.py LABELS e2e)
 
-# The holder's stage (issue 15): lock_waits.owner_range_id.
+# The holder's stage: lock_waits.owner_range_id.
 lp_py_test(locks_holder_stage test_holder_stage.py LABELS e2e)
 
-# Wait classes (issue 15) on a hand-built database with the real schema.
+# Wait classes on a hand-built database with the real schema.
 lp_c_test(lp_waits_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lp_waits_test.c
   LIBS latprof_analyze LABELS unit)
 

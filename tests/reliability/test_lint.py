@@ -4,7 +4,7 @@ tests/README.md:
    analyze/, report/, cli/ except the listed internal identifiers.
 2. In-app code (collector/, preload/) reads environment variables only in
    start-up functions: after that the environment is the app's.
-3. One read path (issue 13): no code in analyze/ steps a statement itself;
+3. One read path: no code in analyze/ steps a statement itself;
    rows are read through db/lp_db.c (lp_db_query, lp_db_each,
    lp_db_step_all, lp_db_lookup and the lookups with a default), which
    check for SQLITE_DONE. The importer's write helper lp_import_step is the
@@ -107,7 +107,7 @@ STEP_ALLOW = {("import/lp_import.c", "lp_import_step"): "INSERTs, result checked
 bad = calls_outside(r"\bsqlite3_step\s*\(", STEP_ALLOW, TOOL, skip=("db/lp_db.c",))
 check(not bad, "analyze/ reads rows only through lp_db.c (no sqlite3_step elsewhere)" + bad)
 
-# 4. Names (issue 13): `lp_` names what other files may call. A static
+# 4. Names: `lp_` names what other files may call. A static
 # function or a struct defined in a .c file of analyze/, report/ or cli/
 # carries no `lp_` prefix unless a header declares that name (then it is
 # the file's side of a shared declaration, e.g. struct lp_fnd_ctx).
