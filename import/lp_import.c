@@ -8,6 +8,7 @@
 #include "lp_import.h"
 #include "lp_import_priv.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -167,6 +168,7 @@ int lp_import_stack_def(struct lp_import *imp, const struct lp_rec_header *h, co
 	int64_t frame_ids[64];
 	if (n > 64)
 		n = 64;
+	assert(n <= sizeof(frame_ids) / sizeof(frame_ids[0]));
 	for (uint32_t i = 0; i < n; i++)
 		if (!(frame_ids[i] = import_frame(imp, pcs[i])))
 			return -EIO;

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "lp_findings.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -2322,6 +2323,11 @@ int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct
 	ctx_free(&c);
 	if (rc)
 		return rc;
+	/* The ranking and every share rely on it: a saving is never above its
+	 * basis, nor the basis above the time it is a share of. */
+	for (size_t i = 0; i < out->n; i++)
+		assert(out->v[i].saving_ns >= 0 && out->v[i].saving_ns <= out->v[i].basis_ns &&
+		       (out->v[i].scope_ns <= 0 || out->v[i].basis_ns <= out->v[i].scope_ns));
 	if (out->n > 1) /* qsort(NULL, 0) is undefined */
 		qsort(out->v, out->n, sizeof(*out->v), lp_fnd_cmp);
 	return 0;
