@@ -40,7 +40,7 @@ struct report_opts {
 	enum lp_fmt fmt;
 	const char *request;		 /* --breakdown --request NAME */
 	int stage_depth;		 /* --breakdown --stage-depth N */
-	struct lp_fnd_override over[64]; /* --rule-threshold ID=VALUE */
+	struct lp_findings_override over[64]; /* --rule-threshold ID=VALUE */
 	size_t nover;
 };
 
@@ -93,7 +93,7 @@ static void w_locks_csv(FILE *f, const void *r)
 static void *view_breakdown(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	struct lp_breakdown *b = xcalloc(1, sizeof(*b));
-	struct lp_bd_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
+	struct lp_breakdown_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
 	if (lp_breakdown_compute(db, &bo, b, err, errlen)) {
 		free(b);
 		return NULL;
@@ -153,13 +153,13 @@ static void w_ranges_csv(FILE *f, const void *r)
 	lp_range_stats_write_csv(f, r);
 }
 
-/* ---- --counters (analyze/lp_counters_report.h) ------------------------ */
+/* ---- --counters (analyze/lp_counter_totals.h) ------------------------ */
 
 static void *view_counters(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
-	struct lp_counters_report *r = xcalloc(1, sizeof(*r));
+	struct lp_counter_totals *r = xcalloc(1, sizeof(*r));
 	(void)o;
-	if (lp_counters_report_compute(db, r, err, errlen)) {
+	if (lp_counter_totals_compute(db, r, err, errlen)) {
 		free(r);
 		return NULL;
 	}
@@ -173,7 +173,7 @@ static void *view_counters(sqlite3 *db, const struct report_opts *o, char *err, 
 
 static void view_counters_free(void *r)
 {
-	lp_counters_report_free(r);
+	lp_counter_totals_free(r);
 	free(r);
 }
 
@@ -307,7 +307,7 @@ static void view_summary_free(void *res)
 static void *view_summary(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	struct summary_view *v = xcalloc(1, sizeof(*v));
-	struct lp_bd_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
+	struct lp_breakdown_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
 	struct lp_findings_opts fo = {.request = o->request, .nover = o->nover, .over = o->over};
 	if (lp_findings_analyze(db, &fo, &v->findings, err, errlen) ||
 	    lp_summary_analyze(db, &v->run, err, errlen) ||

@@ -537,7 +537,7 @@ static int load_locks(sqlite3 *db, struct lp_side *side, char *err, size_t errle
  * Pooled over the side's runs. */
 static int load_cats(sqlite3 *db, const char *path, struct lp_side *side, char *err, size_t errlen)
 {
-	struct lp_bd_opts o = {.request = side->req_name};
+	struct lp_breakdown_opts o = {.request = side->req_name};
 	struct lp_breakdown bd;
 	char why[256];
 	int rc = lp_breakdown_compute(db, &o, &bd, why, sizeof(why));

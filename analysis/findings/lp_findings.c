@@ -28,7 +28,7 @@ struct req {
 	int64_t id, proc, thread, tid, start, end;
 };
 
-struct lp_fnd_ctx {
+struct lp_findings_ctx {
 	sqlite3 *db;
 	char *err;
 	size_t errlen;
@@ -68,7 +68,7 @@ static char *findings_fmt(const char *fmt, ...)
 	return s;
 }
 
-static int findings_skip(struct lp_fnd_ctx *c, const char *why)
+static int findings_skip(struct lp_findings_ctx *c, const char *why)
 {
 	free(c->why);
 	c->why = strdup(why);
@@ -83,14 +83,14 @@ int lp_rule_passes(const struct lp_rule *r, double value, double thr)
 	return r->cmp == LP_CMP_LT ? value < thr : value >= thr;
 }
 
-static int findings_quiet(struct lp_fnd_ctx *c, double value)
+static int findings_quiet(struct lp_findings_ctx *c, double value)
 {
 	c->has_value = 1;
 	c->value = value;
 	return 0;
 }
 
-static int64_t findings_q1(struct lp_fnd_ctx *c, const char *sql)
+static int64_t findings_q1(struct lp_findings_ctx *c, const char *sql)
 {
 	return lp_db_int(c->db, sql, 0);
 }
@@ -106,7 +106,7 @@ static int64_t min64(int64_t a, int64_t b)
 }
 
 /* A new finding of rule r; NULL on -ENOMEM. */
-static struct lp_finding *lp_fnd_new(struct lp_fnd_ctx *c, const struct lp_rule *r, double value,
+static struct lp_finding *lp_findings_new(struct lp_findings_ctx *c, const struct lp_rule *r, double value,
 				     double threshold)
 {
 	struct lp_findings *o = c->out;
@@ -133,14 +133,14 @@ static struct lp_finding *lp_fnd_new(struct lp_fnd_ctx *c, const struct lp_rule 
 static void findings_num(struct lp_finding *f, const char *key, const char *label, const char *unit,
 			 double v)
 {
-	if (f->nnum < LP_FND_MAXNUM)
-		f->num[f->nnum++] = (struct lp_fnd_num){key, label, unit, v};
+	if (f->nnum < LP_FINDINGS_MAXNUM)
+		f->num[f->nnum++] = (struct lp_findings_num){key, label, unit, v};
 }
 
 static void findings_site(struct lp_finding *f, const char *what, int64_t count, int64_t ns)
 {
-	if (f->nsite < LP_FND_MAXSITES && what)
-		f->site[f->nsite++] = (struct lp_fnd_site){strdup(what), count, ns};
+	if (f->nsite < LP_FINDINGS_MAXSITES && what)
+		f->site[f->nsite++] = (struct lp_findings_site){strdup(what), count, ns};
 }
 
 /* Saving, its basis and the severity; the saving is clamped to the basis
@@ -165,7 +165,7 @@ static void findings_saving(struct lp_finding *f, int64_t saving, int64_t basis,
 /* ---- requests: lookup and per-request attribution ---------------------- */
 
 /* First request on thread th with end > s (binary search). */
-static size_t req_lower(const struct lp_fnd_ctx *c, int64_t th, int64_t s)
+static size_t req_lower(const struct lp_findings_ctx *c, int64_t th, int64_t s)
 {
 	size_t lo = 0, hi = c->nreq;
 	while (lo < hi) {
@@ -181,7 +181,7 @@ static size_t req_lower(const struct lp_fnd_ctx *c, int64_t th, int64_t s)
 
 /* Adds the part of [s, e) on thread th that lies inside requests to their
  * stake; returns that part. Without requests, the whole interval counts. */
-static int64_t findings_attr(struct lp_fnd_ctx *c, int64_t th, int64_t s, int64_t e)
+static int64_t findings_attr(struct lp_findings_ctx *c, int64_t th, int64_t s, int64_t e)
 {
 	if (!c->has_req)
 		return e > s ? e - s : 0;
@@ -199,14 +199,14 @@ static int64_t findings_attr(struct lp_fnd_ctx *c, int64_t th, int64_t s, int64_
 	return in;
 }
 
-static void stake_reset(struct lp_fnd_ctx *c)
+static void stake_reset(struct lp_findings_ctx *c)
 {
 	if (c->stake)
 		memset(c->stake, 0, c->nreq * sizeof(*c->stake));
 }
 
 /* The request with the most at stake becomes the finding's example. */
-static void findings_example(struct lp_fnd_ctx *c, struct lp_finding *f)
+static void findings_example(struct lp_findings_ctx *c, struct lp_finding *f)
 {
 	size_t best = c->nreq;
 	for (size_t i = 0; i < c->nreq; i++)
@@ -215,14 +215,14 @@ static void findings_example(struct lp_fnd_ctx *c, struct lp_finding *f)
 	if (best == c->nreq)
 		return;
 	const struct req *r = &c->req[best];
-	f->ex = (struct lp_fnd_example){
+	f->ex = (struct lp_findings_example){
 	    1, r->id, r->tid, r->start, r->start - c->run_start, r->end - r->start, c->stake[best]};
 }
 
-static void example_req(struct lp_fnd_ctx *c, struct lp_finding *f, size_t i, int64_t stake)
+static void example_req(struct lp_findings_ctx *c, struct lp_finding *f, size_t i, int64_t stake)
 {
 	const struct req *r = &c->req[i];
-	f->ex = (struct lp_fnd_example){
+	f->ex = (struct lp_findings_example){
 	    1, r->id, r->tid, r->start, r->start - c->run_start, r->end - r->start, stake};
 }
 
@@ -235,7 +235,7 @@ static int req_cmp(const void *a, const void *b)
 }
 
 /* ?1, ?2: the request range's name and domain. */
-static void req_args(const struct lp_fnd_ctx *c, struct lp_db_arg a[2])
+static void req_args(const struct lp_findings_ctx *c, struct lp_db_arg a[2])
 {
 	a[0] = LP_DB_TEXT(c->bd->req_name);
 	a[1] = LP_DB_TEXT(c->bd->req_domain ? c->bd->req_domain : "");
@@ -280,7 +280,7 @@ static const struct thr *thr_find(const struct thr_load *t, int64_t id)
  * ranges_named used to fetch, without scanning the table three more times
  * (at 2 M ranges those scans were 3.8 s of a 13 s HTML report).
  */
-static int req_collect(struct lp_fnd_ctx *c, const uint8_t *isreq, const struct thr_load *thr,
+static int req_collect(struct lp_findings_ctx *c, const uint8_t *isreq, const struct thr_load *thr,
 		       struct lp_ivec *req_iv, struct lp_ivec *stage_iv)
 {
 	const struct lp_rset *rs = c->rs;
@@ -306,7 +306,7 @@ static int req_collect(struct lp_fnd_ctx *c, const uint8_t *isreq, const struct 
 	return 0;
 }
 
-static int load_requests(struct lp_fnd_ctx *c)
+static int load_requests(struct lp_findings_ctx *c)
 {
 	struct thr_load thr = {0};
 	struct lp_ivec req_iv = {0}, stage_iv = {0};
@@ -367,7 +367,7 @@ static int lock_acc_cmp(const void *a, const void *b)
 	return (y->in_ns > x->in_ns) - (y->in_ns < x->in_ns);
 }
 
-static const struct lp_lock_row *lp_lock_row(const struct lp_fnd_ctx *c, int64_t id)
+static const struct lp_lock_row *lp_lock_row(const struct lp_findings_ctx *c, int64_t id)
 {
 	for (size_t i = 0; i < c->locks.n; i++)
 		if (c->locks.locks[i].id == id)
@@ -376,7 +376,7 @@ static const struct lp_lock_row *lp_lock_row(const struct lp_fnd_ctx *c, int64_t
 }
 
 struct lock_load {
-	struct lp_fnd_ctx *c;
+	struct lp_findings_ctx *c;
 	struct lock_acc *v;
 	size_t n, cap;
 };
@@ -398,7 +398,7 @@ static int lock_wait_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* Per lock, the wait inside requests (or in the whole run without them). */
-static int lock_accumulate(struct lp_fnd_ctx *c, struct lock_acc **out, size_t *nout)
+static int lock_accumulate(struct lp_findings_ctx *c, struct lock_acc **out, size_t *nout)
 {
 	struct lock_load l = {c, NULL, 0, 0};
 	int rc =
@@ -426,7 +426,7 @@ static int attr_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* The example for one lock: the request that waited on it the longest. */
-static int lock_example(struct lp_fnd_ctx *c, struct lp_finding *f, int64_t lock_id)
+static int lock_example(struct lp_findings_ctx *c, struct lp_finding *f, int64_t lock_id)
 {
 	if (!c->has_req)
 		return 0;
@@ -442,7 +442,7 @@ static int lock_example(struct lp_fnd_ctx *c, struct lp_finding *f, int64_t lock
 	return 0;
 }
 
-static int rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_lock(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	struct lock_acc *acc = NULL;
 	size_t n = 0;
@@ -454,7 +454,7 @@ static int rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	if (rc)
 		return rc;
 	/* The lock that explains the p99 tail, if the breakdown found one. */
-	const struct lp_bd_tail *t = &c->bd->tail;
+	const struct lp_breakdown_tail *t = &c->bd->tail;
 	int64_t tail_lock = -1;
 	if (c->has_req && t->valid && t->has_key && t->cat == bd_cat(c->bd, "lock_wait") &&
 	    t->key_tail_ns - t->key_mid_ns > 0.5 * (double)(t->p99_ns - t->p60_ns))
@@ -466,7 +466,7 @@ static int rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 		if (!lp_rule_passes(r, share, thr) && !tail)
 			continue;
 		const struct lp_lock_row *row = lp_lock_row(c, acc[i].id);
-		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+		struct lp_finding *f = lp_findings_new(c, r, share, thr);
 		if (!f) {
 			free(acc);
 			return -ENOMEM;
@@ -520,19 +520,19 @@ static int rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
  * requests: total, count, top labels. */
 struct acc {
 	int64_t ns, n, all_n;
-	struct lp_fnd_site top[LP_FND_MAXSITES];
+	struct lp_findings_site top[LP_FINDINGS_MAXSITES];
 	char cur[512];
 	int64_t cur_n, cur_ns;
 };
 
 static void acc_flush(struct acc *a)
 {
-	for (int k = 0; a->cur_ns > 0 && k < LP_FND_MAXSITES; k++)
+	for (int k = 0; a->cur_ns > 0 && k < LP_FINDINGS_MAXSITES; k++)
 		if (a->cur_ns > a->top[k].ns) {
-			free(a->top[LP_FND_MAXSITES - 1].what);
+			free(a->top[LP_FINDINGS_MAXSITES - 1].what);
 			memmove(&a->top[k + 1], &a->top[k],
-				(LP_FND_MAXSITES - 1 - k) * sizeof(a->top[0]));
-			a->top[k] = (struct lp_fnd_site){strdup(a->cur), a->cur_n, a->cur_ns};
+				(LP_FINDINGS_MAXSITES - 1 - k) * sizeof(a->top[0]));
+			a->top[k] = (struct lp_findings_site){strdup(a->cur), a->cur_n, a->cur_ns};
 			break;
 		}
 	a->cur_n = a->cur_ns = 0;
@@ -548,7 +548,7 @@ static void acc_label(struct acc *a, const char *w)
 }
 
 struct acc_load {
-	struct lp_fnd_ctx *c;
+	struct lp_findings_ctx *c;
 	struct acc *a;
 };
 
@@ -571,7 +571,7 @@ static int acc_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* Rows: thread, start, end, label (ordered by label); ?1 = the API domain. */
-static int acc_run(struct lp_fnd_ctx *c, const char *sql, struct acc *a)
+static int acc_run(struct lp_findings_ctx *c, const char *sql, struct acc *a)
 {
 	struct acc_load l = {c, a};
 	struct lp_db_arg dom = LP_DB_TEXT(c->api_domain);
@@ -584,14 +584,14 @@ static int acc_run(struct lp_fnd_ctx *c, const char *sql, struct acc *a)
 
 static void acc_free(struct acc *a)
 {
-	for (int k = 0; k < LP_FND_MAXSITES; k++)
+	for (int k = 0; k < LP_FINDINGS_MAXSITES; k++)
 		free(a->top[k].what);
 }
 
 static void acc_sites(struct lp_finding *f, const struct acc *a, const char *kind)
 {
 	f->site_kind = kind;
-	for (int k = 0; k < LP_FND_MAXSITES; k++)
+	for (int k = 0; k < LP_FINDINGS_MAXSITES; k++)
 		if (a->top[k].what)
 			findings_site(f, a->top[k].what, a->top[k].count, a->top[k].ns);
 }
@@ -601,7 +601,7 @@ static void acc_sites(struct lp_finding *f, const struct acc *a, const char *kin
 static int queue_row(sqlite3_stmt *st, void *ctx)
 {
 	struct acc_load *l = ctx;
-	struct lp_fnd_ctx *c = l->c;
+	struct lp_findings_ctx *c = l->c;
 	const char *w = (const char *)sqlite3_column_text(st, 3);
 	acc_label(l->a, w ? w : "");
 	int64_t th = sqlite3_column_int64(st, 0), s = sqlite3_column_int64(st, 1),
@@ -622,7 +622,7 @@ static int queue_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_queue(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	if (!c->has_req)
 		return findings_skip(c, "no NVTX request ranges");
@@ -650,7 +650,7 @@ static int rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	double share = findings_share(total, c->req_ns);
 	int found = 0;
 	if (lp_rule_passes(r, share, thr)) {
-		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+		struct lp_finding *f = lp_findings_new(c, r, share, thr);
 		if (!f)
 			rc = -ENOMEM;
 		else {
@@ -682,7 +682,7 @@ static int dur_cmp(const void *a, const void *b)
 }
 
 /* Sorted request durations (caller frees). */
-static int64_t *req_durs(const struct lp_fnd_ctx *c)
+static int64_t *req_durs(const struct lp_findings_ctx *c)
 {
 	int64_t *d = malloc((c->nreq ? c->nreq : 1) * sizeof(*d));
 	if (!d)
@@ -765,7 +765,7 @@ static int tail_lock_row(sqlite3_stmt *st, void *ctx)
 	"a ON a.process_id = y.process_id AND a.correlation_id = y.correlation_id AND a.domain = " \
 	"'runtime' WHERE y.correlation_id != 0 AND y.type != 'stream_wait_event'"
 
-static int fnd_prep(struct lp_fnd_ctx *c, const char *sql, sqlite3_stmt **st)
+static int fnd_prep(struct lp_findings_ctx *c, const char *sql, sqlite3_stmt **st)
 {
 	if (sqlite3_prepare_v2(c->db, sql, -1, st, NULL) == SQLITE_OK)
 		return 0;
@@ -774,7 +774,7 @@ static int fnd_prep(struct lp_fnd_ctx *c, const char *sql, sqlite3_stmt **st)
 }
 
 /* Fills a from the stage intervals of the tail and median requests. */
-static int tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *domain,
+static int tail_waits(struct lp_findings_ctx *c, const char *stage, const char *domain,
 		      struct tail_acc *a)
 {
 	const struct lp_breakdown *b = c->bd;
@@ -851,12 +851,12 @@ static const char *tail_cause_label(int k)
 /* Appends ", cause +X ms [on lock]" for every cause >= 20% of the stage's
  * growth, largest first; the causes also become sites. Returns 0 or
  * -ENODATA when the stage's intervals cannot be found (--stage-depth > 1). */
-static int tail_causes(struct lp_fnd_ctx *c, struct lp_finding *f, double grow, char *why,
+static int tail_causes(struct lp_findings_ctx *c, struct lp_finding *f, double grow, char *why,
 		       size_t len, int n)
 {
 	const struct lp_breakdown *b = c->bd;
-	const struct lp_bd_tail *t = &b->tail;
-	const struct lp_bd_stage *sg = &b->stages[t->stage];
+	const struct lp_breakdown_tail *t = &b->tail;
+	const struct lp_breakdown_stage *sg = &b->stages[t->stage];
 	if (b->stage_depth > 1 || grow <= 0)
 		return -ENODATA;
 	struct tail_acc a = {0};
@@ -905,7 +905,7 @@ static int tail_causes(struct lp_fnd_ctx *c, struct lp_finding *f, double grow, 
 	return listed ? 0 : -ENODATA;
 }
 
-static int rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_tail(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	const struct lp_breakdown *b = c->bd;
 	if (!c->has_req)
@@ -915,7 +915,7 @@ static int rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	double ratio = (double)b->req.p99 / (double)b->req.p50;
 	if (!lp_rule_passes(r, ratio, thr))
 		return findings_quiet(c, ratio);
-	struct lp_finding *f = lp_fnd_new(c, r, ratio, thr);
+	struct lp_finding *f = lp_findings_new(c, r, ratio, thr);
 	if (!f)
 		return -ENOMEM;
 	/* Basis: the tail requests' time above the median. */
@@ -930,7 +930,7 @@ static int rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 		excess += d - b->req.p50;
 		c->stake[i] = d - b->req.p50;
 	}
-	const struct lp_bd_tail *t = &b->tail;
+	const struct lp_breakdown_tail *t = &b->tail;
 	int64_t saving = excess;
 	char why[600] = "";
 	if (t->stage >= 0 && (size_t)t->stage < b->nstages) {
@@ -975,7 +975,7 @@ static int rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 }
 
 /* Per thread, the leading requests slower than ratio x the median. */
-static int rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_cold(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	if (!c->has_req)
 		return findings_skip(c, "no NVTX request ranges");
@@ -1019,7 +1019,7 @@ static int rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	if (!cold)
 		return findings_quiet(c, ratio);
 	ratio = (double)worst / (double)p50;
-	struct lp_finding *f = lp_fnd_new(c, r, ratio, thr);
+	struct lp_finding *f = lp_findings_new(c, r, ratio, thr);
 	if (!f)
 		return -ENOMEM;
 	findings_num(f, "cold_requests", "slow first requests", "count", (double)cold);
@@ -1038,7 +1038,7 @@ static int rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 /* Lock and condition waits and blocking calls that began inside a request
  * range, on the thread that opened it: each switches the thread out once. Waits elsewhere
  * (background threads, start-up) explain none of the requests' switches. */
-static int64_t req_waits(struct lp_fnd_ctx *c)
+static int64_t req_waits(struct lp_findings_ctx *c)
 {
 #define LP_REQ_WAITS(table)                                                                        \
 	"SELECT count(*) FROM ranges_named r JOIN " table " w ON w.thread_id = "                   \
@@ -1084,7 +1084,7 @@ static int cpu_row(sqlite3_stmt *st, void *ctx)
 
 /* Context switches and migrations per request from range_counters, and
  * the request time off the CPU that no recorded wait explains. */
-static int rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_cpu(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	if (!c->has_req)
 		return findings_skip(c, "no NVTX request ranges");
@@ -1124,7 +1124,7 @@ static int rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	double value = excess + (isnan(mig_per) ? 0 : mig_per);
 	if (!lp_rule_passes(r, value, thr))
 		return findings_quiet(c, value);
-	struct lp_finding *f = lp_fnd_new(c, r, value, thr);
+	struct lp_finding *f = lp_findings_new(c, r, value, thr);
 	if (!f)
 		return -ENOMEM;
 	findings_num(f, "context_switches_per_request", "context switches per request",
@@ -1155,12 +1155,12 @@ static int rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 
 /* ---- GPU rules ------------------------------------------------------- */
 
-static int need_gpu(struct lp_fnd_ctx *c)
+static int need_gpu(struct lp_findings_ctx *c)
 {
 	return c->gpu ? 0 : findings_skip(c, c->gpu_why);
 }
 
-static const char *findings_where(const struct lp_fnd_ctx *c)
+static const char *findings_where(const struct lp_findings_ctx *c)
 {
 	return c->has_req ? "of request time" : "of thread time";
 }
@@ -1177,7 +1177,7 @@ static const char *findings_where(const struct lp_fnd_ctx *c)
 
 /* Shared by blocking-io-in-request and sleep-in-request: the calls' time
  * inside requests against request time. */
-static int rule_block(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr, const char *sql,
+static int rule_block(struct lp_findings_ctx *c, const struct lp_rule *r, double thr, const char *sql,
 		      const char *what, const char *basis)
 {
 	if (!c->has_req)
@@ -1194,7 +1194,7 @@ static int rule_block(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr,
 	double share = findings_share(a.ns, c->req_ns);
 	int found = 0;
 	if (a.n > 0 && lp_rule_passes(r, share, thr)) {
-		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+		struct lp_finding *f = lp_findings_new(c, r, share, thr);
 		if (!f) {
 			acc_free(&a);
 			return -ENOMEM;
@@ -1219,14 +1219,14 @@ static int rule_block(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr,
 	return found;
 }
 
-static int rule_block_io(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_block_io(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	return rule_block(c, r, thr, LP_BLOCK_ROWS("b.category IN ('file_io', 'socket_io')"),
 			  "blocking file or socket I/O calls",
 			  "file and socket I/O inside requests");
 }
 
-static int rule_sleep(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_sleep(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	return rule_block(c, r, thr, LP_BLOCK_ROWS("b.category = 'sleep'"), "sleep calls",
 			  "sleeping inside requests");
@@ -1249,7 +1249,7 @@ static int64_t findings_busy_threads(const struct lp_breakdown *b, double *cores
 }
 
 /* Requests runnable but not running: the breakdown's preempted share. */
-static int rule_starved(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_starved(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	const struct lp_breakdown *b = c->bd;
 	if (!c->has_req)
@@ -1265,7 +1265,7 @@ static int rule_starved(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	double share = findings_share(pre_ns, tot);
 	if (!lp_rule_passes(r, share, thr))
 		return findings_quiet(c, share);
-	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+	struct lp_finding *f = lp_findings_new(c, r, share, thr);
 	if (!f)
 		return -ENOMEM;
 	/* a lookup with a default: a read error is recorded for lp_db_fault */
@@ -1283,9 +1283,9 @@ static int rule_starved(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 		findings_num(f, "cores_used",
 			     "cores in use on average (all threads' task-clock / run)", "count",
 			     cores);
-	if (!isnan(b->req_cnt.v[LP_BD_CNT_CS]))
+	if (!isnan(b->req_cnt.v[LP_BREAKDOWN_CNT_CS]))
 		findings_num(f, "context_switches_per_request", "context switches per request",
-			     "per_request", b->req_cnt.v[LP_BD_CNT_CS]);
+			     "per_request", b->req_cnt.v[LP_BREAKDOWN_CNT_CS]);
 	char use[96] = "";
 	if (!isnan(cores))
 		snprintf(use, sizeof(use), "; the process kept %.1f cores busy on average", cores);
@@ -1311,7 +1311,7 @@ static int sat_cmp(const void *pa, const void *pb, void *arg)
 
 /* A thread as a site: "tid 123 (name, pid 45)", its waits that waited for a
  * CPU, and its preempted time. */
-static void sat_site(struct lp_fnd_ctx *c, struct lp_finding *f, const struct lp_bd_thread *t,
+static void sat_site(struct lp_findings_ctx *c, struct lp_finding *f, const struct lp_breakdown_thread *t,
 		     int pre)
 {
 	struct lp_db_arg id = LP_DB_INT(t->thread_id);
@@ -1341,14 +1341,14 @@ static void sat_site(struct lp_fnd_ctx *c, struct lp_finding *f, const struct lp
  * than the cores the app was allowed. A run that waits as much beside
  * other tenants' load is cpu-interference's, not too many threads.
  */
-static int rule_saturated(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_saturated(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	const struct lp_breakdown *b = c->bd;
 	int on = bd_cat(b, "on_cpu"), pre = bd_cat(b, "preempted");
 	int un = bd_cat(b, "cpu_or_preempted");
 	int64_t life = 0, runnable = 0, queued = 0, wall = b->run_end_ns - b->run_start_ns;
 	for (size_t i = 0; on >= 0 && pre >= 0 && un >= 0 && i < b->nthreads; i++) {
-		const struct lp_bd_thread *t = &b->threads[i];
+		const struct lp_breakdown_thread *t = &b->threads[i];
 		life += t->total_ns;
 		queued += t->cat_ns[pre];
 		runnable += t->cat_ns[on] + t->cat_ns[pre] + t->cat_ns[un];
@@ -1361,7 +1361,7 @@ static int rule_saturated(struct lp_fnd_ctx *c, const struct lp_rule *r, double 
 		cpus = lp_db_int(c->db, "SELECT value FROM meta WHERE key = 'host.cpus_online'", 0);
 	if (!lp_rule_passes(r, share, thr) || (cpus > 0 && nrun <= (double)cpus))
 		return findings_quiet(c, share);
-	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+	struct lp_finding *f = lp_findings_new(c, r, share, thr);
 	if (!f)
 		return -ENOMEM;
 	findings_num(f, "runnable_threads", "runnable threads on average (on or waiting for a CPU)",
@@ -1381,7 +1381,7 @@ static int rule_saturated(struct lp_fnd_ctx *c, const struct lp_rule *r, double 
 		for (size_t i = 0; i < b->nthreads; i++)
 			ord[i] = i;
 		qsort_r(ord, b->nthreads, sizeof(*ord), sat_cmp, (void *)b);
-		for (size_t i = 0; i < b->nthreads && i < LP_FND_MAXSITES; i++)
+		for (size_t i = 0; i < b->nthreads && i < LP_FINDINGS_MAXSITES; i++)
 			if (b->threads[ord[i]].cat_ns[pre] > 0)
 				sat_site(c, f, &b->threads[ord[i]], pre);
 		free(ord);
@@ -1407,7 +1407,7 @@ static int rule_saturated(struct lp_fnd_ctx *c, const struct lp_rule *r, double 
 
 /* Host blocked in synchronous copies; host-to-device copies <= 64 KB are
  * left out as nsys does (they are staged and return at once). */
-static int rule_sync_memcpy(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_sync_memcpy(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	int rc = need_gpu(c);
 	if (rc)
@@ -1428,7 +1428,7 @@ static int rule_sync_memcpy(struct lp_fnd_ctx *c, const struct lp_rule *r, doubl
 	double share = findings_share(a.ns, c->has_req ? c->req_ns : c->thread_ns);
 	int found = 0;
 	if (a.n > 0 && lp_rule_passes(r, share, thr)) {
-		struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+		struct lp_finding *f = lp_findings_new(c, r, share, thr);
 		if (!f) {
 			acc_free(&a);
 			return -ENOMEM;
@@ -1454,7 +1454,7 @@ static int rule_sync_memcpy(struct lp_fnd_ctx *c, const struct lp_rule *r, doubl
 	return found;
 }
 
-static int rule_pageable(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_pageable(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	int rc = need_gpu(c);
 	if (rc)
@@ -1472,7 +1472,7 @@ static int rule_pageable(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	double per = c->has_req ? (double)a.n / (double)c->nreq : (double)a.n;
 	int found = 0;
 	if (a.n > 0 && lp_rule_passes(r, (double)a.n, thr)) {
-		struct lp_finding *f = lp_fnd_new(c, r, (double)a.n, thr);
+		struct lp_finding *f = lp_findings_new(c, r, (double)a.n, thr);
 		if (!f) {
 			acc_free(&a);
 			return -ENOMEM;
@@ -1496,7 +1496,7 @@ static int rule_pageable(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	return found;
 }
 
-static int rule_sync(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_sync(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	int rc = need_gpu(c);
 	if (rc)
@@ -1516,7 +1516,7 @@ static int rule_sync(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	double share = findings_share(a.ns, c->req_ns);
 	int found = 0;
 	if (lp_rule_passes(r, per, thr)) {
-		struct lp_finding *f = lp_fnd_new(c, r, per, thr);
+		struct lp_finding *f = lp_findings_new(c, r, per, thr);
 		if (!f) {
 			acc_free(&a);
 			return -ENOMEM;
@@ -1542,7 +1542,7 @@ static int rule_sync(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 }
 
 /* GPU busy (any op of the process) inside requests that launched work. */
-static int rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_gpu_idle(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	int rc = need_gpu(c);
 	if (rc)
@@ -1594,7 +1594,7 @@ static int rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 	double share = findings_share(idle, gpu_req_ns);
 	if (!nreq || !lp_rule_passes(r, med_share, thr))
 		return findings_quiet(c, med_share);
-	struct lp_finding *f = lp_fnd_new(c, r, med_share, thr);
+	struct lp_finding *f = lp_findings_new(c, r, med_share, thr);
 	if (!f)
 		return -ENOMEM;
 	int64_t med = findings_q1(
@@ -1635,7 +1635,7 @@ static int rule_gpu_idle(struct lp_fnd_ctx *c, const struct lp_rule *r, double t
 /* Kernels shorter than the API call that launched them. A CUDA graph's
  * kernel nodes share one cudaGraphLaunch: its cost is paid once for all of
  * them, so they are not counted (and graphs are the fix offered). */
-static int rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_small_kernels(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	int rc = need_gpu(c);
 	if (rc)
@@ -1655,7 +1655,7 @@ static int rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, dou
 	double per = c->has_req ? (double)a.n / (double)c->nreq : (double)a.n;
 	int found = 0;
 	if (a.n > 0 && lp_rule_passes(r, per, thr)) {
-		struct lp_finding *f = lp_fnd_new(c, r, per, thr);
+		struct lp_finding *f = lp_findings_new(c, r, per, thr);
 		if (!f) {
 			acc_free(&a);
 			return -ENOMEM;
@@ -1680,13 +1680,13 @@ static int rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r, dou
 	return found;
 }
 
-static int ivset_q(struct lp_fnd_ctx *c, const char *sql, struct lp_ivset *out)
+static int ivset_q(struct lp_findings_ctx *c, const char *sql, struct lp_ivset *out)
 {
 	return lp_ivset_from_sql(c->db, sql, NULL, 0, out, c->err, c->errlen);
 }
 
 /* Copies and kernels on the same device that never run at the same time. */
-static int rule_overlap(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_overlap(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	int rc = need_gpu(c);
 	if (rc)
@@ -1716,7 +1716,7 @@ static int rule_overlap(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	double v = findings_share(both, possible);
 	if (!lp_rule_passes(r, v, thr))
 		return findings_quiet(c, v);
-	struct lp_finding *f = lp_fnd_new(c, r, v, thr);
+	struct lp_finding *f = lp_findings_new(c, r, v, thr);
 	if (!f)
 		return -ENOMEM;
 	findings_num(f, "copy_ns", "GPU copy time", "ns", (double)copy);
@@ -1731,7 +1731,7 @@ static int rule_overlap(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	return 1;
 }
 
-static int rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_alloc(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	int rc = need_gpu(c);
 	if (rc)
@@ -1753,7 +1753,7 @@ static int rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	double per = (double)a.n / (double)c->nreq;
 	int found = 0;
 	if (a.n > 0 && lp_rule_passes(r, (double)a.n, thr)) {
-		struct lp_finding *f = lp_fnd_new(c, r, (double)a.n, thr);
+		struct lp_finding *f = lp_findings_new(c, r, (double)a.n, thr);
 		if (!f) {
 			acc_free(&a);
 			return -ENOMEM;
@@ -1785,7 +1785,7 @@ static int rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	"WHERE class = 1"
 
 struct gil_acc {
-	struct lp_fnd_ctx *c;
+	struct lp_findings_ctx *c;
 	int64_t in_ns, waits, timed_out;
 	int64_t *threads; /* distinct thread ids that waited inside requests */
 	size_t nthreads, cap;
@@ -1825,7 +1825,7 @@ static int gil_stage_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* GIL wait per stage of the requests (the stages are the sites). */
-static int gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
+static int gil_stages(struct lp_findings_ctx *c, struct lp_finding *f)
 {
 	/* The request's stages with an index on (thread, start); each GIL wait
 	 * goes to the stage that began last at or before it on its thread. */
@@ -1861,7 +1861,7 @@ static int gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
 
 /* The GIL: CPython threads waiting in take_gil (wait class gil) inside
  * requests. Sites are the request's stages the waits fell in. */
-static int rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_gil(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	int64_t scope = c->has_req ? c->req_ns : c->thread_ns;
 	if (scope <= 0)
@@ -1877,7 +1877,7 @@ static int rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 	double share = findings_share(a.in_ns, scope);
 	if (!lp_rule_passes(r, share, thr))
 		return findings_quiet(c, share);
-	struct lp_finding *f = lp_fnd_new(c, r, share, thr);
+	struct lp_finding *f = lp_findings_new(c, r, share, thr);
 	if (!f)
 		return -ENOMEM;
 	f->subject = strdup("the GIL");
@@ -1939,7 +1939,7 @@ static int spin_row(sqlite3_stmt *st, void *ctx)
  * threads. A thread's task-clock counts in proportion to the part of its
  * life inside the window where requests were in flight (its totals are
  * per thread, not per request). */
-static int rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
+static int rule_spin(struct lp_findings_ctx *c, const struct lp_rule *r, double thr)
 {
 	if (!c->has_req)
 		return findings_skip(c, "no NVTX request ranges");
@@ -1982,7 +1982,7 @@ static int rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 		free(a.top_name);
 		return findings_quiet(c, value);
 	}
-	struct lp_finding *f = lp_fnd_new(c, r, value, thr);
+	struct lp_finding *f = lp_findings_new(c, r, value, thr);
 	if (!f) {
 		free(a.top_name);
 		return -ENOMEM;
@@ -2168,7 +2168,7 @@ const struct lp_rule *lp_rule_find(const char *id)
 	return NULL;
 }
 
-int lp_findings_parse_threshold(const char *arg, struct lp_fnd_override *o, char *err,
+int lp_findings_parse_threshold(const char *arg, struct lp_findings_override *o, char *err,
 				size_t errlen)
 {
 	const char *eq = strchr(arg, '=');
@@ -2200,7 +2200,7 @@ int lp_findings_parse_threshold(const char *arg, struct lp_fnd_override *o, char
 	return 0;
 }
 
-static int lp_fnd_cmp(const void *a, const void *b)
+static int lp_findings_cmp(const void *a, const void *b)
 {
 	const struct lp_finding *x = a, *y = b;
 	if (x->saving_ns != y->saving_ns)
@@ -2208,7 +2208,7 @@ static int lp_fnd_cmp(const void *a, const void *b)
 	return (x->share < y->share) - (x->share > y->share);
 }
 
-static void gpu_inputs(struct lp_fnd_ctx *c)
+static void gpu_inputs(struct lp_findings_ctx *c)
 {
 	char buf[256];
 	c->api_domain = "runtime";
@@ -2229,14 +2229,14 @@ static void gpu_inputs(struct lp_fnd_ctx *c)
 		c->api_domain = "driver";
 }
 
-static int ctx_load(struct lp_fnd_ctx *c, const struct lp_findings_opts *o)
+static int ctx_load(struct lp_findings_ctx *c, const struct lp_findings_opts *o)
 {
 	int rc = 0;
 	if (o && o->bd && o->ranges) {
 		c->bd = o->bd;
 		c->rs = o->ranges;
 	} else {
-		struct lp_bd_opts bo = {
+		struct lp_breakdown_opts bo = {
 		    .request = o ? o->request : NULL, .stage_depth = 1, .keep_ranges = &c->rs_own};
 		rc = lp_breakdown_compute(c->db, &bo, &c->bd_own, c->err, c->errlen);
 		c->bd = &c->bd_own;
@@ -2266,7 +2266,7 @@ static double findings_threshold(const struct lp_findings_opts *o, const struct 
 	return v;
 }
 
-static void ctx_free(struct lp_fnd_ctx *c)
+static void ctx_free(struct lp_findings_ctx *c)
 {
 	lp_breakdown_free(&c->bd_own);
 	lp_rset_free(&c->rs_own);
@@ -2281,7 +2281,7 @@ static void ctx_free(struct lp_fnd_ctx *c)
 int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct lp_findings *out,
 			char *err, size_t errlen)
 {
-	struct lp_fnd_ctx c = {.db = db, .err = err, .errlen = errlen, .out = out};
+	struct lp_findings_ctx c = {.db = db, .err = err, .errlen = errlen, .out = out};
 	memset(out, 0, sizeof(*out));
 	err[0] = 0;
 	int rc = ctx_load(&c, opts);
@@ -2295,7 +2295,7 @@ int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct
 	out->thread_ns = c.thread_ns;
 	for (size_t i = 0; rc == 0 && i < lp_nrules; i++) {
 		const struct lp_rule *r = &lp_rules[i];
-		struct lp_fnd_rule_status *s = &out->rules[i];
+		struct lp_findings_rule_status *s = &out->rules[i];
 		s->rule = r;
 		s->threshold = findings_threshold(opts, r);
 		c.has_value = 0;
@@ -2329,7 +2329,7 @@ int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct
 		assert(out->v[i].saving_ns >= 0 && out->v[i].saving_ns <= out->v[i].basis_ns &&
 		       (out->v[i].scope_ns <= 0 || out->v[i].basis_ns <= out->v[i].scope_ns));
 	if (out->n > 1) /* qsort(NULL, 0) is undefined */
-		qsort(out->v, out->n, sizeof(*out->v), lp_fnd_cmp);
+		qsort(out->v, out->n, sizeof(*out->v), lp_findings_cmp);
 	return 0;
 }
 

@@ -110,7 +110,7 @@ check(not bad, "analyze/ reads rows only through lp_db.c (no sqlite3_step elsewh
 # 4. Names: `lp_` names what other files may call. A static
 # function or a struct defined in a .c file of analyze/, report/ or cli/
 # carries no `lp_` prefix unless a header declares that name (then it is
-# the file's side of a shared declaration, e.g. struct lp_fnd_ctx).
+# the file's side of a shared declaration, e.g. struct lp_findings_ctx).
 headers = ""
 for d in (*TOOL, "report", "cli", "collector", "preload", "format"):
     for root, _, files in os.walk(os.path.join(SRC, d)):
