@@ -238,7 +238,8 @@ static void cats_split_some(const struct lp_breakdown_cats *c, int64_t t, int64_
 	acc[c->n] += rest > 0 ? rest : 0;
 }
 
-static void cats_split(const struct lp_breakdown_cats *c, int64_t t, int64_t s, int64_t e, int64_t *acc)
+static void cats_split(const struct lp_breakdown_cats *c, int64_t t, int64_t s, int64_t e,
+		       int64_t *acc)
 {
 	cats_split_some(c, t, s, e, acc, ~0u);
 }
@@ -791,7 +792,8 @@ out:
 	return rc;
 }
 
-static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out, const size_t *pos_of_slot)
+static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out,
+		      const size_t *pos_of_slot)
 {
 	const struct lp_rset *rs = &b->rs;
 	size_t top[LP_BREAKDOWN_NSLOW], n = 0, ns = b->nslot + 1;
@@ -868,8 +870,8 @@ static int thread_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* Whole run per thread: lock wait, cond wait, the rest. */
-static int bd_threads(sqlite3 *db, const struct lp_breakdown_cats *c, struct lp_breakdown *out, char *err,
-		      size_t errlen)
+static int bd_threads(sqlite3 *db, const struct lp_breakdown_cats *c, struct lp_breakdown *out,
+		      char *err, size_t errlen)
 {
 	struct threads_ctx x = {c, out, 0};
 	struct lp_db_arg end = LP_DB_INT(out->run_end_ns);
@@ -895,11 +897,13 @@ static void split_rest(int64_t *cat, int p, double oncpu_ns)
 	cat[p + LP_BREAKDOWN_UNSPLIT] = isnan(oncpu_ns) ? rest : 0;
 	cat[p + LP_BREAKDOWN_ONCPU] =
 	    isnan(oncpu_ns) ? 0 : (int64_t)llround(fmin(fmax(oncpu_ns, 0), (double)rest));
-	cat[p + LP_BREAKDOWN_PREEMPTED] = runq + (isnan(oncpu_ns) ? 0 : rest - cat[p + LP_BREAKDOWN_ONCPU]);
+	cat[p + LP_BREAKDOWN_PREEMPTED] =
+	    runq + (isnan(oncpu_ns) ? 0 : rest - cat[p + LP_BREAKDOWN_ONCPU]);
 }
 
 /* Task-clock of a row: its on-CPU share times its time, NAN when unknown. */
-static double cnt_oncpu_ns(const struct lp_breakdown *out, const struct lp_breakdown_cnt *c, int64_t time)
+static double cnt_oncpu_ns(const struct lp_breakdown *out, const struct lp_breakdown_cnt *c,
+			   int64_t time)
 {
 	double share = c->v[LP_BREAKDOWN_CNT_ONCPU];
 	return out->has_counters && c->ranges && !isnan(share) ? share * (double)time : NAN;
@@ -968,16 +972,16 @@ static int bd_roots(const struct lp_rset *rs, const uint8_t *isreq, const int64_
 	size_t n = 0;
 	for (size_t k = 0; k < rs->nkeys; k++)
 		if (rootcnt[k] && !isreq[k]) {
-			out->roots[n] = (struct lp_breakdown_root){strdup(rs->keys[k].domain),
-							    strdup(rs->keys[k].name), rootcnt[k]};
+			out->roots[n] = (struct lp_breakdown_root){
+			    strdup(rs->keys[k].domain), strdup(rs->keys[k].name), rootcnt[k]};
 			if (!out->roots[n].domain || !out->roots[n++].name)
 				return -ENOMEM;
 		}
 	return 0;
 }
 
-static int bd_ranges(struct lp_breakdown_work *b, const struct lp_breakdown_opts *opts, struct lp_breakdown *out,
-		     char *err, size_t errlen)
+static int bd_ranges(struct lp_breakdown_work *b, const struct lp_breakdown_opts *opts,
+		     struct lp_breakdown *out, char *err, size_t errlen)
 {
 	struct lp_rset *rs = &b->rs;
 	int rc = lp_rset_load(b->db, rs, opts->request ? -1 : b->stage_depth, err, errlen);
@@ -1049,8 +1053,8 @@ out:
 	return rc;
 }
 
-int lp_breakdown_compute(sqlite3 *db, const struct lp_breakdown_opts *opts, struct lp_breakdown *out,
-			 char *err, size_t errlen)
+int lp_breakdown_compute(sqlite3 *db, const struct lp_breakdown_opts *opts,
+			 struct lp_breakdown *out, char *err, size_t errlen)
 {
 	struct lp_breakdown_work b = {.db = db};
 	int rc;
@@ -1069,7 +1073,8 @@ int lp_breakdown_compute(sqlite3 *db, const struct lp_breakdown_opts *opts, stru
 	out->cat_name[lp_breakdown_ncategories + LP_BREAKDOWN_PREEMPTED] = "preempted";
 	out->cat_label[lp_breakdown_ncategories + LP_BREAKDOWN_PREEMPTED] = "preempted";
 	out->cat_name[lp_breakdown_ncategories + LP_BREAKDOWN_UNSPLIT] = "cpu_or_preempted";
-	out->cat_label[lp_breakdown_ncategories + LP_BREAKDOWN_UNSPLIT] = "cpu or preempted (not counted)";
+	out->cat_label[lp_breakdown_ncategories + LP_BREAKDOWN_UNSPLIT] =
+	    "cpu or preempted (not counted)";
 	out->run_start_ns = lp_db_int(db, "SELECT min(start_ns) FROM processes", 0);
 	out->run_end_ns = lp_db_int(db, "SELECT max(end_ns) FROM processes", out->run_start_ns);
 	rc = cats_load(db, &b.cats, err, errlen);
@@ -1127,8 +1132,8 @@ void lp_breakdown_free(struct lp_breakdown *b)
 int lp_breakdown_cat_has_time(const struct lp_breakdown *b, int k)
 {
 	int p = b->ncat - LP_BREAKDOWN_NREST;
-	if (k == p + (b->has_counters ? LP_BREAKDOWN_ONCPU : LP_BREAKDOWN_UNSPLIT) || b->req_cat_ns[k] ||
-	    b->run_cat_ns[k])
+	if (k == p + (b->has_counters ? LP_BREAKDOWN_ONCPU : LP_BREAKDOWN_UNSPLIT) ||
+	    b->req_cat_ns[k] || b->run_cat_ns[k])
 		return 1;
 	for (size_t i = 0; i < b->nstages; i++)
 		if (b->stages[i].cat_ns[k])

@@ -60,11 +60,11 @@ enum { LP_BREAKDOWN_ONCPU, LP_BREAKDOWN_PREEMPTED, LP_BREAKDOWN_UNSPLIT, LP_BREA
  * and --stage-depth. Each value is NAN where it is unknown: never 0.
  */
 enum {
-	LP_BREAKDOWN_CNT_CS,	  /* context switches per request */
-	LP_BREAKDOWN_CNT_MIG,	  /* CPU migrations per request */
+	LP_BREAKDOWN_CNT_CS,	 /* context switches per request */
+	LP_BREAKDOWN_CNT_MIG,	 /* CPU migrations per request */
 	LP_BREAKDOWN_CNT_FAULTS, /* page faults (minor + major) per request */
-	LP_BREAKDOWN_CNT_ONCPU,  /* task-clock / wall time of the counted ranges, 0..1 */
-	LP_BREAKDOWN_CNT_IPC,	  /* instructions / cycles */
+	LP_BREAKDOWN_CNT_ONCPU,	 /* task-clock / wall time of the counted ranges, 0..1 */
+	LP_BREAKDOWN_CNT_IPC,	 /* instructions / cycles */
 	LP_BREAKDOWN_NCNT
 };
 
@@ -81,11 +81,12 @@ struct lp_breakdown_stage {
 	char *domain; /* "" for the default domain */
 	char *name;   /* LP_BREAKDOWN_UNATTRIBUTED for the uncovered rest */
 	int unattributed;
-	int64_t instances;    /* ranges; for (unattributed): requests */
+	int64_t instances; /* ranges; for (unattributed): requests */
 	struct lp_dist st; /* over per-request time in the stage (requests that have it) */
-	double share;	      /* of all request time, 0..1 */
-	int64_t cat_ns[LP_BREAKDOWN_MAXCAT]; /* total per category, then the LP_BREAKDOWN_NREST slots */
-	struct lp_breakdown_cnt cnt;	      /* when lp_breakdown.has_counters */
+	double share;	   /* of all request time, 0..1 */
+	int64_t
+	    cat_ns[LP_BREAKDOWN_MAXCAT]; /* total per category, then the LP_BREAKDOWN_NREST slots */
+	struct lp_breakdown_cnt cnt;	 /* when lp_breakdown.has_counters */
 };
 
 #define LP_BREAKDOWN_NSLOW 10
@@ -142,8 +143,8 @@ struct lp_breakdown {
 	const char *cat_name[LP_BREAKDOWN_MAXCAT], *cat_label[LP_BREAKDOWN_MAXCAT];
 
 	char *req_domain, *req_name;
-	int req_explicit;      /* --request given */
-	int stage_depth;       /* levels below the request */
+	int req_explicit;   /* --request given */
+	int stage_depth;    /* levels below the request */
 	struct lp_dist req; /* request latency */
 	int64_t req_cat_ns[LP_BREAKDOWN_MAXCAT];
 	int stages_overlap;	  /* some stages overlap in a request: shares may exceed 100% */
@@ -168,8 +169,9 @@ struct lp_breakdown {
 	int has_counters;
 	const char *cnt_name[LP_BREAKDOWN_NCNT], *cnt_label[LP_BREAKDOWN_NCNT];
 	int cnt_recorded[LP_BREAKDOWN_NCNT]; /* its events were asked for (even if unavailable) */
-	char *cnt_reason[LP_BREAKDOWN_NCNT]; /* why a column is unknown for the whole run, or NULL */
-	struct lp_breakdown_cnt req_cnt;     /* the request ranges' own deltas */
+	char
+	    *cnt_reason[LP_BREAKDOWN_NCNT]; /* why a column is unknown for the whole run, or NULL */
+	struct lp_breakdown_cnt req_cnt;    /* the request ranges' own deltas */
 };
 
 struct lp_breakdown_opts {
@@ -184,8 +186,8 @@ struct lp_breakdown_opts {
 
 /* Computes the breakdown. Returns 0; -ENOENT with err when --request names
  * no range (the CLI exits 2); -errno with err on database errors. */
-int lp_breakdown_compute(sqlite3 *db, const struct lp_breakdown_opts *opts, struct lp_breakdown *out,
-			 char *err, size_t errlen);
+int lp_breakdown_compute(sqlite3 *db, const struct lp_breakdown_opts *opts,
+			 struct lp_breakdown *out, char *err, size_t errlen);
 void lp_breakdown_free(struct lp_breakdown *b);
 
 /* Exposed for tests and future sources. */

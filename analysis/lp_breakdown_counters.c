@@ -37,11 +37,11 @@ static const struct {
 };
 #define RC_NEVENTS ARRAY_SIZE(rc_events)
 
-static const char *const cnt_names[LP_BREAKDOWN_NCNT] = {"context_switches_per_request",
-						  "migrations_per_request", "faults_per_request",
-						  "on_cpu_share", "ipc"};
-static const char *const cnt_labels[LP_BREAKDOWN_NCNT] = {"cs/req", "migr/req", "faults/req", "on-CPU",
-						   "IPC"};
+static const char *const cnt_names[LP_BREAKDOWN_NCNT] = {
+    "context_switches_per_request", "migrations_per_request", "faults_per_request", "on_cpu_share",
+    "ipc"};
+static const char *const cnt_labels[LP_BREAKDOWN_NCNT] = {"cs/req", "migr/req", "faults/req",
+							  "on-CPU", "IPC"};
 
 /* Column availability and reasons for the whole run, from the event list
  * of lp_counter_totals (one reason per event name). Returns 1 when the run
@@ -127,7 +127,8 @@ static int deltas_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* Deltas of the loaded ranges (one scan of range_counters in key order). */
-int lp_breakdown_counters_load(struct lp_breakdown_work *b, struct lp_breakdown *out, char *err, size_t errlen)
+int lp_breakdown_counters_load(struct lp_breakdown_work *b, struct lp_breakdown *out, char *err,
+			       size_t errlen)
 {
 	int use_pf = 0, rc = cnt_columns(b->db, out, &use_pf, err, errlen);
 	if (rc <= 0)
@@ -194,12 +195,13 @@ static void cacc_finish(const struct cacc *a, struct lp_breakdown_cnt *c, const 
 	c->v[LP_BREAKDOWN_CNT_ONCPU] = cacc_per(a, RC_TASK, (double)a->wall);
 	if (c->v[LP_BREAKDOWN_CNT_ONCPU] > 1) /* false for NAN, which stays */
 		c->v[LP_BREAKDOWN_CNT_ONCPU] = 1;
-	c->v[LP_BREAKDOWN_CNT_IPC] = a->has & (1u << RC_CYC) ? cacc_per(a, RC_INS, a->sum[RC_CYC]) : NAN;
+	c->v[LP_BREAKDOWN_CNT_IPC] =
+	    a->has & (1u << RC_CYC) ? cacc_per(a, RC_INS, a->sum[RC_CYC]) : NAN;
 }
 
 /* Per-stage (slot) and request counters, over this breakdown's instances. */
 int lp_breakdown_counters_stages(const struct lp_breakdown_work *b, struct lp_breakdown *out,
-			  const size_t *pos_of_slot)
+				 const size_t *pos_of_slot)
 {
 	size_t ns = b->nslot + 1;
 	struct cacc *acc = calloc(ns, sizeof(*acc)), req = {0};

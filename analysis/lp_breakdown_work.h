@@ -37,7 +37,8 @@ struct lp_breakdown_work {
 	size_t nslot;	      /* stage slots; slot nslot is (unattributed) */
 	int64_t open_skipped; /* request ranges open at exit, left out */
 	int32_t *key_of_slot;
-	int64_t *cv;	 /* [rs.n * kinds] counter deltas per range (lp_breakdown_counters.c), or NULL */
+	int64_t
+	    *cv; /* [rs.n * kinds] counter deltas per range (lp_breakdown_counters.c), or NULL */
 	uint16_t *cmask; /* [rs.n] kinds present, and "scaled" (lp_breakdown_counters.c) */
 };
 
@@ -45,10 +46,11 @@ struct lp_breakdown_work {
 
 /* Column availability for the run and the deltas of the loaded ranges
  * (b->cv, b->cmask); 0 or -errno with err. */
-int lp_breakdown_counters_load(struct lp_breakdown_work *b, struct lp_breakdown *out, char *err, size_t errlen);
+int lp_breakdown_counters_load(struct lp_breakdown_work *b, struct lp_breakdown *out, char *err,
+			       size_t errlen);
 /* Per-stage (slot) and request counters; pos_of_slot maps slots to rows. */
 int lp_breakdown_counters_stages(const struct lp_breakdown_work *b, struct lp_breakdown *out,
-			  const size_t *pos_of_slot);
+				 const size_t *pos_of_slot);
 /* The tail stage's counters, tail against median. */
 void lp_breakdown_counters_tail(const struct lp_breakdown_work *b, struct lp_breakdown_tail *t);
 

@@ -197,8 +197,7 @@ static void cr_ipc_reason(struct lp_counter_totals *r)
 	r->ipc_reason = strdup(buf);
 }
 
-int lp_counter_totals_compute(sqlite3 *db, struct lp_counter_totals *out, char *err,
-			       size_t errlen)
+int lp_counter_totals_compute(sqlite3 *db, struct lp_counter_totals *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
 	if (!lp_db_has_table(db, "counter_events") || !lp_db_count(db, "counter_events"))

@@ -58,8 +58,7 @@ struct lp_counter_totals {
 	struct lp_cnt_thread *threads;
 };
 
-int lp_counter_totals_compute(sqlite3 *db, struct lp_counter_totals *out, char *err,
-			       size_t errlen);
+int lp_counter_totals_compute(sqlite3 *db, struct lp_counter_totals *out, char *err, size_t errlen);
 void lp_counter_totals_free(struct lp_counter_totals *r);
 
 /* Index of an event by name, -1 if absent. */

@@ -38,8 +38,8 @@ static const char *const lp_fmt_names[LP_FMT_N] = {"text", "json", "csv"};
 struct report_opts {
 	int top;
 	enum lp_fmt fmt;
-	const char *request;		 /* --breakdown --request NAME */
-	int stage_depth;		 /* --breakdown --stage-depth N */
+	const char *request;		      /* --breakdown --request NAME */
+	int stage_depth;		      /* --breakdown --stage-depth N */
 	struct lp_findings_override over[64]; /* --rule-threshold ID=VALUE */
 	size_t nover;
 };

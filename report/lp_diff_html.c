@@ -317,8 +317,9 @@ static void w_metric(FILE *f, const struct lp_diff *d, const char *m)
 			lp_html_str(f, r->why);
 			fputc(')', f);
 		}
-		fprintf(f, "</td><td class=\"l\">%s</td><td>%zu / %zu</td><td>%zu / %zu</td></tr>\n",
-			r->method ? r->method : "-", r->n_base, r->n_new, r->runs_base, r->runs_new);
+		fprintf(
+		    f, "</td><td class=\"l\">%s</td><td>%zu / %zu</td><td>%zu / %zu</td></tr>\n",
+		    r->method ? r->method : "-", r->n_base, r->n_new, r->runs_base, r->runs_new);
 	}
 	fputs("</table>\n", f);
 }

@@ -167,7 +167,8 @@ static int known_name(struct cursor *c, struct lp_expect *e)
 						   "cpu"};
 		char dashed[LP_BREAKDOWN_MAXCAT][32];
 		for (size_t k = 0; k < lp_breakdown_ncategories && n < LP_BREAKDOWN_MAXCAT; k++) {
-			snprintf(dashed[n], sizeof(dashed[n]), "%s", lp_breakdown_categories[k].name);
+			snprintf(dashed[n], sizeof(dashed[n]), "%s",
+				 lp_breakdown_categories[k].name);
 			for (char *p = dashed[n]; *p; p++)
 				*p = *p == '_' ? '-' : *p;
 			names[n] = dashed[n];

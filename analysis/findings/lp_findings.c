@@ -106,8 +106,8 @@ static int64_t min64(int64_t a, int64_t b)
 }
 
 /* A new finding of rule r; NULL on -ENOMEM. */
-static struct lp_finding *lp_findings_new(struct lp_findings_ctx *c, const struct lp_rule *r, double value,
-				     double threshold)
+static struct lp_finding *lp_findings_new(struct lp_findings_ctx *c, const struct lp_rule *r,
+					  double value, double threshold)
 {
 	struct lp_findings *o = c->out;
 	if (o->n == c->cap) {
@@ -1177,8 +1177,8 @@ static const char *findings_where(const struct lp_findings_ctx *c)
 
 /* Shared by blocking-io-in-request and sleep-in-request: the calls' time
  * inside requests against request time. */
-static int rule_block(struct lp_findings_ctx *c, const struct lp_rule *r, double thr, const char *sql,
-		      const char *what, const char *basis)
+static int rule_block(struct lp_findings_ctx *c, const struct lp_rule *r, double thr,
+		      const char *sql, const char *what, const char *basis)
 {
 	if (!c->has_req)
 		return findings_skip(
@@ -1311,8 +1311,8 @@ static int sat_cmp(const void *pa, const void *pb, void *arg)
 
 /* A thread as a site: "tid 123 (name, pid 45)", its waits that waited for a
  * CPU, and its preempted time. */
-static void sat_site(struct lp_findings_ctx *c, struct lp_finding *f, const struct lp_breakdown_thread *t,
-		     int pre)
+static void sat_site(struct lp_findings_ctx *c, struct lp_finding *f,
+		     const struct lp_breakdown_thread *t, int pre)
 {
 	struct lp_db_arg id = LP_DB_INT(t->thread_id);
 	int64_t pid = lp_db_int_args(c->db,

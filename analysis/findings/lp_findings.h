@@ -39,10 +39,10 @@ struct lp_findings_ctx; /* the inputs every rule shares (lp_findings.c) */
 
 struct lp_rule {
 	const char *id, *title;
-	const char *measures; /* what the value is, e.g. "lock wait / request time" */
-	const char *unit;     /* of value and threshold: "share", "count", "ratio" */
-	enum lp_findings_cmp cmp;  /* finding when value >= threshold, or < it */
-	double threshold;     /* default; --rule-threshold ID=VALUE overrides */
+	const char *measures;	  /* what the value is, e.g. "lock wait / request time" */
+	const char *unit;	  /* of value and threshold: "share", "count", "ratio" */
+	enum lp_findings_cmp cmp; /* finding when value >= threshold, or < it */
+	double threshold;	  /* default; --rule-threshold ID=VALUE overrides */
 	const char *fix;
 	/* Appends its findings to c (lp_findings_new in lp_findings.c) and returns
 	 * how many, 0 when quiet (the measured value noted), -ENODATA with the

@@ -258,9 +258,9 @@ static void fx_bind_op(struct lp_foreign *fx, sqlite3_stmt *st, const struct lp_
 	fx_seen_op(fx, o, end);
 }
 
-int lp_foreign_kernel(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t name_id, int64_t mangled_id,
-		 const int64_t grid[3], const int64_t block[3], int64_t static_smem,
-		 int64_t dyn_smem, int64_t regs, int64_t graph_id)
+int lp_foreign_kernel(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t name_id,
+		      int64_t mangled_id, const int64_t grid[3], const int64_t block[3],
+		      int64_t static_smem, int64_t dyn_smem, int64_t regs, int64_t graph_id)
 {
 	sqlite3_stmt *st = fx->ins_kernel;
 	fx_attribute(fx, o);
@@ -279,8 +279,8 @@ int lp_foreign_kernel(struct lp_foreign *fx, const struct lp_foreign_op *o, int6
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_foreign_memcpy(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t bytes, const char *kind,
-		 const char *src, const char *dst, int async)
+int lp_foreign_memcpy(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t bytes,
+		      const char *kind, const char *src, const char *dst, int async)
 {
 	sqlite3_stmt *st = fx->ins_memcpy;
 	fx_attribute(fx, o);
@@ -294,8 +294,8 @@ int lp_foreign_memcpy(struct lp_foreign *fx, const struct lp_foreign_op *o, int6
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_foreign_memset(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t bytes, int64_t value,
-		 const char *mem_kind, int async)
+int lp_foreign_memset(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t bytes,
+		      int64_t value, const char *mem_kind, int async)
 {
 	sqlite3_stmt *st = fx->ins_memset;
 	fx_attribute(fx, o);
@@ -308,7 +308,8 @@ int lp_foreign_memset(struct lp_foreign *fx, const struct lp_foreign_op *o, int6
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_foreign_sync(struct lp_foreign *fx, const struct lp_foreign_op *o, const char *type, int64_t event)
+int lp_foreign_sync(struct lp_foreign *fx, const struct lp_foreign_op *o, const char *type,
+		    int64_t event)
 {
 	sqlite3_stmt *st = fx->ins_sync;
 	int64_t end = o->end >= o->start ? o->end : o->start;
@@ -325,7 +326,8 @@ int lp_foreign_sync(struct lp_foreign *fx, const struct lp_foreign_op *o, const 
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_foreign_api_seen(struct lp_foreign *fx, int64_t proc, int64_t corr, int64_t start, int64_t end)
+int lp_foreign_api_seen(struct lp_foreign *fx, int64_t proc, int64_t corr, int64_t start,
+			int64_t end)
 {
 	if (fx->count_unattributed)
 		lp_corrtally_call(&fx->tally, fx_tally_key(fx, proc), corr);
@@ -338,8 +340,9 @@ int lp_foreign_api_seen(struct lp_foreign *fx, int64_t proc, int64_t corr, int64
 	return 0;
 }
 
-int lp_foreign_api(struct lp_foreign *fx, int64_t proc, int64_t thread, const char *domain, int64_t cbid,
-	      int64_t name_id, int64_t corr, int64_t start, int64_t end, int64_t ret)
+int lp_foreign_api(struct lp_foreign *fx, int64_t proc, int64_t thread, const char *domain,
+		   int64_t cbid, int64_t name_id, int64_t corr, int64_t start, int64_t end,
+		   int64_t ret)
 {
 	sqlite3_stmt *st = fx->ins_api;
 	if (end < start)
@@ -359,9 +362,9 @@ int lp_foreign_api(struct lp_foreign *fx, int64_t proc, int64_t thread, const ch
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_foreign_range(struct lp_foreign *fx, int64_t proc, int64_t domain, int64_t name_id, int64_t category,
-		int64_t start, int64_t end, int64_t thread, int64_t end_thread, int64_t payload,
-		int64_t color, unsigned flags)
+int lp_foreign_range(struct lp_foreign *fx, int64_t proc, int64_t domain, int64_t name_id,
+		     int64_t category, int64_t start, int64_t end, int64_t thread,
+		     int64_t end_thread, int64_t payload, int64_t color, unsigned flags)
 {
 	sqlite3_stmt *st = fx->ins_range;
 	if (end < start)
@@ -384,8 +387,8 @@ int lp_foreign_range(struct lp_foreign *fx, int64_t proc, int64_t domain, int64_
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_foreign_mark(struct lp_foreign *fx, int64_t proc, int64_t domain, int64_t name_id, int64_t category,
-	       int64_t ts, int64_t thread)
+int lp_foreign_mark(struct lp_foreign *fx, int64_t proc, int64_t domain, int64_t name_id,
+		    int64_t category, int64_t ts, int64_t thread)
 {
 	sqlite3_stmt *st = fx->ins_mark;
 	sqlite3_bind_int64(st, 1, proc);
@@ -399,9 +402,9 @@ int lp_foreign_mark(struct lp_foreign *fx, int64_t proc, int64_t domain, int64_t
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_foreign_device(struct lp_foreign *fx, int64_t proc, int64_t device, const char *name, int64_t sm_count,
-		 int64_t cc_major, int64_t cc_minor, int64_t mem_bytes, int64_t clock_khz,
-		 int64_t bw_kbs)
+int lp_foreign_device(struct lp_foreign *fx, int64_t proc, int64_t device, const char *name,
+		      int64_t sm_count, int64_t cc_major, int64_t cc_minor, int64_t mem_bytes,
+		      int64_t clock_khz, int64_t bw_kbs)
 {
 	sqlite3_stmt *st = fx->ins_dev;
 	sqlite3_bind_int64(st, 1, proc);
@@ -418,7 +421,8 @@ int lp_foreign_device(struct lp_foreign *fx, int64_t proc, int64_t device, const
 }
 
 int lp_foreign_alloc(struct lp_foreign *fx, int64_t proc, int free_op, int64_t ts, int64_t address,
-		int64_t bytes, const char *mem_kind, int64_t device, int64_t context, int64_t corr)
+		     int64_t bytes, const char *mem_kind, int64_t device, int64_t context,
+		     int64_t corr)
 {
 	sqlite3_stmt *st = fx->ins_alloc;
 	sqlite3_bind_int64(st, 1, proc);
@@ -446,7 +450,7 @@ static const char *fx_lock_kind(const char *fn)
 }
 
 int lp_foreign_lock_call(struct lp_foreign *fx, int64_t proc, int64_t thread, const char *function,
-		    int64_t start, int64_t end, int cond)
+			 int64_t start, int64_t end, int cond)
 {
 	if (end < start)
 		end = start;
@@ -484,8 +488,8 @@ int lp_foreign_lock_call(struct lp_foreign *fx, int64_t proc, int64_t thread, co
 }
 
 int lp_foreign_block_call(struct lp_foreign *fx, int64_t proc, int64_t thread, const char *call,
-		     const char *category, const char *fd_kind, int64_t start, int64_t end,
-		     int64_t result)
+			  const char *category, const char *fd_kind, int64_t start, int64_t end,
+			  int64_t result)
 {
 	sqlite3_stmt *st = fx->ins_block;
 	if (end < start)
@@ -739,7 +743,8 @@ int lp_foreign_finish(struct lp_foreign *fx)
 	return rc ? rc : fx_capture_records(fx);
 }
 
-int lp_foreign_bad_time(struct lp_foreign *fx, enum lp_foreign_kind kind, int64_t start, int64_t end)
+int lp_foreign_bad_time(struct lp_foreign *fx, enum lp_foreign_kind kind, int64_t start,
+			int64_t end)
 {
 	if (start > 0 && end > 0 && end >= start)
 		return 0;

@@ -18,7 +18,8 @@
 
 /* One GPU operation's common columns (schemas/cuda.sql). */
 struct lp_foreign_op {
-	int64_t proc; /* processes.id; 0 or lp_foreign.provisional = not known yet (lp_foreign_adopt) */
+	int64_t
+	    proc; /* processes.id; 0 or lp_foreign.provisional = not known yet (lp_foreign_adopt) */
 	int64_t device, context, stream, corr;
 	int64_t start, end;
 };
@@ -56,7 +57,7 @@ struct lp_foreign {
 	/* rows written */
 	long long kernels, memcpys, memsets, syncs, api, ranges, marks, lock_waits, cond_waits,
 	    allocs, devices, blocking;
-	long long unattributed;	      /* GPU work whose launching call is not in the capture */
+	long long unattributed;		  /* GPU work whose launching call is not in the capture */
 	long long bad_time[LP_FOREIGN_N]; /* records dropped by lp_foreign_bad_time, per kind */
 	/* Set by an importer whose correlation ids are final as rows are
 	 * written (nsys; Kineto unless flows rewrite them): unattributed is
@@ -102,49 +103,54 @@ int64_t lp_foreign_domain(struct lp_foreign *fx, int64_t proc, const char *name)
 int lp_foreign_nest_group(struct lp_foreign *fx, int64_t domain, int64_t group);
 void lp_foreign_seen(struct lp_foreign *fx, int64_t proc, int64_t start, int64_t end);
 
-int lp_foreign_kernel(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t name_id, int64_t mangled_id,
-		 const int64_t grid[3], const int64_t block[3], int64_t static_smem,
-		 int64_t dyn_smem, int64_t regs, int64_t graph_id);
-int lp_foreign_memcpy(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t bytes, const char *kind,
-		 const char *src, const char *dst, int async);
-int lp_foreign_memset(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t bytes, int64_t value,
-		 const char *mem_kind, int async);
-int lp_foreign_sync(struct lp_foreign *fx, const struct lp_foreign_op *o, const char *type, int64_t event);
-int lp_foreign_api(struct lp_foreign *fx, int64_t proc, int64_t thread, const char *domain, int64_t cbid,
-	      int64_t name_id, int64_t corr, int64_t start, int64_t end, int64_t ret);
+int lp_foreign_kernel(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t name_id,
+		      int64_t mangled_id, const int64_t grid[3], const int64_t block[3],
+		      int64_t static_smem, int64_t dyn_smem, int64_t regs, int64_t graph_id);
+int lp_foreign_memcpy(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t bytes,
+		      const char *kind, const char *src, const char *dst, int async);
+int lp_foreign_memset(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t bytes,
+		      int64_t value, const char *mem_kind, int async);
+int lp_foreign_sync(struct lp_foreign *fx, const struct lp_foreign_op *o, const char *type,
+		    int64_t event);
+int lp_foreign_api(struct lp_foreign *fx, int64_t proc, int64_t thread, const char *domain,
+		   int64_t cbid, int64_t name_id, int64_t corr, int64_t start, int64_t end,
+		   int64_t ret);
 /* The bookkeeping of lp_foreign_api and of the GPU rows without their insert, for
  * an importer that moves the rows itself (nsys: INSERT ... SELECT): bounds,
  * counts and (attribute) whether the work's launching call was seen. */
-int lp_foreign_api_seen(struct lp_foreign *fx, int64_t proc, int64_t corr, int64_t start, int64_t end);
+int lp_foreign_api_seen(struct lp_foreign *fx, int64_t proc, int64_t corr, int64_t start,
+			int64_t end);
 void lp_foreign_op_seen(struct lp_foreign *fx, const struct lp_foreign_op *o, int attribute);
 /* flags: LP_RANGEF_* (lp_nvtx_db.h); payload < 0 = none. */
-int lp_foreign_range(struct lp_foreign *fx, int64_t proc, int64_t domain, int64_t name_id, int64_t category,
-		int64_t start, int64_t end, int64_t thread, int64_t end_thread, int64_t payload,
-		int64_t color, unsigned flags);
-int lp_foreign_mark(struct lp_foreign *fx, int64_t proc, int64_t domain, int64_t name_id, int64_t category,
-	       int64_t ts, int64_t thread);
-int lp_foreign_device(struct lp_foreign *fx, int64_t proc, int64_t device, const char *name, int64_t sm_count,
-		 int64_t cc_major, int64_t cc_minor, int64_t mem_bytes, int64_t clock_khz,
-		 int64_t bw_kbs);
+int lp_foreign_range(struct lp_foreign *fx, int64_t proc, int64_t domain, int64_t name_id,
+		     int64_t category, int64_t start, int64_t end, int64_t thread,
+		     int64_t end_thread, int64_t payload, int64_t color, unsigned flags);
+int lp_foreign_mark(struct lp_foreign *fx, int64_t proc, int64_t domain, int64_t name_id,
+		    int64_t category, int64_t ts, int64_t thread);
+int lp_foreign_device(struct lp_foreign *fx, int64_t proc, int64_t device, const char *name,
+		      int64_t sm_count, int64_t cc_major, int64_t cc_minor, int64_t mem_bytes,
+		      int64_t clock_khz, int64_t bw_kbs);
 int lp_foreign_alloc(struct lp_foreign *fx, int64_t proc, int free_op, int64_t ts, int64_t address,
-		int64_t bytes, const char *mem_kind, int64_t device, int64_t context, int64_t corr);
+		     int64_t bytes, const char *mem_kind, int64_t device, int64_t context,
+		     int64_t corr);
 /* A blocking pthread/semaphore call the source recorded without the lock's
  * address: one lock row per process and function. cond = condition wait. */
 int lp_foreign_lock_call(struct lp_foreign *fx, int64_t proc, int64_t thread, const char *function,
-		    int64_t start, int64_t end, int cond);
+			 int64_t start, int64_t end, int cond);
 /* A blocking call (sleep, descriptor I/O, poll, join) -> blocking_calls:
  * category and fd_kind as docs/schema.md defines them (fd_kind NULL for calls
  * without a descriptor); the source recorded no descriptor, so fd is NULL. */
 int lp_foreign_block_call(struct lp_foreign *fx, int64_t proc, int64_t thread, const char *call,
-		     const char *category, const char *fd_kind, int64_t start, int64_t end,
-		     int64_t result);
+			  const char *category, const char *fd_kind, int64_t start, int64_t end,
+			  int64_t result);
 
 /* A record with a zero or inverted timestamp (start or end at or before 0
  * on the source's clock, or end before start): a record the source flushed
  * before it was complete (CUPTI's forced flush returns kernels still running
  * with start or end 0). 1 when it is to be dropped, counted by kind; the
  * importer writes nothing of it. */
-int lp_foreign_bad_time(struct lp_foreign *fx, enum lp_foreign_kind kind, int64_t start, int64_t end);
+int lp_foreign_bad_time(struct lp_foreign *fx, enum lp_foreign_kind kind, int64_t start,
+			int64_t end);
 
 /* GPU rows written with proc 0 go to the process whose API call has their
  * correlation id, else to fallback. */
@@ -157,6 +163,5 @@ int lp_foreign_meta(struct lp_foreign *fx);
 /* SHA-256 of a whole file as hex; 0 or -errno. */
 int lp_foreign_sha256_file(const char *path, char hex[65]);
 void lp_foreign_sha256_hex(const uint8_t digest[32], char hex[65]);
-
 
 #endif

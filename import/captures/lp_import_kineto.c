@@ -323,7 +323,7 @@ static int kkernel(struct kineto *k, const struct lp_jobj *o, const struct lp_fo
 	int64_t nid = name ? lp_import_intern(k->imp, name, strlen(name)) : 0;
 	/* Kineto writes static + dynamic shared memory as one figure. */
 	return lp_foreign_kernel(&k->fx, op, nid, 0, grid, block, kint(k, o, KK_SMEM, 0), 0,
-			    kint(k, o, KK_REGS, 0), 0);
+				 kint(k, o, KK_REGS, 0), 0);
 }
 
 /* ---- host events ------------------------------------------------------------------------- */
@@ -389,7 +389,8 @@ static int krange(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int
 		snprintf(k->fx.default_request, sizeof(k->fx.default_request), "ProfilerStep");
 	}
 	int64_t nid = name ? lp_import_intern(k->imp, name, len) : 0;
-	return lp_foreign_range(&k->fx, proc, dom, nid, 0, start, end, thread, thread, payload, -1, 0);
+	return lp_foreign_range(&k->fx, proc, dom, nid, 0, start, end, thread, thread, payload, -1,
+				0);
 }
 
 /* One more API call of process proc (processes.id, small and dense). */
@@ -421,7 +422,7 @@ static int kapi(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64
 	int rc = kapi_count(k, proc);
 	return rc ? rc
 		  : lp_foreign_api(&k->fx, proc, thread, c == LP_K_DRIVER ? "driver" : "runtime",
-			      kint(k, o, KK_CBID, 0), nid, corr, start, end, 0);
+				   kint(k, o, KK_CBID, 0), nid, corr, start, end, 0);
 }
 
 /* ---- metadata, flows ---------------------------------------------------------------------- */
@@ -542,7 +543,7 @@ static int kevent(struct kineto *k, const struct lp_jobj *o)
 			return kmemset(k, o, &op);
 		sync = kstr(k, o, KK_SYNC_KIND);
 		return lp_foreign_sync(&k->fx, &op, ksync_type(sync ? sync : kstr(k, o, KK_NAME)),
-				  kint(k, o, KK_EVENT, -1));
+				       kint(k, o, KK_EVENT, -1));
 	case LP_K_RUNTIME:
 	case LP_K_DRIVER:
 		return kapi(k, o, c, pid, tid, start, end);
@@ -653,8 +654,9 @@ static int kfinish(struct kineto *k)
 	rc = rc ? rc : lp_foreign_adopt(&k->fx, main_proc);
 	rc = rc ? rc : lp_db_exec(k->imp->db, sql, k->imp->err, k->imp->errlen);
 	for (size_t i = 0; rc == 0 && i < k->ndevs; i++)
-		rc = lp_foreign_device(&k->fx, main_proc, k->devs[i].id, k->devs[i].name, k->devs[i].sms,
-				  k->devs[i].major, k->devs[i].minor, k->devs[i].mem, -1, -1);
+		rc = lp_foreign_device(&k->fx, main_proc, k->devs[i].id, k->devs[i].name,
+				       k->devs[i].sms, k->devs[i].major, k->devs[i].minor,
+				       k->devs[i].mem, -1, -1);
 	rc = rc ? rc : knames(k);
 	/* Flows gave rows other ids at the end: the tally of the ids they came
 	 * with is void, and lp_foreign_finish counts by SQL. Every GPU row is now

@@ -575,7 +575,7 @@ static void nsys_ts_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 	int keep = sqlite3_value_type(v[0]) != SQLITE_INTEGER ||
 		   sqlite3_value_type(v[1]) != SQLITE_INTEGER ||
 		   !lp_foreign_bad_time(&n->fx, (enum lp_foreign_kind)sqlite3_value_int(v[2]),
-				   sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1]));
+					sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1]));
 	sqlite3_result_int(c, keep);
 }
 
@@ -797,7 +797,8 @@ static int nsys_nvtx_row(sqlite3_stmt *st, void *ctx)
 	int64_t t0 = sqlite3_column_int64(st, 0);
 	int open = type == LP_NVTX_MARK || type == LP_NVTXT_MARK ||
 		   sqlite3_column_type(st, 1) == SQLITE_NULL;
-	if (lp_foreign_bad_time(&n->fx, LP_FOREIGN_RANGE, t0, open ? t0 : sqlite3_column_int64(st, 1)))
+	if (lp_foreign_bad_time(&n->fx, LP_FOREIGN_RANGE, t0,
+				open ? t0 : sqlite3_column_int64(st, 1)))
 		return 0;
 	int64_t g = sqlite3_column_int64(st, 3), pid = (g >> 24) & 0xffffff;
 	int64_t proc = nsys_proc(n, g);
@@ -825,7 +826,7 @@ static int nsys_nvtx_row(sqlite3_stmt *st, void *ctx)
 	int64_t color =
 	    sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 8);
 	return lp_foreign_range(&n->fx, proc, dom, name, cat, start, end, thread, end_thread,
-			   nsys_payload(st), color, flags);
+				nsys_payload(st), color, flags);
 }
 
 /* ---- OS runtime calls: lock calls become lock and cond waits, blocking
@@ -940,7 +941,7 @@ static int nsys_osrt_call(struct nsys *n, sqlite3_stmt *st, uint64_t kind, int64
 		const struct osrt_block *b = &lp_osrt_blocks[kind - 3];
 		assert(kind - 3 < LP_OSRT_NBLOCK);
 		return lp_foreign_block_call(&n->fx, proc, thread, b->call, b->category, b->fd_kind,
-					start, end, sqlite3_column_int64(st, 4));
+					     start, end, sqlite3_column_int64(st, 4));
 	}
 	char *fn = nsys_src_string(n, sid);
 	int rc = fn ? lp_foreign_lock_call(&n->fx, proc, thread, fn, start, end, kind == 2) : 0;
@@ -965,7 +966,7 @@ static int nsys_osrt_row(sqlite3_stmt *st, void *ctx)
 			return -ENOMEM;
 	}
 	if (kind && lp_foreign_bad_time(&n->fx, LP_FOREIGN_OSRT, sqlite3_column_int64(st, 0),
-				   sqlite3_column_int64(st, 1)))
+					sqlite3_column_int64(st, 1)))
 		return 0;
 	return kind ? nsys_osrt_call(n, st, kind, sid) : 0;
 }
@@ -985,11 +986,11 @@ static int nsys_mem_row(sqlite3_stmt *st, void *ctx)
 	if (rc || !proc)
 		return rc ? rc : -EIO;
 	/* ENUM_CUDA_DEV_MEM_EVENT_OPER: 0 allocation, 1 deallocation */
-	return lp_foreign_alloc(&n->fx, proc, sqlite3_column_int64(st, 7) == 1,
-			   sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 4),
-			   sqlite3_column_int64(st, 5), lp_cuda_mem_kind(sqlite3_column_int64(st, 6)),
-			   sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-			   sqlite3_column_int64(st, 8));
+	return lp_foreign_alloc(
+	    &n->fx, proc, sqlite3_column_int64(st, 7) == 1, sqlite3_column_int64(st, 0),
+	    sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+	    lp_cuda_mem_kind(sqlite3_column_int64(st, 6)), sqlite3_column_int64(st, 2),
+	    sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 8));
 }
 
 static const struct col lp_gpu_cols[] = {
@@ -1013,11 +1014,11 @@ static int nsys_gpu_row(sqlite3_stmt *st, void *ctx)
 	for (size_t i = 0; rc == 0 && i < n->gpu_procs.cap; i++)
 		if (n->gpu_procs.keys[i])
 			rc = lp_foreign_device(&n->fx, (int64_t)n->gpu_procs.keys[i], dev,
-					  (const char *)sqlite3_column_text(st, 2),
-					  import_nsys_opt(st, 3, 1), import_nsys_opt(st, 4, 1),
-					  import_nsys_opt(st, 5, 1), import_nsys_opt(st, 6, 1),
-					  import_nsys_opt(st, 7, 1000),
-					  import_nsys_opt(st, 8, 1000));
+					       (const char *)sqlite3_column_text(st, 2),
+					       import_nsys_opt(st, 3, 1), import_nsys_opt(st, 4, 1),
+					       import_nsys_opt(st, 5, 1), import_nsys_opt(st, 6, 1),
+					       import_nsys_opt(st, 7, 1000),
+					       import_nsys_opt(st, 8, 1000));
 	return rc;
 }
 

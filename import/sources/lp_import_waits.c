@@ -54,8 +54,8 @@ struct classify_step {
  * and share temp tables, so they share this guard. A capture imported
  * from Kineto has ranges but no waits: 0.4 s of a 256 MiB trace was spent
  * here for nothing. */
-#define LP_WAITS_IDLE_WHEN                                                                       \
-	"SELECT EXISTS (SELECT 1 FROM ranges WHERE depth = 0) AND "                              \
+#define LP_WAITS_IDLE_WHEN                                                                         \
+	"SELECT EXISTS (SELECT 1 FROM ranges WHERE depth = 0) AND "                                \
 	"(EXISTS (SELECT 1 FROM cond_waits) OR EXISTS (SELECT 1 FROM locks WHERE kind = 'sem'))"
 
 static const struct classify_step lp_waits_steps[] = {

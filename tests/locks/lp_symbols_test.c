@@ -24,7 +24,6 @@ struct lp_stats {
 	pthread_mutex_t lock;
 } stats_table = {0, PTHREAD_MUTEX_INITIALIZER};
 
-
 static int lp_add_phdr(struct dl_phdr_info *info, size_t size, void *ctx)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;

@@ -55,6 +55,8 @@ lp_py_test(rel_lint test_lint.py LABELS unit reliability)
 # One-way dependencies between folders (docs/architecture.md): includes and
 # the read-only libraries' link needs.
 lp_py_test(rel_arch test_arch.py LABELS unit reliability lint)
+# Every C and C++ file follows .clang-format.
+lp_py_test(lint_format test_format.py LABELS lint)
 # Damaged database pages: each report exits 2 with one line or prints the
 # undamaged report.
 lp_py_test(rel_damage test_damage.py LABELS e2e reliability)
