@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Interval sets and percentiles (analyze/lp_ivset.h): build by sort and
+/* Interval sets and percentiles (analysis/lp_ivset.h): build by sort and
  * merge, query by binary search over prefix sums, select by quickselect. */
 #include "lp_ivset.h"
 

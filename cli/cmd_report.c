@@ -2,7 +2,7 @@
 /*
  * latprof report FILE.db [--VIEW] [--top N] [--format text|json|csv] [-o OUT]
  *
- * A view is one analysis (analyze/, returns a struct) plus its writers
+ * A view is one analysis (analysis/, returns a struct) plus its writers
  * (report/, one per format). Adding a view = an adapter of a few lines here
  * (every view's adapters live in this file: report/ knows no CLI type) and
  * one entry in lp_views[]; option parsing, output files and errors are
@@ -88,7 +88,7 @@ static void w_locks_csv(FILE *f, const void *r)
 	lp_locks_write_csv(f, r);
 }
 
-/* ---- --breakdown and --ranges (analyze/lp_breakdown.h) --------------- */
+/* ---- --breakdown and --ranges (analysis/lp_breakdown.h) --------------- */
 
 static void *view_breakdown(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
@@ -153,7 +153,7 @@ static void w_ranges_csv(FILE *f, const void *r)
 	lp_range_stats_write_csv(f, r);
 }
 
-/* ---- --counters (analyze/lp_counter_totals.h) ------------------------ */
+/* ---- --counters (analysis/lp_counter_totals.h) ------------------------ */
 
 static void *view_counters(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
@@ -192,7 +192,7 @@ static void w_counters_csv(FILE *f, const void *r)
 	lp_counters_write_csv(f, r);
 }
 
-/* ---- --kernels, --memcpy, --sync, --cuda-api (analyze/lp_cuda.h) ------ */
+/* ---- --kernels, --memcpy, --sync, --cuda-api (analysis/lp_cuda.h) ------ */
 
 static void *view_cuda(sqlite3 *db, enum lp_cuda_view v, char *err, size_t errlen)
 {
@@ -250,7 +250,7 @@ static void w_cuda_csv(FILE *f, const void *r)
 	lp_cuda_write_csv(f, r);
 }
 
-/* ---- --bottlenecks (analyze/lp_findings.h) ---------------------------- */
+/* ---- --bottlenecks (analysis/findings/lp_findings.h) ---------------------------- */
 
 static void *view_findings(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {

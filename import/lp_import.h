@@ -102,7 +102,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		  struct lp_import_stats *stats, char *err, size_t errlen);
 
 /*
- * A capture another profiler wrote (analyze/lp_import_nsys.c,
+ * A capture another profiler wrote (import/captures/lp_import_nsys.c,
  * lp_import_kineto.c) -> a database of the same schema and the same atomic
  * publication as lp_import_dir. fill() writes the rows (the sources' tables
  * exist, their begin() ran); meta() runs after the sources' finish() so its

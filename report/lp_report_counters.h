@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Writers for `latprof report --counters` (analyze/lp_counter_totals.h).
+/* Writers for `latprof report --counters` (analysis/lp_counter_totals.h).
  * Unavailable events print as "unavailable" (text, with the reason listed
  * once), null plus a reason (JSON) or an empty value plus the reason
  * (CSV); never as 0. */

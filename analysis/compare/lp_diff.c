@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The rule engine of analyze/lp_findings.c lists each database's findings. */
+/* The rule engine of analysis/findings/lp_findings.c lists each database's findings. */
 lp_findings_fn lp_findings_provider = lp_findings_ids;
 
 static const char *const metric_names[LP_M_NMETRICS] = {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rule table of analyze/lp_findings.h. Shared inputs are loaded once
+ * The rule table of analysis/findings/lp_findings.h. Shared inputs are loaded once
  * (requests and stages as per-thread interval sets, the breakdown, the lock
  * report); each rule then runs a query or two of its own and attributes
  * what it measures to the request that contains it, so the finding can

@@ -158,7 +158,7 @@ void lp_findings_free(struct lp_findings *f);
  * For `latprof diff` and `check`: the ids of the findings in db with the
  * default thresholds, one per finding (an id repeats when a rule found two
  * locks, say). *ids and each string are malloc'd; the caller frees them.
- * The signature is lp_findings_fn of analyze/lp_diff.h.
+ * The signature is lp_findings_fn of analysis/compare/lp_diff.h.
  */
 int lp_findings_ids(sqlite3 *db, char ***ids, size_t *n, char *err, size_t errlen);
 /* Findings of one rule in f. */

@@ -679,7 +679,7 @@ static int fx_bounds(struct lp_foreign *fx)
 	return rc;
 }
 
-/* The CUDA source's indexes (analyze/lp_import_cuda.c, IF NOT EXISTS there):
+/* The CUDA source's indexes (import/sources/lp_import_cuda.c, IF NOT EXISTS there):
  * built here, once, for the passes below that look calls up by correlation
  * id; the import's own index step then finds them made. */
 extern const struct lp_import_source lp_src_cuda;
@@ -723,7 +723,7 @@ int lp_foreign_finish(struct lp_foreign *fx)
 	}
 	rc = rc ? rc : fx_exec(fx, "DROP TABLE temp.lp_sync_api");
 	/* A capture of a real service has 10^4 API calls and 10^3 copies: the
-	 * breakdown's sync-wait lookups (analyze/lp_cuda.c) need these to stay
+	 * breakdown's sync-wait lookups (analysis/lp_cuda.c) need these to stay
 	 * linear (docs/schema.md, "Imported captures"). */
 	rc = rc ? rc
 		: fx_exec(fx, "CREATE INDEX import_syncs_corr ON syncs(process_id, "

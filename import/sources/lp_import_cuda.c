@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CUDA records (collector/lp_log_cuda.h) -> kernels, memcpys, memsets,
+ * CUDA records (format/lp_log_cuda.h) -> kernels, memcpys, memsets,
  * syncs, cuda_api, gpu_devices, gpu_overhead, gpu_allocs, cuda_capture
  * (schemas/cuda.sql), and the meta rows every report reads:
  *   cuda.captured  1 when any GPU activity was recorded

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * NVTX records (collector/lp_log_nvtx.h) -> domains, categories, ranges,
+ * NVTX records (format/lp_log_nvtx.h) -> domains, categories, ranges,
  * marks (schemas/nvtx.sql).
  *
  * Records arrive in each thread's write order, but threads interleave by

@@ -8,7 +8,7 @@ lp_py_test(import_sync_class test_sync_class.py LABELS e2e)
 # Lock waits inserted in batches through a virtual table: rows,
 # order and NULLs as written.
 lp_py_test(import_batch_rows test_batch_rows.py LABELS e2e)
-# The two-thread Kineto reader (analyze/lp_json_pipe.c) against the one-thread
+# The two-thread Kineto reader (import/captures/lp_json_pipe.c) against the one-thread
 # one: same elements in the same order with a slow caller, errors as one line.
 lp_c_test(import_json_pipe SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_json_pipe.c
   LIBS latprof_analyze LABELS unit tsan)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of analyze/lp_ivset.h: interval sets (union, precedence,
+/* Unit tests of analysis/lp_ivset.h: interval sets (union, precedence,
  * overlap queries) and nearest-rank selection against a brute-force
  * reference on random input; hand-checked edge cases (empty sets, one
  * element, touching and nested intervals); 10 M intervals. */
