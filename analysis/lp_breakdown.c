@@ -5,7 +5,7 @@
  *   instances in CSR order per request -> per-request stage times ->
  *   percentiles by selection, category time by prefix-sum interval sets
  *   (lp_ivset.c). The category providers are listed here; the CPU-counter
- *   columns are lp_bd_counters.c's.
+ *   columns are lp_breakdown_counters.c's.
  */
 #include "lp_breakdown.h"
 
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_bd_work.h"
+#include "lp_breakdown_work.h"
 #include "lp_cuda.h" /* CUDA category providers */
 #include "lp_db.h"
 #include "lp_map.h"
@@ -234,9 +234,9 @@ const struct lp_bd_category lp_bd_categories[] = {
     {"poll_wait", "poll wait", load_poll_wait, describe_site},
     {"other_block", "other wait", load_other_block, describe_site},
 };
-const size_t lp_bd_ncategories = ARRAY_SIZE(lp_bd_categories);
+const size_t lp_breakdown_ncategories = ARRAY_SIZE(lp_breakdown_categories);
 
-static void cats_free(struct lp_bd_cats *c)
+static void cats_free(struct lp_breakdown_cats *c)
 {
 	for (int k = 0; k < c->n; k++) {
 		lp_ivset_free(&c->set[k]);
@@ -245,14 +245,14 @@ static void cats_free(struct lp_bd_cats *c)
 	lp_ivset_free(&c->runq);
 }
 
-static int cats_load(sqlite3 *db, struct lp_bd_cats *c, char *err, size_t errlen)
+static int cats_load(sqlite3 *db, struct lp_breakdown_cats *c, char *err, size_t errlen)
 {
 	struct lp_ivset claimed = {0};
 	int rc = 0;
 	memset(c, 0, sizeof(*c));
-	c->n = (int)lp_bd_ncategories;
+	c->n = (int)lp_breakdown_ncategories;
 	for (int k = 0; k < c->n && !rc; k++) {
-		const struct lp_bd_category *cat = &lp_bd_categories[k];
+		const struct lp_breakdown_category *cat = &lp_breakdown_categories[k];
 		rc = cat->load(db, &c->raw[k], err, errlen);
 		if (rc == -ENOENT)
 			rc = 0;
@@ -280,10 +280,10 @@ static int cats_load(sqlite3 *db, struct lp_bd_cats *c, char *err, size_t errlen
 }
 
 /* Per-category time of [s, e) on thread t; slot n = cpu (the rest), slot
- * n + LP_BD_PREEMPTED = the waits' run-queue time. Categories whose bit is
+ * n + LP_BREAKDOWN_PREEMPTED = the waits' run-queue time. Categories whose bit is
  * clear in `maybe` (bit n: run queue) are known to be 0 there (the
  * enclosing request has none of them): most stages skip every lookup. */
-static void cats_split_some(const struct lp_bd_cats *c, int64_t t, int64_t s, int64_t e,
+static void cats_split_some(const struct lp_breakdown_cats *c, int64_t t, int64_t s, int64_t e,
 			    int64_t *acc, uint32_t maybe)
 {
 	int64_t rest = e - s;
@@ -292,24 +292,25 @@ static void cats_split_some(const struct lp_bd_cats *c, int64_t t, int64_t s, in
 			continue;
 		const struct lp_ivset *set = k < c->n ? &c->set[k] : &c->runq;
 		int64_t o = lp_ivset_overlap(set, t, s, e);
-		acc[k < c->n ? k : c->n + LP_BD_PREEMPTED] += o;
+		acc[k < c->n ? k : c->n + LP_BREAKDOWN_PREEMPTED] += o;
 		rest -= o;
 	}
 	acc[c->n] += rest > 0 ? rest : 0;
 }
 
-static void cats_split(const struct lp_bd_cats *c, int64_t t, int64_t s, int64_t e, int64_t *acc)
+static void cats_split(const struct lp_breakdown_cats *c, int64_t t, int64_t s, int64_t e,
+		       int64_t *acc)
 {
 	cats_split_some(c, t, s, e, acc, ~0u);
 }
 
 /* Bits of the categories with time in acc (cpu excluded). */
-static uint32_t cats_present(const struct lp_bd_cats *c, const int64_t *acc)
+static uint32_t cats_present(const struct lp_breakdown_cats *c, const int64_t *acc)
 {
 	uint32_t m = 0;
 	for (int k = 0; k < c->n; k++)
 		m |= acc[k] ? 1u << k : 0;
-	return m | (acc[c->n + LP_BD_PREEMPTED] ? 1u << c->n : 0);
+	return m | (acc[c->n + LP_BREAKDOWN_PREEMPTED] ? 1u << c->n : 0);
 }
 
 /* ---------------------------------------------------------------- requests */
@@ -420,7 +421,7 @@ static int pick_request(const struct lp_rset *rs, const char *req, uint8_t *isre
 	return found;
 }
 
-static void bd_free(struct lp_bd_work *b)
+static void bd_free(struct lp_breakdown_work *b)
 {
 	lp_rset_free(&b->rs);
 	cats_free(&b->cats);
@@ -448,7 +449,7 @@ static int cmp_start_idx(const struct lp_rset *rs, int32_t a, int32_t b)
 }
 
 /* Requests, then stage instances grouped per request (counting sort). */
-static int bd_index(struct lp_bd_work *b, const uint8_t *isreq)
+static int bd_index(struct lp_breakdown_work *b, const uint8_t *isreq)
 {
 	struct lp_rset *rs = &b->rs;
 	int32_t *reqof = malloc(rs->n * sizeof(*reqof));
@@ -531,7 +532,7 @@ static void clip(const struct lp_rset *rs, int32_t q, int32_t i, int64_t *s, int
 
 /* Time of request r in each slot (acc[nslot] = unattributed); returns 1 when
  * stages overlap. acc must be zeroed, nslot + 1 wide. */
-static int req_stage_times(const struct lp_bd_work *b, size_t r, int64_t *acc)
+static int req_stage_times(const struct lp_breakdown_work *b, size_t r, int64_t *acc)
 {
 	const struct lp_rset *rs = &b->rs;
 	int32_t q = b->req[r];
@@ -560,12 +561,12 @@ static int req_stage_times(const struct lp_bd_work *b, size_t r, int64_t *acc)
 
 /* Category split of slot `slot` inside request r (slot == nslot: the
  * unattributed rest = request minus its stages, clamped at 0). */
-static void req_slot_cats(const struct lp_bd_work *b, size_t r, size_t slot, int64_t *cat)
+static void req_slot_cats(const struct lp_breakdown_work *b, size_t r, size_t slot, int64_t *cat)
 {
 	const struct lp_rset *rs = &b->rs;
 	int32_t q = b->req[r];
-	int64_t all[LP_BD_MAXCAT] = {0}, st[LP_BD_MAXCAT] = {0};
-	int nc = b->cats.n + 1 + LP_BD_PREEMPTED; /* through the run queue's slot */
+	int64_t all[LP_BREAKDOWN_MAXCAT] = {0}, st[LP_BREAKDOWN_MAXCAT] = {0};
+	int nc = b->cats.n + 1 + LP_BREAKDOWN_PREEMPTED; /* through the run queue's slot */
 	for (size_t j = b->off[r]; j < b->off[r + 1]; j++) {
 		int32_t i = b->sidx[j];
 		if (slot != b->nslot && (size_t)b->slot_of_key[rs->r[i].key] != slot)
@@ -647,7 +648,7 @@ static void keysum_free(struct keysum *ks)
 }
 
 /* Which key of category cat grows most in `slot` between tail and median. */
-static int tail_key(struct lp_bd_work *b, size_t slot, int cat, struct lp_bd_tail *t)
+static int tail_key(struct lp_breakdown_work *b, size_t slot, int cat, struct lp_breakdown_tail *t)
 {
 	const struct lp_rset *rs = &b->rs;
 	const struct lp_ivec *raw = &b->cats.raw[cat];
@@ -683,9 +684,9 @@ static int tail_key(struct lp_bd_work *b, size_t slot, int cat, struct lp_bd_tai
 	if (best >= 0) {
 		char buf[512];
 		const char *name =
-		    lp_bd_categories[cat].describe(b->db, ks.key[best], buf, sizeof(buf));
+		    lp_breakdown_categories[cat].describe(b->db, ks.key[best], buf, sizeof(buf));
 		t->has_key = 1;
-		t->key_site = lp_bd_categories[cat].describe == describe_site;
+		t->key_site = lp_breakdown_categories[cat].describe == describe_site;
 		t->key = ks.key[best];
 		t->key_name = strdup(name ? name : "?");
 		t->key_tail_ns = ks.sum[0][best] / (double)t->n_tail;
@@ -699,28 +700,28 @@ static int tail_key(struct lp_bd_work *b, size_t slot, int cat, struct lp_bd_tai
 
 /* The growing rest (slot p) as on-CPU or preempted time, by the stage's
  * on-CPU share in the tail and around the median; unsplit without it. */
-static void tail_rest(struct lp_bd_tail *t, int p)
+static void tail_rest(struct lp_breakdown_tail *t, int p)
 {
 	if (!t->has_cnt) {
-		t->cat = p + LP_BD_UNSPLIT;
+		t->cat = p + LP_BREAKDOWN_UNSPLIT;
 		return;
 	}
 	double on_t = fmin(t->oncpu_tail * t->stage_tail_ns, t->cat_tail_ns);
 	double on_m = fmin(t->oncpu_mid * t->stage_mid_ns, t->cat_mid_ns);
 	double pre_t = t->cat_tail_ns - on_t, pre_m = t->cat_mid_ns - on_m;
 	int pre = pre_t - pre_m > on_t - on_m;
-	t->cat = p + (pre ? LP_BD_PREEMPTED : LP_BD_ONCPU);
+	t->cat = p + (pre ? LP_BREAKDOWN_PREEMPTED : LP_BREAKDOWN_ONCPU);
 	t->cat_tail_ns = pre ? pre_t : on_t;
 	t->cat_mid_ns = pre ? pre_m : on_m;
 }
 
 /* Tail (>= p99) against the middle (p40..p60): the stage that grows most,
  * the category that grows most inside it, and what it waited on. */
-static int bd_tail(struct lp_bd_work *b, int64_t p40, int64_t p60, int64_t p99,
-		   struct lp_bd_tail *t)
+static int bd_tail(struct lp_breakdown_work *b, int64_t p40, int64_t p60, int64_t p99,
+		   struct lp_breakdown_tail *t)
 {
 	size_t ns = b->nslot + 1;
-	int nc = b->cats.n + 1 + LP_BD_PREEMPTED; /* through the run queue's slot */
+	int nc = b->cats.n + 1 + LP_BREAKDOWN_PREEMPTED; /* through the run queue's slot */
 	memset(t, 0, sizeof(*t));
 	t->stage = t->cat = -1;
 	t->p40_ns = p40;
@@ -763,11 +764,11 @@ static int bd_tail(struct lp_bd_work *b, int64_t p40, int64_t p60, int64_t p99,
 	free(acc);
 	if (t->stage < 0)
 		return 0;
-	double cs[2][LP_BD_MAXCAT] = {{0}};
+	double cs[2][LP_BREAKDOWN_MAXCAT] = {{0}};
 	for (size_t r = 0; r < b->nreq; r++) {
 		if (!b->tag[r])
 			continue;
-		int64_t cat[LP_BD_MAXCAT] = {0};
+		int64_t cat[LP_BREAKDOWN_MAXCAT] = {0};
 		req_slot_cats(b, r, (size_t)t->stage, cat);
 		for (int k = 0; k < nc; k++)
 			cs[b->tag[r] == 2 ? 0 : 1][k] += (double)cat[k];
@@ -782,10 +783,10 @@ static int bd_tail(struct lp_bd_work *b, int64_t p40, int64_t p60, int64_t p99,
 			t->cat_mid_ns = cs[1][k] / (double)t->n_mid;
 		}
 	}
-	lp_bd_counters_tail(b, t);
+	lp_breakdown_counters_tail(b, t);
 	if (t->cat == b->cats.n)
 		tail_rest(t, b->cats.n);
-	if (t->cat < b->cats.n && lp_bd_categories[t->cat].describe && b->cats.raw[t->cat].n)
+	if (t->cat < b->cats.n && lp_breakdown_categories[t->cat].describe && b->cats.raw[t->cat].n)
 		return tail_key(b, (size_t)t->stage, t->cat, t);
 	return 0;
 }
@@ -803,10 +804,10 @@ static int slotord_cmp(const void *pa, const void *pb)
 
 /* One pass over requests: per-slot value arrays, instance counts, category
  * totals, mean position in the request (the display order). */
-static int bd_stages(struct lp_bd_work *b, struct lp_breakdown *out, size_t *pos_of_slot)
+static int bd_stages(struct lp_breakdown_work *b, struct lp_breakdown *out, size_t *pos_of_slot)
 {
 	size_t ns = b->nslot + 1;
-	int nc = b->cats.n + 1 + LP_BD_PREEMPTED; /* through the run queue's slot */
+	int nc = b->cats.n + 1 + LP_BREAKDOWN_PREEMPTED; /* through the run queue's slot */
 	const struct lp_rset *rs = &b->rs;
 	int rc = -ENOMEM;
 	int64_t **vals = calloc(ns, sizeof(*vals));
@@ -820,14 +821,14 @@ static int bd_stages(struct lp_bd_work *b, struct lp_breakdown *out, size_t *pos
 		goto out;
 	for (size_t r = 0; r < b->nreq; r++) {
 		int32_t q = b->req[r];
-		int64_t rc_[LP_BD_MAXCAT] = {0}, sc[LP_BD_MAXCAT] = {0};
+		int64_t rc_[LP_BREAKDOWN_MAXCAT] = {0}, sc[LP_BREAKDOWN_MAXCAT] = {0};
 		out->stages_overlap |= req_stage_times(b, r, acc);
 		cats_split(&b->cats, rs->r[q].thread, rs->r[q].start, rs->r[q].end, rc_);
 		uint32_t maybe = cats_present(&b->cats, rc_);
 		for (size_t j = b->off[r]; j < b->off[r + 1]; j++) {
 			int32_t i = b->sidx[j];
 			size_t slot = (size_t)b->slot_of_key[rs->r[i].key];
-			int64_t s, e, tmp[LP_BD_MAXCAT] = {0};
+			int64_t s, e, tmp[LP_BREAKDOWN_MAXCAT] = {0};
 			clip(rs, q, i, &s, &e);
 			cats_split_some(&b->cats, rs->r[i].thread, s, e, tmp,
 					rs->r[i].thread == rs->r[q].thread ? maybe : ~0u);
@@ -876,12 +877,12 @@ static int bd_stages(struct lp_bd_work *b, struct lp_breakdown *out, size_t *pos
 	out->nstages = ns;
 	for (size_t p = 0; p < ns; p++) {
 		size_t s = ord[p].slot;
-		struct lp_bd_stage *st = &out->stages[p];
+		struct lp_breakdown_stage *st = &out->stages[p];
 		pos_of_slot[s] = p;
 		st->unattributed = s == b->nslot;
 		if (st->unattributed) {
 			st->domain = strdup("");
-			st->name = strdup(LP_BD_UNATTRIBUTED);
+			st->name = strdup(LP_BREAKDOWN_UNATTRIBUTED);
 		} else {
 			const struct lp_rkey *k = &rs->keys[b->key_of_slot[s]];
 			st->domain = strdup(k->domain);
@@ -910,14 +911,15 @@ out:
 	return rc;
 }
 
-static int bd_slowest(struct lp_bd_work *b, struct lp_breakdown *out, const size_t *pos_of_slot)
+static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out,
+		      const size_t *pos_of_slot)
 {
 	const struct lp_rset *rs = &b->rs;
-	size_t top[LP_BD_NSLOW], n = 0, ns = b->nslot + 1;
+	size_t top[LP_BREAKDOWN_NSLOW], n = 0, ns = b->nslot + 1;
 	for (size_t r = 0; r < b->nreq; r++) {
-		if (n == LP_BD_NSLOW && b->dur[r] <= b->dur[top[n - 1]])
+		if (n == LP_BREAKDOWN_NSLOW && b->dur[r] <= b->dur[top[n - 1]])
 			continue;
-		size_t i = n < LP_BD_NSLOW ? n++ : n - 1;
+		size_t i = n < LP_BREAKDOWN_NSLOW ? n++ : n - 1;
 		for (; i > 0 && b->dur[top[i - 1]] < b->dur[r]; i--)
 			top[i] = top[i - 1];
 		top[i] = r;
@@ -926,7 +928,7 @@ static int bd_slowest(struct lp_bd_work *b, struct lp_breakdown *out, const size
 	if (!acc)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		struct lp_bd_slow *s = &out->slow[i];
+		struct lp_breakdown_slow *s = &out->slow[i];
 		int32_t q = b->req[top[i]];
 		s->range_id = rs->id[q];
 		s->thread_id = rs->r[q].thread;
@@ -955,7 +957,7 @@ static int bd_slowest(struct lp_bd_work *b, struct lp_breakdown *out, const size
 }
 
 struct threads_ctx {
-	const struct lp_bd_cats *c;
+	const struct lp_breakdown_cats *c;
 	struct lp_breakdown *out;
 	size_t cap;
 };
@@ -964,10 +966,10 @@ static int thread_row(sqlite3_stmt *st, void *ctx)
 {
 	struct threads_ctx *x = ctx;
 	struct lp_breakdown *out = x->out;
-	const struct lp_bd_cats *c = x->c;
+	const struct lp_breakdown_cats *c = x->c;
 	if (LP_GROW(out->threads, out->nthreads, x->cap))
 		return -ENOMEM;
-	struct lp_bd_thread *t = &out->threads[out->nthreads++];
+	struct lp_breakdown_thread *t = &out->threads[out->nthreads++];
 	memset(t, 0, sizeof(*t));
 	t->cpu_ns = -1; /* until bd_split_threads finds its task-clock */
 	t->thread_id = sqlite3_column_int64(st, 0);
@@ -981,14 +983,14 @@ static int thread_row(sqlite3_stmt *st, void *ctx)
 	if (z > a)
 		cats_split(c, t->thread_id, a, z, t->cat_ns);
 	out->run_thread_ns += t->total_ns;
-	for (int k = 0; k <= c->n + LP_BD_PREEMPTED; k++)
+	for (int k = 0; k <= c->n + LP_BREAKDOWN_PREEMPTED; k++)
 		out->run_cat_ns[k] += t->cat_ns[k];
 	return 0;
 }
 
 /* Whole run per thread: lock wait, cond wait, the rest. */
-static int bd_threads(sqlite3 *db, const struct lp_bd_cats *c, struct lp_breakdown *out, char *err,
-		      size_t errlen)
+static int bd_threads(sqlite3 *db, const struct lp_breakdown_cats *c, struct lp_breakdown *out,
+		      char *err, size_t errlen)
 {
 	struct threads_ctx x = {c, out, 0};
 	struct lp_db_arg end = LP_DB_INT(out->run_end_ns);
@@ -1010,17 +1012,19 @@ static int bd_threads(sqlite3 *db, const struct lp_bd_cats *c, struct lp_breakdo
  * run-queue time already in its slot. NAN: no counters. */
 static void split_rest(int64_t *cat, int p, double oncpu_ns)
 {
-	int64_t rest = cat[p], runq = cat[p + LP_BD_PREEMPTED];
-	cat[p + LP_BD_UNSPLIT] = isnan(oncpu_ns) ? rest : 0;
-	cat[p + LP_BD_ONCPU] =
+	int64_t rest = cat[p], runq = cat[p + LP_BREAKDOWN_PREEMPTED];
+	cat[p + LP_BREAKDOWN_UNSPLIT] = isnan(oncpu_ns) ? rest : 0;
+	cat[p + LP_BREAKDOWN_ONCPU] =
 	    isnan(oncpu_ns) ? 0 : (int64_t)llround(fmin(fmax(oncpu_ns, 0), (double)rest));
-	cat[p + LP_BD_PREEMPTED] = runq + (isnan(oncpu_ns) ? 0 : rest - cat[p + LP_BD_ONCPU]);
+	cat[p + LP_BREAKDOWN_PREEMPTED] =
+	    runq + (isnan(oncpu_ns) ? 0 : rest - cat[p + LP_BREAKDOWN_ONCPU]);
 }
 
 /* Task-clock of a row: its on-CPU share times its time, NAN when unknown. */
-static double cnt_oncpu_ns(const struct lp_breakdown *out, const struct lp_bd_cnt *c, int64_t time)
+static double cnt_oncpu_ns(const struct lp_breakdown *out, const struct lp_breakdown_cnt *c,
+			   int64_t time)
 {
-	double share = c->v[LP_BD_CNT_ONCPU];
+	double share = c->v[LP_BREAKDOWN_CNT_ONCPU];
 	return out->has_counters && c->ranges && !isnan(share) ? share * (double)time : NAN;
 }
 
@@ -1030,7 +1034,7 @@ static double cnt_oncpu_ns(const struct lp_breakdown *out, const struct lp_bd_cn
 static void bd_split_stages(struct lp_breakdown *out, int p)
 {
 	for (size_t i = 0; i < out->nstages; i++) {
-		struct lp_bd_stage *st = &out->stages[i];
+		struct lp_breakdown_stage *st = &out->stages[i];
 		split_rest(st->cat_ns, p,
 			   st->unattributed ? NAN : cnt_oncpu_ns(out, &st->cnt, st->st.total));
 	}
@@ -1062,14 +1066,14 @@ static int bd_split_threads(sqlite3 *db, struct lp_breakdown *out, int p, char *
 			       "counter_events e ON e.id = tc.event_id WHERE e.name = 'task-clock' "
 			       "AND e.available",
 			       NULL, 0, thr_task_row, &tt, err, errlen);
-	memset(out->run_cat_ns + p, 0, LP_BD_NREST * sizeof(int64_t));
+	memset(out->run_cat_ns + p, 0, LP_BREAKDOWN_NREST * sizeof(int64_t));
 	for (size_t i = 0; i < out->nthreads && !rc; i++) {
-		struct lp_bd_thread *t = &out->threads[i];
+		struct lp_breakdown_thread *t = &out->threads[i];
 		uint64_t task;
 		int known = lp_map_get(&tt.task, (uint64_t)t->thread_id, &task);
 		t->cpu_ns = known ? (int64_t)task : -1;
 		split_rest(t->cat_ns, p, known ? (double)task : NAN);
-		for (int k = p; k < p + LP_BD_NREST; k++)
+		for (int k = p; k < p + LP_BREAKDOWN_NREST; k++)
 			out->run_cat_ns[k] += t->cat_ns[k];
 	}
 	lp_map_free(&tt.task);
@@ -1087,16 +1091,16 @@ static int bd_roots(const struct lp_rset *rs, const uint8_t *isreq, const int64_
 	size_t n = 0;
 	for (size_t k = 0; k < rs->nkeys; k++)
 		if (rootcnt[k] && !isreq[k]) {
-			out->roots[n] = (struct lp_bd_root){strdup(rs->keys[k].domain),
-							    strdup(rs->keys[k].name), rootcnt[k]};
+			out->roots[n] = (struct lp_breakdown_root){
+			    strdup(rs->keys[k].domain), strdup(rs->keys[k].name), rootcnt[k]};
 			if (!out->roots[n].domain || !out->roots[n++].name)
 				return -ENOMEM;
 		}
 	return 0;
 }
 
-static int bd_ranges(struct lp_bd_work *b, const struct lp_bd_opts *opts, struct lp_breakdown *out,
-		     char *err, size_t errlen)
+static int bd_ranges(struct lp_breakdown_work *b, const struct lp_breakdown_opts *opts,
+		     struct lp_breakdown *out, char *err, size_t errlen)
 {
 	struct lp_rset *rs = &b->rs;
 	int rc = lp_rset_load(b->db, rs, opts->request ? -1 : b->stage_depth, err, errlen);
@@ -1138,9 +1142,9 @@ static int bd_ranges(struct lp_bd_work *b, const struct lp_bd_opts *opts, struct
 	if (!rc)
 		rc = bd_stages(b, out, pos);
 	if (!rc)
-		rc = lp_bd_counters_load(b, out, err, errlen);
+		rc = lp_breakdown_counters_load(b, out, err, errlen);
 	if (!rc)
-		rc = lp_bd_counters_stages(b, out, pos);
+		rc = lp_breakdown_counters_stages(b, out, pos);
 	if (!rc) {
 		int64_t *d = malloc((b->nreq + 1) * sizeof(*d));
 		if (!d) {
@@ -1168,27 +1172,28 @@ out:
 	return rc;
 }
 
-int lp_breakdown_compute(sqlite3 *db, const struct lp_bd_opts *opts, struct lp_breakdown *out,
-			 char *err, size_t errlen)
+int lp_breakdown_compute(sqlite3 *db, const struct lp_breakdown_opts *opts,
+			 struct lp_breakdown *out, char *err, size_t errlen)
 {
-	struct lp_bd_work b = {.db = db};
+	struct lp_breakdown_work b = {.db = db};
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	b.stage_depth = opts->stage_depth > 0 ? opts->stage_depth : 1;
 	out->stage_depth = b.stage_depth;
 	out->req_explicit = opts->request != NULL;
-	out->ncat = (int)lp_bd_ncategories + LP_BD_NREST;
-	for (size_t k = 0; k < lp_bd_ncategories; k++) {
-		out->cat_name[k] = lp_bd_categories[k].name;
-		out->cat_label[k] = lp_bd_categories[k].label;
+	out->ncat = (int)lp_breakdown_ncategories + LP_BREAKDOWN_NREST;
+	for (size_t k = 0; k < lp_breakdown_ncategories; k++) {
+		out->cat_name[k] = lp_breakdown_categories[k].name;
+		out->cat_label[k] = lp_breakdown_categories[k].label;
 	}
-	out->cat_name[lp_bd_ncategories + LP_BD_ONCPU] = "on_cpu";
-	out->cat_label[lp_bd_ncategories + LP_BD_ONCPU] = "on-CPU";
-	out->cat_name[lp_bd_ncategories + LP_BD_PREEMPTED] = "preempted";
-	out->cat_label[lp_bd_ncategories + LP_BD_PREEMPTED] = "preempted";
-	out->cat_name[lp_bd_ncategories + LP_BD_UNSPLIT] = "cpu_or_preempted";
-	out->cat_label[lp_bd_ncategories + LP_BD_UNSPLIT] = "cpu or preempted (not counted)";
+	out->cat_name[lp_breakdown_ncategories + LP_BREAKDOWN_ONCPU] = "on_cpu";
+	out->cat_label[lp_breakdown_ncategories + LP_BREAKDOWN_ONCPU] = "on-CPU";
+	out->cat_name[lp_breakdown_ncategories + LP_BREAKDOWN_PREEMPTED] = "preempted";
+	out->cat_label[lp_breakdown_ncategories + LP_BREAKDOWN_PREEMPTED] = "preempted";
+	out->cat_name[lp_breakdown_ncategories + LP_BREAKDOWN_UNSPLIT] = "cpu_or_preempted";
+	out->cat_label[lp_breakdown_ncategories + LP_BREAKDOWN_UNSPLIT] =
+	    "cpu or preempted (not counted)";
 	out->run_start_ns = lp_db_int(db, "SELECT min(start_ns) FROM processes", 0);
 	out->run_end_ns = lp_db_int(db, "SELECT max(end_ns) FROM processes", out->run_start_ns);
 	rc = cats_load(db, &b.cats, err, errlen);
@@ -1233,7 +1238,7 @@ void lp_breakdown_free(struct lp_breakdown *b)
 	}
 	free(b->roots);
 	free(b->tail.key_name);
-	for (int k = 0; k < LP_BD_NCNT; k++)
+	for (int k = 0; k < LP_BREAKDOWN_NCNT; k++)
 		free(b->cnt_reason[k]);
 	for (size_t i = 0; i < b->nslow; i++)
 		free(b->slow[i].stage_ns);
@@ -1245,9 +1250,9 @@ void lp_breakdown_free(struct lp_breakdown *b)
 
 int lp_breakdown_cat_has_time(const struct lp_breakdown *b, int k)
 {
-	int p = b->ncat - LP_BD_NREST;
-	if (k == p + (b->has_counters ? LP_BD_ONCPU : LP_BD_UNSPLIT) || b->req_cat_ns[k] ||
-	    b->run_cat_ns[k])
+	int p = b->ncat - LP_BREAKDOWN_NREST;
+	if (k == p + (b->has_counters ? LP_BREAKDOWN_ONCPU : LP_BREAKDOWN_UNSPLIT) ||
+	    b->req_cat_ns[k] || b->run_cat_ns[k])
 		return 1;
 	for (size_t i = 0; i < b->nstages; i++)
 		if (b->stages[i].cat_ns[k])

@@ -26,9 +26,9 @@
  * intervals. The list order is the precedence: where two categories overlap
  * on a thread (sync wait inside a CUDA API call, say) the earlier one owns
  * the time. CPU is not a provider: it is what no category covers. A CUDA
- * source adds one entry to lp_bd_categories[] in lp_breakdown.c.
+ * source adds one entry to lp_breakdown_categories[] in lp_breakdown.c.
  */
-struct lp_bd_category {
+struct lp_breakdown_category {
 	const char *name;  /* JSON/CSV key, e.g. "lock_wait" */
 	const char *label; /* column header, e.g. "lock wait" */
 	/* Appends this category's intervals; returns 0, -ENOENT when its
@@ -39,7 +39,7 @@ struct lp_bd_category {
 	const char *(*describe)(sqlite3 *db, int64_t key, char *buf, size_t len);
 };
 
-#define LP_BD_MAXCAT 16
+#define LP_BREAKDOWN_MAXCAT 16
 
 /*
  * After the providers come three slots for the time no provider covers
@@ -48,11 +48,11 @@ struct lp_bd_category {
  * where a row has no task-clock, the unsplit "cpu or preempted (not
  * counted)". A row fills either the first two or the third.
  */
-enum { LP_BD_ONCPU, LP_BD_PREEMPTED, LP_BD_UNSPLIT, LP_BD_NREST };
+enum { LP_BREAKDOWN_ONCPU, LP_BREAKDOWN_PREEMPTED, LP_BREAKDOWN_UNSPLIT, LP_BREAKDOWN_NREST };
 
 /* ---- the breakdown result ---- */
 
-#define LP_BD_UNATTRIBUTED "(unattributed)"
+#define LP_BREAKDOWN_UNATTRIBUTED "(unattributed)"
 
 /*
  * CPU-counter columns (schemas/counters.sql, range_counters), from the
@@ -60,43 +60,44 @@ enum { LP_BD_ONCPU, LP_BD_PREEMPTED, LP_BD_UNSPLIT, LP_BD_NREST };
  * and --stage-depth. Each value is NAN where it is unknown: never 0.
  */
 enum {
-	LP_BD_CNT_CS,	  /* context switches per request */
-	LP_BD_CNT_MIG,	  /* CPU migrations per request */
-	LP_BD_CNT_FAULTS, /* page faults (minor + major) per request */
-	LP_BD_CNT_ONCPU,  /* task-clock / wall time of the counted ranges, 0..1 */
-	LP_BD_CNT_IPC,	  /* instructions / cycles */
-	LP_BD_NCNT
+	LP_BREAKDOWN_CNT_CS,	 /* context switches per request */
+	LP_BREAKDOWN_CNT_MIG,	 /* CPU migrations per request */
+	LP_BREAKDOWN_CNT_FAULTS, /* page faults (minor + major) per request */
+	LP_BREAKDOWN_CNT_ONCPU,	 /* task-clock / wall time of the counted ranges, 0..1 */
+	LP_BREAKDOWN_CNT_IPC,	 /* instructions / cycles */
+	LP_BREAKDOWN_NCNT
 };
 
-struct lp_bd_cnt {
+struct lp_breakdown_cnt {
 	int64_t ranges;	  /* instances with counter deltas */
 	int64_t requests; /* requests holding such an instance (the per-request divisor) */
 	int64_t wall_ns;  /* summed duration of those instances */
 	int scaled;	  /* some delta was scaled (multiplexed counters) */
-	double v[LP_BD_NCNT];
+	double v[LP_BREAKDOWN_NCNT];
 	const char *why; /* why this row has no deltas (ranges == 0), else NULL */
 };
 
-struct lp_bd_stage {
+struct lp_breakdown_stage {
 	char *domain; /* "" for the default domain */
-	char *name;   /* LP_BD_UNATTRIBUTED for the uncovered rest */
+	char *name;   /* LP_BREAKDOWN_UNATTRIBUTED for the uncovered rest */
 	int unattributed;
-	int64_t instances;    /* ranges; for (unattributed): requests */
+	int64_t instances; /* ranges; for (unattributed): requests */
 	struct lp_dist st; /* over per-request time in the stage (requests that have it) */
-	double share;	      /* of all request time, 0..1 */
-	int64_t cat_ns[LP_BD_MAXCAT]; /* total per category, then the LP_BD_NREST slots */
-	struct lp_bd_cnt cnt;	      /* when lp_breakdown.has_counters */
+	double share;	   /* of all request time, 0..1 */
+	int64_t
+	    cat_ns[LP_BREAKDOWN_MAXCAT]; /* total per category, then the LP_BREAKDOWN_NREST slots */
+	struct lp_breakdown_cnt cnt;	 /* when lp_breakdown.has_counters */
 };
 
-#define LP_BD_NSLOW 10
+#define LP_BREAKDOWN_NSLOW 10
 
-struct lp_bd_slow {
+struct lp_breakdown_slow {
 	int64_t range_id, thread_id, tid;
 	int64_t start_ns, rel_ns, dur_ns;
 	int64_t *stage_ns; /* [nstages] per-request time in each stage */
 };
 
-struct lp_bd_tail {
+struct lp_breakdown_tail {
 	int valid;	       /* enough requests to compare */
 	int64_t n_tail, n_mid; /* requests >= p99, requests in [p40, p60] */
 	int64_t p40_ns, p60_ns, p99_ns;
@@ -118,7 +119,7 @@ struct lp_bd_tail {
 	double cs_tail, cs_mid;		      /* context switches per request, NAN if not counted */
 };
 
-struct lp_bd_thread {
+struct lp_breakdown_thread {
 	int64_t thread_id, tid;
 	char *name;
 	int64_t total_ns;
@@ -126,10 +127,10 @@ struct lp_bd_thread {
 	 * the kernel's CPU inside recorded calls too, which cat_ns[] gives to
 	 * the calls. What /proc/PID/task/TID/stat's utime+stime measure. */
 	int64_t cpu_ns;
-	int64_t cat_ns[LP_BD_MAXCAT];
+	int64_t cat_ns[LP_BREAKDOWN_MAXCAT];
 };
 
-struct lp_bd_root {
+struct lp_breakdown_root {
 	char *domain, *name;
 	int64_t count;
 };
@@ -138,41 +139,42 @@ struct lp_breakdown {
 	int has_ranges; /* 0: no NVTX ranges; only threads[] is filled */
 	int64_t run_start_ns, run_end_ns;
 
-	int ncat; /* providers + LP_BD_NREST */
-	const char *cat_name[LP_BD_MAXCAT], *cat_label[LP_BD_MAXCAT];
+	int ncat; /* providers + LP_BREAKDOWN_NREST */
+	const char *cat_name[LP_BREAKDOWN_MAXCAT], *cat_label[LP_BREAKDOWN_MAXCAT];
 
 	char *req_domain, *req_name;
-	int req_explicit;      /* --request given */
-	int stage_depth;       /* levels below the request */
+	int req_explicit;   /* --request given */
+	int stage_depth;    /* levels below the request */
 	struct lp_dist req; /* request latency */
-	int64_t req_cat_ns[LP_BD_MAXCAT];
+	int64_t req_cat_ns[LP_BREAKDOWN_MAXCAT];
 	int stages_overlap;	  /* some stages overlap in a request: shares may exceed 100% */
 	int64_t req_open_skipped; /* request ranges still open at exit, left out */
 
 	size_t nstages; /* sorted by total, (unattributed) last */
-	struct lp_bd_stage *stages;
+	struct lp_breakdown_stage *stages;
 
 	size_t nroots; /* other outermost range names (when not --request) */
-	struct lp_bd_root *roots;
+	struct lp_breakdown_root *roots;
 
-	struct lp_bd_tail tail;
+	struct lp_breakdown_tail tail;
 	size_t nslow;
-	struct lp_bd_slow slow[LP_BD_NSLOW];
+	struct lp_breakdown_slow slow[LP_BREAKDOWN_NSLOW];
 
 	/* No ranges: the whole run per thread (also filled when ranges exist). */
 	size_t nthreads;
-	struct lp_bd_thread *threads;
-	int64_t run_cat_ns[LP_BD_MAXCAT], run_thread_ns;
+	struct lp_breakdown_thread *threads;
+	int64_t run_cat_ns[LP_BREAKDOWN_MAXCAT], run_thread_ns;
 
 	/* CPU counters: 0 when the run counted none (--counters none). */
 	int has_counters;
-	const char *cnt_name[LP_BD_NCNT], *cnt_label[LP_BD_NCNT];
-	int cnt_recorded[LP_BD_NCNT]; /* its events were asked for (even if unavailable) */
-	char *cnt_reason[LP_BD_NCNT]; /* why a column is unknown for the whole run, or NULL */
-	struct lp_bd_cnt req_cnt;     /* the request ranges' own deltas */
+	const char *cnt_name[LP_BREAKDOWN_NCNT], *cnt_label[LP_BREAKDOWN_NCNT];
+	int cnt_recorded[LP_BREAKDOWN_NCNT]; /* its events were asked for (even if unavailable) */
+	char
+	    *cnt_reason[LP_BREAKDOWN_NCNT]; /* why a column is unknown for the whole run, or NULL */
+	struct lp_breakdown_cnt req_cnt;    /* the request ranges' own deltas */
 };
 
-struct lp_bd_opts {
+struct lp_breakdown_opts {
 	const char *request; /* NAME or DOMAIN::NAME; NULL = most frequent outermost range */
 	int stage_depth;     /* >= 1; 0 means 1 */
 	/* When non-NULL and the computation succeeds, the ranges it loaded
@@ -184,13 +186,13 @@ struct lp_bd_opts {
 
 /* Computes the breakdown. Returns 0; -ENOENT with err when --request names
  * no range (the CLI exits 2); -errno with err on database errors. */
-int lp_breakdown_compute(sqlite3 *db, const struct lp_bd_opts *opts, struct lp_breakdown *out,
-			 char *err, size_t errlen);
+int lp_breakdown_compute(sqlite3 *db, const struct lp_breakdown_opts *opts,
+			 struct lp_breakdown *out, char *err, size_t errlen);
 void lp_breakdown_free(struct lp_breakdown *b);
 
 /* Exposed for tests and future sources. */
-extern const struct lp_bd_category lp_bd_categories[];
-extern const size_t lp_bd_ncategories;
+extern const struct lp_breakdown_category lp_breakdown_categories[];
+extern const size_t lp_breakdown_ncategories;
 
 /* True when category k holds time anywhere in b (on-CPU always when the run
  * counted, the unsplit rest always when it did not): writers leave out

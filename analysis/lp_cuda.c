@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* CUDA summaries (analyze/lp_cuda.h): one ordered query per view, groups
+/* CUDA summaries (analysis/lp_cuda.h): one ordered query per view, groups
  * and their median/stddev computed here from the sorted durations. */
 #define _GNU_SOURCE
 #include "lp_cuda.h"
@@ -449,7 +449,7 @@ void lp_cuda_report_free(struct lp_cuda_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* ---- breakdown categories (analyze/lp_breakdown.c lists them) ------------ */
+/* ---- breakdown categories (analysis/lp_breakdown.c lists them) ------------ */
 
 static int api_intervals(sqlite3 *db, const char *sql, struct lp_ivec *out, char *err,
 			 size_t errlen)

@@ -104,7 +104,7 @@ int lp_cuda_analyze(sqlite3 *db, enum lp_cuda_view view, struct lp_cuda_report *
 		    size_t errlen);
 void lp_cuda_report_free(struct lp_cuda_report *r);
 
-/* Category providers for the stage breakdown (struct lp_bd_category.load):
+/* Category providers for the stage breakdown (struct lp_breakdown_category.load):
  * per-thread intervals; -ENOENT without CUDA tables. In precedence order:
  * sync wait, CUDA API, GPU kernel, GPU memcpy/memset. */
 struct lp_ivec;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Interval sets and percentiles (analyze/lp_ivset.h): build by sort and
+/* Interval sets and percentiles (analysis/lp_ivset.h): build by sort and
  * merge, query by binary search over prefix sums, select by quickselect. */
 #include "lp_ivset.h"
 
@@ -190,6 +190,7 @@ int lp_ivset_build(struct lp_ivec *src, const struct lp_ivset *minus, struct lp_
 	size_t j = 0;
 	int rc = 0;
 
+	assert(!minus || ivset_valid(minus)); /* ivb_push_minus walks it forward once */
 	memset(out, 0, sizeof(*out));
 	iv_sort(src);
 	for (size_t i = 0; i < src->n && !rc; i++) {
@@ -219,6 +220,7 @@ int lp_ivset_union(const struct lp_ivset *a, const struct lp_ivset *b, struct lp
 	size_t i = 0, j = 0;
 	int rc = 0;
 
+	assert(ivset_valid(a) && ivset_valid(b)); /* the sweep merges two sorted sets */
 	memset(out, 0, sizeof(*out));
 	while (!rc && (i < a->n || j < b->n)) {
 		if (j >= b->n || (i < a->n && ivset_before(a, i, b, j))) {

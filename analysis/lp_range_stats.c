@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `report --ranges`: count, total and percentiles of every NVTX range name
- * (analyze/lp_range_stats.h), from the ranges loaded by lp_rset.c. */
+ * (analysis/lp_range_stats.h), from the ranges loaded by lp_rset.c. */
 #include "lp_range_stats.h"
 
 #include <errno.h>

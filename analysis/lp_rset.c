@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The ranges table as compact arrays (analyze/lp_rset.h). */
+/* The ranges table as compact arrays (analysis/lp_rset.h). */
 #include "lp_rset.h"
 
 #include <errno.h>

@@ -63,8 +63,8 @@ static int summary_proc_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* Ranges per process. With one process that is every range, and SQLite
- * counts a whole table from its smallest index (2 M ranges: 0.02 s against
- * 1 s for the grouped scan the general case needs). */
+ * counts a whole table from its smallest index, far faster than the
+ * grouped scan the general case needs (docs/perf-notes.md). */
 #define LP_RANGES_PER_PROCESS "(SELECT process_id AS id, count(*) AS n FROM ranges GROUP BY 1)"
 #define LP_RANGES_ONE_PROCESS                                                                      \
 	"(SELECT p1.id AS id, (SELECT count(*) FROM ranges) AS n "                                 \

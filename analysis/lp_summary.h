@@ -19,8 +19,8 @@ struct lp_summary_proc {
 	int64_t start_ns, end_ns; /* end_ns 0 when unknown */
 	long long threads;
 	long long dropped_records, dropped_chunks, dropped_strings;
-	int log_closed; /* 0: the process died before closing its log */
-	char *title;	/* its title at exit when it rewrote it (postgres), else NULL */
+	int log_closed;	  /* 0: the process died before closing its log */
+	char *title;	  /* its title at exit when it rewrote it (postgres), else NULL */
 	long long events; /* lock waits, condition waits and NVTX ranges recorded */
 };
 

@@ -14,7 +14,7 @@
 
 #define LP_PUSH(arr, n, cap)                                                                       \
 	({                                                                                         \
-		void *p_ = lp_grow((arr), &(cap), (n) + 1, sizeof(*(arr)));                          \
+		void *p_ = lp_grow((arr), &(cap), (n) + 1, sizeof(*(arr)));                        \
 		if (p_)                                                                            \
 			(arr) = p_;                                                                \
 		p_ ? memset(&(arr)[(n)++], 0, sizeof(*(arr))) : NULL;                              \
@@ -131,13 +131,12 @@ static int ts_requests(sqlite3 *db, const struct lp_breakdown *b, const struct l
 		return rc ? rc : ts_percentiles(ts);
 	}
 	/* The name's ids first, then ranges through their name index: joining
-	 * strings per range made SQLite walk every range in start order (2.3x
-	 * the CPU on 5 M ranges, issue 19). */
-	const char *sql =
-	    "SELECT r.id, r.start_ns, r.end_ns - r.start_ns FROM ranges r "
-	    "LEFT JOIN domains d ON d.id = r.domain_id "
-	    "WHERE r.name_id IN (SELECT id FROM strings WHERE value = ?1) "
-	    "AND COALESCE(d.name, '') = ?2 ORDER BY r.start_ns, r.id";
+	 * strings per range makes SQLite walk every range in start order
+	 * (docs/perf-notes.md, "Request time series"). */
+	const char *sql = "SELECT r.id, r.start_ns, r.end_ns - r.start_ns FROM ranges r "
+			  "LEFT JOIN domains d ON d.id = r.domain_id "
+			  "WHERE r.name_id IN (SELECT id FROM strings WHERE value = ?1) "
+			  "AND COALESCE(d.name, '') = ?2 ORDER BY r.start_ns, r.id";
 	struct lp_db_arg a[2] = {LP_DB_TEXT(b->req_name),
 				 LP_DB_TEXT(b->req_domain ? b->req_domain : "")};
 	struct req_ctx c = {ts, 0};

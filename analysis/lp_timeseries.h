@@ -68,7 +68,7 @@ struct lp_timeseries {
 
 /* b: the breakdown of the same database (requests come from its request
  * range); NULL or without ranges gives no requests. ranges: NULL, or the
- * ranges b kept (lp_bd_opts.keep_ranges), read instead of the table.
+ * ranges b kept (lp_breakdown_opts.keep_ranges), read instead of the table.
  * 0 or -errno with err. */
 int lp_timeseries_compute(sqlite3 *db, const struct lp_breakdown *b, const struct lp_rset *ranges,
 			  struct lp_timeseries *ts, char *err, size_t errlen);

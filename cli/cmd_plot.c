@@ -82,7 +82,7 @@ static int plot_cmd(int argc, char **argv)
 	struct lp_breakdown bd = {0};
 	struct lp_timeseries ts = {0};
 	struct lp_rset ranges = {0};
-	struct lp_bd_opts bo = {.keep_ranges = &ranges};
+	struct lp_breakdown_opts bo = {.keep_ranges = &ranges};
 	int rc = lp_breakdown_compute(db, &bo, &bd, err, sizeof(err));
 	if (!rc)
 		rc = lp_timeseries_compute(db, &bd, &ranges, &ts, err, sizeof(err));

@@ -21,7 +21,7 @@ struct lp_run_opts {
 	enum lp_cuda_mode cuda;
 	const char *counters; /* NULL = default set */
 	char block_ns[24];    /* --block-threshold in ns, "off"; "" = the default */
-	int wait_all;         /* --wait=all: also wait for descendants left running */
+	int wait_all;	      /* --wait=all: also wait for descendants left running */
 	int left_running;     /* descendants still running at import */
 };
 

@@ -258,7 +258,7 @@ static int class_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-/* The recorded waits by class (issue 15): a join or a GIL hand-over is a
+/* The recorded waits by class: a join or a GIL hand-over is a
  * wait, not contention, and the line says so when there are any. */
 static int classes(sqlite3 *db, const char *dbpath)
 {

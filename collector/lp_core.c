@@ -642,7 +642,7 @@ void lp_rec_put8_slow(uint16_t type, uint32_t aux, uint64_t v)
  * Three records in one reservation, so that no chunk refill can come
  * between them: a CTX naming `tid`, the record, and a CTX naming this
  * thread again for whatever it writes next. The reader splits stretches at
- * CTX records anywhere in a chunk (analyze/lp_logread.c) and orders them by
+ * CTX records anywhere in a chunk (import/sources/lp_logread.c) and orders them by
  * seq, so the record joins tid's records after all it wrote itself.
  */
 void *lp_rec_begin_for(uint32_t tid, uint16_t type, uint32_t aux, size_t payload)

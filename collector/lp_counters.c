@@ -3,7 +3,7 @@
  * CPU counters at NVTX stage boundaries: one perf_event group per thread
  * (events encoded by libpfm4; with hardware events, a second one for the
  * clock events, see lp_cnt_group_of), read with one read() each and appended as an
- * LP_REC_CNT_SAMPLE (collector/lp_log_counters.h).
+ * LP_REC_CNT_SAMPLE (format/lp_log_counters.h).
  *
  * A read costs ~1 us, an NVTX push+pop ~40 ns: a thread reads at most once
  * per LATPROF_COUNTERS_INTERVAL_NS (default 20 us) and skips boundaries in

@@ -28,7 +28,7 @@ int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen);
 extern const char *const lp_db_schemas[];
 
 /* A database the importer wrote must hold every table it creates: 0, or
- * -1 with "PATH is damaged: table 'T' is missing..." (analyze/lp_db_check.c;
+ * -1 with "PATH is damaged: table 'T' is missing..." (db/lp_db_check.c;
  * lp_db_open_ro calls it). */
 int lp_db_check_tables(sqlite3 *db, const char *path, char *err, size_t errlen);
 
@@ -66,7 +66,7 @@ int lp_db_has_table(sqlite3 *db, const char *table);
 int lp_db_fault(sqlite3 *db, char *err, size_t errlen);
 
 /* ---- the one read path ----
- * Every loop over result rows in analyze/ goes through lp_db_each or
+ * Every loop over result rows in db/, import/ and analysis/ goes through lp_db_each or
  * lp_db_step_all. Why: a sqlite3_step() that fails (damaged page, SQLITE_BUSY,
  * out of memory) returns neither SQLITE_ROW nor SQLITE_DONE; a bare
  * `while (step == SQLITE_ROW)` takes that for the last row and a report is

@@ -2,7 +2,7 @@
 /*
  * CPU counter records of the event log (types 128..159, see
  * lp_log_format.h). Written by collector/lp_counters.c, read by
- * analyze/lp_import_counters.c. Same rules as the core records: fixed
+ * import/sources/lp_import_counters.c. Same rules as the core records: fixed
  * layouts, 8-byte aligned, little-endian.
  *
  * A process writes one CONFIG record (the event list, which events the

@@ -2,7 +2,7 @@
 /*
  * CUDA/CUPTI records of the event log (types 64..127, see lp_log_format.h).
  * Written by collector/cupti from CUPTI activity buffers on CUPTI's buffer
- * thread, read by analyze/lp_import_cuda.c. Timestamps are the recording
+ * thread, read by import/sources/lp_import_cuda.c. Timestamps are the recording
  * core's clock: CUPTI is given lp_now() through
  * cuptiActivityRegisterTimestampCallback before any kind is enabled.
  * Enum-valued fields keep CUPTI's numbering (cupti_activity.h), so the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The per-process event log: the one contract between the code that runs
- * inside the app (collector/, preload/) and the importer (analyze/).
+ * inside the app (collector/, preload/) and the importer (import/).
  * Documented field by field in schemas/eventlog.md; bump LP_LOG_VERSION on
  * any layout change so an old importer refuses a new log instead of
  * misreading it.

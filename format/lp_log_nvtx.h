@@ -2,7 +2,7 @@
 /*
  * NVTX records of the event log (types 32..63, see lp_log_format.h).
  * Written by collector/nvtx (liblatprof_nvtx.so), read by
- * analyze/lp_import_nvtx.c. Same rules as the core records: fixed layouts,
+ * import/sources/lp_import_nvtx.c. Same rules as the core records: fixed layouts,
  * 8-byte aligned, little-endian; bump LP_LOG_VERSION on a layout change.
  *
  * Every event record carries its domain in the header's aux field (0 = the

@@ -4,7 +4,7 @@
  * image of a run says about its life (start, exec, exit) when it has no
  * event log of its own. Documented in schemas/eventlog.md ("Process
  * table"); the writer is collector/lp_ptab.c, the reader
- * analyze/lp_import_proctab.c.
+ * import/sources/lp_import_proctab.c.
  *
  * Why a shared table: a process that records nothing (a shell's /bin/true,
  * a pre-forking server's idle child) used to create a log file of its own,

@@ -8,6 +8,7 @@
 #include "lp_import.h"
 #include "lp_import_priv.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -91,6 +92,15 @@ int64_t lp_import_thread(struct lp_import *imp, uint32_t tid)
 	return (int64_t)id;
 }
 
+void *lp_import_state(struct lp_import *imp, const struct lp_import_source *src)
+{
+	struct lp_import_priv *p = imp->priv;
+	for (int i = 0; i < LP_IMPORT_MAX_SOURCES && p->src[i]; i++)
+		if (p->src[i] == src)
+			return p->state[i];
+	return NULL;
+}
+
 int lp_import_meta(struct lp_import *imp, const char *key, const char *text, int64_t num)
 {
 	sqlite3_stmt *st = imp->priv->ins_meta;
@@ -109,9 +119,8 @@ static int64_t import_frame(struct lp_import *imp, uint64_t pc)
 	struct lp_import_priv *p = imp->priv;
 	struct lp_sym sym = {0};
 	uint64_t id;
-	/* 40,000 distinct stacks may share a dozen addresses: symbolizing
-	 * each address once, not once per stack, took an import of such a
-	 * storm from minutes to a second. */
+	/* 40,000 distinct stacks may share a dozen addresses: each address is
+	 * symbolized once, not once per stack (docs/perf-notes.md). */
 	if (pc && lp_map_get(&imp->proc->pcs, pc, &id))
 		return (int64_t)id;
 	int found = imp->proc->symtab && lp_symtab_lookup_pc(imp->proc->symtab, pc, &sym) == 0;
@@ -159,6 +168,7 @@ int lp_import_stack_def(struct lp_import *imp, const struct lp_rec_header *h, co
 	int64_t frame_ids[64];
 	if (n > 64)
 		n = 64;
+	assert(n <= sizeof(frame_ids) / sizeof(frame_ids[0]));
 	for (uint32_t i = 0; i < n; i++)
 		if (!(frame_ids[i] = import_frame(imp, pcs[i])))
 			return -EIO;

@@ -63,6 +63,9 @@ int64_t lp_import_stack(struct lp_import *imp, uint32_t local_id);	    /* 0 if n
 int64_t lp_import_thread(struct lp_import *imp, uint32_t tid);		    /* creates the row */
 int64_t lp_import_intern(struct lp_import *imp, const char *s, size_t len); /* strings.id */
 int lp_import_meta(struct lp_import *imp, const char *key, const char *text, int64_t num);
+/* The state src's begin() made in this import, NULL before it ran: for a
+ * source's functions that the driver calls outside its hooks. */
+void *lp_import_state(struct lp_import *imp, const struct lp_import_source *src);
 /* Prepare once per import; failures fill imp->err. */
 sqlite3_stmt *lp_import_prepare(struct lp_import *imp, const char *sql);
 /* Step an insert/update statement and reset it: 0 or -EIO. */
@@ -99,7 +102,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		  struct lp_import_stats *stats, char *err, size_t errlen);
 
 /*
- * A capture another profiler wrote (analyze/lp_import_nsys.c,
+ * A capture another profiler wrote (import/captures/lp_import_nsys.c,
  * lp_import_kineto.c) -> a database of the same schema and the same atomic
  * publication as lp_import_dir. fill() writes the rows (the sources' tables
  * exist, their begin() ran); meta() runs after the sources' finish() so its

@@ -3,11 +3,9 @@
  * Batched inserts of integer rows through an eponymous virtual table that
  * reads the caller's array in place: "INSERT INTO t(cols) SELECT c0, c1...
  * FROM name ORDER BY rowid" stores LP_BATCH_ROWS rows per statement in
- * array order (so ids follow it), with no bind call per value. Binding the 8
- * values of each lock wait into 64-row INSERTs cost a tenth of an import
- * of 200,000 waits (callgrind: 670 instructions a row in sqlite3_bind_*);
- * the virtual table hands each value over in xColumn for a fraction of
- * that. A 0 in a column of null_if_zero stores NULL (xColumn sets no
+ * array order (so ids follow it), with no bind call per value: binding
+ * each value costs more than xColumn handing it over (docs/perf-notes.md,
+ * "Import: lock waits"). A 0 in a column of null_if_zero stores NULL (xColumn sets no
  * result), as an unknown owner or stack always has; so does a negative
  * value in a column of null_if_neg (a wait's unknown run-queue time).
  *
@@ -15,9 +13,7 @@
  * owner, are exclusive and neither timed out nor failed) is selected as
  * the constant 0 or NULL instead, which SQLite evaluates once per
  * statement rather than once per row: a statement per set of such
- * columns, among those declared sparse. Owner, mode and flags all
- * constant took 198 of 5,990 instructions per lock wait off the import
- * bench (callgrind); the rows stored are the same.
+ * columns, among those declared sparse; the rows stored are the same.
  */
 #include "lp_import_batch.h"
 

@@ -32,7 +32,6 @@
 /* The driver's state around the framework's: imp->priv points at fw. */
 struct import_run {
 	struct lp_import_priv fw;
-	void *state[LP_IMPORT_MAX_SOURCES];
 	const struct lp_import_source *by_type[256];
 	int source_of_type[256];
 	uint64_t records;
@@ -115,7 +114,7 @@ static int pass2_cb(void *ctx, uint32_t tid, const struct lp_rec_header *h, cons
 	p->records++;
 	if (h->type < 256 && p->by_type[h->type]) {
 		int i = p->source_of_type[h->type];
-		return p->by_type[h->type]->record(imp, p->state[i], tid, h, payload, len);
+		return p->by_type[h->type]->record(imp, p->fw.state[i], tid, h, payload, len);
 	}
 	if (h->type > LP_REC_CORE_LAST || h->type == 0)
 		imp->unknown_records++;
@@ -145,7 +144,7 @@ static uint32_t import_site_stack(struct lp_import *imp, uint64_t ra)
  * it did not handle, or still running. The waits its threads were in, from
  * the run's shared table, go in as unfinished, flagged LP_WAITF_DIED, with
  * no length yet: the importer's core gives them their end once it knows
- * when the process died, or drops them (lp_core_died). */
+ * when the process died, or drops them (core_died in lp_import_core.c). */
 static int import_inflight(struct lp_import *imp, const struct lp_log *log)
 {
 	struct import_run *p = run_of(imp);
@@ -247,7 +246,7 @@ static int import_log(struct lp_import *imp, const struct lp_log *log)
 		rc = import_inflight(imp, log);
 	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
 		if (lp_import_sources[i]->end_process)
-			rc = lp_import_sources[i]->end_process(imp, p->state[i]);
+			rc = lp_import_sources[i]->end_process(imp, p->fw.state[i]);
 out:
 	if (rc && !imp->err[0])
 		snprintf(imp->err, imp->errlen, "%s: import failed (%s)", log->path, strerror(-rc));
@@ -412,13 +411,10 @@ int lp_file_output_check(const char *out, int force, char *err, size_t errlen)
 /*
  * A large import's database has 64 KiB pages: SQLite splits a b-tree page
  * that is full, and a bulk load of 10^6 rows into 4 KiB pages splits (and
- * rebalances) one every 90 rows or so. Median of 7 imports of the import
- * bench's 1 M lock waits: 0.54 s with 4 KiB pages, 0.47 s with 64 KiB
- * (both in start order, index during the load; lp_import_core.c); an
- * nsys export of 1 M rows, 1.20 s against 1.10 s. Reports read such a
- * database as fast (the same 1 M waits: `report` 11.2 s against 11.3 s).
- * Small imports keep SQLite's default 4 KiB: every table and index takes
- * at least one page, and 51 of them at 64 KiB are 3.3 MiB.
+ * rebalances) one every 90 rows or so; reports read such a database as
+ * fast (docs/perf-notes.md, "Import: page size"). Small imports keep
+ * SQLite's default 4 KiB: every table and index takes at least one page,
+ * and 51 of them at 64 KiB are 3.3 MiB.
  */
 #define LP_IMPORT_BIG_BYTES ((int64_t)16 << 20)
 
@@ -430,9 +426,9 @@ static int import_page_size(struct lp_import *imp, int64_t input_bytes)
 }
 
 /* secure_delete, on in Debian's SQLite, zeroes the space a cell leaves
- * when b-tree pages are rebalanced or rewritten: 47 of 6,037 instructions
- * per lock wait (callgrind). Nothing the importer overwrites needs wiping:
- * the file is new, and every value it replaces is its own. */
+ * when b-tree pages are rebalanced or rewritten. Nothing the importer
+ * overwrites needs wiping: the file is new, and every value it replaces is
+ * its own. */
 static int import_setup(struct lp_import *imp, int64_t input_bytes)
 {
 	struct import_run *p = run_of(imp);
@@ -457,10 +453,12 @@ static int import_setup(struct lp_import *imp, int64_t input_bytes)
 		return rc;
 	if (lp_import_fw_open(imp))
 		return -EIO;
-	for (int i = 0; lp_import_sources[i]; i++)
+	for (int i = 0; lp_import_sources[i]; i++) {
+		p->fw.src[i] = lp_import_sources[i];
 		if (lp_import_sources[i]->begin &&
-		    (rc = lp_import_sources[i]->begin(imp, &p->state[i])))
+		    (rc = lp_import_sources[i]->begin(imp, &p->fw.state[i])))
 			return rc;
+	}
 	return 0;
 }
 
@@ -471,7 +469,7 @@ static int import_finish(struct lp_import *imp, int (*after)(struct lp_import *,
 	int rc = 0;
 	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
 		if (lp_import_sources[i]->finish)
-			rc = lp_import_sources[i]->finish(imp, p->state[i]);
+			rc = lp_import_sources[i]->finish(imp, p->fw.state[i]);
 	if (rc == 0 && after)
 		rc = after(imp, ctx);
 	if (rc == 0)
@@ -516,7 +514,7 @@ static void import_teardown(struct lp_import *imp)
 	struct import_run *p = run_of(imp);
 	for (int i = 0; lp_import_sources[i]; i++)
 		if (lp_import_sources[i]->destroy)
-			lp_import_sources[i]->destroy(p->state[i]);
+			lp_import_sources[i]->destroy(p->fw.state[i]);
 	lp_import_fw_close(imp);
 }
 
@@ -719,7 +717,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 	if (rc == 0) {
 		char reaped[PATH_MAX];
 		snprintf(reaped, sizeof(reaped), "%s/reaped", dir);
-		lp_import_core_reaped(reaped);
+		lp_import_core_reaped(&imp, reaped);
 		priv.inf_stack_id = UINT32_MAX;
 		rc = lp_inflight_load(dir, &priv.inf);
 	}
@@ -747,7 +745,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		rc = lp_ptab_end(&imp, &ptab);
 	from_table = ptab.counts;
 	if (rc == 0) {
-		lp_core_add_table_counts(from_table.lost, from_table.unclosed,
+		lp_core_add_table_counts(&imp, from_table.lost, from_table.unclosed,
 					 from_table.first_realtime_ns);
 		stats->dropped_records += from_table.lost;
 		rc = import_finish(&imp, import_inflight_meta, NULL);

@@ -6,11 +6,16 @@
 #define LP_IMPORT_PRIV_H
 
 #include "lp_import.h"
+#include "lp_import_sources.h" /* LP_IMPORT_MAX_SOURCES */
 
 struct lp_import_priv {
 	struct lp_map strings; /* xxh64(content) -> strings.id */
 	struct lp_map frames;  /* xxh64(module, offset) -> frames.id */
 	sqlite3_stmt *ins_string, *ins_frame, *ins_stack, *ins_stack_frame, *ins_thread, *ins_meta;
+	/* Each source of this import and the state its begin() made; the
+	 * driver fills them, lp_import_state reads them. */
+	const struct lp_import_source *src[LP_IMPORT_MAX_SOURCES];
+	void *state[LP_IMPORT_MAX_SOURCES];
 };
 
 /* Prepares the framework's statements once the schemas exist: 0 or -EIO. */

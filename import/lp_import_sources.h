@@ -20,11 +20,12 @@ char *lp_import_argv_str(const void *p, size_t n);
 /* Processes imported from the run's process table (no log of their own):
  * their lost records, how many never said how they ended, and the
  * earliest wall-clock start among them (0: unknown). */
-void lp_core_add_table_counts(long long dropped_records, int unclosed, uint64_t realtime_ns);
+void lp_core_add_table_counts(struct lp_import *imp, long long dropped_records, int unclosed,
+			      uint64_t realtime_ns);
 
 /* Adds the wait statuses `latprof run` collected as subreaper (a text file
  * of "pid status" lines); a missing file is fine. */
-int lp_import_core_reaped(const char *path);
+int lp_import_core_reaped(struct lp_import *imp, const char *path);
 
 /* A wait an image died in (lp_import.c's import_inflight), stack a local
  * stack id of that image: imported as unfinished, its end found later. */

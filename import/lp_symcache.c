@@ -38,7 +38,7 @@
  *   NUL-terminated; rec string fields are blob offset + 1, 0 = none).
  *
  * An entry's identity includes LP_SYMBOLS_CODE, a hash of lp_symbols.c and
- * lp_demangle.c made by the build (analyze/CMakeLists.txt): when the code
+ * lp_demangle.c made by the build (import/CMakeLists.txt): when the code
  * that makes the answers changes, old entries are simply not found.
  * LP_SYMCACHE_VERSION is this file's format.
  */

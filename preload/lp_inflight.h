@@ -106,7 +106,7 @@ void lp_inf_before_exec(void);
 /* The sweep's writer for a blocking call (lp_block.c): its clock, its
  * threshold, its descriptor's kind. */
 void lp_blk_unfinished(const struct lp_inflight *w, uint32_t tid, uint64_t start);
-/* One LOCK_WAIT or COND_WAIT record for thread tid (lp_locks.c): the
+/* One LOCK_WAIT or COND_WAIT record for thread tid (lp_lock_hooks.c): the
  * hooks' own (their thread) and the sweep's (the waiting thread; runq
  * LP_RUNQ_UNKNOWN). */
 /* Before a recorded wait on a lock that says it is process-shared: the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * LD_PRELOAD interposer: set-up, symbol resolution and the helpers the hooks
- * share. The hooks themselves live in lp_locks.c and lp_proc.c.
+ * share. The hooks themselves live in lp_lock_hooks.c and lp_proc.c.
  */
 #define _GNU_SOURCE
 #include "lp_preload.h"

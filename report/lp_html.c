@@ -74,7 +74,7 @@ void *lp_html_build(sqlite3 *db, const struct lp_html_opts *o, char *err, size_t
 	 * breakdown as theirs (at 2 M ranges these scans and a second
 	 * breakdown were 5 s of a 9 s page). */
 	struct lp_rset ranges = {0};
-	struct lp_bd_opts bo = {
+	struct lp_breakdown_opts bo = {
 	    .request = o->request, .stage_depth = o->stage_depth, .keep_ranges = &ranges};
 	struct lp_findings_opts fo = {.request = o->request};
 	struct lp_view_opts vo = {.top = o->top};
@@ -132,7 +132,7 @@ void lp_html_free(void *page)
 /* ---- write ---- */
 
 /*
- * The page stays bounded whatever the run's size (issue 19): every table
+ * The page stays bounded whatever the run's size: every table
  * shows at most LP_HTML_ROWS rows and says how many it left out, the
  * charts draw a bounded sample (report/lp_plot.c), a request timeline at
  * most LP_HTML_TL_ITEMS bars. Every number in it is still computed from
@@ -324,7 +324,7 @@ static void w_breakdown(FILE *f, const struct lp_breakdown *b)
 		fputs("</tr>\n", f);
 		size_t nth = b->nthreads < LP_HTML_ROWS ? b->nthreads : LP_HTML_ROWS;
 		for (size_t i = 0; i < nth; i++) {
-			const struct lp_bd_thread *t = &b->threads[i];
+			const struct lp_breakdown_thread *t = &b->threads[i];
 			fputs("<tr>", f);
 			lp_html_td_str(f, t->name ? t->name : "(unnamed)");
 			fprintf(f, "<td>%lld</td>", (long long)t->tid);
@@ -352,7 +352,7 @@ static void w_breakdown(FILE *f, const struct lp_breakdown *b)
 	unsigned char *on = shown_stages(b);
 	size_t shown = 0;
 	for (size_t i = 0; i < b->nstages; i++) {
-		const struct lp_bd_stage *s = &b->stages[i];
+		const struct lp_breakdown_stage *s = &b->stages[i];
 		if (on && !on[i])
 			continue;
 		shown++;
@@ -378,14 +378,14 @@ static void w_breakdown(FILE *f, const struct lp_breakdown *b)
 
 static void w_tail(FILE *f, const struct lp_breakdown *b)
 {
-	const struct lp_bd_tail *t = &b->tail;
+	const struct lp_breakdown_tail *t = &b->tail;
 	fputs("<section id=\"tail\"><h2>Tail attribution</h2>\n<p>", f);
 	if (!b->has_ranges || !t->valid || t->stage < 0) {
 		fputs("Not enough requests to compare the tail with the median.</p></section>\n",
 		      f);
 		return;
 	}
-	const struct lp_bd_stage *s = &b->stages[t->stage];
+	const struct lp_breakdown_stage *s = &b->stages[t->stage];
 	fprintf(f, "Requests at or above p99 (%lld, &ge; ", (long long)t->n_tail);
 	lp_html_dur(f, (double)t->p99_ns);
 	fprintf(f, ") against those around the median (%lld): stage <b>", (long long)t->n_mid);
@@ -532,7 +532,7 @@ static void w_slowest(FILE *f, const struct lp_breakdown *b)
 	}
 	fputs("</tr>\n", f);
 	for (size_t i = 0; i < b->nslow; i++) {
-		const struct lp_bd_slow *r = &b->slow[i];
+		const struct lp_breakdown_slow *r = &b->slow[i];
 		fprintf(f, "<tr><td>%zu</td>", i + 1);
 		lp_html_td_dur(f, (double)r->rel_ns);
 		lp_html_td_dur(f, (double)r->dur_ns);

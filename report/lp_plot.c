@@ -391,7 +391,7 @@ static void stage_gp(FILE *f, const void *arg, const char *name)
 	for (size_t s = 0, col = 0; s < b->nstages; s++) {
 		if (!on[s])
 			continue;
-		const struct lp_bd_stage *st = &b->stages[s];
+		const struct lp_breakdown_stage *st = &b->stages[s];
 		fprintf(f, "%s'%s.dat' using ($%zu/1e6)%s title ", col ? ", \\\n     " : "", name,
 			col + 2, col ? "" : ":xtic(1)");
 		col++;

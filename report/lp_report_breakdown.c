@@ -10,7 +10,7 @@
 #include "lp_report_locks.h" /* lp_txt_ns, lp_txt_pad */
 #include "lp_view.h"
 
-#define LP_BD_NAME_W 40
+#define LP_BREAKDOWN_NAME_W 40
 
 static void qual_name(char *buf, size_t len, const char *domain, const char *name)
 {
@@ -74,22 +74,22 @@ static int cnt_shown(const struct lp_breakdown *b, int k)
 
 static void text_cnt_header(FILE *f, const struct lp_breakdown *b)
 {
-	for (int k = 0; k < LP_BD_NCNT; k++)
+	for (int k = 0; k < LP_BREAKDOWN_NCNT; k++)
 		if (cnt_shown(b, k)) {
 			fputs("  ", f);
 			lp_txt_pad(f, b->cnt_label[k], 10, 1);
 		}
 }
 
-static void text_cnt_cells(FILE *f, const struct lp_breakdown *b, const struct lp_bd_cnt *c)
+static void text_cnt_cells(FILE *f, const struct lp_breakdown *b, const struct lp_breakdown_cnt *c)
 {
-	for (int k = 0; k < LP_BD_NCNT; k++) {
+	for (int k = 0; k < LP_BREAKDOWN_NCNT; k++) {
 		if (!cnt_shown(b, k))
 			continue;
 		double v = c->v[k];
 		if (isnan(v))
 			fprintf(f, "  %10s", "n/a");
-		else if (k == LP_BD_CNT_ONCPU)
+		else if (k == LP_BREAKDOWN_CNT_ONCPU)
 			fprintf(f, "  %9.1f%%", 100.0 * v);
 		else
 			fprintf(f, "  %10.2f", v);
@@ -111,7 +111,7 @@ static void text_cnt_notes(FILE *f, const struct lp_breakdown *b)
 		fputs("note: some ranges have no counter deltas (ended on another thread, or not "
 		      "sampled);\nthe counter columns cover the rest (JSON: counters.ranges).\n",
 		      f);
-	for (int k = 0; k < LP_BD_NCNT; k++)
+	for (int k = 0; k < LP_BREAKDOWN_NCNT; k++)
 		if (b->cnt_reason[k])
 			fprintf(f, "%s %s: %s\n", cnt_shown(b, k) ? "n/a" : "No column",
 				b->cnt_label[k], b->cnt_reason[k]);
@@ -129,7 +129,7 @@ static size_t stage_name_w(const struct lp_breakdown *b)
 	for (size_t i = 0; i < b->nstages; i++) {
 		char q[512], cell[1024];
 		qual_name(q, sizeof(q), b->stages[i].domain, b->stages[i].name);
-		size_t cw = lp_txt_cell(cell, sizeof(cell), q, LP_BD_NAME_W);
+		size_t cw = lp_txt_cell(cell, sizeof(cell), q, LP_BREAKDOWN_NAME_W);
 		w = cw > w ? cw : w;
 	}
 	return w;
@@ -173,7 +173,7 @@ static void text_stage_table(FILE *f, const struct lp_breakdown *b, size_t nw, u
 	fputc('\n', f);
 	double share = 0;
 	for (size_t i = 0; i < b->nstages; i++) {
-		const struct lp_bd_stage *s = &b->stages[i];
+		const struct lp_breakdown_stage *s = &b->stages[i];
 		char q[512];
 		qual_name(q, sizeof(q), s->domain, s->name);
 		text_stage_row(f, b, nw, parts, q, s->instances, &s->st, s->share, s->cat_ns,
@@ -238,7 +238,7 @@ static void text_cs(FILE *f, double tail, double mid)
 }
 
 /* Running or descheduled: what the on-CPU share says about cpu growth. */
-static void text_tail_counters(FILE *f, const struct lp_bd_tail *t)
+static void text_tail_counters(FILE *f, const struct lp_breakdown_tail *t)
 {
 	char x[32], y[32];
 	if (!t->has_cnt)
@@ -264,7 +264,7 @@ static void text_tail_counters(FILE *f, const struct lp_bd_tail *t)
 
 static void text_tail(FILE *f, const struct lp_breakdown *b)
 {
-	const struct lp_bd_tail *t = &b->tail;
+	const struct lp_breakdown_tail *t = &b->tail;
 	char x[32], y[32], z[32], q[512];
 	fputs("\nTail: ", f);
 	if (!t->valid) {
@@ -284,7 +284,7 @@ static void text_tail(FILE *f, const struct lp_breakdown *b)
 		fputs("  No stage takes longer in the tail than around the median.\n", f);
 		return;
 	}
-	const struct lp_bd_stage *s = &b->stages[t->stage];
+	const struct lp_breakdown_stage *s = &b->stages[t->stage];
 	qual_name(q, sizeof(q), s->domain, s->name);
 	char cell[1024];
 	lp_txt_cell(cell, sizeof(cell), q, 200);
@@ -329,7 +329,7 @@ static void text_slowest_part(FILE *f, const struct lp_breakdown *b, size_t from
 	}
 	fputc('\n', f);
 	for (size_t i = 0; i < b->nslow; i++) {
-		const struct lp_bd_slow *s = &b->slow[i];
+		const struct lp_breakdown_slow *s = &b->slow[i];
 		char x[32];
 		if (from == 0) {
 			fprintf(f, "%10" PRId64 " %8" PRId64 " %20" PRId64 " ", s->range_id, s->tid,
@@ -379,7 +379,7 @@ static void text_threads(FILE *f, const struct lp_breakdown *b)
 	}
 	fputc('\n', f);
 	for (size_t i = 0; i < b->nthreads + 1; i++) {
-		const struct lp_bd_thread *t = i < b->nthreads ? &b->threads[i] : NULL;
+		const struct lp_breakdown_thread *t = i < b->nthreads ? &b->threads[i] : NULL;
 		lp_txt_pad(f, t ? (t->name && *t->name ? t->name : "-") : "all threads", 20, 0);
 		if (t)
 			fprintf(f, " %8" PRId64 " ", t->tid);
@@ -466,19 +466,19 @@ static void json_num_or_null(FILE *f, double v)
 }
 
 /* A row's counters: every null value has its reason in "reasons". */
-static void json_cnt(FILE *f, const struct lp_breakdown *b, const struct lp_bd_cnt *c)
+static void json_cnt(FILE *f, const struct lp_breakdown *b, const struct lp_breakdown_cnt *c)
 {
 	fprintf(f,
 		", \"counters\": {\"ranges\": %" PRId64 ", \"requests\": %" PRId64
 		", \"wall_ns\": %" PRId64 ", \"scaled\": %s",
 		c->ranges, c->requests, c->wall_ns, c->scaled ? "true" : "false");
-	for (int k = 0; k < LP_BD_NCNT; k++) {
+	for (int k = 0; k < LP_BREAKDOWN_NCNT; k++) {
 		fprintf(f, ", \"%s\": ", b->cnt_name[k]);
 		json_num_or_null(f, c->v[k]);
 	}
 	fputs(", \"reasons\": {", f);
 	int n = 0;
-	for (int k = 0; k < LP_BD_NCNT; k++) {
+	for (int k = 0; k < LP_BREAKDOWN_NCNT; k++) {
 		if (!isnan(c->v[k]))
 			continue;
 		fprintf(f, "%s\"%s\": ", n++ ? ", " : "", b->cnt_name[k]);
@@ -496,7 +496,7 @@ static void json_cnt_columns(FILE *f, const struct lp_breakdown *b)
 		return;
 	}
 	fputc('[', f);
-	for (int k = 0; k < LP_BD_NCNT; k++) {
+	for (int k = 0; k < LP_BREAKDOWN_NCNT; k++) {
 		fprintf(f, "%s{\"name\": \"%s\", \"label\": ", k ? ", " : "", b->cnt_name[k]);
 		lp_json_str(f, b->cnt_label[k]);
 		fprintf(f, ", \"recorded\": %s, \"available\": %s, \"reason\": ",
@@ -507,7 +507,7 @@ static void json_cnt_columns(FILE *f, const struct lp_breakdown *b)
 	fputc(']', f);
 }
 
-static void json_tail_cnt(FILE *f, const struct lp_bd_tail *t)
+static void json_tail_cnt(FILE *f, const struct lp_breakdown_tail *t)
 {
 	fputs(",\n    \"counters\": ", f);
 	if (!t->has_cnt) {
@@ -527,7 +527,7 @@ static void json_tail_cnt(FILE *f, const struct lp_bd_tail *t)
 
 static void json_tail(FILE *f, const struct lp_breakdown *b)
 {
-	const struct lp_bd_tail *t = &b->tail;
+	const struct lp_breakdown_tail *t = &b->tail;
 	if (!b->has_ranges || !t->valid) {
 		fputs("null", f);
 		return;
@@ -541,7 +541,7 @@ static void json_tail(FILE *f, const struct lp_breakdown *b)
 		fputs("null, \"category\": null, \"counters\": null, \"lock\": null}", f);
 		return;
 	}
-	const struct lp_bd_stage *s = &b->stages[t->stage];
+	const struct lp_breakdown_stage *s = &b->stages[t->stage];
 	fprintf(f, "{\"index\": %d, \"domain\": ", t->stage);
 	lp_json_str(f, s->domain);
 	fputs(", \"name\": ", f);
@@ -584,7 +584,7 @@ static void json_threads(FILE *f, const struct lp_breakdown *b)
 {
 	fputs("[", f);
 	for (size_t i = 0; i < b->nthreads; i++) {
-		const struct lp_bd_thread *t = &b->threads[i];
+		const struct lp_breakdown_thread *t = &b->threads[i];
 		fprintf(f, "%s\n    {\"thread_id\": %" PRId64 ", \"tid\": %" PRId64 ", \"name\": ",
 			i ? "," : "", t->thread_id, t->tid);
 		lp_json_str(f, t->name);
@@ -648,7 +648,7 @@ void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 	fprintf(f, "],\n  \"stages_overlap\": %s,\n  \"stages\": [",
 		b->stages_overlap ? "true" : "false");
 	for (size_t i = 0; i < b->nstages; i++) {
-		const struct lp_bd_stage *s = &b->stages[i];
+		const struct lp_breakdown_stage *s = &b->stages[i];
 		fprintf(f, "%s\n    {\"domain\": ", i ? "," : "");
 		lp_json_str(f, s->domain);
 		fputs(", \"name\": ", f);
@@ -669,7 +669,7 @@ void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 	json_tail(f, b);
 	fputs(",\n  \"slowest\": [", f);
 	for (size_t i = 0; i < b->nslow; i++) {
-		const struct lp_bd_slow *s = &b->slow[i];
+		const struct lp_breakdown_slow *s = &b->slow[i];
 		fprintf(f,
 			"%s\n    {\"range_id\": %" PRId64 ", \"thread_id\": %" PRId64
 			", \"tid\": %" PRId64 ", \"start_ns\": %" PRId64
@@ -702,7 +702,7 @@ void lp_breakdown_write_csv(FILE *f, const struct lp_breakdown *b)
 			fprintf(f, ",%s_ns", b->cat_name[k]);
 		fputc('\n', f);
 		for (size_t i = 0; i < b->nthreads; i++) {
-			const struct lp_bd_thread *t = &b->threads[i];
+			const struct lp_breakdown_thread *t = &b->threads[i];
 			fprintf(f, "%" PRId64 ",%" PRId64 ",", t->thread_id, t->tid);
 			lp_csv_str(f, t->name);
 			fprintf(f, ",%" PRId64, t->total_ns);
@@ -717,11 +717,11 @@ void lp_breakdown_write_csv(FILE *f, const struct lp_breakdown *b)
 	      f);
 	for (int k = 0; k < b->ncat; k++)
 		fprintf(f, ",%s_ns", b->cat_name[k]);
-	for (int k = 0; b->has_counters && k < LP_BD_NCNT; k++)
+	for (int k = 0; b->has_counters && k < LP_BREAKDOWN_NCNT; k++)
 		fprintf(f, ",%s", b->cnt_name[k]);
 	fputc('\n', f);
 	for (size_t i = 0; i < b->nstages; i++) {
-		const struct lp_bd_stage *s = &b->stages[i];
+		const struct lp_breakdown_stage *s = &b->stages[i];
 		lp_csv_str(f, s->domain);
 		fputc(',', f);
 		lp_csv_str(f, s->name);
@@ -733,7 +733,7 @@ void lp_breakdown_write_csv(FILE *f, const struct lp_breakdown *b)
 		for (int k = 0; k < b->ncat; k++)
 			fprintf(f, ",%" PRId64, s->cat_ns[k]);
 		/* unknown counters are empty cells, never 0 */
-		for (int k = 0; b->has_counters && k < LP_BD_NCNT; k++)
+		for (int k = 0; b->has_counters && k < LP_BREAKDOWN_NCNT; k++)
 			if (isnan(s->cnt.v[k]))
 				fputc(',', f);
 			else
@@ -755,7 +755,7 @@ void lp_range_stats_write_text(FILE *f, const struct lp_range_stats *s)
 		char cell[1024];
 		size_t w = lp_txt_cell(cell, sizeof(cell), s->v[i].domain, 24);
 		dw = w > dw ? w : dw;
-		w = lp_txt_cell(cell, sizeof(cell), s->v[i].name, LP_BD_NAME_W);
+		w = lp_txt_cell(cell, sizeof(cell), s->v[i].name, LP_BREAKDOWN_NAME_W);
 		nw = w > nw ? w : nw;
 	}
 	lp_txt_pad(f, "domain", dw, 0);

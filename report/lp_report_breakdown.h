@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Writers for the per-request breakdown and the per-name range statistics
- * (analyze/lp_breakdown.h): text, JSON (schemas/report-breakdown.schema.json),
+ * (analysis/lp_breakdown.h): text, JSON (schemas/report-breakdown.schema.json),
  * CSV. They only read the structs. */
 #ifndef LP_REPORT_BREAKDOWN_H
 #define LP_REPORT_BREAKDOWN_H

@@ -13,7 +13,7 @@
 
 #define LP_CR_NAME_W 28
 
-static int cr_want_ipc(const struct lp_counters_report *r)
+static int cr_want_ipc(const struct lp_counter_totals *r)
 {
 	return lp_counters_event(r, "cycles") >= 0 && lp_counters_event(r, "instructions") >= 0;
 }
@@ -24,7 +24,7 @@ static size_t cr_col_w(const struct lp_cnt_event_info *e)
 	return w < 11 ? 11 : w;
 }
 
-static void cr_cell_text(FILE *f, const struct lp_counters_report *r, size_t i,
+static void cr_cell_text(FILE *f, const struct lp_counter_totals *r, size_t i,
 			 const struct lp_cnt_cell *c, int per_call)
 {
 	const struct lp_cnt_event_info *e = &r->events[i];
@@ -46,7 +46,7 @@ static void cr_cell_text(FILE *f, const struct lp_counters_report *r, size_t i,
 	lp_txt_pad(f, buf, cr_col_w(e), 1);
 }
 
-static void cr_ipc_text(FILE *f, const struct lp_counters_report *r, int has, double ipc)
+static void cr_ipc_text(FILE *f, const struct lp_counter_totals *r, int has, double ipc)
 {
 	char buf[32];
 	if (!cr_want_ipc(r))
@@ -59,7 +59,7 @@ static void cr_ipc_text(FILE *f, const struct lp_counters_report *r, int has, do
 	lp_txt_pad(f, buf, 11, 1);
 }
 
-static void cr_header(FILE *f, const struct lp_counters_report *r, const char *first,
+static void cr_header(FILE *f, const struct lp_counter_totals *r, const char *first,
 		      const char *second)
 {
 	lp_txt_pad(f, first, LP_CR_NAME_W, 0);
@@ -76,7 +76,7 @@ static void cr_header(FILE *f, const struct lp_counters_report *r, const char *f
 	fputc('\n', f);
 }
 
-static void cr_events_text(FILE *f, const struct lp_counters_report *r)
+static void cr_events_text(FILE *f, const struct lp_counter_totals *r)
 {
 	size_t avail = 0;
 	for (size_t i = 0; i < r->n_events; i++)
@@ -109,7 +109,7 @@ static void cr_events_text(FILE *f, const struct lp_counters_report *r)
 	}
 }
 
-void lp_counters_write_text(FILE *f, const struct lp_counters_report *r)
+void lp_counters_write_text(FILE *f, const struct lp_counter_totals *r)
 {
 	if (!r->has_counters && r->note) {
 		fprintf(f, "No CPU counters: %s.\n", r->note);
@@ -167,7 +167,7 @@ void lp_counters_write_text(FILE *f, const struct lp_counters_report *r)
 
 /* ---- JSON ---- */
 
-static void cr_json_cells(FILE *f, const struct lp_counters_report *r, const struct lp_cnt_cell *v,
+static void cr_json_cells(FILE *f, const struct lp_counter_totals *r, const struct lp_cnt_cell *v,
 			  int per_call)
 {
 	fputs("{", f);
@@ -194,7 +194,7 @@ static void cr_json_ipc(FILE *f, int has, double ipc)
 		fputs(", \"ipc\": null", f);
 }
 
-void lp_counters_write_json(FILE *f, const struct lp_counters_report *r)
+void lp_counters_write_json(FILE *f, const struct lp_counter_totals *r)
 {
 	lp_view_json_open(f, "counters", 1);
 	fprintf(f, "\"has_counters\": %s,\n \"note\": ", r->has_counters ? "true" : "false");
@@ -238,7 +238,7 @@ void lp_counters_write_json(FILE *f, const struct lp_counters_report *r)
 
 /* ---- CSV: one row per (scope, event) ---- */
 
-static void cr_csv_rows(FILE *f, const struct lp_counters_report *r, const char *section,
+static void cr_csv_rows(FILE *f, const struct lp_counter_totals *r, const char *section,
 			const char *scope, long long calls, const struct lp_cnt_cell *v)
 {
 	for (size_t i = 0; i < r->n_events; i++) {
@@ -259,7 +259,7 @@ static void cr_csv_rows(FILE *f, const struct lp_counters_report *r, const char 
 	}
 }
 
-void lp_counters_write_csv(FILE *f, const struct lp_counters_report *r)
+void lp_counters_write_csv(FILE *f, const struct lp_counter_totals *r)
 {
 	fputs("section,scope,calls,event,total,per_call,scaled,available,reason\n", f);
 	for (size_t s = 0; s < r->n_stages; s++)

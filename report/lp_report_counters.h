@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Writers for `latprof report --counters` (analyze/lp_counters_report.h).
+/* Writers for `latprof report --counters` (analysis/lp_counter_totals.h).
  * Unavailable events print as "unavailable" (text, with the reason listed
  * once), null plus a reason (JSON) or an empty value plus the reason
  * (CSV); never as 0. */
@@ -8,10 +8,10 @@
 
 #include <stdio.h>
 
-#include "lp_counters_report.h"
+#include "lp_counter_totals.h"
 
-void lp_counters_write_text(FILE *f, const struct lp_counters_report *r);
-void lp_counters_write_json(FILE *f, const struct lp_counters_report *r);
-void lp_counters_write_csv(FILE *f, const struct lp_counters_report *r);
+void lp_counters_write_text(FILE *f, const struct lp_counter_totals *r);
+void lp_counters_write_json(FILE *f, const struct lp_counter_totals *r);
+void lp_counters_write_csv(FILE *f, const struct lp_counter_totals *r);
 
 #endif

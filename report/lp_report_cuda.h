@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Writers for the CUDA summaries (analyze/lp_cuda.h):
+/* Writers for the CUDA summaries (analysis/lp_cuda.h):
  * --kernels, --memcpy, --sync, --cuda-api; text, JSON, CSV. Every output
  * starts by saying whether GPU data was captured. */
 #ifndef LP_REPORT_CUDA_H

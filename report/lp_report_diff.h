@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Writers for latprof diff (analyze/lp_diff.h). The JSON follows
+/* Writers for latprof diff (analysis/compare/lp_diff.h). The JSON follows
  * schemas/report-diff.schema.json; the markdown fits a PR comment. */
 #ifndef LP_REPORT_DIFF_H
 #define LP_REPORT_DIFF_H

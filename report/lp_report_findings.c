@@ -23,7 +23,7 @@ static const char *num_str(double v, char *buf, size_t len)
 	return buf;
 }
 
-static const char *cmp_name(enum lp_fnd_cmp c)
+static const char *cmp_name(enum lp_findings_cmp c)
 {
 	return c == LP_CMP_GE ? ">=" : "<";
 }
@@ -151,7 +151,7 @@ void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 		text_one(f, r, i, 0);
 	int head = 0;
 	for (size_t i = 0; i < r->nrules; i++) {
-		const struct lp_fnd_rule_status *s = &r->rules[i];
+		const struct lp_findings_rule_status *s = &r->rules[i];
 		if (s->state != LP_RULE_QUIET)
 			continue;
 		if (!head++)
@@ -174,7 +174,7 @@ void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 	head = 0;
 	int nvtx = 0;
 	for (size_t i = 0; i < r->nrules; i++) {
-		const struct lp_fnd_rule_status *s = &r->rules[i];
+		const struct lp_findings_rule_status *s = &r->rules[i];
 		if (s->state != LP_RULE_SKIPPED)
 			continue;
 		if (!head++)
@@ -297,7 +297,7 @@ void lp_findings_write_json(FILE *f, const struct lp_findings *r)
 	fputs(r->n ? "\n  ],\n  \"rules\": [" : "],\n  \"rules\": [", f);
 	static const char *const st[] = {"", "found", "quiet", "not_evaluated"};
 	for (size_t i = 0; i < r->nrules; i++) {
-		const struct lp_fnd_rule_status *s = &r->rules[i];
+		const struct lp_findings_rule_status *s = &r->rules[i];
 		fputs(i ? ",\n    {\"id\": " : "\n    {\"id\": ", f);
 		lp_json_str(f, s->rule->id);
 		fprintf(f, ", \"state\": \"%s\", \"unit\": \"%s\", \"threshold\": ", st[s->state],
@@ -378,7 +378,7 @@ static void csv_finding(FILE *f, size_t rank, const struct lp_finding *x)
 		fprintf(f, ",%" PRId64 ",%" PRId64 ",", x->site[0].count, x->site[0].ns);
 	else
 		fputs(",,,", f);
-	const struct lp_fnd_example *e = &x->ex;
+	const struct lp_findings_example *e = &x->ex;
 	if (e->valid)
 		fprintf(f,
 			"%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
@@ -392,7 +392,7 @@ static void csv_finding(FILE *f, size_t rank, const struct lp_finding *x)
 
 /* A quiet or not-evaluated rule: what it measured (or why it could not),
  * so the CSV carries the JSON's "rules" too; finding columns stay empty. */
-static void csv_rule(FILE *f, const struct lp_fnd_rule_status *s)
+static void csv_rule(FILE *f, const struct lp_findings_rule_status *s)
 {
 	fprintf(f, ",%s,", s->state == LP_RULE_QUIET ? "quiet" : "not_evaluated");
 	lp_csv_str(f, s->rule->id);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Writers for the bottleneck findings (analyze/lp_findings.h); JSON
+/* Writers for the bottleneck findings (analysis/findings/lp_findings.h); JSON
  * follows schemas/report-findings.schema.json, CSV is described in
  * docs/rules.md. */
 #ifndef LP_REPORT_FINDINGS_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Writers for the lock contention report (analyze/lp_locks.h). The JSON
+/* Writers for the lock contention report (analysis/lp_locks.h). The JSON
  * follows schemas/report-locks.schema.json. */
 #ifndef LP_REPORT_LOCKS_H
 #define LP_REPORT_LOCKS_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Writers for the run summary (analyze/lp_summary.h). */
+/* Writers for the run summary (analysis/lp_summary.h). */
 #ifndef LP_REPORT_SUMMARY_H
 #define LP_REPORT_SUMMARY_H
 

@@ -1,4 +1,4 @@
-# samples/counters_demo: stages with known counter signatures (issue 8).
+# samples/counters_demo: stages with known counter signatures.
 if(NVTX3_INCLUDE)
   add_executable(counters_demo ${CMAKE_CURRENT_LIST_DIR}/counters_demo.c)
   target_include_directories(counters_demo PRIVATE ${NVTX3_INCLUDE})

@@ -1,4 +1,4 @@
-# samples/cuda: the CUDA request pipeline (issue 4). Built only when nvcc is
+# samples/cuda: the CUDA request pipeline. Built only when nvcc is
 # found; it builds without a GPU or driver and then exits 3 with a message.
 include(CheckLanguage)
 if(NOT CMAKE_CUDA_COMPILER AND EXISTS ${LATPROF_CUDA_ROOT}/bin/nvcc)

@@ -1,5 +1,5 @@
 # samples/infer_server (C) and infer_server_cpp (nvtx3.hpp): NVTX-annotated
-# inference servers with programmed stage costs (issue 3); py_nvtx.py is the
+# inference servers with programmed stage costs; py_nvtx.py is the
 # Python flavour (PyPI package `nvtx`).
 if(NVTX3_INCLUDE)
   add_executable(infer_server ${CMAKE_CURRENT_LIST_DIR}/infer_server.c)

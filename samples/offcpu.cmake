@@ -1,5 +1,5 @@
 # samples/offcpu_stages: one NVTX stage per off-CPU category (sleep, file
-# and socket I/O, poll, on-CPU, preempted) with its own timings (issue 16).
+# and socket I/O, poll, on-CPU, preempted) with its own timings.
 if(NVTX3_INCLUDE)
   add_executable(offcpu_stages ${CMAKE_CURRENT_LIST_DIR}/offcpu_stages.c)
   target_include_directories(offcpu_stages PRIVATE ${NVTX3_INCLUDE})

@@ -1,5 +1,5 @@
 -- latprof database, core tables (schema version in PRAGMA user_version,
--- see analyze/lp_db.h LP_SCHEMA_VERSION). Documented column by column in
+-- see db/lp_db.h LP_SCHEMA_VERSION). Documented column by column in
 -- docs/schema.md. All times are CLOCK_MONOTONIC nanoseconds.
 
 CREATE TABLE meta (
@@ -145,7 +145,7 @@ CREATE TABLE blocking_calls (
   runq_ns   INTEGER                -- as lock_waits.runq_ns
 );
 
--- What a recorded wait was waiting for (analyze/lp_import_waits.c decides,
+-- What a recorded wait was waiting for (import/sources/lp_import_waits.c decides,
 -- docs/schema.md "Wait classes" says how). Ids are stable.
 CREATE TABLE wait_classes (
   id    INTEGER PRIMARY KEY,

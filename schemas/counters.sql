@@ -1,5 +1,5 @@
 -- CPU counter tables (source: collector/lp_counters.c, importer:
--- analyze/lp_import_counters.c). Documented in docs/schema.md, section
+-- import/sources/lp_import_counters.c). Documented in docs/schema.md, section
 -- "Counters". Times are CLOCK_MONOTONIC ns. An event the machine cannot
 -- count has available = 0 and a reason, and no values anywhere: absent,
 -- never zero.

@@ -1,4 +1,4 @@
--- CUDA tables (source: collector/cupti, importer: analyze/lp_import_cuda.c).
+-- CUDA tables (source: collector/cupti, importer: import/sources/lp_import_cuda.c).
 -- Documented in docs/schema.md ("CUDA"). Times are CLOCK_MONOTONIC ns: CUPTI
 -- is given the recording core's clock, so GPU and CPU events share one
 -- timeline. Enum columns hold CUPTI's numbers; the *_name columns and the

@@ -1,4 +1,4 @@
--- NVTX tables (source: collector/nvtx, importer: analyze/lp_import_nvtx.c).
+-- NVTX tables (source: collector/nvtx, importer: import/sources/lp_import_nvtx.c).
 -- Documented in docs/schema.md. Times are CLOCK_MONOTONIC ns.
 
 CREATE TABLE domains (

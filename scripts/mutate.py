@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sampled mutation testing of latprof's import and analysis code (analyze/).
+"""Sampled mutation testing of latprof's import and analysis code (import/, analysis/).
 
 Run through scripts/mutate.sh (see there for the options). Each mutant is one
 textual change to one line of one source file: a comparison flipped (< <=,
@@ -293,7 +293,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("-n", "--count", type=int, default=100)
-    ap.add_argument("--files", nargs="*", help="analyze/*.c to mutate (default: the map's)")
+    ap.add_argument("--files", nargs="*", help="import/ or analysis/ .c files to mutate (default: the map's)")
     ap.add_argument("--work", default=os.environ.get("LP_MUTATE_WORK", "/tmp/latprof-mutate"))
     ap.add_argument("--timeout", type=int, default=600,
                     help="per mutant at most, s (build + tests; the tests get 60 s + 3x their "
@@ -416,7 +416,7 @@ def main():
             with open(path, "w") as fh:
                 fh.write(mtext)
             mapped, unit_rest = plans[f]
-            # The CLI and the C tests this mutant runs: nothing else links analyze/.
+            # The CLI and the C tests this mutant runs: nothing else links import/ or analysis/.
             rc, out, to = build(work, a.timeout, {"latprof"} |
                                 {bins[t] for t in mapped + unit_rest if t in bins})
             if rc:

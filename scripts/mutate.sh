@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Sampled mutation testing of import and analysis (analyze/): how many
+# Sampled mutation testing of import and analysis (import/, analysis/): how many
 # realistic one-line bugs do the tests catch? Not part of any CI tier (an
-# hour or more on 2 cores). Run it before closing work that touches analyze/,
+# hour or more on 2 cores). Run it before closing work that touches import/ or analysis/,
 # and quote the score and the seed:
 #   nice -n 10 scripts/mutate.sh -n 100 --seed 39
-# Options (scripts/mutate.py --help): -n COUNT, --seed N, --files analyze/x.c ...,
+# Options (scripts/mutate.py --help): -n COUNT, --seed N, --files analysis/x.c ...,
 # --timeout S (per mutant, build + tests), --work DIR (default
 # /tmp/latprof-mutate: a copy of this tree and its build, kept between runs so
 # the next run rebuilds incrementally), --list (the sample only),

@@ -32,7 +32,7 @@ JOBS=${LP_TEST_JOBS:-$(nproc)}
 #    cannot run instrumented skip (77) or leave out timing checks, and say so.
 #    tests/real stays in the default tier: its verdicts depend on timing.
 #  - tsan: the recording core and importer under 8 threads, linked directly,
-#    and the Kineto reader's two threads (analyze/lp_json_pipe.c)
+#    and the Kineto reader's two threads (import/captures/lp_json_pipe.c)
 #    (a TSan runtime cannot be preloaded into an uninstrumented app).
 #  - fuzz: each libFuzzer target for LP_FUZZ_SECONDS; crashes are kept in
 #    build-fuzz/tests/fuzz/ (add them to tests/fuzz/<target>/ as regressions).

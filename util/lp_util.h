@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small helpers shared by analyze/, report/ and cli/: the element count of
+ * Small helpers shared by the tool code (db/ to cli/): the element count of
  * an array and growable arrays. Checked allocation that exits on failure
  * (xmalloc and friends) is for the CLI only and lives in cli/lp_cli.h:
  * library code returns -ENOMEM instead.

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The rule engine of analyze/lp_findings.c lists each database's findings. */
+/* The rule engine of analysis/findings/lp_findings.c lists each database's findings. */
 lp_findings_fn lp_findings_provider = lp_findings_ids;
 
 static const char *const metric_names[LP_M_NMETRICS] = {
@@ -581,7 +581,7 @@ static int load_stage_cpu(const struct lp_breakdown *bd, struct lp_side *side)
  * Pooled over the side's runs. */
 static int load_cats(sqlite3 *db, const char *path, struct lp_side *side, char *err, size_t errlen)
 {
-	struct lp_bd_opts o = {.request = side->req_name};
+	struct lp_breakdown_opts o = {.request = side->req_name};
 	struct lp_breakdown bd;
 	char why[256];
 	int rc = lp_breakdown_compute(db, &o, &bd, why, sizeof(why));

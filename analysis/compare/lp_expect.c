@@ -121,8 +121,8 @@ static int category_known(const char *name)
 	if (!strcmp(want, "cpu") || !strcmp(want, "on_cpu") || !strcmp(want, "preempted") ||
 	    !strcmp(want, "cpu_or_preempted"))
 		return 1;
-	for (size_t k = 0; k < lp_bd_ncategories; k++)
-		if (!strcmp(want, lp_bd_categories[k].name))
+	for (size_t k = 0; k < lp_breakdown_ncategories; k++)
+		if (!strcmp(want, lp_breakdown_categories[k].name))
 			return 1;
 	return 0;
 }
@@ -165,9 +165,10 @@ static int known_name(struct cursor *c, struct lp_expect *e)
 	if (e->sel == LP_SEL_CATEGORY && !category_known(e->arg)) {
 		static const char *const rest[] = {"on-cpu", "preempted", "cpu-or-preempted",
 						   "cpu"};
-		char dashed[LP_BD_MAXCAT][32];
-		for (size_t k = 0; k < lp_bd_ncategories && n < LP_BD_MAXCAT; k++) {
-			snprintf(dashed[n], sizeof(dashed[n]), "%s", lp_bd_categories[k].name);
+		char dashed[LP_BREAKDOWN_MAXCAT][32];
+		for (size_t k = 0; k < lp_breakdown_ncategories && n < LP_BREAKDOWN_MAXCAT; k++) {
+			snprintf(dashed[n], sizeof(dashed[n]), "%s",
+				 lp_breakdown_categories[k].name);
 			for (char *p = dashed[n]; *p; p++)
 				*p = *p == '_' ? '-' : *p;
 			names[n] = dashed[n];
@@ -350,7 +351,7 @@ void lp_expect_free(struct lp_expect *e)
 
 static void load_categories(struct lp_expect_ctx *c, const char *request)
 {
-	struct lp_bd_opts o = {.request = request ? request : c->side.req_name};
+	struct lp_breakdown_opts o = {.request = request ? request : c->side.req_name};
 	struct lp_breakdown bd;
 	char err[256];
 	memset(&bd, 0, sizeof(bd));

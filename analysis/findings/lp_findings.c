@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rule table of analyze/lp_findings.h. Shared inputs are loaded once
+ * The rule table of analysis/findings/lp_findings.h. Shared inputs are loaded once
  * (requests and stages as per-thread interval sets, the breakdown, the lock
  * report); each rule then runs a query or two of its own and attributes
  * what it measures to the request that contains it, so the finding can
@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "lp_findings.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -105,14 +106,14 @@ struct lp_finding *lp_fnd_new(struct lp_fnd_ctx *c, const struct lp_rule *r, dou
 void lp_fnd_num(struct lp_finding *f, const char *key, const char *label, const char *unit,
 		double v)
 {
-	if (f->nnum < LP_FND_MAXNUM)
-		f->num[f->nnum++] = (struct lp_fnd_num){key, label, unit, v};
+	if (f->nnum < LP_FINDINGS_MAXNUM)
+		f->num[f->nnum++] = (struct lp_findings_num){key, label, unit, v};
 }
 
 void lp_fnd_site(struct lp_finding *f, const char *what, int64_t count, int64_t ns)
 {
-	if (f->nsite < LP_FND_MAXSITES && what)
-		f->site[f->nsite++] = (struct lp_fnd_site){strdup(what), count, ns};
+	if (f->nsite < LP_FINDINGS_MAXSITES && what)
+		f->site[f->nsite++] = (struct lp_findings_site){strdup(what), count, ns};
 }
 
 /* Saving, its basis and the severity; the saving is clamped to the basis
@@ -199,14 +200,14 @@ void lp_fnd_example(struct lp_fnd_ctx *c, struct lp_finding *f)
 	if (best == c->nreq)
 		return;
 	const struct req *r = &c->req[best];
-	f->ex = (struct lp_fnd_example){
+	f->ex = (struct lp_findings_example){
 	    1, r->id, r->tid, r->start, r->start - c->run_start, r->end - r->start, c->stake[best]};
 }
 
 void lp_fnd_example_req(struct lp_fnd_ctx *c, struct lp_finding *f, size_t i, int64_t stake)
 {
 	const struct req *r = &c->req[i];
-	f->ex = (struct lp_fnd_example){
+	f->ex = (struct lp_findings_example){
 	    1, r->id, r->tid, r->start, r->start - c->run_start, r->end - r->start, stake};
 }
 
@@ -264,7 +265,7 @@ static const struct thr *thr_find(const struct thr_load *t, int64_t id)
  * ranges_named used to fetch, without scanning the table three more times
  * (at 2 M ranges those scans were 3.8 s of a 13 s HTML report).
  */
-static int req_collect(struct lp_fnd_ctx *c, const uint8_t *isreq, const struct thr_load *thr,
+static int req_collect(struct lp_findings_ctx *c, const uint8_t *isreq, const struct thr_load *thr,
 		       struct lp_ivec *req_iv, struct lp_ivec *stage_iv)
 {
 	const struct lp_rset *rs = c->rs;
@@ -290,7 +291,7 @@ static int req_collect(struct lp_fnd_ctx *c, const uint8_t *isreq, const struct 
 	return 0;
 }
 
-static int load_requests(struct lp_fnd_ctx *c)
+static int load_requests(struct lp_findings_ctx *c)
 {
 	struct thr_load thr = {0};
 	struct lp_ivec req_iv = {0}, stage_iv = {0};
@@ -348,12 +349,12 @@ const struct lp_lock_row *lp_fnd_lock_row(const struct lp_fnd_ctx *c, int64_t id
 
 void lp_fnd_acc_flush(struct lp_fnd_acc *a)
 {
-	for (int k = 0; a->cur_ns > 0 && k < LP_FND_MAXSITES; k++)
+	for (int k = 0; a->cur_ns > 0 && k < LP_FINDINGS_MAXSITES; k++)
 		if (a->cur_ns > a->top[k].ns) {
-			free(a->top[LP_FND_MAXSITES - 1].what);
+			free(a->top[LP_FINDINGS_MAXSITES - 1].what);
 			memmove(&a->top[k + 1], &a->top[k],
-				(LP_FND_MAXSITES - 1 - k) * sizeof(a->top[0]));
-			a->top[k] = (struct lp_fnd_site){strdup(a->cur), a->cur_n, a->cur_ns};
+				(LP_FINDINGS_MAXSITES - 1 - k) * sizeof(a->top[0]));
+			a->top[k] = (struct lp_findings_site){strdup(a->cur), a->cur_n, a->cur_ns};
 			break;
 		}
 	a->cur_n = a->cur_ns = 0;
@@ -400,14 +401,14 @@ int lp_fnd_acc_run(struct lp_fnd_ctx *c, const char *sql, struct lp_fnd_acc *a)
 
 void lp_fnd_acc_free(struct lp_fnd_acc *a)
 {
-	for (int k = 0; k < LP_FND_MAXSITES; k++)
+	for (int k = 0; k < LP_FINDINGS_MAXSITES; k++)
 		free(a->top[k].what);
 }
 
 void lp_fnd_acc_sites(struct lp_finding *f, const struct lp_fnd_acc *a, const char *kind)
 {
 	f->site_kind = kind;
-	for (int k = 0; k < LP_FND_MAXSITES; k++)
+	for (int k = 0; k < LP_FINDINGS_MAXSITES; k++)
 		if (a->top[k].what)
 			lp_fnd_site(f, a->top[k].what, a->top[k].count, a->top[k].ns);
 }
@@ -547,7 +548,7 @@ const struct lp_rule *lp_rule_find(const char *id)
 	return NULL;
 }
 
-int lp_findings_parse_threshold(const char *arg, struct lp_fnd_override *o, char *err,
+int lp_findings_parse_threshold(const char *arg, struct lp_findings_override *o, char *err,
 				size_t errlen)
 {
 	const char *eq = strchr(arg, '=');
@@ -579,7 +580,7 @@ int lp_findings_parse_threshold(const char *arg, struct lp_fnd_override *o, char
 	return 0;
 }
 
-static int lp_fnd_cmp(const void *a, const void *b)
+static int lp_findings_cmp(const void *a, const void *b)
 {
 	const struct lp_finding *x = a, *y = b;
 	if (x->saving_ns != y->saving_ns)
@@ -587,7 +588,7 @@ static int lp_fnd_cmp(const void *a, const void *b)
 	return (x->share < y->share) - (x->share > y->share);
 }
 
-static void gpu_inputs(struct lp_fnd_ctx *c)
+static void gpu_inputs(struct lp_findings_ctx *c)
 {
 	char buf[256];
 	c->api_domain = "runtime";
@@ -608,14 +609,14 @@ static void gpu_inputs(struct lp_fnd_ctx *c)
 		c->api_domain = "driver";
 }
 
-static int ctx_load(struct lp_fnd_ctx *c, const struct lp_findings_opts *o)
+static int ctx_load(struct lp_findings_ctx *c, const struct lp_findings_opts *o)
 {
 	int rc = 0;
 	if (o && o->bd && o->ranges) {
 		c->bd = o->bd;
 		c->rs = o->ranges;
 	} else {
-		struct lp_bd_opts bo = {
+		struct lp_breakdown_opts bo = {
 		    .request = o ? o->request : NULL, .stage_depth = 1, .keep_ranges = &c->rs_own};
 		rc = lp_breakdown_compute(c->db, &bo, &c->bd_own, c->err, c->errlen);
 		c->bd = &c->bd_own;
@@ -645,7 +646,7 @@ static double findings_threshold(const struct lp_findings_opts *o, const struct 
 	return v;
 }
 
-static void ctx_free(struct lp_fnd_ctx *c)
+static void ctx_free(struct lp_findings_ctx *c)
 {
 	lp_breakdown_free(&c->bd_own);
 	lp_rset_free(&c->rs_own);
@@ -803,7 +804,7 @@ static void findings_account(struct lp_findings *out, const struct lp_breakdown 
 int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct lp_findings *out,
 			char *err, size_t errlen)
 {
-	struct lp_fnd_ctx c = {.db = db, .err = err, .errlen = errlen, .out = out};
+	struct lp_findings_ctx c = {.db = db, .err = err, .errlen = errlen, .out = out};
 	memset(out, 0, sizeof(*out));
 	err[0] = 0;
 	int rc = ctx_load(&c, opts);

@@ -31,14 +31,14 @@
 struct lp_breakdown;
 struct lp_rset;
 
-enum lp_fnd_sev { LP_SEV_LOW = 1, LP_SEV_MEDIUM, LP_SEV_HIGH };
+enum lp_findings_sev { LP_SEV_LOW = 1, LP_SEV_MEDIUM, LP_SEV_HIGH };
 
 /* Severity from the share of request (or run) time at stake. */
 #define LP_SEV_HIGH_SHARE 0.20
 #define LP_SEV_MEDIUM_SHARE 0.05
 
 /* How a rule compares its measured value with its threshold. */
-enum lp_fnd_cmp { LP_CMP_GE, LP_CMP_LT };
+enum lp_findings_cmp { LP_CMP_GE, LP_CMP_LT };
 
 /* What a rule needs recorded; the engine checks each before the rule runs
  * and lists the rule as not evaluated, with the reason, when one is
@@ -94,23 +94,23 @@ int lp_rule_passes(const struct lp_rule *r, double value, double thr);
  * their rule is quiet, with its value. */
 #define LP_FND_MIN_SHARE 0.01
 
-#define LP_FND_MAXNUM 8
-#define LP_FND_MAXSITES 5
+#define LP_FINDINGS_MAXNUM 8
+#define LP_FINDINGS_MAXSITES 5
 
-struct lp_fnd_num {
+struct lp_findings_num {
 	const char *key;   /* static JSON key, e.g. "waits" */
 	const char *label; /* static text label */
 	const char *unit;  /* "ns", "count", "share", "ratio", "bytes", "per_request" */
 	double value;
 };
 
-struct lp_fnd_site {
+struct lp_findings_site {
 	char *what; /* call site, lock, kernel, API call or stage */
 	int64_t count;
 	int64_t ns;
 };
 
-struct lp_fnd_example {
+struct lp_findings_example {
 	int valid;
 	int64_t range_id, tid;
 	int64_t start_ns; /* CLOCK_MONOTONIC, as in the database */
@@ -122,7 +122,7 @@ struct lp_fnd_example {
 struct lp_finding {
 	const struct lp_rule *rule;
 	const char *title; /* static: the rule's title for this run's scope */
-	enum lp_fnd_sev severity;
+	enum lp_findings_sev severity;
 	double value, threshold; /* in rule->unit */
 	char *subject;		 /* what it is about (the lock's name), or NULL */
 	char *summary;		 /* one sentence with the numbers */
@@ -131,10 +131,10 @@ struct lp_finding {
 	const char *basis;	 /* static: what basis_ns is */
 	int64_t scope_ns;	 /* request time (or run thread time) */
 	double share;		 /* saving_ns / scope_ns */
-	struct lp_fnd_num num[LP_FND_MAXNUM];
+	struct lp_findings_num num[LP_FINDINGS_MAXNUM];
 	size_t nnum;
 	const char *site_kind; /* static: "call sites", "kernels", ... */
-	struct lp_fnd_site site[LP_FND_MAXSITES];
+	struct lp_findings_site site[LP_FINDINGS_MAXSITES];
 	size_t nsite;
 	struct lp_fnd_example ex;
 	const char *fix;      /* static: the rule's, or advice for this run */
@@ -148,9 +148,9 @@ struct lp_finding {
 /* LP_RULE_FOUND_KEPT: the engine's own, while it keeps the account. */
 enum lp_fnd_state { LP_RULE_FOUND = 1, LP_RULE_QUIET, LP_RULE_SKIPPED, LP_RULE_FOUND_KEPT };
 
-struct lp_fnd_rule_status {
+struct lp_findings_rule_status {
 	const struct lp_rule *rule;
-	enum lp_fnd_state state;
+	enum lp_findings_state state;
 	double threshold; /* the one used */
 	int has_value;
 	double value; /* measured (quiet rules too), when has_value */
@@ -170,10 +170,10 @@ struct lp_findings {
 	size_t n;	   /* sorted by saving_ns, descending */
 	struct lp_finding *v;
 	size_t nrules; /* = lp_nrules, table order */
-	struct lp_fnd_rule_status *rules;
+	struct lp_findings_rule_status *rules;
 };
 
-struct lp_fnd_override {
+struct lp_findings_override {
 	const char *id;
 	double value;
 };
@@ -181,7 +181,7 @@ struct lp_fnd_override {
 struct lp_findings_opts {
 	const char *request; /* NAME or DOMAIN::NAME; NULL = breakdown's default */
 	size_t nover;
-	const struct lp_fnd_override *over;
+	const struct lp_findings_override *over;
 	/* Optional, borrowed: a breakdown the caller computed for the same
 	 * request at stage depth 1 with keep_ranges, and those ranges. The
 	 * rules then reuse them instead of computing them again. */
@@ -191,7 +191,7 @@ struct lp_findings_opts {
 
 /* Parses "ID=VALUE" (VALUE may end in % for share rules, "ms"/"us" are not
  * accepted: thresholds are shares, counts or ratios). 0 or -EINVAL with err. */
-int lp_findings_parse_threshold(const char *arg, struct lp_fnd_override *o, char *err,
+int lp_findings_parse_threshold(const char *arg, struct lp_findings_override *o, char *err,
 				size_t errlen);
 
 /* Runs every rule. Returns 0, -ENOENT with err when opts->request names no
@@ -204,7 +204,7 @@ void lp_findings_free(struct lp_findings *f);
  * For `latprof diff` and `check`: the ids of the findings in db with the
  * default thresholds, one per finding (an id repeats when a rule found two
  * locks, say). *ids and each string are malloc'd; the caller frees them.
- * The signature is lp_findings_fn of analyze/lp_diff.h.
+ * The signature is lp_findings_fn of analysis/compare/lp_diff.h.
  */
 int lp_findings_ids(sqlite3 *db, char ***ids, size_t *n, char *err, size_t errlen);
 /* Findings of one rule in f. */

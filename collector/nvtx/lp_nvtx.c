@@ -4,7 +4,7 @@
  * NVTX3 headers compiled into the app dlopen() it on the first NVTX call and
  * call InitializeInjectionNvtx2(), where we fill the CORE and CORE2 callback
  * tables (nvtxDetail/nvtxImpl.h: table[cbid] points at the slot the app's
- * nvtx* call jumps through). Records: collector/lp_log_nvtx.h.
+ * nvtx* call jumps through). Records: format/lp_log_nvtx.h.
  *
  * Hot path (push/pop): one lp_ts() (TSC-derived CLOCK_MONOTONIC ns, see
  * "clock"), a per-thread name cache keyed by the message pointer (the text

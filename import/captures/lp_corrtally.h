@@ -14,7 +14,7 @@
  * where a hash set of 10^6 ids missed it on every row. Memory follows the
  * largest id and is bounded (LP_CORRTALLY_MAX_BYTES); past it, for an id
  * or key that does not fit, or out of memory, the tally turns itself off
- * and the caller counts by SQL instead (lp_fx_finish).
+ * and the caller counts by SQL instead (lp_foreign_finish).
  */
 #ifndef LP_CORRTALLY_H
 #define LP_CORRTALLY_H

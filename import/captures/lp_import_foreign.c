@@ -26,7 +26,7 @@
 
 #define LP_COMMON "process_id, device, context, stream, correlation_id, start_ns, end_ns"
 
-int lp_fx_begin(struct lp_fx *fx, struct lp_import *imp)
+int lp_foreign_begin(struct lp_foreign *fx, struct lp_import *imp)
 {
 	fx->imp = imp;
 	struct {
@@ -83,7 +83,7 @@ int lp_fx_begin(struct lp_fx *fx, struct lp_import *imp)
 	return rc;
 }
 
-void lp_fx_end(struct lp_fx *fx)
+void lp_foreign_end(struct lp_foreign *fx)
 {
 	sqlite3_stmt *v[] = {fx->ins_proc,   fx->ins_thread, fx->ins_kernel, fx->ins_memcpy,
 			     fx->ins_memset, fx->ins_sync,   fx->ins_api,    fx->ins_range,
@@ -109,14 +109,14 @@ static int fx_bind_text(sqlite3_stmt *st, int i, const char *s)
 	return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
 }
 
-static int64_t fx_insert(struct lp_fx *fx, sqlite3_stmt *st)
+static int64_t fx_insert(struct lp_foreign *fx, sqlite3_stmt *st)
 {
 	if (lp_import_step(fx->imp, st))
 		return 0;
 	return sqlite3_last_insert_rowid(fx->imp->db);
 }
 
-int64_t lp_fx_process(struct lp_fx *fx, int64_t pid, const char *name)
+int64_t lp_foreign_process(struct lp_foreign *fx, int64_t pid, const char *name)
 {
 	uint64_t id;
 	if (lp_map_get(&fx->procs, (uint64_t)pid + 1, &id))
@@ -129,7 +129,7 @@ int64_t lp_fx_process(struct lp_fx *fx, int64_t pid, const char *name)
 	return (int64_t)id;
 }
 
-int64_t lp_fx_thread(struct lp_fx *fx, int64_t proc, int64_t pid, int64_t tid)
+int64_t lp_foreign_thread(struct lp_foreign *fx, int64_t proc, int64_t pid, int64_t tid)
 {
 	uint64_t key = ((uint64_t)pid << 32 | (uint32_t)tid) + 1, id;
 	if (lp_map_get(&fx->threads, key, &id))
@@ -142,7 +142,7 @@ int64_t lp_fx_thread(struct lp_fx *fx, int64_t proc, int64_t pid, int64_t tid)
 	return (int64_t)id;
 }
 
-int lp_fx_thread_name(struct lp_fx *fx, int64_t thread, const char *name)
+int lp_foreign_thread_name(struct lp_foreign *fx, int64_t thread, const char *name)
 {
 	sqlite3_stmt *st =
 	    lp_import_prepare(fx->imp, "UPDATE threads SET name = ? WHERE id = ? AND name IS NULL");
@@ -155,7 +155,7 @@ int lp_fx_thread_name(struct lp_fx *fx, int64_t thread, const char *name)
 	return rc;
 }
 
-int64_t lp_fx_domain(struct lp_fx *fx, int64_t proc, const char *name)
+int64_t lp_foreign_domain(struct lp_foreign *fx, int64_t proc, const char *name)
 {
 	uint64_t key = XXH3_64bits_withSeed(name, strlen(name), (uint64_t)proc) | 1, id;
 	if (lp_map_get(&fx->domains, key, &id))
@@ -168,14 +168,14 @@ int64_t lp_fx_domain(struct lp_fx *fx, int64_t proc, const char *name)
 	return (int64_t)id;
 }
 
-int lp_fx_nest_group(struct lp_fx *fx, int64_t domain, int64_t group)
+int lp_foreign_nest_group(struct lp_foreign *fx, int64_t domain, int64_t group)
 {
 	sqlite3_bind_int64(fx->ins_nest, 1, domain);
 	sqlite3_bind_int64(fx->ins_nest, 2, group);
 	return lp_import_step(fx->imp, fx->ins_nest);
 }
 
-void lp_fx_seen(struct lp_fx *fx, int64_t proc, int64_t start, int64_t end)
+void lp_foreign_seen(struct lp_foreign *fx, int64_t proc, int64_t start, int64_t end)
 {
 	if (proc < 0)
 		return;
@@ -217,35 +217,35 @@ static void fx_bind_opt(sqlite3_stmt *st, int i, int64_t v, int64_t none)
 }
 
 /* The tally's key for rows of process proc: a process not known yet (0)
- * turns a per-process tally off (-1), lp_fx_finish then counts by SQL. */
-static int64_t fx_tally_key(const struct lp_fx *fx, int64_t proc)
+ * turns a per-process tally off (-1), lp_foreign_finish then counts by SQL. */
+static int64_t fx_tally_key(const struct lp_foreign *fx, int64_t proc)
 {
 	return !fx->tally_per_process ? 0 : proc > 0 ? proc : -1;
 }
 
 /* GPU work: is its launching call in the capture (count_unattributed)? */
-static void fx_attribute(struct lp_fx *fx, const struct lp_fx_op *o)
+static void fx_attribute(struct lp_foreign *fx, const struct lp_foreign_op *o)
 {
 	if (fx->count_unattributed)
 		lp_corrtally_work(&fx->tally, fx_tally_key(fx, o->proc), o->corr);
 }
 
-/* Bounds of GPU work not yet owned go to slot 0, moved by lp_fx_adopt. */
-static void fx_seen_op(struct lp_fx *fx, const struct lp_fx_op *o, int64_t end)
+/* Bounds of GPU work not yet owned go to slot 0, moved by lp_foreign_adopt. */
+static void fx_seen_op(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t end)
 {
 	int64_t proc = o->proc == fx->provisional ? 0 : o->proc;
 	fx->unowned += o->proc == 0;
-	lp_fx_seen(fx, proc, o->start, end);
+	lp_foreign_seen(fx, proc, o->start, end);
 }
 
-void lp_fx_op_seen(struct lp_fx *fx, const struct lp_fx_op *o, int attribute)
+void lp_foreign_op_seen(struct lp_foreign *fx, const struct lp_foreign_op *o, int attribute)
 {
 	if (attribute)
 		fx_attribute(fx, o);
 	fx_seen_op(fx, o, o->end >= o->start ? o->end : o->start);
 }
 
-static void fx_bind_op(struct lp_fx *fx, sqlite3_stmt *st, const struct lp_fx_op *o)
+static void fx_bind_op(struct lp_foreign *fx, sqlite3_stmt *st, const struct lp_foreign_op *o)
 {
 	int64_t end = o->end >= o->start ? o->end : o->start;
 	sqlite3_bind_int64(st, 1, o->proc);
@@ -258,9 +258,9 @@ static void fx_bind_op(struct lp_fx *fx, sqlite3_stmt *st, const struct lp_fx_op
 	fx_seen_op(fx, o, end);
 }
 
-int lp_fx_kernel(struct lp_fx *fx, const struct lp_fx_op *o, int64_t name_id, int64_t mangled_id,
-		 const int64_t grid[3], const int64_t block[3], int64_t static_smem,
-		 int64_t dyn_smem, int64_t regs, int64_t graph_id)
+int lp_foreign_kernel(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t name_id,
+		      int64_t mangled_id, const int64_t grid[3], const int64_t block[3],
+		      int64_t static_smem, int64_t dyn_smem, int64_t regs, int64_t graph_id)
 {
 	sqlite3_stmt *st = fx->ins_kernel;
 	fx_attribute(fx, o);
@@ -279,8 +279,8 @@ int lp_fx_kernel(struct lp_fx *fx, const struct lp_fx_op *o, int64_t name_id, in
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_fx_memcpy(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, const char *kind,
-		 const char *src, const char *dst, int async)
+int lp_foreign_memcpy(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t bytes,
+		      const char *kind, const char *src, const char *dst, int async)
 {
 	sqlite3_stmt *st = fx->ins_memcpy;
 	fx_attribute(fx, o);
@@ -294,8 +294,8 @@ int lp_fx_memcpy(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, cons
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_fx_memset(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, int64_t value,
-		 const char *mem_kind, int async)
+int lp_foreign_memset(struct lp_foreign *fx, const struct lp_foreign_op *o, int64_t bytes,
+		      int64_t value, const char *mem_kind, int async)
 {
 	sqlite3_stmt *st = fx->ins_memset;
 	fx_attribute(fx, o);
@@ -308,7 +308,8 @@ int lp_fx_memset(struct lp_fx *fx, const struct lp_fx_op *o, int64_t bytes, int6
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_fx_sync(struct lp_fx *fx, const struct lp_fx_op *o, const char *type, int64_t event)
+int lp_foreign_sync(struct lp_foreign *fx, const struct lp_foreign_op *o, const char *type,
+		    int64_t event)
 {
 	sqlite3_stmt *st = fx->ins_sync;
 	int64_t end = o->end >= o->start ? o->end : o->start;
@@ -325,11 +326,12 @@ int lp_fx_sync(struct lp_fx *fx, const struct lp_fx_op *o, const char *type, int
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_fx_api_seen(struct lp_fx *fx, int64_t proc, int64_t corr, int64_t start, int64_t end)
+int lp_foreign_api_seen(struct lp_foreign *fx, int64_t proc, int64_t corr, int64_t start,
+			int64_t end)
 {
 	if (fx->count_unattributed)
 		lp_corrtally_call(&fx->tally, fx_tally_key(fx, proc), corr);
-	lp_fx_seen(fx, proc, start, end);
+	lp_foreign_seen(fx, proc, start, end);
 	fx->api++;
 	if (proc >= 0 && (size_t)proc < fx->nbounds)
 		fx->calls[proc]++;
@@ -338,13 +340,14 @@ int lp_fx_api_seen(struct lp_fx *fx, int64_t proc, int64_t corr, int64_t start, 
 	return 0;
 }
 
-int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain, int64_t cbid,
-	      int64_t name_id, int64_t corr, int64_t start, int64_t end, int64_t ret)
+int lp_foreign_api(struct lp_foreign *fx, int64_t proc, int64_t thread, const char *domain,
+		   int64_t cbid, int64_t name_id, int64_t corr, int64_t start, int64_t end,
+		   int64_t ret)
 {
 	sqlite3_stmt *st = fx->ins_api;
 	if (end < start)
 		end = start;
-	int rc = lp_fx_api_seen(fx, proc, corr, start, end);
+	int rc = lp_foreign_api_seen(fx, proc, corr, start, end);
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, proc);
@@ -359,9 +362,9 @@ int lp_fx_api(struct lp_fx *fx, int64_t proc, int64_t thread, const char *domain
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_fx_range(struct lp_fx *fx, int64_t proc, int64_t domain, int64_t name_id, int64_t category,
-		int64_t start, int64_t end, int64_t thread, int64_t end_thread, int64_t payload,
-		int64_t color, unsigned flags)
+int lp_foreign_range(struct lp_foreign *fx, int64_t proc, int64_t domain, int64_t name_id,
+		     int64_t category, int64_t start, int64_t end, int64_t thread,
+		     int64_t end_thread, int64_t payload, int64_t color, unsigned flags)
 {
 	sqlite3_stmt *st = fx->ins_range;
 	if (end < start)
@@ -379,13 +382,13 @@ int lp_fx_range(struct lp_fx *fx, int64_t proc, int64_t domain, int64_t name_id,
 	fx_bind_opt(st, 9, payload, -1);
 	fx_bind_opt(st, 10, color, -1);
 	sqlite3_bind_int(st, 11, (int)flags);
-	lp_fx_seen(fx, proc, start, end);
+	lp_foreign_seen(fx, proc, start, end);
 	fx->ranges++;
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_fx_mark(struct lp_fx *fx, int64_t proc, int64_t domain, int64_t name_id, int64_t category,
-	       int64_t ts, int64_t thread)
+int lp_foreign_mark(struct lp_foreign *fx, int64_t proc, int64_t domain, int64_t name_id,
+		    int64_t category, int64_t ts, int64_t thread)
 {
 	sqlite3_stmt *st = fx->ins_mark;
 	sqlite3_bind_int64(st, 1, proc);
@@ -394,14 +397,14 @@ int lp_fx_mark(struct lp_fx *fx, int64_t proc, int64_t domain, int64_t name_id, 
 	sqlite3_bind_int64(st, 4, category);
 	sqlite3_bind_int64(st, 5, ts);
 	sqlite3_bind_int64(st, 6, thread);
-	lp_fx_seen(fx, proc, ts, ts);
+	lp_foreign_seen(fx, proc, ts, ts);
 	fx->marks++;
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_fx_device(struct lp_fx *fx, int64_t proc, int64_t device, const char *name, int64_t sm_count,
-		 int64_t cc_major, int64_t cc_minor, int64_t mem_bytes, int64_t clock_khz,
-		 int64_t bw_kbs)
+int lp_foreign_device(struct lp_foreign *fx, int64_t proc, int64_t device, const char *name,
+		      int64_t sm_count, int64_t cc_major, int64_t cc_minor, int64_t mem_bytes,
+		      int64_t clock_khz, int64_t bw_kbs)
 {
 	sqlite3_stmt *st = fx->ins_dev;
 	sqlite3_bind_int64(st, 1, proc);
@@ -417,8 +420,9 @@ int lp_fx_device(struct lp_fx *fx, int64_t proc, int64_t device, const char *nam
 	return lp_import_step(fx->imp, st);
 }
 
-int lp_fx_alloc(struct lp_fx *fx, int64_t proc, int free_op, int64_t ts, int64_t address,
-		int64_t bytes, const char *mem_kind, int64_t device, int64_t context, int64_t corr)
+int lp_foreign_alloc(struct lp_foreign *fx, int64_t proc, int free_op, int64_t ts, int64_t address,
+		     int64_t bytes, const char *mem_kind, int64_t device, int64_t context,
+		     int64_t corr)
 {
 	sqlite3_stmt *st = fx->ins_alloc;
 	sqlite3_bind_int64(st, 1, proc);
@@ -445,12 +449,12 @@ static const char *fx_lock_kind(const char *fn)
 	return "mutex";
 }
 
-int lp_fx_lock_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *function,
-		    int64_t start, int64_t end, int cond)
+int lp_foreign_lock_call(struct lp_foreign *fx, int64_t proc, int64_t thread, const char *function,
+			 int64_t start, int64_t end, int cond)
 {
 	if (end < start)
 		end = start;
-	lp_fx_seen(fx, proc, start, end);
+	lp_foreign_seen(fx, proc, start, end);
 	if (cond) {
 		sqlite3_bind_int64(fx->ins_cond, 1, thread);
 		sqlite3_bind_int64(fx->ins_cond, 2, start);
@@ -483,14 +487,14 @@ int lp_fx_lock_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *
 	return lp_import_step(fx->imp, fx->ins_wait);
 }
 
-int lp_fx_block_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char *call,
-		     const char *category, const char *fd_kind, int64_t start, int64_t end,
-		     int64_t result)
+int lp_foreign_block_call(struct lp_foreign *fx, int64_t proc, int64_t thread, const char *call,
+			  const char *category, const char *fd_kind, int64_t start, int64_t end,
+			  int64_t result)
 {
 	sqlite3_stmt *st = fx->ins_block;
 	if (end < start)
 		end = start;
-	lp_fx_seen(fx, proc, start, end);
+	lp_foreign_seen(fx, proc, start, end);
 	sqlite3_bind_int64(st, 1, thread);
 	sqlite3_bind_int64(st, 2, start);
 	sqlite3_bind_int64(st, 3, end - start);
@@ -504,7 +508,7 @@ int lp_fx_block_call(struct lp_fx *fx, int64_t proc, int64_t thread, const char 
 
 /* ---- after every row ------------------------------------------------------------ */
 
-static int fx_exec(struct lp_fx *fx, const char *sql)
+static int fx_exec(struct lp_foreign *fx, const char *sql)
 {
 	return lp_db_exec(fx->imp->db, sql, fx->imp->err, fx->imp->errlen);
 }
@@ -515,7 +519,7 @@ static int fx_exec(struct lp_fx *fx, const char *sql)
 	"a.correlation_id = " t ".correlation_id AND " t ".correlation_id <> 0 LIMIT 1), ?1) "     \
 	"WHERE process_id IN (0, ?2)"
 
-int lp_fx_adopt(struct lp_fx *fx, int64_t fallback)
+int lp_foreign_adopt(struct lp_foreign *fx, int64_t fallback)
 {
 	static const char *const one_sql[] = {LP_ADOPT_ONE("kernels"), LP_ADOPT_ONE("memcpys"),
 					      LP_ADOPT_ONE("memsets"), LP_ADOPT_ONE("syncs")};
@@ -545,14 +549,14 @@ int lp_fx_adopt(struct lp_fx *fx, int64_t fallback)
 		fx->lo[0] = INT64_MAX;
 		fx->hi[0] = INT64_MIN;
 		if (lo <= hi)
-			lp_fx_seen(fx, fallback, lo, hi);
+			lp_foreign_seen(fx, fallback, lo, hi);
 	}
 	return rc;
 }
 
 /* Nesting: one sorted scan per (thread, nest group), a stack of open ranges. */
 struct nest {
-	struct lp_fx *fx;
+	struct lp_foreign *fx;
 	sqlite3_stmt *upd;
 	int64_t thread, group;
 	struct {
@@ -595,7 +599,7 @@ static int nest_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int fx_nest(struct lp_fx *fx)
+static int fx_nest(struct lp_foreign *fx)
 {
 	struct nest ns = {.fx = fx, .thread = -1, .group = -1};
 	struct lp_import *imp = fx->imp;
@@ -638,15 +642,15 @@ static const char lp_sync_by_name[] =
 
 /* Neither format says whether a copy was asynchronous: the API does (an
  * importer that saw every call before the work sets it as rows come,
- * lp_fx.async_from_calls). */
+ * lp_foreign.async_from_calls). */
 static const char lp_async_by_name[] =
     "UPDATE memcpys SET async = 0 WHERE EXISTS (SELECT 1 FROM cuda_api a JOIN strings s ON"
     " s.id = a.name_id WHERE a.process_id = memcpys.process_id AND a.correlation_id ="
-    " memcpys.correlation_id AND s.value GLOB '" LP_FX_COPY_CALLS "' AND s.value NOT GLOB"
+    " memcpys.correlation_id AND s.value GLOB '" LP_FOREIGN_COPY_CALLS "' AND s.value NOT GLOB"
     " '*Async*');"
     "UPDATE memsets SET async = 0 WHERE EXISTS (SELECT 1 FROM cuda_api a JOIN strings s ON"
     " s.id = a.name_id WHERE a.process_id = memsets.process_id AND a.correlation_id ="
-    " memsets.correlation_id AND s.value GLOB '" LP_FX_SET_CALLS "' AND s.value NOT GLOB"
+    " memsets.correlation_id AND s.value GLOB '" LP_FOREIGN_SET_CALLS "' AND s.value NOT GLOB"
     " '*Async*');";
 
 static const char lp_unattributed_sql[] =
@@ -657,7 +661,7 @@ static const char lp_unattributed_sql[] =
     "WHERE NOT EXISTS (SELECT 1 FROM cuda_api a WHERE a.process_id = m.process_id AND "
     "a.correlation_id = m.correlation_id))";
 
-static int fx_bounds(struct lp_fx *fx)
+static int fx_bounds(struct lp_foreign *fx)
 {
 	sqlite3_stmt *st = lp_import_prepare(
 	    fx->imp, "UPDATE processes SET start_ns = ?, end_ns = ?, exit_how = 'unknown' WHERE "
@@ -675,7 +679,7 @@ static int fx_bounds(struct lp_fx *fx)
 	return rc;
 }
 
-/* The CUDA source's indexes (analyze/lp_import_cuda.c, IF NOT EXISTS there):
+/* The CUDA source's indexes (import/sources/lp_import_cuda.c, IF NOT EXISTS there):
  * built here, once, for the passes below that look calls up by correlation
  * id; the import's own index step then finds them made. */
 extern const struct lp_import_source lp_src_cuda;
@@ -683,7 +687,7 @@ extern const struct lp_import_source lp_src_cuda;
 /* cuda_capture.records: each process's API calls, as counted while they
  * came (counting them back by the index read every call: 4% of an nsys
  * import of 1 M rows), or by SQL where a count was lost. */
-static int fx_capture_records(struct lp_fx *fx)
+static int fx_capture_records(struct lp_foreign *fx)
 {
 	if (fx->calls_lost)
 		return fx_exec(fx, "UPDATE cuda_capture SET records = (SELECT count(*) FROM "
@@ -702,7 +706,7 @@ static int fx_capture_records(struct lp_fx *fx)
 	return rc;
 }
 
-int lp_fx_finish(struct lp_fx *fx)
+int lp_foreign_finish(struct lp_foreign *fx)
 {
 	int rc = fx_nest(fx);
 	rc = rc ? rc : fx_bounds(fx);
@@ -719,7 +723,7 @@ int lp_fx_finish(struct lp_fx *fx)
 	}
 	rc = rc ? rc : fx_exec(fx, "DROP TABLE temp.lp_sync_api");
 	/* A capture of a real service has 10^4 API calls and 10^3 copies: the
-	 * breakdown's sync-wait lookups (analyze/lp_cuda.c) need these to stay
+	 * breakdown's sync-wait lookups (analysis/lp_cuda.c) need these to stay
 	 * linear (docs/schema.md, "Imported captures"). */
 	rc = rc ? rc
 		: fx_exec(fx, "CREATE INDEX import_syncs_corr ON syncs(process_id, "
@@ -739,7 +743,8 @@ int lp_fx_finish(struct lp_fx *fx)
 	return rc ? rc : fx_capture_records(fx);
 }
 
-int lp_fx_bad_time(struct lp_fx *fx, enum lp_fx_kind kind, int64_t start, int64_t end)
+int lp_foreign_bad_time(struct lp_foreign *fx, enum lp_foreign_kind kind, int64_t start,
+			int64_t end)
 {
 	if (start > 0 && end > 0 && end >= start)
 		return 0;
@@ -747,22 +752,22 @@ int lp_fx_bad_time(struct lp_fx *fx, enum lp_fx_kind kind, int64_t start, int64_
 	return 1;
 }
 
-/* "1 kernel, 2 API calls": the records lp_fx_bad_time dropped; "" for none. */
-static long long fx_bad_time_text(const struct lp_fx *fx, char *buf, size_t len)
+/* "1 kernel, 2 API calls": the records lp_foreign_bad_time dropped; "" for none. */
+static long long fx_bad_time_text(const struct lp_foreign *fx, char *buf, size_t len)
 {
-	static const char *const what[LP_FXK_N][2] = {
-	    [LP_FXK_KERNEL] = {"kernel", "kernels"},
-	    [LP_FXK_MEMCPY] = {"memcpy", "memcpys"},
-	    [LP_FXK_MEMSET] = {"memset", "memsets"},
-	    [LP_FXK_SYNC] = {"sync", "syncs"},
-	    [LP_FXK_API] = {"API call", "API calls"},
-	    [LP_FXK_RANGE] = {"range or mark", "ranges or marks"},
-	    [LP_FXK_OSRT] = {"OS runtime call", "OS runtime calls"},
+	static const char *const what[LP_FOREIGN_N][2] = {
+	    [LP_FOREIGN_KERNEL] = {"kernel", "kernels"},
+	    [LP_FOREIGN_MEMCPY] = {"memcpy", "memcpys"},
+	    [LP_FOREIGN_MEMSET] = {"memset", "memsets"},
+	    [LP_FOREIGN_SYNC] = {"sync", "syncs"},
+	    [LP_FOREIGN_API] = {"API call", "API calls"},
+	    [LP_FOREIGN_RANGE] = {"range or mark", "ranges or marks"},
+	    [LP_FOREIGN_OSRT] = {"OS runtime call", "OS runtime calls"},
 	};
 	long long total = 0;
 	size_t off = 0;
 	buf[0] = 0;
-	for (int k = 0; k < LP_FXK_N; k++) {
+	for (int k = 0; k < LP_FOREIGN_N; k++) {
 		long long n = fx->bad_time[k];
 		if (!n)
 			continue;
@@ -774,12 +779,12 @@ static long long fx_bad_time_text(const struct lp_fx *fx, char *buf, size_t len)
 	return total;
 }
 
-static int fx_meta_text(struct lp_fx *fx, const char *key, const char *v)
+static int fx_meta_text(struct lp_foreign *fx, const char *key, const char *v)
 {
 	return v && v[0] ? lp_import_meta(fx->imp, key, v, 0) : 0;
 }
 
-int lp_fx_meta(struct lp_fx *fx)
+int lp_foreign_meta(struct lp_foreign *fx)
 {
 	struct lp_import *imp = fx->imp;
 	char status[512];
@@ -824,7 +829,7 @@ int lp_fx_meta(struct lp_fx *fx)
 
 /* ---- input identity ---------------------------------------------------------------- */
 
-void lp_fx_sha256_hex(const uint8_t digest[32], char hex[65])
+void lp_foreign_sha256_hex(const uint8_t digest[32], char hex[65])
 {
 	for (int i = 0; i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
@@ -832,7 +837,7 @@ void lp_fx_sha256_hex(const uint8_t digest[32], char hex[65])
 
 /* Nettle (Debian nettle-dev): a small, well-kept hash library with no global
  * state to initialize, unlike libgcrypt, and no TLS stack, unlike OpenSSL. */
-int lp_fx_sha256_file(const char *path, char hex[65])
+int lp_foreign_sha256_file(const char *path, char hex[65])
 {
 	struct sha256_ctx c;
 	uint8_t buf[1 << 16], d[SHA256_DIGEST_SIZE];
@@ -846,6 +851,6 @@ int lp_fx_sha256_file(const char *path, char hex[65])
 	int e = n < 0 ? -errno : 0;
 	close(fd);
 	sha256_digest(&c, sizeof(d), d);
-	lp_fx_sha256_hex(d, hex);
+	lp_foreign_sha256_hex(d, hex);
 	return e;
 }

@@ -137,7 +137,7 @@ struct kdev {
 
 struct kineto {
 	const char *path;
-	struct lp_fx fx;
+	struct lp_foreign fx;
 	struct lp_import *imp;
 	sqlite3_stmt *ins_flow;
 	struct kname *names;
@@ -234,32 +234,32 @@ static int kts(struct kineto *k, const struct lp_jobj *o, int64_t *start, int64_
 	return 1;
 }
 
-/* The kind lp_fx_bad_time counts an event of category c as. */
-static enum lp_fx_kind kkind(enum lp_kcat c)
+/* The kind lp_foreign_bad_time counts an event of category c as. */
+static enum lp_foreign_kind kkind(enum lp_kcat c)
 {
 	switch (c) {
 	case LP_K_KERNEL:
-		return LP_FXK_KERNEL;
+		return LP_FOREIGN_KERNEL;
 	case LP_K_MEMCPY:
-		return LP_FXK_MEMCPY;
+		return LP_FOREIGN_MEMCPY;
 	case LP_K_MEMSET:
-		return LP_FXK_MEMSET;
+		return LP_FOREIGN_MEMSET;
 	case LP_K_SYNC:
-		return LP_FXK_SYNC;
+		return LP_FOREIGN_SYNC;
 	case LP_K_RUNTIME:
 	case LP_K_DRIVER:
-		return LP_FXK_API;
+		return LP_FOREIGN_API;
 	default:
-		return LP_FXK_RANGE;
+		return LP_FOREIGN_RANGE;
 	}
 }
 
 /* ---- GPU events ------------------------------------------------------------------------ */
 
 static void kop(struct kineto *k, const struct lp_jobj *o, int64_t pid, int64_t tid,
-		struct lp_fx_op *op)
+		struct lp_foreign_op *op)
 {
-	/* lp_fx_adopt: the process of the launching call; written with the
+	/* lp_foreign_adopt: the process of the launching call; written with the
 	 * first host process's id, which is right when it is the only one. */
 	op->proc = k->fx.provisional;
 	op->device = kint(k, o, KK_DEVICE, pid);
@@ -273,7 +273,7 @@ static void kop(struct kineto *k, const struct lp_jobj *o, int64_t pid, int64_t 
 }
 
 /* "Memcpy HtoD (Pageable -> Device)" -> HtoD, pageable, device */
-static int kmemcpy(struct kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
+static int kmemcpy(struct kineto *k, const struct lp_jobj *o, const struct lp_foreign_op *op)
 {
 	const char *name = kstr(k, o, KK_NAME);
 	char kind[16] = "unknown", src[32] = "unknown", dst[32] = "unknown";
@@ -284,17 +284,17 @@ static int kmemcpy(struct kineto *k, const struct lp_jobj *o, const struct lp_fx
 		for (char *c = dst; *c; c++)
 			*c = (char)tolower((unsigned char)*c);
 	}
-	return lp_fx_memcpy(&k->fx, op, kint(k, o, KK_BYTES, 0), kind, src, dst, 1);
+	return lp_foreign_memcpy(&k->fx, op, kint(k, o, KK_BYTES, 0), kind, src, dst, 1);
 }
 
-static int kmemset(struct kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
+static int kmemset(struct kineto *k, const struct lp_jobj *o, const struct lp_foreign_op *op)
 {
 	const char *name = kstr(k, o, KK_NAME);
 	char kind[32] = "unknown";
 	if (name && sscanf(name, "Memset (%31[^)])", kind) == 1)
 		for (char *c = kind; *c; c++)
 			*c = (char)tolower((unsigned char)*c);
-	return lp_fx_memset(&k->fx, op, kint(k, o, KK_BYTES, 0), 0, kind, 1);
+	return lp_foreign_memset(&k->fx, op, kint(k, o, KK_BYTES, 0), 0, kind, 1);
 }
 
 static const char *ksync_type(const char *s)
@@ -312,7 +312,7 @@ static const char *ksync_type(const char *s)
 	return "unknown";
 }
 
-static int kkernel(struct kineto *k, const struct lp_jobj *o, const struct lp_fx_op *op)
+static int kkernel(struct kineto *k, const struct lp_jobj *o, const struct lp_foreign_op *op)
 {
 	int64_t grid[3], block[3];
 	for (int i = 0; i < 3; i++) {
@@ -322,18 +322,18 @@ static int kkernel(struct kineto *k, const struct lp_jobj *o, const struct lp_fx
 	const char *name = kstr(k, o, KK_NAME);
 	int64_t nid = name ? lp_import_intern(k->imp, name, strlen(name)) : 0;
 	/* Kineto writes static + dynamic shared memory as one figure. */
-	return lp_fx_kernel(&k->fx, op, nid, 0, grid, block, kint(k, o, KK_SMEM, 0), 0,
-			    kint(k, o, KK_REGS, 0), 0);
+	return lp_foreign_kernel(&k->fx, op, nid, 0, grid, block, kint(k, o, KK_SMEM, 0), 0,
+				 kint(k, o, KK_REGS, 0), 0);
 }
 
 /* ---- host events ------------------------------------------------------------------------- */
 
 static int64_t kthread(struct kineto *k, int64_t pid, int64_t tid, int64_t *proc)
 {
-	*proc = lp_fx_process(&k->fx, pid, NULL);
+	*proc = lp_foreign_process(&k->fx, pid, NULL);
 	if (!k->fx.provisional)
 		k->fx.provisional = *proc;
-	return *proc ? lp_fx_thread(&k->fx, *proc, pid, tid) : 0;
+	return *proc ? lp_foreign_thread(&k->fx, *proc, pid, tid) : 0;
 }
 
 static const char *const lp_kdomain_names[] = {
@@ -346,12 +346,12 @@ static const char *const lp_kdomain_names[] = {
 static int64_t kdomain(struct kineto *k, int64_t proc, enum lp_kcat c)
 {
 	size_t before = k->fx.domains.len;
-	int64_t dom = lp_fx_domain(&k->fx, proc, lp_kdomain_names[c]);
+	int64_t dom = lp_foreign_domain(&k->fx, proc, lp_kdomain_names[c]);
 	/* Annotations and operators of a thread nest in each other (a
 	 * ProfilerStep holds its aten:: ops); Python frames and GPU annotations
 	 * nest among themselves. */
 	if (dom && k->fx.domains.len != before && (c == LP_K_USER || c == LP_K_CPU_OP) &&
-	    lp_fx_nest_group(&k->fx, dom, 1000000000000LL + proc))
+	    lp_foreign_nest_group(&k->fx, dom, 1000000000000LL + proc))
 		return 0;
 	return dom;
 }
@@ -366,11 +366,11 @@ static int krange(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int
 		size_t before = k->fx.threads.len;
 		char tname[64];
 		proc = 0;
-		thread = lp_fx_thread(&k->fx, 0, 0x40000000 | pid, tid);
+		thread = lp_foreign_thread(&k->fx, 0, 0x40000000 | pid, tid);
 		snprintf(tname, sizeof(tname), "GPU %lld stream %lld", (long long)pid,
 			 (long long)tid);
 		if (thread && k->fx.threads.len != before &&
-		    lp_fx_thread_name(&k->fx, thread, tname))
+		    lp_foreign_thread_name(&k->fx, thread, tname))
 			return -EIO;
 	} else {
 		thread = kthread(k, pid, tid, &proc);
@@ -389,7 +389,8 @@ static int krange(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int
 		snprintf(k->fx.default_request, sizeof(k->fx.default_request), "ProfilerStep");
 	}
 	int64_t nid = name ? lp_import_intern(k->imp, name, len) : 0;
-	return lp_fx_range(&k->fx, proc, dom, nid, 0, start, end, thread, thread, payload, -1, 0);
+	return lp_foreign_range(&k->fx, proc, dom, nid, 0, start, end, thread, thread, payload, -1,
+				0);
 }
 
 /* One more API call of process proc (processes.id, small and dense). */
@@ -420,8 +421,8 @@ static int kapi(struct kineto *k, const struct lp_jobj *o, enum lp_kcat c, int64
 	k->no_corr += corr == 0;
 	int rc = kapi_count(k, proc);
 	return rc ? rc
-		  : lp_fx_api(&k->fx, proc, thread, c == LP_K_DRIVER ? "driver" : "runtime",
-			      kint(k, o, KK_CBID, 0), nid, corr, start, end, 0);
+		  : lp_foreign_api(&k->fx, proc, thread, c == LP_K_DRIVER ? "driver" : "runtime",
+				   kint(k, o, KK_CBID, 0), nid, corr, start, end, 0);
 }
 
 /* ---- metadata, flows ---------------------------------------------------------------------- */
@@ -519,11 +520,11 @@ static int kevent(struct kineto *k, const struct lp_jobj *o)
 		return 0;
 	}
 	/* A zero CUPTI timestamp is ts 0 (epoch clock) or -baseTimeNanoseconds. */
-	if (lp_fx_bad_time(&k->fx, kkind(c), k->base_ns + start, k->base_ns + end))
+	if (lp_foreign_bad_time(&k->fx, kkind(c), k->base_ns + start, k->base_ns + end))
 		return 0;
 	if (start < k->min_ts)
 		k->min_ts = start;
-	struct lp_fx_op op;
+	struct lp_foreign_op op;
 	const char *sync;
 	switch (c) {
 	case LP_K_KERNEL:
@@ -541,8 +542,8 @@ static int kevent(struct kineto *k, const struct lp_jobj *o)
 		if (c == LP_K_MEMSET)
 			return kmemset(k, o, &op);
 		sync = kstr(k, o, KK_SYNC_KIND);
-		return lp_fx_sync(&k->fx, &op, ksync_type(sync ? sync : kstr(k, o, KK_NAME)),
-				  kint(k, o, KK_EVENT, -1));
+		return lp_foreign_sync(&k->fx, &op, ksync_type(sync ? sync : kstr(k, o, KK_NAME)),
+				       kint(k, o, KK_EVENT, -1));
 	case LP_K_RUNTIME:
 	case LP_K_DRIVER:
 		return kapi(k, o, c, pid, tid, start, end);
@@ -609,7 +610,7 @@ static int knames(struct kineto *k)
 		uint64_t key = ((uint64_t)n->pid << 32 | (uint32_t)n->tid) + 1, id;
 		if (n->tid >= 0) {
 			if (lp_map_get(&k->fx.threads, key, &id))
-				rc = lp_fx_thread_name(&k->fx, (int64_t)id, n->name);
+				rc = lp_foreign_thread_name(&k->fx, (int64_t)id, n->name);
 			continue;
 		}
 		sqlite3_bind_text(st, 1, n->name, -1, SQLITE_TRANSIENT);
@@ -650,19 +651,20 @@ static int kfinish(struct kineto *k)
 		 "UPDATE threads SET process_id = %lld WHERE process_id = 0;"
 		 "UPDATE domains SET process_id = %lld WHERE process_id = 0;",
 		 (long long)main_proc, (long long)main_proc, (long long)main_proc);
-	rc = rc ? rc : lp_fx_adopt(&k->fx, main_proc);
+	rc = rc ? rc : lp_foreign_adopt(&k->fx, main_proc);
 	rc = rc ? rc : lp_db_exec(k->imp->db, sql, k->imp->err, k->imp->errlen);
 	for (size_t i = 0; rc == 0 && i < k->ndevs; i++)
-		rc = lp_fx_device(&k->fx, main_proc, k->devs[i].id, k->devs[i].name, k->devs[i].sms,
-				  k->devs[i].major, k->devs[i].minor, k->devs[i].mem, -1, -1);
+		rc = lp_foreign_device(&k->fx, main_proc, k->devs[i].id, k->devs[i].name,
+				       k->devs[i].sms, k->devs[i].major, k->devs[i].minor,
+				       k->devs[i].mem, -1, -1);
 	rc = rc ? rc : knames(k);
 	/* Flows gave rows other ids at the end: the tally of the ids they came
-	 * with is void, and lp_fx_finish counts by SQL. Every GPU row is now
+	 * with is void, and lp_foreign_finish counts by SQL. Every GPU row is now
 	 * with the process of the API call of its id, or main_proc when none
 	 * has it: unattributed exactly when no call has its id. */
 	if (k->no_corr)
 		lp_corrtally_free(&k->fx.tally);
-	return rc ? rc : lp_fx_finish(&k->fx);
+	return rc ? rc : lp_foreign_finish(&k->fx);
 }
 
 static int kineto_fill(struct lp_import *imp, void *ctx)
@@ -672,7 +674,7 @@ static int kineto_fill(struct lp_import *imp, void *ctx)
 	k->imp = imp;
 	for (int i = 0; i < KK_N; i++)
 		lp_jkey_init(&k->keys[i], lp_kkey_paths[i]);
-	int rc = lp_fx_begin(&k->fx, imp);
+	int rc = lp_foreign_begin(&k->fx, imp);
 	/* A trace may list work before its call: the tally takes either order;
 	 * one set of ids for the whole trace (kfinish). */
 	k->fx.count_unattributed = 1;
@@ -714,7 +716,7 @@ static int kineto_meta(struct lp_import *imp, void *ctx)
 				 &tm);
 		}
 	}
-	int rc = lp_fx_meta(&k->fx);
+	int rc = lp_foreign_meta(&k->fx);
 	rc = rc ? rc : lp_import_meta(imp, "import.events", NULL, k->events);
 	rc = rc ? rc : lp_import_meta(imp, "import.skipped_events", NULL, k->skipped);
 	rc = rc ? rc : lp_import_meta(imp, "import.flows", NULL, k->flows);
@@ -731,7 +733,7 @@ static void kineto_end(struct lp_import *imp, void *ctx)
 	(void)imp;
 	sqlite3_finalize(k->ins_flow);
 	k->ins_flow = NULL;
-	lp_fx_end(&k->fx);
+	lp_foreign_end(&k->fx);
 }
 
 int lp_import_kineto(const char *path, const char *out, const struct lp_import_opts *opts,

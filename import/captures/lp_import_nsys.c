@@ -43,7 +43,7 @@ struct nsys_hash {
 struct nsys {
 	sqlite3 *src;
 	const char *path;
-	struct lp_fx fx;
+	struct lp_foreign fx;
 	struct lp_import *imp;
 	sqlite3_stmt *get_string, *get_pname;
 	struct lp_map strs;	   /* (StringIds.id << 2 | how) + 1 -> strings.id */
@@ -243,7 +243,7 @@ enum {
 /* What an API call is, by its StringIds id (LP_CALL_*; cached per id).
  * Allocations are counted where the export has no memory-usage events; the
  * synchronous copy and memset calls decide their work's async flag with
- * lp_fx's own patterns (GLOB there, fnmatch here: the same for these). */
+ * lp_foreign's own patterns (GLOB there, fnmatch here: the same for these). */
 static int nsys_call_kind(struct nsys *n, int64_t sid)
 {
 	static const char *const prefix[] = {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree"};
@@ -255,9 +255,9 @@ static int nsys_call_kind(struct nsys *n, int64_t sid)
 	for (size_t i = 0; s && !v && i < sizeof(prefix) / sizeof(prefix[0]); i++)
 		v = !strncmp(s, prefix[i], strlen(prefix[i])) ? LP_CALL_ALLOC : 0;
 	if (s && fnmatch("*Async*", s, 0) != 0) {
-		if (fnmatch(LP_FX_COPY_CALLS, s, 0) == 0)
+		if (fnmatch(LP_FOREIGN_COPY_CALLS, s, 0) == 0)
 			v |= LP_CALL_SYNC_COPY;
-		if (fnmatch(LP_FX_SET_CALLS, s, 0) == 0)
+		if (fnmatch(LP_FOREIGN_SET_CALLS, s, 0) == 0)
 			v |= LP_CALL_SYNC_SET;
 	}
 	free(s);
@@ -275,7 +275,7 @@ static uint64_t nsys_proc_key(int64_t proc, int64_t id)
 }
 
 /* A synchronous copy or memset call remembered for its work's async flag;
- * where the key cannot hold it, the SQL of lp_fx_finish decides instead. */
+ * where the key cannot hold it, the SQL of lp_foreign_finish decides instead. */
 static int nsys_sync_copy(struct nsys *n, int64_t proc, int64_t corr, int kind)
 {
 	uint64_t key = nsys_proc_key(proc, corr), v = 0;
@@ -302,14 +302,14 @@ static int64_t nsys_proc(struct nsys *n, int64_t global)
 			name = lp_db_col_strdup(n->get_pname, 0);
 		sqlite3_reset(n->get_pname);
 	}
-	int64_t row = lp_fx_process(&n->fx, pid, name);
+	int64_t row = lp_foreign_process(&n->fx, pid, name);
 	free(name);
 	return row;
 }
 
 static int64_t nsys_thread(struct nsys *n, int64_t proc, int64_t global)
 {
-	return lp_fx_thread(&n->fx, proc, (global >> 24) & 0xffffff, global & 0xffffff);
+	return lp_foreign_thread(&n->fx, proc, (global >> 24) & 0xffffff, global & 0xffffff);
 }
 
 static int nsys_gpu_proc(struct nsys *n, int64_t proc)
@@ -438,7 +438,7 @@ static int nsys_devices(struct nsys *n)
 static void nsys_op_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 {
 	struct nsys *n = sqlite3_user_data(c);
-	struct lp_fx_op o;
+	struct lp_foreign_op o;
 	int what = sqlite3_value_int(v[7]);
 	int rc = nsys_vints(n, v, 7);
 	assert(argc == 8 && what >= 0 && what < 4);
@@ -456,7 +456,7 @@ static void nsys_op_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 		return;
 	}
 	/* syncs are not launched work: no attribution */
-	lp_fx_op_seen(&n->fx, &o, what != LP_OP_SYNC);
+	lp_foreign_op_seen(&n->fx, &o, what != LP_OP_SYNC);
 	(*n->count[what])++;
 	sqlite3_result_int64(c, o.proc);
 }
@@ -504,7 +504,7 @@ static void nsys_api_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 	int kind = nsys_call_kind(n, sqlite3_value_int64(v[4]));
 	n->alloc_calls += kind & LP_CALL_ALLOC;
 	rc = kind & ~LP_CALL_ALLOC ? nsys_sync_copy(n, proc, corr, kind & ~LP_CALL_ALLOC) : 0;
-	rc = rc ? rc : lp_fx_api_seen(&n->fx, proc, corr, start, end >= start ? end : start);
+	rc = rc ? rc : lp_foreign_api_seen(&n->fx, proc, corr, start, end >= start ? end : start);
 	if (rc) {
 		nsys_fn_fail(c, n, rc);
 		return;
@@ -559,13 +559,13 @@ static void nsys_kind_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 	int64_t x = sqlite3_value_int64(v[0]);
 	int which = sqlite3_value_int(v[1]);
 	assert(argc == 2);
-	const char *s = which == 0   ? lp_fx_copy_kind(x)
-			: which == 1 ? lp_fx_mem_kind(x)
-				     : lp_fx_sync_type(x);
+	const char *s = which == 0   ? lp_cuda_copy_kind(x)
+			: which == 1 ? lp_cuda_mem_kind(x)
+				     : lp_cuda_sync_type(x);
 	sqlite3_result_text(c, s, -1, SQLITE_STATIC);
 }
 
-/* nsys_ts(start, end, lp_fx_kind) -> 0 for a record lp_fx_bad_time drops
+/* nsys_ts(start, end, lp_foreign_kind) -> 0 for a record lp_foreign_bad_time drops
  * (counted), 1 otherwise: a non-integer time is for nsys_op and nsys_api to
  * refuse. */
 static void nsys_ts_fn(sqlite3_context *c, int argc, sqlite3_value **v)
@@ -574,8 +574,8 @@ static void nsys_ts_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 	assert(argc == 3);
 	int keep = sqlite3_value_type(v[0]) != SQLITE_INTEGER ||
 		   sqlite3_value_type(v[1]) != SQLITE_INTEGER ||
-		   !lp_fx_bad_time(&n->fx, (enum lp_fx_kind)sqlite3_value_int(v[2]),
-				   sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1]));
+		   !lp_foreign_bad_time(&n->fx, (enum lp_foreign_kind)sqlite3_value_int(v[2]),
+					sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1]));
 	sqlite3_result_int(c, keep);
 }
 
@@ -671,7 +671,7 @@ static const char lp_kernel_sql[] =
     "WHERE nsys_ts(c0, c1, 0)";
 
 /* nsys does not say which API issued a copy; CUPTI's async flag is not
- * exported, so the runtime call's name decides (lp_fx_finish). */
+ * exported, so the runtime call's name decides (lp_foreign_finish). */
 static const struct col lp_memcpy_cols[] = {
     LP_OP_COLS, {"bytes", 1 | LP_COL_INT}, {"copyKind", 1}, {"srcKind", 0}, {"dstKind", 0}};
 
@@ -749,7 +749,7 @@ static int64_t nsys_domain(struct nsys *n, int64_t proc, int64_t pid, sqlite3_st
 	char name[32] = ""; /* NVTX's default domain */
 	if (dom)
 		snprintf(name, sizeof(name), "(domain %lld)", (long long)dom);
-	id = (uint64_t)lp_fx_domain(&n->fx, proc, name);
+	id = (uint64_t)lp_foreign_domain(&n->fx, proc, name);
 	if (id)
 		lp_map_put(&n->dom_names, key, id);
 	return (int64_t)id;
@@ -771,7 +771,7 @@ static int nsys_domain_row(sqlite3_stmt *st, void *ctx)
 		sqlite3_reset(n->get_string);
 		text = owned;
 	}
-	int64_t dom = proc ? lp_fx_domain(&n->fx, proc, text ? text : "") : 0;
+	int64_t dom = proc ? lp_foreign_domain(&n->fx, proc, text ? text : "") : 0;
 	free(owned);
 	uint64_t key = ((uint64_t)pid << 32 | (uint32_t)sqlite3_column_int64(st, 6)) + 1;
 	return dom && !lp_map_put(&n->dom_names, key, (uint64_t)dom) ? 0 : -EIO;
@@ -797,7 +797,8 @@ static int nsys_nvtx_row(sqlite3_stmt *st, void *ctx)
 	int64_t t0 = sqlite3_column_int64(st, 0);
 	int open = type == LP_NVTX_MARK || type == LP_NVTXT_MARK ||
 		   sqlite3_column_type(st, 1) == SQLITE_NULL;
-	if (lp_fx_bad_time(&n->fx, LP_FXK_RANGE, t0, open ? t0 : sqlite3_column_int64(st, 1)))
+	if (lp_foreign_bad_time(&n->fx, LP_FOREIGN_RANGE, t0,
+				open ? t0 : sqlite3_column_int64(st, 1)))
 		return 0;
 	int64_t g = sqlite3_column_int64(st, 3), pid = (g >> 24) & 0xffffff;
 	int64_t proc = nsys_proc(n, g);
@@ -810,7 +811,7 @@ static int nsys_nvtx_row(sqlite3_stmt *st, void *ctx)
 			   : nsys_string(n, st, 5, LP_NAME_NVTX);
 	int64_t start = sqlite3_column_int64(st, 0), cat = sqlite3_column_int64(st, 7);
 	if (type == LP_NVTX_MARK || type == LP_NVTXT_MARK)
-		return lp_fx_mark(&n->fx, proc, dom, name, cat, start, thread);
+		return lp_foreign_mark(&n->fx, proc, dom, name, cat, start, thread);
 	unsigned flags = 0;
 	int64_t end = sqlite3_column_int64(st, 1), end_thread = thread;
 	if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
@@ -824,8 +825,8 @@ static int nsys_nvtx_row(sqlite3_stmt *st, void *ctx)
 	}
 	int64_t color =
 	    sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 8);
-	return lp_fx_range(&n->fx, proc, dom, name, cat, start, end, thread, end_thread,
-			   nsys_payload(st), color, flags);
+	return lp_foreign_range(&n->fx, proc, dom, name, cat, start, end, thread, end_thread,
+				nsys_payload(st), color, flags);
 }
 
 /* ---- OS runtime calls: lock calls become lock and cond waits, blocking
@@ -939,11 +940,11 @@ static int nsys_osrt_call(struct nsys *n, sqlite3_stmt *st, uint64_t kind, int64
 	if (kind >= 3) {
 		const struct osrt_block *b = &lp_osrt_blocks[kind - 3];
 		assert(kind - 3 < LP_OSRT_NBLOCK);
-		return lp_fx_block_call(&n->fx, proc, thread, b->call, b->category, b->fd_kind,
-					start, end, sqlite3_column_int64(st, 4));
+		return lp_foreign_block_call(&n->fx, proc, thread, b->call, b->category, b->fd_kind,
+					     start, end, sqlite3_column_int64(st, 4));
 	}
 	char *fn = nsys_src_string(n, sid);
-	int rc = fn ? lp_fx_lock_call(&n->fx, proc, thread, fn, start, end, kind == 2) : 0;
+	int rc = fn ? lp_foreign_lock_call(&n->fx, proc, thread, fn, start, end, kind == 2) : 0;
 	free(fn);
 	return rc;
 }
@@ -964,8 +965,8 @@ static int nsys_osrt_row(sqlite3_stmt *st, void *ctx)
 		if (lp_map_put(&n->osrt_kinds, (uint64_t)sid + 1, kind))
 			return -ENOMEM;
 	}
-	if (kind && lp_fx_bad_time(&n->fx, LP_FXK_OSRT, sqlite3_column_int64(st, 0),
-				   sqlite3_column_int64(st, 1)))
+	if (kind && lp_foreign_bad_time(&n->fx, LP_FOREIGN_OSRT, sqlite3_column_int64(st, 0),
+					sqlite3_column_int64(st, 1)))
 		return 0;
 	return kind ? nsys_osrt_call(n, st, kind, sid) : 0;
 }
@@ -985,11 +986,11 @@ static int nsys_mem_row(sqlite3_stmt *st, void *ctx)
 	if (rc || !proc)
 		return rc ? rc : -EIO;
 	/* ENUM_CUDA_DEV_MEM_EVENT_OPER: 0 allocation, 1 deallocation */
-	return lp_fx_alloc(&n->fx, proc, sqlite3_column_int64(st, 7) == 1,
-			   sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 4),
-			   sqlite3_column_int64(st, 5), lp_fx_mem_kind(sqlite3_column_int64(st, 6)),
-			   sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-			   sqlite3_column_int64(st, 8));
+	return lp_foreign_alloc(
+	    &n->fx, proc, sqlite3_column_int64(st, 7) == 1, sqlite3_column_int64(st, 0),
+	    sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+	    lp_cuda_mem_kind(sqlite3_column_int64(st, 6)), sqlite3_column_int64(st, 2),
+	    sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 8));
 }
 
 static const struct col lp_gpu_cols[] = {
@@ -1012,12 +1013,12 @@ static int nsys_gpu_row(sqlite3_stmt *st, void *ctx)
 	/* One row per process that used the GPU, as CUPTI writes them. */
 	for (size_t i = 0; rc == 0 && i < n->gpu_procs.cap; i++)
 		if (n->gpu_procs.keys[i])
-			rc = lp_fx_device(&n->fx, (int64_t)n->gpu_procs.keys[i], dev,
-					  (const char *)sqlite3_column_text(st, 2),
-					  import_nsys_opt(st, 3, 1), import_nsys_opt(st, 4, 1),
-					  import_nsys_opt(st, 5, 1), import_nsys_opt(st, 6, 1),
-					  import_nsys_opt(st, 7, 1000),
-					  import_nsys_opt(st, 8, 1000));
+			rc = lp_foreign_device(&n->fx, (int64_t)n->gpu_procs.keys[i], dev,
+					       (const char *)sqlite3_column_text(st, 2),
+					       import_nsys_opt(st, 3, 1), import_nsys_opt(st, 4, 1),
+					       import_nsys_opt(st, 5, 1), import_nsys_opt(st, 6, 1),
+					       import_nsys_opt(st, 7, 1000),
+					       import_nsys_opt(st, 8, 1000));
 	return rc;
 }
 
@@ -1033,7 +1034,7 @@ static int nsys_tname_row(sqlite3_stmt *st, void *ctx)
 	sqlite3_bind_int64(n->get_string, 1, sqlite3_column_int64(st, 0));
 	char *name = lp_db_step_row(n->get_string) ? lp_db_col_strdup(n->get_string, 0) : NULL;
 	sqlite3_reset(n->get_string);
-	int rc = name ? lp_fx_thread_name(&n->fx, (int64_t)id, name) : 0;
+	int rc = name ? lp_foreign_thread_name(&n->fx, (int64_t)id, name) : 0;
 	free(name);
 	return rc;
 }
@@ -1083,7 +1084,7 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	static const struct col meta_cols[] = {{"name", 1}, {"value", 1}};
 	static const struct col session_cols[] = {{"utcTime", 1}};
 	n->imp = imp;
-	int rc = lp_fx_begin(&n->fx, imp);
+	int rc = lp_foreign_begin(&n->fx, imp);
 	if (rc)
 		return rc;
 	n->get_string = NULL;
@@ -1102,7 +1103,7 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	rc = rc ? rc
 		: LP_EACH("TARGET_INFO_SESSION_START_TIME", session_cols, NULL, nsys_session_row);
 	n->prev_tid = n->prev_corr = -1;
-	/* lp_fx tallies the work without its call as rows come; CUPTI counts
+	/* lp_foreign tallies the work without its call as rows come; CUPTI counts
 	 * correlation ids from 1 in each process. */
 	n->fx.count_unattributed = 1;
 	n->fx.tally_per_process = 1;
@@ -1112,7 +1113,7 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 	n->count[LP_OP_SYNC] = &n->fx.syncs;
 	rc = rc ? rc : nsys_functions(n);
 	rc = rc ? rc : nsys_attach(n, 1);
-	/* The CUDA source's indexes (lp_fx_finish makes them if not made),
+	/* The CUDA source's indexes (lp_foreign_finish makes them if not made),
 	 * before the rows: an export's rows come by start time and mostly by
 	 * correlation id, so each key lands at the end of its index, where
 	 * building them after sorts every key. */
@@ -1159,19 +1160,19 @@ static int nsys_fill(struct lp_import *imp, void *ctx)
 			 n->path);
 		rc = -EINVAL;
 	}
-	return rc ? rc : lp_fx_finish(&n->fx);
+	return rc ? rc : lp_foreign_finish(&n->fx);
 }
 
 static void nsys_end(struct lp_import *imp, void *ctx)
 {
 	(void)imp;
-	lp_fx_end(&((struct nsys *)ctx)->fx);
+	lp_foreign_end(&((struct nsys *)ctx)->fx);
 }
 
 static void *nsys_hash_run(void *arg)
 {
 	struct nsys_hash *h = arg;
-	h->rc = lp_fx_sha256_file(h->path, h->hex);
+	h->rc = lp_foreign_sha256_file(h->path, h->hex);
 	return NULL;
 }
 
@@ -1207,7 +1208,7 @@ static int nsys_meta(struct lp_import *imp, void *ctx)
 		n->fx.not_recorded = n->not_recorded;
 	}
 	memcpy(n->fx.sha256, n->hash->hex, sizeof(n->fx.sha256));
-	int rc = lp_fx_meta(&n->fx);
+	int rc = lp_foreign_meta(&n->fx);
 	rc = rc ? rc : lp_import_meta(imp, "import.unsized_alloc_calls", NULL, n->unsized_allocs);
 	rc = rc ? rc : lp_import_meta(imp, "import.api_duplicates", NULL, n->api_duplicates);
 	rc = rc ? rc : lp_import_meta(imp, "import.osrt_calls", NULL, n->osrt_calls);

@@ -32,7 +32,7 @@ struct lp_jfield {
 	const char *path; /* in the arena */
 	const char *val;  /* number text, string, "true"/"false", "" for null */
 	enum lp_jtype type;
-	uint32_t hash; /* lp_jpath_hash(path): lookups compare it before the text */
+	uint32_t hash; /* of path (lp_jkey_init): lookups compare it before the text */
 };
 
 struct lp_jobj {

@@ -13,17 +13,17 @@ static const char *const lp_sync_types[] = {"unknown", "event_synchronize", "str
 #define LP_PICK(tab, v)                                                                            \
 	((v) >= 0 && (size_t)(v) < sizeof(tab) / sizeof(tab[0]) ? tab[v] : "unknown")
 
-const char *lp_fx_copy_kind(int64_t v)
+const char *lp_cuda_copy_kind(int64_t v)
 {
 	return LP_PICK(lp_copy_kinds, v);
 }
 
-const char *lp_fx_mem_kind(int64_t v)
+const char *lp_cuda_mem_kind(int64_t v)
 {
 	return LP_PICK(lp_mem_kinds, v);
 }
 
-const char *lp_fx_sync_type(int64_t v)
+const char *lp_cuda_sync_type(int64_t v)
 {
 	return LP_PICK(lp_sync_types, v);
 }

@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-const char *lp_fx_copy_kind(int64_t v);
-const char *lp_fx_mem_kind(int64_t v);
-const char *lp_fx_sync_type(int64_t v);
+const char *lp_cuda_copy_kind(int64_t v);
+const char *lp_cuda_mem_kind(int64_t v);
+const char *lp_cuda_sync_type(int64_t v);
 
 #endif

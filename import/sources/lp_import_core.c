@@ -28,38 +28,16 @@ extern const char lp_schema_core_sql[];
  * condition waits (few) in log order, flushed at the end of each process.
  * A 0 in an optional column (owner, mutex, stack) stores NULL, as bind_opt.
  *
- * Where an imported lock wait went in log order, with the index made
- * after the load (callgrind, the import bench's 1 M waits, instructions
- * per wait; 5,765 in all): reading and decoding the
- * log, threads, locks and stacks looked up, 300; SQLite's INSERT, 2,970
- * (the b-tree insert 890 of it, the rest its per-row program: a column
- * fetched per value, INTEGER affinity applied twice, the generated end_ns,
- * NOT NULL checks, the record); the start_ns index after the load, 2,460
- * (its sort 1,010). SQLite's own bulk insert of the same rows with bound
- * values costs as much (tests/bench/sqlite_ref.c), so the row decides the
- * rate: the same schema without column types, NOT NULL and end_ns took 650
- * instructions off the INSERT, and rows of start_ns and dur_ns alone go in
- * 1.6-1.8x faster.
- *
- * So lock waits are stored in start order (lp_waitsort.h), across
- * processes, and their start_ns index is made before the load: each key
- * then lands on the index's last page, where SQLite appends without a
- * search from the root, and no sort of all keys follows. With 4 KiB pages
- * that gained little (an earlier try, best of 9: 0.83 s against 0.73 s;
- * SQLite rebalances an index's last three pages at every split, copying
- * them whole); a large import's pages are 64 KiB (lp_import.c
- * import_page_size), which makes splits 16 times rarer. 200,000 waits:
- * 5,820 instructions a wait before, 5,179 after (callgrind); 1 M waits,
- * median of 15 alternating imports: 0.580 s before, 0.465 s after.
- *
- * Then lock_waits became its own start_ns index: a WITHOUT ROWID table
- * keyed by (start_ns, id), where a rowid table kept the index apart, so
- * one b-tree grows where two did and each row is stored once with its
- * key. The importer numbers the rows in the order they go in (id).
- * 1 M waits: 5,183 M instructions before, 4,920 M after (callgrind); the
- * database 49.1 against 35.9 bytes a wait; median CPU of 9 alternating
- * imports 0.71 s against 0.61 s while this VM ran slowly, the same 0.45 s
- * while it ran fast: what it saves is mostly pages written and cached.
+ * The row, not the reading of the log, decides the rate: SQLite's INSERT
+ * and the start_ns index are most of a wait's cost (docs/perf-notes.md,
+ * "Import: lock waits"). So lock waits are stored in start order
+ * (lp_waitsort.h), across processes, into lock_waits, a WITHOUT ROWID
+ * table keyed by (start_ns, id): each key lands on the table's last page,
+ * where SQLite appends without a search from the root, one b-tree grows
+ * where a table and its index would, and no sort of all keys follows. A
+ * large import's pages are 64 KiB (lp_import_driver.c import_page_size),
+ * which makes splits 16 times rarer. The importer numbers the rows in the
+ * order they go in (id).
  */
 #define LP_WAIT_OPT ((1u << 2) | (1u << 6)) /* owner_tid, stack_id */
 #define LP_COND_OPT ((1u << 2) | (1u << 6)) /* mutex_lock_id, stack_id */
@@ -115,18 +93,25 @@ struct core_state {
 	int64_t wait_ids;	/* the last lock_waits.id given */
 };
 
-/* The state pointer is also needed in pass 1, which has no source slot. */
-static struct core_state *lp_core;
+extern const struct lp_import_source lp_src_core;
 
-static void core_seen(uint64_t ts)
+/* This import's core state, for the functions the driver calls outside
+ * record() (pass 1, the run's tables) and the helpers they share. */
+static struct core_state *core_of(struct lp_import *imp)
 {
-	if (ts > lp_core->max_ts)
-		lp_core->max_ts = ts;
+	return lp_import_state(imp, &lp_src_core);
+}
+
+static void core_seen(struct lp_import *imp, uint64_t ts)
+{
+	struct core_state *s = core_of(imp);
+	if (ts > s->max_ts)
+		s->max_ts = ts;
 }
 
 int lp_core_begin_process(struct lp_import *imp, const struct lp_log *log)
 {
-	struct core_state *s = lp_core;
+	struct core_state *s = core_of(imp);
 	const struct lp_log_header *h = &log->hdr;
 	sqlite3_stmt *st = s->ins_proc;
 	sqlite3_bind_int64(st, 1, h->pid);
@@ -180,7 +165,7 @@ static int core_proc_start(struct lp_import *imp, const struct lp_rec_header *h,
 	char *cmd = lp_import_argv_str(r + 1, n);
 	if (!cmd)
 		return -ENOMEM;
-	sqlite3_stmt *st = lp_core->upd_start;
+	sqlite3_stmt *st = core_of(imp)->upd_start;
 	sqlite3_bind_text(st, 1, cmd, -1, SQLITE_TRANSIENT);
 	size_t exe_len = strnlen((const char *)(r + 1), n);
 	sqlite3_bind_text(st, 2, (const char *)(r + 1), (int)exe_len, SQLITE_TRANSIENT);
@@ -200,7 +185,7 @@ static int core_proc_title(struct lp_import *imp, const struct lp_rec_header *h,
 	char *title = lp_import_argv_str(r + 1, n);
 	if (!title)
 		return -ENOMEM;
-	sqlite3_stmt *st = lp_core->upd_title;
+	sqlite3_stmt *st = core_of(imp)->upd_title;
 	sqlite3_bind_text(st, 1, title, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 2, imp->proc->id);
 	free(title);
@@ -210,7 +195,7 @@ static int core_proc_title(struct lp_import *imp, const struct lp_rec_header *h,
 static int core_proc_exit(struct lp_import *imp, const struct lp_rec_proc_exit *r)
 {
 	static const char *const how[] = {"", "exit", "_exit", "signal", "returned"};
-	sqlite3_stmt *st = lp_core->upd_exit;
+	sqlite3_stmt *st = core_of(imp)->upd_exit;
 	sqlite3_bind_int64(st, 1, (int64_t)r->ts);
 	if (r->how == LP_EXIT_RETURN || r->how == LP_EXIT_UNDERSCORE)
 		sqlite3_bind_int(st, 2, r->status);
@@ -222,7 +207,7 @@ static int core_proc_exit(struct lp_import *imp, const struct lp_rec_proc_exit *
 		sqlite3_bind_null(st, 3);
 	sqlite3_bind_text(st, 4, r->how < 5 ? how[r->how] : "unknown", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, imp->proc->id);
-	core_seen(r->ts);
+	core_seen(imp, r->ts);
 	return lp_import_step(imp, st);
 }
 
@@ -246,18 +231,19 @@ int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_heade
 			size_t n = len - sizeof(*r) < h->aux ? len - sizeof(*r) : h->aux;
 			const char *path = (const char *)(r + 1);
 			size_t pl = strnlen(path, n);
-			sqlite3_bind_int64(lp_core->upd_exec, 1, (int64_t)r->ts);
-			sqlite3_bind_text(lp_core->upd_exec, 2, path, (int)pl, SQLITE_TRANSIENT);
+			sqlite3_stmt *st = core_of(imp)->upd_exec;
+			sqlite3_bind_int64(st, 1, (int64_t)r->ts);
+			sqlite3_bind_text(st, 2, path, (int)pl, SQLITE_TRANSIENT);
 			/* why the program will not be recorded, after the path's NUL */
 			if (pl + 1 < n)
-				sqlite3_bind_text(lp_core->upd_exec, 3, path + pl + 1,
+				sqlite3_bind_text(st, 3, path + pl + 1,
 						  (int)strnlen(path + pl + 1, n - pl - 1),
 						  SQLITE_TRANSIENT);
 			else
-				sqlite3_bind_null(lp_core->upd_exec, 3);
-			sqlite3_bind_int64(lp_core->upd_exec, 4, imp->proc->id);
-			core_seen(r->ts);
-			return lp_import_step(imp, lp_core->upd_exec);
+				sqlite3_bind_null(st, 3);
+			sqlite3_bind_int64(st, 4, imp->proc->id);
+			core_seen(imp, r->ts);
+			return lp_import_step(imp, st);
 		}
 		break;
 	}
@@ -356,7 +342,7 @@ static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
 static int sorted_emit(void *ctx, const struct lp_waitsort_row *r)
 {
 	struct lp_import *imp = ctx;
-	struct lp_batch *b = &lp_core->waits;
+	struct lp_batch *b = &core_of(imp)->waits;
 	int64_t *v = lp_batch_row(b);
 	v[0] = r->lock_id;
 	v[1] = r->thread_id;
@@ -366,7 +352,7 @@ static int sorted_emit(void *ctx, const struct lp_waitsort_row *r)
 	v[5] = r->mode;
 	v[6] = r->stack_id;
 	v[7] = r->flags;
-	v[8] = ++lp_core->wait_ids; /* start order, as they go in */
+	v[8] = ++core_of(imp)->wait_ids; /* start order, as they go in */
 	v[9] = r->runq_ns;
 	return lp_batch_full(b) ? lp_batch_flush(imp, b) : 0;
 }
@@ -374,8 +360,8 @@ static int sorted_emit(void *ctx, const struct lp_waitsort_row *r)
 /* Every lock wait held so far into the database, in start order. */
 static int waits_flush_sorted(struct lp_import *imp)
 {
-	int rc = lp_waitsort_drain(&lp_core->sorted, sorted_emit, imp);
-	return rc ? rc : lp_batch_flush(imp, &lp_core->waits);
+	int rc = lp_waitsort_drain(&core_of(imp)->sorted, sorted_emit, imp);
+	return rc ? rc : lp_batch_flush(imp, &core_of(imp)->waits);
 }
 
 /* A record's runq as the database stores it: -1 (NULL) when unknown, at
@@ -390,7 +376,7 @@ static int64_t core_runq(uint64_t runq, uint64_t dur)
 static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
 			  const struct lp_rec_lock_wait *r)
 {
-	struct core_state *s = lp_core;
+	struct core_state *s = core_of(imp);
 	int64_t lock = r->lock ? core_lock(imp, r->lock, h->aux) : 0;
 	int64_t thread = lp_import_thread(imp, tid);
 	if (!lock || !thread || r->end < r->start)
@@ -409,7 +395,7 @@ static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 	    .flags = r->flags,
 	    .mode = h->aux == LP_LOCK_RWLOCK_RD,
 	};
-	core_seen(r->end);
+	core_seen(imp, r->end);
 	/* Without memory to hold it, the wait goes in now, out of order: the
 	 * same rows, only a slower index. */
 	if (lp_waitsort_add(&s->sorted, &row))
@@ -420,7 +406,7 @@ static int core_lock_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 static int core_cond_wait(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
 			  const struct lp_rec_cond_wait *r)
 {
-	struct core_state *s = lp_core;
+	struct core_state *s = core_of(imp);
 	int64_t thread = lp_import_thread(imp, tid);
 	if (!thread)
 		return -EIO;
@@ -436,7 +422,7 @@ static int core_cond_wait(struct lp_import *imp, uint32_t tid, const struct lp_r
 	v[6] = lp_import_stack(imp, r->stack);
 	v[7] = (int)r->flags;
 	v[8] = core_runq(r->runq, r->end - r->start);
-	core_seen(r->end);
+	core_seen(imp, r->end);
 	return lp_batch_full(&s->conds) ? lp_batch_flush(imp, &s->conds) : 0;
 }
 
@@ -527,7 +513,7 @@ static int core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_h
 		return -EIO;
 	if (!call || r->end < r->start)
 		return 0; /* a call id this importer does not know: skipped */
-	sqlite3_stmt *st = lp_core->ins_block;
+	sqlite3_stmt *st = core_of(imp)->ins_block;
 	sqlite3_bind_int64(st, 1, thread);
 	sqlite3_bind_int64(st, 2, (int64_t)r->start);
 	sqlite3_bind_int64(st, 3, (int64_t)(r->end - r->start));
@@ -550,7 +536,7 @@ static int core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_h
 		sqlite3_bind_int64(st, 11, runq);
 	else
 		sqlite3_bind_null(st, 11);
-	core_seen(r->end);
+	core_seen(imp, r->end);
 	return lp_import_step(imp, st);
 }
 
@@ -558,7 +544,7 @@ static int core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_h
  * dead process's descriptor cannot be looked at. */
 static uint32_t core_fd_kind_seen(struct lp_import *imp, int fd)
 {
-	sqlite3_stmt *st = lp_core->sel_fd_kind;
+	sqlite3_stmt *st = core_of(imp)->sel_fd_kind;
 	uint32_t kind = LP_FD_UNKNOWN;
 	sqlite3_bind_int64(st, 1, imp->proc->id);
 	sqlite3_bind_int(st, 2, fd);
@@ -582,7 +568,7 @@ int lp_core_inflight(struct lp_import *imp, const struct lp_inf_wait *w, uint32_
 					     .stack = stack,
 					     .flags = flags,
 					     .runq = LP_RUNQ_UNKNOWN};
-		lp_core->died_pending++;
+		core_of(imp)->died_pending++;
 		return core_lock_wait(imp, w->tid, &h, &r);
 	}
 	if (type == LP_REC_COND_WAIT) {
@@ -593,7 +579,7 @@ int lp_core_inflight(struct lp_import *imp, const struct lp_inf_wait *w, uint32_
 					     .stack = stack,
 					     .flags = flags,
 					     .runq = LP_RUNQ_UNKNOWN};
-		lp_core->died_pending++;
+		core_of(imp)->died_pending++;
 		return core_cond_wait(imp, w->tid, &h, &r);
 	}
 	if (type == LP_REC_BLOCK) {
@@ -606,7 +592,7 @@ int lp_core_inflight(struct lp_import *imp, const struct lp_inf_wait *w, uint32_
 					     fd >= 0 ? core_fd_kind_seen(imp, fd) : LP_FD_NONE,
 					 .flags = flags,
 					 .runq = LP_RUNQ_UNKNOWN};
-		lp_core->died_pending += block_call_name(w->what & 0xff) != NULL;
+		core_of(imp)->died_pending += block_call_name(w->what & 0xff) != NULL;
 		return core_block(imp, w->tid, &h, &r);
 	}
 	return 0;
@@ -625,9 +611,8 @@ static int core_thread(struct lp_import *imp, sqlite3_stmt *st, uint32_t tid, in
 	return lp_import_step(imp, st);
 }
 
-static int core_child(const struct lp_rec_child_status *r)
+static int core_child(struct core_state *s, const struct lp_rec_child_status *r)
 {
-	struct core_state *s = lp_core;
 	if (s->n_children == s->cap_children) {
 		s->cap_children = s->cap_children ? 2 * s->cap_children : 64;
 		void *n = realloc(s->children, s->cap_children * sizeof(*s->children));
@@ -675,7 +660,7 @@ static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 	case LP_REC_THREAD_START:
 		if (len < sizeof(*ts))
 			return 0;
-		core_seen(ts->ts);
+		core_seen(imp, ts->ts);
 		return core_thread(imp, s->upd_thread_start, ts->tid ? ts->tid : tid,
 				   (int64_t)ts->ts, ts->parent_tid, 1);
 	case LP_REC_THREAD_NAME:
@@ -686,7 +671,7 @@ static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 	case LP_REC_THREAD_END:
 		if (len < sizeof(struct lp_rec_thread_end))
 			return 0;
-		core_seen(((const struct lp_rec_thread_end *)p)->ts);
+		core_seen(imp, ((const struct lp_rec_thread_end *)p)->ts);
 		return core_thread(imp, s->upd_thread_end, tid,
 				   (int64_t)((const struct lp_rec_thread_end *)p)->ts, 0, 0);
 	case LP_REC_CHILD_STATUS:
@@ -707,9 +692,10 @@ static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 	}
 }
 
-void lp_core_add_table_counts(long long dropped_records, int unclosed, uint64_t realtime_ns)
+void lp_core_add_table_counts(struct lp_import *imp, long long dropped_records, int unclosed,
+			      uint64_t realtime_ns)
 {
-	struct core_state *s = lp_core;
+	struct core_state *s = core_of(imp);
 	s->dropped_records += dropped_records;
 	s->unclosed += unclosed;
 	if (realtime_ns && (!s->first_realtime_ns || realtime_ns < s->first_realtime_ns))
@@ -785,7 +771,7 @@ static int core_apply_children(struct lp_import *imp, struct core_state *s)
 }
 
 /* Reaped statuses that `latprof run` saw as the subreaper: DIR/reaped. */
-int lp_import_core_reaped(const char *path)
+int lp_import_core_reaped(struct lp_import *imp, const char *path)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
@@ -803,7 +789,7 @@ int lp_import_core_reaped(const char *path)
 		r.pid = pid;
 		r.status = status;
 		r.ts = n == 3 ? ts : 0;
-		core_child(&r);
+		core_child(core_of(imp), &r);
 	}
 	fclose(f);
 	return 0;
@@ -918,7 +904,6 @@ static int core_begin(struct lp_import *imp, void **state)
 	if (!s)
 		return -ENOMEM;
 	*state = s;
-	lp_core = s;
 	s->ins_proc = lp_import_prepare(
 	    imp, "INSERT INTO processes(pid, ppid, start_ns, log_closed, dropped_records, "
 		 "dropped_chunks, dropped_strings, end_ns) VALUES (?,?,?,?,?,?,?,?)");
@@ -987,7 +972,6 @@ static void core_destroy(void *state)
 	free(s->skeys);
 	free(s->children);
 	free(s);
-	lp_core = NULL;
 }
 
 /* lock_waits needs none: it is clustered by start (schemas/core.sql). */

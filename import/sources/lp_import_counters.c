@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CPU counter records (collector/lp_log_counters.h) -> counter_config,
+ * CPU counter records (format/lp_log_counters.h) -> counter_config,
  * counter_events, counter_samples/values, thread_counters and, once the
  * NVTX source has written every range, range_counters (schemas/counters.sql).
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CUDA records (collector/lp_log_cuda.h) -> kernels, memcpys, memsets,
+ * CUDA records (format/lp_log_cuda.h) -> kernels, memcpys, memsets,
  * syncs, cuda_api, gpu_devices, gpu_overhead, gpu_allocs, cuda_capture
  * (schemas/cuda.sql), and the meta rows every report reads:
  *   cuda.captured  1 when any GPU activity was recorded
@@ -57,7 +57,7 @@ static const char *import_cuda_pick(const char *const *names, size_t n, uint32_t
 #define LP_PICK(tab, v) import_cuda_pick(tab, ARRAY_SIZE(tab), (v))
 
 /* Copy and memory kinds and sync types: the CUPTI enums' names, shared
- * with the nsys and Kineto importers (lp_fx_copy_kind and the others). */
+ * with the nsys and Kineto importers (lp_cuda_copy_kind and the others). */
 static const char *const lp_obj_kinds[] = {"unknown", "process", "thread",
 					   "device",  "context", "stream"};
 
@@ -156,9 +156,9 @@ static int cuda_memcpy(struct lp_import *imp, struct cuda_state *s,
 	bind_common(st, imp->proc->id, m->device, m->context, m->stream, m->correlation, m->start,
 		    m->end);
 	sqlite3_bind_int64(st, 8, (int64_t)m->bytes);
-	sqlite3_bind_text(st, 9, lp_fx_copy_kind(m->copy_kind), -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 10, lp_fx_mem_kind(m->src_kind), -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 11, lp_fx_mem_kind(m->dst_kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 9, lp_cuda_copy_kind(m->copy_kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 10, lp_cuda_mem_kind(m->src_kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 11, lp_cuda_mem_kind(m->dst_kind), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 12, m->flags & 1); /* CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC */
 	sqlite3_bind_int64(st, 13, m->src_device);
 	sqlite3_bind_int64(st, 14, m->dst_device);
@@ -176,7 +176,7 @@ static int cuda_memset(struct lp_import *imp, struct cuda_state *s,
 		    m->end);
 	sqlite3_bind_int64(st, 8, (int64_t)m->bytes);
 	sqlite3_bind_int64(st, 9, m->value);
-	sqlite3_bind_text(st, 10, lp_fx_mem_kind(m->memory_kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 10, lp_cuda_mem_kind(m->memory_kind), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 11, m->flags & 1); /* CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC */
 	sqlite3_bind_int64(st, 12, m->graph_id);
 	s->memsets++;
@@ -187,7 +187,7 @@ static int cuda_sync(struct lp_import *imp, struct cuda_state *s, const struct l
 {
 	sqlite3_stmt *st = s->ins_sync;
 	sqlite3_bind_int64(st, 1, imp->proc->id);
-	sqlite3_bind_text(st, 2, lp_fx_sync_type(y->type), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, lp_cuda_sync_type(y->type), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, y->context);
 	/* CUPTI sets stream/event to CUPTI_SYNCHRONIZATION_INVALID_VALUE when n/a */
 	if (y->stream != UINT32_MAX)
@@ -258,7 +258,7 @@ static int cuda_memory(struct lp_import *imp, struct cuda_state *s,
 	sqlite3_bind_int64(st, 3, (int64_t)m->ts);
 	sqlite3_bind_int64(st, 4, (int64_t)m->address);
 	sqlite3_bind_int64(st, 5, (int64_t)m->bytes);
-	sqlite3_bind_text(st, 6, lp_fx_mem_kind(m->memory_kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, lp_cuda_mem_kind(m->memory_kind), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 7, m->device);
 	sqlite3_bind_int64(st, 8, m->context);
 	sqlite3_bind_int64(st, 9, m->stream);
@@ -706,7 +706,7 @@ static void cuda_destroy(void *state)
 }
 
 /* IF NOT EXISTS: a foreign import builds them before its last passes,
- * which look rows up by correlation id (lp_fx_finish). Only indexes a
+ * which look rows up by correlation id (lp_foreign_finish). Only indexes a
  * reader uses: every statement that report (each view, --html), export,
  * plot, check and diff prepared on the three nsys captures of
  * ../shared/realdata, put through EXPLAIN QUERY PLAN, used kernels(start_ns)

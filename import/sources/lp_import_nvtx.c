@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * NVTX records (collector/lp_log_nvtx.h) -> domains, categories, ranges,
+ * NVTX records (format/lp_log_nvtx.h) -> domains, categories, ranges,
  * marks (schemas/nvtx.sql).
  *
  * Records arrive in each thread's write order, but threads interleave by
@@ -10,7 +10,9 @@
  * (which ends first) can name its parent before the parent's row exists.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,6 +272,7 @@ static int nvtx_pop(struct lp_import *imp, struct nvtx_state *s, uint32_t tid, u
 		return 0;
 	}
 	size_t d = --k->n;
+	assert(d < k->cap && d <= INT_MAX); /* its depth is stored as an int */
 	return nvtx_insert(imp, s, &k->v[d], r->ts, tid, d ? k->v[d - 1].id : 0, (int)d, 0);
 }
 

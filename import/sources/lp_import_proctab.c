@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The run's process table (collector/lp_ptab_format.h) -> processes and
+ * The run's process table (format/lp_ptab_format.h) -> processes and
  * threads rows for the images that never created a log of their own: a
  * shell's /bin/true, a pre-forked child that exited idle. An image that has
  * a log (same pid and start_ns in its header) is imported from the log

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The run's process table (procs.lptab) for the importer: processes that
- * have no event log of their own (analyze/lp_import_proctab.c). */
+ * have no event log of their own (import/sources/lp_import_proctab.c). */
 #ifndef LP_IMPORT_PROCTAB_H
 #define LP_IMPORT_PROCTAB_H
 

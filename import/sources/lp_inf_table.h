@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The tool's side of the run's table of waits in progress
- * (collector/lp_inflight_format.h): `latprof run` makes it, the importer
+ * (format/lp_inflight_format.h): `latprof run` makes it, the importer
  * reads the waits that processes killed by a signal died in.
  */
 #ifndef LP_INF_TABLE_H

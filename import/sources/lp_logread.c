@@ -5,8 +5,8 @@
  * end as a short read), and a chunk's records are read through the
  * mapping only after lseek(SEEK_HOLE) said they lie in written data. A
  * mapped page of a hole would be allocated on first touch, and on a full
- * tmpfs that is a SIGBUS (issue 19: `latprof import` died of it on the
- * kept logs of a run whose disk filled).
+ * tmpfs that is a SIGBUS: the kept logs of a run whose disk filled have
+ * such holes.
  */
 #define _GNU_SOURCE
 #include "lp_logread.h"

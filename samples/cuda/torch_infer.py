@@ -1,5 +1,5 @@
 """samples/cuda/torch_infer.py: an unmodified-PyTorch request loop for
-latprof's GPU capture (issue 4: C/C++ and PyTorch programs alike).
+latprof's GPU capture (C/C++ and PyTorch programs alike).
 
 Each request ("request" NVTX range, through torch.cuda.nvtx) has stages
 "preprocess" (CPU tensor work), "h2d" (tensor.to('cuda') from pageable

@@ -1,7 +1,7 @@
 """Benchmark: `latprof report --breakdown` (and --ranges) on a database of
 N ranges (default 10M, or argv[1] / LP_BENCH_RANGES), generated directly in
 the real schema (schemas/core.sql + schemas/nvtx.sql, PRAGMA user_version
-from analyze/lp_db.h) with the importer's indexes. Prints seconds and the
+from db/lp_db.h) with the importer's indexes. Prints seconds and the
 child's max RSS against the targets (5 s, 1 GB) as ratios; never fails on
 them (tests must not time things), only on a broken run."""
 import os

@@ -1,4 +1,4 @@
-"""Per-process start cost (issue 18): process-heavy programs, bare vs under
+"""Per-process start cost: process-heavy programs, bare vs under
 `latprof run`, interleaved rounds, medians; figures only, never a failure.
 
   spawn    sh -c 'for i in $(seq 200); do /bin/true; done'      (target <= 2x)

@@ -397,7 +397,7 @@ def nsys_sqlite_ref(src, lpdb, out, indexes):
     if os.path.exists(out):
         os.unlink(out)
     c = sqlite3.connect(out, isolation_level=None)
-    # the importer's own (analyze/lp_import.c: import_setup, then a foreign
+    # the importer's own (import/lp_import.c: import_setup, then a foreign
     # capture's cache; 64 KiB pages for an input of 16 MiB or more)
     for pragma in ("page_size=65536", "journal_mode=OFF", "synchronous=OFF",
                    "locking_mode=EXCLUSIVE", "temp_store=FILE", "cache_size=-16384",

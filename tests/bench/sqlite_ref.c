@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 	}
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	unlink(argv[1]);
-	/* As the importer opens and sets up its database (analyze/lp_import.c
+	/* As the importer opens and sets up its database (import/lp_import.c
 	 * tmp_db, import_setup; lp_import_core.c core_begin). */
 	if (sqlite3_open_v2(argv[1], &db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,

@@ -25,7 +25,7 @@ lp_py_test(bench_servers bench_servers.py LABELS bench TIMEOUT 1200)
 lp_py_test(bench_import_nsys run_bench.py LABELS bench TIMEOUT 1800 ARGS import-nsys)
 lp_py_test(bench_import_kineto run_bench.py LABELS bench TIMEOUT 3600 ARGS import-kineto)
 
-# Per-process start cost (issue 18): spawn loop, fork loop, python3 -c pass.
+# Per-process start cost: spawn loop, fork loop, python3 -c pass.
 add_executable(bench_fork ${CMAKE_CURRENT_LIST_DIR}/bench_fork.c)
 set_target_properties(bench_fork PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bench)
 lp_py_test(bench_spawn bench_spawn.py LABELS bench TIMEOUT 900)

@@ -1,4 +1,4 @@
-"""The blocking-call hooks (issue 16) on tests/block/lp_blockprog, which
+"""The blocking-call hooks on tests/block/lp_blockprog, which
 checks return values, errno and cancellation itself (exit 1 on a
 mismatch): each family is recorded once with the right call name, kind of
 descriptor, category, result and a duration of at least the ~3 ms the

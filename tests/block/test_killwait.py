@@ -1,5 +1,5 @@
 """Waits a process died in (the run's table of waits in progress,
-collector/lp_inflight_format.h): tests/block/lp_blockprog killwait leaves
+format/lp_inflight_format.h): tests/block/lp_blockprog killwait leaves
 five threads blocked (a condition wait, a read() on a pipe, a mutex main
 holds, a waitpid() on a child, a nanosleep) and dies of a signal it does
 not handle, so no code of latprof's runs at its end. Each wait must be in

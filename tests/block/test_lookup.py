@@ -1,4 +1,4 @@
-"""Name lookups are waits on the network (issue 16: "DNS lookups"):
+"""Name lookups are waits on the network ("DNS lookups"):
 glibc's resolver waits in its own internal poll/recvfrom, which no hook
 sees, so without hooks of their own a request's DNS query read as on-CPU
 or preempted time. lp_blockprog's getaddrinfo and gethostbyname, recorded

@@ -1,4 +1,4 @@
-"""Where request time goes off the CPU (issue 16). Records
+"""Where request time goes off the CPU. Records
 samples/offcpu_stages pinned to one core (`taskset -c 0 latprof run`), one
 NVTX stage per category: sleep, O_DIRECT file reads, recv from a peer that
 answers late, poll on a pipe, spinning, and spinning beside more spinning

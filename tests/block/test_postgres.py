@@ -1,4 +1,4 @@
-"""A real server whose requests wait on sockets and the disk (issue 16):
+"""A real server whose requests wait on sockets and the disk:
 PostgreSQL from Debian under pgbench over a Unix socket. Its backends must
 show that waiting as blocking calls (socket I/O, poll waits for the client,
 file I/O for the WAL), not as CPU; and their on-CPU time must agree with

@@ -1,4 +1,4 @@
-"""--breakdown counter columns (issue 8): per-stage context switches,
+"""--breakdown counter columns: per-stage context switches,
 migrations, faults, on-CPU share and IPC per request, from the deltas of the
 breakdown's own ranges. Records samples/counters_demo (sleep: one voluntary
 switch per call; touch: one minor fault per fresh page; busy: pinned spin)

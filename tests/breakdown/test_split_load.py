@@ -1,5 +1,5 @@
 """Past 1 M ranges the breakdown reads the upper half of the ids on a second
-thread and connection (analyze/lp_rset.c), then maps that half's range
+thread and connection (analysis/lp_rset.c), then maps that half's range
 names into the first half's and resolves parents across the split. A
 synthetic database of 1.2 M ranges in the real schema, whose upper half
 names its stages in another order (two names its own) and whose requests

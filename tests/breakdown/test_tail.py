@@ -53,7 +53,7 @@ check(inf["categories"]["lock_wait"] == want,
       f"infer lock wait {inf['categories']['lock_wait']} ns = overlap in the database {want} ns")
 txt = latprof("report", run, "--breakdown", check=0).stdout
 check("'infer' grows most" in txt and "'infer_lock'" in txt, "text names the stage and the lock")
-# Issue 16: the off-CPU categories take nothing from this sample's lock and
+# The off-CPU categories take nothing from this sample's lock and
 # CPU figures. Its stages are busy-waits (and infer's lock wait): no sleep,
 # I/O or poll time may appear in them, and all the rest is on a CPU or
 # waiting for one (which of the two depends on the host's load).

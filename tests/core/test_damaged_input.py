@@ -56,7 +56,7 @@ case("other-version", other_version)
 
 
 def field(off, value):
-    """Set one uint32 of struct lp_log_header (collector/lp_log_format.h)."""
+    """Set one uint32 of struct lp_log_header (format/lp_log_format.h)."""
     def mutate(path):
         with open(path, "r+b") as f:
             f.seek(off)

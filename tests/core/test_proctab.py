@@ -1,6 +1,5 @@
-"""Processes that record nothing have no log of their own (issue 18, point
-1): they are in the run's process table (procs.lptab) and the importer
-makes their rows from it. On real runs:
+"""Processes that record nothing have no log of their own: they are in the
+run's process table (procs.lptab) and the importer makes their rows from it. On real runs:
 
 1. A fork loop of N children (lp_core_proc forkloop): N+1 processes with
    the right ppid and parent, each child's exit status (one killed by

@@ -1,4 +1,4 @@
-# End-to-end tests of issue 2: record real programs with `latprof run` and
+# End-to-end tests: record real programs with `latprof run` and
 # assert on the numbers in the database.
 add_executable(lp_core_proc ${CMAKE_CURRENT_LIST_DIR}/lp_core_proc.c)
 target_compile_options(lp_core_proc PRIVATE -g -O2)

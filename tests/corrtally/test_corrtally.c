@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of analyze/lp_corrtally.h: random calls and work, in random
+/* Unit tests of import/captures/lp_corrtally.h: random calls and work, in random
  * order and in calls-first order, against a brute-force count; every way
  * the tally turns itself off (an id or key out of range, the memory bound,
  * a saturated count), after which it answers -1 (the importer then counts

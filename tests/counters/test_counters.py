@@ -1,4 +1,4 @@
-"""Issue 8 acceptance on a real recording of samples/counters_demo:
+"""Acceptance on a real recording of samples/counters_demo:
 sleep stage ~1 context switch per call, fresh-page stage faults = pages
 touched (+-10%), pinned busy stage 0 migrations, hardware events reported
 unavailable (never 0) in the database, the run's stderr and every report

@@ -1,4 +1,4 @@
-# CPU counters (issue 8): acceptance on recordings of samples/counters_demo,
+# CPU counters: acceptance on recordings of samples/counters_demo,
 # the strict-paranoid and no-libpfm4 builds, and the boundary benchmark.
 lp_py_test(counters_stages test_counters.py LABELS e2e)
 lp_py_test(counters_hw test_counters_hw.py LABELS e2e)

@@ -1,4 +1,4 @@
-"""latprof run on samples/cuda (issue 4). Without a GPU/driver: the app's
+"""latprof run on samples/cuda. Without a GPU/driver: the app's
 exit status passes through, one clear line says GPU activity was not
 recorded and why, the CPU side is recorded, --cuda=on exits 2, --cuda=off
 stays silent. With a GPU: checks that kernels were captured (tests/gpu/run.sh

@@ -411,7 +411,7 @@ static void test_analysis(sqlite3 *db)
 	      (long long)ctx, (long long)smc);
 	lp_cuda_report_free(&r);
 
-	/* Wait class sync (issue 15): the host's context sync, never a lock. */
+	/* Wait class sync: the host's context sync, never a lock. */
 	struct lp_lock_report lr;
 	CHECK(lp_locks_analyze(db, 10, &lr, err, sizeof(err)) == 0, "locks view");
 	CHECK(lr.class_n[LP_WAIT_SYNC] == 1 && lr.class_ns[LP_WAIT_SYNC] == 6000 && lr.n == 0 &&

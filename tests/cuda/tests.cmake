@@ -1,4 +1,4 @@
-# CUDA capture (issue 4). Unit tests need only the CUPTI library (no GPU).
+# CUDA capture. Unit tests need only the CUPTI library (no GPU).
 if(TARGET latprof_cupti_tr)
   lp_c_test(cupti_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cupti.c
     LIBS latprof_cupti_tr latprof_analyze LABELS unit)

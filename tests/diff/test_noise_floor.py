@@ -1,7 +1,7 @@
 """latprof diff's noise floor, against a reference computation. With one
 run on a side the interval of new / base - 1 is the bootstrap percentile
 interval [lo, hi] widened by the floor f on each side, outward:
-[(1 + lo) / (1 + f) - 1, (1 + hi) * (1 + f) - 1] (analyze/lp_diff.c,
+[(1 + lo) / (1 + f) - 1, (1 + hi) * (1 + f) - 1] (analysis/compare/lp_diff.c,
 docs/ci.md). The bootstrap's seed is fixed, so the same pair diffed with
 --noise 0 gives lo and hi, and the floored interval must be exactly that
 (to the JSON's printed digits).

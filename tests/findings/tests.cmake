@@ -1,4 +1,4 @@
-# Bottleneck findings (issue 5): every rule fires on a run that has its
+# Bottleneck findings: every rule fires on a run that has its
 # problem and stays quiet on one that does not. CPU rules on real runs of
 # the samples and fnd_cpu; GPU rules on runs of fnd_gpu, whose synthetic
 # CUPTI records go through the real translator, log and importer.

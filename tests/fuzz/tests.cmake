@@ -1,4 +1,4 @@
-# Fuzzing (issue 9). Each target's inputs live in tests/fuzz/<target>/:
+# Fuzzing. Each target's inputs live in tests/fuzz/<target>/:
 # the seed corpus plus every input that ever crashed it (regressions).
 #  - Every build replays them through the target (label unit): fuzz_replay.c
 #    calls the same LLVMFuzzerTestOneInput, so a fixed crash stays fixed.
@@ -7,7 +7,7 @@
 set(lp_fuzz_src ${CMAKE_CURRENT_LIST_DIR}/../fuzz)
 set(lp_fuzz_targets import expect kineto)
 set(lp_fuzz_libs_import latprof_analyze)
-set(lp_fuzz_libs_kineto latprof_analyze) # issue 17: Kineto trace import
+set(lp_fuzz_libs_kineto latprof_analyze) # Kineto trace import
 set(lp_fuzz_libs_expect latprof_analyze)
 if(TARGET latprof_cupti_tr)
   list(APPEND lp_fuzz_targets cupti)

@@ -1,4 +1,4 @@
-"""The GPU checks of issue 4 on two recordings of samples/cuda/cuda_pipeline:
+"""The GPU checks on two recordings of samples/cuda/cuda_pipeline:
 the default (slow) mode and --fixed. tests/gpu/run.sh records them on a GPU
 machine; tests/gpu/test_check.py runs this script on fnd_gpu's imitation of
 both modes (real CUPTI structs, no GPU) so that a mistake here does not cost

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU capture check (issue 4) for a machine with an NVIDIA GPU and driver.
+# GPU capture check for a machine with an NVIDIA GPU and driver.
 # Records samples/cuda/cuda_pipeline in both modes with --cuda=on and runs
 # tests/gpu/check.py on them: kernels, memcpy and sync records present; no
 # GPU operation starts before its launching API call or its request range

@@ -1,4 +1,4 @@
-# GPU checks (issue 4). tests/gpu/run.sh needs a machine with an NVIDIA GPU
+# GPU checks. tests/gpu/run.sh needs a machine with an NVIDIA GPU
 # and is run by hand (see tests/gpu/README.md); here, without a GPU, its
 # checker is tested on fnd_gpu's imitation of both sample modes.
 if(TARGET fnd_gpu)

@@ -1,4 +1,4 @@
-"""Lock waits reach the database in batches (analyze/lp_import_batch.c: an
+"""Lock waits reach the database in batches (import/lp_import_batch.c: an
 INSERT ... SELECT from a virtual table over the batch array, 1,024 rows a
 statement). 5,000 waits written through the recording core by
 bench_gen_log (4 threads x 1,250, so the last batch is partial) import as

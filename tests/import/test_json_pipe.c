@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the two-thread Kineto reader (analyze/lp_json_pipe.c): over
+/* Unit tests of the two-thread Kineto reader (import/captures/lp_json_pipe.c): over
  * plain and gzip traces of many batches, with a caller slow enough to fill
  * every batch, lp_jstream_read gives the callbacks the same elements and
  * top-level values in the same order as lp_jstream_read_serial, the same

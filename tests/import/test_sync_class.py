@@ -1,4 +1,4 @@
-"""Wait class sync (issue 15, item 1): the host waiting for the GPU. An nsys
+"""Wait class sync: the host waiting for the GPU. An nsys
 export written by nsysgen.py with one sync of each kind the host waits in
 (cudaStreamSynchronize exported as syncType 2 "stream wait", as some nsys
 versions do; cudaDeviceSynchronize; cudaEventSynchronize) and one

@@ -1,14 +1,14 @@
-# Imports of other profilers' captures (issue 17): Nsight Systems SQLite
+# Imports of other profilers' captures: Nsight Systems SQLite
 # exports and PyTorch profiler (Kineto) traces.
 lp_py_test(import_realdata test_realdata.py LABELS e2e TIMEOUT 900)
 lp_py_test(import_nsys_generated test_nsys_generated.py LABELS e2e)
 lp_py_test(import_kineto_generated test_kineto_generated.py LABELS e2e)
-# Wait class sync (issue 15): CUDA host syncs of imports, never contention.
+# Wait class sync: CUDA host syncs of imports, never contention.
 lp_py_test(import_sync_class test_sync_class.py LABELS e2e)
-# Lock waits inserted in batches through a virtual table (issue 18): rows,
+# Lock waits inserted in batches through a virtual table: rows,
 # order and NULLs as written.
 lp_py_test(import_batch_rows test_batch_rows.py LABELS e2e)
-# The two-thread Kineto reader (analyze/lp_json_pipe.c) against the one-thread
+# The two-thread Kineto reader (import/captures/lp_json_pipe.c) against the one-thread
 # one: same elements in the same order with a slow caller, errors as one line.
 lp_c_test(json_pipe_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_json_pipe.c
   LIBS latprof_analyze LABELS unit tsan)

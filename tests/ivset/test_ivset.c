@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of analyze/lp_ivset.h: interval sets (union, precedence,
+/* Unit tests of analysis/lp_ivset.h: interval sets (union, precedence,
  * overlap queries) and nearest-rank selection against a brute-force
  * reference on random input; hand-checked edge cases (empty sets, one
  * element, touching and nested intervals); 10 M intervals. */
@@ -17,7 +17,8 @@
 static int valid(const struct lp_ivset *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		if (s->end[i] <= s->start[i] || s->cum[i + 1] - s->cum[i] != s->end[i] - s->start[i])
+		if (s->end[i] <= s->start[i] ||
+		    s->cum[i + 1] - s->cum[i] != s->end[i] - s->start[i])
 			return 0;
 		if (i && (s->thread[i] < s->thread[i - 1] ||
 			  (s->thread[i] == s->thread[i - 1] && s->start[i] <= s->end[i - 1])))
@@ -78,26 +79,27 @@ static void test_sets(void)
 				tot_u += ca[t][x] || cb[t][x];
 			}
 		CHECK_QUIET(lp_ivset_total(&sa) == tot_a, "total a %lld != %lld",
-		      (long long)lp_ivset_total(&sa), (long long)tot_a);
+			    (long long)lp_ivset_total(&sa), (long long)tot_a);
 		CHECK_QUIET(lp_ivset_total(&sb) == tot_b, "b minus a %lld != %lld",
-		      (long long)lp_ivset_total(&sb), (long long)tot_b);
+			    (long long)lp_ivset_total(&sb), (long long)tot_b);
 		CHECK_QUIET(lp_ivset_total(&u) == tot_u, "union %lld != %lld",
-		      (long long)lp_ivset_total(&u), (long long)tot_u);
+			    (long long)lp_ivset_total(&u), (long long)tot_u);
 		for (int q = 0; q < 200; q++) {
 			int t = rand() % NTHR;
 			int64_t s = rand() % SPAN, e = s + rand() % (SPAN - s + 1);
 			int64_t want = ref_overlap(ca, t, s, e);
 			int64_t got = lp_ivset_overlap(&sa, t, s, e);
-			CHECK_QUIET(got == want, "overlap t%d [%lld,%lld) %lld != %lld", t, (long long)s,
-			      (long long)e, (long long)got, (long long)want);
+			CHECK_QUIET(got == want, "overlap t%d [%lld,%lld) %lld != %lld", t,
+				    (long long)s, (long long)e, (long long)got, (long long)want);
 		}
 		/* disjoint after subtraction: a's and b's overlaps add up to the union's */
 		for (int q = 0; q < 50; q++) {
 			int t = rand() % NTHR;
 			int64_t s = rand() % SPAN, e = s + rand() % (SPAN - s + 1);
-			CHECK_QUIET(lp_ivset_overlap(&sa, t, s, e) + lp_ivset_overlap(&sb, t, s, e) ==
-				  lp_ivset_overlap(&u, t, s, e),
-			      "precedence split does not add up");
+			CHECK_QUIET(lp_ivset_overlap(&sa, t, s, e) +
+					    lp_ivset_overlap(&sb, t, s, e) ==
+					lp_ivset_overlap(&u, t, s, e),
+				    "precedence split does not add up");
 		}
 		lp_ivset_free(&sa);
 		lp_ivset_free(&sb);
@@ -151,8 +153,8 @@ static void test_pctl(void)
 			if (r >= n)
 				r = n - 1;
 			int64_t got = lp_pctl(v, n, ps[k]);
-			CHECK_QUIET(got == w[r], "p%g of %zu: %lld != %lld", ps[k], n, (long long)got,
-			      (long long)w[r]);
+			CHECK_QUIET(got == w[r], "p%g of %zu: %lld != %lld", ps[k], n,
+				    (long long)got, (long long)w[r]);
 		}
 		free(v);
 		free(w);
@@ -249,7 +251,8 @@ static void test_scale(void)
 	int bad = 0;
 	for (int q = 0; q < 100000; q++) {
 		int t = rand() % 4;
-		int64_t a = (int64_t)(((uint64_t)rand() << 16 ^ (uint64_t)rand()) % (uint64_t)(10 * per));
+		int64_t a =
+		    (int64_t)(((uint64_t)rand() << 16 ^ (uint64_t)rand()) % (uint64_t)(10 * per));
 		int64_t b = a + rand() % 1000;
 		int64_t want = 0;
 		for (int64_t k = a / 10; 10 * k < b && k < per; k++) {

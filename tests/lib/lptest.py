@@ -60,7 +60,7 @@ def tmpdir():
 # logs latprof keeps (descendants left running, a failed import) go with
 # the test instead of piling up in /tmp. Tests that set TMPDIR still can.
 os.environ["TMPDIR"] = tmpdir()
-# The importer's symbol cache (analyze/lp_symcache.c): one per test, so no
+# The importer's symbol cache (import/lp_symcache.c): one per test, so no
 # test sees another's answers or writes into the user's ~/.cache.
 os.environ["XDG_CACHE_HOME"] = tmpdir()
 
@@ -87,7 +87,7 @@ def record(db, *cmd, args=(), check_app=0, env=None):
 
 
 def schema_version():
-    """LP_SCHEMA_VERSION of analyze/lp_db.h: what the importer stamps."""
+    """LP_SCHEMA_VERSION of db/lp_db.h: what the importer stamps."""
     with open(os.path.join(SRC, "db", "lp_db.h")) as f:
         return int(re.search(r"#define LP_SCHEMA_VERSION (\d+)", f.read()).group(1))
 

@@ -1,7 +1,7 @@
 """Synthetic latprof databases for the diff, findings, locks, core and
 reliability tests: the real schema
 (schemas/core.sql + nvtx.sql), PRAGMA user_version = LP_SCHEMA_VERSION read
-from analyze/lp_db.h, one "request" range per request holding stage ranges."""
+from db/lp_db.h, one "request" range per request holding stage ranges."""
 from lptest import schema_db, schema_version  # noqa: F401 (tests call synth.schema_version)
 
 STAGES = ("decode", "preprocess", "infer", "postprocess")

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A join beside real contention (issue 15, wait class join): the main
+ * A join beside real contention (wait class join): the main
  * thread first queues behind a worker that holds `busy_lock` for HOLD_MS
  * (one contended wait), then joins a thread that runs RUN_MS and times that
  * pthread_join itself, then joins one that runs TIMED_MS with

@@ -1,4 +1,4 @@
-"""Per-thread semaphores fold into one --locks row per call site (issue 15):
+"""Per-thread semaphores fold into one --locks row per call site:
 a database with the real schema where two processes' backends each sleep
 on their own semaphore (one waiter each, as PostgreSQL's PGSemaphore)
 under PGSemaphoreLock <- LWLockAcquire, called from ProcSleep and from

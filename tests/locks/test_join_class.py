@@ -1,4 +1,4 @@
-"""Wait class join for a C program (issue 15, item 1): lp_joinprog queues
+"""Wait class join for a C program: lp_joinprog queues
 once behind busy_lock (contention, ~5 ms), then joins a thread that runs
 ~50 ms and prints how long its pthread_join took, then one of ~30 ms with
 pthread_timedjoin_np. The recorded joins (blocking_calls, call

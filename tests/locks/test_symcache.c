@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The symbol cache (analyze/lp_symcache.c) on its own and under lp_symbols:
+ * The symbol cache (import/lp_symcache.c) on its own and under lp_symbols:
  * answers survive a close/open; damaged entries (a flipped bit, truncation,
  * garbage, an empty file, another module's entry under this name, a header
  * that lies about its sizes) are ignored and rebuilt, never a crash;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Wait classes (analyze/lp_import_waits.c) on a database built by hand
+ * Wait classes (import/sources/lp_import_waits.c) on a database built by hand
  * with the real schema: one process serving requests on two threads, a
  * pool thread, and the main thread; each row below is one case of the
  * rules in docs/schema.md, "Wait classes".

@@ -34,7 +34,7 @@ lp_py_test(locks_spin test_spin.py LABELS e2e)
 # The symbol cache on a real run: re-imports served from it, damaged entries.
 lp_py_test(locks_symcache test_symcache.py LABELS e2e)
 
-# The holder's stage (issue 15): lock_waits.owner_range_id.
+# The holder's stage: lock_waits.owner_range_id.
 lp_py_test(locks_holder_stage test_holder_stage.py LABELS e2e)
 
 # Wait classes (issue 15) on a hand-built database with the real schema.

@@ -1,4 +1,4 @@
-"""NVTX capture edge cases (issue 3): start/end across threads, push/pop
+"""NVTX capture edge cases: start/end across threads, push/pop
 nested 10 deep, unbalanced pops, ranges open at exit, domains, registered
 strings, categories, payload kinds, 100k+ ranges per second, and
 stamps checked against the program's own clock."""

@@ -1,4 +1,4 @@
-"""Issue 3 acceptance: on the NVTX-annotated inference servers (C and C++)
+"""Acceptance: on the NVTX-annotated inference servers (C and C++)
 every stage's recorded p50 is within 5% (or 0.2 ms) of its programmed
 cost, stages nest under their request, and stages cover the request."""
 import json

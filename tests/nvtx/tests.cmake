@@ -1,4 +1,4 @@
-# NVTX capture (issue 3): edge cases, programmed stage costs, Python nvtx,
+# NVTX capture: edge cases, programmed stage costs, Python nvtx,
 # and the push+pop benchmark (label bench).
 if(NVTX3_INCLUDE)
   add_executable(lp_nvtx_cases ${CMAKE_CURRENT_LIST_DIR}/lp_nvtx_cases.c)

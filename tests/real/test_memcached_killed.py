@@ -1,7 +1,7 @@
 """Debian's memcached killed with SIGKILL while idle, as a watchdog or the
 OOM killer would: every thread is blocked in a system call then, and none
 returns, so only the run's table of waits in progress
-(collector/lp_inflight_format.h) can say where each one was. The second
+(format/lp_inflight_format.h) can say where each one was. The second
 source is the kernel: just before the kill, the test reads each thread's
 blocked system call from /proc/PID/task/TID/syscall. Each thread must have
 one wait flagged died (4 | 8), of the kind the kernel named (epoll_wait:

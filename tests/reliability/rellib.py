@@ -1,4 +1,4 @@
-"""Shared bits of the reliability tests (issue 9), on top of tests/lib/lptest."""
+"""Shared bits of the reliability tests, on top of tests/lib/lptest."""
 import os
 import subprocess
 

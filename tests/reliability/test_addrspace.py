@@ -1,4 +1,4 @@
-"""Address space (issue 19, point 5). Each process used to map its whole
+"""Address space. Each process used to map its whole
 log (LATPROF_LOG_MB, 1 GiB by default) at start: under `ulimit -v 1200000`
 an app allocating 800 MB failed. The log is now mapped in segments as it
 grows: the app gets the memory it gets bare, and LATPROF_LOG_MB still

@@ -1,4 +1,4 @@
-"""Damage is either reported or harmless (issue 13): random bytes written
+"""Damage is either reported or harmless: random bytes written
 over leaf pages of the tables the reports read (lock_waits, ranges, locks,
 threads, strings, stacks) of two real recordings (samples/lock_server and
 the NVTX samples/infer_server, both through `latprof run`). For every

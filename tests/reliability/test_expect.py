@@ -1,5 +1,5 @@
-"""`latprof check` never passes an expectation that cannot mean anything
-(issue 31 point 3). Before: `count(finding:lock-contetion) == 0` passed
+"""`latprof check` never passes an expectation that cannot mean anything.
+Before: `count(finding:lock-contetion) == 0` passed
 (measured 0), `count(stage:infr) == 0` passed, and `share(request) < 150`,
 `p99(request) < -5ms`, `p99(request) < 0x10ms` were evaluated. Now each is
 refused before any verdict: exit 2, one `latprof:` line naming the

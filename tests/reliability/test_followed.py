@@ -1,5 +1,5 @@
 """Children that change LD_PRELOAD are still recorded; what cannot be
-recorded is named (issue 19 point 4). A child that sets its own LD_PRELOAD
+recorded is named. A child that sets its own LD_PRELOAD
 (sh -c 'LD_PRELOAD=libm.so.6 exec app') or unsets ours (env -u LD_PRELOAD)
 gets ours back in front of its own; a static or set-user-ID child, and
 threads whose counters could not be opened (RLIMIT_NOFILE), are named in

@@ -1,4 +1,4 @@
-"""The HTML report stays bounded whatever the run's size (issue 19 point 7).
+"""The HTML report stays bounded whatever the run's size.
 Synthetic databases in the real schema (schemas/*.sql), generated here:
 requests with stages on 8 threads, every 100th one slow. The page of a run
 8x larger must be no larger (beyond a few KB of numbers), far below 20 MB;

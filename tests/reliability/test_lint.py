@@ -1,11 +1,12 @@
 """Source lints for rules of docs/reliability.md and the naming rule of
 tests/README.md:
 1. SQL is parameterized: no string formatting of text (%s) into SQL in
-   analyze/, report/, cli/ except the listed internal identifiers.
+   util/, db/, import/, analysis/, report/, cli/ except the listed internal
+   identifiers.
 2. In-app code (collector/, preload/) reads environment variables only in
    start-up functions: after that the environment is the app's.
-3. One read path (issue 13): no code in analyze/ steps a statement itself;
-   rows are read through db/lp_db.c (lp_db_query, lp_db_each,
+3. One read path: no code in util/, db/, import/, analysis/ steps a
+   statement itself; rows are read through db/lp_db.c (lp_db_query, lp_db_each,
    lp_db_step_all, lp_db_lookup and the lookups with a default), which
    check for SQLITE_DONE. The importer's write helper lp_import_step is the
    one other caller: it steps INSERTs, one row each, and checks the result."""
@@ -99,18 +100,18 @@ callers = {enclosing(core, i) for i, l in enumerate(core)
            if "lp_env_u32(" in l and not l.startswith("static")}
 check(callers == {"lp_core_init"}, f"lp_core.c reads settings only in lp_core_init ({callers})")
 
-# 3. Every sqlite3_step in analyze/ is in lp_db.c (the read path) or in the
+# 3. Every sqlite3_step in the tool code (TOOL) is in lp_db.c (the read path) or in the
 # importer's write helper. A loop that steps by itself ends at a read error
 # exactly as at its last row: the report is then computed from part of the
 # data. Strict on purpose: single-row lookups go through lp_db.c too.
 STEP_ALLOW = {("import/lp_import.c", "lp_import_step"): "INSERTs, result checked"}
 bad = calls_outside(r"\bsqlite3_step\s*\(", STEP_ALLOW, TOOL, skip=("db/lp_db.c",))
-check(not bad, "analyze/ reads rows only through lp_db.c (no sqlite3_step elsewhere)" + bad)
+check(not bad, "import and analysis read rows only through lp_db.c (no sqlite3_step elsewhere)" + bad)
 
-# 4. Names (issue 13): `lp_` names what other files may call. A static
-# function or a struct defined in a .c file of analyze/, report/ or cli/
+# 4. Names: `lp_` names what other files may call. A static
+# function or a struct defined in a .c file of the tool code, report/ or cli/
 # carries no `lp_` prefix unless a header declares that name (then it is
-# the file's side of a shared declaration, e.g. struct lp_fnd_ctx).
+# the file's side of a shared declaration, e.g. struct lp_findings_ctx).
 headers = ""
 for d in (*TOOL, "report", "cli", "collector", "preload", "format"):
     for root, _, files in os.walk(os.path.join(SRC, d)):

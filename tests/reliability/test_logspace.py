@@ -1,4 +1,4 @@
-"""Log space (issue 19, point 1). The log directory's filesystem fills: the
+"""Log space. The log directory's filesystem fills: the
 app's exit status passes, a database is written, the drops are counted and
 shown. And `latprof import` of logs that are short, sparse, or whose blocks
 were never allocated on a full tmpfs never crashes: it imports them or says

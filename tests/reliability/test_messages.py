@@ -1,4 +1,4 @@
-"""Messages that state the real cause (issue 19 point 6): a database locked
+"""Messages that state the real cause: a database locked
 by a writer is called locked; a dropped table is named; LATPROF_* values
 are checked with their units before the app starts (exit 2, nothing made);
 after latprof itself is killed, OUTPUT.logs leads to the logs."""

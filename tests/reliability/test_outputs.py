@@ -1,4 +1,4 @@
-"""One output rule for every command that writes a file (issue 31 point 2):
+"""One output rule for every command that writes a file:
 `export --chrome`, `check --junit`, `report -o` and `--html`, `diff -o`,
 `plot -o DIR` and `import -o` never write over one of their inputs (the
 same file by device and inode: the same name, another spelling, a hard

@@ -1,4 +1,4 @@
-"""Paths that lost recordings (issue 31 points 1 and 6).
+"""Paths that lost recordings.
 
 1. A relative TMPDIR: the app was handed LATPROF_DIR=rel/latprof-XXXXXX, so
    every process that changed directory before its first record lost its

@@ -1,4 +1,4 @@
-"""Security points of issue 9, each on real runs:
+"""Security points, each on real runs:
 - output files: a symlink at the output path is refused (the target is
   untouched), also with --force and for `report -o`, `check --junit`,
   `export --chrome` and `plot -o DIR`'s files; /dev/null and a FIFO

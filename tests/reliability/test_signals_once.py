@@ -1,4 +1,4 @@
-"""One signal, one delivery (issue 19 point 2). The app (lp_rel_app once)
+"""One signal, one delivery. The app (lp_rel_app once)
 exits 3 on its first SIGINT/SIGTERM and 99 when a second one arrives within
 half a second: a signal that reaches it directly AND through latprof shows.
 Each case runs the way a user would: an interactive bash on a pseudo-

@@ -1,4 +1,4 @@
-"""The small ones of issue 31 (point 9), each on a real run:
+"""The small ones, each on a real run:
 - a temporary database OUT.tmp-XXXXXX that a killed import left is removed by
   the next import of OUT, and one a live import holds (its flock) is not;
 - a program that exists but cannot be executed: "Permission denied", exit

@@ -1,4 +1,4 @@
-"""Name and stack storms (issue 19, point 3). The intern table used to hold
+"""Name and stack storms. The intern table used to hold
 32,768 names and stacks: past that, each new one cost the app ~28 us, came
 back NULL, and, stacks being interned while the app held the lock, lock
 waits grew tenfold; the summary still said "0 records dropped".

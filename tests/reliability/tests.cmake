@@ -1,4 +1,4 @@
-# Issue 9: never lose a recording, never harm the app. Faults and security,
+# Never lose a recording, never harm the app. Faults and security,
 # each a test on a real run that prints the figure it asserts
 # (docs/reliability.md).
 set(lp_rel_dir ${CMAKE_BINARY_DIR}/tests/reliability)
@@ -55,11 +55,13 @@ lp_py_test(rel_lint test_lint.py LABELS unit reliability)
 # One-way dependencies between folders (docs/architecture.md): includes and
 # the read-only libraries' link needs.
 lp_py_test(rel_arch test_arch.py LABELS unit reliability lint)
+# Every C and C++ file follows .clang-format.
+lp_py_test(lint_format test_format.py LABELS lint)
 # Damaged database pages: each report exits 2 with one line or prints the
-# undamaged report (issue 13).
+# undamaged report.
 lp_py_test(rel_damage test_damage.py LABELS e2e reliability)
 
-# Issue 19: log space, name/stack storms, address space (docs/reliability.md).
+# Log space, name/stack storms, address space (docs/reliability.md).
 lp_py_test(rel_logspace test_logspace.py LABELS e2e reliability)
 lp_py_test(rel_storms test_storms.py LABELS e2e reliability TIMEOUT 600)
 # Alone: its storm's wait is timed against a bare run (any neighbour's load
@@ -69,7 +71,7 @@ set_tests_properties(rel_storms PROPERTIES RUN_SERIAL TRUE)
 lp_py_test(rel_addrspace test_addrspace.py LABELS e2e reliability)
 lp_py_test(rel_uid_drop test_uid_drop.py LABELS e2e reliability)
 
-# Issue 31: relative TMPDIR and long output paths, one output rule for every
+# Relative TMPDIR and long output paths, one output rule for every
 # command, expectations refused before evaluation, and the small ones.
 lp_py_test(rel_paths test_paths.py LABELS e2e reliability)
 lp_py_test(rel_outputs test_outputs.py LABELS e2e reliability)

@@ -1,4 +1,4 @@
-"""Trials of `latprof diff` verdicts on real recordings (issue 14): false
+"""Trials of `latprof diff` verdicts on real recordings: false
 alarms of A/A comparisons and power against a slowed stage, counted.
 
   A/A: 8 runs of one configuration for two programs (samples/infer_server,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of analyze/lp_waitsort.h: waits of many threads in chunks, as
+/* Unit tests of import/sources/lp_waitsort.h: waits of many threads in chunks, as
  * a log holds them, some out of order within their thread and many with
  * equal starts, drained against a stable qsort of the same rows; the runs
  * it keeps; a drain stopped by its callback; the row bound. */

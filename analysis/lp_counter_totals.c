@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* CPU counters per stage and per thread: see lp_counters_report.h. */
+/* CPU counters per stage and per thread: see lp_counter_totals.h. */
 #define _GNU_SOURCE
-#include "lp_counters_report.h"
+#include "lp_counter_totals.h"
 
 #include <errno.h>
 #include <math.h>
@@ -17,7 +17,7 @@ static int cr_sqlerr(sqlite3 *db, char *err, size_t errlen)
 	return -EIO;
 }
 
-int lp_counters_event(const struct lp_counters_report *r, const char *name)
+int lp_counters_event(const struct lp_counter_totals *r, const char *name)
 {
 	for (size_t i = 0; i < r->n_events; i++)
 		if (!strcmp(r->events[i].name, name))
@@ -27,7 +27,7 @@ int lp_counters_event(const struct lp_counters_report *r, const char *name)
 
 static int cr_event_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_counters_report *r = ctx;
+	struct lp_counter_totals *r = ctx;
 	struct lp_cnt_event_info *n = realloc(r->events, (r->n_events + 1) * sizeof(*r->events));
 	if (!n)
 		return -ENOMEM;
@@ -41,7 +41,7 @@ static int cr_event_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int cr_events(sqlite3 *db, struct lp_counters_report *r, char *err, size_t errlen)
+static int cr_events(sqlite3 *db, struct lp_counter_totals *r, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
 	const char *sql =
@@ -61,7 +61,7 @@ static int cr_events(sqlite3 *db, struct lp_counters_report *r, char *err, size_
 }
 
 /* IPC from the cells of one row, when both events were counted there. */
-static void cr_ipc(const struct lp_counters_report *r, const struct lp_cnt_cell *v, int *has,
+static void cr_ipc(const struct lp_counter_totals *r, const struct lp_cnt_cell *v, int *has,
 		   double *ipc)
 {
 	int ins = lp_counters_event(r, "instructions"), cyc = lp_counters_event(r, "cycles");
@@ -71,7 +71,7 @@ static void cr_ipc(const struct lp_counters_report *r, const struct lp_cnt_cell 
 
 static int cr_stage_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_counters_report *r = ctx;
+	struct lp_counter_totals *r = ctx;
 	const char *name = (const char *)sqlite3_column_text(st, 0);
 	name = name ? name : "(unnamed)";
 	int ev = lp_counters_event(r, (const char *)sqlite3_column_text(st, 1));
@@ -102,7 +102,7 @@ static int cr_stage_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int cr_stages(sqlite3 *db, struct lp_counters_report *r, char *err, size_t errlen)
+static int cr_stages(sqlite3 *db, struct lp_counter_totals *r, char *err, size_t errlen)
 {
 	if (!lp_db_has_table(db, "ranges"))
 		return 0;
@@ -124,7 +124,7 @@ static int cr_stages(sqlite3 *db, struct lp_counters_report *r, char *err, size_
 }
 
 struct cr_thread_load {
-	struct lp_counters_report *r;
+	struct lp_counter_totals *r;
 	int64_t cur;
 	struct lp_cnt_thread *t;
 };
@@ -132,7 +132,7 @@ struct cr_thread_load {
 static int cr_thread_row(sqlite3_stmt *st, void *ctx)
 {
 	struct cr_thread_load *l = ctx;
-	struct lp_counters_report *r = l->r;
+	struct lp_counter_totals *r = l->r;
 	int64_t id = sqlite3_column_int64(st, 0);
 	if (!l->t || id != l->cur) {
 		struct lp_cnt_thread *n =
@@ -161,7 +161,7 @@ static int cr_thread_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int cr_threads(sqlite3 *db, struct lp_counters_report *r, char *err, size_t errlen)
+static int cr_threads(sqlite3 *db, struct lp_counter_totals *r, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
 	const char *sql = "SELECT t.id, p.pid, t.tid, t.name, tc.source, tc.start_ns, tc.end_ns, "
@@ -181,7 +181,7 @@ static int cr_threads(sqlite3 *db, struct lp_counters_report *r, char *err, size
 	return 0;
 }
 
-static void cr_ipc_reason(struct lp_counters_report *r)
+static void cr_ipc_reason(struct lp_counter_totals *r)
 {
 	int ins = lp_counters_event(r, "instructions"), cyc = lp_counters_event(r, "cycles");
 	char buf[600];
@@ -197,8 +197,7 @@ static void cr_ipc_reason(struct lp_counters_report *r)
 	r->ipc_reason = strdup(buf);
 }
 
-int lp_counters_report_compute(sqlite3 *db, struct lp_counters_report *out, char *err,
-			       size_t errlen)
+int lp_counter_totals_compute(sqlite3 *db, struct lp_counter_totals *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
 	if (!lp_db_has_table(db, "counter_events") || !lp_db_count(db, "counter_events"))
@@ -210,14 +209,14 @@ int lp_counters_report_compute(sqlite3 *db, struct lp_counters_report *out, char
 	if (!rc)
 		rc = cr_threads(db, out, err, errlen);
 	if (rc) {
-		lp_counters_report_free(out);
+		lp_counter_totals_free(out);
 		return rc;
 	}
 	cr_ipc_reason(out);
 	return 0;
 }
 
-int lp_counters_stage_totals(const struct lp_counters_report *r, const char *stage, double *cs,
+int lp_counters_stage_totals(const struct lp_counter_totals *r, const char *stage, double *cs,
 			     double *faults, double *ipc)
 {
 	*cs = *faults = *ipc = NAN;
@@ -242,7 +241,7 @@ int lp_counters_stage_totals(const struct lp_counters_report *r, const char *sta
 	return -ENOENT;
 }
 
-void lp_counters_report_free(struct lp_counters_report *r)
+void lp_counter_totals_free(struct lp_counter_totals *r)
 {
 	for (size_t i = 0; i < r->n_events; i++) {
 		free(r->events[i].name);

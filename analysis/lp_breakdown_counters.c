@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The breakdown's CPU-counter columns (lp_breakdown.h, LP_BD_CNT_*): which
+ * The breakdown's CPU-counter columns (lp_breakdown.h, LP_BREAKDOWN_CNT_*): which
  * columns the run can show and why not, the per-range deltas of
  * range_counters for the loaded ranges, and their sums per stage, per
  * request and for the tail stage.
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_bd_work.h"
-#include "lp_counters_report.h" /* event availability and reasons */
+#include "lp_breakdown_work.h"
+#include "lp_counter_totals.h" /* event availability and reasons */
 #include "lp_db.h"
 #include "lp_map.h"
 #include "lp_util.h"
@@ -26,14 +26,14 @@ static const struct {
 	const char *name;
 	int kind, col;
 } rc_events[] = {
-    {"context-switches", RC_CS, LP_BD_CNT_CS},
-    {"cpu-migrations", RC_MIG, LP_BD_CNT_MIG},
-    {"minor-faults", RC_FAULTS, LP_BD_CNT_FAULTS},
-    {"major-faults", RC_FAULTS, LP_BD_CNT_FAULTS},
-    {"page-faults", RC_FAULTS, LP_BD_CNT_FAULTS},
-    {"task-clock", RC_TASK, LP_BD_CNT_ONCPU},
-    {"cycles", RC_CYC, LP_BD_CNT_IPC},
-    {"instructions", RC_INS, LP_BD_CNT_IPC},
+    {"context-switches", RC_CS, LP_BREAKDOWN_CNT_CS},
+    {"cpu-migrations", RC_MIG, LP_BREAKDOWN_CNT_MIG},
+    {"minor-faults", RC_FAULTS, LP_BREAKDOWN_CNT_FAULTS},
+    {"major-faults", RC_FAULTS, LP_BREAKDOWN_CNT_FAULTS},
+    {"page-faults", RC_FAULTS, LP_BREAKDOWN_CNT_FAULTS},
+    {"task-clock", RC_TASK, LP_BREAKDOWN_CNT_ONCPU},
+    {"cycles", RC_CYC, LP_BREAKDOWN_CNT_IPC},
+    {"instructions", RC_INS, LP_BREAKDOWN_CNT_IPC},
 };
 #define RC_NEVENTS ARRAY_SIZE(rc_events)
 
@@ -44,16 +44,16 @@ static const char *const cnt_labels[LP_BD_NCNT] = {"cs/req", "migr/req", "faults
 						   "IPC"};
 
 /* Column availability and reasons for the whole run, from the event list
- * of lp_counters_report (one reason per event name). Returns 1 when the run
+ * of lp_counter_totals (one reason per event name). Returns 1 when the run
  * counted anything, 0 when not, -errno with err. */
 static int cnt_columns(sqlite3 *db, struct lp_breakdown *out, int *use_pf, char *err, size_t errlen)
 {
-	struct lp_counters_report r;
-	int rc = lp_counters_report_compute(db, &r, err, errlen);
+	struct lp_counter_totals r;
+	int rc = lp_counter_totals_compute(db, &r, err, errlen);
 	if (rc || !r.has_counters)
 		return rc;
-	int avail[LP_BD_NCNT] = {0};
-	const char *why[LP_BD_NCNT] = {0};
+	int avail[LP_BREAKDOWN_NCNT] = {0};
+	const char *why[LP_BREAKDOWN_NCNT] = {0};
 	for (size_t k = 0; k < RC_NEVENTS; k++) {
 		int e = lp_counters_event(&r, rc_events[k].name), c = rc_events[k].col;
 		if (e < 0)
@@ -63,11 +63,11 @@ static int cnt_columns(sqlite3 *db, struct lp_breakdown *out, int *use_pf, char 
 		why[c] = why[c] ? why[c] : r.events[e].reason;
 	}
 	*use_pf = lp_counters_event(&r, "minor-faults") < 0;
-	for (int c = 0; c < LP_BD_NCNT && !rc; c++) {
+	for (int c = 0; c < LP_BREAKDOWN_NCNT && !rc; c++) {
 		char buf[600];
 		out->cnt_name[c] = cnt_names[c];
 		out->cnt_label[c] = cnt_labels[c];
-		if (c == LP_BD_CNT_IPC && r.ipc_reason)
+		if (c == LP_BREAKDOWN_CNT_IPC && r.ipc_reason)
 			snprintf(buf, sizeof(buf), "%s", r.ipc_reason);
 		else if (!out->cnt_recorded[c])
 			snprintf(buf, sizeof(buf), "not recorded (see latprof run --counters)");
@@ -78,7 +78,7 @@ static int cnt_columns(sqlite3 *db, struct lp_breakdown *out, int *use_pf, char 
 		if (!(out->cnt_reason[c] = strdup(buf)))
 			rc = -ENOMEM;
 	}
-	lp_counters_report_free(&r);
+	lp_counter_totals_free(&r);
 	return rc ? rc : 1;
 }
 
@@ -108,14 +108,14 @@ static int cnt_event_map(sqlite3 *db, int use_pf, struct lp_map *m, char *err, s
 }
 
 struct deltas {
-	struct lp_bd_work *b;
+	struct lp_breakdown_work *b;
 	struct lp_map evk;
 };
 
 static int deltas_row(sqlite3_stmt *st, void *ctx)
 {
 	struct deltas *d = ctx;
-	struct lp_bd_work *b = d->b;
+	struct lp_breakdown_work *b = d->b;
 	uint64_t kind;
 	int32_t i = lp_rset_index(&b->rs, sqlite3_column_int64(st, 0));
 	if (i < 0 || !lp_map_get(&d->evk, (uint64_t)sqlite3_column_int64(st, 1), &kind))
@@ -127,7 +127,8 @@ static int deltas_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* Deltas of the loaded ranges (one scan of range_counters in key order). */
-int lp_bd_counters_load(struct lp_bd_work *b, struct lp_breakdown *out, char *err, size_t errlen)
+int lp_breakdown_counters_load(struct lp_breakdown_work *b, struct lp_breakdown *out, char *err,
+			       size_t errlen)
 {
 	int use_pf = 0, rc = cnt_columns(b->db, out, &use_pf, err, errlen);
 	if (rc <= 0)
@@ -159,7 +160,7 @@ struct cacc {
 	size_t seen; /* request + 1 that was last counted */
 };
 
-static void cacc_add(struct cacc *a, const struct lp_bd_work *b, size_t r, int32_t i)
+static void cacc_add(struct cacc *a, const struct lp_breakdown_work *b, size_t r, int32_t i)
 {
 	uint16_t m = b->cmask[i];
 	if (!(m & ~RC_SCALED))
@@ -179,27 +180,28 @@ static double cacc_per(const struct cacc *a, int k, double div)
 	return (a->has & (1u << k)) && div > 0 ? a->sum[k] / div : NAN;
 }
 
-static void cacc_finish(const struct cacc *a, struct lp_bd_cnt *c, const char *why)
+static void cacc_finish(const struct cacc *a, struct lp_breakdown_cnt *c, const char *why)
 {
 	c->ranges = a->ranges;
 	c->requests = a->requests;
 	c->wall_ns = a->wall;
 	c->scaled = a->scaled;
 	c->why = a->ranges ? NULL : why;
-	c->v[LP_BD_CNT_CS] = cacc_per(a, RC_CS, (double)a->requests);
-	c->v[LP_BD_CNT_MIG] = cacc_per(a, RC_MIG, (double)a->requests);
-	c->v[LP_BD_CNT_FAULTS] = cacc_per(a, RC_FAULTS, (double)a->requests);
+	c->v[LP_BREAKDOWN_CNT_CS] = cacc_per(a, RC_CS, (double)a->requests);
+	c->v[LP_BREAKDOWN_CNT_MIG] = cacc_per(a, RC_MIG, (double)a->requests);
+	c->v[LP_BREAKDOWN_CNT_FAULTS] = cacc_per(a, RC_FAULTS, (double)a->requests);
 	/* task-clock is read just after each boundary's timestamp: a range
 	 * that runs throughout can read a little over its wall time */
-	c->v[LP_BD_CNT_ONCPU] = cacc_per(a, RC_TASK, (double)a->wall);
-	if (c->v[LP_BD_CNT_ONCPU] > 1) /* false for NAN, which stays */
-		c->v[LP_BD_CNT_ONCPU] = 1;
-	c->v[LP_BD_CNT_IPC] = a->has & (1u << RC_CYC) ? cacc_per(a, RC_INS, a->sum[RC_CYC]) : NAN;
+	c->v[LP_BREAKDOWN_CNT_ONCPU] = cacc_per(a, RC_TASK, (double)a->wall);
+	if (c->v[LP_BREAKDOWN_CNT_ONCPU] > 1) /* false for NAN, which stays */
+		c->v[LP_BREAKDOWN_CNT_ONCPU] = 1;
+	c->v[LP_BREAKDOWN_CNT_IPC] =
+	    a->has & (1u << RC_CYC) ? cacc_per(a, RC_INS, a->sum[RC_CYC]) : NAN;
 }
 
 /* Per-stage (slot) and request counters, over this breakdown's instances. */
-int lp_bd_counters_stages(const struct lp_bd_work *b, struct lp_breakdown *out,
-			  const size_t *pos_of_slot)
+int lp_breakdown_counters_stages(const struct lp_breakdown_work *b, struct lp_breakdown *out,
+				 const size_t *pos_of_slot)
 {
 	size_t ns = b->nslot + 1;
 	struct cacc *acc = calloc(ns, sizeof(*acc)), req = {0};
@@ -226,7 +228,7 @@ int lp_bd_counters_stages(const struct lp_bd_work *b, struct lp_breakdown *out,
 
 /* The tail stage's counters, tail against median: was its growth spent
  * running, or descheduled (on-CPU share falling, context switches rising)? */
-void lp_bd_counters_tail(const struct lp_bd_work *b, struct lp_bd_tail *t)
+void lp_breakdown_counters_tail(const struct lp_breakdown_work *b, struct lp_breakdown_tail *t)
 {
 	size_t slot = (size_t)t->stage;
 	struct cacc g[2];

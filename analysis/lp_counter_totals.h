@@ -5,8 +5,8 @@
  * has available = 0 and a reason: its cells are "unavailable", never 0.
  * Rendered by report/lp_report_counters.c.
  */
-#ifndef LP_COUNTERS_REPORT_H
-#define LP_COUNTERS_REPORT_H
+#ifndef LP_COUNTER_TOTALS_H
+#define LP_COUNTER_TOTALS_H
 
 #include <sqlite3.h>
 #include <stddef.h>
@@ -46,7 +46,7 @@ struct lp_cnt_thread {
 	double ipc;
 };
 
-struct lp_counters_report {
+struct lp_counter_totals {
 	int has_counters; /* 0: recorded with --counters none, or an old database */
 	size_t n_events;
 	struct lp_cnt_event_info *events;
@@ -58,12 +58,11 @@ struct lp_counters_report {
 	struct lp_cnt_thread *threads;
 };
 
-int lp_counters_report_compute(sqlite3 *db, struct lp_counters_report *out, char *err,
-			       size_t errlen);
-void lp_counters_report_free(struct lp_counters_report *r);
+int lp_counter_totals_compute(sqlite3 *db, struct lp_counter_totals *out, char *err, size_t errlen);
+void lp_counter_totals_free(struct lp_counter_totals *r);
 
 /* Index of an event by name, -1 if absent. */
-int lp_counters_event(const struct lp_counters_report *r, const char *name);
+int lp_counters_event(const struct lp_counter_totals *r, const char *name);
 /*
  * For the breakdown's per-stage columns: totals over every range named
  * `stage` (divide by the request count for "per request"). Each output is
@@ -71,7 +70,7 @@ int lp_counters_event(const struct lp_counters_report *r, const char *name);
  * page-faults), ipc = instructions / cycles. Returns 0, -ENOENT if the
  * stage has no counter data.
  */
-int lp_counters_stage_totals(const struct lp_counters_report *r, const char *stage, double *cs,
+int lp_counters_stage_totals(const struct lp_counter_totals *r, const char *stage, double *cs,
 			     double *faults, double *ipc);
 
 #endif
