@@ -220,7 +220,7 @@ static const char *describe_site(sqlite3 *db, int64_t stack, char *buf, size_t l
 }
 
 /* Order is precedence: a poll inside cudaStreamSynchronize is CUDA time. */
-const struct lp_bd_category lp_bd_categories[] = {
+const struct lp_breakdown_category lp_breakdown_categories[] = {
     {"gil_wait", "GIL wait", load_gil_waits, describe_lock},
     {"lock_wait", "lock wait", load_lock_waits, describe_lock},
     {"cond_wait", "cond wait", load_cond_waits, NULL},

@@ -37,11 +37,11 @@ static const struct {
 };
 #define RC_NEVENTS ARRAY_SIZE(rc_events)
 
-static const char *const cnt_names[LP_BD_NCNT] = {"context_switches_per_request",
-						  "migrations_per_request", "faults_per_request",
-						  "on_cpu_share", "ipc"};
-static const char *const cnt_labels[LP_BD_NCNT] = {"cs/req", "migr/req", "faults/req", "cpu/wall",
-						   "IPC"};
+static const char *const cnt_names[LP_BREAKDOWN_NCNT] = {
+    "context_switches_per_request", "migrations_per_request", "faults_per_request", "on_cpu_share",
+    "ipc"};
+static const char *const cnt_labels[LP_BREAKDOWN_NCNT] = {"cs/req", "migr/req", "faults/req",
+							  "cpu/wall", "IPC"};
 
 /* Column availability and reasons for the whole run, from the event list
  * of lp_counter_totals (one reason per event name). Returns 1 when the run

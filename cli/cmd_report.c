@@ -27,7 +27,7 @@
 struct report_opts {
 	struct lp_view_opts v;
 	enum lp_view_fmt fmt;
-	struct lp_fnd_override over[64]; /* --rule-threshold ID=VALUE */
+	struct lp_findings_override over[64]; /* --rule-threshold ID=VALUE */
 };
 
 /* ---- command ---------------------------------------------------------- */

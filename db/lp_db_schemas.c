@@ -10,6 +10,6 @@ extern const char lp_schema_cuda_sql[];
 extern const char lp_schema_python_sql[];
 
 const char *const lp_db_schemas[] = {
-    lp_schema_core_sql, lp_schema_nvtx_sql, lp_schema_counters_sql, lp_schema_cuda_sql,
-    lp_schema_python_sql, NULL,
+    lp_schema_core_sql, lp_schema_nvtx_sql,   lp_schema_counters_sql,
+    lp_schema_cuda_sql, lp_schema_python_sql, NULL,
 };

@@ -111,7 +111,7 @@ void lp_blk_unfinished(const struct lp_inflight *w, uint32_t tid, uint64_t start
  * LP_RUNQ_UNKNOWN). */
 /* Before a recorded wait on a lock that says it is process-shared: the
  * lock's mapping identity (LP_REC_LOCK_SHARED), once per thread and address
- * (lp_locks.c). */
+ * (lp_lock_hooks.c). */
 void lp_lock_shared_note(const void *lock);
 void lp_lock_write(uint32_t tid, uint32_t kind, uint64_t lock, uint64_t t0, uint64_t t1,
 		   uint32_t owner, uint32_t flags, uint32_t stack, uint64_t runq);

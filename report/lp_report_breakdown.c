@@ -140,7 +140,7 @@ enum { BD_STATS = 1, BD_CATS = 2, BD_CNTS = 4 };
 /* One row of the stage table, with the column groups in parts. */
 static void text_stage_row(FILE *f, const struct lp_breakdown *b, size_t nw, unsigned parts,
 			   const char *name, int64_t count, const struct lp_dist *st, double share,
-			   const int64_t *cat_ns, int64_t total, const struct lp_bd_cnt *cnt)
+			   const int64_t *cat_ns, int64_t total, const struct lp_breakdown_cnt *cnt)
 {
 	lp_txt_pad(f, name, nw, 0);
 	if (parts & BD_STATS) {
@@ -196,7 +196,7 @@ static void text_stages(FILE *f, const struct lp_breakdown *b)
 	size_t width = (size_t)lp_txt_width(f);
 	for (int k = 0; k < b->ncat; k++)
 		wcats += cat_shown(b, k) ? 12 : 0;
-	for (int k = 0; k < LP_BD_NCNT; k++)
+	for (int k = 0; k < LP_BREAKDOWN_NCNT; k++)
 		wcnts += cnt_shown(b, k) ? 12 : 0;
 	if (nw + wstats + wcats + wcnts <= width) {
 		text_stage_table(f, b, nw, BD_STATS | BD_CATS | BD_CNTS);

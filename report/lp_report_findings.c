@@ -130,7 +130,7 @@ void lp_findings_write_brief(FILE *f, const struct lp_findings *r, size_t max)
 		text_one(f, r, i, 1);
 }
 
-static int no_nvtx(const struct lp_fnd_rule_status *s)
+static int no_nvtx(const struct lp_findings_rule_status *s)
 {
 	static const char k[] = "no NVTX request ranges";
 	return s->why && !strncmp(s->why, k, sizeof(k) - 1);
@@ -168,7 +168,8 @@ void lp_findings_write_text(FILE *f, const struct lp_findings *r)
 		else if (s->below_min)
 			fprintf(f, "; it would save %s, under %.0f%% of the %s time",
 				lp_evidence_ns((double)s->saving_ns, a, sizeof(a)),
-				100 * LP_FND_MIN_SHARE, r->has_requests ? "request" : "thread");
+				100 * LP_FINDINGS_MIN_SHARE,
+				r->has_requests ? "request" : "thread");
 		fputc('\n', f);
 	}
 	head = 0;

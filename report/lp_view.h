@@ -27,13 +27,13 @@ enum {
 	LP_VIEW_NATIVE = 8,	 /* --native: native call sites only */
 };
 
-struct lp_fnd_override;
+struct lp_findings_override;
 
 struct lp_view_opts {
 	int top;
 	const char *request;
 	int stage_depth;
-	const struct lp_fnd_override *over;
+	const struct lp_findings_override *over;
 	size_t nover;
 	int native;
 };

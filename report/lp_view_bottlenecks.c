@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* report --bottlenecks: the rules' findings (analyze/lp_findings.h). */
+/* report --bottlenecks: the rules' findings (analysis/findings/lp_findings.h). */
 #include <stdlib.h>
 
 #include "lp_findings.h"

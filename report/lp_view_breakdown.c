@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* report --breakdown: per-request latency by stage (analyze/lp_breakdown.h). */
+/* report --breakdown: per-request latency by stage (analysis/lp_breakdown.h). */
 #include <stdlib.h>
 
 #include "lp_breakdown.h"
@@ -15,7 +15,7 @@ static void bd_free(void *res)
 static void *bd_analyze(sqlite3 *db, const struct lp_view_opts *o, char *err, size_t errlen)
 {
 	struct lp_breakdown *b = calloc(1, sizeof(*b));
-	struct lp_bd_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
+	struct lp_breakdown_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
 	if (!b) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;

@@ -1,28 +1,28 @@
 /* SPDX-License-Identifier: MIT */
-/* report --counters: CPU counters per stage and thread (analyze/lp_counters_report.h). */
+/* report --counters: CPU counters per stage and thread (analysis/lp_counter_totals.h). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_counters_report.h"
+#include "lp_counter_totals.h"
 #include "lp_db.h"
 #include "lp_report_counters.h"
 #include "lp_view.h"
 
 static void counters_free(void *res)
 {
-	lp_counters_report_free(res);
+	lp_counter_totals_free(res);
 	free(res);
 }
 
 static void *counters_analyze(sqlite3 *db, const struct lp_view_opts *o, char *err, size_t errlen)
 {
-	struct lp_counters_report *r = calloc(1, sizeof(*r));
+	struct lp_counter_totals *r = calloc(1, sizeof(*r));
 	(void)o;
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (lp_counters_report_compute(db, r, err, errlen)) {
+	if (lp_counter_totals_compute(db, r, err, errlen)) {
 		free(r);
 		return NULL;
 	}

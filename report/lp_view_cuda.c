@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* report --kernels, --memcpy, --sync, --cuda-api: the GPU views (analyze/lp_cuda.h). */
+/* report --kernels, --memcpy, --sync, --cuda-api: the GPU views (analysis/lp_cuda.h). */
 #include <stdlib.h>
 
 #include "lp_cuda.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* report --locks: the most contended locks (analyze/lp_locks.h). */
+/* report --locks: the most contended locks (analysis/lp_locks.h). */
 #include <stdlib.h>
 
 #include "lp_locks.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* report --ranges: statistics of every NVTX range name (analyze/lp_range_stats.h). */
+/* report --ranges: statistics of every NVTX range name (analysis/lp_range_stats.h). */
 #include <stdlib.h>
 
 #include "lp_range_stats.h"

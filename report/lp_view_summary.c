@@ -36,7 +36,7 @@ static void summary_free(void *res)
 static void *summary_analyze(sqlite3 *db, const struct lp_view_opts *o, char *err, size_t errlen)
 {
 	struct summary_view *v = calloc(1, sizeof(*v));
-	struct lp_bd_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
+	struct lp_breakdown_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
 	struct lp_findings_opts fo = {.request = o->request, .nover = o->nover, .over = o->over};
 	if (!v) {
 		snprintf(err, errlen, "out of memory");

@@ -553,13 +553,13 @@ static int load_locks(sqlite3 *db, struct lp_side *side, char *err, size_t errle
  * its own name): what tells a stage's own slowdown from a CPU it waited for. */
 static int load_stage_cpu(const struct lp_breakdown *bd, struct lp_side *side)
 {
-	int on = bd->ncat - LP_BD_NREST + LP_BD_ONCPU,
-	    pre = bd->ncat - LP_BD_NREST + LP_BD_PREEMPTED;
+	int on = bd->ncat - LP_BREAKDOWN_NREST + LP_BREAKDOWN_ONCPU,
+	    pre = bd->ncat - LP_BREAKDOWN_NREST + LP_BREAKDOWN_PREEMPTED;
 	int rc = 0;
 	side->cpu_dbs++;
 	side->cpu_known += bd->has_counters != 0;
 	for (size_t i = 0; !rc && i < bd->nstages; i++) {
-		const struct lp_bd_stage *st = &bd->stages[i];
+		const struct lp_breakdown_stage *st = &bd->stages[i];
 		if (st->unattributed)
 			continue;
 		int64_t wall = 0;

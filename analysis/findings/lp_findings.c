@@ -18,13 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
-char *lp_fnd_fmt(const char *fmt, ...)
+char *lp_findings_fmt(const char *fmt, ...)
 {
 	char *s = NULL;
 	va_list ap;
@@ -35,7 +35,7 @@ char *lp_fnd_fmt(const char *fmt, ...)
 	return s;
 }
 
-int lp_fnd_skip(struct lp_fnd_ctx *c, const char *why)
+int lp_findings_skip(struct lp_findings_ctx *c, const char *why)
 {
 	free(c->why);
 	c->why = strdup(why);
@@ -50,36 +50,36 @@ int lp_rule_passes(const struct lp_rule *r, double value, double thr)
 	return r->cmp == LP_CMP_LT ? value < thr : value >= thr;
 }
 
-int lp_fnd_quiet(struct lp_fnd_ctx *c, double value)
+int lp_findings_quiet(struct lp_findings_ctx *c, double value)
 {
 	c->has_value = 1;
 	c->value = value;
 	return 0;
 }
 
-int lp_fnd_passes(const struct lp_fnd_ctx *c, double value)
+int lp_findings_passes(const struct lp_findings_ctx *c, double value)
 {
 	return lp_rule_passes(c->rule, value, c->thr);
 }
 
-int lp_fnd_judge(struct lp_fnd_ctx *c, double value)
+int lp_findings_judge(struct lp_findings_ctx *c, double value)
 {
-	lp_fnd_quiet(c, value);
-	return lp_fnd_passes(c, value);
+	lp_findings_quiet(c, value);
+	return lp_findings_passes(c, value);
 }
 
-int64_t lp_fnd_q1(struct lp_fnd_ctx *c, const char *sql)
+int64_t lp_findings_q1(struct lp_findings_ctx *c, const char *sql)
 {
 	return lp_db_int(c->db, sql, 0);
 }
 
-double lp_fnd_share(int64_t part, int64_t whole)
+double lp_findings_share(int64_t part, int64_t whole)
 {
 	return whole > 0 ? (double)part / (double)whole : 0;
 }
 
 /* A new finding of rule r; NULL on -ENOMEM. */
-struct lp_finding *lp_fnd_new(struct lp_fnd_ctx *c, const struct lp_rule *r, double value)
+struct lp_finding *lp_findings_new(struct lp_findings_ctx *c, const struct lp_rule *r, double value)
 {
 	struct lp_findings *o = c->out;
 	if (o->n == c->cap) {
@@ -103,14 +103,14 @@ struct lp_finding *lp_fnd_new(struct lp_fnd_ctx *c, const struct lp_rule *r, dou
 	return f;
 }
 
-void lp_fnd_num(struct lp_finding *f, const char *key, const char *label, const char *unit,
-		double v)
+void lp_findings_num(struct lp_finding *f, const char *key, const char *label, const char *unit,
+		     double v)
 {
 	if (f->nnum < LP_FINDINGS_MAXNUM)
 		f->num[f->nnum++] = (struct lp_findings_num){key, label, unit, v};
 }
 
-void lp_fnd_site(struct lp_finding *f, const char *what, int64_t count, int64_t ns)
+void lp_findings_site(struct lp_finding *f, const char *what, int64_t count, int64_t ns)
 {
 	if (f->nsite < LP_FINDINGS_MAXSITES && what)
 		f->site[f->nsite++] = (struct lp_findings_site){strdup(what), count, ns};
@@ -123,7 +123,7 @@ void lp_fnd_site(struct lp_finding *f, const char *what, int64_t count, int64_t 
  * it ("request time", "thread time") once the scope is known. */
 static const char lp_basis_scope[] = "time judged";
 
-void lp_fnd_saving(struct lp_finding *f, int64_t saving, int64_t basis, const char *what)
+void lp_findings_saving(struct lp_finding *f, int64_t saving, int64_t basis, const char *what)
 {
 	if (f->scope_ns > 0 && basis > f->scope_ns) {
 		basis = f->scope_ns;
@@ -136,13 +136,13 @@ void lp_fnd_saving(struct lp_finding *f, int64_t saving, int64_t basis, const ch
 	f->saving_ns = saving;
 	f->basis_ns = basis;
 	f->basis = what;
-	f->share = lp_fnd_share(saving, f->scope_ns);
+	f->share = lp_findings_share(saving, f->scope_ns);
 	f->severity = f->share >= LP_SEV_HIGH_SHARE	? LP_SEV_HIGH
 		      : f->share >= LP_SEV_MEDIUM_SHARE ? LP_SEV_MEDIUM
 							: LP_SEV_LOW;
 }
 
-void lp_fnd_category(struct lp_finding *f, const char *category)
+void lp_findings_category(struct lp_finding *f, const char *category)
 {
 	f->category = category;
 }
@@ -150,7 +150,7 @@ void lp_fnd_category(struct lp_finding *f, const char *category)
 /* ---- requests: lookup and per-request attribution ---------------------- */
 
 /* First request on thread th with end > s (binary search). */
-size_t lp_fnd_req_lower(const struct lp_fnd_ctx *c, int64_t th, int64_t s)
+size_t lp_findings_req_lower(const struct lp_findings_ctx *c, int64_t th, int64_t s)
 {
 	size_t lo = 0, hi = c->nreq;
 	while (lo < hi) {
@@ -166,12 +166,12 @@ size_t lp_fnd_req_lower(const struct lp_fnd_ctx *c, int64_t th, int64_t s)
 
 /* Adds the part of [s, e) on thread th that lies inside requests to their
  * stake; returns that part. Without requests, the whole interval counts. */
-int64_t lp_fnd_attr(struct lp_fnd_ctx *c, int64_t th, int64_t s, int64_t e)
+int64_t lp_findings_attr(struct lp_findings_ctx *c, int64_t th, int64_t s, int64_t e)
 {
 	if (!c->has_req)
 		return e > s ? e - s : 0;
 	int64_t in = 0;
-	for (size_t i = lp_fnd_req_lower(c, th, s); i < c->nreq; i++) {
+	for (size_t i = lp_findings_req_lower(c, th, s); i < c->nreq; i++) {
 		const struct req *r = &c->req[i];
 		if (r->thread != th || r->start >= e)
 			break;
@@ -184,14 +184,14 @@ int64_t lp_fnd_attr(struct lp_fnd_ctx *c, int64_t th, int64_t s, int64_t e)
 	return in;
 }
 
-void lp_fnd_stake_reset(struct lp_fnd_ctx *c)
+void lp_findings_stake_reset(struct lp_findings_ctx *c)
 {
 	if (c->stake)
 		memset(c->stake, 0, c->nreq * sizeof(*c->stake));
 }
 
 /* The request with the most at stake becomes the finding's example. */
-void lp_fnd_example(struct lp_fnd_ctx *c, struct lp_finding *f)
+void lp_findings_example(struct lp_findings_ctx *c, struct lp_finding *f)
 {
 	size_t best = c->nreq;
 	for (size_t i = 0; i < c->nreq; i++)
@@ -204,7 +204,8 @@ void lp_fnd_example(struct lp_fnd_ctx *c, struct lp_finding *f)
 	    1, r->id, r->tid, r->start, r->start - c->run_start, r->end - r->start, c->stake[best]};
 }
 
-void lp_fnd_example_req(struct lp_fnd_ctx *c, struct lp_finding *f, size_t i, int64_t stake)
+void lp_findings_example_req(struct lp_findings_ctx *c, struct lp_finding *f, size_t i,
+			     int64_t stake)
 {
 	const struct req *r = &c->req[i];
 	f->ex = (struct lp_findings_example){
@@ -220,7 +221,7 @@ static int req_cmp(const void *a, const void *b)
 }
 
 /* ?1, ?2: the request range's name and domain. */
-void lp_fnd_req_args(const struct lp_fnd_ctx *c, struct lp_db_arg a[2])
+void lp_findings_req_args(const struct lp_findings_ctx *c, struct lp_db_arg a[2])
 {
 	a[0] = LP_DB_TEXT(c->bd->req_name);
 	a[1] = LP_DB_TEXT(c->bd->req_domain ? c->bd->req_domain : "");
@@ -331,7 +332,7 @@ static int load_requests(struct lp_findings_ctx *c)
 	return c->stake ? 0 : -ENOMEM;
 }
 
-int lp_fnd_bd_cat(const struct lp_breakdown *b, const char *name)
+int lp_findings_bd_cat(const struct lp_breakdown *b, const char *name)
 {
 	for (int i = 0; i < b->ncat; i++)
 		if (b->cat_name[i] && !strcmp(b->cat_name[i], name))
@@ -339,7 +340,7 @@ int lp_fnd_bd_cat(const struct lp_breakdown *b, const char *name)
 	return -1;
 }
 
-const struct lp_lock_row *lp_fnd_lock_row(const struct lp_fnd_ctx *c, int64_t id)
+const struct lp_lock_row *lp_findings_lock_row(const struct lp_findings_ctx *c, int64_t id)
 {
 	for (size_t i = 0; i < c->locks.n; i++)
 		if (c->locks.locks[i].id == id)
@@ -347,7 +348,7 @@ const struct lp_lock_row *lp_fnd_lock_row(const struct lp_fnd_ctx *c, int64_t id
 	return NULL;
 }
 
-void lp_fnd_acc_flush(struct lp_fnd_acc *a)
+void lp_findings_acc_flush(struct lp_findings_acc *a)
 {
 	for (int k = 0; a->cur_ns > 0 && k < LP_FINDINGS_MAXSITES; k++)
 		if (a->cur_ns > a->top[k].ns) {
@@ -361,23 +362,23 @@ void lp_fnd_acc_flush(struct lp_fnd_acc *a)
 }
 
 /* Starts label w's group when it differs from the current one. */
-void lp_fnd_acc_label(struct lp_fnd_acc *a, const char *w)
+void lp_findings_acc_label(struct lp_findings_acc *a, const char *w)
 {
 	if (strcmp(a->cur, w)) {
-		lp_fnd_acc_flush(a);
+		lp_findings_acc_flush(a);
 		snprintf(a->cur, sizeof(a->cur), "%s", w);
 	}
 }
 
 static int acc_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_fnd_acc_load *l = ctx;
-	struct lp_fnd_acc *a = l->a;
+	struct lp_findings_acc_load *l = ctx;
+	struct lp_findings_acc *a = l->a;
 	const char *w = (const char *)sqlite3_column_text(st, 3);
-	lp_fnd_acc_label(a, w ? w : "?");
+	lp_findings_acc_label(a, w ? w : "?");
 	a->all_n++;
-	int64_t in = lp_fnd_attr(l->c, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-				 sqlite3_column_int64(st, 2));
+	int64_t in = lp_findings_attr(l->c, sqlite3_column_int64(st, 0),
+				      sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
 	if (in <= 0 && l->c->has_req)
 		return 0;
 	a->n++;
@@ -388,29 +389,29 @@ static int acc_row(sqlite3_stmt *st, void *ctx)
 }
 
 /* Rows: thread, start, end, label (ordered by label); ?1 = the API domain. */
-int lp_fnd_acc_run(struct lp_fnd_ctx *c, const char *sql, struct lp_fnd_acc *a)
+int lp_findings_acc_run(struct lp_findings_ctx *c, const char *sql, struct lp_findings_acc *a)
 {
-	struct lp_fnd_acc_load l = {c, a};
+	struct lp_findings_acc_load l = {c, a};
 	struct lp_db_arg dom = LP_DB_TEXT(c->api_domain);
 	memset(a, 0, sizeof(*a));
-	lp_fnd_stake_reset(c);
+	lp_findings_stake_reset(c);
 	int rc = lp_db_query(c->db, sql, &dom, 1, acc_row, &l, c->err, c->errlen);
-	lp_fnd_acc_flush(a);
+	lp_findings_acc_flush(a);
 	return rc;
 }
 
-void lp_fnd_acc_free(struct lp_fnd_acc *a)
+void lp_findings_acc_free(struct lp_findings_acc *a)
 {
 	for (int k = 0; k < LP_FINDINGS_MAXSITES; k++)
 		free(a->top[k].what);
 }
 
-void lp_fnd_acc_sites(struct lp_finding *f, const struct lp_fnd_acc *a, const char *kind)
+void lp_findings_acc_sites(struct lp_finding *f, const struct lp_findings_acc *a, const char *kind)
 {
 	f->site_kind = kind;
 	for (int k = 0; k < LP_FINDINGS_MAXSITES; k++)
 		if (a->top[k].what)
-			lp_fnd_site(f, a->top[k].what, a->top[k].count, a->top[k].ns);
+			lp_findings_site(f, a->top[k].what, a->top[k].count, a->top[k].ns);
 }
 
 static int dur_cmp(const void *a, const void *b)
@@ -420,7 +421,7 @@ static int dur_cmp(const void *a, const void *b)
 }
 
 /* Sorted request durations (caller frees). */
-int64_t *lp_fnd_req_durs(const struct lp_fnd_ctx *c)
+int64_t *lp_findings_req_durs(const struct lp_findings_ctx *c)
 {
 	int64_t *d = malloc((c->nreq ? c->nreq : 1) * sizeof(*d));
 	if (!d)
@@ -432,7 +433,7 @@ int64_t *lp_fnd_req_durs(const struct lp_fnd_ctx *c)
 	return d;
 }
 
-int lp_fnd_prep(struct lp_fnd_ctx *c, const char *sql, sqlite3_stmt **st)
+int lp_findings_prep(struct lp_findings_ctx *c, const char *sql, sqlite3_stmt **st)
 {
 	if (sqlite3_prepare_v2(c->db, sql, -1, st, NULL) == SQLITE_OK)
 		return 0;
@@ -440,16 +441,16 @@ int lp_fnd_prep(struct lp_fnd_ctx *c, const char *sql, sqlite3_stmt **st)
 	return -EIO;
 }
 
-const char *lp_fnd_where(const struct lp_fnd_ctx *c)
+const char *lp_findings_where(const struct lp_findings_ctx *c)
 {
 	return c->has_req ? "of request time" : "of thread time";
 }
 
-double lp_fnd_runnable(struct lp_fnd_ctx *c, int64_t *cpus)
+double lp_findings_runnable(struct lp_findings_ctx *c, int64_t *cpus)
 {
 	const struct lp_breakdown *b = c->bd;
-	int on = lp_fnd_bd_cat(b, "on_cpu"), pre = lp_fnd_bd_cat(b, "preempted");
-	int un = lp_fnd_bd_cat(b, "cpu_or_preempted");
+	int on = lp_findings_bd_cat(b, "on_cpu"), pre = lp_findings_bd_cat(b, "preempted");
+	int un = lp_findings_bd_cat(b, "cpu_or_preempted");
 	int64_t runnable = 0, wall = b->run_end_ns - b->run_start_ns;
 	/* a lookup with a default: a read error is recorded for lp_db_fault */
 	*cpus = lp_db_int(c->db, "SELECT value FROM meta WHERE key = 'run.cpus_allowed'", 0);
@@ -459,20 +460,21 @@ double lp_fnd_runnable(struct lp_fnd_ctx *c, int64_t *cpus)
 	if (on < 0 || pre < 0 || un < 0 || wall <= 0 || !b->nthreads)
 		return NAN;
 	for (size_t i = 0; i < b->nthreads; i++) {
-		const struct lp_bd_thread *t = &b->threads[i];
+		const struct lp_breakdown_thread *t = &b->threads[i];
 		runnable += t->cat_ns[on] + t->cat_ns[pre] + t->cat_ns[un];
 	}
 	return (double)runnable / (double)wall;
 }
 
-int lp_fnd_load_source(struct lp_fnd_ctx *c, struct lp_finding *f, char *why, size_t len)
+int lp_findings_load_source(struct lp_findings_ctx *c, struct lp_finding *f, char *why, size_t len)
 {
 	int64_t cpus;
-	double nrun = lp_fnd_runnable(c, &cpus);
+	double nrun = lp_findings_runnable(c, &cpus);
 	why[0] = 0;
 	if (isnan(nrun) || cpus <= 0)
 		return -1;
-	lp_fnd_num(f, "runnable_threads", "the app's runnable threads on average", "count", nrun);
+	lp_findings_num(f, "runnable_threads", "the app's runnable threads on average", "count",
+			nrun);
 	if (nrun > (double)cpus) {
 		snprintf(why, len, "; its own %.1f runnable threads outnumber the %lld cores", nrun,
 			 (long long)cpus);
@@ -492,43 +494,45 @@ int lp_fnd_load_source(struct lp_fnd_ctx *c, struct lp_finding *f, char *why, si
 
 /* Shared by blocking-io-in-request and sleep-in-request: the calls' time
  * inside requests against request time. */
-int lp_fnd_block_rule(struct lp_fnd_ctx *c, const struct lp_rule *r, const char *sql,
-		      const char *what, const char *basis, const char *category)
+int lp_findings_block_rule(struct lp_findings_ctx *c, const struct lp_rule *r, const char *sql,
+			   const char *what, const char *basis, const char *category)
 {
-	struct lp_fnd_acc a;
-	int rc = lp_fnd_acc_run(c, sql, &a);
+	struct lp_findings_acc a;
+	int rc = lp_findings_acc_run(c, sql, &a);
 	if (rc)
 		return rc;
-	double share = lp_fnd_share(a.ns, c->req_ns);
+	double share = lp_findings_share(a.ns, c->req_ns);
 	int found = 0;
-	if (lp_fnd_judge(c, share) && a.n > 0) {
-		struct lp_finding *f = lp_fnd_new(c, r, share);
+	if (lp_findings_judge(c, share) && a.n > 0) {
+		struct lp_finding *f = lp_findings_new(c, r, share);
 		if (!f) {
-			lp_fnd_acc_free(&a);
+			lp_findings_acc_free(&a);
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_fnd_category(f, category);
-		lp_fnd_num(f, "calls", "calls inside requests", "count", (double)a.n);
-		lp_fnd_num(f, "per_request", "per request", "per_request",
-			   (double)a.n / (double)c->nreq);
-		lp_fnd_num(f, "blocked_ns", "time in them inside requests", "ns", (double)a.ns);
-		lp_fnd_num(f, "share", "of request time", "share", share);
-		lp_fnd_acc_sites(f, &a, "calls");
-		f->summary = lp_fnd_fmt("requests spent %.1f%% of their time in %" PRId64 " %s "
-					"(%.2f per request, %.3f ms each on average)",
-					100 * share, a.n, what, (double)a.n / (double)c->nreq,
-					(double)a.ns / (double)a.n / 1e6);
-		lp_fnd_saving(f, a.ns, a.ns, basis);
-		lp_fnd_example(c, f);
+		lp_findings_category(f, category);
+		lp_findings_num(f, "calls", "calls inside requests", "count", (double)a.n);
+		lp_findings_num(f, "per_request", "per request", "per_request",
+				(double)a.n / (double)c->nreq);
+		lp_findings_num(f, "blocked_ns", "time in them inside requests", "ns",
+				(double)a.ns);
+		lp_findings_num(f, "share", "of request time", "share", share);
+		lp_findings_acc_sites(f, &a, "calls");
+		f->summary =
+		    lp_findings_fmt("requests spent %.1f%% of their time in %" PRId64 " %s "
+				    "(%.2f per request, %.3f ms each on average)",
+				    100 * share, a.n, what, (double)a.n / (double)c->nreq,
+				    (double)a.ns / (double)a.n / 1e6);
+		lp_findings_saving(f, a.ns, a.ns, basis);
+		lp_findings_example(c, f);
 	}
-	lp_fnd_acc_free(&a);
+	lp_findings_acc_free(&a);
 	return found;
 }
 
-int64_t lp_fnd_busy_threads(const struct lp_breakdown *b, double *cores)
+int64_t lp_findings_busy_threads(const struct lp_breakdown *b, double *cores)
 {
-	int on = lp_fnd_bd_cat(b, "on_cpu");
+	int on = lp_findings_bd_cat(b, "on_cpu");
 	int64_t n = 0, on_ns = 0;
 	for (size_t i = 0; on >= 0 && i < b->nthreads; i++) {
 		n += b->threads[i].total_ns > 0 &&
@@ -598,14 +602,14 @@ static void gpu_inputs(struct lp_findings_ctx *c)
 		return;
 	}
 	const char *cap = lp_db_meta(c->db, "cuda.captured", buf, sizeof(buf));
-	if (!lp_fnd_q1(c, "SELECT count(*) FROM cuda_api") || !cap || atoi(cap) <= 0) {
+	if (!lp_findings_q1(c, "SELECT count(*) FROM cuda_api") || !cap || atoi(cap) <= 0) {
 		const char *st = lp_db_meta(c->db, "cuda.status", buf, sizeof(buf));
 		snprintf(c->gpu_why, sizeof(c->gpu_why), "no GPU data: %s",
 			 st ? st : "no CUDA activity was recorded");
 		return;
 	}
 	c->gpu = 1;
-	if (!lp_fnd_q1(c, "SELECT count(*) FROM cuda_api WHERE domain = 'runtime'"))
+	if (!lp_findings_q1(c, "SELECT count(*) FROM cuda_api WHERE domain = 'runtime'"))
 		c->api_domain = "driver";
 }
 
@@ -658,36 +662,36 @@ static void ctx_free(struct lp_findings_ctx *c)
 	free(c->why);
 }
 
-static int has_rows(struct lp_fnd_ctx *c, const char *table, const char *sql)
+static int has_rows(struct lp_findings_ctx *c, const char *table, const char *sql)
 {
-	return lp_db_has_table(c->db, table) && lp_fnd_q1(c, sql) > 0;
+	return lp_db_has_table(c->db, table) && lp_findings_q1(c, sql) > 0;
 }
 
 /* The inputs r->needs that this run lacks: -ENODATA with the reason. */
-static int findings_needs(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int findings_needs(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
 	unsigned n = r->needs;
 	if ((n & LP_NEED_GPU) && !c->gpu)
-		return lp_fnd_skip(c, c->gpu_why);
+		return lp_findings_skip(c, c->gpu_why);
 	if ((n & LP_NEED_REQUESTS) && !c->has_req) {
 		char why[256];
 		snprintf(why, sizeof(why), "no NVTX request ranges%s%s",
 			 r->why_requests ? ": " : "", r->why_requests ? r->why_requests : "");
-		return lp_fnd_skip(c, why);
+		return lp_findings_skip(c, why);
 	}
 	if ((n & LP_NEED_TIME) && (c->has_req ? c->req_ns : c->thread_ns) <= 0)
-		return lp_fnd_skip(c, "no request or thread time recorded");
+		return lp_findings_skip(c, "no request or thread time recorded");
 	if ((n & LP_NEED_BLOCKING) && !lp_db_has_table(c->db, "blocking_calls"))
-		return lp_fnd_skip(c,
-				   "no blocking calls recorded (a database from an older latprof)");
+		return lp_findings_skip(
+		    c, "no blocking calls recorded (a database from an older latprof)");
 	if ((n & LP_NEED_RANGE_CPU) &&
 	    !has_rows(c, "range_counters", "SELECT count(*) FROM range_counters"))
-		return lp_fnd_skip(c, "no CPU counters (record with --counters)");
+		return lp_findings_skip(c, "no CPU counters (record with --counters)");
 	if ((n & LP_NEED_THREAD_CPU) &&
 	    !has_rows(c, "thread_counters",
 		      "SELECT count(*) FROM thread_counters tc JOIN counter_events e ON e.id = "
 		      "tc.event_id WHERE e.name = 'task-clock'"))
-		return lp_fnd_skip(c, "task-clock was not counted per thread");
+		return lp_findings_skip(c, "task-clock was not counted per thread");
 	return 0;
 }
 
@@ -703,15 +707,15 @@ static int64_t bd_thread_cat(const struct lp_breakdown *b, int cat)
 static void findings_resave(struct lp_finding *f, int64_t saving)
 {
 	f->saving_ns = saving > 0 ? saving : 0;
-	f->share = lp_fnd_share(f->saving_ns, f->scope_ns);
+	f->share = lp_findings_share(f->saving_ns, f->scope_ns);
 	f->severity = f->share >= LP_SEV_HIGH_SHARE	? LP_SEV_HIGH
 		      : f->share >= LP_SEV_MEDIUM_SHARE ? LP_SEV_MEDIUM
 							: LP_SEV_LOW;
 }
 
 /* The rule status of finding f's rule. */
-static struct lp_fnd_rule_status *findings_status(struct lp_findings *out,
-						  const struct lp_finding *f)
+static struct lp_findings_rule_status *findings_status(struct lp_findings *out,
+						       const struct lp_finding *f)
 {
 	for (size_t i = 0; i < out->nrules; i++)
 		if (out->rules[i].rule == f->rule)
@@ -733,13 +737,13 @@ static void finding_free(struct lp_finding *x)
  * the findings before it on the same category took theirs (the
  * breakdown's time in it over requests, or over all threads without them),
  * and what is left of the scope once all findings before it took theirs. The first finding on a
- * category holds it; a later one names it in counted_in. A finding left under LP_FND_MIN_SHARE of
- * the scope is dropped: its rule goes quiet with its value and what it would have saved.
+ * category holds it; a later one names it in counted_in. A finding left under LP_FINDINGS_MIN_SHARE
+ * of the scope is dropped: its rule goes quiet with its value and what it would have saved.
  */
 static void findings_account(struct lp_findings *out, const struct lp_breakdown *b)
 {
-	int64_t used[LP_BD_MAXCAT] = {0}, total = 0;
-	const char *holder[LP_BD_MAXCAT] = {0};
+	int64_t used[LP_BREAKDOWN_MAXCAT] = {0}, total = 0;
+	const char *holder[LP_BREAKDOWN_MAXCAT] = {0};
 	size_t k = 0;
 	/* causes first, then symptoms, each largest first: out->v is sorted,
 	 * so a stable pass over the causes and then the symptoms keeps that */
@@ -754,7 +758,7 @@ static void findings_account(struct lp_findings *out, const struct lp_breakdown 
 	free(ord);
 	for (size_t i = 0; i < out->n; i++) {
 		struct lp_finding *f = &out->v[i];
-		int cat = f->category ? lp_fnd_bd_cat(b, f->category) : -1;
+		int cat = f->category ? lp_findings_bd_cat(b, f->category) : -1;
 		if (cat < 0) /* a category this breakdown does not have */
 			f->category = NULL;
 		int64_t saving = f->saving_ns;
@@ -764,14 +768,15 @@ static void findings_account(struct lp_findings *out, const struct lp_breakdown 
 			int64_t left = have - used[cat] > 0 ? have - used[cat] : 0;
 			if (saving > left && holder[cat])
 				f->counted_in = holder[cat];
-			saving = lp_fnd_min64(saving, left);
+			saving = lp_findings_min64(saving, left);
 		}
 		if (f->scope_ns > 0)
-			saving = lp_fnd_min64(saving, f->scope_ns - total);
+			saving = lp_findings_min64(saving, f->scope_ns - total);
 		if (saving < f->saving_ns)
 			findings_resave(f, saving);
-		if (f->scope_ns <= 0 || lp_fnd_share(saving, f->scope_ns) < LP_FND_MIN_SHARE) {
-			struct lp_fnd_rule_status *s = findings_status(out, f);
+		if (f->scope_ns <= 0 ||
+		    lp_findings_share(saving, f->scope_ns) < LP_FINDINGS_MIN_SHARE) {
+			struct lp_findings_rule_status *s = findings_status(out, f);
 			/* another finding of the rule (a second lock) may stay */
 			if (s && s->state != LP_RULE_FOUND_KEPT) {
 				s->state = LP_RULE_QUIET;
@@ -790,7 +795,7 @@ static void findings_account(struct lp_findings *out, const struct lp_breakdown 
 				holder[cat] = f->rule->id;
 		}
 		total += saving;
-		struct lp_fnd_rule_status *s = findings_status(out, f);
+		struct lp_findings_rule_status *s = findings_status(out, f);
 		if (s)
 			s->state = LP_RULE_FOUND_KEPT;
 		out->v[k++] = *f;
@@ -818,7 +823,7 @@ int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct
 	out->thread_ns = c.thread_ns;
 	for (size_t i = 0; rc == 0 && i < lp_nrules; i++) {
 		const struct lp_rule *r = lp_rules[i];
-		struct lp_fnd_rule_status *s = &out->rules[i];
+		struct lp_findings_rule_status *s = &out->rules[i];
 		s->rule = r;
 		s->threshold = findings_threshold(opts, r);
 		c.rule = r;
@@ -850,14 +855,15 @@ int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct
 	if (rc == 0)
 		for (size_t i = 0; i < out->n; i++)
 			if (out->v[i].basis == lp_basis_scope)
-				out->v[i].basis = out->has_requests ? "request time" : "thread time";
+				out->v[i].basis =
+				    out->has_requests ? "request time" : "thread time";
 	if (rc == 0 && out->n > 1) /* qsort(NULL, 0) is undefined */
-		qsort(out->v, out->n, sizeof(*out->v), lp_fnd_cmp);
+		qsort(out->v, out->n, sizeof(*out->v), lp_findings_cmp);
 	if (rc == 0)
 		findings_account(out, c.bd);
 	/* what the account left of each saving decides the order */
 	if (rc == 0 && out->n > 1)
-		qsort(out->v, out->n, sizeof(*out->v), lp_fnd_cmp);
+		qsort(out->v, out->n, sizeof(*out->v), lp_findings_cmp);
 	ctx_free(&c);
 	return rc;
 }

@@ -13,7 +13,7 @@
  * same breakdown category share its time (causes before symptoms, largest
  * first: the first keeps it, the others keep only what is left and name it
  * in counted_in), the savings add up to at most the scope, and a finding
- * left under LP_FND_MIN_SHARE of the scope is not listed (its rule is quiet
+ * left under LP_FINDINGS_MIN_SHARE of the scope is not listed (its rule is quiet
  * with its value). Findings are sorted by saving. Rules whose inputs are
  * missing (no GPU data, no counters, no request ranges) are listed as not
  * evaluated, with the reason. Rendered by report/lp_report_findings.c.
@@ -43,7 +43,7 @@ enum lp_findings_cmp { LP_CMP_GE, LP_CMP_LT };
 /* What a rule needs recorded; the engine checks each before the rule runs
  * and lists the rule as not evaluated, with the reason, when one is
  * missing. */
-enum lp_fnd_need {
+enum lp_findings_need {
 	LP_NEED_GPU = 1 << 0,	     /* CUDA activity was captured */
 	LP_NEED_REQUESTS = 1 << 1,   /* NVTX request ranges */
 	LP_NEED_TIME = 1 << 2,	     /* request time, or thread time without requests */
@@ -53,7 +53,7 @@ enum lp_fnd_need {
 };
 
 struct lp_finding;
-struct lp_fnd_ctx; /* the inputs every rule shares (analyze/lp_fnd_rule.h) */
+struct lp_findings_ctx; /* the inputs every rule shares (analyze/lp_findings_rule.h) */
 
 /*
  * A rule's registry entry: one per file in analyze/rules/, listed in
@@ -63,17 +63,17 @@ struct lp_fnd_ctx; /* the inputs every rule shares (analyze/lp_fnd_rule.h) */
  */
 struct lp_rule {
 	const char *id, *title;
-	const char *measures; /* what the value is, e.g. "lock wait / request time" */
-	const char *unit;     /* of value and threshold: "share", "count", "ratio" */
-	enum lp_fnd_cmp cmp;  /* finding when value >= threshold, or < it */
-	double threshold;     /* default; --rule-threshold ID=VALUE overrides */
-	unsigned needs;	      /* enum lp_fnd_need */
+	const char *measures;	  /* what the value is, e.g. "lock wait / request time" */
+	const char *unit;	  /* of value and threshold: "share", "count", "ratio" */
+	enum lp_findings_cmp cmp; /* finding when value >= threshold, or < it */
+	double threshold;	  /* default; --rule-threshold ID=VALUE overrides */
+	unsigned needs;		  /* enum lp_findings_need */
 	const char *fix;
-	/* Measures, judges the value against the threshold (lp_fnd_judge) and
-	 * appends its findings (lp_fnd_new); returns how many, 0 when quiet,
-	 * -ENODATA with a missing input of its own noted (lp_fnd_skip),
+	/* Measures, judges the value against the threshold (lp_findings_judge) and
+	 * appends its findings (lp_findings_new); returns how many, 0 when quiet,
+	 * -ENODATA with a missing input of its own noted (lp_findings_skip),
 	 * -errno on errors. */
-	int (*eval)(struct lp_fnd_ctx *c, const struct lp_rule *r);
+	int (*eval)(struct lp_findings_ctx *c, const struct lp_rule *r);
 	/* The title of a finding over a run without requests (the whole
 	 * run's thread time), when `title` speaks of requests; NULL: title. */
 	const char *title_whole_run;
@@ -92,7 +92,7 @@ const struct lp_rule *lp_rule_find(const char *id);
 int lp_rule_passes(const struct lp_rule *r, double value, double thr);
 /* Findings whose saving is below this share of the scope are not listed:
  * their rule is quiet, with its value. */
-#define LP_FND_MIN_SHARE 0.01
+#define LP_FINDINGS_MIN_SHARE 0.01
 
 #define LP_FINDINGS_MAXNUM 8
 #define LP_FINDINGS_MAXSITES 5
@@ -136,7 +136,7 @@ struct lp_finding {
 	const char *site_kind; /* static: "call sites", "kernels", ... */
 	struct lp_findings_site site[LP_FINDINGS_MAXSITES];
 	size_t nsite;
-	struct lp_fnd_example ex;
+	struct lp_findings_example ex;
 	const char *fix;      /* static: the rule's, or advice for this run */
 	const char *category; /* static: the breakdown category the saving is from */
 	/* static: the rule id of the finding that holds this one's time (the
@@ -146,7 +146,7 @@ struct lp_finding {
 
 /* Per rule: what happened to it in this run. */
 /* LP_RULE_FOUND_KEPT: the engine's own, while it keeps the account. */
-enum lp_fnd_state { LP_RULE_FOUND = 1, LP_RULE_QUIET, LP_RULE_SKIPPED, LP_RULE_FOUND_KEPT };
+enum lp_findings_state { LP_RULE_FOUND = 1, LP_RULE_QUIET, LP_RULE_SKIPPED, LP_RULE_FOUND_KEPT };
 
 struct lp_findings_rule_status {
 	const struct lp_rule *rule;

@@ -4,7 +4,7 @@
  * one line per rule. Each rule is one file, analyze/rules/lp_rule_NAME.c,
  * that defines `const struct lp_rule lp_rule_NAME` (lp_findings.h: id,
  * unit, cmp, threshold, needs, title, measures, fix, eval) and its eval
- * function (analyze/lp_fnd_rule.h). Adding a rule: that file, its line
+ * function (analyze/lp_findings_rule.h). Adding a rule: that file, its line
  * here, and its row in docs/rules.md.
  */
 #include "lp_findings.h"

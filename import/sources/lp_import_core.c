@@ -251,10 +251,9 @@ int lp_core_pass1(struct lp_import *imp, uint32_t tid, const struct lp_rec_heade
 }
 
 /* LP_REC_LOCK_SHARED: this process's address of a shared lock. */
-static int core_lock_shared(const struct lp_rec_header *h, const struct lp_rec_lock_shared *r,
-			    size_t len)
+static int core_lock_shared(struct core_state *s, const struct lp_rec_header *h,
+			    const struct lp_rec_lock_shared *r, size_t len)
 {
-	struct core_state *s = lp_core;
 	uint64_t k;
 	if (len < sizeof(*r) || !r->lock || lp_map_get(&s->shared, r->lock, &k))
 		return 0;
@@ -284,7 +283,7 @@ static int core_lock_shared(const struct lp_rec_header *h, const struct lp_rec_l
  * row gets the mapping's name ("sem.mp-x1y2+0x0", module the path). */
 static int64_t core_lock_shared_id(struct lp_import *imp, uint64_t addr, int64_t made)
 {
-	struct core_state *s = lp_core;
+	struct core_state *s = core_of(imp);
 	uint64_t k;
 	if (!lp_map_get(&s->shared, addr, &k))
 		return 0;
@@ -310,7 +309,7 @@ static int64_t core_lock(struct lp_import *imp, uint64_t addr, uint32_t kind)
 {
 	static const char *const kinds[] = {"?",   "mutex", "rwlock", "rwlock",
 					    "sem", "spin",  "futex"};
-	struct core_state *s = lp_core;
+	struct core_state *s = core_of(imp);
 	uint64_t id;
 	if (lp_map_get(&s->locks, addr, &id))
 		return (int64_t)id;
@@ -675,9 +674,9 @@ static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 		return core_thread(imp, s->upd_thread_end, tid,
 				   (int64_t)((const struct lp_rec_thread_end *)p)->ts, 0, 0);
 	case LP_REC_CHILD_STATUS:
-		return len >= sizeof(struct lp_rec_child_status) ? core_child(p) : 0;
+		return len >= sizeof(struct lp_rec_child_status) ? core_child(s, p) : 0;
 	case LP_REC_LOCK_SHARED:
-		return core_lock_shared(h, p, len);
+		return core_lock_shared(s, h, p, len);
 	case LP_REC_BLOCK: {
 		struct lp_rec_block r;
 		return core_widen(&r, sizeof(r), p, len, LP_REC_BLOCK_V1_SIZE, &r.runq)

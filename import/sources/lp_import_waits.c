@@ -113,19 +113,19 @@ static const struct classify_step lp_waits_steps[] = {
      * signal, as pthread condition waits are; so is a word only one thread
      * ever waited on that no lock frame names (a one-shot event, a join) */
     {"SELECT EXISTS (SELECT 1 FROM locks WHERE kind = 'futex')",
-     "CREATE TEMP TABLE lp_fx AS SELECT w.stack_id AS id, max(CASE WHEN " LP_FUTEX_LOCK_FN
+     "CREATE TEMP TABLE lp_foreign AS SELECT w.stack_id AS id, max(CASE WHEN " LP_FUTEX_LOCK_FN
      " THEN 2 WHEN " LP_FUTEX_SIGNAL_FN " THEN 1 ELSE 0 END) AS how FROM (SELECT DISTINCT "
      "stack_id FROM lock_waits WHERE lock_id IN (SELECT id FROM locks WHERE kind = 'futex')) w "
      "JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth < 6 "
      "JOIN frames f ON f.id = sf.frame_id GROUP BY w.stack_id;"
-     "CREATE TEMP TABLE lp_fx_one AS SELECT lock_id AS id FROM lock_waits WHERE lock_id IN "
+     "CREATE TEMP TABLE lp_foreign_one AS SELECT lock_id AS id FROM lock_waits WHERE lock_id IN "
      "(SELECT id FROM locks WHERE kind = 'futex') GROUP BY lock_id "
      "HAVING count(DISTINCT thread_id) = 1;"
      "UPDATE lock_waits SET class = 4 WHERE class = 0 AND lock_id IN (SELECT id FROM locks "
-     "WHERE kind = 'futex') AND (stack_id IN (SELECT id FROM temp.lp_fx WHERE how = 1) OR "
-     "(lock_id IN (SELECT id FROM temp.lp_fx_one) AND coalesce(stack_id NOT IN "
-     "(SELECT id FROM temp.lp_fx WHERE how = 2), 1)));"
-     "DROP TABLE temp.lp_fx; DROP TABLE temp.lp_fx_one;"},
+     "WHERE kind = 'futex') AND (stack_id IN (SELECT id FROM temp.lp_foreign WHERE how = 1) OR "
+     "(lock_id IN (SELECT id FROM temp.lp_foreign_one) AND coalesce(stack_id NOT IN "
+     "(SELECT id FROM temp.lp_foreign WHERE how = 2), 1)));"
+     "DROP TABLE temp.lp_foreign; DROP TABLE temp.lp_foreign_one;"},
     /* 2. join, 3. signal: semaphores waited on once */
     {"SELECT EXISTS (SELECT 1 FROM locks WHERE kind = 'sem')",
      /* a wait is found by its key (start_ns, id): lock_waits is clustered */

@@ -61,7 +61,7 @@ static int cat_index(const struct lp_breakdown *b, const char *name)
 	return -1;
 }
 
-static const struct lp_bd_stage *stage_of(const struct lp_breakdown *b, const char *name)
+static const struct lp_breakdown_stage *stage_of(const struct lp_breakdown *b, const char *name)
 {
 	for (size_t i = 0; i < b->nstages; i++)
 		if (!strcmp(b->stages[i].name, name))
@@ -89,7 +89,7 @@ static void test_hand_checked(void)
 	     " VALUES (1, 1, 60000, 15000, 'nanosleep', 'sleep', 0),"
 	     " (2, 1, 95000, 4000, 'nanosleep', 'sleep', 0),"
 	     " (3, 1, 300000, 10000, 'nanosleep', 'sleep', 0);");
-	struct lp_bd_opts o = {0};
+	struct lp_breakdown_opts o = {0};
 	struct lp_breakdown b;
 	char err[256] = "";
 	int rc = lp_breakdown_compute(db, &o, &b, err, sizeof(err));
@@ -99,15 +99,15 @@ static void test_hand_checked(void)
 		return;
 	}
 	int lw = cat_index(&b, "lock_wait"), sl = cat_index(&b, "sleep"),
-	    un = b.ncat - LP_BD_NREST + LP_BD_UNSPLIT;
+	    un = b.ncat - LP_BREAKDOWN_NREST + LP_BREAKDOWN_UNSPLIT;
 	CHECK(b.has_ranges && !strcmp(b.req_name, "request") && b.req.n == 2 &&
 		  b.req.total == 160 * US && b.req.max == 100 * US && b.req.p50 == 60 * US,
 	      "requests: 2, 160 us in all, max 100 us, p50 60 us (n %lld total %lld max %lld "
 	      "p50 %lld)",
 	      (long long)b.req.n, (long long)b.req.total, (long long)b.req.max,
 	      (long long)b.req.p50);
-	const struct lp_bd_stage *de = stage_of(&b, "decode"), *in = stage_of(&b, "infer"),
-				 *ua = stage_of(&b, LP_BD_UNATTRIBUTED);
+	const struct lp_breakdown_stage *de = stage_of(&b, "decode"), *in = stage_of(&b, "infer"),
+					*ua = stage_of(&b, LP_BREAKDOWN_UNATTRIBUTED);
 	CHECK(b.nstages == 3 && de && in && ua && b.stages[2].unattributed,
 	      "stages decode, infer and the unattributed rest, last (%zu)", b.nstages);
 	if (!de || !in || !ua)
@@ -189,7 +189,7 @@ static int64_t nearest_rank(int64_t *v, size_t n, double p)
  * of the time, infer after it (two thirds), both inside the request with
  * gaps around. Waits are drawn per thread anywhere in its timeline: lock
  * waits and sleeps overlap each other (the lock wait owns the overlap: it
- * comes first in lp_bd_categories) and cross every edge.
+ * comes first in lp_breakdown_categories) and cross every edge.
  */
 static void test_random(void)
 {
@@ -300,7 +300,7 @@ static void test_random(void)
 		req_total += req_dur[r];
 	}
 
-	struct lp_bd_opts o = {0};
+	struct lp_breakdown_opts o = {0};
 	struct lp_breakdown b;
 	char err[256] = "";
 	int rc = lp_breakdown_compute(db, &o, &b, err, sizeof(err));
@@ -310,7 +310,7 @@ static void test_random(void)
 		return;
 	}
 	int lw = cat_index(&b, "lock_wait"), sl = cat_index(&b, "sleep"),
-	    un = b.ncat - LP_BD_NREST + LP_BD_UNSPLIT;
+	    un = b.ncat - LP_BREAKDOWN_NREST + LP_BREAKDOWN_UNSPLIT;
 	int64_t p50 = nearest_rank(req_dur, NREQ, 50), p99 = nearest_rank(req_dur, NREQ, 99);
 	CHECK(b.req.n == NREQ && b.req.total == req_total * US && b.req.p50 == p50 * US &&
 		  b.req.p99 == p99 * US && b.req.max == req_dur[NREQ - 1] * US,
@@ -326,9 +326,9 @@ static void test_random(void)
 	      (long long)req_lock, (long long)req_sleep, (long long)req_rest,
 	      (long long)(b.req_cat_ns[lw] / US), (long long)(b.req_cat_ns[sl] / US),
 	      (long long)(b.req_cat_ns[un] / US));
-	const char *names[NSTG + 1] = {"decode", "infer", LP_BD_UNATTRIBUTED};
+	const char *names[NSTG + 1] = {"decode", "infer", LP_BREAKDOWN_UNATTRIBUTED};
 	for (int s = 0; s <= NSTG; s++) {
-		const struct lp_bd_stage *st = stage_of(&b, names[s]);
+		const struct lp_breakdown_stage *st = stage_of(&b, names[s]);
 		struct ref_stage *w = &ref[s];
 		if (!st) {
 			CHECK(0, "no stage %s", names[s]);

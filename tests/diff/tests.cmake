@@ -1,4 +1,4 @@
-# Run comparison: statistics, diff and check (issue 6).
+# Run comparison: statistics, diff and check.
 lp_c_test(stats_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_stats.c
   LIBS latprof_analyze LABELS unit)
 # lp_diff_compute on sides built in memory: estimates against brute force,

@@ -25,7 +25,7 @@ struct doc_rule {
 	unsigned needs;
 };
 
-/* The needs column's words, as enum lp_fnd_need. */
+/* The needs column's words, as enum lp_findings_need. */
 static const struct {
 	const char *word;
 	unsigned bit;
@@ -118,12 +118,13 @@ static void check_file(const struct lp_rule *r, const char *list)
 	}
 	if (f)
 		fclose(f);
-	CHECK(f && defines == 1 && id == 1, "%s: one file, analysis/findings/rules/lp_rule_%s.c, defines it",
-	      r->id, name);
+	CHECK(f && defines == 1 && id == 1,
+	      "%s: one file, analysis/findings/rules/lp_rule_%s.c, defines it", r->id, name);
 	char x[80];
 	snprintf(x, sizeof(x), "X(%s)", name);
 	const char *a = strstr(list, x);
-	CHECK(a && !strstr(a + 1, x), "%s: one line X(%s) in analysis/findings/lp_rules.c", r->id, name);
+	CHECK(a && !strstr(a + 1, x), "%s: one line X(%s) in analysis/findings/lp_rules.c", r->id,
+	      name);
 }
 
 static char *slurp(const char *path)

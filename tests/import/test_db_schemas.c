@@ -24,7 +24,7 @@ int main(void)
 	}
 	for (int j = 0; lp_db_schemas[j]; j++)
 		n_db++;
-	CHECK(n_src == 4 && n_db == n_src, "4 schemas, one per source with tables (%d, %d)", n_src,
+	CHECK(n_src == 5 && n_db == n_src, "5 schemas, one per source with tables (%d, %d)", n_src,
 	      n_db);
 	return lp_check_done();
 }

@@ -1,4 +1,4 @@
-# Lock report and symbolization (issue 2, items 6-7).
+# Lock report and symbolization.
 lp_c_test(symbols_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_symbols.c
   LIBS latprof_analyze LABELS unit)
 target_compile_options(symbols_unit PRIVATE -g -O1)
@@ -37,7 +37,7 @@ lp_py_test(locks_symcache test_symcache.py LABELS e2e)
 # The holder's stage: lock_waits.owner_range_id.
 lp_py_test(locks_holder_stage test_holder_stage.py LABELS e2e)
 
-# Wait classes (issue 15) on a hand-built database with the real schema.
+# Wait classes on a hand-built database with the real schema.
 lp_c_test(waits_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_waits.c
   LIBS latprof_analyze LABELS unit)
 

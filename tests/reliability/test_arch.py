@@ -26,6 +26,7 @@ ALLOWED = {
     "import/captures": ("import/captures", "import/sources") + IMPORT_FRAMEWORK,
     "analysis": ("analysis", "db", "util"),
     "analysis/findings": ("analysis/findings", "analysis", "db", "util"),
+    "analysis/findings/rules": ("analysis/findings", "analysis", "db", "util"),
     "analysis/compare": ("analysis/compare", "analysis/findings", "analysis", "db", "util"),
     "report": ("report", "analysis", "analysis/findings", "analysis/compare", "db", "util"),
     "cli": TOOL + ("import/sources", "import/captures", "analysis/findings",

@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
-static int rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_alloc(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
 	int rc;
-	struct lp_fnd_acc a;
-	rc = lp_fnd_acc_run(
+	struct lp_findings_acc a;
+	rc = lp_findings_acc_run(
 	    c,
 	    "SELECT a.thread_id, a.start_ns, a.end_ns, n.value FROM cuda_api a JOIN strings "
 	    "n ON n.id = a.name_id WHERE a.domain = ?1 AND n.value NOT LIKE '%Async%' AND "
@@ -30,27 +30,29 @@ static int rule_alloc(struct lp_fnd_ctx *c, const struct lp_rule *r)
 		return rc;
 	double per = (double)a.n / (double)c->nreq;
 	int found = 0;
-	if (lp_fnd_judge(c, (double)a.n) && a.n > 0) {
-		struct lp_finding *f = lp_fnd_new(c, r, (double)a.n);
+	if (lp_findings_judge(c, (double)a.n) && a.n > 0) {
+		struct lp_finding *f = lp_findings_new(c, r, (double)a.n);
 		if (!f) {
-			lp_fnd_acc_free(&a);
+			lp_findings_acc_free(&a);
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_fnd_num(f, "calls", "allocation calls inside requests", "count", (double)a.n);
-		lp_fnd_num(f, "per_request", "per request", "per_request", per);
-		lp_fnd_num(f, "alloc_ns", "time in them", "ns", (double)a.ns);
-		lp_fnd_num(f, "outside", "allocation calls outside requests", "count",
-			   (double)(a.all_n - a.n));
-		lp_fnd_acc_sites(f, &a, "API calls");
-		f->summary = lp_fnd_fmt("%.1f CUDA allocation calls per request (%.3f ms each on "
-					"average) on the request path",
-					per, (double)a.ns / (double)a.n / 1e6);
-		lp_fnd_category(f, "cuda_api");
-		lp_fnd_saving(f, a.ns, a.ns, "time in allocation calls inside requests");
-		lp_fnd_example(c, f);
+		lp_findings_num(f, "calls", "allocation calls inside requests", "count",
+				(double)a.n);
+		lp_findings_num(f, "per_request", "per request", "per_request", per);
+		lp_findings_num(f, "alloc_ns", "time in them", "ns", (double)a.ns);
+		lp_findings_num(f, "outside", "allocation calls outside requests", "count",
+				(double)(a.all_n - a.n));
+		lp_findings_acc_sites(f, &a, "API calls");
+		f->summary =
+		    lp_findings_fmt("%.1f CUDA allocation calls per request (%.3f ms each on "
+				    "average) on the request path",
+				    per, (double)a.ns / (double)a.n / 1e6);
+		lp_findings_category(f, "cuda_api");
+		lp_findings_saving(f, a.ns, a.ns, "time in allocation calls inside requests");
+		lp_findings_example(c, f);
 	}
-	lp_fnd_acc_free(&a);
+	lp_findings_acc_free(&a);
 	return found;
 }
 

@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
-static int rule_block_io(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_block_io(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
-	return lp_fnd_block_rule(c, r, LP_BLOCK_ROWS("b.category IN ('file_io', 'socket_io')"),
-				 "blocking file or socket I/O calls",
-				 "file and socket I/O inside requests", NULL);
+	return lp_findings_block_rule(c, r, LP_BLOCK_ROWS("b.category IN ('file_io', 'socket_io')"),
+				      "blocking file or socket I/O calls",
+				      "file and socket I/O inside requests", NULL);
 }
 
 const struct lp_rule lp_rule_blocking_io_in_request = {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
@@ -24,7 +24,7 @@ struct proc_first {
 };
 
 /* The earliest request start per process (a few processes: linear). */
-static struct proc_first *proc_firsts(const struct lp_fnd_ctx *c, size_t *n)
+static struct proc_first *proc_firsts(const struct lp_findings_ctx *c, size_t *n)
 {
 	struct proc_first *v = calloc(c->nreq ? c->nreq : 1, sizeof(*v));
 	*n = 0;
@@ -49,18 +49,19 @@ static int proc_first_is(const struct proc_first *v, size_t n, const struct req 
 }
 
 /* Per thread, the leading requests slower than ratio x the median. */
-static int rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_cold(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
 	if (c->nreq < 20)
-		return lp_fnd_skip(c, "fewer than 20 requests: no steady state to compare with");
-	int64_t *d = lp_fnd_req_durs(c);
+		return lp_findings_skip(c,
+					"fewer than 20 requests: no steady state to compare with");
+	int64_t *d = lp_findings_req_durs(c);
 	if (!d)
 		return -ENOMEM;
 	int64_t p50 = lp_pctl(d, c->nreq, 50);
 	free(d);
 	if (p50 <= 0)
-		return lp_fnd_skip(c, "zero median request time");
-	lp_fnd_stake_reset(c);
+		return lp_findings_skip(c, "zero median request time");
+	lp_findings_stake_reset(c);
 	size_t nproc;
 	struct proc_first *pf = proc_firsts(c, &nproc);
 	if (!pf)
@@ -77,7 +78,7 @@ static int rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r)
 			int64_t dur = c->req[j].end - c->req[j].start;
 			if (lead == j - i && lead < limit &&
 			    (!few || proc_first_is(pf, nproc, &c->req[j])) &&
-			    lp_fnd_passes(c, (double)dur / (double)p50)) {
+			    lp_findings_passes(c, (double)dur / (double)p50)) {
 				lead++;
 				cold++;
 				cold_ns += dur;
@@ -99,25 +100,26 @@ static int rule_cold(struct lp_fnd_ctx *c, const struct lp_rule *r)
 			f0 = i;
 	double ratio = (double)(c->req[f0].end - c->req[f0].start) / (double)p50;
 	if (!cold)
-		return lp_fnd_quiet(c, ratio);
+		return lp_findings_quiet(c, ratio);
 	ratio = (double)worst / (double)p50;
-	struct lp_finding *f = lp_fnd_new(c, r, ratio);
+	struct lp_finding *f = lp_findings_new(c, r, ratio);
 	if (!f)
 		return -ENOMEM;
-	lp_fnd_num(f, "cold_requests", "slow first requests", "count", (double)cold);
-	lp_fnd_num(f, "cold_ns", "their time", "ns", (double)cold_ns);
-	lp_fnd_num(f, "steady_p50_ns", "steady-state p50", "ns", (double)p50);
-	lp_fnd_num(f, "worst_ratio", "slowest first request / p50", "ratio", ratio);
+	lp_findings_num(f, "cold_requests", "slow first requests", "count", (double)cold);
+	lp_findings_num(f, "cold_ns", "their time", "ns", (double)cold_ns);
+	lp_findings_num(f, "steady_p50_ns", "steady-state p50", "ns", (double)p50);
+	lp_findings_num(f, "worst_ratio", "slowest first request / p50", "ratio", ratio);
 	if (short_threads)
-		lp_fnd_num(f, "short_threads",
-			   "threads with too few requests to judge (only their process's first)",
-			   "count", (double)short_threads);
-	f->summary =
-	    lp_fnd_fmt("the first %" PRId64 " request(s) of their threads took up to %.1fx the "
-		       "median (%.3f ms vs %.3f ms)",
-		       cold, ratio, worst / 1e6, p50 / 1e6);
-	lp_fnd_saving(f, excess, cold_ns, "the first requests' time");
-	lp_fnd_example_req(c, f, first, c->stake[first]);
+		lp_findings_num(
+		    f, "short_threads",
+		    "threads with too few requests to judge (only their process's first)", "count",
+		    (double)short_threads);
+	f->summary = lp_findings_fmt("the first %" PRId64
+				     " request(s) of their threads took up to %.1fx the "
+				     "median (%.3f ms vs %.3f ms)",
+				     cold, ratio, worst / 1e6, p50 / 1e6);
+	lp_findings_saving(f, excess, cold_ns, "the first requests' time");
+	lp_findings_example_req(c, f, first, c->stake[first]);
 	return 1;
 }
 

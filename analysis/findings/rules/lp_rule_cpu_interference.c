@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
 /* Lock and condition waits and blocking calls that began inside a request
  * range, on the thread that opened it: each switches the thread out once. Waits elsewhere
  * (background threads, start-up) explain none of the requests' switches. */
-static int64_t req_waits(struct lp_fnd_ctx *c)
+static int64_t req_waits(struct lp_findings_ctx *c)
 {
 #define LP_REQ_WAITS(table)                                                                        \
 	"SELECT count(*) FROM ranges_named r JOIN " table " w ON w.thread_id = "                   \
@@ -28,7 +28,7 @@ static int64_t req_waits(struct lp_fnd_ctx *c)
 #undef LP_REQ_WAITS
 	struct lp_db_arg a[2];
 	int64_t n = 0;
-	lp_fnd_req_args(c, a);
+	lp_findings_req_args(c, a);
 	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
 		int64_t k;
 		if (i == 2 && !lp_db_has_table(c->db, "blocking_calls"))
@@ -63,11 +63,11 @@ static int cpu_row(sqlite3_stmt *st, void *ctx)
 
 /* Context switches and migrations per request from range_counters, and
  * the request time off the CPU that no recorded wait explains. */
-static int rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_cpu(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
 	struct cpu_sums x = {NAN, NAN, NAN, 0};
 	struct lp_db_arg a[2];
-	lp_fnd_req_args(c, a);
+	lp_findings_req_args(c, a);
 	int rc = lp_db_query(c->db,
 			     "SELECT e.name, sum(rc.delta), count(*) FROM range_counters rc JOIN "
 			     "counter_events e ON e.id = rc.event_id JOIN ranges_named r ON r.id = "
@@ -78,14 +78,15 @@ static int rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r)
 		return rc;
 	double cs = x.cs, mig = x.mig, task = x.task, nr = x.nr;
 	if (isnan(cs) || nr <= 0)
-		return lp_fnd_skip(c, "context-switches was not counted for the request ranges");
+		return lp_findings_skip(c,
+					"context-switches was not counted for the request ranges");
 	/* Blocking waits switch out voluntarily: one switch each is expected. */
 	int64_t waits = 0, wait_ns = 0;
 	static const char *const waits_cats[] = {"gil_wait",  "lock_wait", "cond_wait",
 						 "sync_wait", "sleep",	   "file_io",
 						 "socket_io", "poll_wait", "other_block"};
 	for (size_t k = 0; k < sizeof(waits_cats) / sizeof(waits_cats[0]); k++) {
-		int i = lp_fnd_bd_cat(c->bd, waits_cats[k]);
+		int i = lp_findings_bd_cat(c->bd, waits_cats[k]);
 		wait_ns += i >= 0 ? c->bd->req_cat_ns[i] : 0;
 	}
 	waits = req_waits(c);
@@ -96,39 +97,40 @@ static int rule_cpu(struct lp_fnd_ctx *c, const struct lp_rule *r)
 		excess = 0;
 	double mig_per = isnan(mig) ? NAN : mig / nr;
 	double value = excess + (isnan(mig_per) ? 0 : mig_per);
-	if (!lp_fnd_judge(c, value))
+	if (!lp_findings_judge(c, value))
 		return 0;
-	struct lp_finding *f = lp_fnd_new(c, r, value);
+	struct lp_finding *f = lp_findings_new(c, r, value);
 	if (!f)
 		return -ENOMEM;
-	lp_fnd_num(f, "context_switches_per_request", "context switches per request", "per_request",
-		   per_req);
-	lp_fnd_num(f, "unexplained_switches_per_request", "switches not from a recorded wait",
-		   "per_request", excess);
+	lp_findings_num(f, "context_switches_per_request", "context switches per request",
+			"per_request", per_req);
+	lp_findings_num(f, "unexplained_switches_per_request", "switches not from a recorded wait",
+			"per_request", excess);
 	if (!isnan(mig_per))
-		lp_fnd_num(f, "migrations_per_request", "CPU migrations per request", "per_request",
-			   mig_per);
+		lp_findings_num(f, "migrations_per_request", "CPU migrations per request",
+				"per_request", mig_per);
 	/* Off-CPU time no wait explains: request time - on-CPU - waits. */
 	int64_t off = 0;
 	if (!isnan(task)) {
 		off = c->req_ns - (int64_t)task - wait_ns;
 		if (off < 0)
 			off = 0;
-		lp_fnd_num(f, "on_cpu_ns", "on-CPU (task-clock)", "ns", task);
-		lp_fnd_num(f, "off_cpu_unexplained_ns", "off-CPU, not waiting", "ns", (double)off);
+		lp_findings_num(f, "on_cpu_ns", "on-CPU (task-clock)", "ns", task);
+		lp_findings_num(f, "off_cpu_unexplained_ns", "off-CPU, not waiting", "ns",
+				(double)off);
 	}
 	char load[160];
-	if (lp_fnd_load_source(c, f, load, sizeof(load)) == 1)
+	if (lp_findings_load_source(c, f, load, sizeof(load)) == 1)
 		f->fix = "Run no more busy threads than the cores the app may use (size its thread "
 			 "pools and connection counts to them): its own threads take the CPU from "
 			 "its requests.";
-	f->summary = lp_fnd_fmt(
+	f->summary = lp_findings_fmt(
 	    "requests were switched out %.1f times each (%.1f not explained by "
 	    "lock or condition waits or blocking calls)%s%s",
 	    per_req, excess, isnan(task) ? "; task-clock was not counted, so no time estimate" : "",
 	    load);
-	lp_fnd_category(f, "preempted");
-	lp_fnd_saving(f, off, off, "request time off the CPU without a recorded wait");
+	lp_findings_category(f, "preempted");
+	lp_findings_saving(f, off, off, "request time off the CPU without a recorded wait");
 	return 1;
 }
 

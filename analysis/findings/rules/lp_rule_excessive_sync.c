@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
-static int rule_sync(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_sync(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
 	int rc;
-	struct lp_fnd_acc a;
-	rc = lp_fnd_acc_run(
+	struct lp_findings_acc a;
+	rc = lp_findings_acc_run(
 	    c,
 	    "SELECT a.thread_id, a.start_ns, a.end_ns, n.value FROM cuda_api a JOIN strings "
 	    "n ON n.id = a.name_id WHERE a.domain = ?1 AND n.value LIKE '%Synchronize%' "
@@ -27,30 +27,31 @@ static int rule_sync(struct lp_fnd_ctx *c, const struct lp_rule *r)
 	if (rc)
 		return rc;
 	double per = (double)a.n / (double)c->nreq;
-	double share = lp_fnd_share(a.ns, c->req_ns);
+	double share = lp_findings_share(a.ns, c->req_ns);
 	int found = 0;
-	if (lp_fnd_judge(c, per)) {
-		struct lp_finding *f = lp_fnd_new(c, r, per);
+	if (lp_findings_judge(c, per)) {
+		struct lp_finding *f = lp_findings_new(c, r, per);
 		if (!f) {
-			lp_fnd_acc_free(&a);
+			lp_findings_acc_free(&a);
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_fnd_num(f, "syncs_per_request", "sync calls per request", "per_request", per);
-		lp_fnd_num(f, "blocked_ns", "host blocked in them", "ns", (double)a.ns);
-		lp_fnd_num(f, "share", "of request time", "share", share);
-		lp_fnd_acc_sites(f, &a, "API calls");
-		f->summary =
-		    lp_fnd_fmt("%.1f synchronization calls per request; the host sat %.1f%% of "
-			       "request time blocked in them",
-			       per, 100 * share);
+		lp_findings_num(f, "syncs_per_request", "sync calls per request", "per_request",
+				per);
+		lp_findings_num(f, "blocked_ns", "host blocked in them", "ns", (double)a.ns);
+		lp_findings_num(f, "share", "of request time", "share", share);
+		lp_findings_acc_sites(f, &a, "API calls");
+		f->summary = lp_findings_fmt(
+		    "%.1f synchronization calls per request; the host sat %.1f%% of "
+		    "request time blocked in them",
+		    per, 100 * share);
 		/* One sync per request is needed to hand the result back. */
-		lp_fnd_category(f, "sync_wait");
-		lp_fnd_saving(f, (int64_t)((double)a.ns * (1.0 - 1.0 / per)), a.ns,
-			      "host time blocked in sync calls");
-		lp_fnd_example(c, f);
+		lp_findings_category(f, "sync_wait");
+		lp_findings_saving(f, (int64_t)((double)a.ns * (1.0 - 1.0 / per)), a.ns,
+				   "host time blocked in sync calls");
+		lp_findings_example(c, f);
 	}
-	lp_fnd_acc_free(&a);
+	lp_findings_acc_free(&a);
 	return found;
 }
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
@@ -28,7 +28,7 @@
 	"cond_waits WHERE class = 1"
 
 struct gil_acc {
-	struct lp_fnd_ctx *c;
+	struct lp_findings_ctx *c;
 	int64_t in_ns, blocked_ns, waits, timed_out;
 	int64_t *threads; /* distinct thread ids that waited inside requests */
 	size_t nthreads, cap;
@@ -39,7 +39,7 @@ static int gil_row(sqlite3_stmt *st, void *ctx)
 	struct gil_acc *a = ctx;
 	int64_t th = sqlite3_column_int64(st, 0);
 	int64_t in =
-	    lp_fnd_attr(a->c, th, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
+	    lp_findings_attr(a->c, th, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
 	if (in <= 0)
 		return 0;
 	int64_t s = sqlite3_column_int64(st, 1), eb = sqlite3_column_int64(st, 4);
@@ -65,13 +65,13 @@ static int gil_row(sqlite3_stmt *st, void *ctx)
 
 static int gil_stage_row(sqlite3_stmt *st, void *ctx)
 {
-	lp_fnd_site(ctx, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
-		    sqlite3_column_int64(st, 2));
+	lp_findings_site(ctx, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
+			 sqlite3_column_int64(st, 2));
 	return 0;
 }
 
 /* GIL wait per stage of the requests (the stages are the sites). */
-static int gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
+static int gil_stages(struct lp_findings_ctx *c, struct lp_finding *f)
 {
 	/* The request's stages with an index on (thread, start); each GIL wait
 	 * goes to the stage that began last at or before it on its thread. */
@@ -81,12 +81,12 @@ static int gil_stages(struct lp_fnd_ctx *c, struct lp_finding *f)
 			    "DELETE FROM temp.lp_gil_st;",
 			    c->err, c->errlen);
 	sqlite3_stmt *st;
-	if (rc ||
-	    (rc = lp_fnd_prep(c,
-			      "INSERT INTO temp.lp_gil_st SELECT st.start_thread_id, st.start_ns, "
-			      "st.end_ns, st.name FROM ranges_named st JOIN ranges_named p ON "
-			      "p.id = st.parent_id AND p.name = ?1 AND coalesce(p.domain, '') = ?2",
-			      &st)))
+	if (rc || (rc = lp_findings_prep(
+		       c,
+		       "INSERT INTO temp.lp_gil_st SELECT st.start_thread_id, st.start_ns, "
+		       "st.end_ns, st.name FROM ranges_named st JOIN ranges_named p ON "
+		       "p.id = st.parent_id AND p.name = ?1 AND coalesce(p.domain, '') = ?2",
+		       &st)))
 		return rc;
 	sqlite3_bind_text(st, 1, c->bd->req_name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, c->bd->req_domain ? c->bd->req_domain : "", -1, SQLITE_STATIC);
@@ -129,14 +129,14 @@ static int gil_holder_row(sqlite3_stmt *st, void *ctx)
 	if (n > 0 && (size_t)n < sizeof(h->text) - h->len)
 		h->len += (size_t)n;
 	if (h->f) {
-		char *what = lp_fnd_fmt("%s in %s", fn ? fn : "?", base ? base : "?");
-		lp_fnd_site(h->f, what, sqlite3_column_int64(st, 3), ns);
+		char *what = lp_findings_fmt("%s in %s", fn ? fn : "?", base ? base : "?");
+		lp_findings_site(h->f, what, sqlite3_column_int64(st, 3), ns);
 		free(what);
 	}
 	return 0;
 }
 
-static int gil_holders(struct lp_fnd_ctx *c, struct gil_holders *h)
+static int gil_holders(struct lp_findings_ctx *c, struct gil_holders *h)
 {
 	if (!lp_db_has_table(c->db, "py_waits"))
 		return 0;
@@ -159,36 +159,37 @@ static int gil_holders(struct lp_fnd_ctx *c, struct gil_holders *h)
 /* The GIL: CPython threads waiting in take_gil (wait class gil) inside
  * requests. Sites are the request's stages the waits fell in, else the
  * Python functions the GIL's holders ran. */
-static int rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_gil(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
 	int64_t scope = c->has_req ? c->req_ns : c->thread_ns;
 	struct gil_acc a = {.c = c};
-	lp_fnd_stake_reset(c);
+	lp_findings_stake_reset(c);
 	int rc = lp_db_each(c->db, LP_GIL_WAITS_BLOCKED, NULL, 0, gil_row, &a, c->err, c->errlen);
 	if (rc) {
 		free(a.threads);
 		return rc;
 	}
 	free(a.threads);
-	double share = lp_fnd_share(a.in_ns, scope);
-	if (!lp_fnd_judge(c, share))
+	double share = lp_findings_share(a.in_ns, scope);
+	if (!lp_findings_judge(c, share))
 		return 0;
-	struct lp_finding *f = lp_fnd_new(c, r, share);
+	struct lp_finding *f = lp_findings_new(c, r, share);
 	if (!f)
 		return -ENOMEM;
 	f->subject = strdup("the GIL");
-	lp_fnd_num(f, "wait_ns", c->has_req ? "GIL wait inside requests" : "GIL wait", "ns",
-		   (double)a.in_ns);
-	lp_fnd_num(f, "share", c->has_req ? "of request time" : "of thread time", "share", share);
-	lp_fnd_num(f, "waits", "GIL waits", "count", (double)a.waits);
-	lp_fnd_num(f, "waiting_threads", "threads waiting", "count", (double)a.nthreads);
+	lp_findings_num(f, "wait_ns", c->has_req ? "GIL wait inside requests" : "GIL wait", "ns",
+			(double)a.in_ns);
+	lp_findings_num(f, "share", c->has_req ? "of request time" : "of thread time", "share",
+			share);
+	lp_findings_num(f, "waits", "GIL waits", "count", (double)a.waits);
+	lp_findings_num(f, "waiting_threads", "threads waiting", "count", (double)a.nthreads);
 	/* take_gil's wait times out after the switch interval and then asks the
 	 * holder to drop the GIL: each timeout is a forced switch. */
-	lp_fnd_num(f, "switch_requests", "forced switches (switch interval ran out)", "count",
-		   (double)a.timed_out);
+	lp_findings_num(f, "switch_requests", "forced switches (switch interval ran out)", "count",
+			(double)a.timed_out);
 	if (c->has_req) {
-		lp_fnd_num(f, "wait_per_request_ns", "GIL wait per request", "ns",
-			   (double)a.in_ns / (double)c->nreq);
+		lp_findings_num(f, "wait_per_request_ns", "GIL wait per request", "ns",
+				(double)a.in_ns / (double)c->nreq);
 		f->site_kind = "stages";
 		int rs = gil_stages(c, f);
 		if (rs)
@@ -200,18 +201,19 @@ static int rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r)
 	if ((rc = gil_holders(c, &h)))
 		return rc;
 	if (h.top_ns && h.total_ns > 0)
-		lp_fnd_num(f, "holder_top_share", "of GIL wait behind the holders' top function",
-			   "share", (double)h.top_ns / (double)h.total_ns);
-	f->summary = lp_fnd_fmt(
+		lp_findings_num(f, "holder_top_share",
+				"of GIL wait behind the holders' top function", "share",
+				(double)h.top_ns / (double)h.total_ns);
+	f->summary = lp_findings_fmt(
 	    "%s threads waited %.1f%% of %s for the GIL (%lld threads, %lld waits)%s%s",
 	    c->has_req ? "request" : "the run's", 100 * share,
 	    c->has_req ? "request time" : "their time", (long long)a.nthreads, (long long)a.waits,
 	    h.len ? "; the GIL's holders ran " : "", h.text);
-	lp_fnd_category(f, "gil_wait");
+	lp_findings_category(f, "gil_wait");
 	/* saving: the blocked part; waiting for a CPU once woken is preempted */
-	lp_fnd_saving(f, a.blocked_ns, a.in_ns,
-		      c->has_req ? "GIL wait inside requests" : "GIL wait");
-	lp_fnd_example(c, f);
+	lp_findings_saving(f, a.blocked_ns, a.in_ns,
+			   c->has_req ? "GIL wait inside requests" : "GIL wait");
+	lp_findings_example(c, f);
 	return 1;
 }
 

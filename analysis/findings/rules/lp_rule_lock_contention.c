@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
@@ -27,7 +27,7 @@ static int lock_acc_cmp(const void *a, const void *b)
 }
 
 struct lock_load {
-	struct lp_fnd_ctx *c;
+	struct lp_findings_ctx *c;
 	struct lock_acc *v;
 	size_t n, cap;
 };
@@ -41,15 +41,15 @@ static int lock_wait_row(sqlite3_stmt *st, void *ctx)
 			return -ENOMEM;
 		l->v[l->n++] = (struct lock_acc){id, 0, 0, 0};
 	}
-	int64_t in = lp_fnd_attr(l->c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-				 sqlite3_column_int64(st, 3));
+	int64_t in = lp_findings_attr(l->c, sqlite3_column_int64(st, 1),
+				      sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
 	l->v[l->n - 1].in_ns += in;
 	l->v[l->n - 1].waits += in > 0;
 	return 0;
 }
 
 /* Per lock, the wait inside requests (or in the whole run without them). */
-static int lock_accumulate(struct lp_fnd_ctx *c, struct lock_acc **out, size_t *nout)
+static int lock_accumulate(struct lp_findings_ctx *c, struct lock_acc **out, size_t *nout)
 {
 	struct lock_load l = {c, NULL, 0, 0};
 	int rc =
@@ -71,17 +71,17 @@ static int lock_accumulate(struct lp_fnd_ctx *c, struct lock_acc **out, size_t *
 /* Rows (thread, start, end): their time inside requests goes to the stake. */
 static int attr_row(sqlite3_stmt *st, void *ctx)
 {
-	lp_fnd_attr(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-		    sqlite3_column_int64(st, 2));
+	lp_findings_attr(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+			 sqlite3_column_int64(st, 2));
 	return 0;
 }
 
 /* The example for one lock: the request that waited on it the longest. */
-static int lock_example(struct lp_fnd_ctx *c, struct lp_finding *f, int64_t lock_id)
+static int lock_example(struct lp_findings_ctx *c, struct lp_finding *f, int64_t lock_id)
 {
 	if (!c->has_req)
 		return 0;
-	lp_fnd_stake_reset(c);
+	lp_findings_stake_reset(c);
 	struct lp_db_arg id = LP_DB_INT(lock_id);
 	int rc = lp_db_query(c->db,
 			     "SELECT thread_id, start_ns, start_ns + dur_ns FROM lock_waits WHERE "
@@ -89,11 +89,11 @@ static int lock_example(struct lp_fnd_ctx *c, struct lp_finding *f, int64_t lock
 			     &id, 1, attr_row, c, c->err, c->errlen);
 	if (rc)
 		return rc;
-	lp_fnd_example(c, f);
+	lp_findings_example(c, f);
 	return 0;
 }
 
-static int rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_lock(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
 	struct lock_acc *acc = NULL;
 	size_t n = 0;
@@ -103,60 +103,63 @@ static int rule_lock(struct lp_fnd_ctx *c, const struct lp_rule *r)
 	if (rc)
 		return rc;
 	/* The lock that explains the p99 tail, if the breakdown found one. */
-	const struct lp_bd_tail *t = &c->bd->tail;
+	const struct lp_breakdown_tail *t = &c->bd->tail;
 	int64_t tail_lock = -1;
-	if (c->has_req && t->valid && t->has_key && t->cat == lp_fnd_bd_cat(c->bd, "lock_wait") &&
+	if (c->has_req && t->valid && t->has_key &&
+	    t->cat == lp_findings_bd_cat(c->bd, "lock_wait") &&
 	    t->key_tail_ns - t->key_mid_ns > 0.5 * (double)(t->p99_ns - t->p60_ns))
 		tail_lock = t->key;
-	lp_fnd_quiet(c, n ? lp_fnd_share(acc[0].in_ns, scope) : 0);
+	lp_findings_quiet(c, n ? lp_findings_share(acc[0].in_ns, scope) : 0);
 	for (size_t i = 0; i < n && found < 3; i++) {
-		double share = lp_fnd_share(acc[i].in_ns, scope);
+		double share = lp_findings_share(acc[i].in_ns, scope);
 		int tail = acc[i].id == tail_lock;
-		if (!lp_fnd_passes(c, share) && !tail)
+		if (!lp_findings_passes(c, share) && !tail)
 			continue;
-		const struct lp_lock_row *row = lp_fnd_lock_row(c, acc[i].id);
-		struct lp_finding *f = lp_fnd_new(c, r, share);
+		const struct lp_lock_row *row = lp_findings_lock_row(c, acc[i].id);
+		struct lp_finding *f = lp_findings_new(c, r, share);
 		if (!f) {
 			free(acc);
 			return -ENOMEM;
 		}
 		found++;
 		f->subject = strdup(row && row->name ? row->name : "(unknown lock)");
-		lp_fnd_num(f, "wait_ns", c->has_req ? "wait inside requests" : "wait", "ns",
-			   (double)acc[i].in_ns);
-		lp_fnd_num(f, "share", c->has_req ? "of request time" : "of thread time", "share",
-			   share);
-		lp_fnd_num(f, "waits", "contended acquisitions", "count", (double)acc[i].waits);
+		lp_findings_num(f, "wait_ns", c->has_req ? "wait inside requests" : "wait", "ns",
+				(double)acc[i].in_ns);
+		lp_findings_num(f, "share", c->has_req ? "of request time" : "of thread time",
+				"share", share);
+		lp_findings_num(f, "waits", "contended acquisitions", "count",
+				(double)acc[i].waits);
 		if (c->has_req)
-			lp_fnd_num(f, "wait_per_request_ns", "wait per request", "ns",
-				   (double)acc[i].in_ns / (double)c->nreq);
+			lp_findings_num(f, "wait_per_request_ns", "wait per request", "ns",
+					(double)acc[i].in_ns / (double)c->nreq);
 		if (row) {
-			lp_fnd_num(f, "p99_wait_ns", "p99 wait", "ns", (double)row->p99_ns);
-			lp_fnd_num(f, "waiting_threads", "threads waiting", "count",
-				   (double)row->n_waiters);
+			lp_findings_num(f, "p99_wait_ns", "p99 wait", "ns", (double)row->p99_ns);
+			lp_findings_num(f, "waiting_threads", "threads waiting", "count",
+					(double)row->n_waiters);
 			f->site_kind = "call sites";
 			for (size_t k = 0; k < row->n_sites; k++)
-				lp_fnd_site(f, row->sites[k].where, row->sites[k].count,
-					    row->sites[k].wait_ns);
+				lp_findings_site(f, row->sites[k].where, row->sites[k].count,
+						 row->sites[k].wait_ns);
 		}
 		if (tail) {
-			lp_fnd_num(f, "tail_wait_ns", "mean wait in p99 requests", "ns",
-				   t->key_tail_ns);
-			lp_fnd_num(f, "median_wait_ns", "mean wait in median requests", "ns",
-				   t->key_mid_ns);
+			lp_findings_num(f, "tail_wait_ns", "mean wait in p99 requests", "ns",
+					t->key_tail_ns);
+			lp_findings_num(f, "median_wait_ns", "mean wait in median requests", "ns",
+					t->key_mid_ns);
 		}
 		const char *hs = row ? row->holder_stage : NULL;
 		if (hs)
-			lp_fnd_num(f, "holder_stage_waits", "waits whose holder was in that stage",
-				   "count", (double)row->holder_stage_waits);
-		f->summary = lp_fnd_fmt("%s threads waited %.1f%% of %s on %s%s%s%s",
-					c->has_req ? "request" : "the run's", 100 * share,
-					c->has_req ? "request time" : "their time", f->subject,
-					tail ? ", and it dominates the p99 tail" : "",
-					hs ? "; holders were in stage " : "", hs ? hs : "");
-		lp_fnd_category(f, "lock_wait");
-		lp_fnd_saving(f, acc[i].in_ns, acc[i].in_ns,
-			      c->has_req ? "lock wait inside requests" : "lock wait");
+			lp_findings_num(f, "holder_stage_waits",
+					"waits whose holder was in that stage", "count",
+					(double)row->holder_stage_waits);
+		f->summary = lp_findings_fmt("%s threads waited %.1f%% of %s on %s%s%s%s",
+					     c->has_req ? "request" : "the run's", 100 * share,
+					     c->has_req ? "request time" : "their time", f->subject,
+					     tail ? ", and it dominates the p99 tail" : "",
+					     hs ? "; holders were in stage " : "", hs ? hs : "");
+		lp_findings_category(f, "lock_wait");
+		lp_findings_saving(f, acc[i].in_ns, acc[i].in_ns,
+				   c->has_req ? "lock wait inside requests" : "lock wait");
 		rc = lock_example(c, f, acc[i].id);
 		if (rc)
 			break;

@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
-static int rule_pageable(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_pageable(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
 	int rc;
-	struct lp_fnd_acc a;
-	rc = lp_fnd_acc_run(
+	struct lp_findings_acc a;
+	rc = lp_findings_acc_run(
 	    c,
 	    "SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(n.value, 'memcpy') || ' ' "
 	    "|| m.copy_kind || ' ' || m.src_kind || '->' || m.dst_kind FROM memcpys m " LP_API_OF(
@@ -29,25 +29,26 @@ static int rule_pageable(struct lp_fnd_ctx *c, const struct lp_rule *r)
 		return rc;
 	double per = c->has_req ? (double)a.n / (double)c->nreq : (double)a.n;
 	int found = 0;
-	if (lp_fnd_judge(c, (double)a.n) && a.n > 0) {
-		struct lp_finding *f = lp_fnd_new(c, r, (double)a.n);
+	if (lp_findings_judge(c, (double)a.n) && a.n > 0) {
+		struct lp_finding *f = lp_findings_new(c, r, (double)a.n);
 		if (!f) {
-			lp_fnd_acc_free(&a);
+			lp_findings_acc_free(&a);
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_fnd_num(f, "copies", "async copies with pageable memory", "count", (double)a.n);
-		lp_fnd_num(f, "per_request", "per request", "per_request", per);
-		lp_fnd_num(f, "blocked_ns", "host time in those calls", "ns", (double)a.ns);
-		lp_fnd_acc_sites(f, &a, "copies");
+		lp_findings_num(f, "copies", "async copies with pageable memory", "count",
+				(double)a.n);
+		lp_findings_num(f, "per_request", "per request", "per_request", per);
+		lp_findings_num(f, "blocked_ns", "host time in those calls", "ns", (double)a.ns);
+		lp_findings_acc_sites(f, &a, "copies");
 		f->summary =
-		    lp_fnd_fmt("%" PRId64 " cudaMemcpyAsync calls used pageable host memory: "
-			       "they run synchronously, staged through a driver buffer",
-			       a.n);
-		lp_fnd_saving(f, a.ns, a.ns, "host time in async copies of pageable memory");
-		lp_fnd_example(c, f);
+		    lp_findings_fmt("%" PRId64 " cudaMemcpyAsync calls used pageable host memory: "
+				    "they run synchronously, staged through a driver buffer",
+				    a.n);
+		lp_findings_saving(f, a.ns, a.ns, "host time in async copies of pageable memory");
+		lp_findings_example(c, f);
 	}
-	lp_fnd_acc_free(&a);
+	lp_findings_acc_free(&a);
 	return found;
 }
 

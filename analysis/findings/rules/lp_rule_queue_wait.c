@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
@@ -18,10 +18,10 @@
  * stages: the request is queued, no work has started. */
 static int queue_row(sqlite3_stmt *st, void *ctx)
 {
-	struct lp_fnd_acc_load *l = ctx;
-	struct lp_fnd_ctx *c = l->c;
+	struct lp_findings_acc_load *l = ctx;
+	struct lp_findings_ctx *c = l->c;
 	const char *w = (const char *)sqlite3_column_text(st, 3);
-	lp_fnd_acc_label(l->a, w ? w : "");
+	lp_findings_acc_label(l->a, w ? w : "");
 	int64_t th = sqlite3_column_int64(st, 0), s = sqlite3_column_int64(st, 1),
 		e = sqlite3_column_int64(st, 2);
 	int64_t in_req = lp_ivset_overlap(&c->reqset, th, s, e);
@@ -30,7 +30,7 @@ static int queue_row(sqlite3_stmt *st, void *ctx)
 	if (q <= 0)
 		return 0;
 	/* attribute only the queued part: clip to before the first stage */
-	size_t i = lp_fnd_req_lower(c, th, s);
+	size_t i = lp_findings_req_lower(c, th, s);
 	if (i < c->nreq && c->req[i].thread == th)
 		c->stake[i] += q;
 	l->a->cur_n++;
@@ -40,11 +40,11 @@ static int queue_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_queue(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
-	struct lp_fnd_acc a = {0};
-	struct lp_fnd_acc_load l = {c, &a};
-	lp_fnd_stake_reset(c);
+	struct lp_findings_acc a = {0};
+	struct lp_findings_acc_load l = {c, &a};
+	lp_findings_stake_reset(c);
 	int rc = lp_db_query(
 	    c->db,
 	    "SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, coalesce(f.function || "
@@ -57,35 +57,36 @@ static int rule_queue(struct lp_fnd_ctx *c, const struct lp_rule *r)
 	    "ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame WHERE w.class = 4 ORDER "
 	    "BY 4",
 	    NULL, 0, queue_row, &l, c->err, c->errlen);
-	lp_fnd_acc_flush(&a);
+	lp_findings_acc_flush(&a);
 	if (rc) {
-		lp_fnd_acc_free(&a);
+		lp_findings_acc_free(&a);
 		return rc;
 	}
 	int64_t total = a.ns, waits = a.n;
-	double share = lp_fnd_share(total, c->req_ns);
+	double share = lp_findings_share(total, c->req_ns);
 	int found = 0;
-	if (lp_fnd_judge(c, share)) {
-		struct lp_finding *f = lp_fnd_new(c, r, share);
+	if (lp_findings_judge(c, share)) {
+		struct lp_finding *f = lp_findings_new(c, r, share);
 		if (!f)
 			rc = -ENOMEM;
 		else {
 			found = 1;
-			lp_fnd_num(f, "queued_ns", "queued before work", "ns", (double)total);
-			lp_fnd_num(f, "share", "of request time", "share", share);
-			lp_fnd_num(f, "waits", "waits", "count", (double)waits);
-			lp_fnd_num(f, "queued_per_request_ns", "queued per request", "ns",
-				   (double)total / (double)c->nreq);
-			lp_fnd_acc_sites(f, &a, "wait sites");
-			f->summary = lp_fnd_fmt("requests sat %.1f%% of their time in condition or "
-						"semaphore waits before any stage started",
-						100 * share);
-			lp_fnd_category(f, "cond_wait");
-			lp_fnd_saving(f, total, total, "queue wait inside requests");
-			lp_fnd_example(c, f);
+			lp_findings_num(f, "queued_ns", "queued before work", "ns", (double)total);
+			lp_findings_num(f, "share", "of request time", "share", share);
+			lp_findings_num(f, "waits", "waits", "count", (double)waits);
+			lp_findings_num(f, "queued_per_request_ns", "queued per request", "ns",
+					(double)total / (double)c->nreq);
+			lp_findings_acc_sites(f, &a, "wait sites");
+			f->summary =
+			    lp_findings_fmt("requests sat %.1f%% of their time in condition or "
+					    "semaphore waits before any stage started",
+					    100 * share);
+			lp_findings_category(f, "cond_wait");
+			lp_findings_saving(f, total, total, "queue wait inside requests");
+			lp_findings_example(c, f);
 		}
 	}
-	lp_fnd_acc_free(&a);
+	lp_findings_acc_free(&a);
 	return rc ? rc : found;
 }
 

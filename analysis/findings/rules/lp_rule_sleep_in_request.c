@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
-static int rule_sleep(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_sleep(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
-	return lp_fnd_block_rule(c, r, LP_BLOCK_ROWS("b.category = 'sleep'"), "sleep calls",
-				 "sleeping inside requests", "sleep");
+	return lp_findings_block_rule(c, r, LP_BLOCK_ROWS("b.category = 'sleep'"), "sleep calls",
+				      "sleeping inside requests", "sleep");
 }
 
 const struct lp_rule lp_rule_sleep_in_request = {

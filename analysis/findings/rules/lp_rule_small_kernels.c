@@ -10,18 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
 /* Kernels shorter than the API call that launched them. A CUDA graph's
  * kernel nodes share one cudaGraphLaunch: its cost is paid once for all of
  * them, so they are not counted (and graphs are the fix offered). */
-static int rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_small_kernels(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
 	int rc;
-	struct lp_fnd_acc a;
-	rc = lp_fnd_acc_run(
+	struct lp_findings_acc a;
+	rc = lp_findings_acc_run(
 	    c,
 	    "SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(k2.value, '?') FROM "
 	    "kernels k " LP_API_OF(
@@ -31,31 +31,31 @@ static int rule_small_kernels(struct lp_fnd_ctx *c, const struct lp_rule *r)
 	    &a);
 	if (rc)
 		return rc;
-	int64_t all = lp_fnd_q1(c, "SELECT count(*) FROM kernels");
+	int64_t all = lp_findings_q1(c, "SELECT count(*) FROM kernels");
 	double per = c->has_req ? (double)a.n / (double)c->nreq : (double)a.n;
 	int found = 0;
-	if (lp_fnd_judge(c, per) && a.n > 0) {
-		struct lp_finding *f = lp_fnd_new(c, r, per);
+	if (lp_findings_judge(c, per) && a.n > 0) {
+		struct lp_finding *f = lp_findings_new(c, r, per);
 		if (!f) {
-			lp_fnd_acc_free(&a);
+			lp_findings_acc_free(&a);
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_fnd_num(f, "small_kernels", "kernels shorter than their launch", "count",
-			   (double)a.n);
-		lp_fnd_num(f, "per_request", "per request", "per_request", per);
-		lp_fnd_num(f, "all_kernels", "kernels (whole run)", "count", (double)all);
-		lp_fnd_num(f, "launch_ns", "host time launching them", "ns", (double)a.ns);
-		lp_fnd_acc_sites(f, &a, "kernels");
-		f->summary =
-		    lp_fnd_fmt("%.1f kernels per request ran shorter than the cudaLaunchKernel "
-			       "call that issued them",
-			       per);
-		lp_fnd_category(f, "cuda_api");
-		lp_fnd_saving(f, a.ns, a.ns, "host time launching short kernels");
-		lp_fnd_example(c, f);
+		lp_findings_num(f, "small_kernels", "kernels shorter than their launch", "count",
+				(double)a.n);
+		lp_findings_num(f, "per_request", "per request", "per_request", per);
+		lp_findings_num(f, "all_kernels", "kernels (whole run)", "count", (double)all);
+		lp_findings_num(f, "launch_ns", "host time launching them", "ns", (double)a.ns);
+		lp_findings_acc_sites(f, &a, "kernels");
+		f->summary = lp_findings_fmt(
+		    "%.1f kernels per request ran shorter than the cudaLaunchKernel "
+		    "call that issued them",
+		    per);
+		lp_findings_category(f, "cuda_api");
+		lp_findings_saving(f, a.ns, a.ns, "host time launching short kernels");
+		lp_findings_example(c, f);
 	}
-	lp_fnd_acc_free(&a);
+	lp_findings_acc_free(&a);
 	return found;
 }
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
@@ -85,14 +85,15 @@ static int spin_row(sqlite3_stmt *st, void *ctx)
  * counts in proportion to the part of its life inside the window (its
  * totals are per thread, not per request).
  */
-static int rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_spin(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
 	sqlite3_stmt *st;
 	if (!c->has_req && !lp_db_has_table(c->db, "blocking_calls"))
-		return lp_fnd_skip(c, "no NVTX request ranges and no blocking calls recorded: no "
-				      "threads known to serve");
-	int rc =
-	    lp_fnd_prep(c, c->has_req ? LP_SPIN_REQ LP_SPIN_ROWS : LP_SPIN_POLL LP_SPIN_ROWS, &st);
+		return lp_findings_skip(c,
+					"no NVTX request ranges and no blocking calls recorded: no "
+					"threads known to serve");
+	int rc = lp_findings_prep(
+	    c, c->has_req ? LP_SPIN_REQ LP_SPIN_ROWS : LP_SPIN_POLL LP_SPIN_ROWS, &st);
 	if (rc)
 		return rc;
 	sqlite3_bind_text(st, 1, c->bd->req_name, -1, SQLITE_STATIC);
@@ -103,18 +104,18 @@ static int rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r)
 	if (rc || !a.req_threads) {
 		free(a.top_name);
 		return rc ? rc
-			  : lp_fnd_skip(c, c->has_req
-					       ? "task-clock was not counted on the request threads"
-					       : "no NVTX request ranges, and no thread waited for "
-						 "work in poll: no threads known to serve");
+			  : lp_findings_skip(
+				c, c->has_req ? "task-clock was not counted on the request threads"
+					      : "no NVTX request ranges, and no thread waited for "
+						"work in poll: no threads known to serve");
 	}
 	double per_req_thread = (double)a.req_cpu / (double)a.req_threads;
 	double value = per_req_thread > 0 ? (double)a.top_cpu / per_req_thread : 0;
-	if (!lp_fnd_judge(c, value) || a.top_cpu <= 0) {
+	if (!lp_findings_judge(c, value) || a.top_cpu <= 0) {
 		free(a.top_name);
 		return 0;
 	}
-	struct lp_finding *f = lp_fnd_new(c, r, value);
+	struct lp_finding *f = lp_findings_new(c, r, value);
 	if (!f) {
 		free(a.top_name);
 		return -ENOMEM;
@@ -122,7 +123,7 @@ static int rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r)
 	/* the library the pool thread waits in: its most frequent top frame */
 	char *lib = NULL;
 	sqlite3_stmt *ls;
-	if (lp_fnd_prep(
+	if (lp_findings_prep(
 		c,
 		"SELECT f.module, count(*) FROM (SELECT stack_id FROM cond_waits WHERE "
 		"thread_id = ?1 UNION ALL SELECT stack_id FROM lock_waits WHERE thread_id = "
@@ -135,43 +136,43 @@ static int rule_spin(struct lp_fnd_ctx *c, const struct lp_rule *r)
 		sqlite3_finalize(ls);
 	}
 	const char *base = lib && strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib;
-	f->subject = lp_fnd_fmt("thread %lld%s%s%s%s%s", (long long)a.top_tid,
-				a.top_name ? " (" : "", a.top_name ? a.top_name : "",
-				a.top_name ? ")" : "", base ? " in " : "", base ? base : "");
+	f->subject = lp_findings_fmt("thread %lld%s%s%s%s%s", (long long)a.top_tid,
+				     a.top_name ? " (" : "", a.top_name ? a.top_name : "",
+				     a.top_name ? ")" : "", base ? " in " : "", base ? base : "");
 	/* the keys stay; without requests the serving threads are the pollers */
 	int q = c->has_req;
-	lp_fnd_num(f, "pool_thread_cpu_ns",
-		   q ? "busiest non-request thread's CPU while serving"
-		     : "busiest thread's CPU that serves no poll",
-		   "ns", (double)a.top_cpu);
-	lp_fnd_num(f, "request_thread_cpu_ns",
-		   q ? "mean request thread's CPU while serving" : "mean serving thread's CPU",
-		   "ns", per_req_thread);
-	lp_fnd_num(f, "pool_threads", q ? "non-request threads" : "threads that serve no poll",
-		   "count", (double)a.pool_threads);
-	lp_fnd_num(f, "request_threads",
-		   q ? "request threads" : "serving threads (waiting in poll)", "count",
-		   (double)a.req_threads);
+	lp_findings_num(f, "pool_thread_cpu_ns",
+			q ? "busiest non-request thread's CPU while serving"
+			  : "busiest thread's CPU that serves no poll",
+			"ns", (double)a.top_cpu);
+	lp_findings_num(f, "request_thread_cpu_ns",
+			q ? "mean request thread's CPU while serving" : "mean serving thread's CPU",
+			"ns", per_req_thread);
+	lp_findings_num(f, "pool_threads", q ? "non-request threads" : "threads that serve no poll",
+			"count", (double)a.pool_threads);
+	lp_findings_num(f, "request_threads",
+			q ? "request threads" : "serving threads (waiting in poll)", "count",
+			(double)a.req_threads);
 	double all = (double)(a.pool_cpu + a.req_cpu);
-	lp_fnd_num(f, "pool_cpu_share",
-		   q ? "non-request threads' share of the process CPU"
-		     : "the other threads' share of the process CPU",
-		   "share", all > 0 ? (double)a.pool_cpu / all : 0);
+	lp_findings_num(f, "pool_cpu_share",
+			q ? "non-request threads' share of the process CPU"
+			  : "the other threads' share of the process CPU",
+			"share", all > 0 ? (double)a.pool_cpu / all : 0);
 	if (lib)
-		lp_fnd_site(f, lib, 0, 0);
+		lp_findings_site(f, lib, 0, 0);
 	f->site_kind = "library";
 	f->summary =
-	    lp_fnd_fmt(c->has_req ? "a thread that serves no request burned %.1fx the "
-				    "CPU of a request thread while requests were in flight%s%s"
-				  : "a thread that waits for no work in poll burned %.1fx the "
-				    "CPU of the threads that serve (they wait in poll)%s%s",
-		       value, base ? ", waiting in " : "", base ? base : "");
+	    lp_findings_fmt(c->has_req ? "a thread that serves no request burned %.1fx the "
+					 "CPU of a request thread while requests were in flight%s%s"
+				       : "a thread that waits for no work in poll burned %.1fx the "
+					 "CPU of the threads that serve (they wait in poll)%s%s",
+			    value, base ? ", waiting in " : "", base ? base : "");
 	/* what it takes from the cores the requests run on: all of it, as
 	 * turning the pool off shows (onnxruntime: p99 16 -> 7 ms) */
-	lp_fnd_category(f, "preempted");
-	lp_fnd_saving(f, a.top_cpu, a.top_cpu,
-		      c->has_req ? "the thread's CPU while requests were in flight"
-				 : "the thread's CPU while the process served");
+	lp_findings_category(f, "preempted");
+	lp_findings_saving(f, a.top_cpu, a.top_cpu,
+			   c->has_req ? "the thread's CPU while requests were in flight"
+				      : "the thread's CPU while the process served");
 	free(lib);
 	free(a.top_name);
 	return 1;

@@ -10,17 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
 /* Host blocked in synchronous copies; host-to-device copies <= 64 KB are
  * left out as nsys does (they are staged and return at once). */
-static int rule_sync_memcpy(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_sync_memcpy(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
 	int rc;
-	struct lp_fnd_acc a;
-	rc = lp_fnd_acc_run(
+	struct lp_findings_acc a;
+	rc = lp_findings_acc_run(
 	    c,
 	    "SELECT a.thread_id, a.start_ns, a.end_ns, coalesce(n.value, 'cudaMemcpy') || "
 	    "' ' || m.copy_kind || ' ' || m.src_kind || '->' || m.dst_kind FROM memcpys "
@@ -30,32 +30,32 @@ static int rule_sync_memcpy(struct lp_fnd_ctx *c, const struct lp_rule *r)
 	if (rc)
 		return rc;
 	int64_t bytes =
-	    lp_fnd_q1(c, "SELECT coalesce(sum(bytes), 0) FROM memcpys WHERE async = 0 AND "
-			 "NOT (copy_kind = 'HtoD' AND bytes <= 65536)");
-	double share = lp_fnd_share(a.ns, c->has_req ? c->req_ns : c->thread_ns);
+	    lp_findings_q1(c, "SELECT coalesce(sum(bytes), 0) FROM memcpys WHERE async = 0 AND "
+			      "NOT (copy_kind = 'HtoD' AND bytes <= 65536)");
+	double share = lp_findings_share(a.ns, c->has_req ? c->req_ns : c->thread_ns);
 	int found = 0;
-	if (lp_fnd_judge(c, share) && a.n > 0) {
-		struct lp_finding *f = lp_fnd_new(c, r, share);
+	if (lp_findings_judge(c, share) && a.n > 0) {
+		struct lp_finding *f = lp_findings_new(c, r, share);
 		if (!f) {
-			lp_fnd_acc_free(&a);
+			lp_findings_acc_free(&a);
 			return -ENOMEM;
 		}
 		found = 1;
-		lp_fnd_num(f, "copies", "synchronous copies", "count", (double)a.n);
-		lp_fnd_num(f, "blocked_ns", "host blocked in them", "ns", (double)a.ns);
-		lp_fnd_num(f, "share", lp_fnd_where(c), "share", share);
-		lp_fnd_num(f, "bytes", "bytes (whole run)", "bytes", (double)bytes);
+		lp_findings_num(f, "copies", "synchronous copies", "count", (double)a.n);
+		lp_findings_num(f, "blocked_ns", "host blocked in them", "ns", (double)a.ns);
+		lp_findings_num(f, "share", lp_findings_where(c), "share", share);
+		lp_findings_num(f, "bytes", "bytes (whole run)", "bytes", (double)bytes);
 		if (c->has_req)
-			lp_fnd_num(f, "per_request", "per request", "per_request",
-				   (double)a.n / (double)c->nreq);
-		lp_fnd_acc_sites(f, &a, "copies");
-		f->summary = lp_fnd_fmt("the host sat %.1f%% %s blocked in %" PRId64
-					" synchronous cudaMemcpy calls",
-					100 * share, lp_fnd_where(c), a.n);
-		lp_fnd_saving(f, a.ns, a.ns, "host time blocked in synchronous copies");
-		lp_fnd_example(c, f);
+			lp_findings_num(f, "per_request", "per request", "per_request",
+					(double)a.n / (double)c->nreq);
+		lp_findings_acc_sites(f, &a, "copies");
+		f->summary = lp_findings_fmt("the host sat %.1f%% %s blocked in %" PRId64
+					     " synchronous cudaMemcpy calls",
+					     100 * share, lp_findings_where(c), a.n);
+		lp_findings_saving(f, a.ns, a.ns, "host time blocked in synchronous copies");
+		lp_findings_example(c, f);
 	}
-	lp_fnd_acc_free(&a);
+	lp_findings_acc_free(&a);
 	return found;
 }
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_fnd_rule.h"
+#include "lp_findings_rule.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
@@ -85,7 +85,7 @@ static int tail_lock_row(sqlite3_stmt *st, void *ctx)
 	"a ON a.process_id = y.process_id AND a.correlation_id = y.correlation_id AND a.domain = " \
 	"'runtime' WHERE y.correlation_id != 0 AND y.type != 'stream_wait_event'"
 
-static int tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *domain,
+static int tail_waits(struct lp_findings_ctx *c, const char *stage, const char *domain,
 		      struct tail_acc *a)
 {
 	const struct lp_breakdown *b = c->bd;
@@ -96,7 +96,7 @@ static int tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *domai
 			    "DELETE FROM temp.lp_tail_req; DELETE FROM temp.lp_tail_iv;",
 			    c->err, c->errlen);
 	sqlite3_stmt *st;
-	if (rc || (rc = lp_fnd_prep(c, "INSERT INTO temp.lp_tail_req VALUES (?, ?)", &st)))
+	if (rc || (rc = lp_findings_prep(c, "INSERT INTO temp.lp_tail_req VALUES (?, ?)", &st)))
 		return rc;
 	for (size_t i = 0; i < c->nreq; i++) {
 		int64_t d = c->req[i].end - c->req[i].start;
@@ -114,7 +114,7 @@ static int tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *domai
 	sqlite3_finalize(st);
 	if (rc || !a->ntail || !a->nmid)
 		return rc ? rc : -ENODATA;
-	if ((rc = lp_fnd_prep(
+	if ((rc = lp_findings_prep(
 		 c,
 		 "INSERT INTO temp.lp_tail_iv SELECT q.grp, s.start_thread_id, s.start_ns, "
 		 "s.end_ns FROM temp.lp_tail_req q JOIN ranges_named s ON s.parent_id = q.id "
@@ -162,12 +162,12 @@ static const char *tail_cause_label(int k)
 /* Appends ", cause +X ms [on lock]" for every cause >= 20% of the stage's
  * growth, largest first; the causes also become sites. Returns 0 or
  * -ENODATA when the stage's intervals cannot be found (--stage-depth > 1). */
-static int tail_causes(struct lp_fnd_ctx *c, struct lp_finding *f, double grow, char *why,
+static int tail_causes(struct lp_findings_ctx *c, struct lp_finding *f, double grow, char *why,
 		       size_t len, int n)
 {
 	const struct lp_breakdown *b = c->bd;
-	const struct lp_bd_tail *t = &b->tail;
-	const struct lp_bd_stage *sg = &b->stages[t->stage];
+	const struct lp_breakdown_tail *t = &b->tail;
+	const struct lp_breakdown_stage *sg = &b->stages[t->stage];
 	if (b->stage_depth > 1 || grow <= 0)
 		return -ENODATA;
 	struct tail_acc a = {0};
@@ -200,36 +200,36 @@ static int tail_causes(struct lp_fnd_ctx *c, struct lp_finding *f, double grow, 
 			break;
 		done[best] = 1;
 		const struct lp_lock_row *lr = best == LP_WAIT_CONTENTION && a.cause[best].lock
-						   ? lp_fnd_lock_row(c, a.cause[best].lock)
+						   ? lp_findings_lock_row(c, a.cause[best].lock)
 						   : NULL;
-		char *what = lp_fnd_fmt("%s%s%s", tail_cause_label(best), lr ? " on " : "",
-					lr && lr->name ? lr->name : "");
+		char *what = lp_findings_fmt("%s%s%s", tail_cause_label(best), lr ? " on " : "",
+					     lr && lr->name ? lr->name : "");
 		if (n > 0 && (size_t)n < len)
 			n += snprintf(why + n, len - (size_t)n, "%s%s +%.3f ms",
 				      listed ? ", " : "; by cause: ", what ? what : "",
 				      a.cause[best].growth_ns / 1e6);
-		lp_fnd_site(f, what, (int64_t)a.ntail,
-			    (int64_t)(a.cause[best].growth_ns * a.ntail));
+		lp_findings_site(f, what, (int64_t)a.ntail,
+				 (int64_t)(a.cause[best].growth_ns * a.ntail));
 		free(what);
 		listed++;
 	}
 	return listed ? 0 : -ENODATA;
 }
 
-static int rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r)
+static int rule_tail(struct lp_findings_ctx *c, const struct lp_rule *r)
 {
 	const struct lp_breakdown *b = c->bd;
 	if (!b->tail.valid || b->req.p50 <= 0)
-		return lp_fnd_skip(c, "too few requests for a p99 (the breakdown needs 20)");
+		return lp_findings_skip(c, "too few requests for a p99 (the breakdown needs 20)");
 	double ratio = (double)b->req.p99 / (double)b->req.p50;
-	if (!lp_fnd_judge(c, ratio))
+	if (!lp_findings_judge(c, ratio))
 		return 0;
-	struct lp_finding *f = lp_fnd_new(c, r, ratio);
+	struct lp_finding *f = lp_findings_new(c, r, ratio);
 	if (!f)
 		return -ENOMEM;
 	/* Basis: the tail requests' time above the median. */
 	int64_t tail_ns = 0, excess = 0, ntail = 0;
-	lp_fnd_stake_reset(c);
+	lp_findings_stake_reset(c);
 	for (size_t i = 0; i < c->nreq; i++) {
 		int64_t d = c->req[i].end - c->req[i].start;
 		if (d < b->req.p99)
@@ -239,18 +239,18 @@ static int rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r)
 		excess += d - b->req.p50;
 		c->stake[i] = d - b->req.p50;
 	}
-	const struct lp_bd_tail *t = &b->tail;
+	const struct lp_breakdown_tail *t = &b->tail;
 	int64_t saving = excess;
 	char why[600] = "";
 	if (t->stage >= 0 && (size_t)t->stage < b->nstages) {
 		const char *sn = b->stages[t->stage].name;
 		f->subject = strdup(sn);
 		double grow = t->stage_tail_ns - t->stage_mid_ns;
-		saving = lp_fnd_min64(excess, (int64_t)(grow * (double)ntail));
+		saving = lp_findings_min64(excess, (int64_t)(grow * (double)ntail));
 		int n = snprintf(why, sizeof(why), "; stage %s grows from %.3f ms to %.3f ms", sn,
 				 t->stage_mid_ns / 1e6, t->stage_tail_ns / 1e6);
 		f->site_kind = "stages";
-		lp_fnd_site(f, sn, ntail, (int64_t)(grow * (double)ntail));
+		lp_findings_site(f, sn, ntail, (int64_t)(grow * (double)ntail));
 		/* the breakdown's category first, as its tail section names it;
 		 * then every cause of the growth, by wait class */
 		if (t->cat >= 0 && t->cat < b->ncat && n > 0 && (size_t)n < sizeof(why))
@@ -265,26 +265,26 @@ static int rule_tail(struct lp_fnd_ctx *c, const struct lp_rule *r)
 		if (causes == 0)
 			f->site_kind = "the tail stage, then what grew in it";
 		if (t->cat >= 0 && t->cat < b->ncat) {
-			lp_fnd_num(f, "stage_tail_ns", "stage mean in p99 requests", "ns",
-				   t->stage_tail_ns);
-			lp_fnd_num(f, "stage_median_ns", "stage mean in median requests", "ns",
-				   t->stage_mid_ns);
-			lp_fnd_num(f, "category_growth_ns", b->cat_label[t->cat], "ns",
-				   t->cat_tail_ns - t->cat_mid_ns);
+			lp_findings_num(f, "stage_tail_ns", "stage mean in p99 requests", "ns",
+					t->stage_tail_ns);
+			lp_findings_num(f, "stage_median_ns", "stage mean in median requests", "ns",
+					t->stage_mid_ns);
+			lp_findings_num(f, "category_growth_ns", b->cat_label[t->cat], "ns",
+					t->cat_tail_ns - t->cat_mid_ns);
 		}
 	}
-	lp_fnd_num(f, "p50_ns", "p50", "ns", (double)b->req.p50);
-	lp_fnd_num(f, "p99_ns", "p99", "ns", (double)b->req.p99);
-	lp_fnd_num(f, "ratio", "p99 / p50", "ratio", ratio);
-	lp_fnd_num(f, "tail_requests", "requests at or above p99", "count", (double)ntail);
-	f->summary = lp_fnd_fmt("p99 is %.1fx the median (%.3f ms vs %.3f ms)%s", ratio,
-				b->req.p99 / 1e6, b->req.p50 / 1e6, why);
+	lp_findings_num(f, "p50_ns", "p50", "ns", (double)b->req.p50);
+	lp_findings_num(f, "p99_ns", "p99", "ns", (double)b->req.p99);
+	lp_findings_num(f, "ratio", "p99 / p50", "ratio", ratio);
+	lp_findings_num(f, "tail_requests", "requests at or above p99", "count", (double)ntail);
+	f->summary = lp_findings_fmt("p99 is %.1fx the median (%.3f ms vs %.3f ms)%s", ratio,
+				     b->req.p99 / 1e6, b->req.p50 / 1e6, why);
 	/* the category the breakdown's tail names: its time, in the account */
 	if (t->stage >= 0 && (size_t)t->stage < b->nstages && t->cat >= 0 && t->cat < b->ncat)
-		lp_fnd_category(f, b->cat_name[t->cat]);
-	lp_fnd_saving(f, saving, excess, "tail requests' time above the median");
+		lp_findings_category(f, b->cat_name[t->cat]);
+	lp_findings_saving(f, saving, excess, "tail requests' time above the median");
 	(void)tail_ns;
-	lp_fnd_example(c, f);
+	lp_findings_example(c, f);
 	return 1;
 }
 
