@@ -133,7 +133,7 @@ def work(name):
     for _ in range(30):
         with lock:
             time.sleep(0.002)
-ts = [threading.Thread(target=work, args=(n,)) for n in {names!r}]
+ts = [threading.Thread(target=work, args=(n,), name=n) for n in {names!r}]
 for t in ts: t.start()
 for t in ts: t.join()
 """)
