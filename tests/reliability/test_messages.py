@@ -74,9 +74,12 @@ out, ready = os.path.join(d, "killed.db"), os.path.join(d, "killed.ready")
 lp = subprocess.Popen([LATPROF, "run", "-o", out, "--", app(), "once", ready],
                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                       env={**os.environ, **SMALL_LOGS})
+# latprof makes the link after it started the app, beside it: on a loaded
+# machine the app can be ready first. Killed once both are there.
 deadline = time.monotonic() + 30
 while time.monotonic() < deadline and not (os.path.exists(ready) and
-                                           open(ready).read().endswith("\n")):
+                                           open(ready).read().endswith("\n") and
+                                           os.path.lexists(out + ".logs")):
     time.sleep(0.01)
 app_pid = int(open(ready).read().split()[0])
 lp.send_signal(signal.SIGKILL)
