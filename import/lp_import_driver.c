@@ -37,10 +37,10 @@ struct import_run {
 	int source_of_type[256];
 	uint64_t records;
 	uint64_t sym_ns0;
-	long long jit_symbols, jit_maps_missing;	 /* lp_symtab_time_ns() when this import began */
-	struct lp_inf_waits inf; /* waits in progress in the run's shared table */
-	uint32_t inf_stack_id;	 /* local ids of the sites made for them */
-	long long inf_written;	 /* of those, written for an image that ended unclosed */
+	long long jit_symbols, jit_maps_missing; /* lp_symtab_time_ns() when this import began */
+	struct lp_inf_waits inf;		 /* waits in progress in the run's shared table */
+	uint32_t inf_stack_id;			 /* local ids of the sites made for them */
+	long long inf_written; /* of those, written for an image that ended unclosed */
 };
 
 static struct import_run *run_of(struct lp_import *imp)
