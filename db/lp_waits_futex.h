@@ -28,13 +28,17 @@
 
 /* The runtime's own frames between a futex wait and the code that asked
  * for the lock: the syscall wrapper, the futex helpers, the lock's slow
- * path. */
+ * path; in a JVM, its monitor code and the glue from Java code into it
+ * (SharedRuntime, InterpreterRuntime, C1's Runtime1, C2's runtime stubs
+ * named by the perf map), so the site is the Java method. */
 #define LP_FUTEX_RUNTIME_FN                                                                        \
 	"(f.function = 'syscall' OR f.function LIKE '%futex\\_wait%' ESCAPE '\\' OR "              \
 	"f.function LIKE 'std::sys::sync::%' OR f.function LIKE '%3std3sys4sync%' OR "             \
 	"f.function LIKE 'std::sys::pal::unix::futex::%' OR f.function LIKE "                      \
 	"'%3std3sys3pal4unix5futex%' OR f.function LIKE 'os::PlatformEvent::park%' OR "            \
 	"f.function LIKE 'ObjectMonitor::%' OR f.function LIKE 'ObjectSynchronizer::%' "           \
+	"OR f.function LIKE 'SharedRuntime::%' OR f.function LIKE 'InterpreterRuntime::%' OR "     \
+	"f.function LIKE 'Runtime1::%' OR f.function LIKE '\\_%\\_Java' ESCAPE '\\' "              \
 	"OR " LP_FUTEX_LOCK_FN ")"
 
 /* A wait for work, by the function that waits (within the innermost six
