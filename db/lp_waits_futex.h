@@ -37,7 +37,10 @@
 	"f.function LIKE 'std::sys::pal::unix::futex::%' OR f.function LIKE "                      \
 	"'%3std3sys3pal4unix5futex%' OR f.function LIKE 'os::PlatformEvent::park%' OR "            \
 	"f.function LIKE 'ObjectMonitor::%' OR f.function LIKE 'ObjectSynchronizer::%' "           \
-	"OR f.function LIKE 'SharedRuntime::%' OR f.function LIKE 'InterpreterRuntime::%' OR "     \
+	"OR f.function LIKE 'Parker::park%' OR f.function = 'Unsafe_Park' OR f.function LIKE "     \
+	"'% jdk.internal.misc.Unsafe.park(%' OR f.function LIKE "                                  \
+	"'% java.util.concurrent.locks.%' OR f.function LIKE 'SharedRuntime::%' OR f.function "    \
+	"LIKE 'InterpreterRuntime::%' OR "                                                         \
 	"f.function LIKE 'Runtime1::%' OR f.function LIKE '\\_%\\_Java' ESCAPE '\\' "              \
 	"OR " LP_FUTEX_LOCK_FN ")"
 
@@ -62,5 +65,32 @@
  * inside ObjectMonitor::enter, not a condition wait. */
 #define LP_JVM_MONITOR_FN                                                                          \
 	"(f.function LIKE 'ObjectMonitor::EnterI(%' OR f.function LIKE 'ObjectMonitor::enter(%')"
+
+/* A JVM thread parked by java.util.concurrent (LockSupport.park ends in
+ * HotSpot's Unsafe_Park). The innermost Java frame that says why decides:
+ * a lock's acquire (ReentrantLock, ReentrantReadWriteLock, AQS acquire,
+ * StampedLock) is contention on that lock; a condition's await, a queue's
+ * take or a pool's wait for tasks is not. Java frames are named from the
+ * JVM's perf map (compiled code only: an interpreted frame is
+ * "Interpreter", which says neither). */
+#define LP_JVM_PARK_FN "(f.function = 'Unsafe_Park')"
+#define LP_JUC_LOCK_FN                                                                             \
+	"(f.function LIKE '% java.util.concurrent.locks.ReentrantLock%' OR f.function LIKE "       \
+	"'% java.util.concurrent.locks.ReentrantReadWriteLock%' OR f.function LIKE "               \
+	"'% java.util.concurrent.locks.AbstractQueued%Synchronizer.acquire%' OR f.function LIKE "  \
+	"'% java.util.concurrent.locks.StampedLock.acquire%')"
+#define LP_JUC_WAIT_FN                                                                             \
+	"(f.function LIKE '%$ConditionObject.await%' OR f.function LIKE "                          \
+	"'% java.util.concurrent.%Queue%.take(%' OR f.function LIKE "                              \
+	"'% java.util.concurrent.%Queue%.poll(%' OR f.function LIKE "                              \
+	"'% java.util.concurrent.ThreadPoolExecutor.getTask(%' OR f.function LIKE "                \
+	"'% java.util.concurrent.ForkJoinPool.awaitWork(%' OR f.function LIKE "                    \
+	"'% java.util.concurrent.SynchronousQueue%')"
+/* Of those, the waits for work: class idle. */
+#define LP_JUC_IDLE_FN                                                                             \
+	"(f.function LIKE '% java.util.concurrent.%Queue%.take(%' OR f.function LIKE "             \
+	"'% java.util.concurrent.%Queue%.poll(%' OR f.function LIKE "                              \
+	"'% java.util.concurrent.ThreadPoolExecutor.getTask(%' OR f.function LIKE "                \
+	"'% java.util.concurrent.ForkJoinPool.awaitWork(%')"
 
 #endif
