@@ -13,6 +13,7 @@ Unsafe_Park of theirs left as a condition wait, the lock's call site is the
 program's method, the pool's parks are idle, and the first finding past
 the machine's CPU load names the lock."""
 import os
+import re
 import subprocess
 
 from lptest import check, db, record, tmpdir, within
@@ -77,3 +78,17 @@ check(first.get("id") == "lock-contention" and first.get("subject") == juc["name
       f"the first finding (past the machine's CPU load) is lock-contention on {juc['name']} "
       f"({[(f['id'], f['subject']) for f in fdoc['findings']]})")
 check_schema(doc, "--locks --format json")
+
+# JAVA_TOOL_OPTIONS: ours after the user's; the user's own choice of the
+# flags left alone (the JVM echoes the value it picked up on stderr).
+for user, want in (("-Dlp.x=1", "-Dlp.x=1 -XX:+UnlockDiagnosticVMOptions "
+                    "-XX:+PreserveFramePointer -XX:+DumpPerfMapAtExit"),
+                   ("-XX:-PreserveFramePointer", "-XX:-PreserveFramePointer")):
+    p = record(f"{d}/v.db", "java", "-version", env={"JAVA_TOOL_OPTIONS": user})
+    got = re.search(r"Picked up JAVA_TOOL_OPTIONS: (.*)", p.stderr)
+    check(got and got.group(1).strip() == want,
+          f"JAVA_TOOL_OPTIONS={user!r} -> {got and got.group(1)!r} (want {want!r})")
+    vpid = db(f"{d}/v.db").execute("SELECT pid FROM processes ORDER BY id LIMIT 1").fetchone()[0]
+    if os.path.exists(f"/tmp/perf-{vpid}.map"):
+        os.unlink(f"/tmp/perf-{vpid}.map")
+    os.unlink(f"{d}/v.db")
