@@ -67,6 +67,30 @@ static void setenv_prepend(const char *name, const char *value, char sep)
 	}
 }
 
+/* A JVM's compiled Java code lies in no module and has no unwind tables:
+ * frame pointers let the recorder walk through it and the perf map the
+ * JVM writes at exit (/tmp/perf-<pid>.map) names it at import. The user's
+ * own options come first; their own choice of these flags is left alone. */
+static void java_env(const char *prog)
+{
+	const char *base = strrchr(prog, '/');
+	base = base ? base + 1 : prog;
+	if (strcmp(base, "java"))
+		return;
+	const char *old = getenv("JAVA_TOOL_OPTIONS");
+	if (old && (strstr(old, "PreserveFramePointer") || strstr(old, "PerfMap")))
+		return;
+	const char *ours = "-XX:+UnlockDiagnosticVMOptions -XX:+PreserveFramePointer "
+			   "-XX:+DumpPerfMapAtExit";
+	if (old && *old) {
+		char *v = xasprintf("%s %s", old, ours);
+		setenv("JAVA_TOOL_OPTIONS", v, 1);
+		free(v);
+	} else {
+		setenv("JAVA_TOOL_OPTIONS", ours, 1);
+	}
+}
+
 /* The child: collectors in the environment, default signal handling. */
 static void exec_app(const struct lp_run_opts *o, char **argv)
 {
@@ -87,6 +111,7 @@ static void exec_app(const struct lp_run_opts *o, char **argv)
 	/* glibc's LD_PRELOAD takes spaces or colons; ours goes first. */
 	setenv_prepend("LD_PRELOAD", preload, ':');
 	lp_run_env_sources(o);
+	java_env(argv[0]);
 #ifdef LATPROF_ASAN_RUNTIME
 	/* Sanitizer build: our libraries need the ASan runtime first in the
 	 * app's link map. The app's own leaks and crashes are not ours: its

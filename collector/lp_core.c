@@ -851,6 +851,7 @@ void lp_core_warm_unwinder(void)
 	void *warm[2];
 	int saved = errno;
 	backtrace(warm, 2);
+	lp_unwind_resolve();
 	errno = saved;
 }
 
@@ -858,9 +859,7 @@ uint32_t lp_capture_stack(unsigned skip)
 {
 	lp_core_warm_unwinder();
 	void *buf[LP_MAX_FRAMES];
-	int saved = errno;
-	int n = backtrace(buf, LP_MAX_FRAMES);
-	errno = saved;
+	int n = lp_core_backtrace(buf, LP_MAX_FRAMES);
 	skip += 1; /* this function */
 	if (n <= (int)skip)
 		return 0;

@@ -176,6 +176,13 @@ LP_EXPORT uint32_t lp_intern_stack(const uint64_t *pcs, unsigned n);
  * lock hook; else at the first stack captured. Idempotent, keeps errno. */
 LP_EXPORT void lp_core_warm_unwinder(void);
 
+/* backtrace() that goes on through JIT code by frame pointers where the
+ * DWARF unwinder stops in code no loaded object covers (lp_unwind.c).
+ * Returns the frames written to buf (innermost first); keeps errno. */
+LP_EXPORT int lp_core_backtrace(void **buf, int max);
+/* Looks the unwinder up in libgcc_s once backtrace() has loaded it. */
+void lp_unwind_resolve(void);
+
 /* Capture the caller's stack (skipping `skip` innermost frames) and intern
  * it. Returns the stack id or 0. */
 LP_EXPORT uint32_t lp_capture_stack(unsigned skip);

@@ -28,13 +28,20 @@
 
 /* The runtime's own frames between a futex wait and the code that asked
  * for the lock: the syscall wrapper, the futex helpers, the lock's slow
- * path. */
+ * path; in a JVM, its monitor code and the glue from Java code into it
+ * (SharedRuntime, InterpreterRuntime, C1's Runtime1, C2's runtime stubs
+ * named by the perf map), so the site is the Java method. */
 #define LP_FUTEX_RUNTIME_FN                                                                        \
 	"(f.function = 'syscall' OR f.function LIKE '%futex\\_wait%' ESCAPE '\\' OR "              \
 	"f.function LIKE 'std::sys::sync::%' OR f.function LIKE '%3std3sys4sync%' OR "             \
 	"f.function LIKE 'std::sys::pal::unix::futex::%' OR f.function LIKE "                      \
 	"'%3std3sys3pal4unix5futex%' OR f.function LIKE 'os::PlatformEvent::park%' OR "            \
 	"f.function LIKE 'ObjectMonitor::%' OR f.function LIKE 'ObjectSynchronizer::%' "           \
+	"OR f.function LIKE 'Parker::park%' OR f.function = 'Unsafe_Park' OR f.function LIKE "     \
+	"'% jdk.internal.misc.Unsafe.park(%' OR f.function LIKE "                                  \
+	"'% java.util.concurrent.locks.%' OR f.function LIKE 'SharedRuntime::%' OR f.function "    \
+	"LIKE 'InterpreterRuntime::%' OR "                                                         \
+	"f.function LIKE 'Runtime1::%' OR f.function LIKE '\\_%\\_Java' ESCAPE '\\' "              \
 	"OR " LP_FUTEX_LOCK_FN ")"
 
 /* A wait for work, by the function that waits (within the innermost six
@@ -58,5 +65,32 @@
  * inside ObjectMonitor::enter, not a condition wait. */
 #define LP_JVM_MONITOR_FN                                                                          \
 	"(f.function LIKE 'ObjectMonitor::EnterI(%' OR f.function LIKE 'ObjectMonitor::enter(%')"
+
+/* A JVM thread parked by java.util.concurrent (LockSupport.park ends in
+ * HotSpot's Unsafe_Park). The innermost Java frame that says why decides:
+ * a lock's acquire (ReentrantLock, ReentrantReadWriteLock, AQS acquire,
+ * StampedLock) is contention on that lock; a condition's await, a queue's
+ * take or a pool's wait for tasks is not. Java frames are named from the
+ * JVM's perf map (compiled code only: an interpreted frame is
+ * "Interpreter", which says neither). */
+#define LP_JVM_PARK_FN "(f.function = 'Unsafe_Park')"
+#define LP_JUC_LOCK_FN                                                                             \
+	"(f.function LIKE '% java.util.concurrent.locks.ReentrantLock%' OR f.function LIKE "       \
+	"'% java.util.concurrent.locks.ReentrantReadWriteLock%' OR f.function LIKE "               \
+	"'% java.util.concurrent.locks.AbstractQueued%Synchronizer.acquire%' OR f.function LIKE "  \
+	"'% java.util.concurrent.locks.StampedLock.acquire%')"
+#define LP_JUC_WAIT_FN                                                                             \
+	"(f.function LIKE '%$ConditionObject.await%' OR f.function LIKE "                          \
+	"'% java.util.concurrent.%Queue%.take(%' OR f.function LIKE "                              \
+	"'% java.util.concurrent.%Queue%.poll(%' OR f.function LIKE "                              \
+	"'% java.util.concurrent.ThreadPoolExecutor.getTask(%' OR f.function LIKE "                \
+	"'% java.util.concurrent.ForkJoinPool.awaitWork(%' OR f.function LIKE "                    \
+	"'% java.util.concurrent.SynchronousQueue%')"
+/* Of those, the waits for work: class idle. */
+#define LP_JUC_IDLE_FN                                                                             \
+	"(f.function LIKE '% java.util.concurrent.%Queue%.take(%' OR f.function LIKE "             \
+	"'% java.util.concurrent.%Queue%.poll(%' OR f.function LIKE "                              \
+	"'% java.util.concurrent.ThreadPoolExecutor.getTask(%' OR f.function LIKE "                \
+	"'% java.util.concurrent.ForkJoinPool.awaitWork(%')"
 
 #endif

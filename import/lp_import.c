@@ -124,6 +124,8 @@ static int64_t import_frame(struct lp_import *imp, uint64_t pc)
 	if (pc && lp_map_get(&imp->proc->pcs, pc, &id))
 		return (int64_t)id;
 	int found = imp->proc->symtab && lp_symtab_lookup_pc(imp->proc->symtab, pc, &sym) == 0;
+	if (!found && pc)
+		imp->proc->unmapped++;
 	uint64_t off = found ? sym.offset : pc;
 	const char *mod = found ? sym.module : "";
 	uint64_t key = (XXH3_64bits_withSeed(mod, strlen(mod), off) | 1);

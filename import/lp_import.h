@@ -28,6 +28,8 @@ struct lp_proc {
 	struct lp_map threads; /* tid -> threads.id */
 	struct lp_map pcs;     /* return address -> frames.id: symbolized once */
 	struct lp_symtab *symtab;
+	int jit_symbols;   /* names read from the process's perf map, < 0: none */
+	uint64_t unmapped; /* frames in no module and no perf map */
 };
 
 struct lp_import {

@@ -35,10 +35,11 @@ struct import_run {
 	const struct lp_import_source *by_type[256];
 	int source_of_type[256];
 	uint64_t records;
-	uint64_t sym_ns0;	 /* lp_symtab_time_ns() when this import began */
-	struct lp_inf_waits inf; /* waits in progress in the run's shared table */
-	uint32_t inf_stack_id;	 /* local ids of the sites made for them */
-	long long inf_written;	 /* of those, written for an image that ended unclosed */
+	uint64_t sym_ns0;
+	long long jit_symbols, jit_maps_missing; /* lp_symtab_time_ns() when this import began */
+	struct lp_inf_waits inf;		 /* waits in progress in the run's shared table */
+	uint32_t inf_stack_id;			 /* local ids of the sites made for them */
+	long long inf_written; /* of those, written for an image that ended unclosed */
 };
 
 static struct import_run *run_of(struct lp_import *imp)
@@ -227,6 +228,11 @@ static int import_log(struct lp_import *imp, const struct lp_log *log)
 	proc.pid = log->hdr.pid;
 	proc.start_ns = log->hdr.start_ns;
 	proc.symtab = lp_symtab_new();
+	/* A JIT's code lies in no module: its perf map names it, read now (the
+	 * runtime rewrites or leaves it; the database keeps the names). */
+	char map[64];
+	snprintf(map, sizeof(map), "/tmp/perf-%u.map", proc.pid);
+	proc.jit_symbols = lp_symtab_add_perfmap(proc.symtab, map);
 	imp->proc = &proc;
 	rc = lp_core_begin_process(imp, log);
 	if (rc)
@@ -240,6 +246,10 @@ static int import_log(struct lp_import *imp, const struct lp_log *log)
 		const struct lp_rec_header *h = p1.stack_defs[i];
 		rc = lp_import_stack_def(imp, h, h + 1, h->size - sizeof(*h));
 	}
+	if (proc.jit_symbols > 0)
+		p->jit_symbols += proc.jit_symbols;
+	else if (proc.unmapped)
+		p->jit_maps_missing++;
 	if (rc == 0)
 		rc = lp_log_foreach(log, pass2_cb, imp);
 	if (rc == 0 && !(log->hdr.flags & LP_LOGF_CLOSED))
@@ -477,6 +487,10 @@ static int import_finish(struct lp_import *imp, int (*after)(struct lp_import *,
 	if (rc == 0)
 		rc = lp_import_meta(imp, "import.unknown_records", NULL,
 				    (int64_t)imp->unknown_records);
+	if (rc == 0 && p->jit_symbols)
+		rc = lp_import_meta(imp, "import.jit_symbols", NULL, p->jit_symbols);
+	if (rc == 0 && p->jit_maps_missing)
+		rc = lp_import_meta(imp, "import.jit_maps_missing", NULL, p->jit_maps_missing);
 	if (rc == 0)
 		rc = lp_import_meta(imp, "import.symbolize_ns", NULL,
 				    (int64_t)(lp_symtab_time_ns() - p->sym_ns0));

@@ -11,6 +11,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +41,17 @@ struct symmod {
 	int cache_tried;
 };
 
+/* One symbol of a runtime's perf map: code a JIT wrote outside any module. */
+struct jitsym {
+	uint64_t start, end;
+	const char *name; /* interned */
+};
+
 struct lp_symtab {
 	Dwfl *dwfl;
+	struct jitsym *jit; /* sorted by start */
+	size_t n_jit;
+	const char *jit_path; /* interned: the map the names came from */
 	struct symmod *mods;
 	size_t n_mods, cap_mods;
 	size_t last; /* index of the last module hit: lookups cluster */
@@ -146,6 +156,7 @@ void lp_symtab_free(struct lp_symtab *st)
 		lp_symcache_close(st->mods[i].cache);
 	}
 	free(st->mods);
+	free(st->jit);
 	for (size_t i = 0; i < st->cap_strs; i++)
 		free(st->strs[i]);
 	free(st->strs);
@@ -177,6 +188,96 @@ void lp_symtab_add_module(struct lp_symtab *st, const char *path, uint64_t load_
 	m->start = start;
 	m->end = end;
 	st->n_mods++;
+}
+
+static int jitsym_cmp(const void *a, const void *b)
+{
+	const struct jitsym *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* One "START SIZE name" line (hex, no 0x needed) into out; 0 if it is one. */
+static int perfmap_parse(struct lp_symtab *st, char *line, struct jitsym *out)
+{
+	char *end;
+	uint64_t start = strtoull(line, &end, 16);
+	if (end == line || *end != ' ')
+		return -1;
+	char *p = end + 1;
+	uint64_t size = strtoull(p, &end, 16);
+	if (end == p || *end != ' ' || !size || start + size < start)
+		return -1;
+	char *name = end + 1;
+	name[strcspn(name, "\n")] = 0;
+	if (!name[0])
+		return -1;
+	out->start = start;
+	out->end = start + size;
+	out->name = symbols_intern(st, name);
+	return out->name ? 0 : -1;
+}
+
+int lp_symtab_add_perfmap(struct lp_symtab *st, const char *path)
+{
+	if (!st || !path)
+		return -EINVAL;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	char *line = NULL;
+	size_t cap = 0, n = st->n_jit, alloc = st->n_jit;
+	struct jitsym *v = st->jit;
+	int rc = 0;
+	while (getline(&line, &cap, f) > 0) {
+		struct jitsym s;
+		if (perfmap_parse(st, line, &s))
+			continue;
+		if (n == alloc) {
+			size_t ncap = alloc ? 2 * alloc : 1024;
+			struct jitsym *nv = realloc(v, ncap * sizeof(*v));
+			if (!nv) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = nv;
+			alloc = ncap;
+		}
+		v[n++] = s;
+	}
+	free(line);
+	fclose(f);
+	qsort(v, n, sizeof(*v), jitsym_cmp);
+	int added = (int)(n - st->n_jit);
+	st->jit = v;
+	st->n_jit = n;
+	if (added > 0)
+		st->jit_path = symbols_intern(st, path);
+	return rc ? rc : added;
+}
+
+/* The perf-map symbol covering pc (a return address: looked up at pc-1):
+ * of those covering it, the one starting nearest below it. */
+static int lookup_jit(struct lp_symtab *st, uint64_t pc, struct lp_sym *out)
+{
+	uint64_t a = pc - 1;
+	size_t lo = 0, hi = st->n_jit;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (st->jit[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* jit[0..lo) start at or below a: the nearest that covers a. */
+	for (size_t i = lo; i-- > 0 && lo - i <= 64;)
+		if (a < st->jit[i].end) {
+			out->module = st->jit_path;
+			out->offset = pc;
+			out->function = st->jit[i].name;
+			out->sym_offset = pc - st->jit[i].start;
+			return 0;
+		}
+	return -1;
 }
 
 /* The module opened with libdwfl, on the first lookup the cache cannot
@@ -417,7 +518,7 @@ static int lookup_cached(struct lp_symtab *st, enum lp_symc_kind kind, uint64_t 
 		return -1;
 	struct symmod *m = find_mod(st, kind == LP_SYMC_PC ? addr - 1 : addr);
 	if (!m)
-		return -1;
+		return kind == LP_SYMC_PC && st->n_jit ? lookup_jit(st, addr, out) : -1;
 	uint64_t t0 = sym_now(), off = addr - m->bias;
 	if (!m->cache_tried) {
 		m->cache_tried = 1;

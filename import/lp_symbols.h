@@ -28,6 +28,12 @@ void lp_symtab_free(struct lp_symtab *st);
 /* Duplicate (path, bias) pairs are ignored. */
 void lp_symtab_add_module(struct lp_symtab *st, const char *path, uint64_t load_bias,
 			  uint64_t start, uint64_t end);
+/* Names code outside every module from a JIT's perf map ("START SIZE name"
+ * lines, hex: the JVM's -XX:+DumpPerfMapAtExit, Node's --perf-basic-prof,
+ * CPython's perf trampoline write /tmp/perf-<pid>.map). The names are read
+ * now; such frames report the map's path as module and the pc as offset.
+ * Returns the symbols added, or a negative errno when the map can't be read. */
+int lp_symtab_add_perfmap(struct lp_symtab *st, const char *path);
 /* Code address (a return address: looked up at pc-1). Strings stay valid
  * until lp_symtab_free. Returns 0 when a module covers pc, -1 otherwise. */
 int lp_symtab_lookup_pc(struct lp_symtab *st, uint64_t pc, struct lp_sym *out);

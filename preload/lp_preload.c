@@ -239,9 +239,7 @@ uint32_t lp_pre_stack(void *ra)
 	void *buf[LP_STACK_MAX];
 	uint64_t pcs[LP_STACK_MAX];
 	lp_core_warm_unwinder();
-	int saved = errno;
-	int n = backtrace(buf, LP_STACK_MAX);
-	errno = saved;
+	int n = lp_core_backtrace(buf, LP_STACK_MAX);
 	int i = 0;
 	while (i < n && buf[i] != ra)
 		i++;

@@ -83,7 +83,7 @@ CREATE TABLE locks (
   id          INTEGER PRIMARY KEY,
   process_id  INTEGER NOT NULL REFERENCES processes(id),
   address     INTEGER NOT NULL,
-  kind        TEXT NOT NULL,      -- mutex, rwlock, sem, spin, futex, monitor
+  kind        TEXT NOT NULL,      -- mutex, rwlock, sem, spin, futex, monitor, juc
   name        TEXT,               -- variable symbol when the lock is static data
   module      TEXT                -- module whose data holds it, NULL for heap/stack
 );

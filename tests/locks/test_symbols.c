@@ -127,6 +127,39 @@ int main(void)
 	lp_symtab_free(st);
 	lp_symtab_free(NULL);
 
+	/* A JIT's perf map names code outside every module; bad lines are
+	 * skipped, a missing map is an error and changes nothing. */
+	st = lp_symtab_new();
+	char map[] = "/tmp/lp-perfmap-XXXXXX";
+	int fd = mkstemp(map);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	CHECK(f != NULL, "temporary perf map");
+	if (f) {
+		fputs("7f00a0001000 80 void Foo.bar(int)\n"
+		      "junk line\n"
+		      "7f00a0000000 2000 Interpreter\n"
+		      "7f00a0002000 0 empty\n",
+		      f);
+		fclose(f);
+	}
+	CHECK(lp_symtab_add_perfmap(st, "/nonexistent/perf-1.map") < 0, "missing map -> error");
+	CHECK(lp_symtab_lookup_pc(st, 0x7f00a0001010ull, &s) == -1, "no map: JIT pc unnamed");
+	CHECK(lp_symtab_add_perfmap(st, map) == 2, "two good lines of four");
+	CHECK(lp_symtab_lookup_pc(st, 0x7f00a0001010ull, &s) == 0 && s.function &&
+		  !strcmp(s.function, "void Foo.bar(int)") && !strcmp(s.module, map) &&
+		  s.sym_offset == 0x10,
+	      "JIT pc -> %s", s.function ? s.function : "(null)");
+	CHECK(lp_symtab_lookup_pc(st, 0x7f00a0001081ull, &s) == 0 && s.function &&
+		  !strcmp(s.function, "Interpreter"),
+	      "past Foo.bar, inside the wider Interpreter -> %s",
+	      s.function ? s.function : "(null)");
+	CHECK(lp_symtab_lookup_pc(st, 0x7f00a0001001ull, &s) == 0 &&
+		  !strcmp(s.function, "void Foo.bar(int)"),
+	      "return address at the symbol's first byte + 1");
+	CHECK(lp_symtab_lookup_pc(st, 0x7f00a0003000ull, &s) == -1, "past every symbol -> -1");
+	unlink(map);
+	lp_symtab_free(st);
+
 	/* Rust's legacy mangling: the build hash goes; a C++ name keeps a
 	 * last component that only looks like one. */
 	struct {

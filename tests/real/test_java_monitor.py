@@ -57,6 +57,19 @@ check(vm and all(r["classes"] == "2" for r in vm),
       f"the JVM's VM, service and watcher threads wait for work: idle "
       f"({[dict(r) for r in vm]})")
 
+# latprof run gave the JVM -XX:+PreserveFramePointer and its perf map: the
+# recorder walks through the Java frames, the importer names them, and the
+# monitor's call site is the Java method, not the JVM's monitor code.
+ldoc = locks(run)
+mrow = next((r for r in ldoc["locks"] if r.get("kind") == "monitor"), None)
+msite = (mrow or {}).get("sites", [{}])[0] if mrow else {}
+print(msite)
+check(mrow and "JavaSync." in (msite.get("function") or ""),
+      f"the monitor's first call site is the program's method ({msite.get('where')})")
+pid = c.execute("SELECT pid FROM processes ORDER BY id LIMIT 1").fetchone()[0]
+if os.path.exists(f"/tmp/perf-{pid}.map"):
+    os.unlink(f"/tmp/perf-{pid}.map")  # the names are in the database
+
 doc = findings(run)
 first = first_app_finding(doc) or {}
 check(first.get("id") == "lock-contention" and first.get("subject") == mon["name"],
@@ -72,6 +85,9 @@ else:
     record(jrun, "java", "-XX:+UseSerialGC",
            f"-XX:StartFlightRecording=filename={jfr},+jdk.JavaMonitorEnter#threshold=0ms",
            "-cp", d, "JavaSync", f"{d}/jfr.txt", str(THREADS), "30")
+    jpid = db(jrun).execute("SELECT pid FROM processes ORDER BY id LIMIT 1").fetchone()[0]
+    if os.path.exists(f"/tmp/perf-{jpid}.map"):
+        os.unlink(f"/tmp/perf-{jpid}.map")
     lp_ns = db(jrun).execute(
         "SELECT sum(w.dur_ns) FROM lock_waits w JOIN locks l ON l.id = w.lock_id JOIN threads t "
         "ON t.id = w.thread_id WHERE l.kind = 'monitor' AND w.class = 0 AND "
