@@ -6,7 +6,7 @@
  * request is an NVTX "request" range with a "work" stage; the slow ones
  * hold the lock inside a "commit" stage. The program times its own long
  * holds (lock returned to unlock called) with CLOCK_MONOTONIC and writes
- * them, one ns figure a line, to the side file.
+ * them to the side file, one a line: start ns, duration ns.
  *
  * usage: fnd_holds [--clients C] [--requests N] [--work-us U] SIDE_FILE
  */
@@ -22,7 +22,7 @@
 static int clients = 4, requests = 100, work_us = 1000;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static long served;
-static int64_t *held; /* [clients * requests]: the long holds, ns; 0 none */
+static int64_t *held, *held_at; /* [clients * requests]: the long holds; 0 none */
 
 static int64_t now_ns(void)
 {
@@ -45,7 +45,7 @@ __attribute__((noinline)) static void count_request(void)
 	pthread_mutex_unlock(&table_lock);
 }
 
-__attribute__((noinline)) static int64_t commit_slow(void)
+__attribute__((noinline)) static int64_t commit_slow(int64_t *at)
 {
 	nvtxRangePushA("commit");
 	pthread_mutex_lock(&table_lock);
@@ -54,6 +54,7 @@ __attribute__((noinline)) static int64_t commit_slow(void)
 	int64_t t1 = now_ns();
 	pthread_mutex_unlock(&table_lock);
 	nvtxRangePop();
+	*at = t0;
 	return t1 - t0;
 }
 
@@ -66,7 +67,7 @@ static void *client(void *arg)
 		spin_us(work_us);
 		nvtxRangePop();
 		if ((i + c * 3) % 10 == 5)
-			held[c * requests + i] = commit_slow();
+			held[c * requests + i] = commit_slow(&held_at[c * requests + i]);
 		count_request();
 		nvtxRangePop();
 	}
@@ -90,10 +91,14 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (optind != argc - 1 || clients < 1 || clients > 64 || requests < 1 || work_us < 1) {
-		fprintf(stderr, "usage: fnd_holds [--clients C] [--requests N] [--work-us U] SIDE\n");
+		fprintf(stderr,
+			"usage: fnd_holds [--clients C] [--requests N] [--work-us U] SIDE\n");
 		return 2;
 	}
 	held = calloc((size_t)clients * requests, sizeof(*held));
+	held_at = calloc((size_t)clients * requests, sizeof(*held_at));
+	if (!held || !held_at)
+		return 1;
 	pthread_t th[64];
 	for (int c = 0; c < clients; c++)
 		pthread_create(&th[c], NULL, client, (void *)(intptr_t)c);
@@ -104,7 +109,7 @@ int main(int argc, char **argv)
 		return 1;
 	for (long i = 0; i < (long)clients * requests; i++)
 		if (held[i])
-			fprintf(f, "%lld\n", (long long)held[i]);
+			fprintf(f, "%lld %lld\n", (long long)held_at[i], (long long)held[i]);
 	fclose(f);
 	printf("served %ld\n", served);
 	return 0;

@@ -31,6 +31,8 @@ lp_py_test(findings_cli test_findings_cli.py LABELS e2e)
 lp_py_test(findings_csv test_findings_csv.py LABELS e2e)
 # Whose load, what a thread is for, one account (fnd_cpu, with other programs beside).
 lp_py_test(findings_load test_findings_load.py LABELS e2e TIMEOUT 600)
+# Hold times of a contended lock and long-critical-section (fnd_holds).
+lp_py_test(findings_holds test_findings_holds.py LABELS e2e)
 lp_py_test(findings_tail_causes test_tail_causes.py LABELS unit)
 # The rule table against docs/rules.md, and each rule at its threshold.
 lp_c_test(findings_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_findings.c
