@@ -706,17 +706,14 @@ static int batch_holds(struct batch *b)
 		return 0;
 	struct lp_lock_report *r = b->r;
 	struct hold_load h = {b, calloc(r->n, sizeof(double *)), calloc(r->n, sizeof(size_t))};
-	char *sql = NULL;
 	int rc = h.v && h.n ? 0 : -ENOMEM;
-	if (!rc && asprintf(&sql,
-			    "SELECT h.lock_id, h.dur_ns, " LP_HELD_IN_REQ " FROM lock_holds h "
-			    "WHERE h.lock_id IN %s",
-			    b->in) < 0)
-		rc = -ENOMEM;
+	sqlite3_stmt *st = rc ? NULL
+			      : batch_prepare(b, "SELECT h.lock_id, h.dur_ns, " LP_HELD_IN_REQ
+						 " FROM lock_holds h WHERE h.lock_id IN %s");
 	if (!rc)
-		rc = lp_db_each(b->q->db, sql, NULL, 0, hold_row, &h, b->q->err, b->q->errlen);
+		rc = st ? q_run(b->q, st, hold_row, &h) : -EIO;
 	for (size_t i = 0; rc == 0 && i < r->n; i++)
-		if (h.n && h.n[i]) {
+		if (h.n[i]) {
 			lp_sort_doubles(h.v[i], h.n[i]);
 			r->locks[i].hold_p50_ns =
 			    (int64_t)lp_quantile_nearest(h.v[i], h.n[i], 0.50);
@@ -727,22 +724,16 @@ static int batch_holds(struct batch *b)
 		free(h.v[i]);
 	free(h.v);
 	free(h.n);
-	free(sql);
-	sql = NULL;
-	if (!rc &&
-	    asprintf(
-		&sql,
-		"SELECT h.lock_id, coalesce(f.function, '?') || coalesce(' (' || f.file || ':' "
-		"|| f.line || ')', ''), n.value, sum(h.dur_ns) FROM lock_holds h LEFT JOIN "
-		"stacks s ON s.id = h.stack_id LEFT JOIN frames f ON f.id = s.top_frame LEFT "
-		"JOIN ranges g ON g.id = h.range_id LEFT JOIN strings n ON n.id = g.name_id "
-		"WHERE h.lock_id IN %s GROUP BY 1, 2, 3 ORDER BY 1, 4 DESC, 2",
-		b->in) < 0)
-		rc = -ENOMEM;
-	if (!rc)
-		rc = lp_db_each(b->q->db, sql, NULL, 0, hold_site_row, b, b->q->err, b->q->errlen);
-	free(sql);
-	return rc;
+	if (rc)
+		return rc;
+	st = batch_prepare(b,
+			   "SELECT h.lock_id, coalesce(f.function, '?') || coalesce(' (' || "
+			   "f.file || ':' || f.line || ')', ''), n.value, sum(h.dur_ns) FROM "
+			   "lock_holds h LEFT JOIN stacks s ON s.id = h.stack_id LEFT JOIN frames "
+			   "f ON f.id = s.top_frame LEFT JOIN ranges g ON g.id = h.range_id LEFT "
+			   "JOIN strings n ON n.id = g.name_id WHERE h.lock_id IN %s GROUP BY 1, "
+			   "2, 3 ORDER BY 1, 4 DESC, 2");
+	return st ? q_run(b->q, st, hold_site_row, b) : -EIO;
 }
 
 static int lock_name(struct lp_lock_row *l)
