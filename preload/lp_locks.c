@@ -201,7 +201,8 @@ void lp_lock_shared_note(const void *lock)
 
 static uintptr_t lp_hold_locks[LP_HOLD_LOCKS];
 static int lp_holds_on;
-static unsigned long lp_hold_lost; /* marks that found the table full */
+/* Marks that found the table full, holds past LP_HOLD_NEST at once. */
+static unsigned long lp_hold_lost;
 
 struct lp_hold {
 	uintptr_t lock;
@@ -246,8 +247,12 @@ static int lp_hold_marked(uintptr_t a, int add)
 __attribute__((noinline)) static void lp_hold_begin(const void *m, void *ra)
 {
 	uintptr_t a = (uintptr_t)m;
-	if (lp_hold_n >= LP_HOLD_NEST || !lp_pre_recording() || !lp_hold_marked(a, 0))
+	if (!lp_pre_recording() || !lp_hold_marked(a, 0))
 		return;
+	if (lp_hold_n >= LP_HOLD_NEST) { /* more marked mutexes held at once: not timed */
+		__atomic_fetch_add(&lp_hold_lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	lp_hold_at[lp_hold_n++] = (struct lp_hold){a, lp_now(), ra};
 }
 
