@@ -652,6 +652,90 @@ static int batch_holders(struct batch *b)
 	return rc;
 }
 
+/* ---- hold times --------------------------------------------------------- */
+
+/* The part of a hold h inside a request on the holder's thread. */
+#define LP_HELD_IN_REQ                                                                             \
+	"coalesce((SELECT min(h.start_ns + h.dur_ns, q.end_ns) - h.start_ns FROM ranges q WHERE "  \
+	"q.start_thread_id = h.thread_id AND q.depth = 0 AND q.name_id = (SELECT name_id FROM "    \
+	"ranges WHERE depth = 0 GROUP BY name_id ORDER BY count(*) DESC, name_id LIMIT 1) AND "    \
+	"q.start_ns <= h.start_ns AND q.end_ns > h.start_ns ORDER BY q.start_ns DESC LIMIT 1), 0)"
+
+struct hold_load {
+	struct batch *b;
+	double **v;
+	size_t *n;
+};
+
+static int hold_row(sqlite3_stmt *st, void *ctx)
+{
+	struct hold_load *h = ctx;
+	struct lp_lock_row *l = row_of(h->b, sqlite3_column_int64(st, 0));
+	if (!l)
+		return 0;
+	size_t i = (size_t)(l - h->b->r->locks);
+	double *nv = realloc(h->v[i], (h->n[i] + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	h->v[i] = nv;
+	int64_t d = sqlite3_column_int64(st, 1);
+	nv[h->n[i]++] = (double)d;
+	l->holds++;
+	l->hold_total_ns += d;
+	l->held_in_req_ns += sqlite3_column_int64(st, 2);
+	if (d > l->hold_max_ns)
+		l->hold_max_ns = d;
+	return 0;
+}
+
+static int hold_site_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_lock_row *l = row_of(ctx, sqlite3_column_int64(st, 0));
+	if (!l || l->hold_site) /* most hold time first per lock */
+		return 0;
+	l->hold_site = lp_db_col_strdup(st, 1);
+	l->hold_stage = sqlite3_column_type(st, 2) == SQLITE_NULL ? NULL : lp_db_col_strdup(st, 2);
+	return l->hold_site ? 0 : -ENOMEM;
+}
+
+/* Each listed lock's recorded holds: their figures, then the site and
+ * stage that held it longest. */
+static int batch_holds(struct batch *b)
+{
+	if (!lp_db_has_table(b->q->db, "lock_holds"))
+		return 0;
+	struct lp_lock_report *r = b->r;
+	struct hold_load h = {b, calloc(r->n, sizeof(double *)), calloc(r->n, sizeof(size_t))};
+	int rc = h.v && h.n ? 0 : -ENOMEM;
+	sqlite3_stmt *st = rc ? NULL
+			      : batch_prepare(b, "SELECT h.lock_id, h.dur_ns, " LP_HELD_IN_REQ
+						 " FROM lock_holds h WHERE h.lock_id IN %s");
+	if (!rc)
+		rc = st ? q_run(b->q, st, hold_row, &h) : -EIO;
+	for (size_t i = 0; rc == 0 && i < r->n; i++)
+		if (h.n[i]) {
+			lp_sort_doubles(h.v[i], h.n[i]);
+			r->locks[i].hold_p50_ns =
+			    (int64_t)lp_quantile_nearest(h.v[i], h.n[i], 0.50);
+			r->locks[i].hold_p99_ns =
+			    (int64_t)lp_quantile_nearest(h.v[i], h.n[i], 0.99);
+		}
+	for (size_t i = 0; h.v && i < r->n; i++)
+		free(h.v[i]);
+	free(h.v);
+	free(h.n);
+	if (rc)
+		return rc;
+	st = batch_prepare(b,
+			   "SELECT h.lock_id, coalesce(f.function, '?') || coalesce(' (' || "
+			   "f.file || ':' || f.line || ')', ''), n.value, sum(h.dur_ns) FROM "
+			   "lock_holds h LEFT JOIN stacks s ON s.id = h.stack_id LEFT JOIN frames "
+			   "f ON f.id = s.top_frame LEFT JOIN ranges g ON g.id = h.range_id LEFT "
+			   "JOIN strings n ON n.id = g.name_id WHERE h.lock_id IN %s GROUP BY 1, "
+			   "2, 3 ORDER BY 1, 4 DESC, 2");
+	return st ? q_run(b->q, st, hold_site_row, b) : -EIO;
+}
+
 static int lock_name(struct lp_lock_row *l)
 {
 	size_t best = 0; /* the most frequent site, by count */
@@ -689,6 +773,7 @@ static int locks_detail(struct q *q, struct lp_lock_report *r, int flags)
 		rc = rc ? rc : batch_threads(&b, 0);
 		rc = rc ? rc : batch_threads(&b, 1);
 		rc = rc ? rc : batch_holders(&b);
+		rc = rc ? rc : batch_holds(&b);
 		rc = rc || !b.python ? rc : batch_py_holders(&b);
 	}
 	for (size_t i = 0; rc == 0 && i < r->n; i++) {
@@ -803,6 +888,8 @@ void lp_lock_report_free(struct lp_lock_report *r)
 		free(l->kind);
 		free(l->process);
 		free(l->holder_stage);
+		free(l->hold_site);
+		free(l->hold_stage);
 		for (size_t j = 0; j < l->n_py_holders; j++) {
 			free(l->py_holders[j].function);
 			free(l->py_holders[j].file);

@@ -86,6 +86,13 @@ struct lp_lock_row {
 	 * most waits began (lock_waits.owner_range_id), NULL when none. */
 	char *holder_stage;
 	long long holder_stage_waits; /* waits whose holder was in it */
+	/* Recorded holds (lock_holds: those >= 50 us, from the lock's first
+	 * wait on): count, nearest-rank p50/p99, max, the part inside requests
+	 * (the most frequent outermost range), and the acquiring site and the
+	 * holder's stage with the most hold time (NULL when none). */
+	long long holds;
+	int64_t hold_p50_ns, hold_p99_ns, hold_max_ns, hold_total_ns, held_in_req_ns;
+	char *hold_site, *hold_stage;
 	/* Per-thread semaphores folded into this row (lp_locks.c, lp_fold_sql:
 	 * each waited on by one thread only, like PostgreSQL's PGSemaphore,
 	 * their waits at this one site); 0 for a row of one lock. A folded row

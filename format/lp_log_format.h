@@ -94,6 +94,7 @@ enum lp_rec_type {
 	LP_REC_CHILD_STATUS = 13, /* lp_rec_child_status: a wait() result */
 	LP_REC_BLOCK = 14,	  /* aux = lp_block_call; lp_rec_block */
 	LP_REC_LOCK_SHARED = 15,  /* aux = path length; lp_rec_lock_shared */
+	LP_REC_LOCK_HOLD = 16,	  /* aux = lp_lock_kind; lp_rec_lock_hold */
 	LP_REC_CORE_LAST = 31,
 
 	LP_REC_NVTX_FIRST = 32,
@@ -238,6 +239,22 @@ struct lp_rec_lock_wait {
 };
 #define LP_REC_LOCK_WAIT_V1_SIZE 40u
 _Static_assert(sizeof(struct lp_rec_lock_wait) == 48, "lock wait size");
+
+/*
+ * One hold of a lock that some thread has waited on in this process (from
+ * that first wait on): acquisition to release, written at the release when
+ * it lasted at least LP_HOLD_MIN_NS. Shorter holds, and holds of locks
+ * nobody waited on, are not recorded.
+ */
+#define LP_HOLD_MIN_NS 50000u
+struct lp_rec_lock_hold {
+	uint64_t lock;	/* address of the lock object */
+	uint64_t start; /* ns: acquired */
+	uint64_t end;	/* ns: released */
+	uint32_t stack; /* the acquiring call site, 0 if none */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct lp_rec_lock_hold) == 32, "lock hold size");
 
 enum lp_cond_kind {
 	LP_COND_WAIT = 1,

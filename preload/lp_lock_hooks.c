@@ -185,6 +185,108 @@ void lp_lock_shared_note(const void *lock)
 	lp_rec_commit();
 }
 
+/* ---- hold times of contended mutexes --------------------------------- */
+
+/*
+ * A mutex some thread has waited on is marked in lp_hold_locks (lock-free,
+ * open addressing, never emptied); from then on each acquisition of it
+ * notes the time and call site on the acquiring thread (lp_hold_at), and
+ * its release writes the hold when it lasted LP_HOLD_MIN_NS. A mutex
+ * nobody waited on costs the acquisition one load of lp_holds_on and the
+ * release one thread-local load (lp_hold_n).
+ */
+#define LP_HOLD_LOCKS 1024 /* a power of two */
+#define LP_HOLD_PROBE 16
+#define LP_HOLD_NEST 8
+
+static uintptr_t lp_hold_locks[LP_HOLD_LOCKS];
+static int lp_holds_on;
+/* Marks that found the table full, holds past LP_HOLD_NEST at once. */
+static unsigned long lp_hold_lost;
+
+struct lp_hold {
+	uintptr_t lock;
+	uint64_t t0;
+	void *ra;
+};
+static __thread struct lp_hold lp_hold_at[LP_HOLD_NEST] __attribute__((tls_model("initial-exec")));
+static __thread unsigned lp_hold_n __attribute__((tls_model("initial-exec")));
+
+static unsigned lp_hold_slot(uintptr_t a)
+{
+	return (unsigned)(((uint64_t)a >> 3) * 0x9e3779b97f4a7c15ull >> 54) & (LP_HOLD_LOCKS - 1);
+}
+
+/* 1 when lock is marked; with add, marks it first. */
+static int lp_hold_marked(uintptr_t a, int add)
+{
+	unsigned i = lp_hold_slot(a);
+	for (unsigned k = 0; k < LP_HOLD_PROBE; k++, i = (i + 1) & (LP_HOLD_LOCKS - 1)) {
+		uintptr_t v = __atomic_load_n(&lp_hold_locks[i], __ATOMIC_RELAXED);
+		if (v == a)
+			return 1;
+		if (v)
+			continue;
+		if (!add)
+			return 0;
+		uintptr_t zero = 0;
+		if (__atomic_compare_exchange_n(&lp_hold_locks[i], &zero, a, 0, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED) ||
+		    zero == a) {
+			__atomic_store_n(&lp_holds_on, 1, __ATOMIC_RELAXED);
+			return 1;
+		}
+	}
+	if (add)
+		__atomic_fetch_add(&lp_hold_lost, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* This thread has just acquired m (marked or not): its hold is noted when
+ * m is marked. Keeps errno. */
+__attribute__((noinline)) static void lp_hold_begin(const void *m, void *ra)
+{
+	uintptr_t a = (uintptr_t)m;
+	if (!lp_pre_recording() || !lp_hold_marked(a, 0))
+		return;
+	if (lp_hold_n >= LP_HOLD_NEST) { /* more marked mutexes held at once: not timed */
+		__atomic_fetch_add(&lp_hold_lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	lp_hold_at[lp_hold_n++] = (struct lp_hold){a, lp_now(), ra};
+}
+
+/* This thread releases m, at t1: the hold it noted, written when long.
+ * Called after the release, so no waiter waits on the record. */
+static void lp_hold_write(const struct lp_hold *h, uint64_t t1)
+{
+	if (t1 - h->t0 < LP_HOLD_MIN_NS || !__atomic_load_n(&lp_pre_on, __ATOMIC_ACQUIRE))
+		return;
+	int saved = errno, guard = lp_pre_guard;
+	lp_pre_guard = 1;
+	lp_pre_modules_refresh();
+	uint32_t stack = lp_pre_site_stack(h->ra);
+	struct lp_rec_lock_hold *r = lp_rec_begin(LP_REC_LOCK_HOLD, LP_LOCK_MUTEX, sizeof(*r));
+	if (r) {
+		*r = (struct lp_rec_lock_hold){h->lock, h->t0, t1, stack, 0};
+		lp_rec_commit();
+	}
+	lp_pre_guard = guard;
+	errno = saved;
+}
+
+/* The noted hold of m, taken off this thread's list: 1, else 0. */
+static int lp_hold_take(const void *m, struct lp_hold *out)
+{
+	for (unsigned i = lp_hold_n; i-- > 0;)
+		if (lp_hold_at[i].lock == (uintptr_t)m) {
+			*out = lp_hold_at[i];
+			lp_hold_at[i] = lp_hold_at[--lp_hold_n];
+			return 1;
+		}
+	return 0;
+}
+
 /* ---- mutexes ---------------------------------------------------------- */
 
 static int lp_mutex_call(pthread_mutex_t *m, enum lp_op op, clockid_t clk,
@@ -228,6 +330,8 @@ __attribute__((noinline)) static int lp_mutex_slow(pthread_mutex_t *m, enum lp_o
 	uint64_t t1 = lp_now();
 	lp_lock_record(LP_LOCK_MUTEX, m, t0, t1, owner, lp_flags(rc), stack, mine, &py);
 	lp_pre_guard = 0;
+	if ((rc == 0 || rc == EOWNERDEAD) && lp_hold_marked((uintptr_t)m, 1))
+		lp_hold_begin(m, ra);
 	errno = saved;
 	return rc;
 }
@@ -294,11 +398,17 @@ static inline int lp_mutex_fast(pthread_mutex_t *m)
  * slow path is a sibling call, so no unwinder ever sees this frame. */
 LP_HOOK LP_HOT_NOFP int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	if (__builtin_expect(lp_mutex_fast(m), 1))
+	if (__builtin_expect(lp_mutex_fast(m), 1)) {
+		if (__builtin_expect(__atomic_load_n(&lp_holds_on, __ATOMIC_RELAXED), 0))
+			lp_hold_begin(m, __builtin_return_address(0));
 		return 0;
+	}
 	int rc = pthread_mutex_trylock(m);
-	if (__builtin_expect(rc != EBUSY, 1))
+	if (__builtin_expect(rc != EBUSY, 1)) {
+		if (__builtin_expect(__atomic_load_n(&lp_holds_on, __ATOMIC_RELAXED), 0) && !rc)
+			lp_hold_begin(m, __builtin_return_address(0));
 		return rc;
+	}
 	return lp_mutex_slow(m, LP_OP_PLAIN, 0, NULL, __builtin_return_address(0));
 }
 
@@ -316,6 +426,36 @@ LP_HOOK int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const str
 	if (rc != EBUSY)
 		return rc;
 	return lp_mutex_slow(m, LP_OP_CLOCK, clk, ts, __builtin_return_address(0));
+}
+
+/* glibc's unlock, called directly: its non-default alias, so no dlsym
+ * (which may itself unlock) stands between a hook and the real call. */
+#if defined(__x86_64__)
+int lp_glibc_mutex_unlock(pthread_mutex_t *m);
+__asm__(".symver lp_glibc_mutex_unlock,__pthread_mutex_unlock@GLIBC_2.2.5");
+#define LP_MUTEX_UNLOCK(m) lp_glibc_mutex_unlock(m)
+#else
+#define LP_MUTEX_UNLOCK(m) (LP_REAL(mutex_unlock) ? lp_real.mutex_unlock(m) : EAGAIN)
+#endif
+
+__attribute__((noinline)) static int lp_mutex_unlock_held(pthread_mutex_t *m)
+{
+	struct lp_hold h;
+	if (!lp_hold_take(m, &h))
+		return LP_MUTEX_UNLOCK(m);
+	uint64_t t1 = lp_now();
+	int rc = LP_MUTEX_UNLOCK(m);
+	if (!rc)
+		lp_hold_write(&h, t1);
+	return rc;
+}
+
+/* Only a thread holding a marked mutex does more than glibc's unlock. */
+LP_HOOK LP_HOT_NOFP int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	if (__builtin_expect(lp_hold_n != 0, 0))
+		return lp_mutex_unlock_held(m);
+	return LP_MUTEX_UNLOCK(m);
 }
 
 /* ---- rwlocks ---------------------------------------------------------- */
@@ -615,12 +755,28 @@ static int lp_cond_call(pthread_cond_t *c, pthread_mutex_t *m, enum lp_op op, cl
 	return pthread_mutex_lock(m);
 }
 
+/* The wait releases m and takes it back: a hold ends at the wait, and
+ * another begins after it. */
+static int lp_cond_held(pthread_cond_t *c, pthread_mutex_t *m, enum lp_op op, clockid_t clk,
+			const struct timespec *ts, void *ra)
+{
+	struct lp_hold h;
+	int held = lp_hold_take(m, &h);
+	uint64_t t1 = held ? lp_now() : 0;
+	int rc = lp_cond_call(c, m, op, clk, ts);
+	if (held) {
+		lp_hold_write(&h, t1);
+		lp_hold_begin(m, h.ra);
+	}
+	return rc;
+}
+
 __attribute__((noinline)) static int lp_cond_slow(pthread_cond_t *c, pthread_mutex_t *m,
 						  enum lp_op op, clockid_t clk,
 						  const struct timespec *ts, void *ra)
 {
 	if (!lp_pre_recording() || lp_pre_own_pc(ra))
-		return lp_cond_call(c, m, op, clk, ts);
+		return lp_cond_held(c, m, op, clk, ts, ra);
 	int saved = errno;
 	lp_pre_guard = 1;
 	uint32_t kind = op == LP_OP_PLAIN ? LP_COND_WAIT : LP_COND_TIMEDWAIT;
@@ -629,7 +785,7 @@ __attribute__((noinline)) static int lp_cond_slow(pthread_cond_t *c, pthread_mut
 	uint64_t t0 = lp_now();
 	int mine = lp_inf_begin((uint32_t)LP_REC_COND_WAIT << 8 | kind, (uint64_t)(uintptr_t)c,
 				(uint64_t)(uintptr_t)m, ra, 0, 0, t0);
-	int rc = lp_cond_call(c, m, op, clk, ts);
+	int rc = lp_cond_held(c, m, op, clk, ts, ra);
 	uint64_t t1 = lp_now();
 	if (lp_inf_end(mine)) { /* the exit sweep wrote it */
 		lp_pre_guard = 0;

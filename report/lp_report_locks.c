@@ -239,6 +239,20 @@ static void locks_text_detail(FILE *f, size_t rank, const struct lp_lock_row *l)
 		lp_txt_pad(f, l->holder_stage, 0, 0);
 		fprintf(f, " (%lld of %lld waits)\n", l->holder_stage_waits, l->count);
 	}
+	if (l->holds) {
+		fprintf(f,
+			"   holds >= 50 us: %lld, p50 %.3f ms, p99 %.3f ms, max %.3f ms, %.3f ms "
+			"inside requests\n",
+			l->holds, (double)l->hold_p50_ns / 1e6, (double)l->hold_p99_ns / 1e6,
+			(double)l->hold_max_ns / 1e6, (double)l->held_in_req_ns / 1e6);
+		fputs("     held longest at ", f);
+		lp_txt_pad(f, l->hold_site, 0, 0);
+		if (l->hold_stage) {
+			fputs(" in stage ", f);
+			lp_txt_pad(f, l->hold_stage, 0, 0);
+		}
+		fputc('\n', f);
+	}
 	if (l->timeouts)
 		fprintf(f, "     %lld waits timed out\n", l->timeouts);
 }
@@ -381,7 +395,17 @@ static void json_lock(FILE *f, size_t rank, const struct lp_lock_row *l)
 	fputc(']', f);
 	fprintf(f, ",\n      \"owner_unknown\": %lld,\n      \"holder_stage\": ", l->owner_unknown);
 	lp_json_str(f, l->holder_stage);
-	fprintf(f, ",\n      \"holder_stage_waits\": %lld\n    }", l->holder_stage_waits);
+	fprintf(f, ",\n      \"holder_stage_waits\": %lld", l->holder_stage_waits);
+	fprintf(f,
+		",\n      \"holds\": %lld, \"hold_p50_ns\": %" PRId64 ", \"hold_p99_ns\": %" PRId64
+		", \"hold_max_ns\": %" PRId64 ", \"hold_total_ns\": %" PRId64
+		", \"held_in_requests_ns\": %" PRId64 ",\n      \"hold_site\": ",
+		l->holds, l->hold_p50_ns, l->hold_p99_ns, l->hold_max_ns, l->hold_total_ns,
+		l->held_in_req_ns);
+	lp_json_str(f, l->hold_site);
+	fputs(", \"hold_stage\": ", f);
+	lp_json_str(f, l->hold_stage);
+	fputs("\n    }", f);
 }
 
 void lp_locks_write_json(FILE *f, const struct lp_lock_report *r)

@@ -110,6 +110,21 @@ CREATE TABLE lock_waits (
   PRIMARY KEY (start_ns, id)
 ) WITHOUT ROWID;
 
+-- Holds of a lock that some thread of its process had waited on, from that
+-- first wait on: acquisition to release, those that lasted at least 50 us
+-- (LP_HOLD_MIN_NS). pthread mutexes only.
+CREATE TABLE lock_holds (
+  id        INTEGER PRIMARY KEY,
+  lock_id   INTEGER NOT NULL REFERENCES locks(id),
+  thread_id INTEGER NOT NULL REFERENCES threads(id), -- the holder
+  start_ns  INTEGER NOT NULL,    -- acquired
+  dur_ns    INTEGER NOT NULL,
+  end_ns    INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL,
+  stack_id  INTEGER REFERENCES stacks(id), -- the acquiring call site
+  range_id  INTEGER              -- ranges.id: the holder's innermost open NVTX range at the
+                                 -- acquisition (its stage), set after import; NULL none
+);
+
 CREATE TABLE cond_waits (
   id        INTEGER PRIMARY KEY,
   thread_id INTEGER NOT NULL REFERENCES threads(id),

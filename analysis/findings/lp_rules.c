@@ -12,6 +12,7 @@
 
 #define LP_RULE_LIST(X)                                                                            \
 	X(lock_contention)                                                                         \
+	X(long_critical_section)                                                                   \
 	X(gil_contention)                                                                          \
 	X(spinning_pool)                                                                           \
 	X(queue_wait)                                                                              \

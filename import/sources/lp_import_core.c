@@ -75,7 +75,7 @@ struct shared_key {
 struct core_state {
 	sqlite3_stmt *ins_proc, *upd_start, *upd_exit, *upd_title, *upd_exec, *upd_thread_start,
 	    *upd_thread_name, *upd_thread_end, *ins_lock, *upd_lock_name, *upd_proc_end, *ins_block,
-	    *sel_fd_kind;
+	    *sel_fd_kind, *ins_hold;
 	struct lp_batch waits, conds;
 	struct lp_waitsort sorted; /* lock waits not yet in waits */
 	struct lp_map locks;	   /* address -> locks.id, current process */
@@ -539,6 +539,24 @@ static int core_block(struct lp_import *imp, uint32_t tid, const struct lp_rec_h
 	return lp_import_step(imp, st);
 }
 
+/* LP_REC_LOCK_HOLD: a long hold of a lock some thread waited on. */
+static int core_lock_hold(struct lp_import *imp, uint32_t tid, const struct lp_rec_header *h,
+			  const struct lp_rec_lock_hold *r)
+{
+	int64_t lock = r->lock ? core_lock(imp, r->lock, h->aux) : 0;
+	int64_t thread = lp_import_thread(imp, tid);
+	if (!lock || !thread || r->end < r->start)
+		return lock && thread ? 0 : -EIO;
+	sqlite3_stmt *st = core_of(imp)->ins_hold;
+	sqlite3_bind_int64(st, 1, lock);
+	sqlite3_bind_int64(st, 2, thread);
+	sqlite3_bind_int64(st, 3, (int64_t)r->start);
+	sqlite3_bind_int64(st, 4, (int64_t)(r->end - r->start));
+	bind_opt(st, 5, lp_import_stack(imp, r->stack));
+	core_seen(imp, r->end);
+	return lp_import_step(imp, st);
+}
+
 /* The kind of descriptor fd last had in this process's recorded calls: a
  * dead process's descriptor cannot be looked at. */
 static uint32_t core_fd_kind_seen(struct lp_import *imp, int fd)
@@ -677,6 +695,8 @@ static int core_record(struct lp_import *imp, void *state, uint32_t tid,
 		return len >= sizeof(struct lp_rec_child_status) ? core_child(s, p) : 0;
 	case LP_REC_LOCK_SHARED:
 		return core_lock_shared(s, h, p, len);
+	case LP_REC_LOCK_HOLD:
+		return len >= sizeof(struct lp_rec_lock_hold) ? core_lock_hold(imp, tid, h, p) : 0;
 	case LP_REC_BLOCK: {
 		struct lp_rec_block r;
 		return core_widen(&r, sizeof(r), p, len, LP_REC_BLOCK_V1_SIZE, &r.runq)
@@ -933,7 +953,9 @@ static int core_begin(struct lp_import *imp, void **state)
 	    imp, "SELECT b.fd_kind FROM blocking_calls b JOIN threads t ON t.id = b.thread_id "
 		 "WHERE t.process_id = ?1 AND b.fd = ?2 AND b.fd_kind IS NOT 'unknown' "
 		 "ORDER BY b.start_ns DESC LIMIT 1");
-	if (!s->ins_block || !s->sel_fd_kind)
+	s->ins_hold = lp_import_prepare(imp, "INSERT INTO lock_holds(lock_id, thread_id, start_ns, "
+					     "dur_ns, stack_id) VALUES (?,?,?,?,?)");
+	if (!s->ins_block || !s->sel_fd_kind || !s->ins_hold)
 		return -EIO;
 	if (!s->ins_proc || !s->upd_start || !s->upd_exit || !s->upd_title || !s->upd_exec ||
 	    !s->upd_proc_end || !s->upd_thread_start || !s->upd_thread_name || !s->upd_thread_end ||
@@ -958,7 +980,7 @@ static void core_destroy(void *state)
 			       s->upd_exec,	  s->upd_thread_start, s->upd_thread_name,
 			       s->upd_thread_end, s->ins_lock,	       s->upd_lock_name,
 			       s->upd_proc_end,	  s->ins_block,	       s->upd_title,
-			       s->sel_fd_kind};
+			       s->sel_fd_kind,	  s->ins_hold};
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 		sqlite3_finalize(all[i]);
 	lp_batch_free(&s->waits);

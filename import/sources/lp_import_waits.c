@@ -212,6 +212,12 @@ static const struct classify_step lp_waits_steps[] = {
      "AND r.e > lock_waits.start_ns ORDER BY r.s DESC LIMIT 1) "
      "WHERE owner_tid IS NOT NULL AND class = 0;"
      "DROP TABLE temp.lp_rng; DROP TABLE temp.lp_rmax;"},
+    /* a hold's stage: the holder's own innermost range open at the
+     * acquisition */
+    {"SELECT CASE WHEN EXISTS (SELECT 1 FROM ranges) THEN EXISTS (SELECT 1 FROM lock_holds) END",
+     "UPDATE lock_holds SET range_id = (SELECT r.id FROM ranges r WHERE r.start_thread_id = "
+     "lock_holds.thread_id AND r.start_ns <= lock_holds.start_ns AND r.end_ns > "
+     "lock_holds.start_ns ORDER BY r.start_ns DESC LIMIT 1);"},
 };
 
 int lp_waits_classify(sqlite3 *db, char *err, size_t errlen)

@@ -7,6 +7,12 @@ if(NVTX3_INCLUDE)
   target_include_directories(fnd_cpu PRIVATE ${NVTX3_INCLUDE})
   target_link_libraries(fnd_cpu PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
   set_target_properties(fnd_cpu PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
+  # Slow requests that hold a global lock (long-critical-section).
+  add_executable(fnd_holds ${CMAKE_CURRENT_LIST_DIR}/fnd_holds.c)
+  target_compile_options(fnd_holds PRIVATE -g -O1)
+  target_include_directories(fnd_holds PRIVATE ${NVTX3_INCLUDE})
+  target_link_libraries(fnd_holds PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  set_target_properties(fnd_holds PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
   if(TARGET latprof_cupti_tr)
     add_executable(fnd_gpu ${CMAKE_CURRENT_LIST_DIR}/fnd_gpu.c)
     target_include_directories(fnd_gpu PRIVATE ${NVTX3_INCLUDE} ${CUPTI_INCLUDE})
@@ -25,6 +31,8 @@ lp_py_test(findings_cli test_findings_cli.py LABELS e2e)
 lp_py_test(findings_csv test_findings_csv.py LABELS e2e)
 # Whose load, what a thread is for, one account (fnd_cpu, with other programs beside).
 lp_py_test(findings_load test_findings_load.py LABELS e2e TIMEOUT 600)
+# Hold times of a contended lock and long-critical-section (fnd_holds).
+lp_py_test(findings_holds test_findings_holds.py LABELS e2e)
 lp_py_test(findings_tail_causes test_tail_causes.py LABELS unit)
 # The rule table against docs/rules.md, and each rule at its threshold.
 lp_c_test(findings_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_findings.c

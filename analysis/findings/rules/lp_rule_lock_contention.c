@@ -152,11 +152,18 @@ static int rule_lock(struct lp_findings_ctx *c, const struct lp_rule *r)
 			lp_findings_num(f, "holder_stage_waits",
 					"waits whose holder was in that stage", "count",
 					(double)row->holder_stage_waits);
-		f->summary = lp_findings_fmt("%s threads waited %.1f%% of %s on %s%s%s%s",
+		/* the holds, where recorded, name the critical section itself */
+		const char *site = row ? row->hold_site : NULL;
+		char *held = site ? lp_findings_fmt("; held longest at %s (p99 hold %.2f ms)", site,
+						    (double)row->hold_p99_ns / 1e6)
+				  : NULL;
+		f->summary = lp_findings_fmt("%s threads waited %.1f%% of %s on %s%s%s%s%s",
 					     c->has_req ? "request" : "the run's", 100 * share,
 					     c->has_req ? "request time" : "their time", f->subject,
 					     tail ? ", and it dominates the p99 tail" : "",
-					     hs ? "; holders were in stage " : "", hs ? hs : "");
+					     hs ? "; holders were in stage " : "", hs ? hs : "",
+					     held ? held : "");
+		free(held);
 		lp_findings_category(f, "lock_wait");
 		lp_findings_saving(f, acc[i].in_ns, acc[i].in_ns,
 				   c->has_req ? "lock wait inside requests" : "lock wait");
