@@ -39,7 +39,7 @@ struct lp_bd_category {
 	const char *(*describe)(sqlite3 *db, int64_t key, char *buf, size_t len);
 };
 
-#define LP_BD_MAXCAT 16
+#define LP_BD_MAXCAT 20
 
 /*
  * After the providers come three slots for the time no provider covers
@@ -81,9 +81,9 @@ struct lp_bd_stage {
 	char *domain; /* "" for the default domain */
 	char *name;   /* LP_BD_UNATTRIBUTED for the uncovered rest */
 	int unattributed;
-	int64_t instances;    /* ranges; for (unattributed): requests */
+	int64_t instances; /* ranges; for (unattributed): requests */
 	struct lp_dist st; /* over per-request time in the stage (requests that have it) */
-	double share;	      /* of all request time, 0..1 */
+	double share;	   /* of all request time, 0..1 */
 	int64_t cat_ns[LP_BD_MAXCAT]; /* total per category, then the LP_BD_NREST slots */
 	struct lp_bd_cnt cnt;	      /* when lp_breakdown.has_counters */
 };
@@ -104,11 +104,19 @@ struct lp_bd_tail {
 	double stage_tail_ns, stage_mid_ns; /* mean per-request time in that stage */
 	int cat;			    /* index of the category that grows most inside it */
 	double cat_tail_ns, cat_mid_ns;
+	/* Every category's growth in that stage, tail mean minus median mean
+	 * per request, by the same split as the stage rows (the rest by
+	 * task-clock, each wait's run-queue part preempted): cat is the
+	 * largest, cat_growth_ns[cat] = cat_tail_ns - cat_mid_ns. */
+	double cat_growth_ns[LP_BD_MAXCAT];
 	int has_key;			/* the category names what it waited on */
 	int key_site;			/* key is a blocking call's stack, not a lock */
 	int64_t key;			/* lock id, or stacks.id when key_site */
 	char *key_name;			/* locks.name, or kind@address */
 	double key_tail_ns, key_mid_ns; /* mean wait on it inside that stage */
+	/* What the other categories with keys that grow by >= 20% of the
+	 * stage's growth waited on most (NULL for the rest, and for cat). */
+	char *cat_key_name[LP_BD_MAXCAT];
 	/* Counters of that stage, tail against median (has_cnt: task-clock
 	 * was counted there). descheduled: the growth is cpu time, yet the
 	 * on-CPU share fell: the stage waited for a CPU (preempted). */
@@ -142,8 +150,8 @@ struct lp_breakdown {
 	const char *cat_name[LP_BD_MAXCAT], *cat_label[LP_BD_MAXCAT];
 
 	char *req_domain, *req_name;
-	int req_explicit;      /* --request given */
-	int stage_depth;       /* levels below the request */
+	int req_explicit;   /* --request given */
+	int stage_depth;    /* levels below the request */
 	struct lp_dist req; /* request latency */
 	int64_t req_cat_ns[LP_BD_MAXCAT];
 	int stages_overlap;	  /* some stages overlap in a request: shares may exceed 100% */

@@ -2,7 +2,8 @@
 schema (tests/lib/synth.py): 10% of 400 requests take a lock in stage
 infer and hold it 4x the stage's time, so their infer grows by 2 ms of
 lock wait on infer_lock plus 2 ms without any wait (the holder's CPU).
-tail-outlier must name both (each >= 20% of the growth), the lock with its
+tail-outlier must name both (each >= 20% of the growth) with the breakdown's
+category labels and amounts (its tail section's numbers), the lock with its
 name, and no output (findings, breakdown; JSON and CSV) may hold a
 negative time. With CPU counters that show the stage on the CPU throughout,
 the causes are the same to the nanosecond (nothing descheduled)."""
@@ -45,14 +46,23 @@ check(tail is not None, f"tail-outlier fires ({[f['id'] for f in doc['findings']
 what = [s["what"] for s in tail["sites"]["items"]]
 check(what[0] == "infer", f"the tail stage is infer ({what})")
 causes = {w.split(" on ")[0]: s for w, s in zip(what, tail["sites"]["items"])}
-check("lock wait" in causes and "cpu" in causes, f"two causes listed: {what[1:]}")
+REST = "cpu or preempted (not counted)"  # the breakdown's rest without task-clock
+check("lock wait" in causes and REST in causes, f"two causes listed: {what[1:]}")
 check("lock wait on infer_lock" in what, "the lock is named")
 n = tail["sites"]["items"][1]["count"]
-for k in ("lock wait", "cpu"):
+for k in ("lock wait", REST):
     g = causes[k]["ns"] / n
     check(1.7e6 <= g <= 2.3e6, f"{k} grows {g / 1e6:.2f} ms per tail request (2 ms programmed)")
-check("lock wait on infer_lock +" in tail["summary"] and "cpu +" in tail["summary"],
+check("lock wait on infer_lock +" in tail["summary"] and f"{REST} +" in tail["summary"],
       f"summary: {tail['summary']}")
+# the first cause is the breakdown's tail category, with its amount
+btail = json.loads(latprof("report", path, "--breakdown", "--format", "json",
+                           check=0).stdout)["tail"]
+first = tail["sites"]["items"][1]
+bgrow = btail["category"]["tail_mean_ns"] - btail["category"]["median_mean_ns"]
+check(abs(first["ns"] / n - bgrow) <= 1,
+      f"first cause {first['what']} +{first['ns'] / n:.0f} ns per tail request = the "
+      f"breakdown's tail {btail['category']['name']} +{bgrow:.0f} ns")
 
 
 def negatives(x, path=""):
@@ -123,7 +133,8 @@ ct = next((f for f in cdoc["findings"] if f["id"] == "tail-outlier"), None)
 
 
 def site_list(f):
-    return [(s["what"], s["count"], s["ns"]) for s in f["sites"]["items"]] if f else None
+    return [(s["what"].replace(REST, "on-CPU"), s["count"], s["ns"])
+            for s in f["sites"]["items"]] if f else None
 
 
 check(ct is not None and site_list(ct) == site_list(tail),
