@@ -22,6 +22,7 @@
 #include "lp_map.h"
 #include "lp_nvtx_db.h"
 #include "lp_util.h"
+#include "lp_waits.h"
 
 /* ---------------------------------------------------------------- categories */
 
@@ -89,7 +90,7 @@ static int load_join_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t e
 	    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), 0 "
 	    "FROM cond_waits WHERE class = 3",
 	    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), 0 "
-	    "FROM blocking_calls WHERE call = 'pthread_join'",
+	    "FROM blocking_calls WHERE call IN " LP_JOIN_CALLS,
 	};
 	static const char *const table[] = {"lock_waits", "cond_waits", "blocking_calls"};
 	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
@@ -184,7 +185,7 @@ static const char *describe_lock(sqlite3 *db, int64_t id, char *buf, size_t len)
 		    db, "blocking_calls",                                                          \
 		    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), "       \
 		    "coalesce(stack_id, 0) FROM blocking_calls WHERE category = '" category        \
-		    "' AND call IS NOT 'pthread_join'",                                            \
+		    "' AND call NOT IN " LP_JOIN_CALLS,                                            \
 		    out, err, errlen);                                                             \
 	}
 LP_LOAD_BLOCK(load_sleep, "sleep")

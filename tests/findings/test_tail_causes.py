@@ -139,3 +139,45 @@ def site_list(f):
 
 check(ct is not None and site_list(ct) == site_list(tail),
       f"with counters, the same causes to the ns: {site_list(ct)} vs {site_list(tail)}")
+
+# Each wait class named the same in the breakdown as in the tail: the join
+# database's pthread_join calls are join wait (2 ms in each locked request),
+# none of it other wait; its timelines draw them as join waits.
+jbd = json.loads(latprof("report", jpath, "--breakdown", "--format", "json", check=0).stdout)
+jcats = jbd["request"]["categories"]
+check(jcats["join_wait"] == 2000000 * len(locked) and jcats["other_block"] == 0,
+      f"breakdown: join wait {jcats['join_wait']} ns = {len(locked)} joins of 2 ms, "
+      f"other wait {jcats['other_block']} ns")
+# The same waits as condition waits of class idle (a worker waiting for
+# work): idle wait, not cond wait, in the breakdown and its CSV (the new
+# columns last, after the older ones).
+ipath = os.path.join(tmpdir(), "tail_idle.db")
+c = sqlite3.connect(path)
+c.execute("VACUUM INTO ?", (ipath,))
+c.close()
+c = sqlite3.connect(ipath)
+c.execute("INSERT INTO cond_waits (thread_id, cond_addr, start_ns, dur_ns, class) "
+          "SELECT thread_id, 8192, start_ns, dur_ns, 2 FROM lock_waits")
+c.execute("DELETE FROM lock_waits")
+c.commit()
+c.close()
+ibd = json.loads(latprof("report", ipath, "--breakdown", "--format", "json", check=0).stdout)
+icats = ibd["request"]["categories"]
+check(icats["idle_wait"] == 2000000 * len(locked) and icats["cond_wait"] == 0,
+      f"breakdown: idle wait {icats['idle_wait']} ns = {len(locked)} waits of 2 ms, "
+      f"cond wait {icats['cond_wait']} ns")
+hdr = latprof("report", ipath, "--breakdown", "--format", "csv", check=0).stdout.splitlines()[0]
+cols = hdr.split(",")
+check(cols[-2:] == ["idle_wait_ns", "join_wait_ns"] and
+      cols.index("cond_wait_ns") < cols.index("sync_wait_ns") < cols.index("idle_wait_ns"),
+      f"CSV: idle and join wait columns last ({cols})")
+irow = next(r for r in csv.DictReader(io.StringIO(latprof(
+    "report", ipath, "--breakdown", "--format", "csv", check=0).stdout)) if r["stage"] == "infer")
+ist = next(s for s in ibd["stages"] if s["name"] == irow["stage"])
+check(int(irow["idle_wait_ns"]) == ist["categories"]["idle_wait"] == 2000000 * len(locked),
+      f"CSV idle_wait_ns of {irow['stage']} = the JSON's ({irow['idle_wait_ns']})")
+html = os.path.join(tmpdir(), "idle.html")
+latprof("report", ipath, "--html", html, check=0)
+page = open(html, encoding="utf-8").read()
+check("<th>idle wait</th>" in page and "idle wait (a worker waiting for work)" in page,
+      "the HTML names idle wait in the breakdown and the timelines' legend")
