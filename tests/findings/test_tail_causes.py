@@ -15,6 +15,7 @@ import random
 import sqlite3
 
 from lptest import check, latprof, tmpdir
+from lpaccount import check_account
 from synth import STAGES, make_db
 
 rng = random.Random(7)
@@ -181,3 +182,24 @@ latprof("report", ipath, "--html", html, check=0)
 page = open(html, encoding="utf-8").read()
 check("<th>idle wait</th>" in page and "idle wait (a worker waiting for work)" in page,
       "the HTML names idle wait in the breakdown and the timelines' legend")
+
+# The lock waits' last 1 ms spent on a run queue (runq_ns: woken, waiting for
+# a CPU): the breakdown counts it as preempted, and so do tail-outlier's
+# causes (lock wait +1 ms, preempted +1 ms, not lock wait +2 ms); the account
+# check compares the first cause and its amount with the breakdown's tail.
+rpath = os.path.join(tmpdir(), "tail_runq.db")
+c = sqlite3.connect(path)
+c.execute("VACUUM INTO ?", (rpath,))
+c.close()
+c = sqlite3.connect(rpath)
+c.execute("UPDATE lock_waits SET runq_ns = 1000000")
+c.commit()
+c.close()
+check_account(rpath)
+rdoc = json.loads(latprof("report", rpath, "--bottlenecks", "--format", "json", check=0).stdout)
+rt = next((f for f in rdoc["findings"] if f["id"] == "tail-outlier"), None)
+rsites = {s["what"].split(" on ")[0]: s["ns"] / s["count"] for s in rt["sites"]["items"][1:]} \
+    if rt else {}
+check(abs(rsites.get("lock wait", 0) - 1e6) < 1e4 and abs(rsites.get("preempted", 0) - 1e6) < 1e4,
+      f"run-queue part of the lock waits: lock wait +1 ms and preempted +1 ms per tail request "
+      f"({rsites})")
