@@ -22,6 +22,7 @@
 #include "lp_map.h"
 #include "lp_nvtx_db.h"
 #include "lp_util.h"
+#include "lp_waits.h"
 
 /* ---------------------------------------------------------------- categories */
 
@@ -56,13 +57,58 @@ static int load_gil_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t er
 	return 0;
 }
 
+/* Waits of class idle (a worker waiting for work) on a lock or a
+ * condition: named as the lock table's classes name them, not lock or
+ * cond wait. Inside a request they are rare; outside, in thread time, they
+ * are most of an idle pool's life. */
+static int load_idle_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
+{
+	static const char *const sql[] = {
+	    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), lock_id "
+	    "FROM lock_waits WHERE class = 2",
+	    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), 0 "
+	    "FROM cond_waits WHERE class = 2",
+	};
+	static const char *const table[] = {"lock_waits", "cond_waits"};
+	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
+		int rc = load_waits(db, table[i], sql[i], out, err, errlen);
+		if (rc && rc != -ENOENT)
+			return rc;
+	}
+	return 0;
+}
+
+/* Waits for another thread to end: class join on a lock or a condition,
+ * and pthread_join recorded as a blocking call. Its own category, not lock,
+ * cond or other wait: inside a request a join is a real wait for another
+ * thread's work, and the tail and the findings name it "join wait". */
+static int load_join_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
+{
+	static const char *const sql[] = {
+	    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), lock_id "
+	    "FROM lock_waits WHERE class = 3",
+	    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), 0 "
+	    "FROM cond_waits WHERE class = 3",
+	    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), 0 "
+	    "FROM blocking_calls WHERE call IN " LP_JOIN_CALLS,
+	};
+	static const char *const table[] = {"lock_waits", "cond_waits", "blocking_calls"};
+	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
+		int rc = load_waits(db, table[i], sql[i], out, err, errlen);
+		if (rc && rc != -ENOENT)
+			return rc;
+	}
+	return 0;
+}
+
 /* Semaphores and Python locks are recorded as lock_waits too (kind 'sem'):
- * for this split a semaphore is a lock, so they stay in lock wait. */
+ * for this split a semaphore is a lock, so they stay in lock wait. The
+ * GIL's, idle and join classes have their own categories. */
 static int load_lock_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 {
 	return load_waits(db, "lock_waits",
 			  "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), "
-			  "lock_id FROM lock_waits WHERE class IS NOT 1",
+			  "lock_id FROM lock_waits WHERE class IS NULL OR class NOT IN (1, 2, 3)",
 			  out, err, errlen);
 }
 
@@ -70,7 +116,7 @@ static int load_cond_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t e
 {
 	return load_waits(db, "cond_waits",
 			  "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), 0 "
-			  "FROM cond_waits WHERE class IS NOT 1",
+			  "FROM cond_waits WHERE class IS NULL OR class NOT IN (1, 2, 3)",
 			  out, err, errlen);
 }
 
@@ -138,7 +184,8 @@ static const char *describe_lock(sqlite3 *db, int64_t id, char *buf, size_t len)
 		return load_waits(                                                                 \
 		    db, "blocking_calls",                                                          \
 		    "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), "       \
-		    "coalesce(stack_id, 0) FROM blocking_calls WHERE category = '" category "'",   \
+		    "coalesce(stack_id, 0) FROM blocking_calls WHERE category = '" category        \
+		    "' AND call NOT IN " LP_JOIN_CALLS,                                            \
 		    out, err, errlen);                                                             \
 	}
 LP_LOAD_BLOCK(load_sleep, "sleep")
@@ -224,6 +271,8 @@ const struct lp_breakdown_category lp_breakdown_categories[] = {
     {"gil_wait", "GIL wait", load_gil_waits, describe_lock},
     {"lock_wait", "lock wait", load_lock_waits, describe_lock},
     {"cond_wait", "cond wait", load_cond_waits, NULL},
+    {"idle_wait", "idle wait", load_idle_waits, describe_lock},
+    {"join_wait", "join wait", load_join_waits, NULL},
     {"sync_wait", "sync wait", lp_cuda_load_sync_wait, NULL},
     {"cuda_api", "CUDA API", lp_cuda_load_api, NULL},
     {"gpu_kernel", "GPU kernel", lp_cuda_load_gpu_kernel, NULL},
@@ -698,21 +747,23 @@ static int tail_key(struct lp_breakdown_work *b, size_t slot, int cat, struct lp
 	return rc;
 }
 
-/* The growing rest (slot p) as on-CPU or preempted time, by the stage's
- * on-CPU share in the tail and around the median; unsplit without it. */
-static void tail_rest(struct lp_breakdown_tail *t, int p)
+/* The tail stage's per-request means, tail (m[0]) and median (m[1]), over
+ * the final categories: the providers, then the rest split by the stage's
+ * on-CPU share in each group into on-CPU and preempted (with the waits'
+ * run-queue parts), or left unsplit without task-clock beside the measured
+ * run-queue time, as bd_row_split splits a stage row. */
+static void tail_split(const struct lp_breakdown_tail *t, int p, double m[2][LP_BREAKDOWN_MAXCAT])
 {
-	if (!t->has_cnt) {
-		t->cat = p + LP_BREAKDOWN_UNSPLIT;
-		return;
+	for (int g = 0; g < 2; g++) {
+		double rest = m[g][p], runq = m[g][p + LP_BREAKDOWN_PREEMPTED];
+		double on = t->has_cnt ? fmin((g ? t->oncpu_mid * t->stage_mid_ns
+						 : t->oncpu_tail * t->stage_tail_ns),
+					      rest)
+				       : 0;
+		m[g][p + LP_BREAKDOWN_ONCPU] = on;
+		m[g][p + LP_BREAKDOWN_PREEMPTED] = runq + (t->has_cnt ? rest - on : 0);
+		m[g][p + LP_BREAKDOWN_UNSPLIT] = t->has_cnt ? 0 : rest;
 	}
-	double on_t = fmin(t->oncpu_tail * t->stage_tail_ns, t->cat_tail_ns);
-	double on_m = fmin(t->oncpu_mid * t->stage_mid_ns, t->cat_mid_ns);
-	double pre_t = t->cat_tail_ns - on_t, pre_m = t->cat_mid_ns - on_m;
-	int pre = pre_t - pre_m > on_t - on_m;
-	t->cat = p + (pre ? LP_BREAKDOWN_PREEMPTED : LP_BREAKDOWN_ONCPU);
-	t->cat_tail_ns = pre ? pre_t : on_t;
-	t->cat_mid_ns = pre ? pre_m : on_m;
 }
 
 /* Tail (>= p99) against the middle (p40..p60): the stage that grows most,
@@ -773,22 +824,40 @@ static int bd_tail(struct lp_breakdown_work *b, int64_t p40, int64_t p60, int64_
 		for (int k = 0; k < nc; k++)
 			cs[b->tag[r] == 2 ? 0 : 1][k] += (double)cat[k];
 	}
-	bestg = -1;
 	for (int k = 0; k < nc; k++) {
-		double g = cs[0][k] / (double)t->n_tail - cs[1][k] / (double)t->n_mid;
+		cs[0][k] /= (double)t->n_tail;
+		cs[1][k] /= (double)t->n_mid;
+	}
+	lp_breakdown_counters_tail(b, t);
+	tail_split(t, b->cats.n, cs);
+	bestg = -1;
+	for (int k = 0; k < b->cats.n + LP_BREAKDOWN_NREST; k++) {
+		double g = cs[0][k] - cs[1][k];
+		t->cat_growth_ns[k] = g;
 		if (g > bestg) {
 			bestg = g;
 			t->cat = k;
-			t->cat_tail_ns = cs[0][k] / (double)t->n_tail;
-			t->cat_mid_ns = cs[1][k] / (double)t->n_mid;
+			t->cat_tail_ns = cs[0][k];
+			t->cat_mid_ns = cs[1][k];
 		}
 	}
-	lp_breakdown_counters_tail(b, t);
-	if (t->cat == b->cats.n)
-		tail_rest(t, b->cats.n);
-	if (t->cat < b->cats.n && lp_breakdown_categories[t->cat].describe && b->cats.raw[t->cat].n)
-		return tail_key(b, (size_t)t->stage, t->cat, t);
-	return 0;
+	/* descheduled: the growth is CPU or preempted time, yet the on-CPU
+	 * share fell (lp_breakdown_counters_tail read the share) */
+	t->descheduled &= t->cat == b->cats.n + LP_BREAKDOWN_ONCPU ||
+			  t->cat == b->cats.n + LP_BREAKDOWN_PREEMPTED;
+	int rc = 0;
+	for (int k = 0; k < b->cats.n && !rc; k++) {
+		if (!lp_breakdown_categories[k].describe || !b->cats.raw[k].n)
+			continue;
+		if (k == t->cat) {
+			rc = tail_key(b, (size_t)t->stage, k, t);
+		} else if (t->cat_growth_ns[k] >= 0.2 * (t->stage_tail_ns - t->stage_mid_ns)) {
+			struct lp_breakdown_tail o = {.n_tail = t->n_tail, .n_mid = t->n_mid};
+			rc = tail_key(b, (size_t)t->stage, k, &o);
+			t->cat_key_name[k] = o.key_name;
+		}
+	}
+	return rc;
 }
 
 struct slotord {
@@ -1238,6 +1307,8 @@ void lp_breakdown_free(struct lp_breakdown *b)
 	}
 	free(b->roots);
 	free(b->tail.key_name);
+	for (int k = 0; k < LP_BREAKDOWN_MAXCAT; k++)
+		free(b->tail.cat_key_name[k]);
 	for (int k = 0; k < LP_BREAKDOWN_NCNT; k++)
 		free(b->cnt_reason[k]);
 	for (size_t i = 0; i < b->nslow; i++)

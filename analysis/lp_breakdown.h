@@ -39,7 +39,7 @@ struct lp_breakdown_category {
 	const char *(*describe)(sqlite3 *db, int64_t key, char *buf, size_t len);
 };
 
-#define LP_BREAKDOWN_MAXCAT 16
+#define LP_BREAKDOWN_MAXCAT 20
 
 /*
  * After the providers come three slots for the time no provider covers
@@ -105,11 +105,19 @@ struct lp_breakdown_tail {
 	double stage_tail_ns, stage_mid_ns; /* mean per-request time in that stage */
 	int cat;			    /* index of the category that grows most inside it */
 	double cat_tail_ns, cat_mid_ns;
+	/* Every category's growth in that stage, tail mean minus median mean
+	 * per request, by the same split as the stage rows (the rest by
+	 * task-clock, each wait's run-queue part preempted): cat is the
+	 * largest, cat_growth_ns[cat] = cat_tail_ns - cat_mid_ns. */
+	double cat_growth_ns[LP_BREAKDOWN_MAXCAT];
 	int has_key;			/* the category names what it waited on */
 	int key_site;			/* key is a blocking call's stack, not a lock */
 	int64_t key;			/* lock id, or stacks.id when key_site */
 	char *key_name;			/* locks.name, or kind@address */
 	double key_tail_ns, key_mid_ns; /* mean wait on it inside that stage */
+	/* What the other categories with keys that grow by >= 20% of the
+	 * stage's growth waited on most (NULL for the rest, and for cat). */
+	char *cat_key_name[LP_BREAKDOWN_MAXCAT];
 	/* Counters of that stage, tail against median (has_cnt: task-clock
 	 * was counted there). descheduled: the growth is cpu time, yet the
 	 * on-CPU share fell: the stage waited for a CPU (preempted). */

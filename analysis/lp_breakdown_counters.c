@@ -256,6 +256,6 @@ void lp_breakdown_counters_tail(const struct lp_breakdown_work *b, struct lp_bre
 	t->cs_tail = cacc_per(&g[0], RC_CS, (double)g[0].requests);
 	t->cs_mid = cacc_per(&g[1], RC_CS, (double)g[1].requests);
 	/* a 5-point drop: below that, timer and fault noise */
-	t->descheduled = t->cat == b->cats.n && t->oncpu_tail < t->oncpu_mid - 0.05 &&
-			 t->offcpu_tail_ns > t->offcpu_mid_ns;
+	t->descheduled =
+	    t->oncpu_tail < t->oncpu_mid - 0.05 && t->offcpu_tail_ns > t->offcpu_mid_ns;
 }

@@ -11,6 +11,7 @@
 #include "lp_breakdown.h"
 #include "lp_db.h"
 #include "lp_util.h"
+#include "lp_waits.h"
 
 #define LP_PUSH(arr, n, cap)                                                                       \
 	({                                                                                         \
@@ -692,20 +693,24 @@ static int tl_load(sqlite3 *db, struct tl_ctx *c, char *err, size_t errlen)
 		rc = lp_db_each(db,
 				"SELECT w.thread_id, w.start_ns, w.start_ns + w.dur_ns, "
 				"COALESCE(l.name, l.kind || ' 0x' || printf('%x', l.address)), "
-				"CASE w.class WHEN 1 THEN 8 ELSE 1 END, 0 "
+				"CASE w.class WHEN 1 THEN 8 WHEN 2 THEN 10 WHEN 3 THEN 11 "
+				"ELSE 1 END, 0 "
 				"FROM lock_waits w JOIN locks l ON l.id = w.lock_id "
 				"WHERE w.start_ns < ?2 AND w.start_ns + w.dur_ns > ?1 "
 				"UNION ALL SELECT thread_id, start_ns, start_ns + dur_ns, "
-				"CASE class WHEN 1 THEN 'GIL' ELSE 'condition wait' END, "
-				"CASE class WHEN 1 THEN 8 ELSE 2 END, 0 FROM cond_waits "
+				"CASE class WHEN 1 THEN 'GIL' WHEN 2 THEN 'waiting for work' "
+				"WHEN 3 THEN 'waiting for a thread to end' "
+				"ELSE 'condition wait' END, CASE class WHEN 1 THEN 8 "
+				"WHEN 2 THEN 10 WHEN 3 THEN 11 ELSE 2 END, 0 FROM cond_waits "
 				"WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
 				w, 2, tl_wait_row, c, err, errlen);
 	if (!rc && lp_db_has_table(db, "blocking_calls"))
 		rc =
 		    lp_db_each(db,
 			       "SELECT thread_id, start_ns, start_ns + dur_ns, call || "
-			       "coalesce(' on ' || fd_kind, ''), CASE category WHEN 'sleep' THEN 5 "
-			       "WHEN 'file_io' THEN 6 WHEN 'socket_io' THEN 6 ELSE 7 END, 0 "
+			       "coalesce(' on ' || fd_kind, ''), CASE WHEN call IN " LP_JOIN_CALLS
+			       " THEN 11 WHEN category = 'sleep' THEN 5 WHEN "
+			       "category IN ('file_io', 'socket_io') THEN 6 ELSE 7 END, 0 "
 			       "FROM blocking_calls WHERE start_ns < ?2 AND start_ns + dur_ns > ?1",
 			       w, 2, tl_wait_row, c, err, errlen);
 		/* The waits' run-queue tails: woken, runnable, waiting for a CPU. */

@@ -78,7 +78,8 @@ void lp_timeseries_free(struct lp_timeseries *ts);
 
 /* LP_TL_SLEEP, _IO (file and socket), _WAIT (poll and other blocking
  * calls): blocking_calls by category. LP_TL_GIL: a lock or condition wait
- * of class gil (lp_waits.h), which LP_TL_LOCK and LP_TL_COND leave out. */
+ * of class gil (lp_waits.h), which LP_TL_LOCK and LP_TL_COND leave out, as
+ * they leave out LP_TL_IDLE's and LP_TL_JOIN's: the breakdown's categories. */
 enum lp_tl_kind {
 	LP_TL_RANGE,
 	LP_TL_LOCK,
@@ -89,7 +90,9 @@ enum lp_tl_kind {
 	LP_TL_IO,
 	LP_TL_WAIT,
 	LP_TL_GIL,
-	LP_TL_RUNQ /* a wait's run-queue tail (runq_ns): preempted */
+	LP_TL_RUNQ, /* a wait's run-queue tail (runq_ns): preempted */
+	LP_TL_IDLE, /* a lock or condition wait of class idle: waiting for work */
+	LP_TL_JOIN  /* class join, or a pthread_join call: waiting for a thread to end */
 };
 
 struct lp_tl_item {

@@ -30,6 +30,10 @@ static inline const char *lp_wait_class_name(int c)
 	return c >= 0 && c < LP_WAIT_NCLASSES ? names[c] : "?";
 }
 
+/* blocking_calls.call of a wait for another thread to end: with the waits
+ * of class join, the breakdown's join wait (SQL list, for `call IN`). */
+#define LP_JOIN_CALLS "('pthread_join', 'pthread_timedjoin_np', 'pthread_clockjoin_np')"
+
 /* The waits lock rankings look at: contention and the GIL (its condition
  * waits counted on its mutex), never joins, idle workers or signals. Columns:
  * lock_id, thread_id, owner_tid, start_ns, dur_ns, stack_id, flags, class. */

@@ -560,7 +560,7 @@ static const char *const lp_tl_fill[] = {
     [LP_TL_RANGE] = "#6baed6", [LP_TL_LOCK] = "#ee6677", [LP_TL_COND] = "#ee9944",
     [LP_TL_API] = "#66bb66",   [LP_TL_GPU] = "#aa66cc",	 [LP_TL_SLEEP] = "#bbbbbb",
     [LP_TL_IO] = "#ccbb44",    [LP_TL_WAIT] = "#997755", [LP_TL_GIL] = "#cc3366",
-    [LP_TL_RUNQ] = "#fc8d59",
+    [LP_TL_RUNQ] = "#fc8d59",  [LP_TL_IDLE] = "#99bbdd", [LP_TL_JOIN] = "#7766aa",
 };
 
 static double tl_x(const struct lp_req_timeline *t, int64_t ns)
@@ -644,9 +644,11 @@ static void w_timeline(FILE *f, const struct lp_req_timeline *t, const struct lp
 			x, yy, w, TL_ROW - 2, lp_tl_fill[it->kind],
 			it->kind == LP_TL_RANGE ? " stroke=\"#fff\""
 						: " stroke=\"#222\" stroke-width=\"0.5\"");
-		lp_html_str(f, it->kind == LP_TL_LOCK  ? "lock wait: "
-			       : it->kind == LP_TL_GIL ? "GIL wait: "
-						       : "");
+		lp_html_str(f, it->kind == LP_TL_LOCK	? "lock wait: "
+			       : it->kind == LP_TL_GIL	? "GIL wait: "
+			       : it->kind == LP_TL_IDLE ? "idle wait: "
+			       : it->kind == LP_TL_JOIN ? "join wait: "
+							: "");
 		lp_html_str(f, it->name);
 		fputs(" ", f);
 		lp_html_dur(f, (double)(it->end_ns - it->start_ns));
@@ -680,6 +682,10 @@ static void w_timelines(FILE *f, const struct html_page *pg)
 	      "<span style=\"color:#cc3366\">&#9632;</span> GIL wait, "
 	      "<span style=\"color:#ee6677\">&#9632;</span> lock wait, "
 	      "<span style=\"color:#ee9944\">&#9632;</span> condition wait, "
+	      "<span style=\"color:#99bbdd\">&#9632;</span> idle wait (a worker waiting for "
+	      "work), "
+	      "<span style=\"color:#7766aa\">&#9632;</span> join wait (waiting for a thread "
+	      "to end), "
 	      "<span style=\"color:#66bb66\">&#9632;</span> CUDA API, "
 	      "<span style=\"color:#aa66cc\">&#9632;</span> GPU work, "
 	      "<span style=\"color:#bbbbbb\">&#9632;</span> sleep, "

@@ -694,20 +694,42 @@ void lp_breakdown_write_json(FILE *f, const struct lp_breakdown *b)
 
 /* ---- CSV -------------------------------------------------------------- */
 
+/* Readers take CSV columns by position: the categories added since the
+ * column list was first published (idle and join waits) come last in each
+ * row, after the counters, so the older columns keep their places. */
+static int csv_late(const struct lp_breakdown *b, int k)
+{
+	return !strcmp(b->cat_name[k], "idle_wait") || !strcmp(b->cat_name[k], "join_wait");
+}
+
+static void csv_cat_names(FILE *f, const struct lp_breakdown *b, int late)
+{
+	for (int k = 0; k < b->ncat; k++)
+		if (csv_late(b, k) == late)
+			fprintf(f, ",%s_ns", b->cat_name[k]);
+}
+
+static void csv_cat_values(FILE *f, const struct lp_breakdown *b, const int64_t *ns, int late)
+{
+	for (int k = 0; k < b->ncat; k++)
+		if (csv_late(b, k) == late)
+			fprintf(f, ",%" PRId64, ns[k]);
+}
+
 void lp_breakdown_write_csv(FILE *f, const struct lp_breakdown *b)
 {
 	if (!b->has_ranges) {
 		fputs("thread_id,tid,name,time_ns", f);
-		for (int k = 0; k < b->ncat; k++)
-			fprintf(f, ",%s_ns", b->cat_name[k]);
+		csv_cat_names(f, b, 0);
+		csv_cat_names(f, b, 1);
 		fputc('\n', f);
 		for (size_t i = 0; i < b->nthreads; i++) {
 			const struct lp_breakdown_thread *t = &b->threads[i];
 			fprintf(f, "%" PRId64 ",%" PRId64 ",", t->thread_id, t->tid);
 			lp_csv_str(f, t->name);
 			fprintf(f, ",%" PRId64, t->total_ns);
-			for (int k = 0; k < b->ncat; k++)
-				fprintf(f, ",%" PRId64, t->cat_ns[k]);
+			csv_cat_values(f, b, t->cat_ns, 0);
+			csv_cat_values(f, b, t->cat_ns, 1);
 			fputc('\n', f);
 		}
 		return;
@@ -715,10 +737,10 @@ void lp_breakdown_write_csv(FILE *f, const struct lp_breakdown *b)
 	fputs("domain,stage,unattributed,instances,requests,total_ns,mean_ns,p50_ns,p90_ns,p99_ns,"
 	      "max_ns,share",
 	      f);
-	for (int k = 0; k < b->ncat; k++)
-		fprintf(f, ",%s_ns", b->cat_name[k]);
+	csv_cat_names(f, b, 0);
 	for (int k = 0; b->has_counters && k < LP_BREAKDOWN_NCNT; k++)
 		fprintf(f, ",%s", b->cnt_name[k]);
+	csv_cat_names(f, b, 1);
 	fputc('\n', f);
 	for (size_t i = 0; i < b->nstages; i++) {
 		const struct lp_breakdown_stage *s = &b->stages[i];
@@ -730,14 +752,14 @@ void lp_breakdown_write_csv(FILE *f, const struct lp_breakdown *b)
 			",%" PRId64 ",%" PRId64 ",%.6f",
 			s->unattributed, s->instances, s->st.n, s->st.total, s->st.mean, s->st.p50,
 			s->st.p90, s->st.p99, s->st.max, s->share);
-		for (int k = 0; k < b->ncat; k++)
-			fprintf(f, ",%" PRId64, s->cat_ns[k]);
+		csv_cat_values(f, b, s->cat_ns, 0);
 		/* unknown counters are empty cells, never 0 */
 		for (int k = 0; b->has_counters && k < LP_BREAKDOWN_NCNT; k++)
 			if (isnan(s->cnt.v[k]))
 				fputc(',', f);
 			else
 				fprintf(f, ",%.6g", s->cnt.v[k]);
+		csv_cat_values(f, b, s->cat_ns, 1);
 		fputc('\n', f);
 	}
 }

@@ -9,8 +9,14 @@ checked on any database: call check_account(db) after recording it.
   together, than the breakdown (`report --breakdown`) shows for the same
   scope, and a finding that shares a category with a larger one names it
   (counted_in: a listed finding on the same category);
+- every finding with a category draws at most the breakdown's time in it
+  over the scope; a finding about one stage (its subject is a breakdown
+  stage) is on that stage's largest wait category, or its summary names
+  the larger one (it explains why its own comes first);
 - the tail finding's category is the breakdown's for the same tail stage,
-  and its summary names that category first ("mostly preempted");
+  its summary names that category first ("mostly preempted"), and its
+  first cause and amount are the breakdown's tail category and growth
+  (within rounding: 1 ns per tail request);
 - a quiet rule that points to a finding (counted_in) points to one that is
   listed, on the same category."""
 import json
@@ -18,6 +24,8 @@ import json
 from lptest import check, latprof
 
 MIN_SHARE = 0.01
+# the time no wait covers: not a wait category
+REST_CATS = ("on_cpu", "preempted", "cpu_or_preempted")
 
 
 def _json(db, *args):
@@ -33,6 +41,26 @@ def breakdown_totals(bd, scope):
         for k, v in t["categories"].items():
             tot[k] = tot.get(k, 0) + v
     return tot
+
+
+def _check_stage(label, f, bd):
+    """A finding about one stage is on its largest wait category, or says
+    which larger one there is."""
+    if f["id"] == "tail-outlier" or not bd.get("stages"):
+        return
+    st = next((x for x in bd["stages"] if x["name"] == f.get("subject")), None)
+    if st is None:
+        return
+    waits = {k: v for k, v in st["categories"].items() if k not in REST_CATS and v > 0}
+    if not waits:
+        return
+    top = max(waits, key=waits.get)
+    label_of = {x["name"]: x["label"] for x in bd["categories"]}
+    check(f["category"] == top or waits[top] <= waits.get(f["category"], 0) or
+          label_of.get(top, top) in f["summary"],
+          f"{label}: {f['id']} on stage {f['subject']} is on {f['category']}, the stage's "
+          f"largest wait category ({top}: {waits[top] / 1e6:.3f} ms) or it names it "
+          f"({f['summary']!r})")
 
 
 def check_account(db, label=None):
@@ -59,7 +87,11 @@ def check_account(db, label=None):
             check(cat_of.get(f["counted_in"]) == c,
                   f"{label}: {f['id']} shares {c} with {f['counted_in']}, a listed finding "
                   f"on {c} that counts the rest")
+        check(f["saving_ns"] <= cats.get(c, 0),
+              f"{label}: {f['id']} saves {f['saving_ns'] / 1e6:.3f} ms of {c}, within the "
+              f"breakdown's {cats.get(c, 0) / 1e6:.3f} ms of {c} over the {doc['scope']}")
         claimed[c] = claimed.get(c, 0) + f["saving_ns"]
+        _check_stage(label, f, bd)
     for c, ns in claimed.items():
         check(ns <= cats.get(c, 0),
               f"{label}: findings on {c} save {ns / 1e6:.3f} ms, within the breakdown's "
@@ -74,6 +106,16 @@ def check_account(db, label=None):
         check(f"mostly {label_of.get(bc, bc)} " in tail["summary"],
               f"{label}: its summary says 'mostly {label_of.get(bc, bc)}' first: "
               f"{tail['summary']!r}")
+        items = (tail.get("sites") or {}).get("items") or []
+        causes = [x for x in items if x["what"] != tail["subject"]]
+        if causes:
+            n = max(causes[0]["count"], 1)
+            grow = bd["tail"]["category"]["growth_ns"]
+            check(causes[0]["what"].split(" on ")[0] == label_of.get(bc, bc) and
+                  abs(causes[0]["ns"] / n - grow) <= 1 + 0.1 / n,
+                  f"{label}: tail-outlier's first cause {causes[0]['what']} "
+                  f"+{causes[0]['ns'] / n / 1e6:.4f} ms per tail request is the breakdown's "
+                  f"tail {label_of.get(bc, bc)} +{grow / 1e6:.4f} ms")
     listed = {f["id"]: f for f in fs}
     for r in doc["rules"]:
         if r["state"] == "quiet" and r["counted_in"] is not None:

@@ -26,6 +26,8 @@ refused = [
     ("count(finding:lock-contetion) == 0", "unknown finding 'lock-contetion'", "lock-contention"),
     ("count(finding:nosuch) >= 1", "unknown finding 'nosuch'", "gil-contention"),
     ("share(lock-wiat) < 5%", "unknown category 'lock-wiat'", "lock-wait"),
+    ("share(idle-wiat) < 5%", "unknown category 'idle-wiat'", "idle-wait"),
+    ("share(jion-wait) < 5%", "unknown category 'jion-wait'", "join-wait"),
     ("total(gpu-kernal) < 1s", "unknown category 'gpu-kernal'", "gpu-kernel"),
     ("count(stage:infr) == 0", "no stage 'infr'", "infer"),
     ("p99(stage:nosuch) < 1s", "no stage 'nosuch'", "decode"),
