@@ -41,3 +41,7 @@ set_target_properties(bench_threads PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_
 # The gate itself: a build with a slowed record path must fail the bench.
 lp_py_test(bench_gate_slowed test_bench_gate.py LABELS bench TIMEOUT 900)
 lp_py_test(bench_thread_storms bench_threads.py LABELS bench TIMEOUT 900)
+# Every view, findings, diff, check, export and plot against SQLite's grouped
+# scan of the tables it reads, at 1 M and 10 M lock waits and ranges.
+lp_py_test(bench_views_1m bench_views.py LABELS bench TIMEOUT 3600 ARGS 1000000 1000000)
+lp_py_test(bench_views_10m bench_views.py LABELS bench TIMEOUT 7200 ARGS 10000000 10000000)
