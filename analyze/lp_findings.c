@@ -20,6 +20,8 @@
 #include "lp_breakdown.h"
 #include "lp_db.h"
 #include "lp_locks.h"
+#include "lp_map.h"
+#include "lp_progress.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
@@ -41,7 +43,9 @@ struct lp_fnd_ctx {
 	size_t nreq;
 	int64_t req_ns, thread_ns, run_start;
 	struct lp_ivset reqset, stageset;
-	int64_t *stake; /* [nreq] per-request time at stake for the current rule */
+	int64_t *stake;	    /* [nreq] per-request time at stake for the current rule */
+	struct lp_map runq; /* thread id + 1 -> its waits that waited for a CPU */
+	int runq_loaded;
 	int gpu;
 	char gpu_why[300];
 	const char *api_domain; /* runtime when recorded, else driver */
@@ -378,39 +382,72 @@ struct lock_load {
 	struct lp_fnd_ctx *c;
 	struct lock_acc *v;
 	size_t n, cap;
+	struct lp_map at; /* lock id + 2^63 (never 0) -> index in v */
 };
 
 static int lock_wait_row(sqlite3_stmt *st, void *ctx)
 {
 	struct lock_load *l = ctx;
 	int64_t id = sqlite3_column_int64(st, 0);
-	if (!l->n || l->v[l->n - 1].id != id) {
-		if (LP_GROW(l->v, l->n, l->cap))
+	uint64_t key = (uint64_t)id + (1ull << 63), k;
+	if (!lp_map_get(&l->at, key, &k)) {
+		if (LP_GROW(l->v, l->n, l->cap) || lp_map_put(&l->at, key, l->n))
 			return -ENOMEM;
+		k = l->n;
 		l->v[l->n++] = (struct lock_acc){id, 0, 0, 0};
 	}
 	int64_t in = findings_attr(l->c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
 				   sqlite3_column_int64(st, 3));
-	l->v[l->n - 1].in_ns += in;
-	l->v[l->n - 1].waits += in > 0;
+	l->v[k].in_ns += in;
+	l->v[k].waits += in > 0;
 	return 0;
 }
 
-/* Per lock, the wait inside requests (or in the whole run without them). */
+static int lock_id_cmp(const void *a, const void *b)
+{
+	const struct lock_acc *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int lock_sum_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lock_load *l = ctx;
+	if (LP_GROW(l->v, l->n, l->cap))
+		return -ENOMEM;
+	l->v[l->n++] = (struct lock_acc){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+					 sqlite3_column_int64(st, 2), 0};
+	return 0;
+}
+
+/* Per lock, the wait inside requests (or in the whole run without them):
+ * one pass over the waits in table order, each lock's sums found by id;
+ * without requests every wait counts whole, and the lock analysis's
+ * grouped waits (temp.lp_wagg, lp_locks.c) already hold the sums. */
 static int lock_accumulate(struct lp_fnd_ctx *c, struct lock_acc **out, size_t *nout)
 {
-	struct lock_load l = {c, NULL, 0, 0};
-	int rc =
-	    lp_db_query(c->db,
-			"SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
-			"lock_waits w WHERE w.class = 0 ORDER BY w.lock_id",
-			NULL, 0, lock_wait_row, &l, c->err, c->errlen);
+	struct lock_load l = {c, NULL, 0, 0, {0}};
+	if (c->has_req)
+		lp_db_progress(c->db, "attributing lock waits to requests", "lock_waits");
+	int rc = c->has_req
+		     ? lp_db_query(c->db,
+				   "SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + "
+				   "w.dur_ns FROM lock_waits w WHERE w.class = 0",
+				   NULL, 0, lock_wait_row, &l, c->err, c->errlen)
+		     : lp_db_query(c->db,
+				   "SELECT lock_id, SUM(pos_ns), SUM(pos) FROM temp.lp_wagg WHERE "
+				   "src = 0 AND class = 0 GROUP BY lock_id",
+				   NULL, 0, lock_sum_row, &l, c->err, c->errlen);
+	lp_progress_end();
+	lp_map_free(&l.at);
 	if (rc) {
 		free(l.v);
 		return rc;
 	}
-	if (l.n > 1) /* qsort(NULL, 0) is undefined */
+	/* by id first: equal waits keep the order they always had */
+	if (l.n > 1) { /* qsort(NULL, 0) is undefined */
+		qsort(l.v, l.n, sizeof(*l.v), lock_id_cmp);
 		qsort(l.v, l.n, sizeof(*l.v), lock_acc_cmp);
+	}
 	*out = l.v;
 	*nout = l.n;
 	return 0;
@@ -779,7 +816,10 @@ static int tail_waits(struct lp_fnd_ctx *c, const char *stage, const char *domai
 	const struct lp_breakdown *b = c->bd;
 	int rc = lp_db_exec(c->db,
 			    "CREATE TEMP TABLE IF NOT EXISTS lp_tail_req(id INTEGER, grp INTEGER);"
-			    "CREATE TEMP TABLE IF NOT EXISTS lp_tail_iv(grp, th, s, e);"
+			    /* typed: an untyped th compared with a wait's integer
+			     * thread_id cannot use the index (a scan per wait) */
+			    "CREATE TEMP TABLE IF NOT EXISTS lp_tail_iv(grp INTEGER, th INTEGER, "
+			    "s INTEGER, e INTEGER);"
 			    "CREATE INDEX IF NOT EXISTS temp.lp_tail_iv_at ON lp_tail_iv(th, s);"
 			    "DELETE FROM temp.lp_tail_req; DELETE FROM temp.lp_tail_iv;",
 			    c->err, c->errlen);
@@ -1298,6 +1338,32 @@ static int rule_starved(struct lp_fnd_ctx *c, const struct lp_rule *r, double th
 	return 1;
 }
 
+static int runq_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lp_map *m = ctx;
+	return lp_map_put(m, (uint64_t)sqlite3_column_int64(st, 0) + 1,
+			  (uint64_t)sqlite3_column_int64(st, 1))
+		   ? -ENOMEM
+		   : 0;
+}
+
+/* Every thread's waits that waited for a CPU, in one pass per table. */
+static int runq_load(struct lp_fnd_ctx *c)
+{
+	if (c->runq_loaded)
+		return 0;
+	c->runq_loaded = 1;
+	/* lock_waits' count from its grouped waits (temp.lp_wagg, lp_locks.c) */
+	return lp_db_query(
+	    c->db,
+	    "SELECT thread_id, SUM(k) FROM (SELECT thread_id, count(*) AS k FROM "
+	    "blocking_calls WHERE runq_ns > 0 GROUP BY 1 UNION ALL SELECT thread_id, "
+	    "SUM(rq) FROM temp.lp_wagg WHERE src = 0 GROUP BY 1 UNION ALL SELECT "
+	    "thread_id, count(*) FROM cond_waits WHERE runq_ns > 0 GROUP BY 1) "
+	    "GROUP BY thread_id",
+	    NULL, 0, runq_row, &c->runq, c->err, c->errlen);
+}
+
 /* Threads by the time they waited for a CPU, most first. */
 static int sat_cmp(const void *pa, const void *pb, void *arg)
 {
@@ -1318,12 +1384,8 @@ static void sat_site(struct lp_fnd_ctx *c, struct lp_finding *f, const struct lp
 				     "SELECT p.pid FROM threads t JOIN processes p ON p.id = "
 				     "t.process_id WHERE t.id = ?",
 				     &id, 1, 0);
-	int64_t waits = lp_db_int_args(
-	    c->db,
-	    "SELECT (SELECT count(*) FROM blocking_calls WHERE thread_id = ?1 AND runq_ns > 0) + "
-	    "(SELECT count(*) FROM lock_waits WHERE thread_id = ?1 AND runq_ns > 0) + "
-	    "(SELECT count(*) FROM cond_waits WHERE thread_id = ?1 AND runq_ns > 0)",
-	    &id, 1, 0);
+	uint64_t w = 0;
+	int64_t waits = lp_map_get(&c->runq, (uint64_t)t->thread_id + 1, &w) ? (int64_t)w : 0;
 	char *what = findings_fmt("tid %lld (%s, pid %lld): %.0f%% of its life", (long long)t->tid,
 				  t->name && *t->name ? t->name : "?", (long long)pid,
 				  100 * findings_share(t->cat_ns[pre], t->total_ns));
@@ -1375,6 +1437,9 @@ static int rule_saturated(struct lp_fnd_ctx *c, const struct lp_rule *r, double 
 		findings_num(f, "cores_used",
 			     "cores in use on average (all threads' task-clock / run)", "count",
 			     cores);
+	int rc = runq_load(c);
+	if (rc)
+		return rc;
 	size_t *ord = malloc(b->nthreads * sizeof(*ord));
 	if (ord) {
 		for (size_t i = 0; i < b->nthreads; i++)
@@ -1867,7 +1932,13 @@ static int rule_gil(struct lp_fnd_ctx *c, const struct lp_rule *r, double thr)
 		return findings_skip(c, "no request or thread time recorded");
 	struct gil_acc a = {c, 0, 0, 0, NULL, 0, 0};
 	stake_reset(c);
-	int rc = lp_db_each(c->db, LP_GIL_WAITS, NULL, 0, gil_row, &a, c->err, c->errlen);
+	/* most runs have no GIL: no scan of every wait to find none */
+	int rc = 0;
+	if (lp_db_int(c->db,
+		      "SELECT EXISTS (SELECT 1 FROM temp.lp_wagg WHERE src = 0 AND class = 1) OR "
+		      "EXISTS (SELECT 1 FROM cond_waits WHERE class = 1)",
+		      1))
+		rc = lp_db_each(c->db, LP_GIL_WAITS, NULL, 0, gil_row, &a, c->err, c->errlen);
 	if (rc) {
 		free(a.threads);
 		return rc;
@@ -2275,6 +2346,7 @@ static void ctx_free(struct lp_fnd_ctx *c)
 	free(c->req);
 	free(c->stake);
 	free(c->why);
+	lp_map_free(&c->runq);
 }
 
 int lp_findings_analyze(sqlite3 *db, const struct lp_findings_opts *opts, struct lp_findings *out,

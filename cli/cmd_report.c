@@ -23,6 +23,7 @@
 #include "lp_findings.h"
 #include "lp_html.h"
 #include "lp_locks.h"
+#include "lp_progress.h"
 #include "lp_report_breakdown.h"
 #include "lp_report_counters.h"
 #include "lp_report_locks.h"
@@ -307,12 +308,21 @@ static void view_summary_free(void *res)
 static void *view_summary(sqlite3 *db, const struct report_opts *o, char *err, size_t errlen)
 {
 	struct summary_view *v = xcalloc(1, sizeof(*v));
-	struct lp_bd_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
+	/* the rules take the breakdown shown, and its ranges, as theirs */
+	struct lp_rset ranges = {0};
+	struct lp_bd_opts bo = {
+	    .request = o->request, .stage_depth = o->stage_depth, .keep_ranges = &ranges};
 	struct lp_findings_opts fo = {.request = o->request, .nover = o->nover, .over = o->over};
-	if (lp_findings_analyze(db, &fo, &v->findings, err, errlen) ||
-	    lp_summary_analyze(db, &v->run, err, errlen) ||
-	    lp_breakdown_compute(db, &bo, &v->bd, err, errlen) ||
-	    lp_locks_analyze(db, o->top, &v->locks, err, errlen)) {
+	int rc = lp_breakdown_compute(db, &bo, &v->bd, err, errlen);
+	if (!rc && o->stage_depth <= 1) {
+		fo.bd = &v->bd;
+		fo.ranges = &ranges;
+	}
+	rc = rc || lp_findings_analyze(db, &fo, &v->findings, err, errlen) ||
+	     lp_summary_analyze(db, &v->run, err, errlen) ||
+	     lp_locks_analyze(db, o->top, &v->locks, err, errlen);
+	lp_rset_free(&ranges);
+	if (rc) {
 		view_summary_free(v);
 		return NULL;
 	}
@@ -482,7 +492,7 @@ static int report_write(const struct view *v, const struct report_opts *o, void 
 
 static int report_cmd(int argc, char **argv)
 {
-	struct option longopts[LP_N_VIEWS + 9] = {
+	struct option longopts[LP_N_VIEWS + 10] = {
 	    {"top", required_argument, NULL, LP_OPT_TOP},
 	    {"format", required_argument, NULL, LP_OPT_FORMAT},
 	    {"output", required_argument, NULL, 'o'},
@@ -491,8 +501,9 @@ static int report_cmd(int argc, char **argv)
 	    {"rule-threshold", required_argument, NULL, LP_OPT_RULE_THR},
 	    {"html", required_argument, NULL, LP_OPT_HTML},
 	    {"force", no_argument, NULL, 'f'},
+	    {"quiet", no_argument, NULL, 'q'},
 	};
-	size_t nopt = 8;
+	size_t nopt = 9;
 	for (size_t i = 0; i < LP_N_VIEWS; i++)
 		if (lp_views[i].flag)
 			longopts[nopt++] = (struct option){lp_views[i].flag, no_argument, NULL,
@@ -500,10 +511,10 @@ static int report_cmd(int argc, char **argv)
 	struct report_opts o = {.top = 10, .fmt = LP_FMT_TEXT};
 	const struct view *view = NULL;
 	const char *out = NULL;
-	int c, force = 0;
+	int c, force = 0, quiet = 0;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:f", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:fq", longopts, NULL)) != -1) {
 		if (c == LP_OPT_TOP) {
 			if (parse_top(optarg, &o.top))
 				return LP_EXIT_USAGE;
@@ -514,6 +525,8 @@ static int report_cmd(int argc, char **argv)
 			out = optarg;
 		} else if (c == 'f') {
 			force = 1;
+		} else if (c == 'q') {
+			quiet = 1;
 		} else if (c == LP_OPT_REQUEST) {
 			o.request = optarg;
 		} else if (c == LP_OPT_STAGE_DEPTH) {
@@ -563,6 +576,7 @@ static int report_cmd(int argc, char **argv)
 
 	char err[1024];
 	sqlite3 *db;
+	lp_progress_init(quiet);
 	if (lp_db_open_ro(path, &db, err, sizeof(err)))
 		return lp_cli_error("%s", err);
 	/* An imported Kineto trace names its requests (ProfilerStep) */
@@ -590,7 +604,7 @@ const struct lp_cmd lp_cmd_report = {
     .run = report_cmd,
     .summary = "report on a recorded run",
     .usage = "usage: latprof report FILE.db [VIEW] [--top N] [--format text|json|csv] [-o OUT]\n"
-	     "                      [--force]\n\n"
+	     "                      [--force] [--quiet]\n\n"
 	     "Without a VIEW: the top three bottleneck findings, the run summary\n"
 	     "(processes, exit status, threads, duration,\n"
 	     "records dropped, GPU data), the per-request breakdown when the run has NVTX\n"
@@ -620,7 +634,9 @@ const struct lp_cmd lp_cmd_report = {
 	     "  --top N      rows per table (locks, call sites, threads); default 10\n"
 	     "  --format F   text (default), json (schemas/report-*.schema.json) or csv\n"
 	     "  -o OUT       write to OUT instead of standard output\n"
-	     "  -f, --force  overwrite an existing OUT (or --html file); never FILE.db\n\n"
+	     "  -f, --force  overwrite an existing OUT (or --html file); never FILE.db\n"
+	     "  -q, --quiet  no progress line on a terminal (shown on stderr for work that\n"
+	     "               runs over a second)\n\n"
 	     "A file that is not a latprof database of this schema version is refused\n"
 	     "with exit status 2; the database is only read.\n",
 };

@@ -18,3 +18,5 @@ lp_py_test(core_option_suggest test_option_suggest.py LABELS e2e)
 lp_py_test(core_output_names test_output_names.py LABELS e2e)
 lp_py_test(core_process_fold test_process_fold.py LABELS unit)
 lp_py_test(core_proctab test_proctab.py LABELS e2e)
+# Progress lines on a terminal (a pty), none when piped or --quiet.
+lp_py_test(core_progress test_progress.py LABELS e2e)
