@@ -21,6 +21,7 @@
 #include "lp_db.h"
 #include "lp_map.h"
 #include "lp_nvtx_db.h"
+#include "lp_progress.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
@@ -110,6 +111,44 @@ static int load_lock_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t e
 			  "SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), "
 			  "lock_id FROM lock_waits WHERE class IS NULL OR class NOT IN (1, 2, 3)",
 			  out, err, errlen);
+}
+
+struct lw_load {
+	struct lp_ivec *waits, *runq;
+};
+
+static int lw_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lw_load *l = ctx;
+	int64_t th = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 4);
+	int64_t runq = sqlite3_column_int64(st, 5);
+	/* as load_lock_waits: the GIL's, idle and join classes are not lock wait */
+	int own = sqlite3_column_type(st, 6) == SQLITE_NULL || sqlite3_column_int64(st, 6) < 1 ||
+		  sqlite3_column_int64(st, 6) > 3;
+	if (own && lp_ivec_push(l->waits, th, sqlite3_column_int64(st, 1),
+				sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)))
+		return -ENOMEM;
+	return runq > 0 && lp_ivec_push(l->runq, th, end - runq, end, 0) ? -ENOMEM : 0;
+}
+
+/* load_lock_waits and load_runq's part of lock_waits in one pass: the
+ * table is most of a recording's rows. */
+static int load_lock_waits_runq(sqlite3 *db, struct lp_ivec *out, struct lp_ivec *runq, char *err,
+				size_t errlen)
+{
+	struct lw_load l = {out, runq};
+	if (!lp_db_has_table(db, "lock_waits"))
+		return -ENOENT;
+	lp_db_progress(db, "reading lock waits", "lock_waits");
+	int rc =
+	    lp_db_query(db,
+			"SELECT thread_id, start_ns, start_ns + dur_ns - coalesce(runq_ns, 0), "
+			"lock_id, start_ns + dur_ns, runq_ns, class FROM lock_waits",
+			NULL, 0, lw_row, &l, err, errlen);
+	lp_progress_end();
+	if (rc == -EIO)
+		snprintf(err, errlen, "database error reading lock_waits: %s", sqlite3_errmsg(db));
+	return rc;
 }
 
 static int load_cond_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
@@ -202,7 +241,7 @@ LP_LOAD_BLOCK(load_other_block, "other_block")
  * before it, and the split counts it as preempted: measured, beside the
  * preempted time that task-clock leaves of the rest.
  */
-static int load_runq(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
+static int load_runq(sqlite3 *db, struct lp_ivec *out, int with_locks, char *err, size_t errlen)
 {
 	static const char *const sql[] = {
 	    "SELECT thread_id, start_ns + dur_ns - runq_ns, start_ns + dur_ns, 0 FROM lock_waits "
@@ -213,7 +252,7 @@ static int load_runq(sqlite3 *db, struct lp_ivec *out, char *err, size_t errlen)
 	    "blocking_calls WHERE runq_ns > 0",
 	};
 	static const char *const table[] = {"lock_waits", "cond_waits", "blocking_calls"};
-	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
+	for (size_t i = with_locks ? 0 : 1; i < ARRAY_SIZE(sql); i++) {
 		int rc = load_waits(db, table[i], sql[i], out, err, errlen);
 		if (rc && rc != -ENOENT)
 			return rc;
@@ -297,12 +336,18 @@ static void cats_free(struct lp_breakdown_cats *c)
 static int cats_load(sqlite3 *db, struct lp_breakdown_cats *c, char *err, size_t errlen)
 {
 	struct lp_ivset claimed = {0};
-	int rc = 0;
+	struct lp_ivec runq = {0};
+	int rc = 0, lw_done = 0;
 	memset(c, 0, sizeof(*c));
 	c->n = (int)lp_breakdown_ncategories;
 	for (int k = 0; k < c->n && !rc; k++) {
 		const struct lp_breakdown_category *cat = &lp_breakdown_categories[k];
-		rc = cat->load(db, &c->raw[k], err, errlen);
+		if (cat->load == load_lock_waits) {
+			rc = load_lock_waits_runq(db, &c->raw[k], &runq, err, errlen);
+			lw_done = rc != -ENOENT;
+		} else {
+			rc = cat->load(db, &c->raw[k], err, errlen);
+		}
 		if (rc == -ENOENT)
 			rc = 0;
 		if (!rc)
@@ -316,9 +361,8 @@ static int cats_load(sqlite3 *db, struct lp_breakdown_cats *c, char *err, size_t
 		if (!cat->describe)
 			lp_ivec_free(&c->raw[k]);
 	}
-	struct lp_ivec runq = {0};
 	if (!rc)
-		rc = load_runq(db, &runq, err, errlen);
+		rc = load_runq(db, &runq, !lw_done, err, errlen);
 	if (!rc)
 		rc = lp_ivset_build(&runq, &claimed, &c->runq);
 	lp_ivec_free(&runq);

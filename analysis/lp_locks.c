@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "lp_db.h"
+#include "lp_progress.h"
 #include "lp_stats.h"
+#include "lp_util.h"
 #include "lp_waits.h"
 #include "lp_waits_futex.h"
 
@@ -18,6 +20,7 @@ struct q {
 	sqlite3 *db;
 	char *err;
 	size_t errlen;
+	int folded; /* temp.lp_rw keys folded semaphores (rows_prepare) */
 };
 
 static sqlite3_stmt *q_prepare(struct q *q, const char *sql)
@@ -92,7 +95,13 @@ static int wait_totals(struct q *q, const char *table, long long *n, int64_t *ns
 	*ns = 0;
 	if (!lp_db_has_table(q->db, table))
 		return 0;
-	snprintf(sql, sizeof(sql), "SELECT count(*), COALESCE(SUM(dur_ns), 0) FROM %s", table);
+	if (!strcmp(table, "lock_waits"))
+		snprintf(sql, sizeof(sql),
+			 "SELECT COALESCE(SUM(n), 0), COALESCE(SUM(ns), 0) FROM temp.lp_wagg "
+			 "WHERE src = 0");
+	else
+		snprintf(sql, sizeof(sql), "SELECT count(*), COALESCE(SUM(dur_ns), 0) FROM %s",
+			 table);
 	sqlite3_stmt *st = q_prepare(q, sql);
 	if (!st || q_run(q, st, ints_row, v))
 		return -EIO;
@@ -125,7 +134,7 @@ static int class_totals(struct q *q, struct lp_lock_report *r)
 {
 	static const char *const table[4] = {"lock_waits", "cond_waits", "blocking_calls", "syncs"};
 	static const char *const sql[4] = {
-	    "SELECT class, count(*), SUM(dur_ns) FROM lock_waits GROUP BY 1",
+	    "SELECT class, SUM(n), SUM(ns) FROM temp.lp_wagg WHERE src = 0 GROUP BY 1",
 	    "SELECT class, count(*), SUM(dur_ns) FROM cond_waits GROUP BY 1",
 	    "SELECT 3, count(*), SUM(dur_ns) FROM blocking_calls WHERE call = 'pthread_join'",
 	    "SELECT 5, count(*), SUM(dur_ns) FROM syncs WHERE type != 'stream_wait_event'",
@@ -139,6 +148,201 @@ static int class_totals(struct q *q, struct lp_lock_report *r)
 			return rc;
 	}
 	return 0;
+}
+
+/* ---- the one scan of every lock wait ------------------------------------
+ * lp_wagg: lock_waits (src 0) and the GIL's condition waits (src 1, counted
+ * on its mutex) grouped by everything a lock view ranks or lists. Its rows
+ * number the distinct (lock, stack, thread, owner, class) tuples, not the
+ * waits, so every per-lock query below reads it instead of the waits, and
+ * a second analysis on the same connection (findings, then the view) finds
+ * it made; the rules read it too (rq: waits that waited for a CPU; pos,
+ * pos_ns: waits longer than 0 and their time). lp_rwa is its ranked part
+ * (LP_RANKED_WAITS). lock_waits is
+ * grouped here in one pass through a hash table (SQLite's GROUP BY would
+ * sort every wait first); rows go in as GROUP BY would give them, in key
+ * order with NULL first, so later queries see the same row order. */
+static const char lp_wagg_sql[] =
+    "CREATE TEMP TABLE lp_wagg (src INTEGER, lock_id INTEGER, stack_id INTEGER, thread_id "
+    "INTEGER, owner_tid INTEGER, class INTEGER, n INTEGER, ns INTEGER, mx INTEGER, tmo "
+    "INTEGER, rq INTEGER, pos INTEGER, pos_ns INTEGER);"
+    "CREATE TEMP VIEW lp_rwa AS SELECT lock_id, stack_id, thread_id, owner_tid, "
+    "class, n, ns, mx, tmo FROM temp.lp_wagg WHERE src = 1 OR class IN (0, 1);";
+
+static const char lp_wagg_cond_sql[] =
+    "INSERT INTO temp.lp_wagg SELECT 1, mutex_lock_id, stack_id, thread_id, NULL, class, "
+    "count(*), SUM(dur_ns), MAX(dur_ns), SUM((flags & 1) != 0), SUM(runq_ns > 0), "
+    "SUM(dur_ns > 0), SUM(max(dur_ns, 0)) FROM "
+    "cond_waits WHERE class = 1 AND mutex_lock_id IS NOT NULL GROUP BY mutex_lock_id, "
+    "stack_id, thread_id, class";
+
+struct wagg {
+	int64_t key[4]; /* lock, stack, thread, owner */
+	int cls;
+	unsigned nulls; /* bit 1: stack NULL, bit 3: owner NULL */
+	int64_t n, ns, mx, tmo, rq, pos, pos_ns;
+};
+
+struct wagg_tab {
+	struct wagg *v;
+	size_t n, cap;
+	uint32_t *slot; /* index + 1, 0 empty */
+	size_t nslot;	/* power of two */
+};
+
+static uint64_t wagg_hash(const struct wagg *w)
+{
+	uint64_t h = (uint64_t)w->cls * 0x9e3779b97f4a7c15ull ^ w->nulls;
+	for (int i = 0; i < 4; i++) {
+		h ^= (uint64_t)w->key[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+		h *= 0xff51afd7ed558ccdull;
+	}
+	return h ^ (h >> 29);
+}
+
+static int wagg_same(const struct wagg *a, const struct wagg *b)
+{
+	return a->cls == b->cls && a->nulls == b->nulls && !memcmp(a->key, b->key, sizeof(a->key));
+}
+
+static int wagg_rehash(struct wagg_tab *t)
+{
+	size_t ns = t->nslot ? 2 * t->nslot : 1024;
+	uint32_t *s = calloc(ns, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t h = wagg_hash(&t->v[i]) & (ns - 1);
+		while (s[h])
+			h = (h + 1) & (ns - 1);
+		s[h] = (uint32_t)i + 1;
+	}
+	free(t->slot);
+	t->slot = s;
+	t->nslot = ns;
+	return 0;
+}
+
+static int wagg_row(sqlite3_stmt *st, void *ctx)
+{
+	struct wagg_tab *t = ctx;
+	struct wagg k = {{sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+			  sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)},
+			 sqlite3_column_int(st, 4),
+			 (sqlite3_column_type(st, 1) == SQLITE_NULL ? 2u : 0u) |
+			     (sqlite3_column_type(st, 3) == SQLITE_NULL ? 8u : 0u),
+			 0,
+			 0,
+			 0,
+			 0,
+			 0,
+			 0,
+			 0};
+	if ((t->n + 1) * 2 > t->nslot && (t->n >= UINT32_MAX - 1 || wagg_rehash(t)))
+		return -ENOMEM;
+	size_t h = wagg_hash(&k) & (t->nslot - 1);
+	while (t->slot[h] && !wagg_same(&t->v[t->slot[h] - 1], &k))
+		h = (h + 1) & (t->nslot - 1);
+	if (!t->slot[h]) {
+		if (LP_GROW(t->v, t->n, t->cap))
+			return -ENOMEM;
+		t->v[t->n] = k;
+		t->slot[h] = (uint32_t)++t->n;
+	}
+	struct wagg *w = &t->v[t->slot[h] - 1];
+	int64_t dur = sqlite3_column_int64(st, 5);
+	w->n++;
+	w->ns += dur;
+	w->mx = w->n == 1 || dur > w->mx ? dur : w->mx;
+	w->tmo += (sqlite3_column_int64(st, 6) & 1) != 0;
+	w->rq += sqlite3_column_int64(st, 7) > 0;
+	w->pos += dur > 0;
+	w->pos_ns += dur > 0 ? dur : 0;
+	return 0;
+}
+
+/* SQLite's order of the grouped rows: by key, NULL before any number. */
+static int wagg_cmp(const void *pa, const void *pb)
+{
+	const struct wagg *a = pa, *b = pb;
+	for (int i = 0; i < 5; i++) {
+		int an = i < 4 && (a->nulls >> i & 1), bn = i < 4 && (b->nulls >> i & 1);
+		int64_t x = i < 4 ? a->key[i] : a->cls, y = i < 4 ? b->key[i] : b->cls;
+		if (an != bn)
+			return an ? -1 : 1;
+		if (!an && x != y)
+			return x < y ? -1 : 1;
+	}
+	return 0;
+}
+
+static int wagg_store(struct q *q, struct wagg_tab *t)
+{
+	sqlite3_stmt *st = q_prepare(q, "INSERT INTO temp.lp_wagg VALUES "
+					"(0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	if (!st)
+		return -EIO;
+	int rc = 0;
+	for (size_t i = 0; i < t->n && !rc; i++) {
+		const struct wagg *w = &t->v[i];
+		for (int c = 0; c < 4; c++)
+			if (w->nulls >> c & 1)
+				sqlite3_bind_null(st, c + 1);
+			else
+				sqlite3_bind_int64(st, c + 1, w->key[c]);
+		int64_t val[8] = {w->cls, w->n, w->ns, w->mx, w->tmo, w->rq, w->pos, w->pos_ns};
+		for (int c = 0; c < 8; c++)
+			sqlite3_bind_int64(st, c + 5, val[c]);
+		rc = lp_db_step_all(st, NULL, NULL, q->err, q->errlen);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int wagg_prepare(struct q *q)
+{
+	int64_t made[2] = {0, 0};
+	sqlite3_stmt *st;
+	if (!lp_db_has_table(q->db, "lock_waits")) /* the queries on it fail instead */
+		return 0;
+	if (!(st = q_prepare(q, "SELECT count(*) FROM sqlite_temp_master WHERE name = "
+				"'lp_wagg'")) ||
+	    q_run(q, st, ints_row, made))
+		return -EIO;
+	if (made[0])
+		return 0;
+	struct wagg_tab t = {0};
+	lp_db_progress(q->db, "grouping lock waits", "lock_waits");
+	int rc = lp_db_each(q->db,
+			    "SELECT lock_id, stack_id, thread_id, owner_tid, class, dur_ns, flags, "
+			    "runq_ns FROM lock_waits",
+			    NULL, 0, wagg_row, &t, q->err, q->errlen);
+	lp_progress_end();
+	free(t.slot);
+	if (!rc && t.n > 1)
+		qsort(t.v, t.n, sizeof(*t.v), wagg_cmp);
+	if (!rc && (lp_db_exec(q->db, "BEGIN", q->err, q->errlen) ||
+		    lp_db_exec(q->db, lp_wagg_sql, q->err, q->errlen)))
+		rc = -EIO;
+	rc = rc ? rc : wagg_store(q, &t);
+	if (!rc && lp_db_has_table(q->db, "cond_waits") &&
+	    lp_db_exec(q->db, lp_wagg_cond_sql, q->err, q->errlen))
+		rc = -EIO;
+	if (!rc && lp_db_exec(q->db, "COMMIT", q->err, q->errlen))
+		rc = -EIO;
+	if (rc)
+		sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+	free(t.v);
+	if (rc == -ENOMEM)
+		snprintf(q->err, q->errlen, "out of memory grouping lock waits");
+	return rc;
+}
+
+int lp_locks_group(sqlite3 *db, char *err, size_t errlen)
+{
+	struct q q = {db, err, errlen, 0};
+	return wagg_prepare(&q);
 }
 
 /* ---- per-lock detail, batched -------------------------------------------
@@ -198,16 +402,21 @@ static int batch_init(struct batch *b)
 	return 0;
 }
 
-/* Prepare tmpl with the IN list in place of its one "%s". */
-static sqlite3_stmt *batch_prepare(struct batch *b, const char *tmpl)
+/* Prepare tmpl with the IN list in (integers only) in place of its one "%s". */
+static sqlite3_stmt *q_prepare_in(struct q *q, const char *tmpl, const char *in)
 {
 	char *sql = NULL;
 	const char *at = strstr(tmpl, "%s");
-	if (!at || asprintf(&sql, "%.*s%s%s", (int)(at - tmpl), tmpl, b->in, at + 2) < 0)
+	if (!at || asprintf(&sql, "%.*s%s%s", (int)(at - tmpl), tmpl, in, at + 2) < 0)
 		return NULL;
-	sqlite3_stmt *st = q_prepare(b->q, sql);
+	sqlite3_stmt *st = q_prepare(q, sql);
 	free(sql);
 	return st;
+}
+
+static sqlite3_stmt *batch_prepare(struct batch *b, const char *tmpl)
+{
+	return q_prepare_in(b->q, tmpl, b->in);
 }
 
 struct pctl_load {
@@ -226,35 +435,113 @@ static int pctl_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int batch_percentiles(struct batch *b)
+/* p50 and p99 of the listed locks a previous analysis on this connection
+ * computed (findings rank 50 locks, then the view shows its top N): a
+ * second pass over every wait would give the same numbers. */
+static const char lp_pctl_sql[] =
+    "CREATE TEMP TABLE IF NOT EXISTS lp_pctl (folded INTEGER, lock_id INTEGER, p50 INTEGER, "
+    "p99 INTEGER, PRIMARY KEY (folded, lock_id));";
+
+struct pctl_cached {
+	struct batch *b;
+	char *done;
+};
+
+static int pctl_cached_row(sqlite3_stmt *st, void *ctx)
+{
+	struct pctl_cached *c = ctx;
+	struct lp_lock_row *row = row_of(c->b, sqlite3_column_int64(st, 0));
+	if (row) {
+		row->p50_ns = sqlite3_column_int64(st, 1);
+		row->p99_ns = sqlite3_column_int64(st, 2);
+		c->done[row - c->b->r->locks] = 1;
+	}
+	return 0;
+}
+
+/* "(id,id...)" of the listed locks not done; NULL when out of memory. */
+static char *pctl_pending(const struct lp_lock_report *r, const char *done, size_t *npend)
+{
+	size_t len = 3 + 21 * r->n, o = 0;
+	char *in = malloc(len);
+	*npend = 0;
+	if (!in)
+		return NULL;
+	in[o++] = '(';
+	for (size_t i = 0; i < r->n; i++)
+		if (!done[i])
+			o += (size_t)snprintf(in + o, len - o, "%s%" PRId64, (*npend)++ ? "," : "",
+					      r->locks[i].id);
+	snprintf(in + o, len - o, ")");
+	return in;
+}
+
+static int pctl_scan(struct batch *b, const char *done, const char *in, double **v, size_t *n)
 {
 	struct lp_lock_report *r = b->r;
-	double **v = calloc(r->n, sizeof(*v));
-	size_t *n = calloc(r->n, sizeof(*n));
-	int rc = v && n ? 0 : -ENOMEM;
-	for (size_t i = 0; rc == 0 && i < r->n; i++)
-		if (!(v[i] = malloc((size_t)r->locks[i].count * sizeof(**v))))
-			rc = -ENOMEM;
-	sqlite3_stmt *st = rc ? NULL
-			      : batch_prepare(b, "SELECT lock_id, dur_ns FROM temp.lp_rw "
-						 "WHERE lock_id IN %s");
-	if (!rc && !st)
-		rc = -EIO;
+	for (size_t i = 0; i < r->n; i++)
+		if (!done[i] && !(v[i] = malloc((size_t)r->locks[i].count * sizeof(**v))))
+			return -ENOMEM;
+	sqlite3_stmt *st =
+	    q_prepare_in(b->q, "SELECT lock_id, dur_ns FROM temp.lp_rw WHERE lock_id IN %s", in);
+	if (!st)
+		return -EIO;
 	struct pctl_load l = {b, v, n};
-	if (st) /* only prepared when rc == 0 */
-		rc = q_run(b->q, st, pctl_row, &l);
+	lp_db_progress(b->q->db, "lock wait percentiles", "lock_waits");
+	int rc = q_run(b->q, st, pctl_row, &l);
+	lp_progress_end();
+	if (rc)
+		return rc;
+	if (!(st = q_prepare(b->q, "INSERT OR REPLACE INTO temp.lp_pctl VALUES (?, ?, ?, ?)")))
+		return -EIO;
 	for (size_t i = 0; rc == 0 && i < r->n; i++) {
+		if (done[i])
+			continue;
 		/* ns fit a double exactly below 2^53 (104 days) */
 		lp_sort_doubles(v[i], n[i]);
 		if (n[i]) {
 			r->locks[i].p50_ns = (int64_t)lp_quantile_nearest(v[i], n[i], 0.50);
 			r->locks[i].p99_ns = (int64_t)lp_quantile_nearest(v[i], n[i], 0.99);
 		}
+		int64_t val[4] = {b->q->folded, r->locks[i].id, r->locks[i].p50_ns,
+				  r->locks[i].p99_ns};
+		for (int c = 0; c < 4; c++)
+			sqlite3_bind_int64(st, c + 1, val[c]);
+		rc = lp_db_step_all(st, NULL, NULL, b->q->err, b->q->errlen);
+		sqlite3_reset(st);
 	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int batch_percentiles(struct batch *b)
+{
+	struct lp_lock_report *r = b->r;
+	double **v = calloc(r->n, sizeof(*v));
+	size_t *n = calloc(r->n, sizeof(*n)), npend = 0;
+	char *done = calloc(r->n, 1), *in = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = v && n && done ? 0 : -ENOMEM;
+	if (!rc && lp_db_exec(b->q->db, lp_pctl_sql, b->q->err, b->q->errlen))
+		rc = -EIO;
+	if (!rc && !(st = batch_prepare(b, "SELECT lock_id, p50, p99 FROM temp.lp_pctl WHERE "
+					   "folded = ? AND lock_id IN %s")))
+		rc = -EIO;
+	struct pctl_cached c = {b, done};
+	if (!rc) {
+		sqlite3_bind_int(st, 1, b->q->folded);
+		rc = q_run(b->q, st, pctl_cached_row, &c);
+	}
+	if (!rc && !(in = pctl_pending(r, done, &npend)))
+		rc = -ENOMEM;
+	if (!rc && npend)
+		rc = pctl_scan(b, done, in, v, n);
 	for (size_t i = 0; v && i < r->n; i++)
 		free(v[i]);
 	free(v);
 	free(n);
+	free(done);
+	free(in);
 	return rc;
 }
 
@@ -322,8 +609,7 @@ static const char lp_site_depth_sql[] =
      * the site depth here and lp_fold_sql read only this. */
     "DROP TABLE IF EXISTS temp.lp_ws;"
     "CREATE TEMP TABLE lp_ws AS SELECT lock_id, stack_id, min(thread_id) AS t0, "
-    "max(thread_id) AS t1, max(class) AS cls FROM " LP_RANKED_WAITS " GROUP BY lock_id, "
-    "stack_id;"
+    "max(thread_id) AS t1, max(class) AS cls FROM temp.lp_rwa GROUP BY lock_id, stack_id;"
     "DROP TABLE IF EXISTS temp.lp_site_depth;"
     "CREATE TEMP TABLE lp_site_depth AS WITH ws AS (SELECT lock_id, stack_id "
     "FROM temp.lp_ws WHERE stack_id IS NOT NULL), "
@@ -373,16 +659,26 @@ static const char lp_fold_sql[] =
 
 static const char lp_rw_fold_sql[] =
     "DROP VIEW IF EXISTS temp.lp_rw;"
-    "CREATE TEMP VIEW lp_rw AS SELECT coalesce(f.key, r.lock_id) AS lock_id, r.lock_id AS "
-    "real_lock, r.thread_id, r.owner_tid, r.start_ns, r.dur_ns, r.stack_id, r.flags, r.class "
+    "CREATE TEMP VIEW lp_rw AS SELECT coalesce(f.key, r.lock_id) AS lock_id, r.dur_ns, "
+    "r.thread_id, r.start_ns, r.stack_id, r.class "
     "FROM " LP_RANKED_WAITS " r LEFT JOIN temp.lp_fold f ON f.lock_id = r.lock_id AND "
+    "f.stack_id = r.stack_id;"
+    "DROP VIEW IF EXISTS temp.lp_ra;"
+    "CREATE TEMP VIEW lp_ra AS SELECT coalesce(f.key, r.lock_id) AS lock_id, r.lock_id AS "
+    "real_lock, r.thread_id, r.owner_tid, r.stack_id, r.class, r.n, r.ns, r.mx, r.tmo "
+    "FROM temp.lp_rwa r LEFT JOIN temp.lp_fold f ON f.lock_id = r.lock_id AND "
     "f.stack_id = r.stack_id;";
 
-/* Nothing to fold (or findings, which rank locks by lock_id): no join. */
+/* Nothing to fold (or findings, which rank locks by lock_id): no join.
+ * lp_rw: the ranked waits themselves (only percentiles need each one);
+ * lp_ra: their aggregate (lp_rwa), with the key and the real lock. */
 static const char lp_rw_plain_sql[] =
     "DROP VIEW IF EXISTS temp.lp_rw;"
-    "CREATE TEMP VIEW lp_rw AS SELECT lock_id, lock_id AS real_lock, thread_id, owner_tid, "
-    "start_ns, dur_ns, stack_id, flags, class FROM " LP_RANKED_WAITS ";";
+    "CREATE TEMP VIEW lp_rw AS SELECT lock_id, dur_ns, thread_id, start_ns, stack_id, class "
+    "FROM " LP_RANKED_WAITS ";"
+    "DROP VIEW IF EXISTS temp.lp_ra;"
+    "CREATE TEMP VIEW lp_ra AS SELECT lock_id, lock_id AS real_lock, thread_id, owner_tid, "
+    "stack_id, class, n, ns, mx, tmo FROM temp.lp_rwa;";
 
 /* Sets up lp_site_depth, lp_fold and lp_rw for the queries below. */
 static int rows_prepare(struct q *q, int fold)
@@ -397,6 +693,7 @@ static int rows_prepare(struct q *q, int fold)
 		    q_run(q, st, ints_row, v))
 			return -EIO;
 	}
+	q->folded = v[0] > 0;
 	return lp_db_exec(q->db, v[0] ? lp_rw_fold_sql : lp_rw_plain_sql, q->err, q->errlen) ? -EIO
 											     : 0;
 }
@@ -490,9 +787,10 @@ static int site_py_chain(struct q *q, struct lp_lock_site *s)
  * site names heap locks, so sites are cut to top N only after lock_name. */
 static int batch_sites(struct batch *b)
 {
+	/* without Python frames, the waits grouped by lock and stack (lp_ra) */
 	static const char native[] =
-	    "SELECT w.lock_id, f.function, f.file, f.line, f.module, f.offset, count(*), "
-	    "SUM(w.dur_ns), min(w.stack_id), coalesce(sd.depth, 0) FROM temp.lp_rw "
+	    "SELECT w.lock_id, f.function, f.file, f.line, f.module, f.offset, SUM(w.n), "
+	    "SUM(w.ns), min(w.stack_id), coalesce(sd.depth, 0) FROM temp.lp_ra "
 	    "w LEFT JOIN temp.lp_site_depth sd ON sd.stack_id = w.stack_id "
 	    "LEFT JOIN stack_frames sf ON sf.stack_id = w.stack_id AND sf.depth = "
 	    "coalesce(sd.depth, 0) LEFT JOIN frames f ON f.id = sf.frame_id "
@@ -595,12 +893,12 @@ static int thread_row(sqlite3_stmt *st, void *ctx)
 static int batch_threads(struct batch *b, int owner)
 {
 	static const char *const sql[2] = {
-	    "SELECT w.lock_id, t.tid, t.name, count(*), SUM(w.dur_ns) FROM temp.lp_rw w "
+	    "SELECT w.lock_id, t.tid, t.name, SUM(w.n), SUM(w.ns) FROM temp.lp_ra w "
 	    "JOIN threads t ON t.id = w.thread_id WHERE w.lock_id IN %s "
 	    "GROUP BY w.lock_id, w.thread_id ORDER BY w.lock_id, 5 DESC, 4 DESC",
 	    "SELECT w.lock_id, w.owner_tid, (SELECT t.name FROM threads t JOIN locks k ON "
 	    "k.process_id = t.process_id WHERE k.id = w.real_lock AND t.tid = w.owner_tid "
-	    "ORDER BY t.start_ns DESC LIMIT 1), count(*), SUM(w.dur_ns) FROM temp.lp_rw w "
+	    "ORDER BY t.start_ns DESC LIMIT 1), SUM(w.n), SUM(w.ns) FROM temp.lp_ra w "
 	    "WHERE w.lock_id IN %s GROUP BY w.lock_id, w.owner_tid "
 	    "ORDER BY w.lock_id, 5 DESC, 4 DESC",
 	};
@@ -639,6 +937,16 @@ static int holder_row(sqlite3_stmt *st, void *ctx)
 static int batch_holders(struct batch *b)
 {
 	char *sql = NULL;
+	int64_t any[2] = {0, 0};
+	sqlite3_stmt *st;
+	/* without ranges no wait has an owner range: no scan of the waits */
+	if (!lp_db_has_table(b->q->db, "ranges"))
+		return 0;
+	if (!(st = q_prepare(b->q, "SELECT EXISTS (SELECT 1 FROM ranges)")) ||
+	    q_run(b->q, st, ints_row, any))
+		return -EIO;
+	if (!any[0])
+		return 0;
 	if (asprintf(
 		&sql,
 		"SELECT w.lock_id, n.value, count(*) FROM lock_waits w JOIN ranges r ON r.id = "
@@ -824,9 +1132,9 @@ static int lock_rows(struct q *q, struct lp_lock_report *r)
 	sqlite3_stmt *st = q_prepare(
 	    q, "SELECT w.lock_id, coalesce(l.address, 0), coalesce(l.kind, 'sem'), l.name, "
 	       "l.module, CASE WHEN count(DISTINCT p.id) = 1 THEN max(p.pid) ELSE 0 END, "
-	       "max(p.exe), count(*), SUM(w.dur_ns), MAX(w.dur_ns), SUM((w.flags & 1) != 0), "
+	       "max(p.exe), SUM(w.n), SUM(w.ns), MAX(w.mx), SUM(w.tmo), "
 	       "MAX(w.class), CASE WHEN l.id IS NULL THEN count(DISTINCT w.real_lock) ELSE 0 END, "
-	       "count(DISTINCT p.id) FROM temp.lp_rw w LEFT JOIN locks l ON l.id = w.lock_id "
+	       "count(DISTINCT p.id) FROM temp.lp_ra w LEFT JOIN locks l ON l.id = w.lock_id "
 	       "JOIN processes p ON p.id = coalesce(l.process_id, (SELECT t.process_id FROM "
 	       "threads t WHERE t.id = w.thread_id)) GROUP BY w.lock_id ORDER BY 9 DESC, "
 	       "w.lock_id LIMIT ?");
@@ -849,17 +1157,17 @@ int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, 
 int lp_locks_analyze_flags(sqlite3 *db, int top, int flags, struct lp_lock_report *r, char *err,
 			   size_t errlen)
 {
-	struct q q = {db, err, errlen};
+	struct q q = {db, err, errlen, 0};
 	memset(r, 0, sizeof(*r));
 	r->top = top > 0 ? top : 10;
 	int rc = thread_time(&q, r);
+	rc = rc ? rc : wagg_prepare(&q);
 	rc = rc ? rc : wait_totals(&q, "lock_waits", &r->lock_waits, &r->lock_wait_ns);
 	rc = rc ? rc : wait_totals(&q, "cond_waits", &r->cond_waits, &r->cond_wait_ns);
 	rc = rc ? rc : class_totals(&q, r);
 	if (!rc && lp_db_has_table(db, "lock_waits")) {
 		int64_t v[2] = {0, 0};
-		sqlite3_stmt *st =
-		    q_prepare(&q, "SELECT count(DISTINCT lock_id) FROM " LP_RANKED_WAITS);
+		sqlite3_stmt *st = q_prepare(&q, "SELECT count(DISTINCT lock_id) FROM temp.lp_rwa");
 		rc = st ? q_run(&q, st, ints_row, v) : -EIO;
 		r->n_locks = v[0];
 		rc = rc ? rc : rows_prepare(&q, !(flags & LP_LOCKS_NOFOLD));

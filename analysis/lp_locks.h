@@ -124,6 +124,14 @@ struct lp_lock_report {
 
 /* Fill r from db; top <= 0 means 10. Returns 0, or -errno with one
  * sentence in err. r is zeroed first and safe to free either way. */
+/* Groups every lock wait once per connection into temp.lp_wagg (src 0:
+ * lock_waits, 1: the GIL's condition waits; lock_id, stack_id, thread_id,
+ * owner_tid, class; n waits, ns total, mx longest, tmo timed out, rq waited
+ * for a CPU, pos/pos_ns longer than 0 and their time), which the lock
+ * analysis, the rules and the run summary read instead of the waits.
+ * 0, or -EIO / -ENOMEM with err filled. */
+int lp_locks_group(sqlite3 *db, char *err, size_t errlen);
+
 int lp_locks_analyze(sqlite3 *db, int top, struct lp_lock_report *r, char *err, size_t errlen);
 
 /* LP_LOCKS_NOFOLD: one row per lock, per-thread semaphores included (the

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lp_db.h"
+#include "lp_progress.h"
 #include "lp_util.h"
 
 void lp_rset_free(struct lp_rset *rs)
@@ -44,6 +45,7 @@ struct load {
 	int64_t *pid; /* parent ids, resolved to indexes after the scan */
 	size_t cap;
 	int unordered; /* an id not above the one before it */
+	int progress;  /* this thread's part counts in lp_progress */
 };
 
 static int load_grow(struct load *l)
@@ -68,6 +70,8 @@ static int load_row(sqlite3_value **v, void *ctx)
 	struct load *l = ctx;
 	struct lp_rset *rs = l->rs;
 	size_t n = rs->n;
+	if (l->progress)
+		lp_progress_add(1);
 	if (n == l->cap && load_grow(l))
 		return -ENOMEM;
 	int key = key_of(rs, sqlite3_value_int64(v[2]), sqlite3_value_int64(v[3]));
@@ -139,7 +143,7 @@ static int load_init(struct load *l, struct lp_rset *rs, size_t cap)
 {
 	memset(rs, 0, sizeof(*rs));
 	cap = cap < 64 ? 64 : cap > ((size_t)1 << 26) ? (size_t)1 << 26 : cap;
-	*l = (struct load){rs, malloc(cap * sizeof(int64_t)), cap, 0};
+	*l = (struct load){rs, malloc(cap * sizeof(int64_t)), cap, 0, 0};
 	rs->r = malloc(cap * sizeof(*rs->r));
 	rs->id = malloc(cap * sizeof(*rs->id));
 	return !rs->r || !rs->id || !l->pid ? -ENOMEM : 0;
@@ -218,8 +222,12 @@ int lp_rset_load(sqlite3 *db, struct lp_rset *rs, int max_depth, char *err, size
 		rc = load_init(&h.l, &h.rs, (size_t)(hi - h.lo));
 		split = !rc && pthread_create(&th, NULL, half_load, &h) == 0;
 	}
+	l.progress = 1; /* the other half's thread never touches it */
+	if (!rc)
+		lp_progress_begin("reading ranges", (uint64_t)((split ? h.lo : hi) - lo), "rows");
 	if (!rc)
 		rc = load_part(db, max_depth, lo, split ? h.lo : hi, &l, err, errlen);
+	lp_progress_end();
 	if (split) {
 		pthread_join(th, NULL);
 		if (!rc && h.rc) { /* its own connection's sentence, kept as is below */

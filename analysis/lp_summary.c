@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lp_db.h"
+#include "lp_locks.h"
 #include "lp_util.h"
 
 static char *meta_dup(sqlite3 *db, const char *key)
@@ -75,8 +76,8 @@ static int summary_proc_row(sqlite3_stmt *st, void *ctx)
 	"t.process_id = p.id), dropped_records, dropped_chunks, "                                  \
 	"dropped_strings, log_closed, title, coalesce(lw.n, 0) + "                                 \
 	"coalesce(cw.n, 0) + coalesce(rg.n, 0) FROM processes p "                                  \
-	"LEFT JOIN (SELECT t.process_id AS id, count(*) AS n FROM lock_waits w "                   \
-	"JOIN threads t ON t.id = w.thread_id GROUP BY 1) lw ON lw.id = p.id "                     \
+	"LEFT JOIN (SELECT t.process_id AS id, SUM(w.n) AS n FROM temp.lp_wagg w "                 \
+	"JOIN threads t ON t.id = w.thread_id WHERE w.src = 0 GROUP BY 1) lw ON lw.id = p.id "     \
 	"LEFT JOIN (SELECT t.process_id AS id, count(*) AS n FROM cond_waits w "                   \
 	"JOIN threads t ON t.id = w.thread_id GROUP BY 1) cw ON cw.id = p.id "                     \
 	"LEFT JOIN " RANGES " rg ON rg.id = p.id ORDER BY start_ns, p.id"
@@ -84,6 +85,9 @@ static int summary_proc_row(sqlite3_stmt *st, void *ctx)
 static int summary_procs(sqlite3 *db, struct lp_run_summary *s, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
+	/* lock waits per thread: the lock analysis's one grouped pass */
+	if (lp_locks_group(db, err, errlen))
+		return -EIO;
 	int one = lp_db_int(db, "SELECT count(*) FROM processes", 0) == 1;
 	if (sqlite3_prepare_v2(db,
 			       one ? LP_SUMMARY_PROCS(LP_RANGES_ONE_PROCESS)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lp_cli.h"
+#include "lp_progress.h"
 #include "lp_import.h"
 #include "lp_captures.h"
 
@@ -79,18 +80,21 @@ static int import_cmd(int argc, char **argv)
 	static const struct option longopts[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"force", no_argument, NULL, 'f'},
+	    {"quiet", no_argument, NULL, 'q'},
 	    {0},
 	};
 	const char *out = NULL;
 	struct lp_import_opts io = {0};
-	int c;
+	int c, quiet = 0;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:f", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:fq", longopts, NULL)) != -1) {
 		if (c == 'o')
 			out = optarg;
 		else if (c == 'f')
 			io.force = 1;
+		else if (c == 'q')
+			quiet = 1;
 		else
 			return lp_cli_bad_option("import", argv[optind - 1], longopts);
 	}
@@ -98,6 +102,7 @@ static int import_cmd(int argc, char **argv)
 		return lp_cli_usage_error("import", "give exactly one log directory or capture");
 	if (!out)
 		return lp_cli_usage_error("import", "-o FILE.db is required");
+	lp_progress_init(quiet);
 	char err[1024];
 	const char *in = argv[optind];
 	int rc;
@@ -124,7 +129,7 @@ const struct lp_cmd lp_cmd_import = {
     .name = "import",
     .run = import_cmd,
     .summary = "import a run's event logs, an nsys export or a Kineto trace",
-    .usage = "usage: latprof import INPUT -o FILE.db [--force]\n\n"
+    .usage = "usage: latprof import INPUT -o FILE.db [--force] [--quiet]\n\n"
 	     "INPUT is recognized by its content:\n"
 	     "  a log directory    the event logs a 'latprof run' left behind when it was\n"
 	     "                     killed or its import failed\n"
@@ -133,7 +138,9 @@ const struct lp_cmd lp_cmd_import = {
 	     "                     (*.pt.trace.json[.gz])\n"
 	     "The database works with every report, plot, export, check and diff.\n"
 	     "Damaged or foreign input is refused with one line and exit status 2;\n"
-	     "nothing is written then.\n\n"
+	     "nothing is written then. A log directory's import shows its progress on\n"
+	     "stderr when that is a terminal and the work runs over a second; --quiet\n"
+	     "(-q) hides it.\n\n"
 	     "Symbols are cached per module file (build-id) in $XDG_CACHE_HOME/latprof\n"
 	     "(default ~/.cache/latprof), so a later import of the same binaries does not\n"
 	     "symbolize them again: LATPROF_SYMCACHE=off disables it, LATPROF_SYMCACHE_MB\n"

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "lp_cli.h"
+#include "lp_progress.h"
 #include "lp_db.h"
 #include "lp_findings.h"
 #include "lp_report_summary.h"
@@ -134,7 +135,7 @@ static int report_run(const char *path, const struct lp_view *view, struct repor
 
 static int report_cmd(int argc, char **argv)
 {
-	struct option longopts[LP_MAX_VIEWS + 9] = {
+	struct option longopts[LP_MAX_VIEWS + 10] = {
 	    {"top", required_argument, NULL, LP_OPT_TOP},
 	    {"format", required_argument, NULL, LP_OPT_FORMAT},
 	    {"output", required_argument, NULL, 'o'},
@@ -143,8 +144,9 @@ static int report_cmd(int argc, char **argv)
 	    {"rule-threshold", required_argument, NULL, LP_OPT_RULE_THR},
 	    {"force", no_argument, NULL, 'f'},
 	    {"native", no_argument, NULL, LP_OPT_NATIVE},
+	    {"quiet", no_argument, NULL, 'q'},
 	};
-	size_t nopt = 8, nviews = 0;
+	size_t nopt = 9, nviews = 0;
 	for (; lp_views[nviews] && nviews < LP_MAX_VIEWS; nviews++)
 		if (lp_views[nviews]->flag)
 			longopts[nopt++] =
@@ -155,10 +157,10 @@ static int report_cmd(int argc, char **argv)
 	o.v.over = o.over;
 	const struct lp_view *view = NULL;
 	const char *out = NULL;
-	int c, force = 0;
+	int c, force = 0, quiet = 0;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:f", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:fq", longopts, NULL)) != -1) {
 		if (c == LP_OPT_TOP) {
 			if (parse_top(optarg, &o.v.top))
 				return LP_EXIT_USAGE;
@@ -169,6 +171,8 @@ static int report_cmd(int argc, char **argv)
 			out = optarg;
 		} else if (c == 'f') {
 			force = 1;
+		} else if (c == 'q') {
+			quiet = 1;
 		} else if (c == LP_OPT_NATIVE) {
 			o.v.native = 1;
 		} else if (c == LP_OPT_REQUEST) {
@@ -206,12 +210,13 @@ static int report_cmd(int argc, char **argv)
 		return LP_EXIT_USAGE;
 	if (out && lp_cli_out_check(out, force, 0, &path, 1))
 		return LP_EXIT_USAGE;
+	lp_progress_init(quiet);
 	return report_run(path, view, &o, out, force);
 }
 
 static const char report_usage[] =
     "usage: latprof report FILE.db [VIEW] [--top N] [--format text|json|csv] [-o OUT]\n"
-    "                      [--force]\n\n"
+    "                      [--force] [--quiet]\n\n"
     "Without a VIEW: the top three bottleneck findings, the run summary\n"
     "(processes, exit status, threads, duration,\n"
     "records dropped, GPU data), the per-request breakdown when the run has NVTX\n"
@@ -225,7 +230,9 @@ static void report_help(FILE *f)
 	      "  --top N      rows per table (locks, call sites, threads); default 10\n"
 	      "  --format F   text (default), json (schemas/report-*.schema.json) or csv\n"
 	      "  -o OUT       write to OUT instead of standard output\n"
-	      "  -f, --force  overwrite an existing OUT (or --html file); never FILE.db\n\n"
+	      "  -f, --force  overwrite an existing OUT (or --html file); never FILE.db\n"
+	      "  -q, --quiet  no progress line (shown on stderr when it is a terminal and\n"
+	      "               the work runs over a second)\n\n"
 	      "A file that is not a latprof database of this schema version is refused\n"
 	      "with exit status 2; the database is only read.\n",
 	      f);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lp_cli.h"
+#include "lp_progress.h"
 
 static void main_usage(FILE *f)
 {
@@ -66,5 +67,6 @@ int main(int argc, char **argv)
 		lp_cli_print_help(c);
 		return LP_EXIT_OK;
 	}
+	lp_progress_init(0); /* report and import take --quiet */
 	return c->run(argc - 1, argv + 1);
 }

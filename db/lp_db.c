@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "lp_db.h"
+#include "lp_progress.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -220,10 +221,17 @@ long long lp_db_count(sqlite3 *db, const char *table)
 	return lp_db_int(db, sql, 0);
 }
 
+void lp_db_progress(sqlite3 *db, const char *what, const char *table)
+{
+	if (lp_progress_enabled())
+		lp_progress_begin(what, (uint64_t)lp_db_count(db, table), "rows");
+}
+
 int lp_db_step_all(sqlite3_stmt *st, lp_db_row_fn fn, void *ctx, char *err, size_t errlen)
 {
 	int s, rc = 0;
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+		lp_progress_add(1);
 		if (fn && (rc = fn(st, ctx)) != 0)
 			break;
 	}

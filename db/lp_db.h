@@ -90,6 +90,10 @@ struct lp_db_arg {
 
 /* Steps an already prepared and bound statement to SQLITE_DONE, calling fn
  * per row (fn may be NULL). Does not finalize or reset: the caller owns st. */
+/* Shows the rows of a scan of table as progress on a terminal (lp_progress.h;
+ * counting them only then); the caller ends it with lp_progress_end(). */
+void lp_db_progress(sqlite3 *db, const char *what, const char *table);
+
 int lp_db_step_all(sqlite3_stmt *st, lp_db_row_fn fn, void *ctx, char *err, size_t errlen);
 
 /* Prepares sql, binds args[0..nargs) as ?1..?n (int64), steps it with

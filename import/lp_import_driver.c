@@ -27,6 +27,7 @@
 #include "lp_import_sources.h"
 #include "lp_logread.h"
 #include "lp_inf_table.h"
+#include "lp_progress.h"
 #include "lp_symbols.h"
 
 /* The driver's state around the framework's: imp->priv points at fw. */
@@ -218,6 +219,8 @@ static int import_inflight_meta(struct lp_import *imp, void *ctx)
 	return rc;
 }
 
+static int64_t logs_bytes(const struct lp_log *logs, size_t n);
+
 static int import_log(struct lp_import *imp, const struct lp_log *log)
 {
 	struct import_run *p = run_of(imp);
@@ -242,6 +245,7 @@ static int import_log(struct lp_import *imp, const struct lp_log *log)
 		 "SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS (SELECT 1 FROM modules WHERE "
 		 "process_id = ?6 AND path = ?7 AND load_bias = ?8)");
 	rc = p1.ins_module ? lp_log_foreach(log, pass1_cb, &p1) : -EIO;
+	lp_progress_add((uint64_t)logs_bytes(log, 1));
 	for (size_t i = 0; rc == 0 && i < p1.n_stack_defs; i++) {
 		const struct lp_rec_header *h = p1.stack_defs[i];
 		rc = lp_import_stack_def(imp, h, h + 1, h->size - sizeof(*h));
@@ -252,6 +256,7 @@ static int import_log(struct lp_import *imp, const struct lp_log *log)
 		p->jit_maps_missing++;
 	if (rc == 0)
 		rc = lp_log_foreach(log, pass2_cb, imp);
+	lp_progress_add((uint64_t)logs_bytes(log, 1));
 	if (rc == 0 && !(log->hdr.flags & LP_LOGF_CLOSED))
 		rc = import_inflight(imp, log);
 	for (int i = 0; rc == 0 && lp_import_sources[i]; i++)
@@ -743,6 +748,8 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		rc = lp_import_meta(&imp, "host.cpus_online", NULL, opts->host_cpus_online);
 	if (rc == 0)
 		rc = lp_ptab_begin(&imp, &ptab, logs, n);
+	/* each log is read twice (modules and stacks, then events) */
+	lp_progress_begin("importing event logs", 2 * (uint64_t)logs_bytes(logs, n), "bytes");
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		rc = lp_ptab_import_before(&imp, &ptab, &logs[i]);
 		if (rc == 0)
@@ -751,6 +758,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		stats->dropped_records += (long long)logs[i].hdr.dropped_records;
 		stats->dropped_strings += (long long)logs[i].hdr.dropped_strings;
 	}
+	lp_progress_end();
 	if (rc == 0)
 		rc = lp_ptab_import_before(&imp, &ptab, NULL);
 	if (rc == 0)

@@ -13,6 +13,7 @@
 #include "lp_report_findings.h"
 #include "lp_report_locks.h"
 #include "lp_report_summary.h"
+#include "lp_rset.h"
 #include "lp_summary.h"
 #include "lp_view.h"
 
@@ -36,16 +37,25 @@ static void summary_free(void *res)
 static void *summary_analyze(sqlite3 *db, const struct lp_view_opts *o, char *err, size_t errlen)
 {
 	struct summary_view *v = calloc(1, sizeof(*v));
-	struct lp_breakdown_opts bo = {.request = o->request, .stage_depth = o->stage_depth};
+	/* the rules take the breakdown shown, and its ranges, as theirs */
+	struct lp_rset ranges = {0};
+	struct lp_breakdown_opts bo = {
+	    .request = o->request, .stage_depth = o->stage_depth, .keep_ranges = &ranges};
 	struct lp_findings_opts fo = {.request = o->request, .nover = o->nover, .over = o->over};
 	if (!v) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (lp_findings_analyze(db, &fo, &v->findings, err, errlen) ||
-	    lp_summary_analyze(db, &v->run, err, errlen) ||
-	    lp_breakdown_compute(db, &bo, &v->bd, err, errlen) ||
-	    lp_locks_analyze(db, o->top, &v->locks, err, errlen)) {
+	int rc = lp_breakdown_compute(db, &bo, &v->bd, err, errlen);
+	if (!rc && o->stage_depth <= 1) {
+		fo.bd = &v->bd;
+		fo.ranges = &ranges;
+	}
+	rc = rc || lp_findings_analyze(db, &fo, &v->findings, err, errlen) ||
+	     lp_summary_analyze(db, &v->run, err, errlen) ||
+	     lp_locks_analyze(db, o->top, &v->locks, err, errlen);
+	lp_rset_free(&ranges);
+	if (rc) {
 		summary_free(v);
 		return NULL;
 	}

@@ -37,9 +37,9 @@ JOBS=${LP_TEST_JOBS:-$(nproc)}
 #  - fuzz: each libFuzzer target for LP_FUZZ_SECONDS; crashes are kept in
 #    build-fuzz/tests/fuzz/ (add them to tests/fuzz/<target>/ as regressions).
 LP_TIERS=(
-	"default;$B;;-LE bench|gpu|rebuild"
+	"default;$B;;-LE bench|gpu|rebuild|manual"
 	"rebuild;$B;;-L rebuild"
-	"asan;build-asan;-DLATPROF_SANITIZE=address,undefined;-LE bench|gpu|fuzz|trials|real|rebuild"
+	"asan;build-asan;-DLATPROF_SANITIZE=address,undefined;-LE bench|gpu|fuzz|trials|real|rebuild|manual"
 	"tsan;build-tsan;-DLATPROF_SANITIZE=thread;-L tsan;rel_core_stress json_pipe_unit"
 	"fuzz;build-fuzz;-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DLATPROF_FUZZ=ON;-L fuzz;fuzz_import fuzz_expect fuzz_cupti fuzz_kineto"
 )

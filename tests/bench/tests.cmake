@@ -43,3 +43,8 @@ lp_py_test(bench_gate_slowed test_bench_gate.py LABELS bench TIMEOUT 900)
 lp_py_test(bench_thread_storms bench_threads.py LABELS bench TIMEOUT 900)
 # Python frames per recorded wait (docs/python.md): with against without.
 lp_py_test(bench_py_frames bench_py_frames.py LABELS bench TIMEOUT 900)
+# Every view, findings, diff, check, export and plot against SQLite's grouped
+# scan of the tables it reads, at 1 M and 10 M lock waits and ranges.
+lp_py_test(bench_views_1m bench_views.py LABELS bench TIMEOUT 3600 ARGS 1000000 1000000)
+# 10 M: by hand (ctest -R bench_views_10m); label manual keeps it out of every tier.
+lp_py_test(bench_views_10m bench_views.py LABELS manual TIMEOUT 7200 ARGS 10000000 10000000)

@@ -27,3 +27,5 @@ lp_py_test(core_units test_units.py LABELS e2e)
 # README's Getting started as written: install to ~/.local (HOME a temporary
 # directory), record, the NVTX snippets in C, C++ and Python built and run.
 lp_py_test(core_readme test_readme.py LABELS e2e)
+# Progress lines on a terminal (a pty), none when piped or --quiet.
+lp_py_test(core_progress test_progress.py LABELS e2e)

@@ -219,7 +219,7 @@ one_line_exit2(latprof("import", plain, "-o", os.path.join(T, "plain.db")), "an 
 # states: the call decides (sleep, poll, fsync, socket-only calls); nsys
 # records no descriptor, so read/write-like calls are 'unknown' -> other_block.
 CATEGORY = {"nanosleep": "sleep", "usleep": "sleep", "recv": "socket_io", "sendmsg": "socket_io",
-            "read": "other_block", "__pread64_chk": "other_block", "pthread_join": "other_block",
+            "read": "other_block", "__pread64_chk": "other_block", "pthread_join": "join_wait",
             "poll": "poll_wait", "epoll_wait": "poll_wait", "fsync": "file_io"}
 blk_nvtx, blk_osrt = [], []
 for i in range(4):
@@ -262,7 +262,7 @@ check(q1(c, "SELECT count(*) FROM blocking_calls WHERE fd IS NOT NULL") == 0 and
       "no descriptor recorded: fd NULL, fd_kind 'unknown' unless the call is socket-only")
 p = latprof("report", blk_db, "--breakdown", "--format", "json", check=0)
 bd = json.loads(p.stdout)["request"]["categories"]
-got = {k: bd[k] for k in ("sleep", "file_io", "socket_io", "poll_wait", "other_block")}
+got = {k: bd[k] for k in ("sleep", "file_io", "socket_io", "poll_wait", "other_block", "join_wait")}
 check(got == src_cat, f"breakdown categories of the requests equal SQL over OSRT_API: {got} vs {src_cat}")
 check(bd["lock_wait"] == 4000, "the lock call stays a lock wait (4 x 1000 ns)")
 p = latprof("report", blk_db, "--locks", "--format", "json", check=0)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lp_findings_rule.h"
+#include "lp_locks.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
@@ -34,11 +35,21 @@ static void sat_site(struct lp_findings_ctx *c, struct lp_finding *f,
 				     "SELECT p.pid FROM threads t JOIN processes p ON p.id = "
 				     "t.process_id WHERE t.id = ?",
 				     &id, 1, 0);
+	/* lock_waits' count from its grouped waits (temp.lp_wagg, lp_locks_group):
+	 * a scan of every wait per listed thread otherwise */
+	int grouped =
+	    lp_locks_group(c->db, c->err, c->errlen) == 0 &&
+	    lp_db_int(c->db, "SELECT count(*) FROM sqlite_temp_master WHERE name = 'lp_wagg'", 0);
 	int64_t waits = lp_db_int_args(
 	    c->db,
-	    "SELECT (SELECT count(*) FROM blocking_calls WHERE thread_id = ?1 AND runq_ns > 0) + "
-	    "(SELECT count(*) FROM lock_waits WHERE thread_id = ?1 AND runq_ns > 0) + "
-	    "(SELECT count(*) FROM cond_waits WHERE thread_id = ?1 AND runq_ns > 0)",
+	    grouped
+		? "SELECT (SELECT count(*) FROM blocking_calls WHERE thread_id = ?1 AND "
+		  "runq_ns > 0) + (SELECT coalesce(SUM(rq), 0) FROM temp.lp_wagg WHERE src = 0 "
+		  "AND thread_id = ?1) + (SELECT count(*) FROM cond_waits WHERE thread_id = ?1 "
+		  "AND runq_ns > 0)"
+		: "SELECT (SELECT count(*) FROM blocking_calls WHERE thread_id = ?1 AND runq_ns > "
+		  "0) + (SELECT count(*) FROM lock_waits WHERE thread_id = ?1 AND runq_ns > 0) + "
+		  "(SELECT count(*) FROM cond_waits WHERE thread_id = ?1 AND runq_ns > 0)",
 	    &id, 1, 0);
 	char *what =
 	    lp_findings_fmt("tid %lld (%s, pid %lld): %.0f%% of its life", (long long)t->tid,

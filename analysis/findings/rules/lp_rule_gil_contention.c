@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lp_findings_rule.h"
+#include "lp_locks.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
@@ -164,7 +165,15 @@ static int rule_gil(struct lp_findings_ctx *c, const struct lp_rule *r)
 	int64_t scope = c->has_req ? c->req_ns : c->thread_ns;
 	struct gil_acc a = {.c = c};
 	lp_findings_stake_reset(c);
-	int rc = lp_db_each(c->db, LP_GIL_WAITS_BLOCKED, NULL, 0, gil_row, &a, c->err, c->errlen);
+	/* most runs have no GIL: no scan of every wait to find none */
+	int rc = lp_locks_group(c->db, c->err, c->errlen);
+	if (!rc &&
+	    lp_db_int(c->db,
+		      "SELECT EXISTS (SELECT 1 FROM temp.lp_wagg WHERE src = 0 AND class = 1) "
+		      "OR EXISTS (SELECT 1 FROM cond_waits WHERE class = 1)",
+		      1))
+		rc = lp_db_each(c->db, LP_GIL_WAITS_BLOCKED, NULL, 0, gil_row, &a, c->err,
+				c->errlen);
 	if (rc) {
 		free(a.threads);
 		return rc;

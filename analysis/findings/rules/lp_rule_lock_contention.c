@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "lp_findings_rule.h"
+#include "lp_locks.h"
+#include "lp_map.h"
+#include "lp_progress.h"
 #include "lp_util.h"
 #include "lp_waits.h"
 
@@ -30,39 +33,74 @@ struct lock_load {
 	struct lp_findings_ctx *c;
 	struct lock_acc *v;
 	size_t n, cap;
+	struct lp_map at; /* lock id + 2^63 (never 0) -> index in v */
 };
 
 static int lock_wait_row(sqlite3_stmt *st, void *ctx)
 {
 	struct lock_load *l = ctx;
 	int64_t id = sqlite3_column_int64(st, 0);
-	if (!l->n || l->v[l->n - 1].id != id) {
-		if (LP_GROW(l->v, l->n, l->cap))
+	uint64_t key = (uint64_t)id + (1ull << 63), k;
+	if (!lp_map_get(&l->at, key, &k)) {
+		if (LP_GROW(l->v, l->n, l->cap) || lp_map_put(&l->at, key, l->n))
 			return -ENOMEM;
+		k = l->n;
 		l->v[l->n++] = (struct lock_acc){id, 0, 0, 0};
 	}
 	int64_t in = lp_findings_attr(l->c, sqlite3_column_int64(st, 1),
 				      sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
-	l->v[l->n - 1].in_ns += in;
-	l->v[l->n - 1].waits += in > 0;
+	l->v[k].in_ns += in;
+	l->v[k].waits += in > 0;
 	return 0;
 }
 
-/* Per lock, the wait inside requests (or in the whole run without them). */
+static int lock_id_cmp(const void *a, const void *b)
+{
+	const struct lock_acc *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int lock_sum_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lock_load *l = ctx;
+	if (LP_GROW(l->v, l->n, l->cap))
+		return -ENOMEM;
+	l->v[l->n++] = (struct lock_acc){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+					 sqlite3_column_int64(st, 2), 0};
+	return 0;
+}
+
+/* Per lock, the wait inside requests (or in the whole run without them):
+ * one pass over the waits in table order, each lock's sums found by id;
+ * without requests every wait counts whole, and the lock analysis's
+ * grouped waits (temp.lp_wagg, lp_locks_group) already hold the sums. */
 static int lock_accumulate(struct lp_findings_ctx *c, struct lock_acc **out, size_t *nout)
 {
-	struct lock_load l = {c, NULL, 0, 0};
-	int rc =
-	    lp_db_query(c->db,
-			"SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + w.dur_ns FROM "
-			"lock_waits w WHERE w.class = 0 ORDER BY w.lock_id",
-			NULL, 0, lock_wait_row, &l, c->err, c->errlen);
+	struct lock_load l = {c, NULL, 0, 0, {0}};
+	int rc = c->has_req ? 0 : lp_locks_group(c->db, c->err, c->errlen);
+	if (c->has_req)
+		lp_db_progress(c->db, "attributing lock waits to requests", "lock_waits");
+	rc = rc ? rc
+	     : c->has_req
+		 ? lp_db_query(c->db,
+			       "SELECT w.lock_id, w.thread_id, w.start_ns, w.start_ns + "
+			       "w.dur_ns FROM lock_waits w WHERE w.class = 0",
+			       NULL, 0, lock_wait_row, &l, c->err, c->errlen)
+		 : lp_db_query(c->db,
+			       "SELECT lock_id, SUM(pos_ns), SUM(pos) FROM temp.lp_wagg WHERE "
+			       "src = 0 AND class = 0 GROUP BY lock_id",
+			       NULL, 0, lock_sum_row, &l, c->err, c->errlen);
+	lp_progress_end();
+	lp_map_free(&l.at);
 	if (rc) {
 		free(l.v);
 		return rc;
 	}
-	if (l.n > 1) /* qsort(NULL, 0) is undefined */
+	/* by id first: equal waits keep the order they always had */
+	if (l.n > 1) { /* qsort(NULL, 0) is undefined */
+		qsort(l.v, l.n, sizeof(*l.v), lock_id_cmp);
 		qsort(l.v, l.n, sizeof(*l.v), lock_acc_cmp);
+	}
 	*out = l.v;
 	*nout = l.n;
 	return 0;
