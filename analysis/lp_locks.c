@@ -963,11 +963,22 @@ static int batch_holders(struct batch *b)
 /* ---- hold times --------------------------------------------------------- */
 
 /* The part of a hold h inside a request on the holder's thread. */
+/* The request range a hold began in: the latest request range that began
+ * on the holder's thread at or before the hold (requests on one thread do
+ * not overlap), its end tested after the LIMIT, so a hold between requests
+ * costs one step back, not a walk over every earlier range. The unary +
+ * keeps SQLite on ranges_start (backward from the hold) instead of
+ * ranges_name, which lists every request of the run for each hold. */
 #define LP_HELD_IN_REQ                                                                             \
-	"coalesce((SELECT min(h.start_ns + h.dur_ns, q.end_ns) - h.start_ns FROM ranges q WHERE "  \
-	"q.start_thread_id = h.thread_id AND q.depth = 0 AND q.name_id = (SELECT name_id FROM "    \
-	"ranges WHERE depth = 0 GROUP BY name_id ORDER BY count(*) DESC, name_id LIMIT 1) AND "    \
-	"q.start_ns <= h.start_ns AND q.end_ns > h.start_ns ORDER BY q.start_ns DESC LIMIT 1), 0)"
+	"coalesce((SELECT CASE WHEN q.end_ns > h.start_ns THEN min(h.start_ns + h.dur_ns, "        \
+	"q.end_ns) - h.start_ns ELSE 0 END FROM ranges q WHERE +q.start_thread_id = h.thread_id "  \
+	"AND q.depth = 0 AND +q.name_id = (SELECT nid FROM rq) AND q.start_ns <= h.start_ns "      \
+	"ORDER BY q.start_ns DESC LIMIT 1), 0)"
+/* The request: the most frequent top-level range name, found once (inside
+ * the correlated subquery SQLite would group every range again per hold). */
+#define LP_HELD_REQ_CTE                                                                            \
+	"WITH rq(nid) AS MATERIALIZED (SELECT name_id FROM ranges WHERE depth = 0 GROUP BY "       \
+	"name_id ORDER BY count(*) DESC, name_id LIMIT 1) "
 
 struct hold_load {
 	struct batch *b;
@@ -1015,9 +1026,10 @@ static int batch_holds(struct batch *b)
 	struct lp_lock_report *r = b->r;
 	struct hold_load h = {b, calloc(r->n, sizeof(double *)), calloc(r->n, sizeof(size_t))};
 	int rc = h.v && h.n ? 0 : -ENOMEM;
-	sqlite3_stmt *st = rc ? NULL
-			      : batch_prepare(b, "SELECT h.lock_id, h.dur_ns, " LP_HELD_IN_REQ
-						 " FROM lock_holds h WHERE h.lock_id IN %s");
+	sqlite3_stmt *st =
+	    rc ? NULL
+	       : batch_prepare(b, LP_HELD_REQ_CTE "SELECT h.lock_id, h.dur_ns, " LP_HELD_IN_REQ
+						  " FROM lock_holds h WHERE h.lock_id IN %s");
 	if (!rc)
 		rc = st ? q_run(b->q, st, hold_row, &h) : -EIO;
 	for (size_t i = 0; rc == 0 && i < r->n; i++)
