@@ -44,7 +44,7 @@ def child(args, out=subprocess.DEVNULL):
     err = p.stderr.read().decode(errors="replace")
     p.stderr.close()
     code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):  # diff and check exit 1 on a regression / a failed expectation
+    if code not in (0, 1, 3):  # diff and check: 1 regression or failed expectation, 3 inconclusive
         fail(f"{' '.join(args)} exited {code}: {err[-500:]}")
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0
 
