@@ -428,6 +428,11 @@ LP_HOOK int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const str
 	return lp_mutex_slow(m, LP_OP_CLOCK, clk, ts, __builtin_return_address(0));
 }
 
+/* Hold times need pthread_mutex_unlock interposed. A sanitizer runtime
+ * (LATPROF_SANITIZE builds) interposes it too and defines an unversioned
+ * __pthread_mutex_unlock with no real function behind it on glibc >= 2.34,
+ * which would take the direct call below: those builds record no holds. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 /* glibc's unlock, called directly: its non-default alias, so no dlsym
  * (which may itself unlock) stands between a hook and the real call. */
 #if defined(__x86_64__)
@@ -457,6 +462,7 @@ LP_HOOK LP_HOT_NOFP int pthread_mutex_unlock(pthread_mutex_t *m)
 		return lp_mutex_unlock_held(m);
 	return LP_MUTEX_UNLOCK(m);
 }
+#endif
 
 /* ---- rwlocks ---------------------------------------------------------- */
 
