@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "lp_preload.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -428,17 +429,34 @@ LP_HOOK int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const str
 	return lp_mutex_slow(m, LP_OP_CLOCK, clk, ts, __builtin_return_address(0));
 }
 
-/* Hold times need pthread_mutex_unlock interposed. A sanitizer runtime
- * (LATPROF_SANITIZE builds) interposes it too and defines an unversioned
- * __pthread_mutex_unlock with no real function behind it on glibc >= 2.34,
- * which would take the direct call below: those builds record no holds. */
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 /* glibc's unlock, called directly: its non-default alias, so no dlsym
  * (which may itself unlock) stands between a hook and the real call. */
 #if defined(__x86_64__)
 int lp_glibc_mutex_unlock(pthread_mutex_t *m);
 __asm__(".symver lp_glibc_mutex_unlock,__pthread_mutex_unlock@GLIBC_2.2.5");
-#define LP_MUTEX_UNLOCK(m) lp_glibc_mutex_unlock(m)
+/* A sanitizer runtime loaded before us (an app built with -fsanitize, or
+ * latprof's own LATPROF_SANITIZE builds) defines an unversioned
+ * __pthread_mutex_unlock that the alias above binds to, with no real
+ * function behind it on glibc >= 2.34: a call through it jumps to 0. Then
+ * libc's own unlock, found by its handle before any hook runs, is called. */
+static int (*lp_unlock_libc)(pthread_mutex_t *);
+#define LP_MUTEX_UNLOCK(m)                                                                         \
+	(__builtin_expect(lp_unlock_libc != NULL, 0) ? lp_unlock_libc(m) : lp_glibc_mutex_unlock(m))
+
+__attribute__((constructor(101))) static void lp_unlock_resolve(void)
+{
+	static const char *const runtimes[] = {"__asan_init", "__tsan_init", "__msan_init",
+					       "__hwasan_init"};
+	int saved = errno, sanitized = 0;
+	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+		sanitized |= dlsym(RTLD_DEFAULT, runtimes[i]) != NULL;
+	void *libc = sanitized ? dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD) : NULL;
+	if (libc) {
+		lp_unlock_libc = (int (*)(pthread_mutex_t *))dlsym(libc, "pthread_mutex_unlock");
+		dlclose(libc);
+	}
+	errno = saved;
+}
 #else
 #define LP_MUTEX_UNLOCK(m) (LP_REAL(mutex_unlock) ? lp_real.mutex_unlock(m) : EAGAIN)
 #endif
@@ -462,7 +480,6 @@ LP_HOOK LP_HOT_NOFP int pthread_mutex_unlock(pthread_mutex_t *m)
 		return lp_mutex_unlock_held(m);
 	return LP_MUTEX_UNLOCK(m);
 }
-#endif
 
 /* ---- rwlocks ---------------------------------------------------------- */
 

@@ -38,3 +38,17 @@ lp_py_test(preload_py_unknown test_py_unknown.py LABELS e2e)
 set_property(TEST preload_py_unknown APPEND PROPERTY ENVIRONMENT
   "LP_FAKEPY_LIBDIR=${lp_fakepy_dir}"
   "PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib:${PROJECT_SOURCE_DIR}/tests/real")
+
+# An app built with AddressSanitizer under the (uninstrumented) interposer:
+# the sanitizer runtime interposes pthread_mutex_unlock too and its own
+# __pthread_mutex_unlock has no real function behind it (glibc >= 2.34).
+if(NOT LATPROF_SANITIZE AND NOT LATPROF_FUZZ)
+  add_executable(lp_contend_asan ${CMAKE_CURRENT_LIST_DIR}/lp_contend.c)
+  target_compile_options(lp_contend_asan PRIVATE -g -O1 -fsanitize=address)
+  target_link_options(lp_contend_asan PRIVATE -fsanitize=address)
+  target_link_libraries(lp_contend_asan PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  target_include_directories(lp_contend_asan PRIVATE ${PROJECT_SOURCE_DIR}/tests/lib)
+  set_target_properties(lp_contend_asan PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+    ${CMAKE_BINARY_DIR}/tests/preload)
+  lp_py_test(preload_asan_app test_asan_app.py LABELS e2e)
+endif()
