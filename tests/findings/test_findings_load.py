@@ -40,9 +40,14 @@ def run(name, *cmd):
 doc = run("spawn", fnd_cpu, "--spawn", "--requests", "200", "--work-us", "1000",
           "--slow-every", "10", "--slow-us", "5000")
 r = rule(doc, "cold-start")
-check(r["state"] == "quiet" and r["value"] < 3,
-      f"a thread per request, 20 slow ones none the process's first: cold-start quiet "
-      f"({r['state']}, {r['value']})")
+f = next((x for x in doc["findings"] if x["id"] == "cold-start"), None)
+# the process's own first request may be cold (its first NVTX and log
+# set-up): then it alone, never the 20 slow ones
+check((r["state"] == "quiet" and r["value"] < 3) or
+      (f is not None and ev(f, "cold_requests") == 1),
+      f"a thread per request, 20 slow ones none the process's first: cold-start quiet, or "
+      f"only the process's first request ({r['state']}, {r['value']}, "
+      f"{f and ev(f, 'cold_requests')})")
 # the same slow path on one thread is no cold start either (leading requests only)
 doc = run("onethread", fnd_cpu, "--clients", "1", "--requests", "200", "--work-us", "1000",
           "--slow-every", "10", "--slow-us", "5000")

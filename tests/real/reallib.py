@@ -155,3 +155,26 @@ def stop(proc, timeout=30):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         return proc.communicate()
+
+
+def check_saturation(fdoc, kernel, what):
+    """cpu-saturated against the kernel's own figures for the same threads:
+    kernel is [(run_delay_ns, life_ns)] from /proc schedstat. The rule
+    judges all threads' time waiting for a CPU against their life (>= 10%):
+    found where the kernel's share is clearly above (>= 12%), quiet where
+    clearly below (<= 8%); at the threshold either, and said so. Whether a
+    load generator saturates 2 CPUs depends on what else runs: the second
+    source, not the load, decides what is right."""
+    q = sum(k[0] for k in kernel)
+    life = sum(k[1] for k in kernel)
+    share = q / life if life else 0.0
+    sat = next((f for f in fdoc["findings"] if f["id"] == "cpu-saturated"), None)
+    r = next(r for r in fdoc["rules"] if r["id"] == "cpu-saturated")
+    verdict = f"{r['state']}, value {r.get('value')}; the kernel's share {share:.3f}"
+    if share >= 0.12:
+        lptest.check(sat is not None, f"{what}: cpu-saturated found ({verdict})")
+    elif share <= 0.08:
+        lptest.check(sat is None, f"{what}: no cpu-saturated finding ({verdict})")
+    else:
+        print(f"ok: {what}: the kernel's share is at the threshold: either verdict ({verdict})")
+    return sat
