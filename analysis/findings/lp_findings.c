@@ -754,7 +754,8 @@ static void findings_account(struct lp_findings *out, const struct lp_breakdown 
 		for (size_t i = 0; i < out->n; i++)
 			if (!out->v[i].rule->symptom == !pass)
 				ord[j++] = out->v[i];
-	memcpy(out->v, ord, out->n * sizeof(*ord));
+	if (out->n) /* memcpy(NULL, ..., 0) is undefined: a run with no finding */
+		memcpy(out->v, ord, out->n * sizeof(*ord));
 	free(ord);
 	for (size_t i = 0; i < out->n; i++) {
 		struct lp_finding *f = &out->v[i];
