@@ -38,6 +38,19 @@ static int load_waits(sqlite3 *db, const char *table, const char *sql, struct lp
 	return rc;
 }
 
+/* load_waits over several tables into one category; a missing table adds
+ * nothing. */
+static int load_waits_tables(sqlite3 *db, const char *const *table, const char *const *sql,
+			     size_t n, struct lp_ivec *out, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = load_waits(db, table[i], sql[i], out, err, errlen);
+		if (rc && rc != -ENOENT)
+			return rc;
+	}
+	return 0;
+}
+
 /* Waits of class gil (lp_waits.h), on the GIL's mutex or its condition
  * variable: their own category, named as the findings and the lock table
  * name them, instead of lock wait or cond wait. */
@@ -50,12 +63,7 @@ static int load_gil_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t er
 	    "coalesce(mutex_lock_id, 0) FROM cond_waits WHERE class = 1",
 	};
 	static const char *const table[] = {"lock_waits", "cond_waits"};
-	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
-		int rc = load_waits(db, table[i], sql[i], out, err, errlen);
-		if (rc && rc != -ENOENT)
-			return rc;
-	}
-	return 0;
+	return load_waits_tables(db, table, sql, ARRAY_SIZE(sql), out, err, errlen);
 }
 
 /* Waits of class idle (a worker waiting for work) on a lock or a
@@ -71,12 +79,7 @@ static int load_idle_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t e
 	    "FROM cond_waits WHERE class = 2",
 	};
 	static const char *const table[] = {"lock_waits", "cond_waits"};
-	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
-		int rc = load_waits(db, table[i], sql[i], out, err, errlen);
-		if (rc && rc != -ENOENT)
-			return rc;
-	}
-	return 0;
+	return load_waits_tables(db, table, sql, ARRAY_SIZE(sql), out, err, errlen);
 }
 
 /* Waits for another thread to end: class join on a lock or a condition,
@@ -94,12 +97,7 @@ static int load_join_waits(sqlite3 *db, struct lp_ivec *out, char *err, size_t e
 	    "FROM blocking_calls WHERE call IN " LP_JOIN_CALLS,
 	};
 	static const char *const table[] = {"lock_waits", "cond_waits", "blocking_calls"};
-	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
-		int rc = load_waits(db, table[i], sql[i], out, err, errlen);
-		if (rc && rc != -ENOENT)
-			return rc;
-	}
-	return 0;
+	return load_waits_tables(db, table, sql, ARRAY_SIZE(sql), out, err, errlen);
 }
 
 /* Semaphores and Python locks are recorded as lock_waits too (kind 'sem'):
