@@ -73,10 +73,10 @@ if [ "${LP_NO_BENCH:-0}" != 1 ]; then
 	# Serially: a benchmark's figures are ratios measured side by side, but
 	# two benchmarks at once on two CPUs would still skew each other.
 	echo "=== benchmarks (gated: every figure printed with its target) ==="
-	set +o pipefail
-	ctest --test-dir "$B" -L bench -V >"$B/bench.log" 2>&1
-	brc=$?
-	set -o pipefail
+	# ctest exits 8 when a benchmark fails: kept, not fatal under set -e,
+	# so the figures and the failing gate are printed below.
+	brc=0
+	ctest --test-dir "$B" -L bench -V >"$B/bench.log" 2>&1 || brc=$?
 	sed -n 's/^[0-9]*: //p' "$B/bench.log" |
 		grep -vE '^(Test command|Working Directory|Environment variables|Test timeout|  [A-Z_]+=)' || true
 	if [ "$brc" != 0 ]; then
