@@ -317,7 +317,9 @@ def bench_diff():
         walls.append(time.monotonic() - t0)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-        if p.returncode not in (0, 1):
+        # 3: inconclusive (one run a side widens each interval by the
+        # noise floor): a verdict, as 0 and 1 are; the bench times it.
+        if p.returncode not in (0, 1, 3):
             print(f"bench: latprof diff exited {p.returncode}\n{p.stderr}")
             sys.exit(1)
     infer = [ln for ln in p.stdout.splitlines() if ln.strip().startswith("infer")]
