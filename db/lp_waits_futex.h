@@ -93,4 +93,21 @@
 	"'% java.util.concurrent.ThreadPoolExecutor.getTask(%' OR f.function LIKE "                \
 	"'% java.util.concurrent.ForkJoinPool.awaitWork(%')"
 
+/* The Java method a JVM lock wait comes from, for the lock's name: the
+ * innermost frame named from the JVM's perf map ("void App.serve(long)")
+ * outside the runtime's own code (LP_FUTEX_RUNTIME_FN), as g.function of
+ * frames g joined to stack_frames x; empty when that code ran interpreted
+ * (an interpreted frame is not named). A method the JIT inlined into its
+ * caller is the caller's frame: the perf map names compiled code only. */
+#define LP_JAVA_SITE_OF(stack)                                                                     \
+	"coalesce((SELECT CASE WHEN instr(g.function, ' ') BETWEEN 1 AND instr(g.function, '(') "  \
+	"THEN substr(g.function, instr(g.function, ' ') + 1, instr(g.function, '(') - "            \
+	"instr(g.function, ' ') - 1) ELSE substr(g.function, 1, instr(g.function, '(') - 1) END "  \
+	"FROM stack_frames x JOIN frames g ON g.id = x.frame_id WHERE x.stack_id = " stack         \
+	" AND g.module LIKE '%/perf-%.map' AND g.function LIKE '%_.%(%' AND NOT (" LP_JAVA_GLUE_FN \
+	") ORDER BY x.depth LIMIT 1), '')"
+#define LP_JAVA_GLUE_FN                                                                            \
+	"g.function LIKE '% java.util.concurrent.locks.%' OR g.function LIKE "                     \
+	"'% jdk.internal.misc.Unsafe.%' OR g.function LIKE '\\_%\\_Java' ESCAPE '\\'"
+
 #endif
