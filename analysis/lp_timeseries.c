@@ -308,6 +308,27 @@ static int tc_row(sqlite3_stmt *st, void *vctx)
 	return 0;
 }
 
+/* Task-clock that a stretch between two samples gives a bin beyond its
+ * time outside waits ran inside waits (a spinning lock, the recorder's own
+ * work at a wait's end). The breakdown's thread row caps on-CPU only at the
+ * thread's whole time outside waits; so that the heatmap's lane adds up to
+ * that row, the overflow fills the lane's spare bins in proportion to
+ * their spare time: the fraction of each bin's spare it takes. */
+static double tc_overflow_fill(const struct lane_ctx *c, size_t i, const double *acc)
+{
+	double over = 0, spare = 0;
+	for (size_t b = 0; b < c->ts->nbins; b++) {
+		double av = avail_ns(c, i, b);
+		if (acc[b] > av)
+			over += acc[b] - av;
+		else
+			spare += av - acc[b];
+	}
+	if (over <= 0 || spare <= 0)
+		return 0;
+	return over < spare ? over / spare : 1;
+}
+
 static int ts_cpu_split(sqlite3 *db, struct lane_ctx *c, char *err, size_t errlen)
 {
 	struct lp_timeseries *ts = c->ts;
@@ -344,8 +365,10 @@ static int ts_cpu_split(sqlite3 *db, struct lane_ctx *c, char *err, size_t errle
 			if (!l->oncpu || !l->preempted)
 				rc = -ENOMEM;
 		}
+		double fill = l->oncpu ? tc_overflow_fill(c, i, x.acc[i]) : 0;
 		for (size_t b = 0; !rc && l->oncpu && b < ts->nbins; b++) {
 			double av = avail_ns(c, i, b), on = x.acc[i][b] < av ? x.acc[i][b] : av;
+			on += (av - on) * fill;
 			int64_t rq = c->runq[i][b] < c->wait[i][b] ? c->runq[i][b] : c->wait[i][b];
 			double pre = av - on + (double)rq, len = (double)bin_len(ts, b);
 			l->oncpu[b] = on / len;
