@@ -38,7 +38,7 @@
 
 static int n_threads, n_rounds, k_ranges;
 static int creates; /* nvtxDomainCreateA calls */
-static int turn;    /* ordered: the thread whose first record is next */
+static int turn;    /* ordered: threads that have written their first records */
 static int go;	    /* race: the round released */
 static int arrived; /* race: threads at the round's start */
 static nvtxDomainHandle_t first_dom, last_dom;
@@ -99,14 +99,13 @@ static nvtxDomainHandle_t wait_for(nvtxDomainHandle_t *p)
 	return d;
 }
 
-/* Thread i names itself (its first record) once thread i - 1 has: the
- * stretches of the log then begin in thread order. */
+/* Thread i starts once thread i - 1 has named itself (run()), so its first
+ * records (the interposer's thread start, this name) come after that
+ * thread's: the stretches of the log begin in thread order. */
 static void *ordered_worker(void *p)
 {
 	int i = (int)(intptr_t)p;
 	char name[16];
-	while (__atomic_load_n(&turn, __ATOMIC_ACQUIRE) != i)
-		sched_yield();
 	snprintf(name, sizeof(name), "w%d", i);
 	nvtxNameOsThreadA((uint32_t)gettid(), name);
 	__atomic_store_n(&turn, i + 1, __ATOMIC_RELEASE);
@@ -158,9 +157,12 @@ static void *race_worker(void *p)
 static int run(void *(*fn)(void *))
 {
 	pthread_t t[MAX_THREADS];
-	for (int i = 0; i < n_threads; i++)
+	for (int i = 0; i < n_threads; i++) {
 		if (pthread_create(&t[i], NULL, fn, (void *)(intptr_t)i))
 			return 2;
+		while (fn == ordered_worker && __atomic_load_n(&turn, __ATOMIC_ACQUIRE) <= i)
+			sched_yield();
+	}
 	for (int i = 0; i < n_threads; i++)
 		pthread_join(t[i], NULL);
 	long per = (long)n_threads * n_rounds;
