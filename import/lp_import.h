@@ -52,6 +52,12 @@ struct lp_import_source {
 	int (*begin)(struct lp_import *imp, void **state);
 	int (*record)(struct lp_import *imp, void *state, uint32_t tid,
 		      const struct lp_rec_header *h, const void *payload, size_t len);
+	/* Optional, pass 1 (definitions): the same records, all of the current
+	 * process's before its first record() call. For definitions that an
+	 * event written by another thread may precede in record()'s order
+	 * (per thread, threads interleaved by chunk). */
+	int (*define)(struct lp_import *imp, void *state, uint32_t tid,
+		      const struct lp_rec_header *h, const void *payload, size_t len);
 	/* After the last record of the current process (close open ranges...). */
 	int (*end_process)(struct lp_import *imp, void *state);
 	/* After every log, before indexes: cross-process work, meta rows. */

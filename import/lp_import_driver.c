@@ -103,6 +103,11 @@ static int pass1_cb(void *ctx, uint32_t tid, const struct lp_rec_header *h, cons
 		sqlite3_bind_int64(st, 8, (int64_t)m->load_bias);
 		return lp_import_step(imp, st);
 	}
+	struct import_run *p = run_of(imp);
+	if (h->type < 256 && p->by_type[h->type] && p->by_type[h->type]->define) {
+		int i = p->source_of_type[h->type];
+		return p->by_type[h->type]->define(imp, p->fw.state[i], tid, h, payload, len);
+	}
 	return lp_core_pass1(imp, tid, h, payload, len);
 }
 

@@ -8,6 +8,12 @@
  * (thread, domain), and start/end pairs are matched by id in whichever
  * order they show up. Range ids are handed out at push time so a child
  * (which ends first) can name its parent before the parent's row exists.
+ *
+ * Domains are definitions: each nvtxDomainCreate call writes its own id's
+ * record in the creating thread's log, and another thread may use that
+ * handle in a chunk read before it. So the definitions are read in pass 1
+ * (nvtx_define), and a domain's row is found at its first use, when every
+ * id of the process is known: every id of one name goes to one row.
  */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -53,9 +59,10 @@ struct nvtx_pool {
 };
 
 struct nvtx_state {
-	sqlite3_stmt *ins_range, *ins_mark, *ins_domain, *upd_domain, *ins_cat, *proc_end;
+	sqlite3_stmt *ins_range, *ins_mark, *ins_domain, *ins_cat, *proc_end;
 	int64_t next_id;
 	/* current process */
+	struct lp_map dom_defs;	 /* local domain id + 1 -> local string id of its name */
 	struct lp_map domains;	 /* local domain id + 1 -> domains.id */
 	struct lp_map dom_names; /* strings.id of a domain name -> domains.id */
 	struct lp_map stack_idx; /* (tid << 32 | domain) + 1 -> stacks index + 1 */
@@ -89,44 +96,39 @@ static int64_t nvtx_domain_row(struct lp_import *imp, struct nvtx_state *s, cons
 	return sqlite3_last_insert_rowid(imp->db);
 }
 
-/* domains.id of a local domain id; a domain used before its definition
- * record was read (another thread's chunk) gets a placeholder name. */
+/* domains.id of a local domain id: the row of its name, made at the first
+ * use of any id of that name. An id without a definition in the log (its
+ * record dropped) gets a row of its own, named after the id. */
 static int64_t nvtx_domain(struct lp_import *imp, struct nvtx_state *s, uint32_t dom)
 {
-	uint64_t id;
+	uint64_t id, name;
 	if (lp_map_get(&s->domains, (uint64_t)dom + 1, &id))
 		return (int64_t)id;
-	char name[32];
-	snprintf(name, sizeof(name), "(domain %u)", dom);
-	int64_t row = nvtx_domain_row(imp, s, dom ? name : "", 0);
-	if (!row || lp_map_put(&s->domains, (uint64_t)dom + 1, (uint64_t)row))
-		return 0;
-	return row;
+	int defined = dom && lp_map_get(&s->dom_defs, (uint64_t)dom + 1, &name);
+	int64_t sid = defined ? lp_import_string(imp, (uint32_t)name) : 0, row;
+	if (sid && lp_map_get(&s->dom_names, (uint64_t)sid, &id)) {
+		row = (int64_t)id;
+	} else {
+		char alt[32];
+		snprintf(alt, sizeof(alt), "(domain %u)", dom);
+		row = nvtx_domain_row(imp, s, dom && !defined ? alt : "", sid);
+		if (!row || (sid && lp_map_put(&s->dom_names, (uint64_t)sid, (uint64_t)row)))
+			return 0;
+	}
+	return lp_map_put(&s->domains, (uint64_t)dom + 1, (uint64_t)row) ? 0 : row;
 }
 
-static int nvtx_domain_def(struct lp_import *imp, struct nvtx_state *s, uint32_t dom,
-			   const struct lp_rec_nvtx_domain *r)
+/* Pass 1: where every domain id of the process gets its name. */
+static int nvtx_define(struct lp_import *imp, void *state, uint32_t tid,
+		       const struct lp_rec_header *h, const void *p, size_t len)
 {
-	int64_t sid = lp_import_string(imp, r->name);
-	uint64_t row;
-	if (!dom)
+	struct nvtx_state *s = state;
+	const struct lp_rec_nvtx_domain *r = p;
+	(void)imp;
+	(void)tid;
+	if (h->type != LP_REC_NVTX_DOMAIN || len < sizeof(*r) || !h->aux)
 		return 0;
-	if (sid && lp_map_get(&s->dom_names, (uint64_t)sid, &row))
-		return lp_map_put(&s->domains, (uint64_t)dom + 1, row) ? -ENOMEM : 0;
-	if (lp_map_get(&s->domains, (uint64_t)dom + 1, &row)) {
-		/* placeholder made by an earlier use: give it its name */
-		sqlite3_bind_int64(s->upd_domain, 1, sid);
-		sqlite3_bind_int64(s->upd_domain, 2, (int64_t)row);
-		if (lp_import_step(imp, s->upd_domain))
-			return -EIO;
-	} else {
-		row = (uint64_t)nvtx_domain_row(imp, s, "", sid);
-		if (!row || lp_map_put(&s->domains, (uint64_t)dom + 1, row))
-			return -EIO;
-	}
-	if (sid && lp_map_put(&s->dom_names, (uint64_t)sid, row))
-		return -ENOMEM;
-	return 0;
+	return lp_map_put(&s->dom_defs, (uint64_t)h->aux + 1, r->name) ? -ENOMEM : 0;
 }
 
 /* ---- rows -------------------------------------------------------------- */
@@ -458,9 +460,8 @@ static int nvtx_record(struct lp_import *imp, void *state, uint32_t tid,
 	case LP_REC_NVTX_MARK:
 		return len >= sizeof(struct lp_rec_nvtx_push) ? nvtx_mark(imp, s, tid, dom, p, len)
 							      : 0;
-	case LP_REC_NVTX_DOMAIN:
-		return len >= sizeof(struct lp_rec_nvtx_domain) ? nvtx_domain_def(imp, s, dom, p)
-								: 0;
+	case LP_REC_NVTX_DOMAIN: /* defined in pass 1; a domain without events gets its row */
+		return dom && !nvtx_domain(imp, s, dom) ? -EIO : 0;
 	case LP_REC_NVTX_CATEGORY:
 		return len >= sizeof(struct lp_rec_nvtx_category) ? nvtx_category(imp, s, dom, p)
 								  : 0;
@@ -522,6 +523,7 @@ static int nvtx_end_process(struct lp_import *imp, void *state)
 	s->stacks = NULL;
 	s->n_stacks = s->cap_stacks = 0;
 	lp_map_free(&s->stack_idx);
+	lp_map_free(&s->dom_defs);
 	lp_map_free(&s->domains);
 	lp_map_free(&s->dom_names);
 	pool_free(&s->starts);
@@ -558,16 +560,12 @@ static int nvtx_begin(struct lp_import *imp, void **state)
 	s->ins_domain = lp_import_prepare(
 	    imp, "INSERT INTO domains(process_id, name) VALUES (?1, coalesce((SELECT value FROM "
 		 "strings WHERE id = ?2), ?3))");
-	s->upd_domain = lp_import_prepare(
-	    imp, "UPDATE domains SET name = coalesce((SELECT value FROM strings WHERE id = ?1), "
-		 "name) WHERE id = ?2");
 	s->ins_cat = lp_import_prepare(
 	    imp, "INSERT INTO categories(domain_id, category, name) SELECT ?1, ?2, value FROM "
 		 "strings WHERE id = ?3");
 	s->proc_end =
 	    lp_import_prepare(imp, "SELECT coalesce(end_ns, 0) FROM processes WHERE id = ?");
-	if (!s->ins_range || !s->ins_mark || !s->ins_domain || !s->upd_domain || !s->ins_cat ||
-	    !s->proc_end)
+	if (!s->ins_range || !s->ins_mark || !s->ins_domain || !s->ins_cat || !s->proc_end)
 		return -EIO;
 	return 0;
 }
@@ -580,13 +578,13 @@ static void nvtx_destroy(void *state)
 	sqlite3_finalize(s->ins_range);
 	sqlite3_finalize(s->ins_mark);
 	sqlite3_finalize(s->ins_domain);
-	sqlite3_finalize(s->upd_domain);
 	sqlite3_finalize(s->ins_cat);
 	sqlite3_finalize(s->proc_end);
 	for (size_t i = 0; i < s->n_stacks; i++)
 		free(s->stacks[i].v);
 	free(s->stacks);
 	lp_map_free(&s->stack_idx);
+	lp_map_free(&s->dom_defs);
 	lp_map_free(&s->domains);
 	lp_map_free(&s->dom_names);
 	pool_free(&s->starts);
@@ -607,6 +605,7 @@ const struct lp_import_source lp_src_nvtx = {
     .indexes = lp_nvtx_indexes,
     .begin = nvtx_begin,
     .record = nvtx_record,
+    .define = nvtx_define,
     .end_process = nvtx_end_process,
     .finish = nvtx_finish,
     .destroy = nvtx_destroy,

@@ -39,11 +39,7 @@ def report(*args):
     return latprof("report", db, *args, check=0).stdout
 
 
-# --request by name alone: under load, ranges pushed while another thread
-# registers the NVTX domain can be imported under a second, unnamed domain
-# row ("(domain 1)"), and the default request (one domain) then misses them.
-REQUEST = ("--request", "request")
-bd = json.loads(report("--breakdown", *REQUEST, "--format", "json"))
+bd = json.loads(report("--breakdown", "--format", "json"))
 cats = {c["name"]: c["label"] for c in bd["categories"]}
 check(cats.get("gil_wait") == "GIL wait", f"the breakdown has a 'GIL wait' category ({cats})")
 req = bd["request"]["categories"]
@@ -74,12 +70,9 @@ for t, iv in waits.items():
     merged[t] = out
 want = 0
 for t, s, e in c.execute(
-        # the requests as --request request selects them: by name in any
-        # domain row (a range pushed while another thread registers the
-        # domain can be imported under a second, unnamed domain row: a known
-        # import race; see REQUEST above)
         "SELECT r.start_thread_id, r.start_ns, r.end_ns FROM ranges r JOIN strings n ON "
-        "n.id = r.name_id WHERE n.value = 'request' AND r.depth = 0"):
+        "n.id = r.name_id JOIN domains d ON d.id = r.domain_id WHERE n.value = 'request' "
+        "AND d.name = 'pysrv'"):
     want += sum(max(0, min(b, e) - max(a, s)) for a, b in merged.get(t, []))
 check(want > 0 and req["gil_wait"] == want,
       f"breakdown GIL wait {req['gil_wait']} ns = the db's GIL waits inside requests {want} ns")
@@ -92,12 +85,12 @@ waitcats = ("gil_wait", "lock_wait", "cond_wait", "sleep", "file_io", "socket_io
             "other_block")
 top = max(waitcats, key=lambda k: req.get(k, 0))
 check(top == "gil_wait", f"the breakdown's largest wait category is GIL wait ({top})")
-text = report("--breakdown", *REQUEST)
+text = report("--breakdown")
 heads = [l for l in text.splitlines() if l.startswith("stage ")]
 check(any("GIL wait" in h for h in heads), "the text breakdown has a GIL wait column")
 
 out = os.path.join(d, "py.html")
-latprof("report", db, "--html", out, *REQUEST, check=0)
+latprof("report", db, "--html", out, check=0)
 page = open(out, encoding="utf-8").read()
 sec = page[page.index('<section id="breakdown">'):]
 sec = sec[:sec.index("</section>")]
