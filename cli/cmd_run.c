@@ -67,6 +67,19 @@ static void setenv_prepend(const char *name, const char *value, char sep)
 	}
 }
 
+/* A runtime's options variable: the user's own value first, ours after. */
+static void setenv_append(const char *name, const char *value)
+{
+	const char *old = getenv(name);
+	if (old && *old) {
+		char *v = xasprintf("%s %s", old, value);
+		setenv(name, v, 1);
+		free(v);
+	} else {
+		setenv(name, value, 1);
+	}
+}
+
 /* A JVM's compiled Java code lies in no module and has no unwind tables:
  * frame pointers let the recorder walk through it and the perf map the
  * JVM writes at exit (/tmp/perf-<pid>.map) names it at import. The user's
@@ -80,15 +93,25 @@ static void java_env(const char *prog)
 	const char *old = getenv("JAVA_TOOL_OPTIONS");
 	if (old && (strstr(old, "PreserveFramePointer") || strstr(old, "PerfMap")))
 		return;
-	const char *ours = "-XX:+UnlockDiagnosticVMOptions -XX:+PreserveFramePointer "
-			   "-XX:+DumpPerfMapAtExit";
-	if (old && *old) {
-		char *v = xasprintf("%s %s", old, ours);
-		setenv("JAVA_TOOL_OPTIONS", v, 1);
-		free(v);
-	} else {
-		setenv("JAVA_TOOL_OPTIONS", ours, 1);
-	}
+	setenv_append("JAVA_TOOL_OPTIONS", "-XX:+UnlockDiagnosticVMOptions "
+					   "-XX:+PreserveFramePointer -XX:+DumpPerfMapAtExit");
+}
+
+/* Node (V8) keeps frame pointers through its JIT code and builtins; its
+ * perf map names the JavaScript functions, and interpreted functions get
+ * a named native frame of their own with --interpreted-frames-native-stack
+ * (both allowed in NODE_OPTIONS). V8 writes the map as it compiles, so a
+ * killed process keeps what it wrote. The user's own perf flags win. */
+static void node_env(const char *prog)
+{
+	const char *base = strrchr(prog, '/');
+	base = base ? base + 1 : prog;
+	if (strcmp(base, "node") && strcmp(base, "nodejs"))
+		return;
+	const char *old = getenv("NODE_OPTIONS");
+	if (old && strstr(old, "--perf-"))
+		return;
+	setenv_append("NODE_OPTIONS", "--perf-basic-prof --interpreted-frames-native-stack");
 }
 
 /* The child: collectors in the environment, default signal handling. */
@@ -112,6 +135,7 @@ static void exec_app(const struct lp_run_opts *o, char **argv)
 	setenv_prepend("LD_PRELOAD", preload, ':');
 	lp_run_env_sources(o);
 	java_env(argv[0]);
+	node_env(argv[0]);
 #ifdef LATPROF_ASAN_RUNTIME
 	/* Sanitizer build: our libraries need the ASan runtime first in the
 	 * app's link map. The app's own leaks and crashes are not ours: its

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The stack of the calling thread: libgcc's DWARF unwinder, then, where it
- * stops in code that no loaded object covers (a JIT's: no unwind tables),
- * the frame-pointer chain from that frame on. A JVM run with
- * -XX:+PreserveFramePointer keeps that chain through its compiled and
- * interpreted Java frames. Every frame pointer is checked before it is
- * read (inside the thread's stack, above the last one, aligned), so a
- * frame that does not keep the chain ends the walk, never faults.
+ * stops in code without unwind tables (a JIT's, or a runtime's own
+ * builtins: V8's lie in the node binary), the frame-pointer chain from that
+ * frame on. A JVM run with -XX:+PreserveFramePointer keeps that chain
+ * through its compiled and interpreted Java frames, V8 through its JIT code
+ * and builtins. A stack unwound to its end stops at a frame whose frame
+ * pointer is 0 (_start and clone clear it), so nothing more is walked.
+ * Every frame pointer is checked before it is read (inside the thread's
+ * stack, above the last one, aligned), so a frame that does not keep the
+ * chain ends the walk, never faults.
  */
 #define _GNU_SOURCE
 #include "lp_core.h"
@@ -95,12 +98,6 @@ static int stack_bounds(uintptr_t *lo, uintptr_t *hi)
 	return 0;
 }
 
-static int in_object(uintptr_t pc)
-{
-	struct dl_find_object o;
-	return _dl_find_object((void *)(pc - 1), &o) == 0;
-}
-
 static int fp_walk(struct unw *u)
 {
 	uintptr_t lo, hi, fp = u->fp, floor = u->cfa ? u->cfa - 2 * sizeof(void *) : 0;
@@ -131,7 +128,7 @@ int lp_core_backtrace(void **buf, int max)
 	int saved = errno;
 	struct unw u = {.buf = buf, .max = max};
 	bt(unw_cb, &u);
-	if (u.n > 0 && u.n < max && u.fp && !in_object((uintptr_t)buf[u.n - 1]))
+	if (u.n > 0 && u.n < max && u.fp)
 		fp_walk(&u);
 	errno = saved;
 	return u.n;

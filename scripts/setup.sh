@@ -19,6 +19,8 @@ LP_PACKAGES=(cmake gcc g++ make pkg-config python3 libsqlite3-dev libdw-dev libe
 # live in /usr/lib/postgresql/<major>/bin), Python with nvtx, numpy, onnx
 # and onnxruntime (lp_install_python). The real-program benchmark
 # (tests/bench/bench_servers.py) uses memcached and PostgreSQL too.
+# nodejs: a Node program's JavaScript frames (tests/real/test_node_frames.py).
+LP_PACKAGES+=(nodejs)
 LP_BUILD_DIR=${LP_BUILD_DIR:-build}
 
 lp_missing_packages() {
