@@ -64,6 +64,35 @@ struct classify_step {
 	"(EXISTS (SELECT 1 FROM cond_waits) OR EXISTS (SELECT 1 FROM locks WHERE kind IN "         \
 	"('sem', 'futex')))"
 
+/* The JVM waits listed in temp.T0 (stack id, module) become lock waits:
+ * temp.T names each stack's lock by its Java method (LP_JAVA_SITE_T0),
+ * GENERIC where the perf map names none; one locks row per process and
+ * name, of KIND; the condition waits they were are removed. */
+#define LP_JAVA_SITE_T0 LP_JAVA_SITE_OF("t0.id")
+#define LP_JVM_LOCKS(T, KIND, GENERIC, PREFIX)                                                     \
+	"CREATE TEMP TABLE " T " AS SELECT id, module, CASE WHEN site = '' THEN " GENERIC          \
+	" ELSE " PREFIX " || site END AS name FROM (SELECT t0.id, t0.module, " LP_JAVA_SITE_T0     \
+	" AS site FROM temp." T "0 t0);"                                                           \
+	"INSERT INTO locks(process_id, address, kind, name, module) SELECT t.process_id, 0, "      \
+	"'" KIND "', m.name, min(m.module) FROM cond_waits c JOIN temp." T                         \
+	" m ON m.id = c.stack_id "                                                                 \
+	"JOIN threads t ON t.id = c.thread_id GROUP BY t.process_id, m.name;"                      \
+	"INSERT INTO lock_waits(id, lock_id, thread_id, start_ns, dur_ns, stack_id, flags, "       \
+	"class, "                                                                                  \
+	"runq_ns) SELECT (SELECT coalesce(max(id), 0) FROM lock_waits) + row_number() OVER "       \
+	"(ORDER BY c.start_ns, c.id), l.id, c.thread_id, c.start_ns, c.dur_ns, c.stack_id, "       \
+	"c.flags, 0, c.runq_ns FROM cond_waits c JOIN threads t ON t.id = c.thread_id JOIN "       \
+	"temp." T                                                                                  \
+	" m ON m.id = c.stack_id JOIN locks l ON l.process_id = t.process_id AND l.kind = '" KIND  \
+	"' AND l.address = 0 AND l.name = m.name;"                                                 \
+	"DELETE FROM cond_waits WHERE stack_id IN (SELECT id FROM temp." T ");"
+#define LP_JVM_MONITOR_LOCKS                                                                       \
+	LP_JVM_LOCKS("lp_mon", "monitor", "'Java object monitors (synchronized)'",                 \
+		     "'Java monitors entered in '")
+#define LP_JVM_JUC_LOCKS                                                                           \
+	LP_JVM_LOCKS("lp_juc", "juc", "'java.util.concurrent locks (ReentrantLock...)'",           \
+		     "'java.util.concurrent locks taken in '")
+
 static const struct classify_step lp_waits_steps[] = {
     /* 0. a JVM monitor entry parks on the thread's own condition variable:
      * it is a wait for a Java object's monitor. The object is not recorded:
@@ -74,29 +103,8 @@ static const struct classify_step lp_waits_steps[] = {
      "FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.depth < 4 "
      "AND " LP_JVM_MONITOR_FN " AND NOT EXISTS (SELECT 1 FROM stack_frames x JOIN frames g ON "
      "g.id = x.frame_id WHERE x.stack_id = sf.stack_id AND x.depth < 6 AND "
-     "g.function LIKE 'ObjectMonitor::wait(%') GROUP BY sf.stack_id;"
-     "CREATE TEMP TABLE lp_mon AS SELECT id, module, CASE WHEN site = '' THEN "
-     "'Java object monitors (synchronized)' ELSE 'Java monitors entered in ' || site END "
-     "AS name FROM (SELECT m0.id, m0.module, " LP_JAVA_SITE_OF(
-	 "m0.id") " AS site FROM "
-		  "temp.lp_mon0 m0);"
-		  "INSERT INTO locks(process_id, address, kind, name, module) SELECT t.process_id, "
-		  "0, "
-		  "'monitor', m.name, min(m.module) FROM cond_waits c "
-		  "JOIN temp.lp_mon m ON m.id = c.stack_id JOIN threads t ON t.id = c.thread_id "
-		  "GROUP BY t.process_id, m.name;"
-		  "INSERT INTO lock_waits(id, lock_id, thread_id, start_ns, dur_ns, stack_id, "
-		  "flags, class, "
-		  "runq_ns) SELECT (SELECT coalesce(max(id), 0) FROM lock_waits) + row_number() "
-		  "OVER "
-		  "(ORDER BY c.start_ns, c.id), l.id, c.thread_id, c.start_ns, c.dur_ns, "
-		  "c.stack_id, "
-		  "c.flags, 0, c.runq_ns FROM cond_waits c JOIN threads t ON t.id = c.thread_id "
-		  "JOIN temp.lp_mon m ON m.id = c.stack_id JOIN locks l ON l.process_id = "
-		  "t.process_id "
-		  "AND l.kind = 'monitor' AND l.address = 0 AND l.name = m.name;"
-		  "DELETE FROM cond_waits WHERE stack_id IN (SELECT id FROM temp.lp_mon);"
-		  "DROP TABLE temp.lp_mon; DROP TABLE temp.lp_mon0;"},
+     "g.function LIKE 'ObjectMonitor::wait(%') GROUP BY sf.stack_id;" LP_JVM_MONITOR_LOCKS
+     "DROP TABLE temp.lp_mon; DROP TABLE temp.lp_mon0;"},
     /* 0a. a java.util.concurrent lock's park (lp_waits_futex.h): a lock
      * wait, one lock per process and Java method as monitors are; a park
      * for work in a queue or pool is idle */
@@ -109,32 +117,11 @@ static const struct classify_step lp_waits_steps[] = {
      ") GROUP BY sf.stack_id;"
      "CREATE TEMP TABLE lp_juc0 AS SELECT p.id, min(f.module) AS module FROM temp.lp_park p "
      "JOIN stack_frames sf ON sf.stack_id = p.id JOIN frames f ON f.id = sf.frame_id WHERE "
-     "p.dl IS NOT NULL AND (p.dw IS NULL OR p.dl < p.dw) AND " LP_JVM_PARK_FN " GROUP BY p.id;"
-     "CREATE TEMP TABLE lp_juc AS SELECT id, module, CASE WHEN site = '' THEN "
-     "'java.util.concurrent locks (ReentrantLock...)' ELSE "
-     "'java.util.concurrent locks taken in ' || site END AS name FROM (SELECT j0.id, "
-     "j0.module, " LP_JAVA_SITE_OF(
-	 "j0.id") " AS site FROM temp.lp_juc0 j0);"
-		  "INSERT INTO locks(process_id, address, kind, name, module) SELECT t.process_id, "
-		  "0, "
-		  "'juc', m.name, min(m.module) FROM cond_waits c "
-		  "JOIN temp.lp_juc m ON m.id = c.stack_id JOIN threads t ON t.id = c.thread_id "
-		  "GROUP BY t.process_id, m.name;"
-		  "INSERT INTO lock_waits(id, lock_id, thread_id, start_ns, dur_ns, stack_id, "
-		  "flags, class, "
-		  "runq_ns) SELECT (SELECT coalesce(max(id), 0) FROM lock_waits) + row_number() "
-		  "OVER "
-		  "(ORDER BY c.start_ns, c.id), l.id, c.thread_id, c.start_ns, c.dur_ns, "
-		  "c.stack_id, "
-		  "c.flags, 0, c.runq_ns FROM cond_waits c JOIN threads t ON t.id = c.thread_id "
-		  "JOIN temp.lp_juc m ON m.id = c.stack_id JOIN locks l ON l.process_id = "
-		  "t.process_id "
-		  "AND l.kind = 'juc' AND l.address = 0 AND l.name = m.name;"
-		  "DELETE FROM cond_waits WHERE stack_id IN (SELECT id FROM temp.lp_juc);"
-		  "UPDATE cond_waits SET class = 2 WHERE stack_id IN (SELECT id FROM temp.lp_park "
-		  "WHERE "
-		  "idle AND (dl IS NULL OR dw < dl));"
-		  "DROP TABLE temp.lp_park; DROP TABLE temp.lp_juc; DROP TABLE temp.lp_juc0;"},
+     "p.dl IS NOT NULL AND (p.dw IS NULL OR p.dl < p.dw) AND " LP_JVM_PARK_FN
+     " GROUP BY p.id;" LP_JVM_JUC_LOCKS
+     "UPDATE cond_waits SET class = 2 WHERE stack_id IN (SELECT id FROM temp.lp_park WHERE "
+     "idle AND (dl IS NULL OR dw < dl));"
+     "DROP TABLE temp.lp_park; DROP TABLE temp.lp_juc; DROP TABLE temp.lp_juc0;"},
     /* 1. gil */
     {"SELECT EXISTS (SELECT 1 FROM locks WHERE name = '_PyRuntime' OR name LIKE "
      "'\\_PyRuntime+%' ESCAPE '\\') OR EXISTS (SELECT 1 FROM frames WHERE function IN "

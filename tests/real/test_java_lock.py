@@ -17,7 +17,7 @@ import re
 import subprocess
 
 from lptest import check, db, record, tmpdir, within
-from reallib import findings, first_app_finding, locks, need_cmd
+from reallib import check_first_lock_finding, findings, locks, need_cmd
 
 from lptest import check_schema  # noqa: E402
 
@@ -73,10 +73,7 @@ check(idle[0] >= 1 and within(idle[1], t1 - t0, rel=0.10),
       f"{(idle[1] or 0) / 1e9:.3f} s of {(t1 - t0) / 1e9:.3f} s)")
 
 fdoc = findings(run)
-first = first_app_finding(fdoc) or {}
-check(first.get("id") == "lock-contention" and first.get("subject") == juc["name"],
-      f"the first finding (past the machine's CPU load) is lock-contention on {juc['name']} "
-      f"({[(f['id'], f['subject']) for f in fdoc['findings']]})")
+check_first_lock_finding(fdoc, doc, "java.util.concurrent locks taken in JavaLock.serve", "juc")
 check_schema(doc, "--locks --format json")
 
 # JAVA_TOOL_OPTIONS: ours after the user's; the user's own choice of the

@@ -23,7 +23,7 @@ import shutil
 import subprocess
 
 from lptest import check, db, record, tmpdir, within
-from reallib import findings, first_app_finding, locks, need_cmd
+from reallib import check_first_lock_finding, findings, locks, need_cmd
 
 from lptest import check_schema  # noqa: E402
 
@@ -90,22 +90,7 @@ if os.path.exists(f"/tmp/perf-{pid}.map"):
     os.unlink(f"/tmp/perf-{pid}.map")  # the names are in the database
 
 doc = findings(run)
-first = first_app_finding(doc) or {}
-want = "Java monitors entered in JavaSync.sessions"
-top = max((r for r in ldoc["locks"] if r.get("kind") == "monitor"), key=lambda r: r["total_ns"])
-check(top["name"] == want, f"the monitor lock waited on longest is {want} ({top['name']})")
-rule = next(r for r in doc["rules"] if r["id"] == "lock-contention")
-ids = [f["id"] for f in doc["findings"]]
-if rule["state"] == "quiet" and "cpu-saturated" in ids:
-    # The holder spins: on a test host whose other jobs take the CPUs, the
-    # threads queue for a CPU rather than at the monitor (the program's
-    # own waits shrink with them), and the machine's load is the finding.
-    print(f"lock-contention quiet at {100 * rule['value']:.1f}% beside cpu-saturated: the "
-          f"host is busy; the lock is checked as the top monitor above")
-else:
-    check(first.get("id") == "lock-contention" and first.get("subject") == want,
-          f"the first finding (past the machine's CPU load) is lock-contention on {want} "
-          f"({[(f['id'], f['subject']) for f in doc['findings']]})")
+check_first_lock_finding(doc, ldoc, "Java monitors entered in JavaSync.sessions", "monitor")
 
 # A second, shorter run under JFR: its JavaMonitorEnter events (threshold 0)
 # against latprof's waits of the same worker threads.
