@@ -155,12 +155,12 @@ calls = {a: call_before(a) for a in inner}
 check(inner and all("<syscall@plt>" in t for t in calls.values()),
       f"the innermost frames of the latch waits are the {len(inner)} calls of syscall "
       f"(the latches' wait functions): {sorted(hex(a) for a in inner)}")
-top = [s for l in latches[:5] for s in l["sites"][:2]]
-for s in top:
+for s in sites:  # every latch's every site
     t = call_before(int(s["offset"], 16))
     check(s["depth"] >= 1 and int(s["offset"], 16) not in inner and "<syscall@plt>" not in t,
           f"site {s['where']} (depth {s['depth']}) is above the latch's wait function: {t}")
-print("sites: " + "; ".join(f"{s['chain']} ({s['count']} waits)" for s in top[:4]))
+busiest = sorted(sites, key=lambda s: -s["wait_ns"])[:4]
+print("sites: " + "; ".join(f"{s['chain']} ({s['count']} waits)" for s in busiest))
 
 # The wait time against the kernel's (sampled) view of the same window.
 addrs = {r["address"] for r in fx}
