@@ -623,6 +623,13 @@ static const char lp_site_depth_sql[] =
     "s1.frame_id IN (SELECT frame_id FROM w1) AND EXISTS (SELECT 1 FROM stack_frames x WHERE "
     "x.stack_id = ws.stack_id AND x.depth = 2) THEN 2 ELSE 1 END) AS depth FROM ws "
     "LEFT JOIN s1 ON s1.stack_id = ws.stack_id GROUP BY ws.stack_id;"
+    /* A futex wait's innermost frame called syscall(SYS_futex) itself: the
+     * lock's own wait function, even unnamed (a stripped server's latch)
+     * and even when only one lock was waited on through it. */
+    "UPDATE temp.lp_site_depth SET depth = 1 WHERE depth = 0 AND EXISTS (SELECT 1 FROM "
+    "stack_frames x WHERE x.stack_id = lp_site_depth.stack_id AND x.depth = 1) AND stack_id "
+    "IN (SELECT w.stack_id FROM temp.lp_ws w JOIN locks l ON l.id = w.lock_id AND l.kind = "
+    "'futex');"
     /* A futex wait's stack starts in the runtime's lock code (Rust std's
      * lock_contended, the syscall wrapper): its site is the first frame
      * above it, as for a lock wrapper (lp_waits_futex.h). */

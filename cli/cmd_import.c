@@ -67,6 +67,9 @@ static int import_logs(const char *dir, const char *out, const struct lp_import_
 	if (st.dropped_strings)
 		fprintf(stderr, "latprof: %lld names or stacks lost while recording\n",
 			st.dropped_strings);
+	if (st.dropped_holds)
+		fprintf(stderr, "latprof: %lld lock holds not timed while recording\n",
+			st.dropped_holds);
 	if (st.damaged_chunks)
 		fprintf(stderr,
 			"latprof: %lld damaged chunk%s skipped: their records are not in the "

@@ -335,13 +335,18 @@ static void remove_logdir(struct lp_run_opts *o)
 		waitpid(p, NULL, 0);
 }
 
-/* ", N names or stacks lost" when some were, for the summary line. */
+/* ", N names or stacks lost", ", N lock holds not timed" when some were,
+ * for the summary line. */
 static const char *names_lost(const struct lp_import_stats *st)
 {
-	static char buf[64];
+	static char buf[128];
+	int n = 0;
 	buf[0] = 0;
 	if (st->dropped_strings)
-		snprintf(buf, sizeof(buf), ", %lld names or stacks lost", st->dropped_strings);
+		n = snprintf(buf, sizeof(buf), ", %lld names or stacks lost", st->dropped_strings);
+	if (st->dropped_holds && n >= 0 && (size_t)n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - (size_t)n, ", %lld lock holds not timed",
+			 st->dropped_holds);
 	return buf;
 }
 

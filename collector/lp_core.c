@@ -137,18 +137,19 @@ static __thread struct lp_vfork lp_vf __attribute__((tls_model("initial-exec")))
 
 static int lp_open_log(void);
 
-enum lp_drop_kind { LP_DROP_RECORD, LP_DROP_CHUNK, LP_DROP_STRING };
+enum lp_drop_kind { LP_DROP_RECORD, LP_DROP_CHUNK, LP_DROP_STRING, LP_DROP_HOLD };
 
 /* Drops before this image had a log, by kind: if a log is created later,
  * its header takes them over (lp_drop_carry), since the table is then no
  * longer written for this image. (Four threads interning one stack while
  * the first creates the log: the others' bounded waits end in drops.) */
-static uint64_t lp_pre_log_drops[3];
+static uint64_t lp_pre_log_drops[4];
 
 static uint64_t *lp_drop_counter(struct lp_log_header *h, enum lp_drop_kind k)
 {
 	return k == LP_DROP_CHUNK    ? &h->dropped_chunks
 	       : k == LP_DROP_STRING ? &h->dropped_strings
+	       : k == LP_DROP_HOLD   ? &h->dropped_holds
 				     : &h->dropped_records;
 }
 
@@ -170,12 +171,17 @@ static void lp_drop(enum lp_drop_kind k)
  * creation, and again at exit for one that raced with it. */
 static void lp_drop_carry(void)
 {
-	for (int k = LP_DROP_RECORD; k <= LP_DROP_STRING; k++) {
+	for (int k = LP_DROP_RECORD; k <= LP_DROP_HOLD; k++) {
 		uint64_t n = __atomic_exchange_n(&lp_pre_log_drops[k], 0, __ATOMIC_RELAXED);
 		if (n && g.hdr)
 			__atomic_fetch_add(lp_drop_counter(g.hdr, (enum lp_drop_kind)k), n,
 					   __ATOMIC_RELAXED);
 	}
+}
+
+void lp_core_drop_hold(void)
+{
+	lp_drop(LP_DROP_HOLD);
 }
 
 uint32_t lp_tid(void)

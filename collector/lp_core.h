@@ -80,6 +80,9 @@ LP_EXPORT void lp_core_before_uid_drop(uid_t uid);
 LP_EXPORT void lp_core_image(uint32_t *pid, uint64_t *start_ns);
 /* Append a module snapshot (dl_iterate_phdr) so stacks can be symbolized. */
 LP_EXPORT void lp_core_record_modules(void);
+/* Count one hold of a contended lock that could not be timed (the log
+ * header's dropped_holds). Lock-free; keeps errno. */
+LP_EXPORT void lp_core_drop_hold(void);
 
 /*
  * Reserve a record of `payload` bytes of type `type` with header aux

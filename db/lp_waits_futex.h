@@ -48,8 +48,9 @@
  * frames): CPython's queue.SimpleQueue.get (a Pool's task handler,
  * concurrent.futures' idle workers), Rust's std::sync::mpsc receive, the
  * JVM's own threads waiting for their next job (VM operations, service,
- * watcher, compiler, GC workers, signal dispatcher). Class idle wherever it
- * happens, requests or not. */
+ * watcher, compiler, GC workers, signal dispatcher), MariaDB's tpool
+ * workers waiting for tasks (InnoDB's purge, I/O and background jobs).
+ * Class idle wherever it happens, requests or not. */
 #define LP_IDLE_FN                                                                                 \
 	"(f.function = '_queue_SimpleQueue_get_impl' OR f.function LIKE '%mpmc%recv%' OR "         \
 	"f.function LIKE 'VMThread::wait\\_for\\_operation%' ESCAPE '\\' OR f.function LIKE "      \
@@ -59,7 +60,8 @@
 	"'GangWorker::loop%' OR f.function LIKE 'ConcurrentGCThread::%' OR f.function LIKE "       \
 	"'MonitorDeflationThread::%' OR f.function LIKE 'NotificationThread::%' OR "               \
 	"f.function LIKE 'os::signal\\_wait%' ESCAPE '\\' OR f.function LIKE "                     \
-	"'G1%Thread::run\\_service%' ESCAPE '\\' OR f.function LIKE 'G1%Thread::wait%')"
+	"'G1%Thread::run\\_service%' ESCAPE '\\' OR f.function LIKE 'G1%Thread::wait%' OR "        \
+	"f.function LIKE 'tpool::thread\\_pool\\_generic::wait\\_for\\_tasks(%' ESCAPE '\\')"
 
 /* A JVM thread entering a Java object's monitor (synchronized): its park
  * inside ObjectMonitor::enter, not a condition wait. */

@@ -53,7 +53,8 @@ struct lp_log_header {
 	uint64_t dropped_chunks;  /* chunk allocations that failed (disk full) */
 	uint64_t dropped_strings; /* intern table full */
 	uint64_t exit_ns;	  /* set with LP_LOGF_CLOSED */
-	char reserved[LP_LOG_HEADER_SIZE - 96];
+	uint64_t dropped_holds;	  /* holds of contended mutexes not timed */
+	char reserved[LP_LOG_HEADER_SIZE - 104];
 };
 _Static_assert(sizeof(struct lp_log_header) == LP_LOG_HEADER_SIZE, "header size");
 

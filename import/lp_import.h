@@ -96,6 +96,7 @@ struct lp_import_stats {
 	long long unknown_records;
 	long long dropped_records;
 	long long dropped_strings; /* names and stacks whose definition was lost */
+	long long dropped_holds;   /* holds of contended mutexes not timed */
 	long long damaged_chunks;
 };
 

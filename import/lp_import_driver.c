@@ -762,6 +762,7 @@ int lp_import_dir(const char *dir, const char *out, const struct lp_import_opts 
 		stats->damaged_chunks += (long long)logs[i].damaged_chunks;
 		stats->dropped_records += (long long)logs[i].hdr.dropped_records;
 		stats->dropped_strings += (long long)logs[i].hdr.dropped_strings;
+		stats->dropped_holds += (long long)logs[i].hdr.dropped_holds;
 	}
 	lp_progress_end();
 	if (rc == 0)

@@ -202,8 +202,6 @@ void lp_lock_shared_note(const void *lock)
 
 static uintptr_t lp_hold_locks[LP_HOLD_LOCKS];
 static int lp_holds_on;
-/* Marks that found the table full, holds past LP_HOLD_NEST at once. */
-static unsigned long lp_hold_lost;
 
 struct lp_hold {
 	uintptr_t lock;
@@ -238,8 +236,8 @@ static int lp_hold_marked(uintptr_t a, int add)
 			return 1;
 		}
 	}
-	if (add)
-		__atomic_fetch_add(&lp_hold_lost, 1, __ATOMIC_RELAXED);
+	if (add) /* the table is full: this lock's holds are not timed */
+		lp_core_drop_hold();
 	return 0;
 }
 
@@ -251,7 +249,7 @@ __attribute__((noinline)) static void lp_hold_begin(const void *m, void *ra)
 	if (!lp_pre_recording() || !lp_hold_marked(a, 0))
 		return;
 	if (lp_hold_n >= LP_HOLD_NEST) { /* more marked mutexes held at once: not timed */
-		__atomic_fetch_add(&lp_hold_lost, 1, __ATOMIC_RELAXED);
+		lp_core_drop_hold();
 		return;
 	}
 	lp_hold_at[lp_hold_n++] = (struct lp_hold){a, lp_now(), ra};

@@ -11,12 +11,16 @@ cd "$(dirname "$0")/.."
 LP_PACKAGES=(cmake gcc g++ make pkg-config python3 libsqlite3-dev libdw-dev libelf-dev
 	libpfm4-dev libxxhash-dev libyajl-dev zlib1g-dev nettle-dev gnuplot-nox chromium sqlite3
 	libasan8 libubsan1 libtsan2 clang-14 libclang-rt-14-dev
-	pigz xz-utils memcached libmemcached-tools postgresql gcc-multilib)
+	pigz xz-utils memcached libmemcached-tools postgresql mariadb-server sysbench linux-perf
+	gcc-multilib)
 # gcc-multilib: tests/reliability builds a 32-bit test program (a child
 # that cannot load the 64-bit interposer).
 # tests/real records real programs: pigz, xz, memcached under memcaslap
 # (libmemcached-tools), PostgreSQL under pgbench (postgresql; its binaries
-# live in /usr/lib/postgresql/<major>/bin), Python with nvtx, numpy, onnx
+# live in /usr/lib/postgresql/<major>/bin), MariaDB under sysbench
+# (mariadb-server, sysbench: InnoDB's latches wait on futexes directly;
+# linux-perf traces its futex syscalls as the second source),
+# Python with nvtx, numpy, onnx
 # and onnxruntime (lp_install_python). The real-program benchmark
 # (tests/bench/bench_servers.py) uses memcached and PostgreSQL too.
 # nodejs: a Node program's JavaScript frames (tests/real/test_node_frames.py).

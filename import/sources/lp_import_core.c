@@ -86,7 +86,7 @@ struct core_state {
 	size_t n_children, cap_children;
 	uint64_t first_realtime_ns;
 	uint64_t max_ts; /* latest timestamp in the current process */
-	long long dropped_records, dropped_chunks, dropped_strings;
+	long long dropped_records, dropped_chunks, dropped_strings, dropped_holds;
 	int unclosed;
 	int low_fd;		/* logs whose descriptor took one of the app's (LP_LOGF_LOWFD) */
 	long long died_pending; /* waits written by lp_core_inflight */
@@ -132,6 +132,7 @@ int lp_core_begin_process(struct lp_import *imp, const struct lp_log *log)
 	s->dropped_records += (long long)h->dropped_records;
 	s->dropped_chunks += (long long)h->dropped_chunks;
 	s->dropped_strings += (long long)h->dropped_strings;
+	s->dropped_holds += (long long)h->dropped_holds;
 	s->unclosed += !(h->flags & LP_LOGF_CLOSED);
 	s->low_fd += !!(h->flags & LP_LOGF_LOWFD);
 	if (!s->first_realtime_ns || h->start_realtime_ns < s->first_realtime_ns)
@@ -912,6 +913,7 @@ static int core_finish(struct lp_import *imp, void *state)
 	rc = rc ? rc : lp_import_meta(imp, "dropped_records", NULL, s->dropped_records);
 	rc = rc ? rc : lp_import_meta(imp, "dropped_chunks", NULL, s->dropped_chunks);
 	rc = rc ? rc : lp_import_meta(imp, "dropped_strings", NULL, s->dropped_strings);
+	rc = rc ? rc : lp_import_meta(imp, "dropped_holds", NULL, s->dropped_holds);
 	rc = rc ? rc : lp_import_meta(imp, "unclosed_logs", NULL, s->unclosed);
 	rc = rc ? rc : lp_import_meta(imp, "low_fd_logs", NULL, s->low_fd);
 	return rc;

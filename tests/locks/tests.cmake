@@ -50,6 +50,10 @@ lp_py_test(locks_fold_sems test_fold_sems.py LABELS unit)
 # the thread function, not libc's thread start.
 lp_lock_program(lp_wrapsite lp_wrapsite.c)
 lp_py_test(locks_wrapsite test_wrapsite.py LABELS e2e)
+# A futex lock whose one wait function calls syscall(SYS_futex): the site is
+# its caller, though no other lock shares that frame.
+lp_lock_program(lp_futexsite lp_futexsite.c)
+lp_py_test(locks_futexsite test_futexsite.py LABELS e2e)
 # A PTHREAD_PROCESS_SHARED mutex in inherited shared memory: one lock.
 lp_lock_program(lp_pshared lp_pshared.c)
 lp_py_test(locks_pshared test_pshared.py LABELS e2e)

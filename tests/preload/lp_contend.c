@@ -10,6 +10,9 @@
  *   errcheck   errorcheck mutex relocked by its owner: EDEADLK passes through
  *   forkexec   fork; child execs /bin/sh -c 'exit 7'; exits with the child's status
  *   exit N     exit(N) from main
+ *   nest N     10 mutexes, each waited on once (so the interposer times their
+ *              holds), then main holds all 10 at once N times: 2N holds past
+ *              the 8 a thread's list keeps
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -80,6 +83,45 @@ static void *lp_reader(void *arg)
 	pthread_rwlock_rdlock(&lp_rw);
 	pthread_rwlock_unlock(&lp_rw);
 	return arg;
+}
+
+#define LP_NEST 10
+static pthread_mutex_t lp_nest_mu[LP_NEST];
+static pid_t lp_nest_tid;
+static int lp_nest_in;
+
+static void *lp_nest_waiter(void *arg)
+{
+	pthread_mutex_t *m = arg;
+	lp_nest_tid = lp_gettid();
+	__atomic_store_n(&lp_nest_in, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(m);
+	pthread_mutex_unlock(m);
+	return NULL;
+}
+
+/* Each mutex is waited on once: the waiter sleeps in it before main lets
+ * go. Then main takes all of them, in order, n times. */
+static void lp_nest(long n)
+{
+	for (int i = 0; i < LP_NEST; i++) {
+		pthread_t t;
+		pthread_mutex_init(&lp_nest_mu[i], NULL);
+		pthread_mutex_lock(&lp_nest_mu[i]);
+		__atomic_store_n(&lp_nest_in, 0, __ATOMIC_RELAXED);
+		if (pthread_create(&t, NULL, lp_nest_waiter, &lp_nest_mu[i]) != 0)
+			abort();
+		lp_wait_asleep(getpid(), 0, &lp_nest_in);
+		lp_wait_asleep(getpid(), lp_nest_tid, NULL);
+		pthread_mutex_unlock(&lp_nest_mu[i]);
+		pthread_join(t, NULL);
+	}
+	for (long r = 0; r < n; r++) {
+		for (int i = 0; i < LP_NEST; i++)
+			pthread_mutex_lock(&lp_nest_mu[i]);
+		for (int i = LP_NEST; i-- > 0;)
+			pthread_mutex_unlock(&lp_nest_mu[i]);
+	}
 }
 
 static void lp_run(void *(*fn)(void *), int n)
@@ -156,6 +198,8 @@ int main(int argc, char **argv)
 		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
 			return 5;
 		return WEXITSTATUS(st);
+	} else if (!strcmp(mode, "nest")) {
+		lp_nest(lp_n);
 	} else if (!strcmp(mode, "exit")) {
 		exit((int)lp_n);
 	} else {

@@ -3,7 +3,7 @@ lp_misc.c, one mode per `latprof run`): what each records, and that the
 app's behaviour (exit status, errno, return values) passes through."""
 import os
 
-from lptest import BUILD, check, db, q1, record, tmpdir
+from lptest import BUILD, check, db, meta, q1, record, tmpdir
 
 BIN = os.path.join(BUILD, "tests", "preload")
 d = tmpdir()
@@ -20,7 +20,9 @@ def run(prog, *args, status=0, what=""):
 
 
 # 4 threads x 200 acquisitions of one mutex held 50 us: real contention.
-c, _ = run("lp_contend", "contend")
+c, p = run("lp_contend", "contend")
+check(meta(c, "dropped_holds") in (0, "0") and "not timed" not in p.stderr,
+      "contend: every hold timed (one lock), none reported lost")
 n, tot = c.execute("SELECT count(*), coalesce(sum(dur_ns), 0) FROM lock_waits w JOIN locks l "
                    "ON l.id = w.lock_id WHERE l.kind = 'mutex'").fetchone()
 check(n > 0 and tot > 0, f"contend: {n} mutex waits, {tot / 1e6:.1f} ms in all")
@@ -43,6 +45,13 @@ check(names == 200, f"threads: {names} of 200 short threads recorded with their 
 # fork + exec of `sh -c 'exit 7'`; the app returns the child's status.
 c, _ = run("lp_contend", "forkexec", status=7)
 check(q1(c, "SELECT count(*) FROM processes") >= 2, "forkexec: parent and exec'd child recorded")
+# 10 mutexes each waited on once, then held all at once 50 times: the
+# interposer times at most 8 holds a thread has open, so 2 per round are not
+# timed, and the run says how many (header, meta, summary line).
+c, p = run("lp_contend", "nest", "50")
+lost = int(meta(c, "dropped_holds"))
+check(lost == 100, f"nest: {lost} holds not timed, counted in meta.dropped_holds (100: 2 x 50)")
+check(", 100 lock holds not timed" in p.stderr, f"nest: the summary line says so: {p.stderr}")
 c, _ = run("lp_contend", "exit", "42", status=42)
 check(q1(c, "SELECT exit_status FROM processes ORDER BY start_ns LIMIT 1") == 42,
       "exit 42: recorded as the process's exit status")
