@@ -304,22 +304,24 @@ static const char *describe_site(sqlite3 *db, int64_t stack, char *buf, size_t l
 }
 
 /* Order is precedence: a poll inside cudaStreamSynchronize is CUDA time. */
+#define ROWS_LC (LP_BREAKDOWN_ROWS_LOCK | LP_BREAKDOWN_ROWS_COND)
 const struct lp_breakdown_category lp_breakdown_categories[] = {
-    {"gil_wait", "GIL wait", load_gil_waits, describe_lock},
-    {"lock_wait", "lock wait", load_lock_waits, describe_lock},
-    {"cond_wait", "cond wait", load_cond_waits, NULL},
-    {"idle_wait", "idle wait", load_idle_waits, describe_lock},
-    {"join_wait", "join wait", load_join_waits, NULL},
-    {"sync_wait", "sync wait", lp_cuda_load_sync_wait, NULL},
-    {"cuda_api", "CUDA API", lp_cuda_load_api, NULL},
-    {"gpu_kernel", "GPU kernel", lp_cuda_load_gpu_kernel, NULL},
-    {"gpu_memcpy", "GPU memcpy", lp_cuda_load_gpu_memcpy, NULL},
-    {"sleep", "sleep", load_sleep, describe_site},
-    {"file_io", "file I/O", load_file_io, describe_site},
-    {"socket_io", "socket I/O", load_socket_io, describe_site},
-    {"poll_wait", "poll wait", load_poll_wait, describe_site},
-    {"other_block", "other wait", load_other_block, describe_site},
+    {"gil_wait", "GIL wait", load_gil_waits, describe_lock, ROWS_LC},
+    {"lock_wait", "lock wait", load_lock_waits, describe_lock, LP_BREAKDOWN_ROWS_LOCK},
+    {"cond_wait", "cond wait", load_cond_waits, NULL, LP_BREAKDOWN_ROWS_COND},
+    {"idle_wait", "idle wait", load_idle_waits, describe_lock, ROWS_LC},
+    {"join_wait", "join wait", load_join_waits, NULL, ROWS_LC | LP_BREAKDOWN_ROWS_BLOCK},
+    {"sync_wait", "sync wait", lp_cuda_load_sync_wait, NULL, LP_BREAKDOWN_ROWS_CUDA},
+    {"cuda_api", "CUDA API", lp_cuda_load_api, NULL, LP_BREAKDOWN_ROWS_CUDA},
+    {"gpu_kernel", "GPU kernel", lp_cuda_load_gpu_kernel, NULL, 0},
+    {"gpu_memcpy", "GPU memcpy", lp_cuda_load_gpu_memcpy, NULL, 0},
+    {"sleep", "sleep", load_sleep, describe_site, LP_BREAKDOWN_ROWS_BLOCK},
+    {"file_io", "file I/O", load_file_io, describe_site, LP_BREAKDOWN_ROWS_BLOCK},
+    {"socket_io", "socket I/O", load_socket_io, describe_site, LP_BREAKDOWN_ROWS_BLOCK},
+    {"poll_wait", "poll wait", load_poll_wait, describe_site, LP_BREAKDOWN_ROWS_BLOCK},
+    {"other_block", "other wait", load_other_block, describe_site, LP_BREAKDOWN_ROWS_BLOCK},
 };
+#undef ROWS_LC
 const size_t lp_breakdown_ncategories = ARRAY_SIZE(lp_breakdown_categories);
 
 static void cats_free(struct lp_breakdown_cats *c)
@@ -356,7 +358,7 @@ static int cats_load(sqlite3 *db, struct lp_breakdown_cats *c, char *err, size_t
 			lp_ivset_free(&claimed);
 			claimed = u;
 		}
-		if (!cat->describe)
+		if (!cat->describe && !cat->rows) /* rows: the slowest requests' waits */
 			lp_ivec_free(&c->raw[k]);
 	}
 	if (!rc)
@@ -1022,6 +1024,162 @@ out:
 	return rc;
 }
 
+/* ---------------------------------------------------------------- largest waits */
+
+struct big_wait {
+	int cat; /* -1: none yet */
+	int64_t ns;
+	struct lp_iv iv;
+};
+
+/* The wait of category k with the most time inside [s, e) of thread t, if
+ * it beats w. raw is sorted by (thread, start) and a thread's waits of one
+ * category do not nest, as keysum_span reads them. */
+static void big_wait_span(const struct lp_ivec *raw, int k, int64_t t, int64_t s, int64_t e,
+			  struct big_wait *w)
+{
+	size_t lo = 0, hi = raw->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct lp_iv *v = &raw->v[mid];
+		if (v->thread < t || (v->thread == t && v->start < s))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && raw->v[lo - 1].thread == t && raw->v[lo - 1].end > s)
+		lo--;
+	for (size_t i = lo; i < raw->n && raw->v[i].thread == t && raw->v[i].start < e; i++) {
+		int64_t a = raw->v[i].start > s ? raw->v[i].start : s;
+		int64_t z = raw->v[i].end < e ? raw->v[i].end : e;
+		if (z - a > w->ns) {
+			w->cat = k;
+			w->ns = z - a;
+			w->iv = raw->v[i];
+		}
+	}
+}
+
+/* Request r's largest wait over the spans the split counts for it: the
+ * request on its thread, and its stages on other threads. Ties go to the
+ * first found (that span order, then category order, then start). */
+static struct big_wait big_wait_of(const struct lp_breakdown_work *b, size_t r)
+{
+	const struct lp_rset *rs = &b->rs;
+	struct big_wait w = {.cat = -1};
+	int32_t q = b->req[r];
+	for (size_t j = b->off[r]; j <= b->off[r + 1]; j++) {
+		int64_t t = rs->r[q].thread, s = rs->r[q].start, e = rs->r[q].end;
+		if (j < b->off[r + 1]) {
+			if (rs->r[b->sidx[j]].thread == t)
+				continue; /* inside the request's own span */
+			t = rs->r[b->sidx[j]].thread;
+			clip(rs, q, b->sidx[j], &s, &e);
+		}
+		for (int k = 0; k < b->cats.n; k++)
+			if (lp_breakdown_categories[k].rows)
+				big_wait_span(&b->cats.raw[k], k, t, s, e, &w);
+		if (j == b->off[r + 1])
+			break;
+	}
+	return w;
+}
+
+struct wait_site {
+	struct lp_breakdown_slow *s;
+	char *buf;
+	size_t len;
+};
+
+/* "handler.py:42 serve_one" and the line's text: the lock view's form. */
+static int wait_py_row(sqlite3_stmt *st, void *ctx)
+{
+	struct wait_site *x = ctx;
+	struct lock_name d = {x->buf, x->len};
+	py_site_row(st, &d);
+	x->s->wait_python = 1;
+	x->s->wait_source = lp_db_col_strdup(st, 3);
+	return 0;
+}
+
+static int wait_lock_row(sqlite3_stmt *st, void *ctx)
+{
+	struct wait_site *x = ctx;
+	describe_lock(sqlite3_db_handle(st), sqlite3_column_int64(st, 0), x->buf, x->len);
+	return 0;
+}
+
+static int wait_text_row(sqlite3_stmt *st, void *ctx)
+{
+	struct wait_site *x = ctx;
+	const char *v = (const char *)sqlite3_column_text(st, 0);
+	snprintf(x->buf, x->len, "%s", v ? v : "");
+	return 0;
+}
+
+/* One wait's row in the tables of its category, native: the first that
+ * holds it names it. */
+static void wait_native(sqlite3 *db, const struct lp_breakdown_category *cat,
+			const struct lp_iv *iv, struct wait_site *x)
+{
+	struct lp_db_arg a[2] = {LP_DB_INT(iv->thread), LP_DB_INT(iv->start)};
+	struct site_desc d = {x->buf, x->len};
+	if (cat->describe == describe_lock && iv->key) { /* the lock, or the GIL's mutex */
+		describe_lock(db, iv->key, x->buf, x->len);
+		return;
+	}
+	if ((cat->rows & LP_BREAKDOWN_ROWS_LOCK) && lp_db_has_table(db, "lock_waits") &&
+	    lp_db_lookup(db,
+			 "SELECT lock_id FROM lock_waits WHERE start_ns = ?2 AND thread_id = ?1 "
+			 "LIMIT 1",
+			 a, 2, wait_lock_row, x))
+		return;
+	if ((cat->rows & LP_BREAKDOWN_ROWS_COND) && lp_db_has_table(db, "cond_waits") &&
+	    lp_db_lookup(
+		db,
+		"SELECT coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, "
+		"''), printf('cond 0x%x', w.cond_addr)) FROM cond_waits w LEFT JOIN stacks "
+		"s ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame WHERE "
+		"w.start_ns = ?2 AND w.thread_id = ?1 LIMIT 1",
+		a, 2, wait_text_row, x))
+		return;
+	if ((cat->rows & LP_BREAKDOWN_ROWS_BLOCK) && lp_db_has_table(db, "blocking_calls") &&
+	    lp_db_lookup(db,
+			 "SELECT b.call, b.fd_kind, f.function FROM blocking_calls b LEFT JOIN "
+			 "stacks s ON s.id = b.stack_id LEFT JOIN frames f ON f.id = s.top_frame "
+			 "WHERE b.start_ns = ?2 AND b.thread_id = ?1 LIMIT 1",
+			 a, 2, site_row, &d))
+		return;
+	if ((cat->rows & LP_BREAKDOWN_ROWS_CUDA) && lp_db_has_table(db, "cuda_api"))
+		lp_db_lookup(db,
+			     "SELECT s.value FROM cuda_api a LEFT JOIN strings s ON s.id = "
+			     "a.name_id WHERE a.start_ns = ?2 AND a.thread_id = ?1 LIMIT 1",
+			     a, 2, wait_text_row, x);
+}
+
+/* The call site of a slowest request's largest wait: Python frames
+ * recorded at it (for a CUDA call, at a wait inside it) name it, else its
+ * row does. A few keyed lookups per listed request. */
+static int wait_site_of(sqlite3 *db, const struct big_wait *w, struct lp_breakdown_slow *s)
+{
+	char buf[512] = "";
+	struct wait_site x = {s, buf, sizeof(buf)};
+	struct lp_db_arg a[3] = {LP_DB_INT(w->iv.thread), LP_DB_INT(w->iv.start),
+				 LP_DB_INT(w->iv.end > w->iv.start ? w->iv.end : w->iv.start + 1)};
+	if (lp_db_has_table(db, "py_waits"))
+		lp_db_lookup(db,
+			     "SELECT f.file, f.line, f.function, f.source FROM py_waits pw JOIN "
+			     "py_stacks ps ON ps.id = pw.py_stack_id JOIN py_frames f ON f.id = "
+			     "ps.site_frame WHERE pw.thread_id = ?1 AND pw.start_ns >= ?2 AND "
+			     "pw.start_ns < ?3 ORDER BY pw.start_ns LIMIT 1",
+			     a, 3, wait_py_row, &x);
+	if (!buf[0])
+		wait_native(db, &lp_breakdown_categories[w->cat], &w->iv, &x);
+	if (buf[0] && !(s->wait_site = strdup(buf)))
+		return -ENOMEM;
+	return 0;
+}
+
 static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out,
 		      const size_t *pos_of_slot)
 {
@@ -1056,6 +1214,17 @@ static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out,
 		req_stage_times(b, top[i], acc);
 		for (size_t k = 0; k < ns; k++)
 			s->stage_ns[pos_of_slot[k]] = acc[k];
+		struct big_wait w = big_wait_of(b, top[i]);
+		s->wait_cat = w.cat;
+		if (w.cat >= 0) {
+			s->wait_ns = w.ns;
+			s->wait_thread_id = w.iv.thread;
+			s->wait_start_ns = w.iv.start;
+			if (wait_site_of(b->db, &w, s)) {
+				free(acc);
+				return -ENOMEM;
+			}
+		}
 	}
 	free(acc);
 	/* tids: one small query per listed request */
@@ -1353,8 +1522,11 @@ void lp_breakdown_free(struct lp_breakdown *b)
 		free(b->tail.cat_key_name[k]);
 	for (int k = 0; k < LP_BREAKDOWN_NCNT; k++)
 		free(b->cnt_reason[k]);
-	for (size_t i = 0; i < b->nslow; i++)
+	for (size_t i = 0; i < b->nslow; i++) {
 		free(b->slow[i].stage_ns);
+		free(b->slow[i].wait_site);
+		free(b->slow[i].wait_source);
+	}
 	for (size_t i = 0; i < b->nthreads; i++)
 		free(b->threads[i].name);
 	free(b->threads);
