@@ -263,15 +263,20 @@ struct site_desc {
 	size_t len;
 };
 
-static int site_row(sqlite3_stmt *st, void *ctx)
+/* "call on kind in fn" from columns i, i + 1 and i + 2. */
+static int site_row_at(sqlite3_stmt *st, int i, struct site_desc *d)
 {
-	struct site_desc *d = ctx;
-	const char *call = (const char *)sqlite3_column_text(st, 0);
-	const char *kind = (const char *)sqlite3_column_text(st, 1);
-	const char *fn = (const char *)sqlite3_column_text(st, 2);
+	const char *call = (const char *)sqlite3_column_text(st, i);
+	const char *kind = (const char *)sqlite3_column_text(st, i + 1);
+	const char *fn = (const char *)sqlite3_column_text(st, i + 2);
 	snprintf(d->buf, d->len, "%s%s%s%s%s", call ? call : "?", kind ? " on " : "",
 		 kind ? kind : "", fn ? " in " : "", fn ? fn : "");
 	return 0;
+}
+
+static int site_row(sqlite3_stmt *st, void *ctx)
+{
+	return site_row_at(st, 0, ctx);
 }
 
 /* A blocking call site: "recv on socket in fetch_reply". */
@@ -358,7 +363,7 @@ static int cats_load(sqlite3 *db, struct lp_breakdown_cats *c, char *err, size_t
 			lp_ivset_free(&claimed);
 			claimed = u;
 		}
-		if (!cat->describe && !cat->rows) /* rows: the slowest requests' waits */
+		if (!cat->describe)
 			lp_ivec_free(&c->raw[k]);
 	}
 	if (!rc)
@@ -1026,37 +1031,24 @@ out:
 
 /* ---------------------------------------------------------------- largest waits */
 
+/* A stretch of one wait category's time on a thread: a piece of the
+ * category's interval set, so the time the split gives that category. */
 struct big_wait {
 	int cat; /* -1: none yet */
-	int64_t ns;
-	struct lp_iv iv;
+	int64_t ns, thread, start;
 };
 
-/* The wait of category k with the most time inside [s, e) of thread t, if
- * it beats w. raw is sorted by (thread, start) and a thread's waits of one
- * category do not nest, as keysum_span reads them. */
-static void big_wait_span(const struct lp_ivec *raw, int k, int64_t t, int64_t s, int64_t e,
+/* The longest stretch of category k inside [s, e) of thread t, if it
+ * beats w (the first found wins a tie). */
+static void big_wait_span(const struct lp_ivset *set, int k, int64_t t, int64_t s, int64_t e,
 			  struct big_wait *w)
 {
-	size_t lo = 0, hi = raw->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct lp_iv *v = &raw->v[mid];
-		if (v->thread < t || (v->thread == t && v->start < s))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0 && raw->v[lo - 1].thread == t && raw->v[lo - 1].end > s)
-		lo--;
-	for (size_t i = lo; i < raw->n && raw->v[i].thread == t && raw->v[i].start < e; i++) {
-		int64_t a = raw->v[i].start > s ? raw->v[i].start : s;
-		int64_t z = raw->v[i].end < e ? raw->v[i].end : e;
-		if (z - a > w->ns) {
-			w->cat = k;
-			w->ns = z - a;
-			w->iv = raw->v[i];
-		}
+	for (size_t i = lp_ivset_lower(set, t, s, 1);
+	     i < set->n && set->thread[i] == t && set->start[i] < e; i++) {
+		int64_t a = set->start[i] > s ? set->start[i] : s;
+		int64_t z = set->end[i] < e ? set->end[i] : e;
+		if (z - a > w->ns)
+			*w = (struct big_wait){k, z - a, t, set->start[i]};
 	}
 }
 
@@ -1078,14 +1070,72 @@ static struct big_wait big_wait_of(const struct lp_breakdown_work *b, size_t r)
 		}
 		for (int k = 0; k < b->cats.n; k++)
 			if (lp_breakdown_categories[k].rows)
-				big_wait_span(&b->cats.raw[k], k, t, s, e, &w);
-		if (j == b->off[r + 1])
-			break;
+				big_wait_span(&b->cats.set[k], k, t, s, e, &w);
 	}
 	return w;
 }
 
-struct wait_site {
+/* The row a stretch lies in: the latest wait of the thread in one of the
+ * category's tables that began at or before it (a thread's waits do not
+ * nest; a CUDA call holds waits, but those are in the other tables). */
+struct wait_row {
+	int found;
+	int64_t start, end, lock; /* lock: lock_waits.lock_id, the GIL's cond_waits.mutex_lock_id */
+	char site[512];		  /* the native site, when not a lock's name */
+};
+
+static int wait_row_fill(sqlite3_stmt *st, void *ctx)
+{
+	struct wait_row *w = ctx;
+	w->found = 1;
+	w->start = sqlite3_column_int64(st, 0);
+	w->end = w->start + sqlite3_column_int64(st, 1);
+	w->lock = sqlite3_column_int64(st, 2);
+	struct site_desc d = {w->site, sizeof(w->site)};
+	if (sqlite3_column_count(st) == 6) /* a blocking call: "recv on socket in fn" */
+		return site_row_at(st, 3, &d);
+	const char *text = (const char *)sqlite3_column_text(st, 3);
+	snprintf(w->site, sizeof(w->site), "%s", text ? text : "");
+	return 0;
+}
+
+static void wait_row_of(sqlite3 *db, const struct lp_breakdown_category *cat,
+			const struct big_wait *bw, struct wait_row *w)
+{
+	static const struct {
+		unsigned rows;
+		const char *table, *sql;
+	} q[] = {
+	    {LP_BREAKDOWN_ROWS_LOCK, "lock_waits",
+	     "SELECT start_ns, dur_ns, lock_id, NULL FROM lock_waits WHERE thread_id = ?1 AND "
+	     "start_ns <= ?2 ORDER BY start_ns DESC LIMIT 1"},
+	    {LP_BREAKDOWN_ROWS_COND, "cond_waits",
+	     "SELECT w.start_ns, w.dur_ns, CASE WHEN w.class = 1 THEN w.mutex_lock_id END, "
+	     "coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), "
+	     "printf('cond 0x%x', w.cond_addr)) FROM cond_waits w LEFT JOIN stacks s ON s.id = "
+	     "w.stack_id LEFT JOIN frames f ON f.id = s.top_frame WHERE w.thread_id = ?1 AND "
+	     "w.start_ns <= ?2 ORDER BY w.start_ns DESC LIMIT 1"},
+	    {LP_BREAKDOWN_ROWS_BLOCK, "blocking_calls",
+	     "SELECT b.start_ns, b.dur_ns, NULL, b.call, b.fd_kind, f.function FROM "
+	     "blocking_calls b LEFT JOIN stacks s ON s.id = b.stack_id LEFT JOIN frames f ON "
+	     "f.id = s.top_frame WHERE b.thread_id = ?1 AND b.start_ns <= ?2 ORDER BY "
+	     "b.start_ns DESC LIMIT 1"},
+	    {LP_BREAKDOWN_ROWS_CUDA, "cuda_api",
+	     "SELECT a.start_ns, a.end_ns - a.start_ns, NULL, s.value FROM cuda_api a LEFT "
+	     "JOIN strings s ON s.id = a.name_id WHERE a.thread_id = ?1 AND a.start_ns <= ?2 "
+	     "AND a.domain = 'runtime' ORDER BY a.start_ns DESC LIMIT 1"},
+	};
+	struct lp_db_arg a[2] = {LP_DB_INT(bw->thread), LP_DB_INT(bw->start)};
+	for (size_t i = 0; i < ARRAY_SIZE(q); i++) {
+		struct wait_row r = {0};
+		if ((cat->rows & q[i].rows) && lp_db_has_table(db, q[i].table) &&
+		    lp_db_lookup(db, q[i].sql, a, 2, wait_row_fill, &r) &&
+		    (!w->found || r.start > w->start))
+			*w = r;
+	}
+}
+
+struct py_site {
 	struct lp_breakdown_slow *s;
 	char *buf;
 	size_t len;
@@ -1094,7 +1144,7 @@ struct wait_site {
 /* "handler.py:42 serve_one" and the line's text: the lock view's form. */
 static int wait_py_row(sqlite3_stmt *st, void *ctx)
 {
-	struct wait_site *x = ctx;
+	struct py_site *x = ctx;
 	struct lock_name d = {x->buf, x->len};
 	py_site_row(st, &d);
 	x->s->wait_python = 1;
@@ -1102,70 +1152,23 @@ static int wait_py_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static int wait_lock_row(sqlite3_stmt *st, void *ctx)
+/* A slowest request's largest wait: its row, and its call site from the
+ * Python frames recorded at it (for a CUDA call, at a wait inside it),
+ * else from the row. A few keyed lookups per listed request. */
+static int slow_wait(sqlite3 *db, const struct big_wait *bw, struct lp_breakdown_slow *s)
 {
-	struct wait_site *x = ctx;
-	describe_lock(sqlite3_db_handle(st), sqlite3_column_int64(st, 0), x->buf, x->len);
-	return 0;
-}
-
-static int wait_text_row(sqlite3_stmt *st, void *ctx)
-{
-	struct wait_site *x = ctx;
-	const char *v = (const char *)sqlite3_column_text(st, 0);
-	snprintf(x->buf, x->len, "%s", v ? v : "");
-	return 0;
-}
-
-/* One wait's row in the tables of its category, native: the first that
- * holds it names it. */
-static void wait_native(sqlite3 *db, const struct lp_breakdown_category *cat,
-			const struct lp_iv *iv, struct wait_site *x)
-{
-	struct lp_db_arg a[2] = {LP_DB_INT(iv->thread), LP_DB_INT(iv->start)};
-	struct site_desc d = {x->buf, x->len};
-	if (cat->describe == describe_lock && iv->key) { /* the lock, or the GIL's mutex */
-		describe_lock(db, iv->key, x->buf, x->len);
-		return;
-	}
-	if ((cat->rows & LP_BREAKDOWN_ROWS_LOCK) && lp_db_has_table(db, "lock_waits") &&
-	    lp_db_lookup(db,
-			 "SELECT lock_id FROM lock_waits WHERE start_ns = ?2 AND thread_id = ?1 "
-			 "LIMIT 1",
-			 a, 2, wait_lock_row, x))
-		return;
-	if ((cat->rows & LP_BREAKDOWN_ROWS_COND) && lp_db_has_table(db, "cond_waits") &&
-	    lp_db_lookup(
-		db,
-		"SELECT coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, "
-		"''), printf('cond 0x%x', w.cond_addr)) FROM cond_waits w LEFT JOIN stacks "
-		"s ON s.id = w.stack_id LEFT JOIN frames f ON f.id = s.top_frame WHERE "
-		"w.start_ns = ?2 AND w.thread_id = ?1 LIMIT 1",
-		a, 2, wait_text_row, x))
-		return;
-	if ((cat->rows & LP_BREAKDOWN_ROWS_BLOCK) && lp_db_has_table(db, "blocking_calls") &&
-	    lp_db_lookup(db,
-			 "SELECT b.call, b.fd_kind, f.function FROM blocking_calls b LEFT JOIN "
-			 "stacks s ON s.id = b.stack_id LEFT JOIN frames f ON f.id = s.top_frame "
-			 "WHERE b.start_ns = ?2 AND b.thread_id = ?1 LIMIT 1",
-			 a, 2, site_row, &d))
-		return;
-	if ((cat->rows & LP_BREAKDOWN_ROWS_CUDA) && lp_db_has_table(db, "cuda_api"))
-		lp_db_lookup(db,
-			     "SELECT s.value FROM cuda_api a LEFT JOIN strings s ON s.id = "
-			     "a.name_id WHERE a.start_ns = ?2 AND a.thread_id = ?1 LIMIT 1",
-			     a, 2, wait_text_row, x);
-}
-
-/* The call site of a slowest request's largest wait: Python frames
- * recorded at it (for a CUDA call, at a wait inside it) name it, else its
- * row does. A few keyed lookups per listed request. */
-static int wait_site_of(sqlite3 *db, const struct big_wait *w, struct lp_breakdown_slow *s)
-{
+	const struct lp_breakdown_category *cat = &lp_breakdown_categories[bw->cat];
+	struct wait_row w = {0};
 	char buf[512] = "";
-	struct wait_site x = {s, buf, sizeof(buf)};
-	struct lp_db_arg a[3] = {LP_DB_INT(w->iv.thread), LP_DB_INT(w->iv.start),
-				 LP_DB_INT(w->iv.end > w->iv.start ? w->iv.end : w->iv.start + 1)};
+	struct py_site x = {s, buf, sizeof(buf)};
+	s->wait_cat = bw->cat;
+	s->wait_ns = bw->ns;
+	s->wait_thread_id = bw->thread;
+	wait_row_of(db, cat, bw, &w);
+	s->wait_start_ns = w.found ? w.start : bw->start;
+	struct lp_db_arg a[3] = {
+	    LP_DB_INT(bw->thread), LP_DB_INT(s->wait_start_ns),
+	    LP_DB_INT(w.found && w.end > w.start ? w.end : bw->start + bw->ns)};
 	if (lp_db_has_table(db, "py_waits"))
 		lp_db_lookup(db,
 			     "SELECT f.file, f.line, f.function, f.source FROM py_waits pw JOIN "
@@ -1173,8 +1176,10 @@ static int wait_site_of(sqlite3 *db, const struct big_wait *w, struct lp_breakdo
 			     "ps.site_frame WHERE pw.thread_id = ?1 AND pw.start_ns >= ?2 AND "
 			     "pw.start_ns < ?3 ORDER BY pw.start_ns LIMIT 1",
 			     a, 3, wait_py_row, &x);
-	if (!buf[0])
-		wait_native(db, &lp_breakdown_categories[w->cat], &w->iv, &x);
+	if (!buf[0] && w.found && w.lock)
+		describe_lock(db, w.lock, buf, sizeof(buf));
+	if (!buf[0] && w.found)
+		snprintf(buf, sizeof(buf), "%s", w.site);
 	if (buf[0] && !(s->wait_site = strdup(buf)))
 		return -ENOMEM;
 	return 0;
@@ -1215,15 +1220,10 @@ static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out,
 		for (size_t k = 0; k < ns; k++)
 			s->stage_ns[pos_of_slot[k]] = acc[k];
 		struct big_wait w = big_wait_of(b, top[i]);
-		s->wait_cat = w.cat;
-		if (w.cat >= 0) {
-			s->wait_ns = w.ns;
-			s->wait_thread_id = w.iv.thread;
-			s->wait_start_ns = w.iv.start;
-			if (wait_site_of(b->db, &w, s)) {
-				free(acc);
-				return -ENOMEM;
-			}
+		s->wait_cat = -1;
+		if (w.cat >= 0 && slow_wait(b->db, &w, s)) {
+			free(acc);
+			return -ENOMEM;
 		}
 	}
 	free(acc);

@@ -106,12 +106,12 @@ struct lp_breakdown_slow {
 	int64_t range_id, thread_id, tid;
 	int64_t start_ns, rel_ns, dur_ns;
 	int64_t *stage_ns; /* [nstages] per-request time in each stage */
-	/* Its largest wait: the recorded wait (of a category with rows) with
-	 * the most time inside the request's span on its thread or inside a
-	 * stage's span on another thread, that time counted as the split
-	 * counts it (clipped to the span, less its run-queue tail).
-	 * wait_cat < 0: none. The row is (wait_thread_id, wait_start_ns) of
-	 * the category's tables. */
+	/* Its largest wait: the longest stretch of one wait category's time
+	 * (a category with rows) inside the request's span on its thread or a
+	 * stage's span on another thread, as the split counts it (precedence
+	 * applied, clipped to the span, without the run-queue tail), and the
+	 * row it lies in: (wait_thread_id, wait_start_ns) of the category's
+	 * tables. wait_cat < 0: none. */
 	int wait_cat;
 	int64_t wait_ns, wait_thread_id, wait_start_ns;
 	/* Its call site: the Python one ("handler.py:42 serve_one",

@@ -352,9 +352,9 @@ static void text_slowest_part(FILE *f, const struct lp_breakdown *b, size_t from
 /* Each slowest request's largest wait, the site cut to the terminal. */
 static void text_slowest_waits(FILE *f, const struct lp_breakdown *b, size_t width)
 {
-	fputs("\nTheir largest waits (the longest recorded wait inside each request, on its\n"
-	      "thread or a stage's; time as the split counts it; Python call site where the\n"
-	      "wait has Python frames):\n",
+	fputs("\nTheir largest waits (the longest stretch of one wait category in each request,\n"
+	      "on its thread or a stage's, as the split counts it; the call site of the wait it\n"
+	      "lies in, Python's where the wait has Python frames):\n",
 	      f);
 	fprintf(f, "%10s %-12s %9s  %s\n", "range id", "wait", "time", "call site");
 	for (size_t i = 0; i < b->nslow; i++) {
