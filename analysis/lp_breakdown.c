@@ -1075,9 +1075,32 @@ static struct big_wait big_wait_of(const struct lp_breakdown_work *b, size_t r)
 	return w;
 }
 
-/* The row a stretch lies in: the latest wait of the thread in one of the
- * category's tables that began at or before it (a thread's waits do not
- * nest; a CUDA call holds waits, but those are in the other tables). */
+/* Where the wait a stretch lies in began. A thread waits for one thing at
+ * a time, so only a category after GPU execution (a blocking call while
+ * the thread's kernel ran) or a CUDA call (around the waits inside it)
+ * loses the start of a wait to an earlier category; the blocking calls'
+ * intervals are kept (raw, for tail attribution) and say where it began,
+ * and the CUDA calls' table is searched back from the stretch. */
+static int64_t stretch_row_start(const struct lp_breakdown_cats *c, const struct big_wait *bw)
+{
+	const struct lp_ivec *raw = &c->raw[bw->cat];
+	size_t lo = 0, hi = raw->n;
+	while (lo < hi) { /* the first interval past (thread, start) */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct lp_iv *v = &raw->v[mid];
+		if (v->thread < bw->thread || (v->thread == bw->thread && v->start <= bw->start))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && raw->v[lo - 1].thread == bw->thread && raw->v[lo - 1].end > bw->start)
+		return raw->v[lo - 1].start;
+	return bw->start;
+}
+
+/* The row a stretch lies in, by its thread and start (an index lookup in
+ * each of the category's tables; for CUDA, the thread's latest runtime
+ * call that began at or before the stretch: runtime calls do not nest). */
 struct wait_row {
 	int found;
 	int64_t start, end, lock; /* lock: lock_waits.lock_id, the GIL's cond_waits.mutex_lock_id */
@@ -1099,40 +1122,36 @@ static int wait_row_fill(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
-static void wait_row_of(sqlite3 *db, const struct lp_breakdown_category *cat,
-			const struct big_wait *bw, struct wait_row *w)
+static void wait_row_of(sqlite3 *db, const struct lp_breakdown_cats *c, const struct big_wait *bw,
+			struct wait_row *w)
 {
+	const struct lp_breakdown_category *cat = &lp_breakdown_categories[bw->cat];
 	static const struct {
 		unsigned rows;
 		const char *table, *sql;
 	} q[] = {
 	    {LP_BREAKDOWN_ROWS_LOCK, "lock_waits",
-	     "SELECT start_ns, dur_ns, lock_id, NULL FROM lock_waits WHERE thread_id = ?1 AND "
-	     "start_ns <= ?2 ORDER BY start_ns DESC LIMIT 1"},
+	     "SELECT start_ns, dur_ns, lock_id, NULL FROM lock_waits WHERE start_ns = ?2 AND "
+	     "thread_id = ?1 LIMIT 1"},
 	    {LP_BREAKDOWN_ROWS_COND, "cond_waits",
 	     "SELECT w.start_ns, w.dur_ns, CASE WHEN w.class = 1 THEN w.mutex_lock_id END, "
 	     "coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), "
 	     "printf('cond 0x%x', w.cond_addr)) FROM cond_waits w LEFT JOIN stacks s ON s.id = "
-	     "w.stack_id LEFT JOIN frames f ON f.id = s.top_frame WHERE w.thread_id = ?1 AND "
-	     "w.start_ns <= ?2 ORDER BY w.start_ns DESC LIMIT 1"},
+	     "w.stack_id LEFT JOIN frames f ON f.id = s.top_frame WHERE w.start_ns = ?2 AND "
+	     "w.thread_id = ?1 LIMIT 1"},
 	    {LP_BREAKDOWN_ROWS_BLOCK, "blocking_calls",
 	     "SELECT b.start_ns, b.dur_ns, NULL, b.call, b.fd_kind, f.function FROM "
 	     "blocking_calls b LEFT JOIN stacks s ON s.id = b.stack_id LEFT JOIN frames f ON "
-	     "f.id = s.top_frame WHERE b.thread_id = ?1 AND b.start_ns <= ?2 ORDER BY "
-	     "b.start_ns DESC LIMIT 1"},
+	     "f.id = s.top_frame WHERE b.start_ns = ?2 AND b.thread_id = ?1 LIMIT 1"},
 	    {LP_BREAKDOWN_ROWS_CUDA, "cuda_api",
 	     "SELECT a.start_ns, a.end_ns - a.start_ns, NULL, s.value FROM cuda_api a LEFT "
 	     "JOIN strings s ON s.id = a.name_id WHERE a.thread_id = ?1 AND a.start_ns <= ?2 "
 	     "AND a.domain = 'runtime' ORDER BY a.start_ns DESC LIMIT 1"},
 	};
-	struct lp_db_arg a[2] = {LP_DB_INT(bw->thread), LP_DB_INT(bw->start)};
-	for (size_t i = 0; i < ARRAY_SIZE(q); i++) {
-		struct wait_row r = {0};
-		if ((cat->rows & q[i].rows) && lp_db_has_table(db, q[i].table) &&
-		    lp_db_lookup(db, q[i].sql, a, 2, wait_row_fill, &r) &&
-		    (!w->found || r.start > w->start))
-			*w = r;
-	}
+	struct lp_db_arg a[2] = {LP_DB_INT(bw->thread), LP_DB_INT(stretch_row_start(c, bw))};
+	for (size_t i = 0; i < ARRAY_SIZE(q) && !w->found; i++)
+		if ((cat->rows & q[i].rows) && lp_db_has_table(db, q[i].table))
+			lp_db_lookup(db, q[i].sql, a, 2, wait_row_fill, w);
 }
 
 struct py_site {
@@ -1155,16 +1174,16 @@ static int wait_py_row(sqlite3_stmt *st, void *ctx)
 /* A slowest request's largest wait: its row, and its call site from the
  * Python frames recorded at it (for a CUDA call, at a wait inside it),
  * else from the row. A few keyed lookups per listed request. */
-static int slow_wait(sqlite3 *db, const struct big_wait *bw, struct lp_breakdown_slow *s)
+static int slow_wait(sqlite3 *db, const struct lp_breakdown_cats *c, const struct big_wait *bw,
+		     struct lp_breakdown_slow *s)
 {
-	const struct lp_breakdown_category *cat = &lp_breakdown_categories[bw->cat];
 	struct wait_row w = {0};
 	char buf[512] = "";
 	struct py_site x = {s, buf, sizeof(buf)};
 	s->wait_cat = bw->cat;
 	s->wait_ns = bw->ns;
 	s->wait_thread_id = bw->thread;
-	wait_row_of(db, cat, bw, &w);
+	wait_row_of(db, c, bw, &w);
 	s->wait_start_ns = w.found ? w.start : bw->start;
 	struct lp_db_arg a[3] = {
 	    LP_DB_INT(bw->thread), LP_DB_INT(s->wait_start_ns),
@@ -1221,7 +1240,7 @@ static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out,
 			s->stage_ns[pos_of_slot[k]] = acc[k];
 		struct big_wait w = big_wait_of(b, top[i]);
 		s->wait_cat = -1;
-		if (w.cat >= 0 && slow_wait(b->db, &w, s)) {
+		if (w.cat >= 0 && slow_wait(b->db, &b->cats, &w, s)) {
 			free(acc);
 			return -ENOMEM;
 		}

@@ -191,6 +191,9 @@ static int site_is(const struct lp_breakdown_slow *s, const char *want)
  *    of class gil on the GIL's mutex 'gil_mutex') with Python frames
  *    whose site is model.py:7 infer.
  *  D [4000, 4500) on thread 1: no wait.
+ *  E [5000, 6000) on thread 1: a lock wait [5000, 5100) inside a sleep
+ *    [5050, 5600): the sleep's time starts at 5100 (the lock wait owns
+ *    the overlap), 500 us, and its row is the sleep at 5050.
  */
 static void test_slow_waits(void)
 {
@@ -204,9 +207,11 @@ static void test_slow_waits(void)
 	     " end_thread_id, parent_id, depth) VALUES"
 	     " (1, 1, 1, 0, 1000000, 1, 1, NULL, 0), (2, 1, 1, 2000000, 2900000, 1, 1, NULL, 0),"
 	     " (3, 1, 4, 2100000, 2800000, 2, 2, 2, 1), (4, 1, 1, 3000000, 3800000, 1, 1, NULL, 0),"
-	     " (5, 1, 1, 4000000, 4500000, 1, 1, NULL, 0);"
+	     " (5, 1, 1, 4000000, 4500000, 1, 1, NULL, 0), (6, 1, 1, 5000000, 6000000, 1, 1, NULL, "
+	     "0);"
 	     "INSERT INTO lock_waits(id, lock_id, thread_id, start_ns, dur_ns, runq_ns) VALUES"
-	     " (1, 2, 1, 100000, 300000, 50000), (2, 2, 1, 1900000, 150000, NULL);"
+	     " (1, 2, 1, 100000, 300000, 50000), (2, 2, 1, 1900000, 150000, NULL),"
+	     " (3, 1, 1, 5000000, 100000, NULL);"
 	     "INSERT INTO frames(id, module, offset, function, file, line) VALUES"
 	     " (1, '/app/worker', 4660, 'pop_job', 'queue.c', 12),"
 	     " (2, '/app/worker', 8738, 'fetch_reply', 'net.c', 30);"
@@ -218,7 +223,8 @@ static void test_slow_waits(void)
 	     " fd_kind, result, stack_id) VALUES"
 	     " (1, 1, 500000, 200000, 'nanosleep', 'sleep', NULL, NULL, 0, NULL),"
 	     " (2, 2, 1000000, 990000, 'nanosleep', 'sleep', NULL, NULL, 0, NULL),"
-	     " (3, 1, 3100000, 200000, 'recv', 'socket_io', 5, 'socket', 10, 2);"
+	     " (3, 1, 3100000, 200000, 'recv', 'socket_io', 5, 'socket', 10, 2),"
+	     " (4, 1, 5050000, 550000, 'nanosleep', 'sleep', NULL, NULL, 0, NULL);"
 	     "INSERT INTO py_frames(id, function, file, line, source, wait_lib) VALUES"
 	     " (1, 'acquire', '/usr/lib/python3.11/threading.py', 120, NULL, 1),"
 	     " (2, 'serve_one', '/srv/app/handler.py', 42, 'with model_lock:', 0),"
@@ -240,9 +246,10 @@ static void test_slow_waits(void)
 	int lw = cat_index(&b, "lock_wait"), cw = cat_index(&b, "cond_wait"),
 	    gil = cat_index(&b, "gil_wait");
 	const struct lp_breakdown_slow *a = slow_of(&b, 1), *bb = slow_of(&b, 2),
-				       *c = slow_of(&b, 4), *d = slow_of(&b, 5);
-	CHECK(b.nslow == 4 && a && bb && c && d, "4 requests listed (%zu)", b.nslow);
-	if (!a || !bb || !c || !d)
+				       *c = slow_of(&b, 4), *d = slow_of(&b, 5),
+				       *e = slow_of(&b, 6);
+	CHECK(b.nslow == 5 && a && bb && c && d && e, "5 requests listed (%zu)", b.nslow);
+	if (!a || !bb || !c || !d || !e)
 		goto out;
 	CHECK(a->wait_cat == lw && a->wait_ns == 250 * US && a->wait_thread_id == 1 &&
 		  a->wait_start_ns == 100 * US && a->wait_python &&
@@ -266,6 +273,12 @@ static void test_slow_waits(void)
 	      "text (cat %d, %lld ns, '%s')",
 	      c->wait_cat, (long long)c->wait_ns, c->wait_site ? c->wait_site : "(null)");
 	CHECK(d->wait_cat < 0 && !d->wait_site, "D: no wait (cat %d)", d->wait_cat);
+	CHECK(e->wait_cat == cat_index(&b, "sleep") && e->wait_ns == 500 * US &&
+		  e->wait_start_ns == 5050 * US && site_is(e, "nanosleep"),
+	      "E: the sleep's 500 us after the lock wait, its row the sleep at 5050 us (cat %d, "
+	      "%lld ns at %lld, '%s')",
+	      e->wait_cat, (long long)e->wait_ns, (long long)e->wait_start_ns,
+	      e->wait_site ? e->wait_site : "(null)");
 out:
 	lp_breakdown_free(&b);
 	/* The same run without its Python frames: the native sites. */
