@@ -1171,11 +1171,34 @@ static int wait_py_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
+/* The listed requests' lock names, each described once: a heap lock's
+ * name from its Python sites reads all of its waits. */
+struct lock_names {
+	size_t n;
+	int64_t id[LP_BREAKDOWN_NSLOW];
+	char name[LP_BREAKDOWN_NSLOW][512];
+};
+
+static void lock_names_get(struct lock_names *ln, sqlite3 *db, int64_t id, char *buf, size_t len)
+{
+	for (size_t i = 0; i < ln->n; i++)
+		if (ln->id[i] == id) {
+			snprintf(buf, len, "%s", ln->name[i]);
+			return;
+		}
+	if (!describe_lock(db, id, buf, len))
+		buf[0] = 0;
+	if (ln->n < LP_BREAKDOWN_NSLOW) {
+		ln->id[ln->n] = id;
+		snprintf(ln->name[ln->n++], sizeof(ln->name[0]), "%s", buf);
+	}
+}
+
 /* A slowest request's largest wait: its row, and its call site from the
  * Python frames recorded at it (for a CUDA call, at a wait inside it),
  * else from the row. A few keyed lookups per listed request. */
 static int slow_wait(sqlite3 *db, const struct lp_breakdown_cats *c, const struct big_wait *bw,
-		     struct lp_breakdown_slow *s)
+		     struct lock_names *ln, struct lp_breakdown_slow *s)
 {
 	struct wait_row w = {0};
 	char buf[512] = "";
@@ -1196,7 +1219,7 @@ static int slow_wait(sqlite3 *db, const struct lp_breakdown_cats *c, const struc
 			     "pw.start_ns < ?3 ORDER BY pw.start_ns LIMIT 1",
 			     a, 3, wait_py_row, &x);
 	if (!buf[0] && w.found && w.lock)
-		describe_lock(db, w.lock, buf, sizeof(buf));
+		lock_names_get(ln, db, w.lock, buf, sizeof(buf));
 	if (!buf[0] && w.found)
 		snprintf(buf, sizeof(buf), "%s", w.site);
 	if (buf[0] && !(s->wait_site = strdup(buf)))
@@ -1218,6 +1241,7 @@ static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out,
 		top[i] = r;
 	}
 	int64_t *acc = calloc(ns, sizeof(int64_t));
+	struct lock_names ln = {0};
 	if (!acc)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
@@ -1240,7 +1264,7 @@ static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out,
 			s->stage_ns[pos_of_slot[k]] = acc[k];
 		struct big_wait w = big_wait_of(b, top[i]);
 		s->wait_cat = -1;
-		if (w.cat >= 0 && slow_wait(b->db, &b->cats, &w, s)) {
+		if (w.cat >= 0 && slow_wait(b->db, &b->cats, &w, &ln, s)) {
 			free(acc);
 			return -ENOMEM;
 		}
