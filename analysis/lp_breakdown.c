@@ -263,15 +263,20 @@ struct site_desc {
 	size_t len;
 };
 
-static int site_row(sqlite3_stmt *st, void *ctx)
+/* "call on kind in fn" from columns i, i + 1 and i + 2. */
+static int site_row_at(sqlite3_stmt *st, int i, struct site_desc *d)
 {
-	struct site_desc *d = ctx;
-	const char *call = (const char *)sqlite3_column_text(st, 0);
-	const char *kind = (const char *)sqlite3_column_text(st, 1);
-	const char *fn = (const char *)sqlite3_column_text(st, 2);
+	const char *call = (const char *)sqlite3_column_text(st, i);
+	const char *kind = (const char *)sqlite3_column_text(st, i + 1);
+	const char *fn = (const char *)sqlite3_column_text(st, i + 2);
 	snprintf(d->buf, d->len, "%s%s%s%s%s", call ? call : "?", kind ? " on " : "",
 		 kind ? kind : "", fn ? " in " : "", fn ? fn : "");
 	return 0;
+}
+
+static int site_row(sqlite3_stmt *st, void *ctx)
+{
+	return site_row_at(st, 0, ctx);
 }
 
 /* A blocking call site: "recv on socket in fetch_reply". */
@@ -304,22 +309,24 @@ static const char *describe_site(sqlite3 *db, int64_t stack, char *buf, size_t l
 }
 
 /* Order is precedence: a poll inside cudaStreamSynchronize is CUDA time. */
+#define ROWS_LC (LP_BREAKDOWN_ROWS_LOCK | LP_BREAKDOWN_ROWS_COND)
 const struct lp_breakdown_category lp_breakdown_categories[] = {
-    {"gil_wait", "GIL wait", load_gil_waits, describe_lock},
-    {"lock_wait", "lock wait", load_lock_waits, describe_lock},
-    {"cond_wait", "cond wait", load_cond_waits, NULL},
-    {"idle_wait", "idle wait", load_idle_waits, describe_lock},
-    {"join_wait", "join wait", load_join_waits, NULL},
-    {"sync_wait", "sync wait", lp_cuda_load_sync_wait, NULL},
-    {"cuda_api", "CUDA API", lp_cuda_load_api, NULL},
-    {"gpu_kernel", "GPU kernel", lp_cuda_load_gpu_kernel, NULL},
-    {"gpu_memcpy", "GPU memcpy", lp_cuda_load_gpu_memcpy, NULL},
-    {"sleep", "sleep", load_sleep, describe_site},
-    {"file_io", "file I/O", load_file_io, describe_site},
-    {"socket_io", "socket I/O", load_socket_io, describe_site},
-    {"poll_wait", "poll wait", load_poll_wait, describe_site},
-    {"other_block", "other wait", load_other_block, describe_site},
+    {"gil_wait", "GIL wait", load_gil_waits, describe_lock, ROWS_LC},
+    {"lock_wait", "lock wait", load_lock_waits, describe_lock, LP_BREAKDOWN_ROWS_LOCK},
+    {"cond_wait", "cond wait", load_cond_waits, NULL, LP_BREAKDOWN_ROWS_COND},
+    {"idle_wait", "idle wait", load_idle_waits, describe_lock, ROWS_LC},
+    {"join_wait", "join wait", load_join_waits, NULL, ROWS_LC | LP_BREAKDOWN_ROWS_BLOCK},
+    {"sync_wait", "sync wait", lp_cuda_load_sync_wait, NULL, LP_BREAKDOWN_ROWS_CUDA},
+    {"cuda_api", "CUDA API", lp_cuda_load_api, NULL, LP_BREAKDOWN_ROWS_CUDA},
+    {"gpu_kernel", "GPU kernel", lp_cuda_load_gpu_kernel, NULL, 0},
+    {"gpu_memcpy", "GPU memcpy", lp_cuda_load_gpu_memcpy, NULL, 0},
+    {"sleep", "sleep", load_sleep, describe_site, LP_BREAKDOWN_ROWS_BLOCK},
+    {"file_io", "file I/O", load_file_io, describe_site, LP_BREAKDOWN_ROWS_BLOCK},
+    {"socket_io", "socket I/O", load_socket_io, describe_site, LP_BREAKDOWN_ROWS_BLOCK},
+    {"poll_wait", "poll wait", load_poll_wait, describe_site, LP_BREAKDOWN_ROWS_BLOCK},
+    {"other_block", "other wait", load_other_block, describe_site, LP_BREAKDOWN_ROWS_BLOCK},
 };
+#undef ROWS_LC
 const size_t lp_breakdown_ncategories = ARRAY_SIZE(lp_breakdown_categories);
 
 static void cats_free(struct lp_breakdown_cats *c)
@@ -1022,6 +1029,204 @@ out:
 	return rc;
 }
 
+/* ---------------------------------------------------------------- largest waits */
+
+/* A stretch of one wait category's time on a thread: a piece of the
+ * category's interval set, so the time the split gives that category. */
+struct big_wait {
+	int cat; /* -1: none yet */
+	int64_t ns, thread, start;
+};
+
+/* The longest stretch of category k inside [s, e) of thread t, if it
+ * beats w (the first found wins a tie). */
+static void big_wait_span(const struct lp_ivset *set, int k, int64_t t, int64_t s, int64_t e,
+			  struct big_wait *w)
+{
+	for (size_t i = lp_ivset_lower(set, t, s, 1);
+	     i < set->n && set->thread[i] == t && set->start[i] < e; i++) {
+		int64_t a = set->start[i] > s ? set->start[i] : s;
+		int64_t z = set->end[i] < e ? set->end[i] : e;
+		if (z - a > w->ns)
+			*w = (struct big_wait){k, z - a, t, set->start[i]};
+	}
+}
+
+/* Request r's largest wait over the spans the split counts for it: the
+ * request on its thread, and its stages on other threads. Ties go to the
+ * first found (that span order, then category order, then start). */
+static struct big_wait big_wait_of(const struct lp_breakdown_work *b, size_t r)
+{
+	const struct lp_rset *rs = &b->rs;
+	struct big_wait w = {.cat = -1};
+	int32_t q = b->req[r];
+	for (size_t j = b->off[r]; j <= b->off[r + 1]; j++) {
+		int64_t t = rs->r[q].thread, s = rs->r[q].start, e = rs->r[q].end;
+		if (j < b->off[r + 1]) {
+			if (rs->r[b->sidx[j]].thread == t)
+				continue; /* inside the request's own span */
+			t = rs->r[b->sidx[j]].thread;
+			clip(rs, q, b->sidx[j], &s, &e);
+		}
+		for (int k = 0; k < b->cats.n; k++)
+			if (lp_breakdown_categories[k].rows)
+				big_wait_span(&b->cats.set[k], k, t, s, e, &w);
+	}
+	return w;
+}
+
+/* Where the wait a stretch lies in began. A thread waits for one thing at
+ * a time, so only a category after GPU execution (a blocking call while
+ * the thread's kernel ran) or a CUDA call (around the waits inside it)
+ * loses the start of a wait to an earlier category; the blocking calls'
+ * intervals are kept (raw, for tail attribution) and say where it began,
+ * and the CUDA calls' table is searched back from the stretch. */
+static int64_t stretch_row_start(const struct lp_breakdown_cats *c, const struct big_wait *bw)
+{
+	const struct lp_ivec *raw = &c->raw[bw->cat];
+	size_t lo = 0, hi = raw->n;
+	while (lo < hi) { /* the first interval past (thread, start) */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct lp_iv *v = &raw->v[mid];
+		if (v->thread < bw->thread || (v->thread == bw->thread && v->start <= bw->start))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && raw->v[lo - 1].thread == bw->thread && raw->v[lo - 1].end > bw->start)
+		return raw->v[lo - 1].start;
+	return bw->start;
+}
+
+/* The row a stretch lies in, by its thread and start (an index lookup in
+ * each of the category's tables; for CUDA, the thread's latest runtime
+ * call that began at or before the stretch: runtime calls do not nest). */
+struct wait_row {
+	int found;
+	int64_t start, end, lock; /* lock: lock_waits.lock_id, the GIL's cond_waits.mutex_lock_id */
+	char site[512];		  /* the native site, when not a lock's name */
+};
+
+static int wait_row_fill(sqlite3_stmt *st, void *ctx)
+{
+	struct wait_row *w = ctx;
+	w->found = 1;
+	w->start = sqlite3_column_int64(st, 0);
+	w->end = w->start + sqlite3_column_int64(st, 1);
+	w->lock = sqlite3_column_int64(st, 2);
+	struct site_desc d = {w->site, sizeof(w->site)};
+	if (sqlite3_column_count(st) == 6) /* a blocking call: "recv on socket in fn" */
+		return site_row_at(st, 3, &d);
+	const char *text = (const char *)sqlite3_column_text(st, 3);
+	snprintf(w->site, sizeof(w->site), "%s", text ? text : "");
+	return 0;
+}
+
+static void wait_row_of(sqlite3 *db, const struct lp_breakdown_cats *c, const struct big_wait *bw,
+			struct wait_row *w)
+{
+	const struct lp_breakdown_category *cat = &lp_breakdown_categories[bw->cat];
+	static const struct {
+		unsigned rows;
+		const char *table, *sql;
+	} q[] = {
+	    {LP_BREAKDOWN_ROWS_LOCK, "lock_waits",
+	     "SELECT start_ns, dur_ns, lock_id, NULL FROM lock_waits WHERE start_ns = ?2 AND "
+	     "thread_id = ?1 LIMIT 1"},
+	    {LP_BREAKDOWN_ROWS_COND, "cond_waits",
+	     "SELECT w.start_ns, w.dur_ns, CASE WHEN w.class = 1 THEN w.mutex_lock_id END, "
+	     "coalesce(f.function || coalesce(' ' || f.file || ':' || f.line, ''), "
+	     "printf('cond 0x%x', w.cond_addr)) FROM cond_waits w LEFT JOIN stacks s ON s.id = "
+	     "w.stack_id LEFT JOIN frames f ON f.id = s.top_frame WHERE w.start_ns = ?2 AND "
+	     "w.thread_id = ?1 LIMIT 1"},
+	    {LP_BREAKDOWN_ROWS_BLOCK, "blocking_calls",
+	     "SELECT b.start_ns, b.dur_ns, NULL, b.call, b.fd_kind, f.function FROM "
+	     "blocking_calls b LEFT JOIN stacks s ON s.id = b.stack_id LEFT JOIN frames f ON "
+	     "f.id = s.top_frame WHERE b.start_ns = ?2 AND b.thread_id = ?1 LIMIT 1"},
+	    {LP_BREAKDOWN_ROWS_CUDA, "cuda_api",
+	     "SELECT a.start_ns, a.end_ns - a.start_ns, NULL, s.value FROM cuda_api a LEFT "
+	     "JOIN strings s ON s.id = a.name_id WHERE a.thread_id = ?1 AND a.start_ns <= ?2 "
+	     "AND a.domain = 'runtime' ORDER BY a.start_ns DESC LIMIT 1"},
+	};
+	struct lp_db_arg a[2] = {LP_DB_INT(bw->thread), LP_DB_INT(stretch_row_start(c, bw))};
+	for (size_t i = 0; i < ARRAY_SIZE(q) && !w->found; i++)
+		if ((cat->rows & q[i].rows) && lp_db_has_table(db, q[i].table))
+			lp_db_lookup(db, q[i].sql, a, 2, wait_row_fill, w);
+}
+
+struct py_site {
+	struct lp_breakdown_slow *s;
+	char *buf;
+	size_t len;
+};
+
+/* "handler.py:42 serve_one" and the line's text: the lock view's form. */
+static int wait_py_row(sqlite3_stmt *st, void *ctx)
+{
+	struct py_site *x = ctx;
+	struct lock_name d = {x->buf, x->len};
+	py_site_row(st, &d);
+	x->s->wait_python = 1;
+	x->s->wait_source = lp_db_col_strdup(st, 3);
+	return 0;
+}
+
+/* The listed requests' lock names, each described once: a heap lock's
+ * name from its Python sites reads all of its waits. */
+struct lock_names {
+	size_t n;
+	int64_t id[LP_BREAKDOWN_NSLOW];
+	char name[LP_BREAKDOWN_NSLOW][512];
+};
+
+static void lock_names_get(struct lock_names *ln, sqlite3 *db, int64_t id, char *buf, size_t len)
+{
+	for (size_t i = 0; i < ln->n; i++)
+		if (ln->id[i] == id) {
+			snprintf(buf, len, "%s", ln->name[i]);
+			return;
+		}
+	if (!describe_lock(db, id, buf, len))
+		buf[0] = 0;
+	if (ln->n < LP_BREAKDOWN_NSLOW) {
+		ln->id[ln->n] = id;
+		snprintf(ln->name[ln->n++], sizeof(ln->name[0]), "%s", buf);
+	}
+}
+
+/* A slowest request's largest wait: its row, and its call site from the
+ * Python frames recorded at it (for a CUDA call, at a wait inside it),
+ * else from the row. A few keyed lookups per listed request. */
+static int slow_wait(sqlite3 *db, const struct lp_breakdown_cats *c, const struct big_wait *bw,
+		     struct lock_names *ln, struct lp_breakdown_slow *s)
+{
+	struct wait_row w = {0};
+	char buf[512] = "";
+	struct py_site x = {s, buf, sizeof(buf)};
+	s->wait_cat = bw->cat;
+	s->wait_ns = bw->ns;
+	s->wait_thread_id = bw->thread;
+	wait_row_of(db, c, bw, &w);
+	s->wait_start_ns = w.found ? w.start : bw->start;
+	struct lp_db_arg a[3] = {
+	    LP_DB_INT(bw->thread), LP_DB_INT(s->wait_start_ns),
+	    LP_DB_INT(w.found && w.end > w.start ? w.end : bw->start + bw->ns)};
+	if (lp_db_has_table(db, "py_waits"))
+		lp_db_lookup(db,
+			     "SELECT f.file, f.line, f.function, f.source FROM py_waits pw JOIN "
+			     "py_stacks ps ON ps.id = pw.py_stack_id JOIN py_frames f ON f.id = "
+			     "ps.site_frame WHERE pw.thread_id = ?1 AND pw.start_ns >= ?2 AND "
+			     "pw.start_ns < ?3 ORDER BY pw.start_ns LIMIT 1",
+			     a, 3, wait_py_row, &x);
+	if (!buf[0] && w.found && w.lock)
+		lock_names_get(ln, db, w.lock, buf, sizeof(buf));
+	if (!buf[0] && w.found)
+		snprintf(buf, sizeof(buf), "%s", w.site);
+	if (buf[0] && !(s->wait_site = strdup(buf)))
+		return -ENOMEM;
+	return 0;
+}
+
 static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out,
 		      const size_t *pos_of_slot)
 {
@@ -1036,6 +1241,7 @@ static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out,
 		top[i] = r;
 	}
 	int64_t *acc = calloc(ns, sizeof(int64_t));
+	struct lock_names ln = {0};
 	if (!acc)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
@@ -1056,6 +1262,12 @@ static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out,
 		req_stage_times(b, top[i], acc);
 		for (size_t k = 0; k < ns; k++)
 			s->stage_ns[pos_of_slot[k]] = acc[k];
+		struct big_wait w = big_wait_of(b, top[i]);
+		s->wait_cat = -1;
+		if (w.cat >= 0 && slow_wait(b->db, &b->cats, &w, &ln, s)) {
+			free(acc);
+			return -ENOMEM;
+		}
 	}
 	free(acc);
 	/* tids: one small query per listed request */
@@ -1353,8 +1565,11 @@ void lp_breakdown_free(struct lp_breakdown *b)
 		free(b->tail.cat_key_name[k]);
 	for (int k = 0; k < LP_BREAKDOWN_NCNT; k++)
 		free(b->cnt_reason[k]);
-	for (size_t i = 0; i < b->nslow; i++)
+	for (size_t i = 0; i < b->nslow; i++) {
 		free(b->slow[i].stage_ns);
+		free(b->slow[i].wait_site);
+		free(b->slow[i].wait_source);
+	}
 	for (size_t i = 0; i < b->nthreads; i++)
 		free(b->threads[i].name);
 	free(b->threads);

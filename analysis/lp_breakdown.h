@@ -37,6 +37,17 @@ struct lp_breakdown_category {
 	/* Describes an interval key (the lock, say) for tail attribution;
 	 * NULL when keys mean nothing. Writes into buf, returns buf or NULL. */
 	const char *(*describe)(sqlite3 *db, int64_t key, char *buf, size_t len);
+	/* The tables whose rows its intervals are (LP_BREAKDOWN_ROWS_*), where
+	 * a slowest request's largest wait finds its call site; 0: not a wait
+	 * of the thread (GPU execution), never a largest wait. */
+	unsigned rows;
+};
+
+enum {
+	LP_BREAKDOWN_ROWS_LOCK = 1,  /* lock_waits */
+	LP_BREAKDOWN_ROWS_COND = 2,  /* cond_waits */
+	LP_BREAKDOWN_ROWS_BLOCK = 4, /* blocking_calls */
+	LP_BREAKDOWN_ROWS_CUDA = 8,  /* cuda_api */
 };
 
 #define LP_BREAKDOWN_MAXCAT 20
@@ -95,6 +106,22 @@ struct lp_breakdown_slow {
 	int64_t range_id, thread_id, tid;
 	int64_t start_ns, rel_ns, dur_ns;
 	int64_t *stage_ns; /* [nstages] per-request time in each stage */
+	/* Its largest wait: the longest stretch of one wait category's time
+	 * (a category with rows) inside the request's span on its thread or a
+	 * stage's span on another thread, as the split counts it (precedence
+	 * applied, clipped to the span, without the run-queue tail), and the
+	 * row it lies in: (wait_thread_id, wait_start_ns) of the category's
+	 * tables. wait_cat < 0: none. */
+	int wait_cat;
+	int64_t wait_ns, wait_thread_id, wait_start_ns;
+	/* Its call site: the Python one ("handler.py:42 serve_one",
+	 * wait_python) where the wait has Python frames; else the lock's name
+	 * for a lock or GIL wait, "recv on socket in fetch_reply" for a
+	 * blocking call, "fn file:line" for a condition wait, the API call's
+	 * name for CUDA. NULL when unknown. */
+	char *wait_site;
+	char *wait_source; /* the Python site's line text, NULL when not read */
+	int wait_python;
 };
 
 struct lp_breakdown_tail {

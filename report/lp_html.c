@@ -513,6 +513,29 @@ static void w_gpu(FILE *f, const struct lp_cuda_report *k, const struct lp_cuda_
 	fputs("</section>\n", f);
 }
 
+/* A slowest request's largest wait: category, time, call site (the
+ * Python line's text as its title). */
+static void w_slow_wait(FILE *f, const struct lp_breakdown *b, const struct lp_breakdown_slow *r)
+{
+	if (r->wait_cat < 0) {
+		fputs("<td>-</td>", f);
+		return;
+	}
+	fputs("<td>", f);
+	lp_html_str(f, b->cat_label[r->wait_cat]);
+	fputc(' ', f);
+	lp_html_dur(f, (double)r->wait_ns);
+	fputs(" at <code", f);
+	if (r->wait_source) {
+		fputs(" title=\"", f);
+		lp_html_str(f, r->wait_source);
+		fputc('"', f);
+	}
+	fputc('>', f);
+	lp_html_str(f, r->wait_site ? r->wait_site : "?");
+	fputs("</code></td>", f);
+}
+
 static void w_slowest(FILE *f, const struct lp_breakdown *b)
 {
 	fputs("<section id=\"slowest\"><h2>Slowest requests</h2>\n", f);
@@ -530,7 +553,7 @@ static void w_slowest(FILE *f, const struct lp_breakdown *b)
 		stage_name(f, b->stages[s].domain, b->stages[s].name);
 		fputs("</th>", f);
 	}
-	fputs("</tr>\n", f);
+	fputs("<th>largest wait</th></tr>\n", f);
 	for (size_t i = 0; i < b->nslow; i++) {
 		const struct lp_breakdown_slow *r = &b->slow[i];
 		fprintf(f, "<tr><td>%zu</td>", i + 1);
@@ -540,6 +563,7 @@ static void w_slowest(FILE *f, const struct lp_breakdown *b)
 		for (size_t s = 0; s < b->nstages; s++)
 			if (!on || on[s])
 				lp_html_td_dur(f, r->stage_ns ? (double)r->stage_ns[s] : 0);
+		w_slow_wait(f, b, r);
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);

@@ -349,6 +349,34 @@ static void text_slowest_part(FILE *f, const struct lp_breakdown *b, size_t from
 	}
 }
 
+/* Each slowest request's largest wait, the site cut to the terminal. */
+static void text_slowest_waits(FILE *f, const struct lp_breakdown *b, size_t width)
+{
+	fputs("\nTheir largest waits (the longest stretch of one wait category in each request,\n"
+	      "on its thread or a stage's, as the split counts it; the call site of the wait it\n"
+	      "lies in, Python's where the wait has Python frames):\n",
+	      f);
+	fprintf(f, "%10s %-12s %9s  %s\n", "range id", "wait", "time", "call site");
+	for (size_t i = 0; i < b->nslow; i++) {
+		const struct lp_breakdown_slow *s = &b->slow[i];
+		char site[1024], where[1400];
+		fprintf(f, "%10" PRId64 " ", s->range_id);
+		if (s->wait_cat < 0) {
+			fputs("(none recorded)\n", f);
+			continue;
+		}
+		lp_txt_pad(f, b->cat_label[s->wait_cat], 12, 0);
+		fputc(' ', f);
+		text_ns_cell(f, (double)s->wait_ns, 9);
+		if (s->wait_source)
+			snprintf(where, sizeof(where), "%s  \"%s\"", s->wait_site, s->wait_source);
+		else
+			snprintf(where, sizeof(where), "%s", s->wait_site ? s->wait_site : "?");
+		lp_txt_cell(site, sizeof(site), where, width > 35 ? width - 35 : 1);
+		fprintf(f, "  %s\n", site);
+	}
+}
+
 /* As many stage columns as fit the terminal in each part (at least one). */
 static void text_slowest(FILE *f, const struct lp_breakdown *b)
 {
@@ -366,6 +394,7 @@ static void text_slowest(FILE *f, const struct lp_breakdown *b)
 		text_slowest_part(f, b, from, to);
 		from = to;
 	} while (from < b->nstages);
+	text_slowest_waits(f, b, width);
 }
 
 static void text_threads(FILE *f, const struct lp_breakdown *b)
@@ -600,6 +629,25 @@ static void json_threads(FILE *f, const struct lp_breakdown *b)
 	fputs(b->nthreads ? "\n  ]" : "]", f);
 }
 
+/* A slowest request's largest wait, or null. */
+static void json_slow_wait(FILE *f, const struct lp_breakdown *b, const struct lp_breakdown_slow *s)
+{
+	if (s->wait_cat < 0) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"category\": ", f);
+	lp_json_str(f, b->cat_name[s->wait_cat]);
+	fprintf(f,
+		", \"wait_ns\": %" PRId64 ", \"thread_id\": %" PRId64 ", \"start_ns\": %" PRId64
+		", \"site\": ",
+		s->wait_ns, s->wait_thread_id, s->wait_start_ns);
+	lp_json_str(f, s->wait_site);
+	fprintf(f, ", \"python\": %s, \"source\": ", s->wait_python ? "true" : "false");
+	lp_json_str(f, s->wait_source);
+	fputc('}', f);
+}
+
 void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 {
 	fprintf(f,
@@ -679,7 +727,9 @@ void lp_breakdown_write_json_members(FILE *f, const struct lp_breakdown *b)
 			s->dur_ns);
 		for (size_t k = 0; k < b->nstages; k++)
 			fprintf(f, "%s%" PRId64, k ? ", " : "", s->stage_ns[k]);
-		fputs("]}", f);
+		fputs("],\n     \"largest_wait\": ", f);
+		json_slow_wait(f, b, s);
+		fputc('}', f);
 	}
 	fputs(b->nslow ? "\n  ],\n  \"threads\": " : "],\n  \"threads\": ", f);
 	json_threads(f, b);

@@ -6,7 +6,9 @@
  * straddle stage and request edges. Every stage's instances, per-request
  * distribution, share and category split, the unattributed rest and the
  * request totals are compared with a brute-force reference that walks each
- * request microsecond by microsecond.
+ * request microsecond by microsecond, and each slowest request's largest
+ * wait with the longest clipped wait of its thread. The largest waits'
+ * call sites (Python, lock, condition, blocking call) on a third database.
  */
 #include <sqlite3.h>
 #include <stdint.h>
@@ -18,7 +20,7 @@
 #include "lp_check.h"
 #include "lp_rnd.h"
 
-extern const char lp_schema_core_sql[], lp_schema_nvtx_sql[];
+extern const char lp_schema_core_sql[], lp_schema_nvtx_sql[], lp_schema_python_sql[];
 
 #define US 1000LL /* the rows are laid out in microseconds */
 
@@ -142,8 +144,168 @@ static void test_hand_checked(void)
 	      "rest 116 us (%lld, %lld, %lld)",
 	      (long long)b.req_cat_ns[lw], (long long)b.req_cat_ns[sl],
 	      (long long)b.req_cat_ns[un]);
+	/* Largest waits: request 1's sleep [60, 75) beats its lock wait [20, 30);
+	 * request 2's one lock wait on 'm'. No stacks: the call's name alone. */
+	const struct lp_breakdown_slow *s1 = &b.slow[0], *s2 = &b.slow[1];
+	CHECK(b.nslow == 2 && s1->range_id == 1 && s1->wait_cat == sl && s1->wait_ns == 15 * US &&
+		  s1->wait_thread_id == 1 && s1->wait_start_ns == 60 * US && s1->wait_site &&
+		  !strcmp(s1->wait_site, "nanosleep") && !s1->wait_python,
+	      "slowest request 1: largest wait the 15 us sleep at 60 us, site 'nanosleep' (cat %d, "
+	      "%lld ns at %lld, '%s')",
+	      s1->wait_cat, (long long)s1->wait_ns, (long long)s1->wait_start_ns,
+	      s1->wait_site ? s1->wait_site : "(null)");
+	CHECK(b.nslow == 2 && s2->range_id == 4 && s2->wait_cat == lw && s2->wait_ns == 15 * US &&
+		  s2->wait_start_ns == 225 * US && s2->wait_site && !strcmp(s2->wait_site, "m"),
+	      "slowest request 2: largest wait the 15 us lock wait on m (cat %d, %lld ns, '%s')",
+	      s2->wait_cat, (long long)s2->wait_ns, s2->wait_site ? s2->wait_site : "(null)");
 out:
 	lp_breakdown_free(&b);
+	sqlite3_close(db);
+}
+
+static const struct lp_breakdown_slow *slow_of(const struct lp_breakdown *b, int64_t range_id)
+{
+	for (size_t i = 0; i < b->nslow; i++)
+		if (b->slow[i].range_id == range_id)
+			return &b->slow[i];
+	return NULL;
+}
+
+static int site_is(const struct lp_breakdown_slow *s, const char *want)
+{
+	return s && s->wait_site && !strcmp(s->wait_site, want);
+}
+
+/*
+ * Each slowest request's largest wait and its call site, by hand:
+ *  A [0, 1000) us on thread 1: a lock wait [100, 400) on a heap mutex with
+ *    Python frames (threading.py's acquire inside, handler.py:42 serve_one
+ *    the site), 50 us of it in the run queue: 250 us; a sleep [500, 700).
+ *  B [2000, 2900) on thread 1, stage "work" [2100, 2800) on thread 2: on
+ *    thread 2 a condition wait [2200, 2600) inside the stage (its stack's
+ *    top frame: pop_job queue.c:12) and a longer sleep [1000, 1990)
+ *    outside it; on thread 1 a wait on the unnamed heap mutex [1900, 2050)
+ *    straddling B's start: 50 us inside.
+ *  C [3000, 3800) on thread 1: a recv on a socket [3100, 3300) from
+ *    fetch_reply, and, longer, a GIL wait [3350, 3750) (a condition wait
+ *    of class gil on the GIL's mutex 'gil_mutex') with Python frames
+ *    whose site is model.py:7 infer.
+ *  D [4000, 4500) on thread 1: no wait.
+ *  E [5000, 6000) on thread 1: a lock wait [5000, 5100) inside a sleep
+ *    [5050, 5600): the sleep's time starts at 5100 (the lock wait owns
+ *    the overlap), 500 us, and its row is the sleep at 5050.
+ */
+static void test_slow_waits(void)
+{
+	sqlite3 *db = db_new();
+	exec(db, lp_schema_python_sql);
+	exec(db,
+	     "INSERT INTO strings(id, value) VALUES (4, 'work');"
+	     "INSERT INTO locks(id, process_id, address, kind, name) VALUES"
+	     " (2, 1, 65536, 'mutex', NULL), (3, 1, 8192, 'mutex', 'gil_mutex');"
+	     "INSERT INTO ranges(id, process_id, name_id, start_ns, end_ns, start_thread_id,"
+	     " end_thread_id, parent_id, depth) VALUES"
+	     " (1, 1, 1, 0, 1000000, 1, 1, NULL, 0), (2, 1, 1, 2000000, 2900000, 1, 1, NULL, 0),"
+	     " (3, 1, 4, 2100000, 2800000, 2, 2, 2, 1), (4, 1, 1, 3000000, 3800000, 1, 1, NULL, 0),"
+	     " (5, 1, 1, 4000000, 4500000, 1, 1, NULL, 0), (6, 1, 1, 5000000, 6000000, 1, 1, NULL, "
+	     "0);"
+	     "INSERT INTO lock_waits(id, lock_id, thread_id, start_ns, dur_ns, runq_ns) VALUES"
+	     " (1, 2, 1, 100000, 300000, 50000), (2, 2, 1, 1900000, 150000, NULL),"
+	     " (3, 1, 1, 5000000, 100000, NULL);"
+	     "INSERT INTO frames(id, module, offset, function, file, line) VALUES"
+	     " (1, '/app/worker', 4660, 'pop_job', 'queue.c', 12),"
+	     " (2, '/app/worker', 8738, 'fetch_reply', 'net.c', 30);"
+	     "INSERT INTO stacks(id, depth, top_frame) VALUES (1, 3, 1), (2, 4, 2);"
+	     "INSERT INTO cond_waits(id, thread_id, cond_addr, mutex_lock_id, start_ns, dur_ns,"
+	     " stack_id, class) VALUES (1, 2, 4096, NULL, 2200000, 400000, 1, 4),"
+	     " (2, 1, 12288, 3, 3350000, 400000, NULL, 1);"
+	     "INSERT INTO blocking_calls(id, thread_id, start_ns, dur_ns, call, category, fd,"
+	     " fd_kind, result, stack_id) VALUES"
+	     " (1, 1, 500000, 200000, 'nanosleep', 'sleep', NULL, NULL, 0, NULL),"
+	     " (2, 2, 1000000, 990000, 'nanosleep', 'sleep', NULL, NULL, 0, NULL),"
+	     " (3, 1, 3100000, 200000, 'recv', 'socket_io', 5, 'socket', 10, 2),"
+	     " (4, 1, 5050000, 550000, 'nanosleep', 'sleep', NULL, NULL, 0, NULL);"
+	     "INSERT INTO py_frames(id, function, file, line, source, wait_lib) VALUES"
+	     " (1, 'acquire', '/usr/lib/python3.11/threading.py', 120, NULL, 1),"
+	     " (2, 'serve_one', '/srv/app/handler.py', 42, 'with model_lock:', 0),"
+	     " (3, 'infer', '/srv/app/model.py', 7, NULL, 0);"
+	     "INSERT INTO py_stacks(id, depth, site_frame) VALUES (1, 2, 2), (2, 1, 3);"
+	     "INSERT INTO py_stack_frames(stack_id, depth, frame_id) VALUES (1, 0, 1), (1, 1, 2),"
+	     " (2, 0, 3);"
+	     "INSERT INTO py_waits(thread_id, start_ns, py_stack_id) VALUES (1, 100000, 1),"
+	     " (1, 3350000, 2), (1, 500000, NULL);");
+	struct lp_breakdown_opts o = {0};
+	struct lp_breakdown b;
+	char err[256] = "";
+	int rc = lp_breakdown_compute(db, &o, &b, err, sizeof(err));
+	CHECK(rc == 0, "lp_breakdown_compute (largest waits): %d %s", rc, err);
+	if (rc) {
+		sqlite3_close(db);
+		return;
+	}
+	int lw = cat_index(&b, "lock_wait"), cw = cat_index(&b, "cond_wait"),
+	    gil = cat_index(&b, "gil_wait");
+	const struct lp_breakdown_slow *a = slow_of(&b, 1), *bb = slow_of(&b, 2),
+				       *c = slow_of(&b, 4), *d = slow_of(&b, 5),
+				       *e = slow_of(&b, 6);
+	CHECK(b.nslow == 5 && a && bb && c && d && e, "5 requests listed (%zu)", b.nslow);
+	if (!a || !bb || !c || !d || !e)
+		goto out;
+	CHECK(a->wait_cat == lw && a->wait_ns == 250 * US && a->wait_thread_id == 1 &&
+		  a->wait_start_ns == 100 * US && a->wait_python &&
+		  site_is(a, "handler.py:42 serve_one") && a->wait_source &&
+		  !strcmp(a->wait_source, "with model_lock:"),
+	      "A: the lock wait less its run-queue tail (250 us), Python site handler.py:42 "
+	      "serve_one past threading's frame, with its line (cat %d, %lld ns, '%s', '%s')",
+	      a->wait_cat, (long long)a->wait_ns, a->wait_site ? a->wait_site : "(null)",
+	      a->wait_source ? a->wait_source : "(null)");
+	CHECK(bb->wait_cat == cw && bb->wait_ns == 400 * US && bb->wait_thread_id == 2 &&
+		  bb->wait_start_ns == 2200 * US && !bb->wait_python &&
+		  site_is(bb, "pop_job queue.c:12") && !bb->wait_source,
+	      "B: the stage's condition wait on thread 2 (400 us), not the longer sleep there "
+	      "outside the stage, nor the 50 us of the straddling lock wait; site pop_job "
+	      "queue.c:12 (cat %d, %lld ns on thread %lld, '%s')",
+	      bb->wait_cat, (long long)bb->wait_ns, (long long)bb->wait_thread_id,
+	      bb->wait_site ? bb->wait_site : "(null)");
+	CHECK(c->wait_cat == gil && c->wait_ns == 400 * US && c->wait_start_ns == 3350 * US &&
+		  c->wait_python && site_is(c, "model.py:7 infer") && !c->wait_source,
+	      "C: the GIL wait (400 us) beats the recv; Python site model.py:7 infer, no line "
+	      "text (cat %d, %lld ns, '%s')",
+	      c->wait_cat, (long long)c->wait_ns, c->wait_site ? c->wait_site : "(null)");
+	CHECK(d->wait_cat < 0 && !d->wait_site, "D: no wait (cat %d)", d->wait_cat);
+	CHECK(e->wait_cat == cat_index(&b, "sleep") && e->wait_ns == 500 * US &&
+		  e->wait_start_ns == 5050 * US && site_is(e, "nanosleep"),
+	      "E: the sleep's 500 us after the lock wait, its row the sleep at 5050 us (cat %d, "
+	      "%lld ns at %lld, '%s')",
+	      e->wait_cat, (long long)e->wait_ns, (long long)e->wait_start_ns,
+	      e->wait_site ? e->wait_site : "(null)");
+out:
+	lp_breakdown_free(&b);
+	/* The same run without its Python frames: the native sites. */
+	exec(db, "DELETE FROM py_waits");
+	rc = lp_breakdown_compute(db, &o, &b, err, sizeof(err));
+	CHECK(rc == 0, "lp_breakdown_compute (no Python frames): %d %s", rc, err);
+	if (!rc) {
+		a = slow_of(&b, 1);
+		c = slow_of(&b, 4);
+		CHECK(a && !a->wait_python && site_is(a, "mutex@0x10000"),
+		      "A without Python frames: the heap mutex by kind and address ('%s')",
+		      a && a->wait_site ? a->wait_site : "(null)");
+		CHECK(c && c->wait_cat == gil && !c->wait_python && site_is(c, "gil_mutex"),
+		      "C without Python frames: the GIL's mutex by name ('%s')",
+		      c && c->wait_site ? c->wait_site : "(null)");
+		lp_breakdown_free(&b);
+	}
+	/* The recv alone in C: the call, its descriptor kind and its frame. */
+	exec(db, "DELETE FROM cond_waits WHERE id = 2");
+	rc = lp_breakdown_compute(db, &o, &b, err, sizeof(err));
+	c = rc ? NULL : slow_of(&b, 4);
+	CHECK(c && c->wait_cat == cat_index(&b, "socket_io") && c->wait_ns == 200 * US &&
+		  site_is(c, "recv on socket in fetch_reply"),
+	      "C without its GIL wait: the recv, 'recv on socket in fetch_reply' ('%s')",
+	      c && c->wait_site ? c->wait_site : "(null)");
+	if (!rc)
+		lp_breakdown_free(&b);
 	sqlite3_close(db);
 }
 
@@ -357,6 +519,59 @@ static void test_random(void)
 		CHECK(st->share > share - 1e-12 && st->share < share + 1e-12,
 		      "%s: share %.6f of request time (%.6f)", names[s], share, st->share);
 	}
+	/* Each listed request's largest wait against the brute force: the
+	 * longest run of microseconds of one category in the request (lock
+	 * wait owns the overlap, as in the split), and the wait that run lies
+	 * in; lock waits first on a tie (category order), then the earlier run. */
+	int bad = 0;
+	for (size_t i = 0; i < b.nslow; i++) {
+		const struct lp_breakdown_slow *sw = &b.slow[i];
+		int r = -1;
+		for (int k = 0; k < NREQ; k++)
+			if (req[k].a * US == sw->start_ns && req_th[k] + 1 == sw->thread_id)
+				r = k;
+		int th = r < 0 ? -1 : req_th[r];
+		if (r < 0) {
+			CHECK(0, "slowest request %lld found among the requests",
+			      (long long)sw->range_id);
+			continue;
+		}
+		int cat = -1;
+		int64_t best = 0, at = 0;
+		for (int kind = 0; kind < 2; kind++) {
+			const struct span *v = kind ? sleepw[th] : lockw[th];
+			int nv = kind ? nsleep[th] : nlock[th];
+			int64_t run = 0, from = 0;
+			for (int64_t t = req[r].a; t <= req[r].z; t++) {
+				int lk = t < req[r].z && in_span(lockw[th], nlock[th], t);
+				int mine = t < req[r].z && (kind ? !lk && in_span(v, nv, t) : lk);
+				if (mine && !run++)
+					from = t;
+				if (mine)
+					continue;
+				if (run > best) {
+					best = run;
+					cat = kind ? sl : lw;
+					for (int k = 0; k < nv; k++)
+						if (v[k].a <= from && from < v[k].z)
+							at = v[k].a;
+				}
+				run = 0;
+			}
+		}
+		int ok = sw->wait_cat == cat &&
+			 (cat < 0 || (sw->wait_ns == best * US && sw->wait_start_ns == at * US));
+		bad += !ok;
+		CHECK_QUIET(ok,
+			    "request %lld: largest wait cat %d %lld us at %lld (brute force "
+			    "cat %d %lld us at %lld)",
+			    (long long)sw->range_id, sw->wait_cat, (long long)(sw->wait_ns / US),
+			    (long long)(sw->wait_start_ns / US), cat, (long long)best,
+			    (long long)at);
+	}
+	CHECK(b.nslow == LP_BREAKDOWN_NSLOW && !bad,
+	      "the %zu slowest requests' largest waits (category, time, start) as brute force",
+	      b.nslow);
 	lp_breakdown_free(&b);
 	sqlite3_close(db);
 }
@@ -364,6 +579,7 @@ static void test_random(void)
 int main(void)
 {
 	test_hand_checked();
+	test_slow_waits();
 	test_random();
 	return lp_check_done();
 }

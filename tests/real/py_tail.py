@@ -2,7 +2,8 @@
 """NVTX requests whose tail is one Python lock: 3 threads serve requests
 (request > parse, infer); infer takes cache_lock, which a refresher thread
 holds for 40 ms now and then, so the slowest requests wait on it. The
-program writes the line of the acquire to --out as JSON.
+program writes the line of the acquire to --out as JSON, and each acquire's
+CLOCK_MONOTONIC start and end (ns: time.monotonic_ns, latprof's clock).
 
     py_tail.py --out FILE [--requests N]
 """
@@ -16,11 +17,14 @@ import nvtx
 
 cache_lock = threading.Lock()
 SITE = {}
+ACQUIRES = []
 
 
 def infer():
+    t0 = time.monotonic_ns()
     SITE.setdefault("line", sys._getframe().f_lineno + 1)
     with cache_lock:
+        ACQUIRES.append((t0, time.monotonic_ns()))
         time.sleep(0.0002)
 
 
@@ -55,7 +59,8 @@ def main():
     done.set()
     r.join()
     with open(a.out, "w") as f:
-        json.dump({"file": __file__, "line": SITE["line"], "function": "infer"}, f)
+        json.dump({"file": __file__, "line": SITE["line"], "function": "infer",
+                   "acquires": ACQUIRES}, f)
 
 
 if __name__ == "__main__":
