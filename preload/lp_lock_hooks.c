@@ -186,15 +186,16 @@ void lp_lock_shared_note(const void *lock)
 	lp_rec_commit();
 }
 
-/* ---- hold times of contended mutexes --------------------------------- */
+/* ---- hold times of contended mutexes and rwlocks ---------------------- */
 
 /*
- * A mutex some thread has waited on is marked in lp_hold_locks (lock-free,
+ * A mutex or rwlock some thread has waited on is marked in lp_hold_locks (lock-free,
  * open addressing, never emptied); from then on each acquisition of it
  * notes the time and call site on the acquiring thread (lp_hold_at), and
- * its release writes the hold when it lasted LP_HOLD_MIN_NS. A mutex
+ * its release writes the hold when it lasted LP_HOLD_MIN_NS. A lock
  * nobody waited on costs the acquisition one load of lp_holds_on and the
- * release one thread-local load (lp_hold_n).
+ * release one thread-local load (lp_hold_n). Each reader of an rwlock
+ * notes its own hold, as a writer does.
  */
 #define LP_HOLD_LOCKS 1024 /* a power of two */
 #define LP_HOLD_PROBE 16
@@ -207,6 +208,7 @@ struct lp_hold {
 	uintptr_t lock;
 	uint64_t t0;
 	void *ra;
+	uint32_t kind; /* enum lp_lock_kind: the record's aux */
 };
 static __thread struct lp_hold lp_hold_at[LP_HOLD_NEST] __attribute__((tls_model("initial-exec")));
 static __thread unsigned lp_hold_n __attribute__((tls_model("initial-exec")));
@@ -243,7 +245,7 @@ static int lp_hold_marked(uintptr_t a, int add)
 
 /* This thread has just acquired m (marked or not): its hold is noted when
  * m is marked. Keeps errno. */
-__attribute__((noinline)) static void lp_hold_begin(const void *m, void *ra)
+__attribute__((noinline)) static void lp_hold_begin(const void *m, void *ra, uint32_t kind)
 {
 	uintptr_t a = (uintptr_t)m;
 	if (!lp_pre_recording() || !lp_hold_marked(a, 0))
@@ -252,7 +254,7 @@ __attribute__((noinline)) static void lp_hold_begin(const void *m, void *ra)
 		lp_core_drop_hold();
 		return;
 	}
-	lp_hold_at[lp_hold_n++] = (struct lp_hold){a, lp_now(), ra};
+	lp_hold_at[lp_hold_n++] = (struct lp_hold){a, lp_now(), ra, kind};
 }
 
 /* This thread releases m, at t1: the hold it noted, written when long.
@@ -265,7 +267,7 @@ static void lp_hold_write(const struct lp_hold *h, uint64_t t1)
 	lp_pre_guard = 1;
 	lp_pre_modules_refresh();
 	uint32_t stack = lp_pre_site_stack(h->ra);
-	struct lp_rec_lock_hold *r = lp_rec_begin(LP_REC_LOCK_HOLD, LP_LOCK_MUTEX, sizeof(*r));
+	struct lp_rec_lock_hold *r = lp_rec_begin(LP_REC_LOCK_HOLD, h->kind, sizeof(*r));
 	if (r) {
 		*r = (struct lp_rec_lock_hold){h->lock, h->t0, t1, stack, 0};
 		lp_rec_commit();
@@ -330,7 +332,7 @@ __attribute__((noinline)) static int lp_mutex_slow(pthread_mutex_t *m, enum lp_o
 	lp_lock_record(LP_LOCK_MUTEX, m, t0, t1, owner, lp_flags(rc), stack, mine, &py);
 	lp_pre_guard = 0;
 	if ((rc == 0 || rc == EOWNERDEAD) && lp_hold_marked((uintptr_t)m, 1))
-		lp_hold_begin(m, ra);
+		lp_hold_begin(m, ra, LP_LOCK_MUTEX);
 	errno = saved;
 	return rc;
 }
@@ -399,13 +401,13 @@ LP_HOOK LP_HOT_NOFP int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	if (__builtin_expect(lp_mutex_fast(m), 1)) {
 		if (__builtin_expect(__atomic_load_n(&lp_holds_on, __ATOMIC_RELAXED), 0))
-			lp_hold_begin(m, __builtin_return_address(0));
+			lp_hold_begin(m, __builtin_return_address(0), LP_LOCK_MUTEX);
 		return 0;
 	}
 	int rc = pthread_mutex_trylock(m);
 	if (__builtin_expect(rc != EBUSY, 1)) {
 		if (__builtin_expect(__atomic_load_n(&lp_holds_on, __ATOMIC_RELAXED), 0) && !rc)
-			lp_hold_begin(m, __builtin_return_address(0));
+			lp_hold_begin(m, __builtin_return_address(0), LP_LOCK_MUTEX);
 		return rc;
 	}
 	return lp_mutex_slow(m, LP_OP_PLAIN, 0, NULL, __builtin_return_address(0));
@@ -521,7 +523,17 @@ __attribute__((noinline)) static int lp_rw_slow(pthread_rwlock_t *l, int wr, enu
 	uint64_t t1 = lp_now();
 	lp_lock_record(kind, l, t0, t1, owner, lp_flags(rc), stack, mine, &py);
 	lp_pre_guard = 0;
+	if (rc == 0 && lp_hold_marked((uintptr_t)l, 1))
+		lp_hold_begin(l, ra, kind);
 	errno = saved;
+	return rc;
+}
+
+/* An acquisition that did not wait: its hold is noted when l is marked. */
+static inline int lp_rw_acquired(pthread_rwlock_t *l, int wr, int rc, void *ra)
+{
+	if (__builtin_expect(__atomic_load_n(&lp_holds_on, __ATOMIC_RELAXED), 0) && !rc)
+		lp_hold_begin(l, ra, wr ? LP_LOCK_RWLOCK_WR : LP_LOCK_RWLOCK_RD);
 	return rc;
 }
 
@@ -529,7 +541,7 @@ LP_HOOK int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
 	int rc = pthread_rwlock_tryrdlock(l);
 	if (__builtin_expect(rc != EBUSY, 1))
-		return rc;
+		return lp_rw_acquired(l, 0, rc, __builtin_return_address(0));
 	return lp_rw_slow(l, 0, LP_OP_PLAIN, 0, NULL, __builtin_return_address(0));
 }
 
@@ -537,7 +549,7 @@ LP_HOOK int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
 	int rc = pthread_rwlock_trywrlock(l);
 	if (__builtin_expect(rc != EBUSY, 1))
-		return rc;
+		return lp_rw_acquired(l, 1, rc, __builtin_return_address(0));
 	return lp_rw_slow(l, 1, LP_OP_PLAIN, 0, NULL, __builtin_return_address(0));
 }
 
@@ -545,7 +557,7 @@ LP_HOOK int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespe
 {
 	int rc = pthread_rwlock_tryrdlock(l);
 	if (rc != EBUSY)
-		return rc;
+		return lp_rw_acquired(l, 0, rc, __builtin_return_address(0));
 	return lp_rw_slow(l, 0, LP_OP_TIMED, 0, ts, __builtin_return_address(0));
 }
 
@@ -553,7 +565,7 @@ LP_HOOK int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespe
 {
 	int rc = pthread_rwlock_trywrlock(l);
 	if (rc != EBUSY)
-		return rc;
+		return lp_rw_acquired(l, 1, rc, __builtin_return_address(0));
 	return lp_rw_slow(l, 1, LP_OP_TIMED, 0, ts, __builtin_return_address(0));
 }
 
@@ -562,7 +574,7 @@ LP_HOOK int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk,
 {
 	int rc = pthread_rwlock_tryrdlock(l);
 	if (rc != EBUSY)
-		return rc;
+		return lp_rw_acquired(l, 0, rc, __builtin_return_address(0));
 	return lp_rw_slow(l, 0, LP_OP_CLOCK, clk, ts, __builtin_return_address(0));
 }
 
@@ -571,8 +583,30 @@ LP_HOOK int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
 {
 	int rc = pthread_rwlock_trywrlock(l);
 	if (rc != EBUSY)
-		return rc;
+		return lp_rw_acquired(l, 1, rc, __builtin_return_address(0));
 	return lp_rw_slow(l, 1, LP_OP_CLOCK, clk, ts, __builtin_return_address(0));
+}
+
+#define LP_RW_UNLOCK(l) (LP_REAL(rw_unlock) ? lp_real.rw_unlock(l) : EAGAIN)
+
+__attribute__((noinline)) static int lp_rw_unlock_held(pthread_rwlock_t *l)
+{
+	struct lp_hold h;
+	if (!lp_hold_take(l, &h))
+		return LP_RW_UNLOCK(l);
+	uint64_t t1 = lp_now();
+	int rc = LP_RW_UNLOCK(l);
+	if (!rc)
+		lp_hold_write(&h, t1);
+	return rc;
+}
+
+/* Only a thread holding a marked lock does more than glibc's unlock. */
+LP_HOOK int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+	if (__builtin_expect(lp_hold_n != 0, 0))
+		return lp_rw_unlock_held(l);
+	return LP_RW_UNLOCK(l);
 }
 
 /* ---- spinlocks -------------------------------------------------------- */
@@ -787,7 +821,7 @@ static int lp_cond_held(pthread_cond_t *c, pthread_mutex_t *m, enum lp_op op, cl
 	int rc = lp_cond_call(c, m, op, clk, ts);
 	if (held) {
 		lp_hold_write(&h, t1);
-		lp_hold_begin(m, h.ra);
+		lp_hold_begin(m, h.ra, h.kind);
 	}
 	return rc;
 }

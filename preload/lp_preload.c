@@ -55,6 +55,7 @@ static const struct lp_sym lp_syms[] = {
     LP_SYM(rw_timedwrlock, "pthread_rwlock_timedwrlock"),
     LP_SYM(rw_clockrdlock, "pthread_rwlock_clockrdlock"),
     LP_SYM(rw_clockwrlock, "pthread_rwlock_clockwrlock"),
+    LP_SYM(rw_unlock, "pthread_rwlock_unlock"),
     LP_SYM(spin_lock, "pthread_spin_lock"),
     LP_SYM(sem_wait, "sem_wait"),
     LP_SYM(sem_timedwait, "sem_timedwait"),

@@ -38,6 +38,7 @@ struct lp_real {
 	int (*rw_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
 	int (*rw_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
 	int (*rw_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*rw_unlock)(pthread_rwlock_t *);
 	int (*spin_lock)(pthread_spinlock_t *);
 	int (*sem_wait)(sem_t *);
 	int (*sem_timedwait)(sem_t *, const struct timespec *);

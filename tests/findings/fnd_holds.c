@@ -6,9 +6,11 @@
  * request is an NVTX "request" range with a "work" stage; the slow ones
  * hold the lock inside a "commit" stage. The program times its own long
  * holds (lock returned to unlock called) with CLOCK_MONOTONIC and writes
- * them to the side file, one a line: start ns, duration ns.
+ * them to the side file, one a line: start ns, duration ns. With --rwlock
+ * the lock is table_rwlock, an rwlock: the slow requests hold it for
+ * writing, the count takes it for reading.
  *
- * usage: fnd_holds [--clients C] [--requests N] [--work-us U] SIDE_FILE
+ * usage: fnd_holds [--rwlock] [--clients C] [--requests N] [--work-us U] SIDE_FILE
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -19,8 +21,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-static int clients = 4, requests = 100, work_us = 1000;
+static int clients = 4, requests = 100, work_us = 1000, use_rwlock;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t table_rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static long served;
 static int64_t *held, *held_at; /* [clients * requests]: the long holds; 0 none */
 
@@ -38,21 +41,35 @@ static void spin_us(int us)
 		;
 }
 
+static void table_unlock(void)
+{
+	if (use_rwlock)
+		pthread_rwlock_unlock(&table_rwlock);
+	else
+		pthread_mutex_unlock(&table_lock);
+}
+
 __attribute__((noinline)) static void count_request(void)
 {
-	pthread_mutex_lock(&table_lock);
-	served++;
-	pthread_mutex_unlock(&table_lock);
+	if (use_rwlock)
+		pthread_rwlock_rdlock(&table_rwlock);
+	else
+		pthread_mutex_lock(&table_lock);
+	__atomic_add_fetch(&served, 1, __ATOMIC_RELAXED); /* readers share the lock */
+	table_unlock();
 }
 
 __attribute__((noinline)) static int64_t commit_slow(int64_t *at)
 {
 	nvtxRangePushA("commit");
-	pthread_mutex_lock(&table_lock);
+	if (use_rwlock)
+		pthread_rwlock_wrlock(&table_rwlock);
+	else
+		pthread_mutex_lock(&table_lock);
 	int64_t t0 = now_ns();
 	spin_us(4 * work_us);
 	int64_t t1 = now_ns();
-	pthread_mutex_unlock(&table_lock);
+	table_unlock();
 	nvtxRangePop();
 	*at = t0;
 	return t1 - t0;
@@ -76,12 +93,15 @@ static void *client(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {{"clients", required_argument, NULL, 'c'},
+	static const struct option opts[] = {{"rwlock", no_argument, NULL, 'r'},
+					     {"clients", required_argument, NULL, 'c'},
 					     {"requests", required_argument, NULL, 'n'},
 					     {"work-us", required_argument, NULL, 'w'},
 					     {0}};
 	for (int o; (o = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-		if (o == 'c')
+		if (o == 'r')
+			use_rwlock = 1;
+		else if (o == 'c')
 			clients = atoi(optarg);
 		else if (o == 'n')
 			requests = atoi(optarg);
@@ -92,7 +112,8 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1 || clients < 1 || clients > 64 || requests < 1 || work_us < 1) {
 		fprintf(stderr,
-			"usage: fnd_holds [--clients C] [--requests N] [--work-us U] SIDE\n");
+			"usage: fnd_holds [--rwlock] [--clients C] [--requests N] [--work-us U] "
+			"SIDE\n");
 		return 2;
 	}
 	held = calloc((size_t)clients * requests, sizeof(*held));
