@@ -37,6 +37,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -909,6 +910,22 @@ static int lp_module_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* The main program's path as the user named it: the kernel resolves a
+ * symlink at exec, so /proc/self/exe names the file the link points to
+ * (redis-check-rdb for a redis-server link). The name exec was given
+ * (AT_EXECFN) is kept when it is absolute and still leads to that file;
+ * the import reads the program through it all the same. */
+static void lp_core_exe_path(char *exe, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", exe, size - 1);
+	exe[n > 0 ? n : 0] = 0;
+	const char *fn = (const char *)getauxval(AT_EXECFN);
+	char real[PATH_MAX];
+	if (n > 0 && fn && fn[0] == '/' && strcmp(fn, exe) && strlen(fn) < size &&
+	    realpath(fn, real) && !strcmp(real, exe))
+		strcpy(exe, fn);
+}
+
 /* Only into an existing log: a log records the modules when it is created,
  * so a library loaded and unloaded before then needs no record. */
 void lp_core_record_modules(void)
@@ -917,8 +934,7 @@ void lp_core_record_modules(void)
 		return;
 	int saved = errno;
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = 0;
+	lp_core_exe_path(exe, sizeof(exe));
 	dl_iterate_phdr(lp_module_cb, exe);
 	errno = saved;
 }

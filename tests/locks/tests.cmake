@@ -54,6 +54,7 @@ lp_py_test(locks_wrapsite test_wrapsite.py LABELS e2e)
 # its caller, though no other lock shares that frame.
 lp_lock_program(lp_futexsite lp_futexsite.c)
 lp_py_test(locks_futexsite test_futexsite.py LABELS e2e)
+lp_py_test(locks_symlink_exe test_symlink_exe.py LABELS e2e)
 # A PTHREAD_PROCESS_SHARED mutex in inherited shared memory: one lock.
 lp_lock_program(lp_pshared lp_pshared.c)
 lp_py_test(locks_pshared test_pshared.py LABELS e2e)
