@@ -976,6 +976,22 @@ static uint32_t lp_cnt_totals(const struct lp_cnt_thread *t, uint32_t tid, int s
 	return t->mask;
 }
 
+/* Thread tid's run_delay beside the totals just written for it. */
+static void lp_cnt_write_runq(uint32_t tid)
+{
+	uint64_t delay;
+	if (lp_task_run_delay(tid, &delay))
+		return;
+	struct lp_rec_cnt_runq *r = lp_rec_begin(LP_REC_CNT_RUNQ, 0, sizeof(*r));
+	if (!r)
+		return;
+	r->tid = tid;
+	r->pad = 0;
+	r->ts = lp_now();
+	r->run_delay = delay;
+	lp_rec_commit();
+}
+
 /* Closes t's groups: members first, closing the leader first would detach
  * them. */
 static void lp_cnt_group_close(struct lp_cnt_thread *t)
@@ -1028,6 +1044,7 @@ void lp_counters_thread_exit(void)
 			memcpy(r + 1, buf + 3, vals);
 			lp_rec_commit();
 		}
+		lp_cnt_write_runq(lp_tid());
 	}
 	lp_cnt_group_close(t);
 	t->next = LP_CNT_NEVER;
@@ -1083,6 +1100,7 @@ static void lp_cnt_sweep_live(void)
 		r->total.running = buf[2];
 		memcpy(r + 1, buf + 3, vals);
 		lp_rec_commit();
+		lp_cnt_write_runq(lp_cnt_live[i].tid);
 	}
 	pthread_mutex_unlock(&lp_cnt.lock);
 	errno = saved;

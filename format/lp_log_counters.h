@@ -38,6 +38,9 @@ enum lp_cnt_rec_type {
 	/* aux = errno (EMFILE, ENFILE); u64 ts: this thread's counter group
 	 * could not be opened, out of file descriptors (it has no counters) */
 	LP_REC_CNT_NOFD = 132,
+	/* aux = 0; lp_rec_cnt_runq: a thread's run_delay when its totals were
+	 * written (beside its TOTAL or TOTAL_OF record) */
+	LP_REC_CNT_RUNQ = 133,
 };
 
 /* lp_rec_cnt_config.flags */
@@ -88,5 +91,20 @@ struct lp_rec_cnt_total_of {
 	struct lp_rec_cnt_total total;
 	/* uint64_t values[popcount(aux)] */
 };
+
+/* The kernel's run_delay of thread tid (/proc/self/task/TID/schedstat,
+ * its second field): all the time it was runnable but waiting for a CPU,
+ * since it began. Whole-thread breakdown rows split their time outside the
+ * recorded waits with it: what task-clock leaves of that time is not all
+ * run-queue time (blocking too short to record, calls not hooked), nor is
+ * all of the rest CPU time outside the waits (task-clock counts the
+ * kernel's work inside them too). */
+struct lp_rec_cnt_runq {
+	uint32_t tid;
+	uint32_t pad;
+	uint64_t ts;	    /* when it was read */
+	uint64_t run_delay; /* ns */
+};
+_Static_assert(sizeof(struct lp_rec_cnt_runq) == 24, "runq total size");
 
 #endif
