@@ -28,7 +28,10 @@ struct cnt_imp {
 	int64_t proc; /* processes.id that ev[] belongs to */
 	int64_t ev[LP_CNT_MAX_EVENTS];
 	long long samples;
-	int64_t *nofd; /* threads.id of threads whose group ran out of descriptors */
+	uint64_t cpu_union; /* the recorded threads' affinities, CPUs 0..63 */
+	uint32_t cpus_most; /* the largest affinity a thread had */
+	int cpus_wide;	    /* some thread's affinity had no mask (a CPU past 63) */
+	int64_t *nofd;	    /* threads.id of threads whose group ran out of descriptors */
 	size_t n_nofd, cap_nofd;
 };
 
@@ -207,6 +210,11 @@ static int cnt_runq(struct lp_import *imp, struct cnt_imp *s, const struct lp_re
 	sqlite3_bind_int64(s->upd_runq, 1,
 			   r->run_delay > INT64_MAX ? INT64_MAX : (int64_t)r->run_delay);
 	sqlite3_bind_int64(s->upd_runq, 2, thread);
+	if (r->cpus) {
+		s->cpu_union |= r->cpu_mask;
+		s->cpus_wide |= !r->cpu_mask;
+		s->cpus_most = r->cpus > s->cpus_most ? r->cpus : s->cpus_most;
+	}
 	return lp_import_step(imp, s->upd_runq) ? -EIO : 0;
 }
 
@@ -438,6 +446,15 @@ static int cnt_finish(struct lp_import *imp, void *state)
 	    (cnt_exec(imp, lp_cnt_ranges_sql) || cnt_range_meta(imp)))
 		return -EIO;
 	int rc = cnt_nofd_meta(imp, s);
+	/* the cores the recorded threads could run on, together: their
+	 * affinities' union (a thread's own count where one was past CPU 63,
+	 * then at least the largest) */
+	if (!rc && s->cpus_most) {
+		int64_t n = __builtin_popcountll(s->cpu_union);
+		if (s->cpus_wide && n < (int64_t)s->cpus_most)
+			n = s->cpus_most;
+		rc = lp_import_meta(imp, "run.cpus_threads", NULL, n);
+	}
 	return rc ? rc : cnt_meta(imp);
 }
 

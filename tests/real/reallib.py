@@ -118,8 +118,9 @@ def one_cpu():
 def start_memcached(d, threads=4, cpus=None):
     """Debian's memcached recorded in the background, on loopback, writing
     its pid file in d: (recording, port, pid file, database path); cpus: a
-    taskset -c list that latprof and memcached are confined to (latprof's
-    affinity is the run's run.cpus_allowed). As root,
+    taskset -c list that memcached is confined to, by `latprof run --
+    taskset -c CPUS memcached` (latprof's own affinity, run.cpus_allowed,
+    stays the machine's; the threads' own, run.cpus_threads, is CPUS). As root,
     latprof and memcached run as nobody from the start (memcached refuses
     root without -u): a process that drops root keeps recording
     (rel_uid_drop), but with kernel.perf_event_paranoid=2 its threads
@@ -135,9 +136,8 @@ def start_memcached(d, threads=4, cpus=None):
         nobody = pwd.getpwnam("nobody")
         pre = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
                "--clear-groups"]
-    if cpus is not None:
-        pre = ["taskset", "-c", cpus, *pre]
-    rec = start_recording(path, "memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
+    pin = ["taskset", "-c", cpus] if cpus is not None else []
+    rec = start_recording(path, *pin, "memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
                           "-t", str(threads), "-P", pidfile, pre=pre, env={"TMPDIR": d})
     return rec, port, pidfile, path
 
