@@ -1364,17 +1364,47 @@ static void bd_split_stages(struct lp_breakdown *out, int p)
 	split_rest(out->req_cat_ns, p, cnt_oncpu_ns(out, &out->req_cnt, out->req.total));
 }
 
+/*
+ * A whole thread's rest with the kernel's run_delay of the thread beside
+ * its task-clock: preempted outside the waits is run_delay less the waits'
+ * run-queue parts, at most the rest; on-CPU is task-clock, at most what
+ * that leaves (task-clock also counts the kernel's work inside the waits);
+ * what neither covers was off the CPU and not on a run queue: blocking the
+ * interposer did not record (calls under the threshold, calls it does not
+ * hook, page faults that read), which goes to other_block (ob).
+ */
+static void split_rest_runq(int64_t *cat, int p, int ob, int64_t task, int64_t delay)
+{
+	int64_t rest = cat[p], runq = cat[p + LP_BREAKDOWN_PREEMPTED];
+	int64_t out = delay - runq;
+	out = out < 0 ? 0 : out > rest ? rest : out;
+	int64_t on = task < 0 ? 0 : task > rest - out ? rest - out : task;
+	cat[p + LP_BREAKDOWN_UNSPLIT] = 0;
+	cat[p + LP_BREAKDOWN_ONCPU] = on;
+	cat[p + LP_BREAKDOWN_PREEMPTED] = runq + out;
+	cat[ob] += rest - out - on;
+}
+
 struct thr_task {
-	struct lp_map task; /* threads.id -> task-clock ns */
+	struct lp_map task;  /* threads.id -> task-clock ns */
+	struct lp_map delay; /* threads.id -> schedstat run_delay ns */
 };
 
 static int thr_task_row(sqlite3_stmt *st, void *ctx)
 {
-	struct thr_task *tt = ctx;
-	return lp_map_put(&tt->task, (uint64_t)sqlite3_column_int64(st, 0),
+	struct lp_map *m = ctx;
+	return lp_map_put(m, (uint64_t)sqlite3_column_int64(st, 0),
 			  (uint64_t)sqlite3_column_int64(st, 1))
 		   ? -ENOMEM
 		   : 0;
+}
+
+static int bd_other_block(void)
+{
+	for (size_t k = 0; k < lp_breakdown_ncategories; k++)
+		if (!strcmp(lp_breakdown_categories[k].name, "other_block"))
+			return (int)k;
+	return -1;
 }
 
 /* Whole threads: their task-clock totals (thread_counters). */
@@ -1388,18 +1418,32 @@ static int bd_split_threads(sqlite3 *db, struct lp_breakdown *out, int p, char *
 			       "SELECT tc.thread_id, tc.value FROM thread_counters tc JOIN "
 			       "counter_events e ON e.id = tc.event_id WHERE e.name = 'task-clock' "
 			       "AND e.available",
-			       NULL, 0, thr_task_row, &tt, err, errlen);
+			       NULL, 0, thr_task_row, &tt.task, err, errlen);
+	if (!rc && lp_db_int(db,
+			     "SELECT count(*) FROM pragma_table_info('threads') WHERE name = "
+			     "'run_delay_ns'",
+			     0))
+		rc = lp_db_each(db, "SELECT id, run_delay_ns FROM threads WHERE run_delay_ns >= 0",
+				NULL, 0, thr_task_row, &tt.delay, err, errlen);
+	int ob = bd_other_block();
 	memset(out->run_cat_ns + p, 0, LP_BREAKDOWN_NREST * sizeof(int64_t));
 	for (size_t i = 0; i < out->nthreads && !rc; i++) {
 		struct lp_breakdown_thread *t = &out->threads[i];
-		uint64_t task;
+		uint64_t task, delay;
 		int known = lp_map_get(&tt.task, (uint64_t)t->thread_id, &task);
 		t->cpu_ns = known ? (int64_t)task : -1;
-		split_rest(t->cat_ns, p, known ? (double)task : NAN);
+		if (known && ob >= 0 && lp_map_get(&tt.delay, (uint64_t)t->thread_id, &delay)) {
+			int64_t was = t->cat_ns[ob];
+			split_rest_runq(t->cat_ns, p, ob, (int64_t)task, (int64_t)delay);
+			out->run_cat_ns[ob] += t->cat_ns[ob] - was;
+		} else {
+			split_rest(t->cat_ns, p, known ? (double)task : NAN);
+		}
 		for (int k = p; k < p + LP_BREAKDOWN_NREST; k++)
 			out->run_cat_ns[k] += t->cat_ns[k];
 	}
 	lp_map_free(&tt.task);
+	lp_map_free(&tt.delay);
 	return rc;
 }
 

@@ -34,6 +34,7 @@
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -976,6 +977,52 @@ static uint32_t lp_cnt_totals(const struct lp_cnt_thread *t, uint32_t tid, int s
 	return t->mask;
 }
 
+/* Thread tid's CPU affinity: its count (0: unread), *mask its CPUs 0..63
+ * (0 when it holds a higher one). */
+static uint32_t lp_cnt_affinity(uint32_t tid, uint64_t *mask)
+{
+	cpu_set_t set;
+	*mask = 0;
+	long n = LP_RAW(SYS_sched_getaffinity, tid, sizeof(set), &set, 0, 0, 0);
+	if (n <= 0)
+		return 0;
+	uint32_t cpus = 0;
+	int wide = 0;
+	for (int c = 0; c < (int)(n * 8) && c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		cpus++;
+		if (c < 64)
+			*mask |= 1ull << c;
+		else
+			wide = 1;
+	}
+	if (wide)
+		*mask = 0;
+	return cpus;
+}
+
+/* Thread tid's run_delay and affinity beside the totals just written for
+ * it. */
+static void lp_cnt_write_runq(uint32_t tid)
+{
+	int saved = errno;
+	uint64_t delay, mask;
+	if (lp_task_run_delay(tid, &delay))
+		return;
+	uint32_t cpus = lp_cnt_affinity(tid, &mask);
+	struct lp_rec_cnt_runq *r = lp_rec_begin(LP_REC_CNT_RUNQ, 0, sizeof(*r));
+	if (r) {
+		r->tid = tid;
+		r->cpus = cpus;
+		r->ts = lp_now();
+		r->run_delay = delay;
+		r->cpu_mask = mask;
+		lp_rec_commit();
+	}
+	errno = saved;
+}
+
 /* Closes t's groups: members first, closing the leader first would detach
  * them. */
 static void lp_cnt_group_close(struct lp_cnt_thread *t)
@@ -1028,6 +1075,7 @@ void lp_counters_thread_exit(void)
 			memcpy(r + 1, buf + 3, vals);
 			lp_rec_commit();
 		}
+		lp_cnt_write_runq(lp_tid());
 	}
 	lp_cnt_group_close(t);
 	t->next = LP_CNT_NEVER;
@@ -1083,6 +1131,7 @@ static void lp_cnt_sweep_live(void)
 		r->total.running = buf[2];
 		memcpy(r + 1, buf + 3, vals);
 		lp_rec_commit();
+		lp_cnt_write_runq(lp_cnt_live[i].tid);
 	}
 	pthread_mutex_unlock(&lp_cnt.lock);
 	errno = saved;

@@ -205,6 +205,20 @@ static void acct_self(struct lp_task_acct *a)
 			 (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }
 
+int lp_task_run_delay(uint32_t tid, uint64_t *ns)
+{
+	int saved = errno;
+	char buf[ACCT_BUF];
+	const char *end = NULL;
+	if (acct_slurp(tid, "schedstat", buf, sizeof(buf)) > 0) {
+		acct_num(buf, &end); /* time on a CPU */
+		if (end)
+			*ns = acct_num(end, &end);
+	}
+	errno = saved;
+	return end ? 0 : -1;
+}
+
 void lp_task_acct_read(uint32_t tid, int self, struct lp_task_acct *a)
 {
 	int saved = errno;

@@ -38,4 +38,8 @@ struct lp_task_acct {
  * Fills a->have with what was read (0: nothing). */
 void lp_task_acct_read(uint32_t tid, int self, struct lp_task_acct *a);
 
+/* Thread tid's schedstat run_delay (ns on a run queue since it began) into
+ * *ns: 0, or -1 when it cannot be read (no CONFIG_SCHED_INFO, /proc). */
+int lp_task_run_delay(uint32_t tid, uint64_t *ns);
+
 #endif

@@ -15,7 +15,7 @@
 #define LP_JSTR_KEEP 32768
 
 /* Bump when a table in schemas/ changes shape; reports refuse others. */
-#define LP_SCHEMA_VERSION 4
+#define LP_SCHEMA_VERSION 5
 
 /* Open an existing database read-only and check it is a latprof database
  * of LP_SCHEMA_VERSION. On failure returns -errno-style code and writes one

@@ -38,6 +38,9 @@ enum lp_cnt_rec_type {
 	/* aux = errno (EMFILE, ENFILE); u64 ts: this thread's counter group
 	 * could not be opened, out of file descriptors (it has no counters) */
 	LP_REC_CNT_NOFD = 132,
+	/* aux = 0; lp_rec_cnt_runq: a thread's run_delay and CPU affinity when
+	 * its totals were written (beside its TOTAL or TOTAL_OF record) */
+	LP_REC_CNT_RUNQ = 133,
 };
 
 /* lp_rec_cnt_config.flags */
@@ -88,5 +91,25 @@ struct lp_rec_cnt_total_of {
 	struct lp_rec_cnt_total total;
 	/* uint64_t values[popcount(aux)] */
 };
+
+/* The kernel's run_delay of thread tid (/proc/self/task/TID/schedstat,
+ * its second field): all the time it was runnable but waiting for a CPU,
+ * since it began. Whole-thread breakdown rows split their time outside the
+ * recorded waits with it: what task-clock leaves of that time is not all
+ * run-queue time (blocking too short to record, calls not hooked), nor is
+ * all of the rest CPU time outside the waits (task-clock counts the
+ * kernel's work inside them too). Beside it the thread's CPU affinity then
+ * (sched_getaffinity): an app confined after latprof started it (`latprof
+ * run -- taskset -c 0 app`, a pinned pool) runs on fewer cores than
+ * latprof's own affinity says. */
+struct lp_rec_cnt_runq {
+	uint32_t tid;
+	uint32_t cpus;	    /* CPUs in its affinity; 0 when unread */
+	uint64_t ts;	    /* when it was read */
+	uint64_t run_delay; /* ns */
+	uint64_t cpu_mask;  /* its affinity's CPUs 0..63 (bit n: CPU n); 0 when unread or
+			     * when it holds a CPU past 63 */
+};
+_Static_assert(sizeof(struct lp_rec_cnt_runq) == 32, "runq total size");
 
 #endif

@@ -16,11 +16,11 @@
  *          the CPU, at most all of it on a run queue
  *   runq = run_delay since then - off, in 0..end - start
  *
- * The breakdown already counts the gap's time off the CPU (its wall time
- * less task-clock) as preempted, so the wait is given only what the gap
- * cannot hold: the sum over a thread is its run_delay, and a wait's share
- * errs low by at most the CPU time the call itself used in the kernel
- * (a few us), never high by a preemption before it.
+ * The breakdown counts the gap's time off the CPU apart (a stage's from
+ * its task-clock, a whole thread's from its run_delay at its end), so the
+ * wait is given only what the gap cannot hold, and a wait's share errs
+ * low by at most the CPU time the call itself used in the kernel (a few
+ * us), never high by a preemption before it.
  *
  * One descriptor per thread that records a wait (pread at offset 0, about
  * 0.3 us against 1.7 us to open, read and close each time), closed by a

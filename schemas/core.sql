@@ -44,7 +44,8 @@ CREATE TABLE threads (
   parent_tid  INTEGER,
   name        TEXT,
   start_ns    INTEGER,
-  end_ns      INTEGER
+  end_ns      INTEGER,
+  run_delay_ns INTEGER  -- the kernel's schedstat run_delay at its end (with counters), else NULL
 );
 
 CREATE TABLE modules (

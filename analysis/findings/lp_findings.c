@@ -453,7 +453,10 @@ double lp_findings_runnable(struct lp_findings_ctx *c, int64_t *cpus)
 	int un = lp_findings_bd_cat(b, "cpu_or_preempted");
 	int64_t runnable = 0, wall = b->run_end_ns - b->run_start_ns;
 	/* a lookup with a default: a read error is recorded for lp_db_fault */
-	*cpus = lp_db_int(c->db, "SELECT value FROM meta WHERE key = 'run.cpus_allowed'", 0);
+	*cpus = lp_db_int(c->db, "SELECT value FROM meta WHERE key = 'run.cpus_threads'", 0);
+	if (*cpus <= 0)
+		*cpus =
+		    lp_db_int(c->db, "SELECT value FROM meta WHERE key = 'run.cpus_allowed'", 0);
 	if (*cpus <= 0)
 		*cpus =
 		    lp_db_int(c->db, "SELECT value FROM meta WHERE key = 'host.cpus_online'", 0);

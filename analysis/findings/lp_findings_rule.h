@@ -104,8 +104,9 @@ const char *lp_findings_where(const struct lp_findings_ctx *c);
  * task-clock over the run (NAN without it). */
 int64_t lp_findings_busy_threads(const struct lp_breakdown *b, double *cores);
 /* Runnable threads of the run on average (on a CPU or waiting for one,
- * over the run's wall time) and the cores it may use (run.cpus_allowed,
- * else host.cpus_online; 0 unknown). NAN without per-thread CPU figures. */
+ * over the run's wall time) and the cores it may use (run.cpus_threads,
+ * else run.cpus_allowed, else host.cpus_online; 0 unknown). NAN without
+ * per-thread CPU figures. */
 double lp_findings_runnable(struct lp_findings_ctx *c, int64_t *cpus);
 /* Whose load kept the threads off the CPU: the app's own when its runnable
  * threads outnumber its cores (1), other processes' when they do not (0),

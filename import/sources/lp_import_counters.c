@@ -24,11 +24,14 @@
 extern const char lp_schema_counters_sql[];
 
 struct cnt_imp {
-	sqlite3_stmt *ins_cfg, *ins_ev, *upd_ev, *ins_sample, *ins_val, *ins_total;
+	sqlite3_stmt *ins_cfg, *ins_ev, *upd_ev, *ins_sample, *ins_val, *ins_total, *upd_runq;
 	int64_t proc; /* processes.id that ev[] belongs to */
 	int64_t ev[LP_CNT_MAX_EVENTS];
 	long long samples;
-	int64_t *nofd; /* threads.id of threads whose group ran out of descriptors */
+	uint64_t cpu_union; /* the recorded threads' affinities, CPUs 0..63 */
+	uint32_t cpus_most; /* the largest affinity a thread had */
+	int cpus_wide;	    /* some thread's affinity had no mask (a CPU past 63) */
+	int64_t *nofd;	    /* threads.id of threads whose group ran out of descriptors */
 	size_t n_nofd, cap_nofd;
 };
 
@@ -58,8 +61,9 @@ static int cnt_begin(struct lp_import *imp, void **state)
 	s->ins_total = lp_import_prepare(
 	    imp, "INSERT OR REPLACE INTO thread_counters(thread_id, event_id, value, raw, "
 		 "scaled, start_ns, end_ns, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+	s->upd_runq = lp_import_prepare(imp, "UPDATE threads SET run_delay_ns = ?1 WHERE id = ?2");
 	if (!s->ins_cfg || !s->ins_ev || !s->upd_ev || !s->ins_sample || !s->ins_val ||
-	    !s->ins_total)
+	    !s->ins_total || !s->upd_runq)
 		return -EIO;
 	return 0;
 }
@@ -198,6 +202,22 @@ static int cnt_total(struct lp_import *imp, struct cnt_imp *s, uint32_t tid, uin
 	return 0;
 }
 
+static int cnt_runq(struct lp_import *imp, struct cnt_imp *s, const struct lp_rec_cnt_runq *r)
+{
+	int64_t thread = lp_import_thread(imp, r->tid);
+	if (!thread)
+		return -EIO;
+	sqlite3_bind_int64(s->upd_runq, 1,
+			   r->run_delay > INT64_MAX ? INT64_MAX : (int64_t)r->run_delay);
+	sqlite3_bind_int64(s->upd_runq, 2, thread);
+	if (r->cpus) {
+		s->cpu_union |= r->cpu_mask;
+		s->cpus_wide |= !r->cpu_mask;
+		s->cpus_most = r->cpus > s->cpus_most ? r->cpus : s->cpus_most;
+	}
+	return lp_import_step(imp, s->upd_runq) ? -EIO : 0;
+}
+
 static int cnt_record(struct lp_import *imp, void *state, uint32_t tid,
 		      const struct lp_rec_header *h, const void *payload, size_t len)
 {
@@ -222,6 +242,10 @@ static int cnt_record(struct lp_import *imp, void *state, uint32_t tid,
 					 len - offsetof(struct lp_rec_cnt_total_of, total),
 					 "alive_at_exit");
 		}
+		break;
+	case LP_REC_CNT_RUNQ:
+		if (len >= sizeof(struct lp_rec_cnt_runq))
+			return cnt_runq(imp, s, payload);
 		break;
 	case LP_REC_CNT_NOFD: {
 		int64_t thread = lp_import_thread(imp, tid);
@@ -422,6 +446,15 @@ static int cnt_finish(struct lp_import *imp, void *state)
 	    (cnt_exec(imp, lp_cnt_ranges_sql) || cnt_range_meta(imp)))
 		return -EIO;
 	int rc = cnt_nofd_meta(imp, s);
+	/* the cores the recorded threads could run on, together: their
+	 * affinities' union (a thread's own count where one was past CPU 63,
+	 * then at least the largest) */
+	if (!rc && s->cpus_most) {
+		int64_t n = __builtin_popcountll(s->cpu_union);
+		if (s->cpus_wide && n < (int64_t)s->cpus_most)
+			n = s->cpus_most;
+		rc = lp_import_meta(imp, "run.cpus_threads", NULL, n);
+	}
 	return rc ? rc : cnt_meta(imp);
 }
 
@@ -436,6 +469,7 @@ static void cnt_destroy(void *state)
 	sqlite3_finalize(s->ins_sample);
 	sqlite3_finalize(s->ins_val);
 	sqlite3_finalize(s->ins_total);
+	sqlite3_finalize(s->upd_runq);
 	free(s->nofd);
 	free(s);
 }

@@ -25,3 +25,9 @@ set_target_properties(lp_runqprog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BI
 lp_py_test(block_runq test_runq.py LABELS e2e)
 # its threads' run-queue time is the measure: alone
 set_tests_properties(block_runq PROPERTIES RUN_SERIAL TRUE)
+# Blocking the interposer does not record (calls under the threshold) is
+# not time waiting for a CPU: a thread's preempted against its schedstat
+add_executable(lp_unseenprog ${CMAKE_CURRENT_LIST_DIR}/lp_unseenprog.c)
+target_compile_options(lp_unseenprog PRIVATE -g -O1)
+set_target_properties(lp_unseenprog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
+lp_py_test(block_unseen test_unseen.py LABELS e2e)

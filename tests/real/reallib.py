@@ -133,9 +133,18 @@ def postgres_cluster(d):
     return bins[-1], pre, data
 
 
-def start_memcached(d, threads=4):
+def one_cpu():
+    """The lowest-numbered CPU this test may run on, as taskset -c names it:
+    a case confined there saturates it whatever the machine's size."""
+    return str(min(os.sched_getaffinity(0)))
+
+
+def start_memcached(d, threads=4, cpus=None):
     """Debian's memcached recorded in the background, on loopback, writing
-    its pid file in d: (recording, port, pid file, database path). As root,
+    its pid file in d: (recording, port, pid file, database path); cpus: a
+    taskset -c list that memcached is confined to, by `latprof run --
+    taskset -c CPUS memcached` (latprof's own affinity, run.cpus_allowed,
+    stays the machine's; the threads' own, run.cpus_threads, is CPUS). As root,
     latprof and memcached run as nobody from the start (memcached refuses
     root without -u): a process that drops root keeps recording
     (rel_uid_drop), but with kernel.perf_event_paranoid=2 its threads
@@ -151,7 +160,8 @@ def start_memcached(d, threads=4):
         nobody = pwd.getpwnam("nobody")
         pre = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
                "--clear-groups"]
-    rec = start_recording(path, "memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
+    pin = ["taskset", "-c", cpus] if cpus is not None else []
+    rec = start_recording(path, *pin, "memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
                           "-t", str(threads), "-P", pidfile, pre=pre, env={"TMPDIR": d})
     return rec, port, pidfile, path
 
@@ -181,21 +191,32 @@ def stop(proc, timeout=30):
         return proc.communicate()
 
 
-def check_saturation(fdoc, kernel, what):
+def check_saturation(fdoc, kernel, what, cpus=None):
     """cpu-saturated against the kernel's own figures for the same threads:
     kernel is [(run_delay_ns, life_ns)] from /proc schedstat. The rule
     judges all threads' time waiting for a CPU against their life (>= 10%):
     found where the kernel's share is clearly above (>= 12%), quiet where
     clearly below (<= 8%); at the threshold either, and said so. Whether a
     load generator saturates 2 CPUs depends on what else runs: the second
-    source, not the load, decides what is right."""
+    source, not the load, decides what is right. cpus: the case was
+    confined to that many CPUs to saturate them: the kernel's share must be
+    clearly above the threshold, and the finding must say "on N CPUs"."""
     q = sum(k[0] for k in kernel)
     life = sum(k[1] for k in kernel)
     share = q / life if life else 0.0
     sat = next((f for f in fdoc["findings"] if f["id"] == "cpu-saturated"), None)
     r = next(r for r in fdoc["rules"] if r["id"] == "cpu-saturated")
     verdict = f"{r['state']}, value {r.get('value')}; the kernel's share {share:.3f}"
-    if share >= 0.12:
+    if cpus is not None:
+        lptest.check(share >= 0.12, f"{what}: the kernel says its threads waited {100 * share:.1f}% "
+                                    "of their time for a CPU (>= 12%, above the rule's 10%)")
+        ev = {n["key"]: n["value"] for n in sat["evidence"]} if sat else {}
+        on_m = f" on {cpus} CPU{'' if cpus == 1 else 's'}; "
+        lptest.check(sat is not None and ev.get("cpus") == cpus
+                     and ev.get("runnable_threads", 0) > cpus and on_m in sat["summary"],
+                     f"{what}: cpu-saturated found, more runnable threads than the {cpus} "
+                     f"CPU(s) it may use ({verdict}; {sat and sat['summary']})")
+    elif share >= 0.12:
         lptest.check(sat is not None, f"{what}: cpu-saturated found ({verdict})")
     elif share <= 0.08:
         lptest.check(sat is None, f"{what}: no cpu-saturated finding ({verdict})")

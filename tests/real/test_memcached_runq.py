@@ -1,13 +1,19 @@
 """Debian's memcached (8 worker threads) under memcaslap (4 client threads,
-32 connections) on loopback, then with 1 worker and 1 connection. The first:
+32 connections) on loopback, server and load confined to one CPU (by
+`latprof run -- taskset -c N memcached`: latprof's own affinity stays the
+machine's, the rule must count the threads' own), then with 1 worker and 1
+connection on every CPU. The first:
 each of its threads against the kernel's own
 accounting of it (/proc/PID/task/TID/schedstat, sampled every 20 ms until
 just before SIGTERM). latprof's preempted time of each thread must be its
 run_delay within 15% (plus 2% of its life: what the last sample and the
 shutdown may add). A worker woken from epoll_wait that waits for a CPU
 waited for a CPU, not for the network. Without NVTX requests the rules
-still judge it: the 8 busy workers on this machine's 2 CPUs get the
-cpu-saturated finding; 1 worker does not, whatever the other load."""
+still judge it: the 8 busy workers on their one CPU get the cpu-saturated
+finding "on 1 CPU", and the kernel's own share of their time on a run
+queue must be above the rule's threshold too (on 2 CPUs of a quiet machine
+it was 2.6%: memcaslap could not keep 8 workers busy); 1 worker does not
+get it, whatever the other load."""
 import json
 import os
 import signal
@@ -17,12 +23,15 @@ import time
 
 import lptest
 from lptest import check, latprof, tmpdir, within
-from reallib import check_saturation, need_cmd, pidfile_pid, start_memcached, stop, wait_port
+from reallib import (check_saturation, need_cmd, one_cpu, pidfile_pid, start_memcached, stop,
+                     wait_port)
 from lpaccount import check_account
 
 need_cmd("memcached", "memcaslap")
 if lptest.sanitizer():
     lptest.skip(f"{lptest.sanitizer()} build: instrumented code changes the CPU figures")
+if len(os.sched_getaffinity(0)) < 2:
+    lptest.skip("needs 2 CPUs: the 1-worker case must have fewer threads than CPUs")
 
 
 def sample(pid, sched, done):
@@ -37,17 +46,19 @@ def sample(pid, sched, done):
         time.sleep(0.02)
 
 
-def record(threads, clients, conns):
+def record(threads, clients, conns, cpu=None):
     """memcached with `threads` workers under memcaslap's `clients` threads
-    and `conns` connections for 4 s: (database, its threads' schedstat)."""
-    rec, port, pidfile, path = start_memcached(tmpdir(), threads=threads)
+    and `conns` connections for 4 s, both on cpu when given: (database, its
+    threads' schedstat)."""
+    rec, port, pidfile, path = start_memcached(tmpdir(), threads=threads, cpus=cpu)
     sched, done = {}, threading.Event()
     try:
         check(wait_port(port, rec), f"memcached listens on 127.0.0.1:{port}")
         pid = pidfile_pid(pidfile)
         t = threading.Thread(target=sample, args=(pid, sched, done))
         t.start()
-        load = subprocess.run(["memcaslap", "-s", f"127.0.0.1:{port}", "-t", "4s", "-T",
+        pin = ["taskset", "-c", cpu] if cpu is not None else []
+        load = subprocess.run([*pin, "memcaslap", "-s", f"127.0.0.1:{port}", "-t", "4s", "-T",
                                str(clients), "-c", str(conns)], capture_output=True, text=True,
                               timeout=40)
         check(load.returncode == 0 and "TPS" in load.stdout,
@@ -63,9 +74,11 @@ def record(threads, clients, conns):
     return path, sched
 
 
-path, sched = record(8, 4, 32)
+path, sched = record(8, 4, 32, one_cpu())
 doc = json.loads(latprof("report", path, "--breakdown", "--format", "json", check=0).stdout)
-rows = [t for t in doc["threads"] if t["tid"] in sched]
+# memcached's threads: its main thread's tid is also that of the taskset
+# image it replaced (a process of its own in the database, 0 ms long)
+rows = [t for t in doc["threads"] if t["tid"] in sched and t["name"] != "taskset"]
 check(len(rows) >= 9, f"{len(rows)} of memcached's threads have the kernel's figures")
 busy = 0
 for t in rows:
@@ -79,13 +92,10 @@ check(busy >= 1, f"{busy} threads waited 5% of their life or more for a CPU: the
                  "is not only of zeros")
 # the findings of the run as one account (tests/lib/lpaccount.py); without
 # NVTX the rules judge the run per thread: 8 workers kept busy by 32
-# connections outnumber the 2 CPUs
+# connections outnumber their one CPU
 fdoc = check_account(path)
-sat = check_saturation(fdoc, [(sched[t["tid"]][1], t["time_ns"]) for t in rows],
-                       "8 workers, 32 connections")
-ev = {n["key"]: n["value"] for n in sat["evidence"]} if sat else {}
-check(sat is None or ev.get("runnable_threads", 0) > ev.get("cpus", 0) > 0,
-      f"a saturation finding says more runnable threads than CPUs ({ev})")
+check_saturation(fdoc, [(sched[t["tid"]][1], t["time_ns"]) for t in rows],
+                 "8 workers, 32 connections on 1 CPU", cpus=1)
 
 # one worker, one connection: fewer runnable threads than CPUs, no verdict of
 # saturation whatever the machine's other load

@@ -1,12 +1,17 @@
-"""PostgreSQL under pgbench over a Unix socket, pinned to 2 CPUs: each
+"""PostgreSQL under pgbench over a Unix socket: each
 backend (one process per client) against the kernel's own accounting of it
 (/proc/PID/schedstat, sampled every 20 ms while it lives: time on a CPU,
 time on a run queue). latprof's preempted time of each backend that lived
 a second or more must be its run_delay within 15%, plus what it may have
 queued between the last sample and its end (the thread's end in the
-database; on a loaded machine the sampler lags far behind its 20 ms). Without NVTX ranges the rules still judge the run: 12
-clients on 2 CPUs (12 backends, more runnable than the cores) get the
-cpu-saturated finding; 1 client does not."""
+database; on a loaded machine the sampler lags far behind its 20 ms).
+Without NVTX ranges the rules still judge the run: 12 select-only clients
+with server and pgbench confined to one CPU (12 backends, each runnable
+whenever its next query is in) get the cpu-saturated finding "on 1 CPU",
+and the kernel's own share of their time on a run queue must be above the
+rule's threshold too; 1 client on 2 CPUs does not. TPC-B's 12 clients on 2
+CPUs were not saturated on a quiet machine (the backends wait on the 2
+branch rows' locks: the kernel's share 6.7%), whatever other load decided."""
 import json
 import os
 import signal
@@ -16,7 +21,7 @@ import time
 
 import lptest
 from lptest import check, db, latprof, tmpdir
-from reallib import check_saturation, findings, postgres_cluster, stop
+from reallib import check_saturation, findings, one_cpu, postgres_cluster, stop
 
 if lptest.sanitizer():
     lptest.skip(f"{lptest.sanitizer()} build: instrumented code changes the CPU figures")
@@ -45,10 +50,12 @@ def sample(postmaster, sched, done):
         time.sleep(0.02)
 
 
-def record(clients):
+def record(clients, cpus, select_only):
+    """pgbench's clients for 4 s against the recorded server, both confined
+    to cpus (taskset -c)."""
     path = os.path.join(d, f"pg{clients}.db")
     env = dict(os.environ, TMPDIR=d)
-    rec = subprocess.Popen([*pre, "taskset", "-c", "0,1", lptest.LATPROF, "run", "-o", path, "--",
+    rec = subprocess.Popen([*pre, "taskset", "-c", cpus, lptest.LATPROF, "run", "-o", path, "--",
                             f"{B}/postgres", "-D", data, "-k", d, "-p", "5434", "-c",
                             "listen_addresses=", "-c", "fsync=off"],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -63,14 +70,16 @@ def record(clients):
             time.sleep(0.2)
         with open(os.path.join(data, "postmaster.pid")) as f:
             postmaster = int(f.readline())
-        if clients > 1:
+        if not os.path.exists(os.path.join(d, "pgbench-ready")):
             r = subprocess.run([f"{B}/pgbench", "-i", "-s", "2", "-q", *pg, "postgres"],
                                capture_output=True, text=True, timeout=60)
             check(r.returncode == 0, f"pgbench -i ({r.stderr.strip()[-200:]})")
+            open(os.path.join(d, "pgbench-ready"), "w").close()
         t = threading.Thread(target=sample, args=(postmaster, sched, done))
         t.start()
-        r = subprocess.run(["taskset", "-c", "0,1", f"{B}/pgbench", "-c", str(clients), "-j",
-                            str(min(clients, 2)), "-T", "4", *pg, "postgres"],
+        r = subprocess.run(["taskset", "-c", cpus, f"{B}/pgbench", *(["-S"] if select_only else []),
+                            "-c", str(clients), "-j", str(min(clients, 2)), "-T", "4", *pg,
+                            "postgres"],
                            capture_output=True, text=True, timeout=60)
         done.set()
         t.join()
@@ -83,8 +92,8 @@ def record(clients):
     return path, sched
 
 
-for clients in (12, 1):
-    path, sched = record(clients)
+for clients, cpus, select_only in ((12, one_cpu(), True), (1, "0,1", False)):
+    path, sched = record(clients, cpus, select_only)
     doc = json.loads(latprof("report", path, "--breakdown", "--format", "json", check=0).stdout)
     rows = [t for t in doc["threads"] if t["tid"] in sched and t["time_ns"] >= 1e9]
     check(len(rows) >= clients, f"{clients} clients: {len(rows)} backends of 1 s or more, each "
@@ -106,7 +115,7 @@ for clients in (12, 1):
     if clients > 2:
         every = [t for t in doc["threads"] if t["tid"] in sched]
         check_saturation(fdoc, [(sched[t["tid"]][1], t["time_ns"]) for t in every],
-                         f"{clients} clients on 2 CPUs")
+                         f"{clients} select-only clients on 1 CPU", cpus=1)
     else:
         r = next(r for r in fdoc["rules"] if r["id"] == "cpu-saturated")
         check(sat is None, f"1 client: no cpu-saturated finding ({r['state']}, {r.get('value')})")
