@@ -96,12 +96,11 @@ int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen)
 			 path);
 		goto fail;
 	}
-	if (ver != LP_SCHEMA_VERSION) {
-		snprintf(
-		    err, errlen,
-		    "%s has schema version %d; this latprof reads version %d (re-import the logs "
-		    "or use the matching latprof)",
-		    path, ver, LP_SCHEMA_VERSION);
+	if (ver < LP_SCHEMA_READ_MIN || ver > LP_SCHEMA_VERSION) {
+		snprintf(err, errlen,
+			 "%s has schema version %d; this latprof reads versions %d to %d "
+			 "(re-import the logs or use the matching latprof)",
+			 path, ver, LP_SCHEMA_READ_MIN, LP_SCHEMA_VERSION);
 		goto fail;
 	}
 	/* The importer writes its version in meta too: a file whose meta says
@@ -111,12 +110,12 @@ int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen)
 	if (lp_db_meta(db, "schema_version", mv, sizeof(mv))) {
 		char *end;
 		long m = strtol(mv, &end, 10);
-		if (end == mv || *end || m != LP_SCHEMA_VERSION) {
+		if (end == mv || *end || m < LP_SCHEMA_READ_MIN || m > LP_SCHEMA_VERSION) {
 			snprintf(err, errlen,
 				 "%s has schema version %s (meta.schema_version); this latprof "
-				 "reads version %d (re-import the logs or use the matching "
-				 "latprof)",
-				 path, mv, LP_SCHEMA_VERSION);
+				 "reads versions %d to %d (re-import the logs or use the "
+				 "matching latprof)",
+				 path, mv, LP_SCHEMA_READ_MIN, LP_SCHEMA_VERSION);
 			goto fail;
 		}
 	}

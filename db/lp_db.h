@@ -14,11 +14,15 @@
  * still fit. */
 #define LP_JSTR_KEEP 32768
 
-/* Bump when a table in schemas/ changes shape; reports refuse others. */
+/* Bump when a table in schemas/ changes shape. Reports read every version
+ * from LP_SCHEMA_READ_MIN on and refuse others: what a later version added
+ * (version 5: threads.run_delay_ns) is looked for before it is read, and
+ * its absence reads as "not recorded". */
 #define LP_SCHEMA_VERSION 5
+#define LP_SCHEMA_READ_MIN 4
 
 /* Open an existing database read-only and check it is a latprof database
- * of LP_SCHEMA_VERSION. On failure returns -errno-style code and writes one
+ * of a version this latprof reads (LP_SCHEMA_READ_MIN..LP_SCHEMA_VERSION). On failure returns -errno-style code and writes one
  * human sentence into err. Refuses FIFOs and devices. */
 int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen);
 
