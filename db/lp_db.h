@@ -22,8 +22,8 @@
 #define LP_SCHEMA_READ_MIN 4
 
 /* Open an existing database read-only and check it is a latprof database
- * of a version this latprof reads (LP_SCHEMA_READ_MIN..LP_SCHEMA_VERSION). On failure returns -errno-style code and writes one
- * human sentence into err. Refuses FIFOs and devices. */
+ * of a version this latprof reads (LP_SCHEMA_READ_MIN..LP_SCHEMA_VERSION). On failure returns
+ * -errno-style code and writes one human sentence into err. Refuses FIFOs and devices. */
 int lp_db_open_ro(const char *path, sqlite3 **out, char *err, size_t errlen);
 
 /* The schema of every table the importer creates (schemas/<source>.sql, one text
