@@ -170,4 +170,4 @@ for args in (["report", newer], ["report", newer, "--locks"],
     one_error_line(p, f"{args[0]} of a database whose meta.schema_version is "
                       f"{schema_version() + 1}")
     check(f"schema version {schema_version() + 1}" in p.stderr and
-          f"reads version {schema_version()}" in p.stderr, f"{args[0]}: both versions named")
+          f"to {schema_version()}" in p.stderr, f"{args[0]}: both versions named")
