@@ -329,6 +329,45 @@ static double tc_overflow_fill(const struct lane_ctx *c, size_t i, const double 
 	return over < spare ? over / spare : 1;
 }
 
+static int delay_row(sqlite3_stmt *st, void *ctx)
+{
+	return lp_map_put(ctx, (uint64_t)sqlite3_column_int64(st, 0),
+			  (uint64_t)sqlite3_column_int64(st, 1))
+		   ? -ENOMEM
+		   : 0;
+}
+
+/* Lane i's bins on a CPU and preempted, from its task-clock per bin (acc).
+ * With the kernel's run_delay of the thread (delay >= 0) the lane splits
+ * its time outside waits as the breakdown's thread row does: preempted
+ * outside the waits is run_delay less the waits' run-queue tails, spread
+ * over the time no task-clock covers; on-CPU at most what that leaves; the
+ * rest was off the CPU in blocking not recorded, drawn as waiting. */
+static void tc_lane_split(const struct lane_ctx *c, size_t i, const double *acc, double delay)
+{
+	const struct lp_timeseries *ts = c->ts;
+	struct lp_ts_lane *l = &ts->lanes[i];
+	double fill = tc_overflow_fill(c, i, acc), avail = 0, on_all = 0, rq_all = 0;
+	for (size_t b = 0; b < ts->nbins; b++) {
+		double av = avail_ns(c, i, b), on = acc[b] < av ? acc[b] : av;
+		l->oncpu[b] = on + (av - on) * fill; /* ns until the end */
+		avail += av, on_all += l->oncpu[b];
+		rq_all += (double)(c->runq[i][b] < c->wait[i][b] ? c->runq[i][b] : c->wait[i][b]);
+	}
+	double out = delay < 0 ? -1 : fmin(fmax(delay - rq_all, 0), avail);
+	double k = out > 0 && on_all > avail - out ? (avail - out) / on_all : 1;
+	double spare = avail - on_all * k, take = out < 0 ? 1 : spare > 0 ? out / spare : 0;
+	for (size_t b = 0; b < ts->nbins; b++) {
+		double av = avail_ns(c, i, b), on = l->oncpu[b] * k, len = (double)bin_len(ts, b);
+		int64_t rq = c->runq[i][b] < c->wait[i][b] ? c->runq[i][b] : c->wait[i][b];
+		double pre = (av - on) * take + (double)rq;
+		l->oncpu[b] = on / len;
+		l->preempted[b] = pre / len;
+		l->total_oncpu_ns += llround(on);
+		l->total_preempted_ns += llround(pre);
+	}
+}
+
 static int ts_cpu_split(sqlite3 *db, struct lane_ctx *c, char *err, size_t errlen)
 {
 	struct lp_timeseries *ts = c->ts;
@@ -357,6 +396,13 @@ static int ts_cpu_split(sqlite3 *db, struct lane_ctx *c, char *err, size_t errle
 	    "WHERE event_id IN e ORDER BY 1, 2, 3";
 	int many = lp_db_int(db, "SELECT count(*) FROM counter_samples", 0) > LP_TS_MAXSAMPLES;
 	int rc = lp_db_each(db, many ? ends_sql : all_sql, NULL, 0, tc_row, &x, err, errlen);
+	struct lp_map delay = {0}; /* threads.id -> the kernel's run_delay ns */
+	if (!rc && lp_db_int(db,
+			     "SELECT count(*) FROM pragma_table_info('threads') WHERE name = "
+			     "'run_delay_ns'",
+			     0))
+		rc = lp_db_each(db, "SELECT id, run_delay_ns FROM threads WHERE run_delay_ns >= 0",
+				NULL, 0, delay_row, &delay, err, errlen);
 	for (size_t i = 0; i < c->ncpu; i++) {
 		struct lp_ts_lane *l = &ts->lanes[i];
 		if (!rc && x.acc[i]) {
@@ -365,19 +411,13 @@ static int ts_cpu_split(sqlite3 *db, struct lane_ctx *c, char *err, size_t errle
 			if (!l->oncpu || !l->preempted)
 				rc = -ENOMEM;
 		}
-		double fill = l->oncpu ? tc_overflow_fill(c, i, x.acc[i]) : 0;
-		for (size_t b = 0; !rc && l->oncpu && b < ts->nbins; b++) {
-			double av = avail_ns(c, i, b), on = x.acc[i][b] < av ? x.acc[i][b] : av;
-			on += (av - on) * fill;
-			int64_t rq = c->runq[i][b] < c->wait[i][b] ? c->runq[i][b] : c->wait[i][b];
-			double pre = av - on + (double)rq, len = (double)bin_len(ts, b);
-			l->oncpu[b] = on / len;
-			l->preempted[b] = pre / len;
-			l->total_oncpu_ns += llround(on);
-			l->total_preempted_ns += llround(pre);
-		}
+		uint64_t d;
+		if (!rc && l->oncpu)
+			tc_lane_split(c, i, x.acc[i],
+				      lp_map_get(&delay, (uint64_t)l->id, &d) ? (double)d : -1);
 		free(x.acc[i]);
 	}
+	lp_map_free(&delay);
 	free(x.acc);
 	return rc;
 }
