@@ -47,6 +47,9 @@ def views(db, out, tag):
     yield "html", ["report", db, "--html", html, "-f", "-q"], html
     yield "check", ["check", db, "--expect", "p99(request) < 1s", "--expect",
                     "count(finding:lock-contention) == 0"], os.path.join(out, f"{tag}.check")
+    yield "check categories", ["check", db, "--expect", "share(lock-wait) < 50%", "--expect",
+                               "total(cpu) > 1ms", "--expect", "p50(stage:infer) < 1s"], \
+        os.path.join(out, f"{tag}.checkcat")
     chrome = os.path.join(out, f"{tag}.chrome.json")
     yield "export --chrome", ["export", db, "--chrome", chrome, "-f"], chrome
 
