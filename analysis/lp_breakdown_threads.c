@@ -191,11 +191,10 @@ static int bt_next(struct bt *b, struct bt_src *src)
 		}
 		return 0;
 	}
-	int s = sqlite3_step(src->st);
-	src->live = s == SQLITE_ROW;
+	int s = lp_db_step_next(src->st);
+	src->live = s > 0;
 	if (!src->live)
-		return s == SQLITE_DONE ? 0 : -EIO;
-	lp_progress_add(1);
+		return s;
 	src->th = sqlite3_column_int64(src->st, 0);
 	src->s = sqlite3_column_int64(src->st, 1);
 	src->e = sqlite3_column_int64(src->st, 2);
