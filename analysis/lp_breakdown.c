@@ -1280,9 +1280,11 @@ static int bd_slowest(struct lp_breakdown_work *b, struct lp_breakdown *out,
 }
 
 struct threads_ctx {
-	const struct lp_breakdown_cats *c;
+	const struct lp_breakdown_cats *c; /* NULL: keep each thread's life in life[] */
 	struct lp_breakdown *out;
 	size_t cap;
+	int64_t *life; /* [start, end) per thread, for lp_breakdown_threads_stream */
+	size_t lcap;
 };
 
 static int thread_row(sqlite3_stmt *st, void *ctx)
@@ -1303,19 +1305,27 @@ static int thread_row(sqlite3_stmt *st, void *ctx)
 	if (!t->name)
 		return -ENOMEM;
 	t->total_ns = z > a ? z - a : 0;
+	out->run_thread_ns += t->total_ns;
+	if (!c) {
+		if (LP_GROW(x->life, 2 * out->nthreads, x->lcap))
+			return -ENOMEM;
+		x->life[2 * out->nthreads - 2] = a;
+		x->life[2 * out->nthreads - 1] = z;
+		return 0;
+	}
 	if (z > a)
 		cats_split(c, t->thread_id, a, z, t->cat_ns);
-	out->run_thread_ns += t->total_ns;
 	for (int k = 0; k <= c->n + LP_BREAKDOWN_PREEMPTED; k++)
 		out->run_cat_ns[k] += t->cat_ns[k];
 	return 0;
 }
 
-/* Whole run per thread: lock wait, cond wait, the rest. */
+/* Whole run per thread: lock wait, cond wait, the rest; from the loaded
+ * sets, or (c NULL) from one streaming pass over the waits. */
 static int bd_threads(sqlite3 *db, const struct lp_breakdown_cats *c, struct lp_breakdown *out,
 		      char *err, size_t errlen)
 {
-	struct threads_ctx x = {c, out, 0};
+	struct threads_ctx x = {c, out, 0, NULL, 0};
 	struct lp_db_arg end = LP_DB_INT(out->run_end_ns);
 	int rc = lp_db_query(db,
 			     "SELECT t.id, t.tid, t.name, coalesce(t.start_ns, p.start_ns), "
@@ -1324,6 +1334,40 @@ static int bd_threads(sqlite3 *db, const struct lp_breakdown_cats *c, struct lp_
 			     &end, 1, thread_row, &x, err, errlen);
 	if (rc == -EIO)
 		snprintf(err, errlen, "database error reading threads: %s", sqlite3_errmsg(db));
+	if (!rc && !c)
+		rc = lp_breakdown_threads_stream(db, out, x.life, err, errlen);
+	free(x.life);
+	return rc;
+}
+
+static void threads_reset(struct lp_breakdown *out)
+{
+	for (size_t i = 0; i < out->nthreads; i++)
+		free(out->threads[i].name);
+	free(out->threads);
+	out->threads = NULL;
+	out->nthreads = 0;
+	out->run_thread_ns = 0;
+	memset(out->run_cat_ns, 0, sizeof(out->run_cat_ns));
+}
+
+/* The categories per thread. Without ranges nothing asks the sets of
+ * waits anything else: one pass over the waits fills the threads and
+ * nothing per wait is kept. With ranges (or rows out of start order) the
+ * sets are loaded, for the stages' lookups too. */
+static int bd_cats_threads(struct lp_breakdown_work *b, struct lp_breakdown *out, char *err,
+			   size_t errlen)
+{
+	sqlite3 *db = b->db;
+	int ranged = lp_db_has_table(db, "ranges") &&
+		     lp_db_int(db, "SELECT EXISTS (SELECT 1 FROM ranges)", 0);
+	int rc = ranged ? -EAGAIN : bd_threads(db, NULL, out, err, errlen);
+	if (rc == -EAGAIN) {
+		threads_reset(out);
+		rc = cats_load(db, &b->cats, err, errlen);
+		if (!rc)
+			rc = bd_threads(db, &b->cats, out, err, errlen);
+	}
 	return rc;
 }
 
@@ -1563,11 +1607,9 @@ int lp_breakdown_compute(sqlite3 *db, const struct lp_breakdown_opts *opts,
 	    "cpu or preempted (not counted)";
 	out->run_start_ns = lp_db_int(db, "SELECT min(start_ns) FROM processes", 0);
 	out->run_end_ns = lp_db_int(db, "SELECT max(end_ns) FROM processes", out->run_start_ns);
-	rc = cats_load(db, &b.cats, err, errlen);
+	rc = bd_cats_threads(&b, out, err, errlen);
 	if (!rc)
-		rc = bd_threads(db, &b.cats, out, err, errlen);
-	if (!rc)
-		rc = bd_split_threads(db, out, b.cats.n, err, errlen);
+		rc = bd_split_threads(db, out, (int)lp_breakdown_ncategories, err, errlen);
 	if (!rc && lp_db_has_table(db, "ranges"))
 		rc = bd_ranges(&b, opts, out, err, errlen);
 	if (!rc && !out->has_ranges && opts->request) {

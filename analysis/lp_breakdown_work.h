@@ -54,4 +54,14 @@ int lp_breakdown_counters_stages(const struct lp_breakdown_work *b, struct lp_br
 /* The tail stage's counters, tail against median. */
 void lp_breakdown_counters_tail(const struct lp_breakdown_work *b, struct lp_breakdown_tail *t);
 
+/* ---- lp_breakdown_threads.c ---- */
+
+/* Fills the category times of out->threads (life: each one's [start, end),
+ * two values a thread) and out->run_cat_ns in one pass over the wait
+ * tables in start order, as cats_split over the loaded sets would. 0;
+ * -EAGAIN when the rows were not in start order (then the sets must
+ * answer); -errno with err. */
+int lp_breakdown_threads_stream(sqlite3 *db, struct lp_breakdown *out, const int64_t *life,
+				char *err, size_t errlen);
+
 #endif

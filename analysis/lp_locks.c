@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,20 +420,130 @@ static sqlite3_stmt *batch_prepare(struct batch *b, const char *tmpl)
 	return q_prepare_in(b->q, tmpl, b->in);
 }
 
+/*
+ * Exact nearest-rank p50 and p99 of each listed lock in two passes over its
+ * waits, in memory bounded by the locks, not the waits: a histogram of the
+ * durations (exact below 256 ns, then 128 buckets per power of two), then
+ * only the durations in the two buckets that hold the ranks.
+ */
+#define PCTL_SUB 128
+#define PCTL_NB (257 + 55 * PCTL_SUB)
+
+static size_t pctl_bucket(int64_t v)
+{
+	if (v <= 0)
+		return 0;
+	if (v < 256)
+		return 1 + (size_t)v;
+	int e = 63 - __builtin_clzll((uint64_t)v); /* 8..62 */
+	return 257 + (size_t)(e - 8) * PCTL_SUB + (size_t)((v >> (e - 7)) & (PCTL_SUB - 1));
+}
+
+struct pctl_lock {
+	uint64_t *hist;		   /* [PCTL_NB], the first pass */
+	size_t seen;		   /* rows taken in this pass: at most the lock's count */
+	size_t bucket[2], rank[2]; /* p50, p99: the bucket, the rank inside it */
+	int64_t *v[2];		   /* the second pass: the durations in those buckets */
+	size_t nv[2];
+};
+
 struct pctl_load {
 	struct batch *b;
-	double **v;
-	size_t *n;
+	struct pctl_lock *l;
+	int pass;
 };
 
 static int pctl_row(sqlite3_stmt *st, void *ctx)
 {
-	struct pctl_load *l = ctx;
-	struct lp_lock_row *row = row_of(l->b, sqlite3_column_int64(st, 0));
-	size_t k = row ? (size_t)(row - l->b->r->locks) : 0;
-	if (row && l->n[k] < (size_t)row->count)
-		l->v[k][l->n[k]++] = (double)sqlite3_column_int64(st, 1);
+	struct pctl_load *x = ctx;
+	struct lp_lock_row *row = row_of(x->b, sqlite3_column_int64(st, 0));
+	struct pctl_lock *l = row ? &x->l[row - x->b->r->locks] : NULL;
+	if (!l || !l->hist || l->seen >= (size_t)row->count)
+		return 0;
+	int64_t v = sqlite3_column_int64(st, 1);
+	size_t k = pctl_bucket(v);
+	l->seen++;
+	if (!x->pass) {
+		l->hist[k]++;
+		return 0;
+	}
+	for (int j = 0; j < 2; j++)
+		if (l->v[j] && k == l->bucket[j] && l->nv[j] < l->hist[k])
+			l->v[j][l->nv[j]++] = v;
 	return 0;
+}
+
+/* After the first pass: where each rank lies (lp_quantile_nearest's rank),
+ * and room for its bucket. */
+static int pctl_ranks(struct pctl_lock *l)
+{
+	static const double q[2] = {0.50, 0.99};
+	size_t n = l->seen;
+	for (int j = 0; j < 2 && n; j++) {
+		double r = ceil(q[j] * (double)n) - 1;
+		size_t rank = r < 0 ? 0 : r > (double)n - 1 ? n - 1 : (size_t)r, k = 0;
+		while (rank >= l->hist[k])
+			rank -= l->hist[k++];
+		l->bucket[j] = k;
+		l->rank[j] = rank;
+		if (!(l->v[j] = malloc(l->hist[k] * sizeof(int64_t))))
+			return -ENOMEM;
+	}
+	l->seen = 0;
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int pctl_pass(struct batch *b, const char *in, struct pctl_load *x)
+{
+	sqlite3_stmt *st =
+	    q_prepare_in(b->q, "SELECT lock_id, dur_ns FROM temp.lp_rw WHERE lock_id IN %s", in);
+	if (!st)
+		return -EIO;
+	lp_db_progress(b->q->db, "lock wait percentiles", "lock_waits");
+	int rc = q_run(b->q, st, pctl_row, x);
+	lp_progress_end();
+	return rc;
+}
+
+static int pctl_scan(struct batch *b, const char *done, const char *in, struct pctl_lock *l)
+{
+	struct lp_lock_report *r = b->r;
+	struct pctl_load x = {b, l, 0};
+	for (size_t i = 0; i < r->n; i++)
+		if (!done[i] && !(l[i].hist = calloc(PCTL_NB, sizeof(*l[i].hist))))
+			return -ENOMEM;
+	int rc = pctl_pass(b, in, &x);
+	for (size_t i = 0; !rc && i < r->n; i++)
+		rc = done[i] ? 0 : pctl_ranks(&l[i]);
+	x.pass = 1;
+	if (!rc)
+		rc = pctl_pass(b, in, &x);
+	sqlite3_stmt *st = NULL;
+	if (!rc &&
+	    !(st = q_prepare(b->q, "INSERT OR REPLACE INTO temp.lp_pctl VALUES (?, ?, ?, ?)")))
+		return -EIO;
+	for (size_t i = 0; rc == 0 && i < r->n; i++) {
+		if (done[i])
+			continue;
+		for (int j = 0; j < 2 && l[i].v[j] && l[i].rank[j] < l[i].nv[j]; j++) {
+			qsort(l[i].v[j], l[i].nv[j], sizeof(int64_t), cmp_i64);
+			*(j ? &r->locks[i].p99_ns : &r->locks[i].p50_ns) = l[i].v[j][l[i].rank[j]];
+		}
+		int64_t val[4] = {b->q->folded, r->locks[i].id, r->locks[i].p50_ns,
+				  r->locks[i].p99_ns};
+		for (int c = 0; c < 4; c++)
+			sqlite3_bind_int64(st, c + 1, val[c]);
+		rc = lp_db_step_all(st, NULL, NULL, b->q->err, b->q->errlen);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
 }
 
 /* p50 and p99 of the listed locks a previous analysis on this connection
@@ -476,52 +587,14 @@ static char *pctl_pending(const struct lp_lock_report *r, const char *done, size
 	return in;
 }
 
-static int pctl_scan(struct batch *b, const char *done, const char *in, double **v, size_t *n)
-{
-	struct lp_lock_report *r = b->r;
-	for (size_t i = 0; i < r->n; i++)
-		if (!done[i] && !(v[i] = malloc((size_t)r->locks[i].count * sizeof(**v))))
-			return -ENOMEM;
-	sqlite3_stmt *st =
-	    q_prepare_in(b->q, "SELECT lock_id, dur_ns FROM temp.lp_rw WHERE lock_id IN %s", in);
-	if (!st)
-		return -EIO;
-	struct pctl_load l = {b, v, n};
-	lp_db_progress(b->q->db, "lock wait percentiles", "lock_waits");
-	int rc = q_run(b->q, st, pctl_row, &l);
-	lp_progress_end();
-	if (rc)
-		return rc;
-	if (!(st = q_prepare(b->q, "INSERT OR REPLACE INTO temp.lp_pctl VALUES (?, ?, ?, ?)")))
-		return -EIO;
-	for (size_t i = 0; rc == 0 && i < r->n; i++) {
-		if (done[i])
-			continue;
-		/* ns fit a double exactly below 2^53 (104 days) */
-		lp_sort_doubles(v[i], n[i]);
-		if (n[i]) {
-			r->locks[i].p50_ns = (int64_t)lp_quantile_nearest(v[i], n[i], 0.50);
-			r->locks[i].p99_ns = (int64_t)lp_quantile_nearest(v[i], n[i], 0.99);
-		}
-		int64_t val[4] = {b->q->folded, r->locks[i].id, r->locks[i].p50_ns,
-				  r->locks[i].p99_ns};
-		for (int c = 0; c < 4; c++)
-			sqlite3_bind_int64(st, c + 1, val[c]);
-		rc = lp_db_step_all(st, NULL, NULL, b->q->err, b->q->errlen);
-		sqlite3_reset(st);
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
 static int batch_percentiles(struct batch *b)
 {
 	struct lp_lock_report *r = b->r;
-	double **v = calloc(r->n, sizeof(*v));
-	size_t *n = calloc(r->n, sizeof(*n)), npend = 0;
+	struct pctl_lock *l = calloc(r->n + 1, sizeof(*l));
+	size_t npend = 0;
 	char *done = calloc(r->n, 1), *in = NULL;
 	sqlite3_stmt *st = NULL;
-	int rc = v && n && done ? 0 : -ENOMEM;
+	int rc = l && done ? 0 : -ENOMEM;
 	if (!rc && lp_db_exec(b->q->db, lp_pctl_sql, b->q->err, b->q->errlen))
 		rc = -EIO;
 	if (!rc && !(st = batch_prepare(b, "SELECT lock_id, p50, p99 FROM temp.lp_pctl WHERE "
@@ -535,11 +608,13 @@ static int batch_percentiles(struct batch *b)
 	if (!rc && !(in = pctl_pending(r, done, &npend)))
 		rc = -ENOMEM;
 	if (!rc && npend)
-		rc = pctl_scan(b, done, in, v, n);
-	for (size_t i = 0; v && i < r->n; i++)
-		free(v[i]);
-	free(v);
-	free(n);
+		rc = pctl_scan(b, done, in, l);
+	for (size_t i = 0; l && i < r->n; i++) {
+		free(l[i].hist);
+		free(l[i].v[0]);
+		free(l[i].v[1]);
+	}
+	free(l);
 	free(done);
 	free(in);
 	return rc;

@@ -374,6 +374,16 @@ int lp_db_step_row(sqlite3_stmt *st)
 	return lookup_step(st) == SQLITE_ROW;
 }
 
+int lp_db_step_next(sqlite3_stmt *st)
+{
+	int s = sqlite3_step(st);
+	if (s == SQLITE_ROW) {
+		lp_progress_add(1);
+		return 1;
+	}
+	return s == SQLITE_DONE ? 0 : -EIO;
+}
+
 int lp_db_probe(sqlite3_stmt *st)
 {
 	int s = sqlite3_step(st);

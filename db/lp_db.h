@@ -137,6 +137,11 @@ int lp_db_lookup(sqlite3 *db, const char *sql, const struct lp_db_arg *args, int
  * counts as no row and is recorded for lp_db_fault(), like lp_db_int. */
 int lp_db_step_row(sqlite3_stmt *st);
 
+/* One row of a scan the caller steps itself (several cursors merged in
+ * order, say): 1 with a row (counted as progress), 0 at the end, -EIO on
+ * a read error (sqlite3_errmsg tells which). */
+int lp_db_step_next(sqlite3_stmt *st);
+
 /* Whether a prepared statement's first step reads without error (a table
  * whose pages are damaged fails here): 0 or -EIO. */
 int lp_db_probe(sqlite3_stmt *st);

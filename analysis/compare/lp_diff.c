@@ -823,7 +823,7 @@ static void *build_thread(void *arg)
 
 /* Both sides merged and sorted at once (two threads), then the findings of
  * every database on this thread. */
-static int sides_build(struct build_arg *b, size_t nsides, char *err, size_t errlen)
+static int sides_build(struct build_arg *b, size_t nsides, int findings, char *err, size_t errlen)
 {
 	pthread_t th;
 	int started = nsides == 2 && pthread_create(&th, NULL, build_thread, &b[1]) == 0;
@@ -837,7 +837,9 @@ static int sides_build(struct build_arg *b, size_t nsides, char *err, size_t err
 			snprintf(err, errlen, "%s", b[k].err);
 			return b[k].rc;
 		}
-	for (size_t k = 0; k < nsides; k++)
+	for (size_t k = 0; k < nsides && !findings; k++)
+		b[k].side->has_findings = 0;
+	for (size_t k = 0; k < nsides && findings; k++)
 		for (size_t r = 0; r < b[k].n; r++) {
 			int rc = load_findings(b[k].jobs[r].db, b[k].side, err, errlen);
 			/* the breakdown is as costly as the rules: --no-findings skips both */
@@ -872,9 +874,9 @@ static int jobs_err(struct db_job *jobs, size_t n, char *err, size_t errlen)
 	return 0;
 }
 
-int lp_sides_load(const char *const *bpaths, size_t nb, const char *const *npaths, size_t nn,
-		  const char *request, struct lp_side *base, struct lp_side *new_, char *err,
-		  size_t errlen)
+static int sides_load(const char *const *bpaths, size_t nb, const char *const *npaths, size_t nn,
+		      const char *request, struct lp_side *base, struct lp_side *new_, int findings,
+		      char *err, size_t errlen)
 {
 	struct db_job *jobs = calloc(nb + nn + 1, sizeof(*jobs));
 	char *picked = NULL;
@@ -904,17 +906,30 @@ int lp_sides_load(const char *const *bpaths, size_t nb, const char *const *npath
 	struct build_arg b[2] = {{base, jobs, nb, request, 0, ""},
 				 {new_, jobs + nb, nn, request, 0, ""}};
 	if (!(rc = jobs_err(jobs, nb + nn, err, errlen)))
-		rc = sides_build(b, new_ ? 2 : 1, err, errlen);
+		rc = sides_build(b, new_ ? 2 : 1, findings, err, errlen);
 out:
 	free(picked);
 	jobs_free(jobs, nb + nn);
 	return rc;
 }
 
+int lp_sides_load(const char *const *bpaths, size_t nb, const char *const *npaths, size_t nn,
+		  const char *request, struct lp_side *base, struct lp_side *new_, char *err,
+		  size_t errlen)
+{
+	return sides_load(bpaths, nb, npaths, nn, request, base, new_, 1, err, errlen);
+}
+
 int lp_side_load(const char *const *paths, size_t n, const char *request, struct lp_side *side,
 		 char *err, size_t errlen)
 {
 	return lp_sides_load(paths, n, NULL, 0, request, side, NULL, err, errlen);
+}
+
+int lp_side_load_requests(const char *const *paths, size_t n, const char *request,
+			  struct lp_side *side, char *err, size_t errlen)
+{
+	return sides_load(paths, n, NULL, 0, request, side, NULL, 0, err, errlen);
 }
 
 void lp_side_free(struct lp_side *side)

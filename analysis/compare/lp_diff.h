@@ -115,6 +115,10 @@ struct lp_side {
  */
 int lp_side_load(const char *const *paths, size_t n, const char *request, struct lp_side *side,
 		 char *err, size_t errlen);
+/* As lp_side_load without the findings and the breakdown's categories
+ * (the two costliest parts): requests, stages, locks and kernels only. */
+int lp_side_load_requests(const char *const *paths, size_t n, const char *request,
+			  struct lp_side *side, char *err, size_t errlen);
 /* Both sides at once, every database on its own thread (up to the CPU
  * count): base from bpaths, new_ from npaths (nn 0: base only), the request
  * name picked on bpaths[0] for both. Same returns as lp_side_load. */

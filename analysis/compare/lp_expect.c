@@ -377,14 +377,15 @@ int lp_expect_ctx_open(const char *path, const char *request, struct lp_expect_c
 	 * empty and request/stage ones report why. */
 	char serr[512];
 	if (lp_db_count(c->db, "ranges") > 0) {
-		if (lp_side_load(&path, 1, request, &c->side, serr, sizeof(serr))) {
+		if (lp_side_load_requests(&path, 1, request, &c->side, serr, sizeof(serr))) {
 			snprintf(err, errlen, "%s", serr);
 			lp_expect_ctx_close(c);
 			return -EINVAL;
 		}
 		for (size_t i = 0; i < c->side.req.n; i++)
 			c->req_total_ns += c->side.req.v[i];
-		load_categories(c, request);
+		c->request = request;
+		c->bd_pending = 1;
 	}
 	return 0;
 }
@@ -448,6 +449,10 @@ static int eval_category(struct lp_expect_ctx *c, const struct lp_expect *e,
 	for (k = 0; want[k]; k++)
 		if (want[k] == '-')
 			want[k] = '_';
+	if (c->bd_pending) {
+		c->bd_pending = 0;
+		load_categories(c, c->request);
+	}
 	if (!c->has_bd) {
 		snprintf(r->why, sizeof(r->why),
 			 "no request breakdown (the run has no NVTX ranges)");

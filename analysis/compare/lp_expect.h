@@ -69,6 +69,10 @@ struct lp_expect_ctx {
 	sqlite3 *db;
 	const char *path;
 	struct lp_side side; /* requests and stages */
+	/* The category split, computed on the first category expectation:
+	 * others never need the breakdown's pass over the waits. */
+	const char *request; /* as given to lp_expect_ctx_open, which keeps the pointer */
+	int bd_pending;	     /* the run has ranges and the split is not loaded yet */
 	int has_bd;
 	int ncat;
 	char cat_name[16][32];

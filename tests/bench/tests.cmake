@@ -48,3 +48,7 @@ lp_py_test(bench_py_frames bench_py_frames.py LABELS bench TIMEOUT 900)
 lp_py_test(bench_views_1m bench_views.py LABELS bench TIMEOUT 3600 ARGS 1000000 1000000)
 # 10 M: by hand (ctest -R bench_views_10m); label manual keeps it out of every tier.
 lp_py_test(bench_views_10m bench_views.py LABELS manual TIMEOUT 7200 ARGS 10000000 10000000)
+# 100 M waits (report: time and max RSS; a 4 GB database) and the 10 M ranges
+# views the acceptance names, by hand: LP_BENCH_ROUNDS=1 ctest -R bench_views_100m.
+lp_py_test(bench_views_100m bench_views.py LABELS manual TIMEOUT 14400 ARGS 100000000 10000000
+  "report,ranges: report --breakdown,ranges: report --html")

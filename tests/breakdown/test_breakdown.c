@@ -576,10 +576,165 @@ static void test_random(void)
 	sqlite3_close(db);
 }
 
+/*
+ * A run without ranges: each thread's split comes from one streaming pass
+ * over the waits (lp_breakdown_threads.c). Three threads, one starting
+ * late and one ending early, with lock waits of every class, condition
+ * waits, blocking calls of every category and joins, most with a run-queue
+ * tail, overlapping across tables and crossing the threads' lives. Each
+ * thread's categories are compared with a microsecond brute force, and
+ * with the loaded sets' answer (a range on a fourth thread makes the
+ * breakdown load them). bad_runq adds a wait whose run-queue time exceeds
+ * its duration, so rows come out of start order: the sets answer then.
+ */
+#define NTW 400
+struct tw {
+	int64_t a, z, q; /* us: the wait, and its run-queue tail [z - q, z) */
+	const char *cat; /* category name, NULL none */
+};
+
+static const char *const tw_class[2][4] = {{"lock_wait", "gil_wait", "idle_wait", "join_wait"},
+					   {"cond_wait", "gil_wait", "idle_wait", "join_wait"}};
+static const char *const tw_block[] = {"sleep", "file_io", "socket_io", "poll_wait", "other_block"};
+
+/* One wait of a random table on thread th at t us; returns its end. */
+static int64_t tw_insert(sqlite3 *db, struct tw *v, int th, int64_t t, int table, int64_t id)
+{
+	char sql[512];
+	int cls = (int)(rnd() % 7);
+	cls = cls > 3 ? 0 : cls; /* half the table's own, half the classes */
+	v->a = t;
+	v->z = t + 1 + rnd() % 30;
+	v->q = rnd() % 3 ? (int64_t)(rnd() % (unsigned)(v->z - v->a + 1)) : 0;
+	int null_q = !v->q && rnd() % 2;
+	if (table < 2) {
+		snprintf(
+		    sql, sizeof(sql),
+		    "INSERT INTO %s(id, %s, thread_id, start_ns, dur_ns, class, runq_ns) VALUES "
+		    "(%lld, 1, %d, %lld, %lld, %d, %s)",
+		    table ? "cond_waits" : "lock_waits", table ? "cond_addr" : "lock_id",
+		    (long long)id, th + 1, (long long)(v->a * US), (long long)((v->z - v->a) * US),
+		    cls, null_q ? "NULL" : "?");
+		v->cat = tw_class[table][cls];
+	} else {
+		int join = rnd() % 5 == 0, k = (int)(rnd() % 5);
+		snprintf(
+		    sql, sizeof(sql),
+		    "INSERT INTO blocking_calls(id, thread_id, start_ns, dur_ns, call, category,"
+		    " result, runq_ns) VALUES (%lld, %d, %lld, %lld, '%s', '%s', 0, %s)",
+		    (long long)id, th + 1, (long long)(v->a * US), (long long)((v->z - v->a) * US),
+		    join ? "pthread_join" : "read", tw_block[k], null_q ? "NULL" : "?");
+		v->cat = join ? "join_wait" : tw_block[k];
+	}
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		printf("FAIL: %s: %s\n", sql, sqlite3_errmsg(db));
+		exit(1);
+	}
+	if (!null_q)
+		sqlite3_bind_int64(st, 1, v->q * US);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		printf("FAIL: %s: %s\n", sql, sqlite3_errmsg(db));
+		exit(1);
+	}
+	sqlite3_finalize(st);
+	return v->z;
+}
+
+static int compute_threads(sqlite3 *db, struct lp_breakdown *b)
+{
+	struct lp_breakdown_opts o = {0};
+	char err[256] = "";
+	int rc = lp_breakdown_compute(db, &o, b, err, sizeof(err));
+	CHECK(rc == 0 && b->nthreads >= NTH, "lp_breakdown_compute: %d %s (%zu threads)", rc, err,
+	      b->nthreads);
+	return rc == 0 && b->nthreads >= NTH;
+}
+
+static void test_threads_stream(int bad_runq)
+{
+	sqlite3 *db = db_new();
+	static struct tw w[NTH][NTW + 2];
+	int nw[NTH] = {0};
+	const int64_t life[NTH][2] = {{0, 5000}, {50, 3000}, {0, 2000}};
+	int64_t id = 0;
+	lp_rnd_state = 0x7eadbeefULL + (unsigned)bad_runq;
+	exec(db, "UPDATE processes SET end_ns = 5000000;"
+		 "UPDATE threads SET start_ns = 0, end_ns = 5000000 WHERE id = 1;"
+		 "UPDATE threads SET start_ns = 50000, end_ns = 3000000 WHERE id = 2;"
+		 "UPDATE threads SET start_ns = 0, end_ns = 2000000 WHERE id = 3;"
+		 "BEGIN");
+	for (int th = 0; th < NTH; th++)
+		for (int table = 0; table < 3; table++)
+			for (int64_t t = rnd() % 40; t < 4500 && nw[th] < NTW; t += 3 + rnd() % 50)
+				t = tw_insert(db, &w[th][nw[th]++], th, t, table, ++id);
+	if (bad_runq) { /* 20 us of run queue in a 10 us wait on thread 1, and a sleep
+			   that starts inside that run-queue time, before the wait */
+		exec(db,
+		     "INSERT INTO lock_waits(id, lock_id, thread_id, start_ns, dur_ns, runq_ns)"
+		     " VALUES (99999, 1, 1, 4600000, 10000, 20000);"
+		     "INSERT INTO blocking_calls(id, thread_id, start_ns, dur_ns, call, category,"
+		     " result) VALUES (99998, 1, 4595000, 3000, 'nanosleep', 'sleep', 0)");
+		w[0][nw[0]++] = (struct tw){4600, 4610, 20, "lock_wait"};
+		w[0][nw[0]++] = (struct tw){4595, 4598, 0, "sleep"};
+	}
+	exec(db, "COMMIT");
+
+	struct lp_breakdown b, sets;
+	if (!compute_threads(db, &b)) {
+		sqlite3_close(db);
+		return;
+	}
+	int n = b.ncat - LP_BREAKDOWN_NREST, pre = n + LP_BREAKDOWN_PREEMPTED,
+	    un = n + LP_BREAKDOWN_UNSPLIT;
+	for (int th = 0; th < NTH; th++) {
+		int64_t ref[LP_BREAKDOWN_MAXCAT] = {0};
+		for (int64_t t = life[th][0]; t < life[th][1]; t++) {
+			int own = INT32_MAX, runq = 0;
+			for (int i = 0; i < nw[th]; i++) {
+				const struct tw *v = &w[th][i];
+				int k = cat_index(&b, v->cat);
+				if (v->a <= t && t < v->z - v->q && k < own)
+					own = k;
+				runq |= v->q > 0 && v->z - v->q <= t && t < v->z;
+			}
+			ref[own != INT32_MAX ? own : runq ? pre : un]++;
+		}
+		const struct lp_breakdown_thread *o = &b.threads[th];
+		int same = o->total_ns == (life[th][1] - life[th][0]) * US;
+		for (int k = 0; k < b.ncat; k++)
+			same = same && o->cat_ns[k] == ref[k] * US;
+		CHECK(same,
+		      "thread %d (%s runq): every category as the brute force (lock %lld us "
+		      "against %lld, preempted %lld against %lld, rest %lld against %lld)",
+		      th + 1, bad_runq ? "a bad" : "sane", (long long)(o->cat_ns[1] / US),
+		      (long long)ref[1], (long long)(o->cat_ns[pre] / US), (long long)ref[pre],
+		      (long long)(o->cat_ns[un] / US), (long long)ref[un]);
+	}
+	/* The same threads with the sets loaded: a range elsewhere asks for them. */
+	exec(db, "INSERT INTO threads(id, process_id, tid, start_ns, end_ns) VALUES"
+		 " (4, 1, 103, 0, 5000000);"
+		 "INSERT INTO ranges(id, process_id, name_id, start_ns, end_ns, start_thread_id,"
+		 " end_thread_id, parent_id, depth) VALUES (1, 1, 1, 0, 1000, 4, 4, NULL, 0)");
+	if (compute_threads(db, &sets)) {
+		int same = 1;
+		for (int th = 0; th < NTH; th++)
+			same = same && !memcmp(b.threads[th].cat_ns, sets.threads[th].cat_ns,
+					       sizeof(b.threads[th].cat_ns));
+		CHECK(same && sets.has_ranges, "the streaming pass and the loaded sets agree (%s)",
+		      bad_runq ? "a bad run-queue time" : "rows in start order");
+		lp_breakdown_free(&sets);
+	}
+	lp_breakdown_free(&b);
+	sqlite3_close(db);
+}
+
 int main(void)
 {
 	test_hand_checked();
 	test_slow_waits();
 	test_random();
+	test_threads_stream(0);
+	test_threads_stream(1);
 	return lp_check_done();
 }

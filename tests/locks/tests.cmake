@@ -20,6 +20,8 @@ endfunction()
 lp_lock_program(lp_lockprog lp_lockprog.c)
 
 lp_py_test(locks_report test_report_locks.py LABELS e2e)
+# p50/p99 exact where the durations crowd the histogram's buckets
+lp_py_test(locks_pctl_exact test_pctl_exact.py LABELS e2e)
 lp_py_test(locks_report_errors test_report_errors.py LABELS e2e)
 lp_py_test(locks_report_summary test_report_summary.py LABELS e2e)
 
