@@ -236,7 +236,8 @@ static int bt_load_rest(sqlite3 *db, struct lp_ivec *all, int **cat, char *err, 
 		if (rc && rc != -ENOENT)
 			return rc;
 	}
-	qsort(all->v, all->n, sizeof(*all->v), iv_start_cmp);
+	if (all->n) /* qsort's array may not be NULL, even empty */
+		qsort(all->v, all->n, sizeof(*all->v), iv_start_cmp);
 	*cat = malloc((all->n + 1) * sizeof(**cat));
 	if (!*cat)
 		return -ENOMEM;
