@@ -1404,10 +1404,13 @@ static void judge_row(struct lp_diff *d, struct lp_diff_row *r)
 	double t = d->opts.threshold;
 	if (r->verdict == LP_V_NOT_ENOUGH || isnan(r->lo))
 		return;
+	/* Maybe slower: above 0 or past the threshold at its estimate, and the
+	 * interval reaches past the threshold; one wholly inside (-t, t) is
+	 * unchanged within the resolution, however sure its sign. */
 	int dir = r->verdict == LP_V_REGRESSION		     ? 1
 		  : r->verdict == LP_V_IMPROVEMENT	     ? -1
-		  : r->lo > 0 || (r->rel > t && r->hi > t)   ? 1
-		  : r->hi < 0 || (r->rel < -t && r->lo < -t) ? -1
+		  : (r->lo > 0 || r->rel > t) && r->hi > t   ? 1
+		  : (r->hi < 0 || r->rel < -t) && r->lo < -t ? -1
 							     : 0;
 	char why[sizeof(r->why)];
 	if (!dir && r->hi > fmax(LP_DIFF_MAX_RESOLUTION, 3 * (t + r->noise))) {

@@ -265,6 +265,43 @@ static void test_min_samples(void)
 	}
 }
 
+/* A change the interval puts wholly between 0 and the threshold (+2.5%
+ * on every request, no noise floor) is no regression within the
+ * resolution: unchanged, exit state OK. It once read as "maybe slower: the
+ * interval reaches both sides of the threshold", inconclusive, because
+ * only its low end was looked at. The mirror image, -2.5%, likewise. */
+static void test_within_resolution(void)
+{
+	static double vb[NREQ], vn[NREQ];
+	for (int sign = 1; sign >= -1; sign -= 2) {
+		draw(vb, NREQ, 1, 31);
+		draw(vn, NREQ, 1 + sign * 0.025, 31);
+		struct lp_side b = {.ndbs = 1, .req_name = "request"},
+			       nw = {.ndbs = 1, .req_name = "request"};
+		series_set(&b.req, "request", vb, NREQ);
+		series_set(&nw.req, "request", vn, NREQ);
+		struct lp_diff_opts o = opts_default();
+		o.metrics = 1u << LP_M_P50;
+		o.noise = 0;
+		struct lp_diff d;
+		char err[256] = "";
+		int rc = lp_diff_compute(&b, &nw, &o, &d, err, sizeof(err));
+		CHECK(rc == 0 && d.nrows == 1 && d.rows[0].verdict == LP_V_UNCHANGED &&
+			  d.state == LP_DS_OK &&
+			  (sign > 0 ? d.rows[0].lo > 0 && d.rows[0].hi < o.threshold
+				    : d.rows[0].hi < 0 && d.rows[0].lo > -o.threshold),
+		      "p50 %+.2f%% on every request, interval [%+.4f%%, %+.4f%%]: unchanged, "
+		      "state ok (verdict %d, state %d, why '%s')",
+		      sign * 2.5, rc ? NAN : 100 * d.rows[0].lo, rc ? NAN : 100 * d.rows[0].hi,
+		      rc ? -1 : (int)d.rows[0].verdict, rc ? -1 : (int)d.state,
+		      rc ? err : d.rows[0].why);
+		if (!rc)
+			lp_diff_free(&d);
+		series_drop(&b.req);
+		series_drop(&nw.req);
+	}
+}
+
 /* Lock totals become per-request values (runs of different lengths
  * compare), the union of both sides' names, largest change first. */
 static void test_named(void)
@@ -334,6 +371,7 @@ int main(void)
 {
 	test_verdicts();
 	test_min_samples();
+	test_within_resolution();
 	test_named();
 	return lp_check_done();
 }
