@@ -1408,21 +1408,21 @@ static void bd_split_stages(struct lp_breakdown *out, int p)
 	split_rest(out->req_cat_ns, p, cnt_oncpu_ns(out, &out->req_cnt, out->req.total));
 }
 
-/*
- * A whole thread's rest with the kernel's run_delay of the thread beside
- * its task-clock: preempted outside the waits is run_delay less the waits'
- * run-queue parts, at most the rest; on-CPU is task-clock, at most what
- * that leaves (task-clock also counts the kernel's work inside the waits);
- * what neither covers was off the CPU and not on a run queue: blocking the
- * interposer did not record (calls under the threshold, calls it does not
- * hook, page faults that read), which goes to other_block (ob).
- */
+void lp_breakdown_split_runq(int64_t rest, int64_t runq, int64_t task, int64_t delay, int64_t *on,
+			     int64_t *out)
+{
+	int64_t o = delay - runq;
+	o = o < 0 ? 0 : o > rest ? rest : o;
+	*out = o;
+	*on = task < 0 ? 0 : task > rest - o ? rest - o : task;
+}
+
+/* A whole thread's rest split by lp_breakdown_split_runq; what neither
+ * on-CPU nor preempted covers goes to other_block (ob). */
 static void split_rest_runq(int64_t *cat, int p, int ob, int64_t task, int64_t delay)
 {
-	int64_t rest = cat[p], runq = cat[p + LP_BREAKDOWN_PREEMPTED];
-	int64_t out = delay - runq;
-	out = out < 0 ? 0 : out > rest ? rest : out;
-	int64_t on = task < 0 ? 0 : task > rest - out ? rest - out : task;
+	int64_t rest = cat[p], runq = cat[p + LP_BREAKDOWN_PREEMPTED], on, out;
+	lp_breakdown_split_runq(rest, runq, task, delay, &on, &out);
 	cat[p + LP_BREAKDOWN_UNSPLIT] = 0;
 	cat[p + LP_BREAKDOWN_ONCPU] = on;
 	cat[p + LP_BREAKDOWN_PREEMPTED] = runq + out;
@@ -1451,6 +1451,17 @@ static int bd_other_block(void)
 	return -1;
 }
 
+int lp_breakdown_thread_delays(sqlite3 *db, struct lp_map *delay, char *err, size_t errlen)
+{
+	if (!lp_db_int(db,
+		       "SELECT count(*) FROM pragma_table_info('threads') WHERE name = "
+		       "'run_delay_ns'",
+		       0))
+		return 0;
+	return lp_db_each(db, "SELECT id, run_delay_ns FROM threads WHERE run_delay_ns >= 0", NULL,
+			  0, thr_task_row, delay, err, errlen);
+}
+
 /* Whole threads: their task-clock totals (thread_counters). */
 static int bd_split_threads(sqlite3 *db, struct lp_breakdown *out, int p, char *err, size_t errlen)
 {
@@ -1463,12 +1474,8 @@ static int bd_split_threads(sqlite3 *db, struct lp_breakdown *out, int p, char *
 			       "counter_events e ON e.id = tc.event_id WHERE e.name = 'task-clock' "
 			       "AND e.available",
 			       NULL, 0, thr_task_row, &tt.task, err, errlen);
-	if (!rc && lp_db_int(db,
-			     "SELECT count(*) FROM pragma_table_info('threads') WHERE name = "
-			     "'run_delay_ns'",
-			     0))
-		rc = lp_db_each(db, "SELECT id, run_delay_ns FROM threads WHERE run_delay_ns >= 0",
-				NULL, 0, thr_task_row, &tt.delay, err, errlen);
+	if (!rc)
+		rc = lp_breakdown_thread_delays(db, &tt.delay, err, errlen);
 	int ob = bd_other_block();
 	memset(out->run_cat_ns + p, 0, LP_BREAKDOWN_NREST * sizeof(int64_t));
 	for (size_t i = 0; i < out->nthreads && !rc; i++) {

@@ -225,6 +225,23 @@ int lp_breakdown_compute(sqlite3 *db, const struct lp_breakdown_opts *opts,
 			 struct lp_breakdown *out, char *err, size_t errlen);
 void lp_breakdown_free(struct lp_breakdown *b);
 
+/* A whole thread's time outside its waits (rest), split with the kernel's
+ * run_delay of the thread (delay) beside its task-clock (task), given the
+ * waits' own run-queue parts (runq): *out, preempted outside the waits, is
+ * run_delay less runq, at most the rest; *on, on a CPU, is task-clock, at
+ * most what that leaves (task-clock also counts the kernel's work inside
+ * the waits); what neither covers was off the CPU and not on a run queue:
+ * blocking the interposer did not record (calls under the threshold, calls
+ * it does not hook, page faults that read). The breakdown's thread rows
+ * and the heatmap's lanes split by this. */
+void lp_breakdown_split_runq(int64_t rest, int64_t runq, int64_t task, int64_t delay, int64_t *on,
+			     int64_t *out);
+
+struct lp_map;
+/* threads.id -> run_delay ns for every thread the kernel's schedstat was
+ * read for (threads.run_delay_ns, schema 5; none in an older database). */
+int lp_breakdown_thread_delays(sqlite3 *db, struct lp_map *delay, char *err, size_t errlen);
+
 /* Exposed for tests and future sources. */
 extern const struct lp_breakdown_category lp_breakdown_categories[];
 extern const size_t lp_breakdown_ncategories;

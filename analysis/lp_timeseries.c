@@ -329,21 +329,20 @@ static double tc_overflow_fill(const struct lane_ctx *c, size_t i, const double 
 	return over < spare ? over / spare : 1;
 }
 
-static int delay_row(sqlite3_stmt *st, void *ctx)
+/* Bin b's run-queue tails of lane i's waits, at most its time in waits. */
+static double runq_in_bin(const struct lane_ctx *c, size_t i, size_t b)
 {
-	return lp_map_put(ctx, (uint64_t)sqlite3_column_int64(st, 0),
-			  (uint64_t)sqlite3_column_int64(st, 1))
-		   ? -ENOMEM
-		   : 0;
+	return (double)(c->runq[i][b] < c->wait[i][b] ? c->runq[i][b] : c->wait[i][b]);
 }
 
 /* Lane i's bins on a CPU and preempted, from its task-clock per bin (acc).
- * With the kernel's run_delay of the thread (delay >= 0) the lane splits
- * its time outside waits as the breakdown's thread row does: preempted
- * outside the waits is run_delay less the waits' run-queue tails, spread
- * over the time no task-clock covers; on-CPU at most what that leaves; the
- * rest was off the CPU in blocking not recorded, drawn as waiting. */
-static void tc_lane_split(const struct lane_ctx *c, size_t i, const double *acc, double delay)
+ * With the kernel's run_delay of the thread (delay >= 0) the lane's totals
+ * are the breakdown's thread row's (lp_breakdown_split_runq): preempted
+ * outside the waits spread over the time no task-clock covers, on-CPU
+ * scaled to what that leaves; the rest was off the CPU in blocking not
+ * recorded, drawn as waiting. Without it, all time outside waits and off
+ * the CPU is preempted. */
+static void tc_lane_split(const struct lane_ctx *c, size_t i, const double *acc, int64_t delay)
 {
 	const struct lp_timeseries *ts = c->ts;
 	struct lp_ts_lane *l = &ts->lanes[i];
@@ -351,16 +350,19 @@ static void tc_lane_split(const struct lane_ctx *c, size_t i, const double *acc,
 	for (size_t b = 0; b < ts->nbins; b++) {
 		double av = avail_ns(c, i, b), on = acc[b] < av ? acc[b] : av;
 		l->oncpu[b] = on + (av - on) * fill; /* ns until the end */
-		avail += av, on_all += l->oncpu[b];
-		rq_all += (double)(c->runq[i][b] < c->wait[i][b] ? c->runq[i][b] : c->wait[i][b]);
+		avail += av, on_all += l->oncpu[b], rq_all += runq_in_bin(c, i, b);
 	}
-	double out = delay < 0 ? -1 : fmin(fmax(delay - rq_all, 0), avail);
-	double k = out > 0 && on_all > avail - out ? (avail - out) / on_all : 1;
-	double spare = avail - on_all * k, take = out < 0 ? 1 : spare > 0 ? out / spare : 0;
+	double k = 1, take = 1; /* on-CPU scale; the share of the rest preempted */
+	if (delay >= 0) {
+		int64_t on, out;
+		lp_breakdown_split_runq(llround(avail), llround(rq_all), llround(on_all), delay,
+					&on, &out);
+		k = on_all > 0 ? (double)on / on_all : 1;
+		take = avail - (double)on > 0 ? (double)out / (avail - (double)on) : 0;
+	}
 	for (size_t b = 0; b < ts->nbins; b++) {
 		double av = avail_ns(c, i, b), on = l->oncpu[b] * k, len = (double)bin_len(ts, b);
-		int64_t rq = c->runq[i][b] < c->wait[i][b] ? c->runq[i][b] : c->wait[i][b];
-		double pre = (av - on) * take + (double)rq;
+		double pre = (av - on) * take + runq_in_bin(c, i, b);
 		l->oncpu[b] = on / len;
 		l->preempted[b] = pre / len;
 		l->total_oncpu_ns += llround(on);
@@ -397,12 +399,8 @@ static int ts_cpu_split(sqlite3 *db, struct lane_ctx *c, char *err, size_t errle
 	int many = lp_db_int(db, "SELECT count(*) FROM counter_samples", 0) > LP_TS_MAXSAMPLES;
 	int rc = lp_db_each(db, many ? ends_sql : all_sql, NULL, 0, tc_row, &x, err, errlen);
 	struct lp_map delay = {0}; /* threads.id -> the kernel's run_delay ns */
-	if (!rc && lp_db_int(db,
-			     "SELECT count(*) FROM pragma_table_info('threads') WHERE name = "
-			     "'run_delay_ns'",
-			     0))
-		rc = lp_db_each(db, "SELECT id, run_delay_ns FROM threads WHERE run_delay_ns >= 0",
-				NULL, 0, delay_row, &delay, err, errlen);
+	if (!rc)
+		rc = lp_breakdown_thread_delays(db, &delay, err, errlen);
 	for (size_t i = 0; i < c->ncpu; i++) {
 		struct lp_ts_lane *l = &ts->lanes[i];
 		if (!rc && x.acc[i]) {
@@ -414,7 +412,7 @@ static int ts_cpu_split(sqlite3 *db, struct lane_ctx *c, char *err, size_t errle
 		uint64_t d;
 		if (!rc && l->oncpu)
 			tc_lane_split(c, i, x.acc[i],
-				      lp_map_get(&delay, (uint64_t)l->id, &d) ? (double)d : -1);
+				      lp_map_get(&delay, (uint64_t)l->id, &d) ? (int64_t)d : -1);
 		free(x.acc[i]);
 	}
 	lp_map_free(&delay);
