@@ -52,6 +52,25 @@ def first_app_finding(doc):
                  if f["id"] not in ("cpu-saturated", "cpu-starved")), None)
 
 
+def javac(name):
+    """tests/real/NAME.java compiled into a new temporary directory (skips
+    without a JDK); the directory, for -cp."""
+    need_cmd("javac", "java")
+    d = lptest.tmpdir()
+    subprocess.run(["javac", "-d", d, os.path.join(HERE, f"{name}.java")], check=True)
+    return d
+
+
+def drop_perf_maps(db_path):
+    """Removes the /tmp/perf-PID.map a JIT (the JVM, V8) wrote for each
+    process of the recording: the import read them, the names are in the
+    database."""
+    with lptest.db(db_path) as c:
+        for (pid,) in c.execute("SELECT DISTINCT pid FROM processes"):
+            if os.path.exists(f"/tmp/perf-{pid}.map"):
+                os.unlink(f"/tmp/perf-{pid}.map")
+
+
 def check_first_lock_finding(doc, ldoc, want, kind):
     """The first finding about the program is lock-contention on the lock
     named want, the longest-waited lock of that kind in ldoc (--locks JSON).

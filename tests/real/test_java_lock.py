@@ -14,17 +14,13 @@ program's method, the pool's parks are idle, and the first finding past
 the machine's CPU load names the lock."""
 import os
 import re
-import subprocess
 
-from lptest import check, db, record, tmpdir, within
-from reallib import check_first_lock_finding, findings, locks, need_cmd
+from lptest import check, db, record, within
+from reallib import check_first_lock_finding, drop_perf_maps, findings, javac, locks
 
 from lptest import check_schema  # noqa: E402
 
-need_cmd("javac", "java")
-d = tmpdir()
-src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "JavaLock.java")
-subprocess.run(["javac", "-d", d, src], check=True)
+d = javac("JavaLock")
 out, run = f"{d}/out.txt", f"{d}/java.db"
 THREADS, ITERS = 8, 100
 record(run, "java", "-XX:+UseSerialGC", "-cp", d, "JavaLock", out, str(THREADS), str(ITERS))
@@ -33,12 +29,9 @@ with open(out) as f:
 check(n == THREADS * ITERS, f"the program counted {n} acquisitions")
 
 c = db(run)
-pid = c.execute("SELECT pid FROM processes ORDER BY id LIMIT 1").fetchone()[0]
-perfmap = f"/tmp/perf-{pid}.map"
 jit = c.execute("SELECT value FROM meta WHERE key = 'import.jit_symbols'").fetchone()
 check(jit and int(jit[0]) > 0, f"the JVM's perf map named JIT code ({jit and jit[0]} symbols)")
-if os.path.exists(perfmap):
-    os.unlink(perfmap)  # the names are in the database: the map is not needed again
+drop_perf_maps(run)
 
 phase = "t.name LIKE 'worker-%' AND {0}.start_ns >= ? AND {0}.start_ns < ?"
 juc = c.execute(
@@ -85,7 +78,5 @@ for user, want in (("-Dlp.x=1", "-Dlp.x=1 -XX:+UnlockDiagnosticVMOptions "
     got = re.search(r"Picked up JAVA_TOOL_OPTIONS: (.*)", p.stderr)
     check(got and got.group(1).strip() == want,
           f"JAVA_TOOL_OPTIONS={user!r} -> {got and got.group(1)!r} (want {want!r})")
-    vpid = db(f"{d}/v.db").execute("SELECT pid FROM processes ORDER BY id LIMIT 1").fetchone()[0]
-    if os.path.exists(f"/tmp/perf-{vpid}.map"):
-        os.unlink(f"/tmp/perf-{vpid}.map")
+    drop_perf_maps(f"{d}/v.db")
     os.unlink(f"{d}/v.db")

@@ -17,20 +17,16 @@ method's lock is checked against that monitor's own timing, the sum of all
 against the program's total, on the worker threads (JFR's own threads
 enter monitors too)."""
 import json
-import os
 import re
 import shutil
 import subprocess
 
-from lptest import check, db, record, tmpdir, within
-from reallib import check_first_lock_finding, findings, locks, need_cmd
+from lptest import check, db, record, within
+from reallib import check_first_lock_finding, drop_perf_maps, findings, javac, locks
 
 from lptest import check_schema  # noqa: E402
 
-need_cmd("javac", "java")
-d = tmpdir()
-src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "JavaSync.java")
-subprocess.run(["javac", "-d", d, src], check=True)
+d = javac("JavaSync")
 out, run = f"{d}/out.txt", f"{d}/java.db"
 THREADS, ITERS = 8, 100
 record(run, "java", "-XX:+UseSerialGC", "-cp", d, "JavaSync", out, str(THREADS), str(ITERS))
@@ -85,9 +81,7 @@ msite = (mrow or {}).get("sites", [{}])[0] if mrow else {}
 print(msite)
 check(mrow and "JavaSync." in (msite.get("function") or ""),
       f"the monitor's first call site is the program's method ({msite.get('where')})")
-pid = c.execute("SELECT pid FROM processes ORDER BY id LIMIT 1").fetchone()[0]
-if os.path.exists(f"/tmp/perf-{pid}.map"):
-    os.unlink(f"/tmp/perf-{pid}.map")  # the names are in the database
+drop_perf_maps(run)
 
 doc = findings(run)
 check_first_lock_finding(doc, ldoc, "Java monitors entered in JavaSync.sessions", "monitor")
@@ -101,9 +95,7 @@ else:
     record(jrun, "java", "-XX:+UseSerialGC",
            f"-XX:StartFlightRecording=filename={jfr},+jdk.JavaMonitorEnter#threshold=0ms",
            "-cp", d, "JavaSync", f"{d}/jfr.txt", str(THREADS), "30")
-    jpid = db(jrun).execute("SELECT pid FROM processes ORDER BY id LIMIT 1").fetchone()[0]
-    if os.path.exists(f"/tmp/perf-{jpid}.map"):
-        os.unlink(f"/tmp/perf-{jpid}.map")
+    drop_perf_maps(jrun)
     lp_ns = db(jrun).execute(
         "SELECT sum(w.dur_ns) FROM lock_waits w JOIN locks l ON l.id = w.lock_id JOIN threads t "
         "ON t.id = w.thread_id WHERE l.kind = 'monitor' AND w.class = 0 AND "

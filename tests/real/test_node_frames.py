@@ -11,7 +11,7 @@ import os
 import re
 
 from lptest import check, db, record, tmpdir, within
-from reallib import need_cmd
+from reallib import drop_perf_maps, need_cmd
 
 need_cmd("node")
 d = tmpdir()
@@ -30,8 +30,7 @@ def run(name, env=None):
 
 c, own_ns = run("node")
 pid = c.execute("SELECT pid FROM processes WHERE cmdline LIKE 'node %' ORDER BY id").fetchone()[0]
-if os.path.exists(f"/tmp/perf-{pid}.map"):
-    os.unlink(f"/tmp/perf-{pid}.map")  # the names are in the database
+drop_perf_maps(f"{d}/node.db")
 jit = int(c.execute("SELECT value FROM meta WHERE key = 'import.jit_symbols'").fetchone()[0])
 check(jit > 0, f"V8's perf map named JIT code ({jit} symbols)")
 reads = c.execute(
@@ -55,8 +54,7 @@ check(within(lp_ns, own_ns, rel=0.10),
 # are added, so readConfig (run by the interpreter) is not named.
 c2, _ = run("own", env=dict(os.environ, NODE_OPTIONS="--perf-basic-prof-only-functions"))
 pid2 = c2.execute("SELECT pid FROM processes WHERE cmdline LIKE 'node %' ORDER BY id").fetchone()[0]
-if os.path.exists(f"/tmp/perf-{pid2}.map"):
-    os.unlink(f"/tmp/perf-{pid2}.map")
+drop_perf_maps(f"{d}/own.db")
 named2 = c2.execute(
     "SELECT count(*) FROM blocking_calls b JOIN threads t ON t.id = b.thread_id JOIN "
     "stack_frames sf ON sf.stack_id = b.stack_id JOIN frames f ON f.id = sf.frame_id WHERE "
