@@ -20,6 +20,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <unistd.h>
 #include <unwind.h>
 
 #if defined(__x86_64__)
@@ -73,13 +74,20 @@ static _Unwind_Reason_Code unw_cb(struct _Unwind_Context *ctx, void *arg)
 	return _URC_NO_REASON;
 }
 
-/* The calling thread's stack, asked once per thread (pthread_getattr_np
- * reads /proc for the main thread): only threads that run JIT code ask. */
+/* The calling thread's stack, asked once per thread. The main thread's
+ * ends at glibc's __libc_stack_end (pthread_getattr_np would read
+ * /proc/self/maps to find it: file I/O inside the app); its low end is the
+ * last frame the unwinder reached, which fp_walk starts from anyway. */
 static __thread uintptr_t lp_stk_lo __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t lp_stk_hi __attribute__((tls_model("initial-exec")));
+extern void *__libc_stack_end;
 
 static int stack_bounds(uintptr_t *lo, uintptr_t *hi)
 {
+	if (!lp_stk_hi && lp_tid() == (uint32_t)getpid()) {
+		lp_stk_lo = 0;
+		lp_stk_hi = (uintptr_t)__libc_stack_end;
+	}
 	if (!lp_stk_hi) {
 		pthread_attr_t a;
 		void *addr;
